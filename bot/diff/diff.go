@@ -1,0 +1,520 @@
+// Package diff finds the paths where the desired and the live state of an
+// application's resources really differ, with Argo CD's semantics, and says who
+// owns each path in managedFields. It does no I/O.
+package diff
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+const (
+	maxWalkDepth        = 100
+	annLastApplied      = "kubectl.kubernetes.io/last-applied-configuration"
+	annTrackingID       = "argocd.argoproj.io/tracking-id"
+	annSyncOptions      = "argocd.argoproj.io/sync-options"
+	argoSSAManager      = "argocd-controller"
+	syncOptServerSide   = "ServerSideApply=true"
+	syncOptNoServerSide = "ServerSideApply=false"
+)
+
+// Compare diffs every resource of the snapshot. The result holds every
+// difference, including those an ignore rule hides (marked HiddenBy), and every
+// ignore rule that applies to the application with what it covers.
+func Compare(s *drift.Snapshot) (*drift.Comparison, drift.Settings, error) {
+	settings, cmRules, err := ReadSettings(s.Cluster)
+	if err != nil {
+		return nil, settings, err
+	}
+	appRules, err := applicationRules(s.Application)
+	if err != nil {
+		return nil, settings, err
+	}
+	cmp := &drift.Comparison{Rules: append(appRules, cmRules...)}
+	appSSA := hasSyncOption(drift.List(s.Application, "spec", "syncPolicy", "syncOptions"), syncOptServerSide)
+	for i := range s.Resources {
+		if err := compareResource(cmp, s, i, appSSA, settings); err != nil {
+			return nil, settings, err
+		}
+	}
+	for ri := range cmp.Rules {
+		for di := range cmp.Diffs {
+			for _, h := range cmp.Diffs[di].HiddenBy {
+				if h == ri {
+					cmp.Rules[ri].Hidden = append(cmp.Rules[ri].Hidden, di)
+				}
+			}
+		}
+	}
+	return cmp, settings, nil
+}
+
+func hasSyncOption(opts []any, want string) bool {
+	for _, o := range opts {
+		if s, ok := o.(string); ok && strings.EqualFold(strings.TrimSpace(s), want) {
+			return true
+		}
+	}
+	return false
+}
+
+func resourceSSA(target drift.Object, appSSA bool) bool {
+	opts := drift.Annotations(target)[annSyncOptions]
+	for _, o := range strings.Split(opts, ",") {
+		switch strings.TrimSpace(o) {
+		case syncOptServerSide:
+			return true
+		case syncOptNoServerSide:
+			return false
+		}
+	}
+	return appSSA
+}
+
+func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA bool, settings drift.Settings) error {
+	r := &s.Resources[idx]
+	ref := r.Ref()
+	switch {
+	case r.Target == nil:
+		cmp.Diffs = append(cmp.Diffs, drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, Live: r.Live, InLive: true})
+		return nil
+	case r.Live == nil:
+		cmp.Diffs = append(cmp.Diffs, drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, Git: r.Target, InGit: true})
+		return nil
+	}
+	b := builtins()
+	w := &walker{
+		ref:       ref,
+		idx:       idx,
+		b:         b,
+		rootType:  b.typeOf(drift.Str(r.Target, "apiVersion"), drift.Str(r.Target, "kind")),
+		ssa:       resourceSSA(r.Target, appSSA),
+		rawTarget: r.Target,
+		rawLive:   r.Live,
+	}
+	var entries []managed
+	entries, _ = parseManagedFields(r.Live)
+	w.entries = entries
+
+	desired, live := deepCopy(r.Target).(map[string]any), deepCopy(r.Live).(map[string]any)
+	if r.PredictedLive != nil && r.NormalizedLive != nil {
+		desired = deepCopy(r.PredictedLive).(map[string]any)
+		live = deepCopy(r.NormalizedLive).(map[string]any)
+		w.symmetric = true
+	}
+	var orig any
+	if !w.ssa && !w.symmetric {
+		if la, ok := drift.Annotations(r.Live)[annLastApplied]; ok {
+			var o map[string]any
+			if json.Unmarshal([]byte(la), &o) == nil && o != nil {
+				normalize(o, w.rootType != nil, settings, false)
+				orig = o
+			}
+		}
+	}
+	normalize(desired, w.rootType != nil, settings, true)
+	normalize(live, w.rootType != nil, settings, false)
+	trackingNormalize(desired, live, settings)
+
+	for ri := range cmp.Rules {
+		rule := &cmp.Rules[ri]
+		if !ruleMatches(rule, ref) {
+			continue
+		}
+		paths := rulePointers(rule, r.Target, r.Live)
+		rule.Covered = append(rule.Covered, drift.Covered{Index: idx, Paths: paths})
+		for _, p := range paths {
+			w.hiders = append(w.hiders, hider{rule: ri, path: p})
+		}
+		if len(rule.ManagedFieldsManagers) > 0 {
+			w.managerRules = append(w.managerRules, ri)
+		}
+	}
+	w.rules = cmp.Rules
+
+	w.walk(drift.Pointer{}, desired, live, orig, orig != nil, fieldInfo{typ: w.rootType, known: w.rootType != nil}, 0)
+	for i := range w.diffs {
+		d := &w.diffs[i]
+		d.Owners = ownersOf(entries, r.Live, d.Path)
+		for _, ri := range w.managerRules {
+			for _, o := range d.Owners {
+				if containsString(cmp.Rules[ri].ManagedFieldsManagers, o.Manager) {
+					d.HiddenBy = appendUnique(d.HiddenBy, ri)
+				}
+			}
+		}
+	}
+	cmp.Diffs = append(cmp.Diffs, w.diffs...)
+	return nil
+}
+
+type hider struct {
+	rule int
+	path drift.Pointer
+}
+
+type walker struct {
+	ref          drift.Ref
+	idx          int
+	b            *builtin
+	rootType     reflect.Type
+	ssa          bool
+	symmetric    bool
+	entries      []managed
+	rawTarget    drift.Object
+	rawLive      drift.Object
+	hiders       []hider
+	managerRules []int
+	rules        []drift.IgnoreRule
+	diffs        []drift.Difference
+	strict       int // 0 unknown, 1 both sides decode strictly, -1 not
+	inAtomic     int // > 0 while inside the items of an atomic list
+}
+
+func (w *walker) add(p drift.Pointer, git, live any, inGit, inLive bool, fi fieldInfo) {
+	d := drift.Difference{Resource: w.ref, Index: w.idx, Path: p, Git: git, Live: live, InGit: inGit, InLive: inLive,
+		Builtin: w.rootType != nil, Undeclared: w.rootType != nil && !fi.known}
+	for _, h := range w.hiders {
+		if p.HasPrefix(h.path) {
+			d.HiddenBy = appendUnique(d.HiddenBy, h.rule)
+		}
+	}
+	// A rule that removes something beneath p hides p when the rest is equal.
+	if inGit && inLive {
+		var under []hider
+		for _, h := range w.hiders {
+			if len(h.path) > len(p) && h.path.HasPrefix(p) {
+				under = append(under, h)
+			}
+		}
+		if len(under) > 0 {
+			g, l := deepCopy(git), deepCopy(live)
+			for _, h := range under {
+				rel := h.path[len(p):]
+				g, _ = rel.Delete(g)
+				l, _ = rel.Delete(l)
+			}
+			if drift.Equal(g, l) {
+				for _, h := range under {
+					d.HiddenBy = appendUnique(d.HiddenBy, h.rule)
+				}
+			}
+		}
+	}
+	w.diffs = append(w.diffs, d)
+}
+
+// liveOnlyIsDrift decides whether a field present only in live makes the
+// resource differ: with client-side apply only when last-applied has it (Argo
+// CD's three-way diff); with server-side apply only when Argo CD's manager owns
+// it, so the next apply would remove it.
+func (w *walker) liveOnlyIsDrift(p drift.Pointer, inOrig bool) bool {
+	if w.symmetric {
+		return true
+	}
+	if w.inAtomic > 0 {
+		return false
+	}
+	if w.ssa {
+		for _, e := range w.entries {
+			if e.owner.Manager == argoSSAManager && e.owner.Operation == "Apply" && e.set.Owns(w.rawLive, p) {
+				return true
+			}
+		}
+		return false
+	}
+	return inOrig
+}
+
+func (w *walker) walk(p drift.Pointer, d, l, o any, hasO bool, fi fieldInfo, depth int) {
+	if depth > maxWalkDepth {
+		if !drift.Equal(d, l) {
+			w.add(p, d, l, true, true, fi)
+		}
+		return
+	}
+	switch dv := d.(type) {
+	case map[string]any:
+		lv, ok := l.(map[string]any)
+		if !ok {
+			break
+		}
+		om, _ := o.(map[string]any)
+		for _, k := range sortedKeys(dv) {
+			cp := p.Child(k)
+			child, _ := w.b.child(fi.typ, k)
+			child.known = child.known && fi.known
+			ov, inO := om[k]
+			if lval, ok := lv[k]; ok {
+				w.walk(cp, dv[k], lval, ov, hasO && inO, child, depth+1)
+			} else {
+				w.add(cp, dv[k], nil, true, false, child)
+			}
+		}
+		for _, k := range sortedKeys(lv) {
+			if _, ok := dv[k]; ok {
+				continue
+			}
+			_, inO := om[k]
+			if w.liveOnlyIsDrift(p.Child(k), hasO && inO) {
+				child, _ := w.b.child(fi.typ, k)
+				child.known = child.known && fi.known
+				w.add(p.Child(k), nil, lv[k], false, true, child)
+			}
+		}
+		return
+	case []any:
+		lv, ok := l.([]any)
+		if !ok {
+			break
+		}
+		if fi.mergeKey != "" && allHaveKey(dv, fi.mergeKey) && allHaveKey(lv, fi.mergeKey) {
+			w.walkKeyed(p, dv, lv, o, hasO, fi, depth)
+			return
+		}
+		if drift.Equal(d, l) {
+			return
+		}
+		if w.rootType != nil && fi.known && len(dv) == len(lv) && allMaps(dv) && allMaps(lv) {
+			// An atomic list of a built-in kind: Argo CD applies scheme defaults to
+			// both sides, so fields only live has inside its items are defaults.
+			elem := fieldInfo{known: true}
+			if t := derefType(fi.typ); t != nil && t.Kind() == reflect.Slice {
+				elem.typ = t.Elem()
+			}
+			w.inAtomic++
+			for i := range dv {
+				w.walk(p.Index(i), dv[i], lv[i], nil, false, elem, depth+1)
+			}
+			w.inAtomic--
+			return
+		}
+		w.add(p, d, l, true, true, fi)
+		return
+	}
+	if drift.Equal(d, l) {
+		return
+	}
+	if isQuantity(fi.typ) && w.quantityHidden(d, l) {
+		return
+	}
+	w.add(p, d, l, true, true, fi)
+}
+
+func (w *walker) walkKeyed(p drift.Pointer, dv, lv []any, o any, hasO bool, fi fieldInfo, depth int) {
+	key := fi.mergeKey
+	ol, _ := o.([]any)
+	elem := fieldInfo{known: fi.known}
+	if t := derefType(fi.typ); t != nil && t.Kind() == reflect.Slice {
+		elem.typ = t.Elem()
+	}
+	used := make([]bool, len(lv))
+	for di, item := range dv {
+		kv := item.(map[string]any)[key]
+		li := findByKey(lv, key, kv, used)
+		if li < 0 {
+			w.add(p.Index(di), item, nil, true, false, elem)
+			continue
+		}
+		used[li] = true
+		oi := findByKey(ol, key, kv, nil)
+		var ov any
+		if oi >= 0 {
+			ov = ol[oi]
+		}
+		w.walk(p.Index(li), item, lv[li], ov, hasO && oi >= 0, elem, depth+1)
+	}
+	for li, item := range lv {
+		if used[li] {
+			continue
+		}
+		kv := item.(map[string]any)[key]
+		inO := hasO && findByKey(ol, key, kv, nil) >= 0
+		if w.liveOnlyIsDrift(p.Index(li), inO) {
+			w.add(p.Index(li), nil, item, false, true, elem)
+		}
+	}
+}
+
+// quantityHidden reports whether Argo CD hides a quantity written in another
+// form: only on a built-in kind, and only when both sides decode strictly.
+func (w *walker) quantityHidden(a, b any) bool {
+	qa, okA := drift.ParseQuantity(a)
+	qb, okB := drift.ParseQuantity(b)
+	if !okA || !okB || qa.Cmp(qb) != 0 {
+		return false
+	}
+	if w.strict == 0 {
+		w.strict = -1
+		if w.rootType != nil && w.b.decodesStrictly(w.rootType, w.rawTarget) && w.b.decodesStrictly(w.rootType, w.rawLive) {
+			w.strict = 1
+		}
+	}
+	return w.strict == 1
+}
+
+func derefType(t reflect.Type) reflect.Type {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+func allMaps(items []any) bool {
+	for _, it := range items {
+		if _, ok := it.(map[string]any); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func allHaveKey(items []any, key string) bool {
+	for _, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return false
+		}
+		if _, ok := m[key]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func findByKey(items []any, key string, want any, used []bool) int {
+	for i, it := range items {
+		if used != nil && used[i] {
+			continue
+		}
+		if m, ok := it.(map[string]any); ok && drift.Equal(m[key], want) {
+			return i
+		}
+	}
+	return -1
+}
+
+// normalize removes what Argo CD never compares: server-set metadata, status
+// (ignoreResourceStatusField), the last-applied annotation; folds Secret
+// stringData into data and drops empty Role rules.
+func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
+	if md, ok := o["metadata"].(map[string]any); ok {
+		for _, k := range []string{"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"} {
+			delete(md, k)
+		}
+		if ann, ok := md["annotations"].(map[string]any); ok {
+			if _, had := ann[annLastApplied]; had {
+				delete(ann, annLastApplied)
+				if len(ann) == 0 {
+					delete(md, "annotations")
+				}
+			}
+		}
+	}
+	switch s.StatusIgnore {
+	case "none":
+	case "crd":
+		if !builtin {
+			delete(o, "status")
+		}
+	default:
+		delete(o, "status")
+	}
+	kind := drift.Str(o, "kind")
+	group, _ := drift.SplitAPIVersion(drift.Str(o, "apiVersion"))
+	if kind == "Secret" && group == "" {
+		if sd, ok := o["stringData"].(map[string]any); ok {
+			data, _ := o["data"].(map[string]any)
+			if data == nil {
+				data = map[string]any{}
+			}
+			for k, v := range sd {
+				str, _ := v.(string)
+				data[k] = base64.StdEncoding.EncodeToString([]byte(str))
+			}
+			o["data"] = data
+			delete(o, "stringData")
+		}
+	}
+	if (kind == "Role" || kind == "ClusterRole") && group == "rbac.authorization.k8s.io" {
+		if rules, ok := o["rules"].([]any); ok && len(rules) == 0 {
+			delete(o, "rules")
+		}
+		if s.IgnoreAggregatedRoles && o["aggregationRule"] != nil {
+			delete(o, "rules")
+		}
+	}
+}
+
+// trackingNormalize mirrors Argo CD's tracking pre-normalization: with
+// annotation tracking a missing tracking annotation in live is back-filled from
+// the target, and an instance label Git does not set is not compared.
+func trackingNormalize(desired, live map[string]any, s drift.Settings) {
+	if s.LabelTracking() && s.TrackingMethod == "label" {
+		return
+	}
+	dAnn := drift.Map(desired, "metadata", "annotations")
+	if id, ok := dAnn[annTrackingID]; ok {
+		md, _ := live["metadata"].(map[string]any)
+		if md != nil {
+			ann, _ := md["annotations"].(map[string]any)
+			if ann == nil {
+				ann = map[string]any{}
+				md["annotations"] = ann
+			}
+			if _, has := ann[annTrackingID]; !has {
+				ann[annTrackingID] = id
+			}
+		}
+	}
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = deepCopy(e)
+		}
+		return l
+	}
+	return v
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func containsString(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+func appendUnique(list []int, v int) []int {
+	for _, e := range list {
+		if e == v {
+			return list
+		}
+	}
+	return append(list, v)
+}

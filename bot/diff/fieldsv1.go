@@ -1,0 +1,235 @@
+package diff
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// FieldSet is a parsed FieldsV1 tree: the fields one managedFields entry owns.
+// Keys are "f:<name>" (a field), "k:<json>" (a list item by its keys),
+// "v:<json>" (a set item by value), "i:<n>" (a list item by index) and "." (the
+// node itself).
+type FieldSet struct {
+	fields  map[string]*FieldSet
+	keys    []keyedItem
+	values  []valuedItem
+	indexes map[int]*FieldSet
+}
+
+type keyedItem struct {
+	key  map[string]any
+	node *FieldSet
+}
+
+type valuedItem struct {
+	value any
+	node  *FieldSet
+}
+
+// leaf reports whether the node owns its whole subtree (written as {}).
+func (f *FieldSet) leaf() bool {
+	return len(f.fields) == 0 && len(f.keys) == 0 && len(f.values) == 0 && len(f.indexes) == 0
+}
+
+// ParseFieldsV1JSON parses FieldsV1 as the API server sends it (a JSON object).
+func ParseFieldsV1JSON(raw []byte) (*FieldSet, error) {
+	var v any
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("parse fieldsV1: %w", err)
+	}
+	return ParseFieldsV1(numbersToFloat(v))
+}
+
+func numbersToFloat(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbersToFloat(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbersToFloat(e)
+		}
+	case json.Number:
+		f, _ := x.Float64()
+		return f
+	}
+	return v
+}
+
+// ParseFieldsV1 parses a decoded FieldsV1 object. Every key must be one of the
+// forms above, and every value an object.
+func ParseFieldsV1(v any) (*FieldSet, error) {
+	return parseFieldSet(v, 0)
+}
+
+func parseFieldSet(v any, depth int) (*FieldSet, error) {
+	if depth > maxWalkDepth {
+		return nil, fmt.Errorf("parse fieldsV1: nested too deeply")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		if v == nil {
+			return &FieldSet{}, nil
+		}
+		return nil, fmt.Errorf("parse fieldsV1: expected an object, got %s", drift.Brief(v, 40))
+	}
+	fs := &FieldSet{}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "." {
+			continue
+		}
+		child, err := parseFieldSet(m[k], depth+1)
+		if err != nil {
+			return nil, err
+		}
+		prefix, rest, ok := strings.Cut(k, ":")
+		if !ok {
+			return nil, fmt.Errorf("parse fieldsV1: key %q has no f:, k:, v: or i: prefix", k)
+		}
+		switch prefix {
+		case "f":
+			if fs.fields == nil {
+				fs.fields = map[string]*FieldSet{}
+			}
+			fs.fields[rest] = child
+		case "k":
+			var key map[string]any
+			if err := json.Unmarshal([]byte(rest), &key); err != nil || key == nil {
+				return nil, fmt.Errorf("parse fieldsV1: key %q: list keys must be a JSON object", k)
+			}
+			fs.keys = append(fs.keys, keyedItem{key: key, node: child})
+		case "v":
+			var val any
+			if err := json.Unmarshal([]byte(rest), &val); err != nil {
+				return nil, fmt.Errorf("parse fieldsV1: key %q: set value must be JSON", k)
+			}
+			fs.values = append(fs.values, valuedItem{value: val, node: child})
+		case "i":
+			i, err := strconv.Atoi(rest)
+			if err != nil || i < 0 {
+				return nil, fmt.Errorf("parse fieldsV1: key %q: index must be a non-negative integer", k)
+			}
+			if fs.indexes == nil {
+				fs.indexes = map[int]*FieldSet{}
+			}
+			fs.indexes[i] = child
+		default:
+			return nil, fmt.Errorf("parse fieldsV1: key %q has unknown prefix %q", k, prefix)
+		}
+	}
+	return fs, nil
+}
+
+// Owns reports whether the set owns the value at p in doc, or something beneath
+// it, or an ancestor of it as a whole.
+func (f *FieldSet) Owns(doc any, p drift.Pointer) bool {
+	cur, val := f, doc
+	for _, tok := range p {
+		if cur.leaf() {
+			return true
+		}
+		switch v := val.(type) {
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(v) {
+				return false
+			}
+			next := cur.item(v[i], i)
+			if next == nil {
+				return false
+			}
+			cur, val = next, v[i]
+		default:
+			next := cur.fields[tok]
+			if next == nil {
+				return false
+			}
+			m, _ := v.(map[string]any)
+			cur, val = next, m[tok]
+		}
+	}
+	return true
+}
+
+func (f *FieldSet) item(item any, index int) *FieldSet {
+	if m, ok := item.(map[string]any); ok {
+	keys:
+		for _, k := range f.keys {
+			for kk, kv := range k.key {
+				if !drift.Equal(m[kk], kv) {
+					continue keys
+				}
+			}
+			return k.node
+		}
+	}
+	for _, v := range f.values {
+		if drift.Equal(v.value, item) {
+			return v.node
+		}
+	}
+	return f.indexes[index]
+}
+
+// managed is one parsed managedFields entry.
+type managed struct {
+	owner drift.Owner
+	set   *FieldSet
+}
+
+// parseManagedFields reads metadata.managedFields of a live object. Entries whose
+// FieldsV1 does not parse are skipped and reported.
+func parseManagedFields(live drift.Object) ([]managed, []string) {
+	var out []managed
+	var problems []string
+	for i, e := range drift.List(live, "metadata", "managedFields") {
+		m, ok := e.(map[string]any)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("managedFields[%d] is not an object", i))
+			continue
+		}
+		if t := drift.Str(m, "fieldsType"); t != "" && t != "FieldsV1" {
+			problems = append(problems, fmt.Sprintf("managedFields[%d] has fieldsType %q", i, t))
+			continue
+		}
+		set, err := ParseFieldsV1(m["fieldsV1"])
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("managedFields[%d] (%s): %v", i, drift.Str(m, "manager"), err))
+			continue
+		}
+		out = append(out, managed{
+			owner: drift.Owner{
+				Manager:     drift.Str(m, "manager"),
+				Operation:   drift.Str(m, "operation"),
+				Subresource: drift.Str(m, "subresource"),
+				Time:        drift.Str(m, "time"),
+			},
+			set: set,
+		})
+	}
+	return out, problems
+}
+
+// ownersOf returns the entries that own p in live.
+func ownersOf(entries []managed, live any, p drift.Pointer) []drift.Owner {
+	var out []drift.Owner
+	for _, e := range entries {
+		if e.set.Owns(live, p) {
+			out = append(out, e.owner)
+		}
+	}
+	return out
+}

@@ -1,0 +1,298 @@
+package diff
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/itchyny/gojq"
+	"gopkg.in/yaml.v3"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+const (
+	cmName            = "argocd-cm"
+	keyTracking       = "application.resourceTrackingMethod"
+	keyInstanceLabel  = "application.instanceLabelKey"
+	keyCompareOptions = "resource.compareoptions"
+	keyIgnorePrefix   = "resource.customizations.ignoreDifferences."
+	keyLegacyCustom   = "resource.customizations"
+	jqTimeout         = time.Second
+)
+
+// ReadSettings reads tracking, compare options and system-level ignore rules
+// from the argocd-cm ConfigMap among the cluster objects. Without one, Argo CD
+// 3.x defaults apply.
+func ReadSettings(cluster []drift.Object) (drift.Settings, []drift.IgnoreRule, error) {
+	s := drift.Settings{TrackingMethod: "annotation", InstanceLabelKey: "app.kubernetes.io/instance", StatusIgnore: "all"}
+	var cm drift.Object
+	for _, o := range cluster {
+		if drift.Str(o, "kind") == "ConfigMap" && drift.Str(o, "apiVersion") == "v1" && drift.Str(o, "metadata", "name") == cmName {
+			cm = o
+			break
+		}
+	}
+	if cm == nil {
+		return s, nil, nil
+	}
+	s.FromConfigMap = true
+	data := drift.Map(cm, "data")
+	if v := strings.TrimSpace(drift.Str(data, keyTracking)); v != "" {
+		switch v {
+		case "annotation", "label", "annotation+label":
+			s.TrackingMethod = v
+		default:
+			return s, nil, fmt.Errorf("argocd-cm %s: unknown tracking method %q (want annotation, label or annotation+label)", keyTracking, v)
+		}
+	}
+	if v := strings.TrimSpace(drift.Str(data, keyInstanceLabel)); v != "" {
+		s.InstanceLabelKey = v
+	}
+	if v := drift.Str(data, keyCompareOptions); v != "" {
+		var co struct {
+			IgnoreAggregatedRoles     bool   `yaml:"ignoreAggregatedRoles"`
+			IgnoreResourceStatusField string `yaml:"ignoreResourceStatusField"`
+		}
+		if err := yaml.Unmarshal([]byte(v), &co); err != nil {
+			return s, nil, fmt.Errorf("argocd-cm %s: %w", keyCompareOptions, err)
+		}
+		s.IgnoreAggregatedRoles = co.IgnoreAggregatedRoles
+		switch strings.ToLower(co.IgnoreResourceStatusField) {
+		case "", "all":
+		case "crd":
+			s.StatusIgnore = "crd"
+		case "none", "off", "false":
+			s.StatusIgnore = "none"
+		}
+	}
+	holder := drift.RefOf(cm)
+	var rules []drift.IgnoreRule
+	for _, k := range sortedKeys(data) {
+		raw, _ := data[k].(string)
+		switch {
+		case strings.HasPrefix(k, keyIgnorePrefix):
+			group, kind := splitOverrideKey(strings.TrimPrefix(k, keyIgnorePrefix))
+			r, err := parseSystemRule(raw, holder, drift.Pointer{"data", k}, group, kind)
+			if err != nil {
+				return s, nil, fmt.Errorf("argocd-cm %s: %w", k, err)
+			}
+			rules = append(rules, r)
+		case k == keyLegacyCustom:
+			var legacy map[string]struct {
+				IgnoreDifferences string `yaml:"ignoreDifferences"`
+			}
+			if err := yaml.Unmarshal([]byte(raw), &legacy); err != nil {
+				return s, nil, fmt.Errorf("argocd-cm %s: %w", k, err)
+			}
+			gks := make([]string, 0, len(legacy))
+			for gk := range legacy {
+				gks = append(gks, gk)
+			}
+			sort.Strings(gks)
+			for _, gk := range gks {
+				if legacy[gk].IgnoreDifferences == "" {
+					continue
+				}
+				group, kind := "", gk
+				if i := strings.LastIndexByte(gk, '/'); i >= 0 {
+					group, kind = gk[:i], gk[i+1:]
+				}
+				r, err := parseSystemRule(legacy[gk].IgnoreDifferences, holder, drift.Pointer{"data", k}, group, kind)
+				if err != nil {
+					return s, nil, fmt.Errorf("argocd-cm %s (%s): %w", k, gk, err)
+				}
+				rules = append(rules, r)
+			}
+		}
+	}
+	return s, rules, nil
+}
+
+// splitOverrideKey turns "apps_Deployment" into (apps, Deployment), "Service"
+// into ("", Service) and "all" into (*, *).
+func splitOverrideKey(k string) (group, kind string) {
+	if k == "all" {
+		return "*", "*"
+	}
+	if i := strings.LastIndexByte(k, '_'); i >= 0 {
+		return k[:i], k[i+1:]
+	}
+	return "", k
+}
+
+func parseSystemRule(raw string, holder drift.Ref, at drift.Pointer, group, kind string) (drift.IgnoreRule, error) {
+	var spec struct {
+		JSONPointers          []string `yaml:"jsonPointers"`
+		JQPathExpressions     []string `yaml:"jqPathExpressions"`
+		ManagedFieldsManagers []string `yaml:"managedFieldsManagers"`
+	}
+	if err := yaml.Unmarshal([]byte(raw), &spec); err != nil {
+		return drift.IgnoreRule{}, fmt.Errorf("read ignore rule: %w", err)
+	}
+	return drift.IgnoreRule{
+		Holder: holder, Path: at, System: true, Group: group, Kind: kind,
+		JSONPointers: spec.JSONPointers, JQPathExpressions: spec.JQPathExpressions,
+		ManagedFieldsManagers: spec.ManagedFieldsManagers,
+	}, nil
+}
+
+// applicationRules reads spec.ignoreDifferences of the Application.
+func applicationRules(app drift.Object) ([]drift.IgnoreRule, error) {
+	holder := drift.RefOf(app)
+	var rules []drift.IgnoreRule
+	for i, e := range drift.List(app, "spec", "ignoreDifferences") {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("application %s: spec.ignoreDifferences[%d] is not an object", holder.Name, i)
+		}
+		r := drift.IgnoreRule{
+			Holder: holder, Path: drift.Pointer{"spec", "ignoreDifferences", fmt.Sprint(i)},
+			Group: drift.Str(m, "group"), Kind: drift.Str(m, "kind"),
+			Name: drift.Str(m, "name"), Namespace: drift.Str(m, "namespace"),
+		}
+		var err error
+		if r.JSONPointers, err = stringList(m, "jsonPointers"); err == nil {
+			if r.JQPathExpressions, err = stringList(m, "jqPathExpressions"); err == nil {
+				r.ManagedFieldsManagers, err = stringList(m, "managedFieldsManagers")
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("application %s: spec.ignoreDifferences[%d]: %w", holder.Name, i, err)
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
+func stringList(m map[string]any, key string) ([]string, error) {
+	raw, ok := m[key]
+	if !ok || raw == nil {
+		return nil, nil
+	}
+	l, ok := raw.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%s must be a list of strings", key)
+	}
+	out := make([]string, 0, len(l))
+	for _, e := range l {
+		s, ok := e.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s must be a list of strings", key)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func ruleMatches(r *drift.IgnoreRule, ref drift.Ref) bool {
+	if r.Group != "*" && r.Group != ref.Group {
+		return false
+	}
+	if r.Kind != "*" && r.Kind != ref.Kind {
+		return false
+	}
+	if r.Name != "" && r.Name != ref.Name {
+		return false
+	}
+	return r.Namespace == "" || r.Namespace == ref.Namespace
+}
+
+// rulePointers resolves a rule's jsonPointers and jqPathExpressions against the
+// target and the live object. A pointer or expression that does not parse
+// covers nothing, as in Argo CD.
+func rulePointers(r *drift.IgnoreRule, target, live drift.Object) []drift.Pointer {
+	var out []drift.Pointer
+	seen := map[string]bool{}
+	addP := func(p drift.Pointer) {
+		if k := p.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, p)
+		}
+	}
+	for _, s := range r.JSONPointers {
+		if p, err := drift.ParsePointer(s); err == nil {
+			addP(p)
+		}
+	}
+	for _, expr := range r.JQPathExpressions {
+		for _, doc := range []drift.Object{target, live} {
+			ps, _ := JQPaths(expr, doc)
+			for _, p := range ps {
+				addP(p)
+			}
+		}
+	}
+	return out
+}
+
+// JQPaths returns the paths a jq path expression selects in doc, as Argo CD's
+// del(<expr>) would remove them.
+func JQPaths(expr string, doc drift.Object) ([]drift.Pointer, error) {
+	q, err := gojq.Parse("path(" + expr + ")")
+	if err != nil {
+		return nil, fmt.Errorf("parse jq expression %q: %w", expr, err)
+	}
+	code, err := gojq.Compile(q)
+	if err != nil {
+		return nil, fmt.Errorf("compile jq expression %q: %w", expr, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), jqTimeout)
+	defer cancel()
+	iter := code.RunWithContext(ctx, toJQ(doc))
+	var out []drift.Pointer
+	for {
+		v, ok := iter.Next()
+		if !ok {
+			break
+		}
+		if err, isErr := v.(error); isErr {
+			return out, fmt.Errorf("run jq expression %q: %w", expr, err)
+		}
+		steps, ok := v.([]any)
+		if !ok {
+			continue
+		}
+		p := make(drift.Pointer, 0, len(steps))
+		valid := true
+		for _, s := range steps {
+			switch x := s.(type) {
+			case string:
+				p = append(p, x)
+			case int:
+				p = append(p, fmt.Sprint(x))
+			case float64:
+				p = append(p, fmt.Sprint(int(x)))
+			default:
+				valid = false
+			}
+		}
+		if valid {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// toJQ converts values to the types gojq accepts (int rather than int64).
+func toJQ(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = toJQ(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = toJQ(e)
+		}
+		return l
+	case int64:
+		return int(x)
+	}
+	return v
+}

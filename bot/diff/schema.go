@@ -1,0 +1,167 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"sync"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// builtin knows the compiled-in Kubernetes types, as Argo CD's own scheme does:
+// it gives list merge keys (strategic merge patch), quantity fields, and whether
+// an object decodes strictly into its type.
+type builtin struct {
+	types map[schema.GroupVersionKind]reflect.Type
+	mu    sync.Mutex
+	// fields caches the json-name → field lookup per struct type.
+	fields map[reflect.Type]map[string]fieldInfo
+}
+
+type fieldInfo struct {
+	typ      reflect.Type
+	mergeKey string
+	known    bool // the path is declared by a compiled-in type
+}
+
+var (
+	builtinOnce sync.Once
+	builtinSet  *builtin
+	quantityT   = reflect.TypeOf(resource.Quantity{})
+	intOrStrT   = reflect.TypeOf(intstr.IntOrString{})
+)
+
+func builtins() *builtin {
+	builtinOnce.Do(func() {
+		s := runtime.NewScheme()
+		for _, add := range []func(*runtime.Scheme) error{
+			corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
+			autoscalingv1.AddToScheme, autoscalingv2.AddToScheme,
+			networkingv1.AddToScheme, policyv1.AddToScheme, rbacv1.AddToScheme,
+			admissionregistrationv1.AddToScheme, storagev1.AddToScheme,
+			schedulingv1.AddToScheme, coordinationv1.AddToScheme, discoveryv1.AddToScheme,
+		} {
+			if err := add(s); err != nil {
+				panic("register built-in Kubernetes types: " + err.Error())
+			}
+		}
+		b := &builtin{types: map[schema.GroupVersionKind]reflect.Type{}, fields: map[reflect.Type]map[string]fieldInfo{}}
+		for gvk, t := range s.AllKnownTypes() {
+			if strings.HasSuffix(gvk.Kind, "List") || gvk.Version == runtime.APIVersionInternal {
+				continue
+			}
+			b.types[gvk] = t
+		}
+		builtinSet = b
+	})
+	return builtinSet
+}
+
+// typeOf returns the Go type of a built-in apiVersion/kind, or nil for custom resources.
+func (b *builtin) typeOf(apiVersion, kind string) reflect.Type {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil
+	}
+	return b.types[gv.WithKind(kind)]
+}
+
+// child returns the type of the JSON field name inside struct type t, and the
+// strategic merge key when that field is a list merged by key.
+func (b *builtin) child(t reflect.Type, name string) (fieldInfo, bool) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return fieldInfo{}, false
+	}
+	switch t.Kind() {
+	case reflect.Map:
+		return fieldInfo{typ: t.Elem(), known: true}, true
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 { // []byte is a base64 string
+			return fieldInfo{}, false
+		}
+		return fieldInfo{typ: t.Elem(), known: true}, true
+	case reflect.Struct:
+	default:
+		return fieldInfo{}, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	fs, ok := b.fields[t]
+	if !ok {
+		fs = map[string]fieldInfo{}
+		collectFields(t, fs)
+		b.fields[t] = fs
+	}
+	fi, ok := fs[name]
+	return fi, ok
+}
+
+func collectFields(t reflect.Type, fs map[string]fieldInfo) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous && (name == "" || strings.Contains(opts, "inline")) {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				collectFields(ft, fs)
+			}
+			continue
+		}
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fi := fieldInfo{typ: f.Type, known: true}
+		if f.Tag.Get("patchStrategy") != "" && strings.Contains(f.Tag.Get("patchStrategy"), "merge") {
+			fi.mergeKey = f.Tag.Get("patchMergeKey")
+		}
+		fs[name] = fi
+	}
+}
+
+// isQuantity reports whether t is resource.Quantity.
+func isQuantity(t reflect.Type) bool {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t == quantityT
+}
+
+// decodesStrictly reports whether obj decodes into its compiled-in type with no
+// unknown field; Argo CD only canonicalizes an object that does.
+func (b *builtin) decodesStrictly(t reflect.Type, obj map[string]any) bool {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(reflect.New(t).Interface()) == nil
+}

@@ -1,0 +1,292 @@
+// Package drift holds the vocabulary every stage of driftfix shares: resource
+// references, JSON pointers, the snapshot a diagnosis reads, the differences the
+// diff finds, and the findings a diagnosis reports. It imports only the standard library.
+package drift
+
+import (
+	"sort"
+	"strings"
+)
+
+// Object is a Kubernetes object decoded from JSON or YAML.
+type Object = map[string]any
+
+// Ref identifies a Kubernetes resource the way Argo CD does: API group without
+// version, kind, namespace and name.
+type Ref struct {
+	Group     string `json:"group"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// String renders the ref as "Kind namespace/name" (or "Kind name" when cluster-scoped).
+func (r Ref) String() string {
+	if r.Namespace == "" {
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
+}
+
+// GroupKind renders "group/Kind", with an empty group for the core API.
+func (r Ref) GroupKind() string { return r.Group + "/" + r.Kind }
+
+// Less orders refs by group, kind, namespace and name.
+func (r Ref) Less(o Ref) bool {
+	if r.Group != o.Group {
+		return r.Group < o.Group
+	}
+	if r.Kind != o.Kind {
+		return r.Kind < o.Kind
+	}
+	if r.Namespace != o.Namespace {
+		return r.Namespace < o.Namespace
+	}
+	return r.Name < o.Name
+}
+
+// SplitAPIVersion splits "apps/v1" into ("apps", "v1") and "v1" into ("", "v1").
+func SplitAPIVersion(apiVersion string) (group, version string) {
+	if i := strings.LastIndexByte(apiVersion, '/'); i >= 0 {
+		return apiVersion[:i], apiVersion[i+1:]
+	}
+	return "", apiVersion
+}
+
+// RefOf reads the reference of an object.
+func RefOf(o Object) Ref {
+	group, _ := SplitAPIVersion(Str(o, "apiVersion"))
+	return Ref{
+		Group:     group,
+		Kind:      Str(o, "kind"),
+		Namespace: Str(o, "metadata", "namespace"),
+		Name:      Str(o, "metadata", "name"),
+	}
+}
+
+// Str returns the string at the given keys, or "".
+func Str(o any, keys ...string) string {
+	v, _ := Lookup(o, keys...).(string)
+	return v
+}
+
+// Map returns the map at the given keys, or nil.
+func Map(o any, keys ...string) map[string]any {
+	v, _ := Lookup(o, keys...).(map[string]any)
+	return v
+}
+
+// List returns the list at the given keys, or nil.
+func List(o any, keys ...string) []any {
+	v, _ := Lookup(o, keys...).([]any)
+	return v
+}
+
+// Lookup walks nested maps by key and returns the value found, or nil.
+func Lookup(o any, keys ...string) any {
+	cur := o
+	for _, k := range keys {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[k]
+	}
+	return cur
+}
+
+// Labels returns metadata.labels as strings.
+func Labels(o Object) map[string]string { return stringMap(Map(o, "metadata", "labels")) }
+
+// Annotations returns metadata.annotations as strings.
+func Annotations(o Object) map[string]string {
+	return stringMap(Map(o, "metadata", "annotations"))
+}
+
+func stringMap(m map[string]any) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// Cause names why a field differs. Each finding has exactly one.
+type Cause string
+
+// The causes a diagnosis can name.
+const (
+	CauseNormalized             Cause = "normalized"
+	CauseWebhookMutation        Cause = "webhook-mutation"
+	CauseControllerWrite        Cause = "controller-write"
+	CauseHPAReplicas            Cause = "hpa-replicas"
+	CauseNondeterministicRender Cause = "nondeterministic-render"
+	CauseTrackingClash          Cause = "tracking-clash"
+	CauseManualChange           Cause = "manual-change"
+	CauseBroadIgnore            Cause = "broad-ignore"
+	CauseUnknown                Cause = "unknown"
+)
+
+// FixKind names the kind of remediation suggested for a finding.
+type FixKind string
+
+// The remediation kinds, in order of preference.
+const (
+	FixRemoveField      FixKind = "remove-field"
+	FixSetValue         FixKind = "set-value"
+	FixPinHelmValue     FixKind = "pin-helm-value"
+	FixIgnoreDifference FixKind = "ignore-difference"
+	FixTrackingMethod   FixKind = "tracking-method"
+	FixNarrowIgnore     FixKind = "narrow-ignore"
+	FixNone             FixKind = "none"
+)
+
+// Owner is one managedFields entry that owns a path in the live object.
+type Owner struct {
+	Manager     string `json:"manager"`
+	Operation   string `json:"operation,omitempty"`
+	Subresource string `json:"subresource,omitempty"`
+	Time        string `json:"time,omitempty"`
+}
+
+// String renders "manager (Operation, subresource scale, time)".
+func (o Owner) String() string {
+	var parts []string
+	if o.Operation != "" {
+		parts = append(parts, o.Operation)
+	}
+	if o.Subresource != "" {
+		parts = append(parts, o.Subresource+" subresource")
+	}
+	if o.Time != "" {
+		parts = append(parts, o.Time)
+	}
+	if len(parts) == 0 {
+		return o.Manager
+	}
+	return o.Manager + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// ArgoCDManagers are the field managers Argo CD itself writes as.
+var ArgoCDManagers = map[string]bool{
+	"argocd-controller":             true,
+	"argocd-application-controller": true,
+	"argocd-server":                 true,
+}
+
+// Difference is one path where the desired and the live state of a resource differ.
+type Difference struct {
+	Resource Ref
+	Index    int // position of the resource in Snapshot.Resources
+	Path     Pointer
+	Git      any
+	Live     any
+	InGit    bool // the path exists in the desired state
+	InLive   bool // the path exists in the live object
+	// Owners are the managedFields entries that own Path (or a part of it) in live.
+	Owners []Owner
+	// HiddenBy lists the ignore rules that hide this difference from Argo CD.
+	HiddenBy []int
+	// Builtin says the resource is a compiled-in Kubernetes kind.
+	Builtin bool
+	// Undeclared says Path is not a field of the built-in kind's schema, so the
+	// API server drops it.
+	Undeclared bool
+}
+
+// NonArgoOwners returns the owners that are not Argo CD's own managers.
+func (d *Difference) NonArgoOwners() []Owner {
+	var out []Owner
+	for _, o := range d.Owners {
+		if !ArgoCDManagers[o.Manager] {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// IgnoreRule is one ignoreDifferences entry, from an Application or from argocd-cm.
+type IgnoreRule struct {
+	Holder                Ref     // the Application or the argocd-cm ConfigMap
+	Path                  Pointer // where the rule sits in its holder
+	System                bool    // from argocd-cm (applies to every application)
+	Group, Kind           string
+	Name, Namespace       string
+	JSONPointers          []string
+	JQPathExpressions     []string
+	ManagedFieldsManagers []string
+	// Covered lists, per matched resource, the pointers the rule resolved to.
+	Covered []Covered
+	// Hidden indexes the differences (in Comparison.Diffs) this rule hides.
+	Hidden []int
+}
+
+// Covered is a resource an ignore rule applies to and the paths it removes there.
+type Covered struct {
+	Index int
+	Paths []Pointer
+}
+
+// Comparison is what the diff stage hands to the classifiers.
+type Comparison struct {
+	Diffs []Difference
+	Rules []IgnoreRule
+}
+
+// Settings are the Argo CD settings a diagnosis needs, read from argocd-cm.
+type Settings struct {
+	TrackingMethod   string // annotation (default), label, or annotation+label
+	InstanceLabelKey string // default app.kubernetes.io/instance
+	// StatusIgnore is ignoreResourceStatusField: all (default), crd or none.
+	StatusIgnore string
+	// IgnoreAggregatedRoles is resource.compareoptions ignoreAggregatedRoles.
+	IgnoreAggregatedRoles bool
+	// FromConfigMap says whether argocd-cm was present in the snapshot.
+	FromConfigMap bool
+}
+
+// LabelTracking reports whether Argo CD tracks resources by label.
+func (s Settings) LabelTracking() bool {
+	return s.TrackingMethod == "label" || s.TrackingMethod == "annotation+label"
+}
+
+// Remediation is the fix suggested for a finding.
+type Remediation struct {
+	Kind   FixKind `json:"kind"`
+	File   string  `json:"file,omitempty"`
+	Reason string  `json:"reason,omitempty"`
+}
+
+// Finding is one differing path with exactly one cause and the evidence for it.
+type Finding struct {
+	Resource    Ref
+	Path        Pointer
+	Cause       Cause
+	Git         any
+	Live        any
+	InGit       bool
+	InLive      bool
+	Evidence    []string
+	Owners      []Owner
+	Remediation Remediation
+}
+
+// Report is the diagnosis of one application.
+type Report struct {
+	Application string
+	SyncStatus  string
+	Findings    []Finding
+}
+
+// SortFindings orders findings by group, kind, namespace, name and path.
+func SortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Resource != b.Resource {
+			return a.Resource.Less(b.Resource)
+		}
+		return a.Path.String() < b.Path.String()
+	})
+}

@@ -1,0 +1,240 @@
+package drift
+
+import (
+	"fmt"
+	"math/big"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Equal reports whether two decoded JSON values are equal, treating numbers by
+// value (2 equals 2.0) as JSON does.
+func Equal(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !Equal(xv, yv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case nil:
+		return b == nil
+	}
+	if xf, ok := Number(a); ok {
+		yf, ok := Number(b)
+		return ok && xf == yf
+	}
+	return false
+}
+
+// Number returns a numeric value as float64.
+func Number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case float64:
+		return n, true
+	case int32:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// IsEmpty reports whether v is null, an empty map, an empty list or an empty string.
+func IsEmpty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return len(x) == 0
+	case []any:
+		return len(x) == 0
+	case string:
+		return x == ""
+	}
+	return false
+}
+
+var quantityRe = regexp.MustCompile(`^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$`)
+
+var quantityScale = map[string]*big.Rat{
+	"": big.NewRat(1, 1), "n": big.NewRat(1, 1e9), "u": big.NewRat(1, 1e6), "m": big.NewRat(1, 1e3),
+	"k": big.NewRat(1e3, 1), "M": big.NewRat(1e6, 1), "G": big.NewRat(1e9, 1),
+	"T": big.NewRat(1e12, 1), "P": big.NewRat(1e15, 1), "E": big.NewRat(1e18, 1),
+	"Ki": big.NewRat(1<<10, 1), "Mi": big.NewRat(1<<20, 1), "Gi": big.NewRat(1<<30, 1),
+	"Ti": big.NewRat(1<<40, 1), "Pi": big.NewRat(1<<50, 1), "Ei": big.NewRat(1<<60, 1),
+}
+
+// ParseQuantity parses a Kubernetes resource quantity ("500m", "1.5Gi", "1e3", 2)
+// into an exact rational number.
+func ParseQuantity(v any) (*big.Rat, bool) {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = strings.TrimSpace(x)
+	case int64:
+		return new(big.Rat).SetInt64(x), true
+	case float64:
+		r := new(big.Rat)
+		if r.SetFloat64(x) == nil {
+			return nil, false
+		}
+		return r, true
+	default:
+		return nil, false
+	}
+	if len(s) > 64 {
+		return nil, false
+	}
+	m := quantityRe.FindStringSubmatch(s)
+	if m == nil {
+		return nil, false
+	}
+	num, ok := new(big.Rat).SetString(m[1])
+	if !ok {
+		return nil, false
+	}
+	suffix := m[2]
+	if scale, ok := quantityScale[suffix]; ok {
+		return num.Mul(num, scale), true
+	}
+	exp, err := strconv.Atoi(suffix[1:])
+	if err != nil || exp > 30 || exp < -30 {
+		return nil, false
+	}
+	p := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(exp))), nil))
+	if exp < 0 {
+		p.Inv(p)
+	}
+	return num.Mul(num, p), true
+}
+
+func abs(i int) int {
+	if i < 0 {
+		return -i
+	}
+	return i
+}
+
+// SemanticKind names how two differently written values mean the same thing.
+type SemanticKind string
+
+// The ways two spellings can be the same value.
+const (
+	SameQuantity    SemanticKind = "quantity"
+	SameDuration    SemanticKind = "duration"
+	SameIntOrString SemanticKind = "int-or-string"
+	SameBool        SemanticKind = "boolean"
+)
+
+// SemanticallyEqual reports whether a and b are the same value written in
+// different forms, and how: a quantity (1000m = 1), a duration (1h = 60m0s),
+// a number written as a string ("8080" = 8080) or a quoted boolean.
+func SemanticallyEqual(a, b any) (SemanticKind, bool) {
+	if Equal(a, b) {
+		return "", false
+	}
+	as, aStr := a.(string)
+	bs, bStr := b.(string)
+	if aStr != bStr { // one string, one not
+		s, other := as, b
+		if !aStr {
+			s, other = bs, a
+		}
+		if n, ok := Number(other); ok {
+			if f, err := strconv.ParseFloat(s, 64); err == nil && f == n {
+				return SameIntOrString, true
+			}
+		}
+		if bv, ok := other.(bool); ok {
+			if pb, err := strconv.ParseBool(s); err == nil && pb == bv {
+				return SameBool, true
+			}
+		}
+	}
+	if qa, ok := ParseQuantity(a); ok {
+		if qb, ok := ParseQuantity(b); ok && qa.Cmp(qb) == 0 {
+			return SameQuantity, true
+		}
+	}
+	if aStr && bStr {
+		da, errA := time.ParseDuration(as)
+		db, errB := time.ParseDuration(bs)
+		if errA == nil && errB == nil && da == db {
+			return SameDuration, true
+		}
+	}
+	return "", false
+}
+
+// Brief renders a value on one line for tables and evidence, cut to max runes.
+func Brief(v any, max int) string {
+	var s string
+	switch x := v.(type) {
+	case nil:
+		s = "null"
+	case string:
+		s = strconv.Quote(x)
+	case map[string]any:
+		if len(x) == 0 {
+			s = "{}"
+		} else {
+			s = fmt.Sprintf("{…%d keys}", len(x))
+			if n, ok := x["name"].(string); ok {
+				s = fmt.Sprintf("{name: %s, …}", n)
+			}
+		}
+	case []any:
+		if len(x) == 0 {
+			s = "[]"
+		} else {
+			s = fmt.Sprintf("[…%d items]", len(x))
+		}
+	case float64:
+		s = strconv.FormatFloat(x, 'g', -1, 64)
+	default:
+		s = fmt.Sprint(x)
+	}
+	r := []rune(s)
+	if max > 1 && len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,143 @@
+// Package classifiers names the cause of each difference the diff found. Each
+// cause is one Classifier value in its own file; Registry lists them in the order
+// they are asked. A classifier is a pure function of its Case: no I/O, no clock.
+package classifiers
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// Classifier decides whether one cause explains a case.
+type Classifier struct {
+	// Name is the cause, as used in config, labels, PRs and Slack.
+	Name drift.Cause
+	// Doc says in one line what the cause means.
+	Doc string
+	// Classify returns the evidence and suggested fix when the cause applies.
+	Classify func(c *Case) (Verdict, bool)
+}
+
+// Verdict is a classifier's answer: the evidence a reviewer can check and the
+// kind of fix it suggests.
+type Verdict struct {
+	Evidence []string
+	Fix      drift.FixKind
+	Reason   string // why no fix, when Fix is none
+}
+
+// Case is one thing to explain, with everything collected about the application.
+// Exactly one of Diff and Rule is set.
+type Case struct {
+	*Input
+	Diff *drift.Difference
+	Rule *drift.IgnoreRule
+	// RuleIndex is Rule's index in Comparison.Rules.
+	RuleIndex int
+}
+
+// Resource returns the snapshot entry the case's difference belongs to.
+func (c *Case) Resource() *drift.Resource {
+	if c.Diff == nil {
+		return nil
+	}
+	return &c.Snapshot.Resources[c.Diff.Index]
+}
+
+// Input is what every case of one diagnosis shares: the snapshot, the Argo CD
+// settings, the comparison, and indexes of the cluster objects.
+type Input struct {
+	Snapshot    *drift.Snapshot
+	Settings    drift.Settings
+	Comparison  *drift.Comparison
+	Sensitivity drift.Sensitivity
+
+	namespaces map[string]drift.Object
+	hpas       []drift.Object
+	webhooks   []drift.Object
+	crds       map[string]drift.Object // by group/Kind
+}
+
+// NewInput indexes the snapshot's cluster objects once for all cases.
+func NewInput(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison) *Input {
+	in := &Input{Snapshot: s, Settings: settings, Comparison: cmp,
+		namespaces: map[string]drift.Object{}, crds: map[string]drift.Object{}}
+	for _, o := range s.Cluster {
+		group, _ := drift.SplitAPIVersion(drift.Str(o, "apiVersion"))
+		switch drift.Str(o, "kind") {
+		case "Namespace":
+			if group == "" {
+				in.namespaces[drift.Str(o, "metadata", "name")] = o
+			}
+		case "HorizontalPodAutoscaler":
+			if group == "autoscaling" {
+				in.hpas = append(in.hpas, o)
+			}
+		case "MutatingWebhookConfiguration":
+			if group == "admissionregistration.k8s.io" {
+				in.webhooks = append(in.webhooks, o)
+			}
+		case "CustomResourceDefinition":
+			if group == "apiextensions.k8s.io" {
+				gk := drift.Str(o, "spec", "group") + "/" + drift.Str(o, "spec", "names", "kind")
+				in.crds[gk] = o
+			}
+		}
+	}
+	return in
+}
+
+// CRD returns the CustomResourceDefinition of a custom resource, when collected.
+func (in *Input) CRD(ref drift.Ref) drift.Object { return in.crds[ref.Group+"/"+ref.Kind] }
+
+// ManualManagers are field managers of people and ad-hoc clients rather than
+// controllers. A prefix ending in "-" matches every manager that starts with it.
+var ManualManagers = []string{
+	"kubectl", "kubectl-", "k9s", "Mozilla", "kubernetes-dashboard", "dashboard",
+	"Go-http-client", "curl", "python-requests", "OpenAPI-Generator", "lens", "headlamp", "okhttp",
+}
+
+// IsManualManager reports whether a field manager is a person or an ad-hoc client.
+func IsManualManager(m string) bool {
+	for _, p := range ManualManagers {
+		if strings.HasSuffix(p, "-") {
+			if strings.HasPrefix(m, p) {
+				return true
+			}
+		} else if m == p {
+			return true
+		}
+	}
+	return false
+}
+
+// show renders a value for evidence, masking Secret data.
+func (c *Case) show(v any) string {
+	if c.Diff != nil && isSecretData(c.Diff.Resource, c.Diff.Path) {
+		return "(secret value, not shown)"
+	}
+	return drift.Brief(v, 60)
+}
+
+func isSecretData(ref drift.Ref, p drift.Pointer) bool {
+	if ref.Group != "" || ref.Kind != "Secret" {
+		return false
+	}
+	return len(p) == 0 || p[0] == "data" || p[0] == "stringData"
+}
+
+// ownersText renders owners for evidence: "cainjector (Update, 2025-06-02T09:00:05Z)".
+func ownersText(os []drift.Owner) string {
+	if len(os) == 0 {
+		return "no field manager"
+	}
+	parts := make([]string, len(os))
+	for i, o := range os {
+		parts[i] = o.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+func evidencef(format string, args ...any) string { return fmt.Sprintf(format, args...) }

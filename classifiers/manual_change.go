@@ -1,0 +1,69 @@
+package classifiers
+
+import (
+	"fmt"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// ManualChange finds fields a person or an ad-hoc client changed: real drift,
+// reported and never hidden.
+var ManualChange = Classifier{
+	Name:     drift.CauseManualChange,
+	Doc:      "a person or ad-hoc client changed the live object: real drift, never hidden",
+	Classify: classifyManualChange,
+}
+
+var manualHow = map[string]string{
+	"kubectl-edit":              "kubectl edit",
+	"kubectl-patch":             "kubectl patch",
+	"kubectl-set":               "kubectl set",
+	"kubectl-label":             "kubectl label",
+	"kubectl-annotate":          "kubectl annotate",
+	"kubectl-rollout":           "kubectl rollout",
+	"kubectl-replace":           "kubectl replace",
+	"kubectl-create":            "kubectl create",
+	"kubectl-client-side-apply": "kubectl apply",
+}
+
+func classifyManualChange(c *Case) (Verdict, bool) {
+	d := c.Diff
+	if d == nil {
+		return Verdict{}, false
+	}
+	var manual []drift.Owner
+	for _, o := range d.NonArgoOwners() {
+		if IsManualManager(o.Manager) {
+			manual = append(manual, o)
+		}
+	}
+	if len(manual) == 0 {
+		return Verdict{}, false
+	}
+	o := manual[len(manual)-1]
+	how := manualHow[o.Manager]
+	switch {
+	case how != "":
+	case o.Manager == "kubectl" && o.Subresource == "scale":
+		how = "kubectl scale"
+	case o.Manager == "kubectl" && o.Operation == "Apply":
+		how = "kubectl apply --server-side"
+	default:
+		how = o.Manager
+	}
+	ev := []string{fmt.Sprintf("%s is owned by %s: changed by hand with %s", d.Path, ownersText(manual), how)}
+	switch {
+	case d.InGit && d.InLive:
+		ev = append(ev, fmt.Sprintf("Git declares %s, the live object has %s", c.show(d.Git), c.show(d.Live)))
+	case d.InLive:
+		ev = append(ev, fmt.Sprintf("Git does not declare it; the live object has %s", c.show(d.Live)))
+	}
+	if d.Path.String() == "/spec/replicas" {
+		ev = append(ev, fmt.Sprintf("no HorizontalPodAutoscaler targets %s", d.Resource))
+	}
+	return Verdict{
+		Evidence: ev,
+		Fix:      drift.FixNone,
+		Reason:   "real drift: revert it with a sync, or commit the change to Git; driftfix never ignores it",
+	}, true
+}

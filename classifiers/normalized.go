@@ -1,0 +1,96 @@
+package classifiers
+
+import (
+	"fmt"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// Normalized finds values the API server stores in another form, fills by
+// default, drops when empty, or prunes as unknown.
+var Normalized = Classifier{
+	Name:     drift.CauseNormalized,
+	Doc:      "the API server stores the value in another form, fills a default, drops an empty value, or a CRD schema prunes it",
+	Classify: classifyNormalized,
+}
+
+func classifyNormalized(c *Case) (Verdict, bool) {
+	d := c.Diff
+	if d == nil || len(d.Path) == 0 {
+		return Verdict{}, false
+	}
+	res := c.Resource()
+	crd := c.CRD(d.Resource)
+	version := ""
+	if res.Target != nil {
+		_, version = drift.SplitAPIVersion(drift.Str(res.Target, "apiVersion"))
+	}
+	var schema map[string]any
+	var storage string
+	var ver map[string]any
+	if crd != nil {
+		ver, storage = crdVersion(crd, version)
+		schema = drift.Map(ver, "schema", "openAPIV3Schema")
+	}
+
+	// Same value, another spelling.
+	if d.InGit && d.InLive {
+		if how, ok := drift.SemanticallyEqual(d.Git, d.Live); ok {
+			ev := []string{fmt.Sprintf("Git writes %s, the API server stores %s: the same %s", c.show(d.Git), c.show(d.Live), how)}
+			switch {
+			case d.Builtin:
+				ev = append(ev, fmt.Sprintf("Argo CD only compares %s values of a built-in kind in canonical form when the whole object decodes into its type; this one does not (an unknown or mistyped field), so the spelling shows as drift", how))
+			case crd != nil && drift.Str(crd, "spec", "conversion", "strategy") == "Webhook" && storage != "" && storage != version:
+				ev = append(ev, fmt.Sprintf("CustomResourceDefinition %s stores %s as %s through its conversion webhook, which re-serialises the object in canonical form", drift.Str(crd, "metadata", "name"), version, storage))
+			default:
+				if w := c.matchingWebhooks(d.Resource, res); len(w) > 0 && len(d.NonArgoOwners()) == 0 {
+					return Verdict{}, false // a mutating webhook, not the API server, rewrote it
+				}
+				ev = append(ev, "no mutating webhook or other field manager explains the rewrite")
+			}
+			ev = append(ev, fmt.Sprintf("writing %s in Git makes both sides equal", c.show(d.Live)))
+			return Verdict{Evidence: ev, Fix: drift.FixSetValue}, true
+		}
+	}
+
+	// Git declares an empty value the API server drops.
+	if d.InGit && !d.InLive && drift.IsEmpty(d.Git) {
+		return Verdict{Evidence: []string{
+			fmt.Sprintf("Git declares %s = %s; the API server does not store empty values, so the live object has no %s", d.Path, drift.Brief(d.Git, 20), d.Path.Last()),
+			"no field manager owns the path in the live object",
+		}, Fix: drift.FixRemoveField}, true
+	}
+
+	// A field the schema does not declare: the API server prunes or drops it.
+	if d.InGit && !d.InLive {
+		if d.Builtin && d.Undeclared {
+			return Verdict{Evidence: []string{
+				fmt.Sprintf("%s is not a field of %s %s, so the API server drops it", d.Path, drift.Str(res.Target, "apiVersion"), d.Resource.Kind),
+			}, Fix: drift.FixRemoveField}, true
+		}
+		if schema != nil {
+			if node, preserve := schemaAt(schema, d.Path); node == nil && !preserve {
+				return Verdict{Evidence: []string{
+					fmt.Sprintf("CustomResourceDefinition %s (version %s) does not declare %s, so the API server prunes it", drift.Str(crd, "metadata", "name"), version, d.Path),
+				}, Fix: drift.FixRemoveField}, true
+			}
+		}
+	}
+
+	// CRD schema defaults.
+	if schema != nil && d.InLive {
+		node, _ := schemaAt(schema, d.Path)
+		if d.InGit {
+			if filled := withDefaults(node, d.Git, 0); drift.Equal(filled, d.Live) {
+				return Verdict{Evidence: []string{
+					fmt.Sprintf("CustomResourceDefinition %s fills schema defaults into %s: with them, Git's value equals the live one", drift.Str(crd, "metadata", "name"), d.Path),
+				}, Fix: drift.FixSetValue}, true
+			}
+		} else if def, ok := node["default"]; ok && drift.Equal(def, d.Live) && len(d.NonArgoOwners()) == 0 {
+			return Verdict{Evidence: []string{
+				fmt.Sprintf("CustomResourceDefinition %s defaults %s to %s", drift.Str(crd, "metadata", "name"), d.Path, drift.Brief(def, 40)),
+			}, Fix: drift.FixSetValue}, true
+		}
+	}
+	return Verdict{}, false
+}

@@ -1,0 +1,79 @@
+package classifiers
+
+import (
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// Source is one source of the Application (spec.source or spec.sources[i]).
+type Source struct {
+	RepoURL    string
+	Path       string
+	Chart      string
+	Helm       bool
+	ValueFiles []string
+}
+
+// Sources returns the Application's sources.
+func Sources(app drift.Object) []Source {
+	var raw []any
+	if s := drift.Map(app, "spec", "source"); s != nil {
+		raw = append(raw, s)
+	}
+	raw = append(raw, drift.List(app, "spec", "sources")...)
+	var out []Source
+	for _, r := range raw {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		s := Source{RepoURL: drift.Str(m, "repoURL"), Path: strings.Trim(drift.Str(m, "path"), "/"), Chart: drift.Str(m, "chart")}
+		if h := drift.Map(m, "helm"); h != nil || s.Chart != "" {
+			s.Helm = true
+			for _, v := range drift.List(h, "valueFiles") {
+				if f, ok := v.(string); ok {
+					s.ValueFiles = append(s.ValueFiles, f)
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// HelmSource reports whether the application renders a Helm chart: a helm
+// source, or a Chart.yaml at a source path in the repository files.
+func HelmSource(s *drift.Snapshot) (Source, bool) {
+	for _, src := range Sources(s.Application) {
+		if src.Helm {
+			return src, true
+		}
+		if _, ok := s.Repo.Files[path.Join(src.Path, "Chart.yaml")]; ok {
+			return src, true
+		}
+	}
+	return Source{}, false
+}
+
+// TemplateFiles returns the chart's template files (path → content), sorted by path.
+func TemplateFiles(s *drift.Snapshot) []string {
+	src, ok := HelmSource(s)
+	if !ok {
+		return nil
+	}
+	dir := path.Join(src.Path, "templates") + "/"
+	if src.Path == "" {
+		dir = "templates/"
+	}
+	var out []string
+	for f := range s.Repo.Files {
+		if strings.HasPrefix(f, dir) {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

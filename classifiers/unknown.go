@@ -1,0 +1,45 @@
+package classifiers
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// Unknown claims every difference no other classifier explained, and says what
+// was looked at.
+var Unknown = Classifier{
+	Name:     drift.CauseUnknown,
+	Doc:      "none of the above could be established",
+	Classify: classifyUnknown,
+}
+
+func classifyUnknown(c *Case) (Verdict, bool) {
+	d := c.Diff
+	if d == nil {
+		return Verdict{}, false
+	}
+	var ev []string
+	switch {
+	case len(d.Path) == 0 && !d.InLive:
+		ev = append(ev, fmt.Sprintf("%s is in Git but not in the cluster: the last sync did not create it, or something deleted it", d.Resource))
+	case len(d.Path) == 0 && !d.InGit:
+		ev = append(ev, fmt.Sprintf("%s is in the cluster but no longer in Git: it waits to be pruned", d.Resource))
+	case d.InGit && d.InLive:
+		ev = append(ev, fmt.Sprintf("Git declares %s, the live object has %s", c.show(d.Git), c.show(d.Live)))
+	case d.InGit:
+		ev = append(ev, fmt.Sprintf("Git declares %s, the live object has no %s", c.show(d.Git), d.Path))
+	default:
+		ev = append(ev, fmt.Sprintf("the live object has %s, which Git does not declare", c.show(d.Live)))
+	}
+	looked := []string{"owners: " + ownersText(d.Owners)}
+	if len(c.Snapshot.Renders) == 0 {
+		looked = append(looked, "no further renders to compare")
+	} else {
+		looked = append(looked, fmt.Sprintf("%d further renders agree", len(c.Snapshot.Renders)))
+	}
+	looked = append(looked, fmt.Sprintf("%d HorizontalPodAutoscalers, %d mutating webhook configurations, %d CRDs collected", len(c.hpas), len(c.webhooks), len(c.crds)))
+	ev = append(ev, "looked at "+strings.Join(looked, "; "))
+	return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "the cause is not established; a person needs to look"}, true
+}

@@ -1,0 +1,129 @@
+// Package remediations turns a finding into the narrowest fix: which kind, in
+// which file of the application's repository, and never one that would hide a
+// manual change or a sensitive field. It does no I/O.
+package remediations
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/classifiers"
+)
+
+// Suggest completes a finding's remediation: it applies the safety policy and
+// locates the file the fix belongs in.
+func Suggest(s *drift.Snapshot, sens drift.Sensitivity, f *drift.Finding) {
+	r := &f.Remediation
+	if r.Kind == "" {
+		r.Kind = drift.FixNone
+	}
+	if f.Cause == drift.CauseManualChange && r.Kind != drift.FixNone {
+		r.Kind, r.Reason = drift.FixNone, "a manual change is real drift and is never fixed by driftfix"
+	}
+	if r.Kind == drift.FixIgnoreDifference {
+		var target drift.Object
+		for i := range s.Resources {
+			if s.Resources[i].Ref() == f.Resource {
+				target = s.Resources[i].Target
+			}
+		}
+		if field, why, ok := sens.Check(f.Resource.Kind, f.Path, target); ok {
+			r.Kind = drift.FixNone
+			r.Reason = fmt.Sprintf("%s is a %s field: driftfix never ignores it; a person must review this change", field, why)
+		}
+	}
+	r.File = Locate(s, f.Resource, r.Kind)
+}
+
+// Locate finds the file in the repository where a fix of the given kind for the
+// resource is written, or "" when it cannot be located with certainty.
+func Locate(s *drift.Snapshot, ref drift.Ref, kind drift.FixKind) string {
+	if len(s.Repo.Files) == 0 {
+		return ""
+	}
+	switch kind {
+	case drift.FixNone, "":
+		return ""
+	case drift.FixIgnoreDifference, drift.FixNarrowIgnore:
+		return findManifest(s, "", drift.Ref{Group: "argoproj.io", Kind: "Application", Name: s.AppName()}, "")
+	case drift.FixTrackingMethod:
+		return findManifest(s, "", drift.Ref{Kind: "ConfigMap", Name: "argocd-cm"}, "")
+	case drift.FixPinHelmValue:
+		if src, ok := classifiers.HelmSource(s); ok {
+			return valuesFile(s, src)
+		}
+		return ""
+	}
+	if src, ok := classifiers.HelmSource(s); ok {
+		// In a chart the field is written by a template; the value may come from values.
+		for _, f := range classifiers.TemplateFiles(s) {
+			if strings.Contains(s.Repo.Files[f], "kind: "+ref.Kind) {
+				return f
+			}
+		}
+		return valuesFile(s, src)
+	}
+	for _, src := range classifiers.Sources(s.Application) {
+		if f := findManifest(s, src.Path, ref, ""); f != "" {
+			return f
+		}
+	}
+	return ""
+}
+
+func valuesFile(s *drift.Snapshot, src classifiers.Source) string {
+	for _, vf := range src.ValueFiles {
+		p := path.Join(src.Path, vf)
+		if _, ok := s.Repo.Files[p]; ok {
+			return p
+		}
+	}
+	p := path.Join(src.Path, "values.yaml")
+	if _, ok := s.Repo.Files[p]; ok {
+		return p
+	}
+	return ""
+}
+
+// findManifest returns the YAML file under dir that holds exactly one document
+// with the resource's kind and name (a namespace in the file must match).
+func findManifest(s *drift.Snapshot, dir string, ref drift.Ref, _ string) string {
+	var names []string
+	for f := range s.Repo.Files {
+		if (strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml")) && (dir == "" || strings.HasPrefix(f, strings.TrimSuffix(dir, "/")+"/")) {
+			names = append(names, f)
+		}
+	}
+	sort.Strings(names)
+	var found []string
+	for _, f := range names {
+		dec := yaml.NewDecoder(strings.NewReader(s.Repo.Files[f]))
+		for {
+			var doc struct {
+				APIVersion string `yaml:"apiVersion"`
+				Kind       string `yaml:"kind"`
+				Metadata   struct {
+					Name      string `yaml:"name"`
+					Namespace string `yaml:"namespace"`
+				} `yaml:"metadata"`
+			}
+			if err := dec.Decode(&doc); err != nil {
+				break
+			}
+			g, _ := drift.SplitAPIVersion(doc.APIVersion)
+			if doc.Kind == ref.Kind && doc.Metadata.Name == ref.Name && (ref.Group == "" || g == ref.Group || ref.Kind == "Application") &&
+				(doc.Metadata.Namespace == "" || ref.Namespace == "" || doc.Metadata.Namespace == ref.Namespace) {
+				found = append(found, f)
+			}
+		}
+	}
+	if len(found) != 1 {
+		return ""
+	}
+	return found[0]
+}
