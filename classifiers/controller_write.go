@@ -58,6 +58,11 @@ func classifyControllerWrite(c *Case) (Verdict, bool) {
 	case d.InLive:
 		ev = append(ev, fmt.Sprintf("Git does not declare %s; the controller adds %s", d.Path, c.show(d.Live)))
 	}
+	if d.Path.String() == "/spec/replicas" && w.Subresource == "scale" {
+		ev = append(ev, fmt.Sprintf("%s writes replicas through the scale subresource, as an autoscaler does, but no HorizontalPodAutoscaler in the snapshot targets %s", w.Manager, d.Resource))
+		return Verdict{Evidence: ev, Fix: drift.FixNone,
+			Reason: "find the autoscaler that scales it (deleted, or not collected) before removing replicas from Git"}, true
+	}
 	if d.InGit {
 		return Verdict{Evidence: ev, Fix: drift.FixRemoveField}, true
 	}

@@ -40,7 +40,7 @@ func classifyTrackingClash(c *Case) (Verdict, bool) {
 		if rel := drift.Annotations(c.Resource().Live)["meta.helm.sh/release-name"]; rel != "" {
 			ev = append(ev, fmt.Sprintf("the object also belongs to Helm release %s (meta.helm.sh/release-name)", rel))
 		}
-		ev = append(ev, fmt.Sprintf("the label is the standard instance label charts and tools set themselves; annotation tracking (or application.instanceLabelKey: argocd.argoproj.io/instance) leaves it to them"))
+		ev = append(ev, "the label is the standard instance label charts and tools set themselves; annotation tracking (or application.instanceLabelKey: argocd.argoproj.io/instance) leaves it to them")
 	case d.Path[1] == "annotations" && d.Path[2] == trackingAnnotation && d.InGit && d.InLive:
 		want, _ := d.Git.(string)
 		got, _ := d.Live.(string)

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/driftfix/driftfix/bot"
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+func cmdDiagnose(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("diagnose", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	snapshot := fs.String("snapshot", "", "snapshot file to diagnose (YAML or JSON, driftfix/v1)")
+	format := fs.String("format", "text", "output format: text, json or yaml")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage, err
+	}
+	if fs.NArg() > 0 {
+		return exitUsage, fmt.Errorf("unexpected argument %q (diagnosing a live application by name needs the live collector; use --snapshot FILE)", fs.Arg(0))
+	}
+	if *snapshot == "" {
+		return exitUsage, fmt.Errorf("--snapshot FILE is required")
+	}
+	switch *format {
+	case "text", "json", "yaml":
+	default:
+		return exitUsage, fmt.Errorf("--format %q: want text, json or yaml", *format)
+	}
+	snap, err := drift.LoadSnapshot(*snapshot)
+	if err != nil {
+		return exitUsage, err
+	}
+	rep, err := bot.Diagnose(snap, drift.Sensitivity{})
+	if err != nil {
+		return exitUsage, err
+	}
+	var out []byte
+	switch *format {
+	case "json":
+		out, err = jsonReport(rep)
+	case "yaml":
+		out, err = yamlReport(rep)
+	default:
+		out = textReport(rep)
+	}
+	if err != nil {
+		return exitUsage, err
+	}
+	if _, err := stdout.Write(out); err != nil {
+		return exitUsage, fmt.Errorf("write report: %w", err)
+	}
+	if len(rep.Findings) > 0 {
+		return exitDrift, nil
+	}
+	return exitClean, nil
+}
+
+func jsonReport(rep *drift.Report) ([]byte, error) {
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		return nil, fmt.Errorf("encode report: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return nil, fmt.Errorf("encode report: %w", err)
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
+}
+
+// yamlReport writes the JSON report as YAML, keeping its field names and order.
+func yamlReport(rep *drift.Report) ([]byte, error) {
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		return nil, fmt.Errorf("encode report: %w", err)
+	}
+	var node yaml.Node
+	if err := yaml.Unmarshal(raw, &node); err != nil {
+		return nil, fmt.Errorf("encode report: %w", err)
+	}
+	clearStyle(&node)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&node); err != nil {
+		return nil, fmt.Errorf("encode report: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// clearStyle drops the JSON flow style so the YAML reads as block YAML.
+func clearStyle(n *yaml.Node) {
+	n.Style &^= yaml.FlowStyle
+	if n.Kind == yaml.ScalarNode && n.Style&yaml.DoubleQuotedStyle != 0 && n.Tag == "!!str" {
+		n.Style &^= yaml.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		clearStyle(c)
+	}
+}
+
+// textReport is a table a person reads in a terminal: one line per finding.
+func textReport(rep *drift.Report) []byte {
+	var buf bytes.Buffer
+	status := rep.SyncStatus
+	if status == "" {
+		status = "unknown sync status"
+	}
+	if len(rep.Findings) == 0 {
+		fmt.Fprintf(&buf, "Application %s (%s): no drift found.\n", rep.Application, status)
+		return buf.Bytes()
+	}
+	fmt.Fprintf(&buf, "Application %s (%s): %d drifting %s.\n\n", rep.Application, status, len(rep.Findings), plural(len(rep.Findings), "field", "fields"))
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "RESOURCE\tPATH\tGIT\tLIVE\tCAUSE\tOWNER\tEVIDENCE\tFIX")
+	for _, f := range rep.Findings {
+		fix := string(f.Remediation.Kind)
+		if f.Remediation.File != "" {
+			fix += " " + f.Remediation.File
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			f.Resource, f.Path, cell(f.Git, f.InGit), cell(f.Live, f.InLive), f.Cause,
+			owner(f.Owners), oneLine(first(f.Evidence), 90), fix)
+	}
+	tw.Flush()
+	return buf.Bytes()
+}
+
+func cell(v any, present bool) string {
+	if !present {
+		return "-"
+	}
+	return drift.Brief(v, 28)
+}
+
+func owner(os []drift.Owner) string {
+	if len(os) == 0 {
+		return "-"
+	}
+	o := os[len(os)-1]
+	if o.Subresource != "" {
+		return o.Manager + "/" + o.Subresource
+	}
+	return o.Manager
+}
+
+func first(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	return ss[0]
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,88 @@
+// Command driftfix finds why Argo CD applications stay OutOfSync and proposes
+// the narrowest fix.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+// Exit codes follow `argocd app diff`: 0 nothing differs, 1 drift found, 2 bad
+// input or usage.
+const (
+	exitClean = 0
+	exitDrift = 1
+	exitUsage = 2
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `driftfix finds why Argo CD applications stay OutOfSync and proposes the narrowest fix.
+
+Usage:
+  driftfix diagnose --snapshot FILE [--format text|json|yaml]
+  driftfix causes        print the causes driftfix names, in the order they are tried
+  driftfix version
+
+Run "driftfix COMMAND -h" for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// errUsage marks an error in how the command was called.
+var errUsage = errors.New("usage")
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	var (
+		code int
+		err  error
+	)
+	switch args[0] {
+	case "diagnose":
+		code, err = cmdDiagnose(ctx, args[1:], stdout, stderr)
+	case "causes":
+		return cmdCauses(stdout)
+	case "version", "--version":
+		fmt.Fprintln(stdout, versionString())
+		return exitClean
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitClean
+	default:
+		fmt.Fprintf(stderr, "driftfix: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitClean
+		}
+		fmt.Fprintf(stderr, "driftfix %s: %v\n", args[0], err)
+		return exitUsage
+	}
+	return code
+}
+
+func versionString() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok && v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	return "driftfix " + v
+}
