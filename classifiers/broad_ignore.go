@@ -105,7 +105,7 @@ func classifyBroadIgnore(c *Case) (Verdict, bool) {
 				continue
 			}
 			seen[field.String()] = true
-			why = append(why, fmt.Sprintf("it covers %s of %s, a %s field", field, ref, kind))
+			why = append(why, fmt.Sprintf("it covers %s of %s, a sensitive field (%s)", field, ref, kind))
 		}
 	}
 	if len(why) == 0 {

@@ -39,7 +39,7 @@ func Run(in *Input, registry []Classifier) []drift.Finding {
 			}
 			note = "Argo CD does not show this difference: " + strings.Join(names, " and ") + " hides it"
 			if sensitive {
-				note += " although it is a " + why + " field"
+				note += " although it is a sensitive field (" + why + ")"
 			}
 		}
 		c := &Case{Input: in, Diff: d}

@@ -2,6 +2,7 @@ package classifiers
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
@@ -147,7 +148,7 @@ func matchRule(webhook map[string]any, group, version, resource string, namespac
 		for _, o := range drift.List(rm, "operations") {
 			ops = append(ops, fmt.Sprint(o))
 		}
-		return fmt.Sprintf("%s/%s %s on %v", g, version, resource, ops), true
+		return fmt.Sprintf("%s/%s %s on %s", g, version, resource, strings.Join(ops, ", ")), true
 	}
 	return "", false
 }

@@ -81,7 +81,9 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 	ref := r.Ref()
 	switch {
 	case r.Target == nil:
-		cmp.Diffs = append(cmp.Diffs, drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, Live: r.Live, InLive: true})
+		entries, _ := parseManagedFields(r.Live)
+		cmp.Diffs = append(cmp.Diffs, drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, Live: r.Live, InLive: true,
+			Owners: ownersOf(entries, r.Live, drift.Pointer{})})
 		return nil
 	case r.Live == nil:
 		cmp.Diffs = append(cmp.Diffs, drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, Git: r.Target, InGit: true})
