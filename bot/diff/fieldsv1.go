@@ -15,6 +15,7 @@ import (
 // "v:<json>" (a set item by value), "i:<n>" (a list item by index) and "." (the
 // node itself).
 type FieldSet struct {
+	self    bool // "." is present: the node itself, not what is beneath it
 	fields  map[string]*FieldSet
 	keys    []keyedItem
 	values  []valuedItem
@@ -33,7 +34,7 @@ type valuedItem struct {
 
 // leaf reports whether the node owns its whole subtree (written as {}).
 func (f *FieldSet) leaf() bool {
-	return len(f.fields) == 0 && len(f.keys) == 0 && len(f.values) == 0 && len(f.indexes) == 0
+	return !f.self && len(f.fields) == 0 && len(f.keys) == 0 && len(f.values) == 0 && len(f.indexes) == 0
 }
 
 // ParseFieldsV1JSON parses FieldsV1 as the API server sends it (a JSON object).
@@ -89,6 +90,7 @@ func parseFieldSet(v any, depth int) (*FieldSet, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		if k == "." {
+			fs.self = true
 			continue
 		}
 		child, err := parseFieldSet(m[k], depth+1)

@@ -306,11 +306,15 @@ func isNull(n *yaml.Node) bool {
 // maxDepth bounds nesting so that hostile input cannot exhaust the stack.
 const maxDepth = 200
 
-// maxAliasExpansions bounds alias expansion ("billion laughs").
-const maxAliasExpansions = 10000
+// maxAliasExpansions and maxNodes bound alias expansion ("billion laughs").
+const (
+	maxAliasExpansions = 10000
+	maxNodes           = 2_000_000
+)
 
 type converter struct {
 	aliases int
+	nodes   int
 }
 
 // value converts a YAML node to plain Go values: map[string]any, []any, string,
@@ -318,6 +322,10 @@ type converter struct {
 func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 	if depth > maxDepth {
 		return nil, &ParseError{Line: n.Line, Msg: "nested too deeply"}
+	}
+	c.nodes++
+	if c.nodes > maxNodes {
+		return nil, &ParseError{Line: n.Line, Msg: "too many values after expanding aliases"}
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:

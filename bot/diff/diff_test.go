@@ -1,0 +1,270 @@
+package diff
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+func snapshot(t *testing.T, appSpec, resources, cluster string) *drift.Snapshot {
+	t.Helper()
+	in := "apiVersion: driftfix/v1\nkind: Snapshot\napplication:\n  apiVersion: argoproj.io/v1alpha1\n  kind: Application\n  metadata: {name: app, namespace: argocd}\n  spec: " + appSpec +
+		"\nresources:\n" + resources
+	if cluster != "" {
+		in += "\ncluster:\n" + cluster
+	}
+	s, err := drift.ParseSnapshot([]byte(in))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, in)
+	}
+	return s
+}
+
+func paths(cmp *drift.Comparison, hidden bool) []string {
+	var out []string
+	for _, d := range cmp.Diffs {
+		if (len(d.HiddenBy) > 0) == hidden {
+			out = append(out, d.Path.String())
+		}
+	}
+	return out
+}
+
+const lastApplied = `kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"1","gone":"x"}}'`
+
+func TestCompareSemantics(t *testing.T) {
+	tests := []struct {
+		name, appSpec, resources, cluster string
+		want, wantHidden                  []string
+	}{
+		{
+			name:    "three-way: live-only key counts only when last-applied has it",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "1"}}
+  live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, annotations: {` + lastApplied + `}}, data: {a: "1", gone: "x", added: "y"}}`,
+			want: []string{"/data/gone"},
+		},
+		{
+			name:    "two-way without last-applied: live-only keys never count",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "1"}}
+  live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "2", added: "y"}}`,
+			want: []string{"/data/a"},
+		},
+		{
+			name:    "server-side apply: live-only key counts when argocd-controller applied it",
+			appSpec: "{syncPolicy: {syncOptions: [ServerSideApply=true]}}",
+			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "1"}}
+  live:
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: c
+      managedFields:
+      - {manager: argocd-controller, operation: Apply, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:a": {}, "f:old": {}}}}
+      - {manager: other, operation: Update, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:mine": {}}}}
+    data: {a: "1", old: "x", mine: "y", nobody: "z"}`,
+			want: []string{"/data/old"},
+		},
+		{
+			name:    "per-resource sync option turns server-side apply off",
+			appSpec: "{syncPolicy: {syncOptions: [ServerSideApply=true]}}",
+			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, annotations: {argocd.argoproj.io/sync-options: "ServerSideApply=false"}}, data: {a: "1"}}
+  live:
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: c
+      annotations: {argocd.argoproj.io/sync-options: "ServerSideApply=false"}
+      managedFields:
+      - {manager: argocd-controller, operation: Apply, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:a": {}, "f:old": {}}}}
+    data: {a: "1", old: "x"}`,
+			want: nil,
+		},
+		{
+			name:    "containers merge by name whatever their order; env by name",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: apps/v1, kind: Deployment, metadata: {name: d}, spec: {template: {spec: {containers: [{name: a, image: a, env: [{name: X, value: "1"}, {name: Y, value: "2"}]}, {name: b, image: b}]}}}}
+  live: {apiVersion: apps/v1, kind: Deployment, metadata: {name: d}, spec: {template: {spec: {containers: [{name: b, image: b, imagePullPolicy: Always}, {name: a, image: a, env: [{name: Y, value: "2"}]}]}}}}`,
+			want: []string{"/spec/template/spec/containers/1/env/0"},
+		},
+		{
+			name:    "custom resource lists compare whole",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: a}]}}
+  live: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: a, extra: 1}]}}`,
+			want: []string{"/spec/items"},
+		},
+		{
+			name:    "status and server metadata are never compared",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, uid: "1", generation: 1}, status: {x: 1}}
+  live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, uid: "2", generation: 5, resourceVersion: "9", creationTimestamp: "2026-01-01T00:00:00Z"}, status: {x: 2}}`,
+			want: nil,
+		},
+		{
+			name:    "ignoreResourceStatusField none compares status",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, status: {x: 1}}
+  live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, status: {x: 2}}`,
+			cluster: `- {apiVersion: v1, kind: ConfigMap, metadata: {name: argocd-cm, namespace: argocd}, data: {resource.compareoptions: "ignoreResourceStatusField: none"}}`,
+			want:    []string{"/status/x"},
+		},
+		{
+			name:    "a jsonPointer rule hides its path, which is still computed",
+			appSpec: "{ignoreDifferences: [{kind: ConfigMap, jsonPointers: [/data/a]}]}",
+			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "1", b: "1"}}
+  live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "2", b: "2"}}`,
+			want:       []string{"/data/b"},
+			wantHidden: []string{"/data/a"},
+		},
+		{
+			name:    "a rule for another name or group does not apply",
+			appSpec: "{ignoreDifferences: [{kind: ConfigMap, name: other, jsonPointers: [/data]}, {group: apps, kind: ConfigMap, jsonPointers: [/data]}]}",
+			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "1"}}
+  live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "2"}}`,
+			want: []string{"/data/a"},
+		},
+		{
+			name:    "a pointer inside an atomic list hides the list when the rest is equal",
+			appSpec: "{ignoreDifferences: [{group: example.com, kind: Thing, jsonPointers: [/spec/items/0/extra]}]}",
+			resources: `- target: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: a, extra: 1}]}}
+  live: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: a, extra: 2}]}}`,
+			wantHidden: []string{"/spec/items"},
+		},
+		{
+			name:    "a managedFieldsManagers rule hides what that manager owns",
+			appSpec: "{ignoreDifferences: [{kind: ConfigMap, managedFieldsManagers: [operator]}]}",
+			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "1", b: "1"}}
+  live:
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: c
+      managedFields:
+      - {manager: operator, operation: Update, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:a": {}}}}
+    data: {a: "2", b: "2"}`,
+			want:       []string{"/data/b"},
+			wantHidden: []string{"/data/a"},
+		},
+		{
+			name:    "a system rule for a kind applies to every application",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: apps/v1, kind: Deployment, metadata: {name: d}, spec: {replicas: 1}}
+  live: {apiVersion: apps/v1, kind: Deployment, metadata: {name: d}, spec: {replicas: 3}}`,
+			cluster:    "- {apiVersion: v1, kind: ConfigMap, metadata: {name: argocd-cm}, data: {resource.customizations.ignoreDifferences.apps_Deployment: \"jqPathExpressions: ['.spec.replicas']\"}}",
+			wantHidden: []string{"/spec/replicas"},
+		},
+		{
+			name:    "Secret stringData is compared as data",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: v1, kind: Secret, metadata: {name: s}, stringData: {u: admin}, data: {p: cGFzcw==}}
+  live: {apiVersion: v1, kind: Secret, metadata: {name: s}, data: {u: YWRtaW4=, p: cGFzcw==}}`,
+			want: nil,
+		},
+		{
+			name:    "tracking annotation missing in live is back-filled",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, annotations: {argocd.argoproj.io/tracking-id: "app:/ConfigMap:/c"}}}
+  live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`,
+			want: nil,
+		},
+		{
+			name:    "quantities of a strictly decoding built-in kind compare by value",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: a, resources: {limits: {memory: 1024Mi, cpu: 0.5}}}]}}
+  live: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: a, resources: {limits: {memory: 1Gi, cpu: 500m}}}]}}`,
+			want: nil,
+		},
+		{
+			name:    "one unknown field disables that canonicalization",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {bogus: true, containers: [{name: a, resources: {limits: {memory: 1024Mi}}}]}}
+  live: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: a, resources: {limits: {memory: 1Gi}}}]}}`,
+			want: []string{"/spec/bogus", "/spec/containers/0/resources/limits/memory"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmp, _, err := Compare(snapshot(t, tt.appSpec, tt.resources, tt.cluster))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(paths(cmp, false), " "); got != strings.Join(tt.want, " ") {
+				t.Errorf("visible differences %q, want %q", got, strings.Join(tt.want, " "))
+			}
+			if got := strings.Join(paths(cmp, true), " "); got != strings.Join(tt.wantHidden, " ") {
+				t.Errorf("hidden differences %q, want %q", got, strings.Join(tt.wantHidden, " "))
+			}
+		})
+	}
+}
+
+func TestOwnersOnDifferences(t *testing.T) {
+	s := snapshot(t, "{}", `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "1"}}
+  live:
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: c
+      managedFields:
+      - {manager: argocd-controller, operation: Update, time: "2026-01-01T00:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:data": {".": {}}}}
+      - {manager: kubectl-edit, operation: Update, time: "2026-01-02T00:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:a": {}}}}
+    data: {a: "2"}`, "")
+	cmp, _, err := Compare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmp.Diffs) != 1 {
+		t.Fatalf("diffs = %+v", cmp.Diffs)
+	}
+	got := cmp.Diffs[0].Owners
+	if len(got) != 1 || got[0] != (drift.Owner{Manager: "kubectl-edit", Operation: "Update", Time: "2026-01-02T00:00:00Z"}) {
+		t.Fatalf("owners = %+v, want only kubectl-edit", got)
+	}
+}
+
+func TestReadSettings(t *testing.T) {
+	cm := func(data string) []drift.Object {
+		s := snapshot(t, "{}", "- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: x}}", "- {apiVersion: v1, kind: ConfigMap, metadata: {name: argocd-cm}, data: "+data+"}")
+		return s.Cluster
+	}
+	s, rules, err := ReadSettings(nil)
+	if err != nil || s.TrackingMethod != "annotation" || s.InstanceLabelKey != "app.kubernetes.io/instance" || s.StatusIgnore != "all" || rules != nil {
+		t.Fatalf("defaults = %+v %v %v", s, rules, err)
+	}
+	s, _, err = ReadSettings(cm(`{application.resourceTrackingMethod: label, application.instanceLabelKey: argocd.argoproj.io/instance}`))
+	if err != nil || !s.LabelTracking() || s.InstanceLabelKey != "argocd.argoproj.io/instance" {
+		t.Fatalf("label settings = %+v, %v", s, err)
+	}
+	_, rules, err = ReadSettings(cm(`{resource.customizations: "apps/Deployment:\n  ignoreDifferences: |\n    jsonPointers: [/spec/replicas]\n", resource.customizations.ignoreDifferences.Service: "jsonPointers: [/spec/clusterIP]"}`))
+	if err != nil || len(rules) != 2 {
+		t.Fatalf("rules = %+v, %v", rules, err)
+	}
+	if rules[0].Group != "apps" || rules[0].Kind != "Deployment" || rules[1].Group != "" || rules[1].Kind != "Service" {
+		t.Fatalf("rule scopes = %+v", rules)
+	}
+	if _, _, err := ReadSettings(cm(`{application.resourceTrackingMethod: labels}`)); err == nil || !strings.Contains(err.Error(), `unknown tracking method "labels"`) {
+		t.Fatalf("bad tracking method error = %v", err)
+	}
+	if _, _, err := ReadSettings(cm(`{resource.customizations.ignoreDifferences.all: "jsonPointers: {"}`)); err == nil || !strings.Contains(err.Error(), "resource.customizations.ignoreDifferences.all") {
+		t.Fatalf("bad rule error = %v", err)
+	}
+}
+
+func TestJQPaths(t *testing.T) {
+	doc := drift.Object{"spec": map[string]any{"containers": []any{
+		map[string]any{"name": "app"}, map[string]any{"name": "istio-proxy"},
+	}}}
+	ps, err := JQPaths(`.spec.containers[] | select(.name == "istio-proxy")`, doc)
+	if err != nil || len(ps) != 1 || ps[0].String() != "/spec/containers/1" {
+		t.Fatalf("paths = %v, %v", ps, err)
+	}
+	if _, err := JQPaths(`.spec[`, doc); err == nil {
+		t.Fatal("a bad expression must be an error")
+	}
+	if ps, _ := JQPaths(`.webhooks[]?.clientConfig.caBundle`, doc); len(ps) != 0 {
+		t.Fatalf("optional iteration over a missing list selects %v", ps)
+	}
+}

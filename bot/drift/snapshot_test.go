@@ -1,0 +1,164 @@
+package drift
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+const minimal = `apiVersion: driftfix/v1
+kind: Snapshot
+application:
+  apiVersion: argoproj.io/v1alpha1
+  kind: Application
+  metadata: {name: web}
+resources:
+- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: n}, data: {a: "1"}}
+  live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: n}, data: {a: "2"}}
+`
+
+func TestParseSnapshotMinimal(t *testing.T) {
+	s, err := ParseSnapshot([]byte(minimal))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.AppName() != "web" || len(s.Resources) != 1 {
+		t.Fatalf("parsed %q with %d resources", s.AppName(), len(s.Resources))
+	}
+	if got := s.Resources[0].Ref(); got != (Ref{Kind: "ConfigMap", Namespace: "n", Name: "c"}) {
+		t.Fatalf("ref = %+v", got)
+	}
+}
+
+func TestParseSnapshotJSON(t *testing.T) {
+	in := `{"apiVersion":"driftfix/v1","kind":"Snapshot","application":{"apiVersion":"argoproj.io/v1alpha1","kind":"Application","metadata":{"name":"web"}},
+"resources":[{"target":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"n":1.5,"i":3}},"live":null}]}`
+	s, err := ParseSnapshot([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := Map(s.Resources[0].Target, "data")
+	if data["n"] != 1.5 || data["i"] != int64(3) {
+		t.Fatalf("numbers decoded as %#v", data)
+	}
+}
+
+func TestParseSnapshotErrors(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		line       int
+	}{
+		{"unknown top-level field", minimal + "extra: 1\n", `unknown field "extra"`, 10},
+		{"missing resources", strings.Split(minimal, "resources:")[0], `missing required field "resources"`, 1},
+		{"wrong apiVersion", strings.Replace(minimal, "driftfix/v1", "driftfix/v2", 1), `apiVersion must be "driftfix/v1"`, 1},
+		{"wrong kind", strings.Replace(minimal, "kind: Snapshot", "kind: Snap", 1), `kind must be "Snapshot"`, 2},
+		{"application not an Application", strings.Replace(minimal, "kind: Application", "kind: AppProject", 1), `application: kind must be "Application"`, 4},
+		{"unknown resource field", strings.Replace(minimal, "  live:", "  lve:", 1), `resources[0]: unknown field "lve"`, 9},
+		{"resource without name", strings.Replace(minimal, "metadata: {name: c, namespace: n}, data: {a: \"1\"}", "metadata: {namespace: n}", 1), `resources[0].target: missing required field "metadata.name"`, 8},
+		{"resource without kind", strings.Replace(minimal, "{apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: n}, data: {a: \"2\"}}", "{apiVersion: v1, metadata: {name: c}}", 1), `resources[0].live: missing required field "kind"`, 9},
+		{"target and live disagree", strings.Replace(minimal, "metadata: {name: c, namespace: n}, data: {a: \"2\"}", "metadata: {name: d, namespace: n}", 1), `target is ConfigMap n/c but live is ConfigMap n/d`, 8},
+		{"both null", strings.Replace(strings.Replace(minimal, "- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: n}, data: {a: \"1\"}}", "- target: null", 1), "  live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: n}, data: {a: \"2\"}}", "  live: null", 1), "needs target or live", 8},
+		{"duplicate key", strings.Replace(minimal, "data: {a: \"1\"}", "data: {a: \"1\", a: \"3\"}", 1), `key "a" appears twice`, 8},
+		{"not yaml", "apiVersion: [", "not valid YAML or JSON", 1},
+		{"two documents", minimal + "---\nfoo: 1\n", "more than one document", 10},
+		{"scalar", "just text", "must be a mapping", 1},
+		{"repo content not a string", minimal + "repo:\n  files:\n    a.yaml: {x: 1}\n", `repo.files["a.yaml"]: content must be a string`, 12},
+		{"renders not lists", minimal + "renders: [{apiVersion: v1}]\n", "renders[0]: must be a list", 10},
+		{"infinite number", strings.Replace(minimal, `{a: "1"}`, `{a: .inf}`, 1), "has no JSON form", 8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := ParseSnapshot([]byte(tt.in))
+			if err == nil {
+				t.Fatalf("no error; parsed %+v", s)
+			}
+			if s != nil {
+				t.Fatal("a snapshot was returned with an error")
+			}
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *ParseError", err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not say %q", err, tt.want)
+			}
+			if pe.Line != tt.line {
+				t.Errorf("error %q on line %d, want line %d", err, pe.Line, tt.line)
+			}
+		})
+	}
+}
+
+func TestLoadSnapshotNamesFile(t *testing.T) {
+	path := t.TempDir() + "/bad.yaml"
+	if err := os.WriteFile(path, []byte(minimal+"bogus: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadSnapshot(path)
+	if err == nil || !strings.HasPrefix(err.Error(), path+":10: ") {
+		t.Fatalf("error %v does not start with the file and line", err)
+	}
+	if _, err := LoadSnapshot(path + ".missing"); err == nil || !strings.Contains(err.Error(), "read snapshot") {
+		t.Fatalf("missing file error: %v", err)
+	}
+}
+
+func TestAliasBomb(t *testing.T) {
+	in := minimal + "cluster:\n- &a {apiVersion: v1, kind: X, metadata: {name: x}, l: [1,1,1,1,1,1,1,1,1,1]}\n"
+	var b strings.Builder
+	b.WriteString(minimal + "repo: {files: {}}\ncluster:\n- apiVersion: v1\n  kind: L\n  metadata: {name: l}\n  a: &a [x,x,x,x,x,x,x,x,x,x]\n")
+	prev := "a"
+	for i := 0; i < 8; i++ {
+		name := string(rune('b' + i))
+		b.WriteString("  " + name + ": &" + name + " [")
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("*" + prev)
+		}
+		b.WriteString("]\n")
+		prev = name
+	}
+	if _, err := ParseSnapshot([]byte(in)); err != nil {
+		t.Fatalf("a single alias must parse: %v", err)
+	}
+	_, err := ParseSnapshot([]byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "alias") {
+		t.Fatalf("exponential aliases must be refused, got %v", err)
+	}
+}
+
+// FuzzParseSnapshot: arbitrary bytes never panic, and either parse completely
+// or give a *ParseError.
+func FuzzParseSnapshot(f *testing.F) {
+	f.Add([]byte(minimal))
+	f.Add([]byte(`{"apiVersion":"driftfix/v1","kind":"Snapshot","application":{"apiVersion":"a","kind":"Application","metadata":{"name":"x"}},"resources":[]}`))
+	f.Add([]byte("a: &x [*x]"))
+	f.Add([]byte("<<: {a: 1}"))
+	if b, err := os.ReadFile("../../testdata/cases/27-broad-ignore-system-all.yaml"); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseSnapshot(data)
+		if err != nil {
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %v is not a *ParseError", err)
+			}
+			if s != nil {
+				t.Fatal("snapshot returned with an error")
+			}
+			return
+		}
+		if s.Application == nil || s.AppName() == "" {
+			t.Fatal("parsed snapshot without an application name")
+		}
+		for _, r := range s.Resources {
+			if r.Target == nil && r.Live == nil {
+				t.Fatal("resource with neither target nor live")
+			}
+		}
+	})
+}

@@ -1,0 +1,74 @@
+package drift
+
+import "testing"
+
+func TestSemanticallyEqual(t *testing.T) {
+	tests := []struct {
+		a, b any
+		want SemanticKind
+	}{
+		{"1000m", "1", SameQuantity},
+		{"1024Mi", "1Gi", SameQuantity},
+		{"0.5", "500m", SameQuantity},
+		{"1.5Gi", "1536Mi", SameQuantity},
+		{"1e3", "1k", SameQuantity},
+		{int64(2), "2000m", SameQuantity},
+		{"8080", int64(8080), SameIntOrString},
+		{"true", true, SameBool},
+		{"8760h", "8760h0m0s", SameDuration},
+		{"90m", "1h30m0s", SameDuration},
+		{"1Gi", "1G", ""},
+		{"100m", "1", ""},
+		{"abc", "abd", ""},
+		{"1", "1", ""}, // equal, not a re-spelling
+	}
+	for _, tt := range tests {
+		got, ok := SemanticallyEqual(tt.a, tt.b)
+		if got != tt.want || ok != (tt.want != "") {
+			t.Errorf("SemanticallyEqual(%v, %v) = %q, %v; want %q", tt.a, tt.b, got, ok, tt.want)
+		}
+	}
+}
+
+func TestEqualNumbers(t *testing.T) {
+	if !Equal(int64(2), 2.0) || Equal(int64(2), "2") || Equal(nil, false) {
+		t.Fatal("Equal treats numbers or types wrongly")
+	}
+	if !Equal(map[string]any{"a": []any{int64(1)}}, map[string]any{"a": []any{1.0}}) {
+		t.Fatal("Equal must compare nested numbers by value")
+	}
+}
+
+func TestParseQuantityRejects(t *testing.T) {
+	for _, s := range []string{"", "Mi", "1.2.3", "1 Gi", "--1", "1e999", "1Xi", "0x10"} {
+		if _, ok := ParseQuantity(s); ok {
+			t.Errorf("ParseQuantity(%q) accepted", s)
+		}
+	}
+}
+
+func TestSensitivity(t *testing.T) {
+	git := Object{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+		"containers": []any{map[string]any{"name": "a", "image": "x"}},
+	}}}}
+	var s Sensitivity
+	if _, why, ok := s.Check("Deployment", MustPointer("/spec/template/spec/containers"), git); !ok || why != "image" {
+		t.Errorf("a container list Git fills with an image must be sensitive, got %q %v", why, ok)
+	}
+	if _, _, ok := s.Check("Deployment", MustPointer("/spec/template/spec/containers/1"), git); ok {
+		t.Error("an injected container Git does not declare is not sensitive by itself")
+	}
+	if _, _, ok := s.Check("Deployment", MustPointer("/spec/template/spec/containers/1/securityContext/privileged"), nil); !ok {
+		t.Error("privileged must be sensitive")
+	}
+	if _, _, ok := s.Check("ClusterRole", MustPointer("/rules"), nil); !ok {
+		t.Error("ClusterRole rules must be sensitive")
+	}
+	if _, _, ok := s.Check("ConfigMap", MustPointer("/data/rules"), nil); ok {
+		t.Error("a ConfigMap key named rules is not RBAC")
+	}
+	extra := Sensitivity{Extra: map[string]string{"env": "policy"}}
+	if _, why, ok := extra.Check("Deployment", MustPointer("/spec/template/spec/containers/0/env"), nil); !ok || why != "policy" {
+		t.Error("extra sensitive fields from policy must apply")
+	}
+}
