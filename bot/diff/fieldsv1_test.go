@@ -20,7 +20,7 @@ const sampleFields = `{
 }`
 
 var sampleLive = map[string]any{
-	"metadata": map[string]any{"labels": map[string]any{"app": "web", "tier": "x"}},
+	"metadata":  map[string]any{"labels": map[string]any{"app": "web", "tier": "x"}},
 	"metadata2": map[string]any{"finalizers": []any{"other", "example.com/protect"}},
 	"spec": map[string]any{
 		"selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
@@ -67,13 +67,13 @@ func TestFieldSetOwns(t *testing.T) {
 
 func TestParseFieldsV1Errors(t *testing.T) {
 	for in, want := range map[string]string{
-		`{"spec": {}}`:                  "no f:, k:, v: or i: prefix",
-		`{"x:spec": {}}`:                "unknown prefix",
-		`{"k:notjson": {}}`:             "list keys must be a JSON object",
-		`{"v:{": {}}`:                   "set value must be JSON",
-		`{"i:-1": {}}`:                  "non-negative integer",
-		`{"f:a": "leaf"}`:               "expected an object",
-		`[1]`:                           "expected an object",
+		`{"spec": {}}`:                   "no f:, k:, v: or i: prefix",
+		`{"x:spec": {}}`:                 "unknown prefix",
+		`{"k:notjson": {}}`:              "list keys must be a JSON object",
+		`{"v:{": {}}`:                    "set value must be JSON",
+		`{"i:-1": {}}`:                   "non-negative integer",
+		`{"f:a": "leaf"}`:                "expected an object",
+		`[1]`:                            "expected an object",
 		`{"f:a": {"f:b": {"k:[]": {}}}}`: "list keys must be a JSON object",
 	} {
 		if _, err := ParseFieldsV1JSON([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {

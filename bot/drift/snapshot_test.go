@@ -47,7 +47,7 @@ func TestParseSnapshotJSON(t *testing.T) {
 func TestParseSnapshotErrors(t *testing.T) {
 	tests := []struct {
 		name, in, want string
-		line       int
+		line           int
 	}{
 		{"unknown top-level field", minimal + "extra: 1\n", `unknown field "extra"`, 10},
 		{"missing resources", strings.Split(minimal, "resources:")[0], `missing required field "resources"`, 1},
