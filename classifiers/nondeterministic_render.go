@@ -30,7 +30,7 @@ func classifyNondeterministic(c *Case) (Verdict, bool) {
 	}
 	fix := drift.FixNone
 	reason := "the value is generated at render time; make the generator stable where it runs"
-	if _, ok := HelmSource(c.Snapshot); ok {
+	if _, ok := c.Snapshot.HelmSource(); ok {
 		fix, reason = drift.FixPinHelmValue, ""
 	}
 	if len(c.Snapshot.Renders) > 0 {
@@ -101,7 +101,7 @@ func (c *Case) templateEvidence() []string {
 	if key == "" {
 		return nil
 	}
-	files := TemplateFiles(c.Snapshot)
+	files := c.Snapshot.TemplateFiles()
 	random := map[string]string{} // template base path → first random line
 	for _, f := range files {
 		for i, line := range strings.Split(c.Snapshot.Repo.Files[f], "\n") {

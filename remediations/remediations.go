@@ -12,7 +12,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/driftfix/driftfix/bot/drift"
-	"github.com/driftfix/driftfix/classifiers"
 )
 
 // Suggest completes a finding's remediation: it applies the safety policy and
@@ -54,21 +53,21 @@ func Locate(s *drift.Snapshot, ref drift.Ref, kind drift.FixKind) string {
 	case drift.FixTrackingMethod:
 		return findManifest(s, "", drift.Ref{Kind: "ConfigMap", Name: "argocd-cm"}, "")
 	case drift.FixPinHelmValue:
-		if src, ok := classifiers.HelmSource(s); ok {
+		if src, ok := s.HelmSource(); ok {
 			return valuesFile(s, src)
 		}
 		return ""
 	}
-	if src, ok := classifiers.HelmSource(s); ok {
+	if src, ok := s.HelmSource(); ok {
 		// In a chart the field is written by a template; the value may come from values.
-		for _, f := range classifiers.TemplateFiles(s) {
+		for _, f := range s.TemplateFiles() {
 			if strings.Contains(s.Repo.Files[f], "kind: "+ref.Kind) {
 				return f
 			}
 		}
 		return valuesFile(s, src)
 	}
-	for _, src := range classifiers.Sources(s.Application) {
+	for _, src := range drift.Sources(s.Application) {
 		if f := findManifest(s, src.Path, ref, ""); f != "" {
 			return f
 		}
@@ -76,7 +75,7 @@ func Locate(s *drift.Snapshot, ref drift.Ref, kind drift.FixKind) string {
 	return ""
 }
 
-func valuesFile(s *drift.Snapshot, src classifiers.Source) string {
+func valuesFile(s *drift.Snapshot, src drift.Source) string {
 	for _, vf := range src.ValueFiles {
 		p := path.Join(src.Path, vf)
 		if _, ok := s.Repo.Files[p]; ok {

@@ -1,11 +1,9 @@
-package classifiers
+package drift
 
 import (
 	"path"
 	"sort"
 	"strings"
-
-	"github.com/driftfix/driftfix/bot/drift"
 )
 
 // Source is one source of the Application (spec.source or spec.sources[i]).
@@ -18,22 +16,22 @@ type Source struct {
 }
 
 // Sources returns the Application's sources.
-func Sources(app drift.Object) []Source {
+func Sources(app Object) []Source {
 	var raw []any
-	if s := drift.Map(app, "spec", "source"); s != nil {
+	if s := Map(app, "spec", "source"); s != nil {
 		raw = append(raw, s)
 	}
-	raw = append(raw, drift.List(app, "spec", "sources")...)
+	raw = append(raw, List(app, "spec", "sources")...)
 	var out []Source
 	for _, r := range raw {
 		m, ok := r.(map[string]any)
 		if !ok {
 			continue
 		}
-		s := Source{RepoURL: drift.Str(m, "repoURL"), Path: strings.Trim(drift.Str(m, "path"), "/"), Chart: drift.Str(m, "chart")}
-		if h := drift.Map(m, "helm"); h != nil || s.Chart != "" {
+		s := Source{RepoURL: Str(m, "repoURL"), Path: strings.Trim(Str(m, "path"), "/"), Chart: Str(m, "chart")}
+		if h := Map(m, "helm"); h != nil || s.Chart != "" {
 			s.Helm = true
-			for _, v := range drift.List(h, "valueFiles") {
+			for _, v := range List(h, "valueFiles") {
 				if f, ok := v.(string); ok {
 					s.ValueFiles = append(s.ValueFiles, f)
 				}
@@ -46,7 +44,7 @@ func Sources(app drift.Object) []Source {
 
 // HelmSource reports whether the application renders a Helm chart: a helm
 // source, or a Chart.yaml at a source path in the repository files.
-func HelmSource(s *drift.Snapshot) (Source, bool) {
+func (s *Snapshot) HelmSource() (Source, bool) {
 	for _, src := range Sources(s.Application) {
 		if src.Helm {
 			return src, true
@@ -59,8 +57,8 @@ func HelmSource(s *drift.Snapshot) (Source, bool) {
 }
 
 // TemplateFiles returns the chart's template files (path → content), sorted by path.
-func TemplateFiles(s *drift.Snapshot) []string {
-	src, ok := HelmSource(s)
+func (s *Snapshot) TemplateFiles() []string {
+	src, ok := s.HelmSource()
 	if !ok {
 		return nil
 	}

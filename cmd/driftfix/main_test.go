@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	bad := t.TempDir() + "/bad.yaml"
+	if err := os.WriteFile(bad, []byte("apiVersion: driftfix/v1\nkind: Snapshot\nresources: []\nextra: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		inStderr string
+	}{
+		{"no arguments", nil, exitUsage, "Usage:"},
+		{"unknown command", []string{"diagnoze"}, exitUsage, `unknown command "diagnoze"`},
+		{"missing snapshot flag", []string{"diagnose"}, exitUsage, "--snapshot FILE is required"},
+		{"bad format", []string{"diagnose", "--snapshot", "x", "--format", "xml"}, exitUsage, `--format "xml"`},
+		{"unknown flag", []string{"diagnose", "--snapshto", "x"}, exitUsage, "flag provided but not defined"},
+		{"missing file", []string{"diagnose", "--snapshot", "/nonexistent/s.yaml"}, exitUsage, "read snapshot"},
+		{"bad snapshot names the field and line", []string{"diagnose", "--snapshot", bad}, exitUsage, bad + `:4: snapshot: unknown field "extra"`},
+		{"drift found", []string{"diagnose", "--snapshot", "../../testdata/cases/01-hpa-statefulset.yaml"}, exitDrift, ""},
+		{"no drift", []string{"diagnose", "--snapshot", "../../testdata/cases/11-builtin-quantity-hidden.yaml"}, exitClean, ""},
+		{"version", []string{"version"}, exitClean, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(tt.args...)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.code, stderr)
+			}
+			if !strings.Contains(stderr, tt.inStderr) {
+				t.Errorf("stderr %q does not contain %q", stderr, tt.inStderr)
+			}
+		})
+	}
+}
+
+func TestDiagnoseFormats(t *testing.T) {
+	const snap = "../../testdata/cases/27-broad-ignore-system-all.yaml"
+	_, jsonOut, _ := runCLI("diagnose", "--snapshot", snap, "--format", "json")
+	var fromJSON map[string]any
+	if err := json.Unmarshal([]byte(jsonOut), &fromJSON); err != nil {
+		t.Fatalf("json output does not parse: %v\n%s", err, jsonOut)
+	}
+	golden, err := os.ReadFile("../../testdata/cases/27-broad-ignore-system-all.golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jsonOut != string(golden) {
+		t.Errorf("--format json differs from the golden diagnosis")
+	}
+	_, yamlOut, _ := runCLI("diagnose", "--snapshot", snap, "--format", "yaml")
+	var fromYAML map[string]any
+	if err := yaml.Unmarshal([]byte(yamlOut), &fromYAML); err != nil {
+		t.Fatalf("yaml output does not parse: %v", err)
+	}
+	a, _ := json.Marshal(fromJSON)
+	b, _ := json.Marshal(fromYAML)
+	if !bytes.Equal(a, b) {
+		t.Errorf("yaml and json outputs carry different data:\n%s\n%s", a, b)
+	}
+	_, text, _ := runCLI("diagnose", "--snapshot", snap)
+	for _, want := range []string{"RESOURCE", "CAUSE", "OWNER", "EVIDENCE", "FIX", "broad-ignore", "hpa-replicas", "kube-controller-manager/scale", "manual-change", "kubectl-set", "remove-field"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestCleanTextSaysSo(t *testing.T) {
+	code, out, _ := runCLI("diagnose", "--snapshot", "../../testdata/cases/26-narrow-ignore-ok.yaml")
+	if code != exitClean || !strings.Contains(out, "no drift found") {
+		t.Fatalf("exit %d, output %q", code, out)
+	}
+}
+
+// TestReadmeCauseTable keeps the README's cause table equal to the registry.
+func TestReadmeCauseTable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(readme)
+	start := strings.Index(s, "<!-- causes:start -->\n")
+	end := strings.Index(s, "<!-- causes:end -->")
+	if start < 0 || end < start {
+		t.Fatal("README.md lacks the causes:start/causes:end markers")
+	}
+	got := s[start+len("<!-- causes:start -->\n") : end]
+	if got != causesTable() {
+		t.Errorf("README cause table is stale; replace it with the output of `go run ./cmd/driftfix causes`:\n%s", causesTable())
+	}
+}
+
+// TestReadmeCommandsExist checks that the snapshot the README runs is there.
+func TestReadmeCommandsExist(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(readme), "\n") {
+		if strings.HasPrefix(line, "go run ./cmd/driftfix diagnose --snapshot ") {
+			f := strings.Fields(line)[5]
+			if _, err := os.Stat("../../" + f); err != nil {
+				t.Errorf("README runs %s: %v", f, err)
+			}
+			return
+		}
+	}
+	t.Error("README does not show a diagnose command")
+}

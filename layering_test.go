@@ -1,0 +1,64 @@
+package driftfix_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestLayering keeps the data flow one way: each package imports only what
+// the design allows, and nothing that diagnoses a snapshot can reach a network.
+func TestLayering(t *testing.T) {
+	const mod = "github.com/driftfix/driftfix/"
+	rules := []struct {
+		pkg     string
+		allowed []string // module packages and third-party prefixes it may depend on
+	}{
+		{"bot/drift", []string{"gopkg.in/yaml.v3"}},
+		{"classifiers", []string{mod + "bot/drift", "gopkg.in/yaml.v3"}},
+		{"remediations", []string{mod + "bot/drift", "gopkg.in/yaml.v3"}},
+		{"bot/diff", []string{mod + "bot/drift", "gopkg.in/yaml.v3", "k8s.io/", "sigs.k8s.io/", "github.com/itchyny/gojq", "github.com/itchyny/timefmt-go",
+			"github.com/fxamacker/cbor", "github.com/x448/float16", "github.com/go-logr/logr", "github.com/json-iterator/go", "github.com/modern-go/",
+			"go.yaml.in/yaml", "golang.org/x/net", "golang.org/x/text", "gopkg.in/inf.v0", "github.com/google/gnostic-models", "google.golang.org/protobuf", "github.com/kr/text"}},
+	}
+	forbidden := []string{"net/http", "os/exec", "net/rpc"}
+	for _, r := range rules {
+		out, err := exec.Command("go", "list", "-deps", "./"+r.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./%s: %v", r.pkg, err)
+		}
+		direct, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", "./"+r.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list ./%s: %v", r.pkg, err)
+		}
+		for _, imp := range strings.Fields(string(direct)) {
+			if strings.HasPrefix(imp, "net") || imp == "os/exec" {
+				t.Errorf("%s imports %s: a stage before publishing must not reach the network or run programs", r.pkg, imp)
+			}
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if dep == mod+r.pkg {
+				continue
+			}
+			for _, f := range forbidden {
+				// bot/diff reads Kubernetes' compiled-in types, and apimachinery
+				// links net/http; for it only direct imports are checked below.
+				if dep == f && r.pkg != "bot/diff" {
+					t.Errorf("%s depends on %s: a stage before publishing must not reach the network or run programs", r.pkg, dep)
+				}
+			}
+			if !strings.Contains(strings.Split(dep, "/")[0], ".") {
+				continue // standard library
+			}
+			ok := false
+			for _, a := range r.allowed {
+				if strings.HasPrefix(dep, a) {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("%s depends on %s, which the design does not allow", r.pkg, dep)
+			}
+		}
+	}
+}
