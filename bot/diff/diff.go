@@ -99,14 +99,9 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		rawTarget: r.Target,
 		rawLive:   r.Live,
 	}
-	var entries []managed
-	entries, _ = parseManagedFields(r.Live)
-	w.entries = entries
-
-	desired, live := deepCopy(r.Target).(map[string]any), deepCopy(r.Live).(map[string]any)
+	desired, live := shallowCopy(r.Target), shallowCopy(r.Live)
 	if r.PredictedLive != nil && r.NormalizedLive != nil {
-		desired = deepCopy(r.PredictedLive).(map[string]any)
-		live = deepCopy(r.NormalizedLive).(map[string]any)
+		desired, live = shallowCopy(r.PredictedLive), shallowCopy(r.NormalizedLive)
 		w.symmetric = true
 	}
 	var orig any
@@ -142,7 +137,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 	w.walk(drift.Pointer{}, desired, live, orig, orig != nil, fieldInfo{typ: w.rootType, known: w.rootType != nil}, 0)
 	for i := range w.diffs {
 		d := &w.diffs[i]
-		d.Owners = ownersOf(entries, r.Live, d.Path)
+		d.Owners = ownersOf(w.managed(), r.Live, d.Path)
 		for _, ri := range w.managerRules {
 			for _, o := range d.Owners {
 				if containsString(cmp.Rules[ri].ManagedFieldsManagers, o.Manager) {
@@ -167,7 +162,8 @@ type walker struct {
 	rootType     reflect.Type
 	ssa          bool
 	symmetric    bool
-	entries      []managed
+	entries      []managed // parsed on first use
+	parsed       bool
 	rawTarget    drift.Object
 	rawLive      drift.Object
 	hiders       []hider
@@ -176,6 +172,15 @@ type walker struct {
 	diffs        []drift.Difference
 	strict       int // 0 unknown, 1 both sides decode strictly, -1 not
 	inAtomic     int // > 0 while inside the items of an atomic list
+}
+
+// managed parses the live object's managedFields the first time they are needed.
+func (w *walker) managed() []managed {
+	if !w.parsed {
+		w.entries, _ = parseManagedFields(w.rawLive)
+		w.parsed = true
+	}
+	return w.entries
 }
 
 func (w *walker) add(p drift.Pointer, git, live any, inGit, inLive bool, fi fieldInfo) {
@@ -223,7 +228,7 @@ func (w *walker) liveOnlyIsDrift(p drift.Pointer, inOrig bool) bool {
 		return false
 	}
 	if w.ssa {
-		for _, e := range w.entries {
+		for _, e := range w.managed() {
 			if e.owner.Manager == argoSSAManager && e.owner.Operation == "Apply" && e.set.Owns(w.rawLive, p) {
 				return true
 			}
@@ -353,7 +358,7 @@ func (w *walker) quantityHidden(a, b any) bool {
 	}
 	if w.strict == 0 {
 		w.strict = -1
-		if w.rootType != nil && w.b.decodesStrictly(w.rootType, w.rawTarget) && w.b.decodesStrictly(w.rootType, w.rawLive) {
+		if w.rootType != nil && w.b.fits(w.rootType, w.rawTarget, 0) && w.b.fits(w.rootType, w.rawLive, 0) {
 			w.strict = 1
 		}
 	}
@@ -431,9 +436,10 @@ func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
 	group, _ := drift.SplitAPIVersion(drift.Str(o, "apiVersion"))
 	if kind == "Secret" && group == "" {
 		if sd, ok := o["stringData"].(map[string]any); ok {
-			data, _ := o["data"].(map[string]any)
-			if data == nil {
-				data = map[string]any{}
+			old, _ := o["data"].(map[string]any)
+			data := make(map[string]any, len(old)+len(sd))
+			for k, v := range old {
+				data[k] = v
 			}
 			for k, v := range sd {
 				str, _ := v.(string)
@@ -474,6 +480,31 @@ func trackingNormalize(desired, live map[string]any, s drift.Settings) {
 			}
 		}
 	}
+}
+
+// shallowCopy copies what normalization changes (the object, its metadata and
+// annotations) and shares everything else with the original, which is never
+// modified.
+func shallowCopy(o map[string]any) map[string]any {
+	out := make(map[string]any, len(o))
+	for k, v := range o {
+		out[k] = v
+	}
+	if md, ok := o["metadata"].(map[string]any); ok {
+		mdc := make(map[string]any, len(md))
+		for k, v := range md {
+			mdc[k] = v
+		}
+		if ann, ok := md["annotations"].(map[string]any); ok {
+			annc := make(map[string]any, len(ann))
+			for k, v := range ann {
+				annc[k] = v
+			}
+			mdc["annotations"] = annc
+		}
+		out["metadata"] = mdc
+	}
+	return out
 }
 
 func deepCopy(v any) any {
