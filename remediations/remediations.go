@@ -49,9 +49,9 @@ func Locate(s *drift.Snapshot, ref drift.Ref, kind drift.FixKind) string {
 	case drift.FixNone, "":
 		return ""
 	case drift.FixIgnoreDifference, drift.FixNarrowIgnore:
-		return findManifest(s, "", drift.Ref{Group: "argoproj.io", Kind: "Application", Name: s.AppName()}, "")
+		return findManifest(s, "", drift.Ref{Group: "argoproj.io", Kind: "Application", Name: s.AppName()})
 	case drift.FixTrackingMethod:
-		return findManifest(s, "", drift.Ref{Kind: "ConfigMap", Name: "argocd-cm"}, "")
+		return findManifest(s, "", drift.Ref{Kind: "ConfigMap", Name: "argocd-cm"})
 	case drift.FixPinHelmValue:
 		if src, ok := s.HelmSource(); ok {
 			return valuesFile(s, src)
@@ -68,7 +68,7 @@ func Locate(s *drift.Snapshot, ref drift.Ref, kind drift.FixKind) string {
 		return valuesFile(s, src)
 	}
 	for _, src := range drift.Sources(s.Application) {
-		if f := findManifest(s, src.Path, ref, ""); f != "" {
+		if f := findManifest(s, src.Path, ref); f != "" {
 			return f
 		}
 	}
@@ -91,7 +91,7 @@ func valuesFile(s *drift.Snapshot, src drift.Source) string {
 
 // findManifest returns the YAML file under dir that holds exactly one document
 // with the resource's kind and name (a namespace in the file must match).
-func findManifest(s *drift.Snapshot, dir string, ref drift.Ref, _ string) string {
+func findManifest(s *drift.Snapshot, dir string, ref drift.Ref) string {
 	var names []string
 	for f := range s.Repo.Files {
 		if (strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml")) && (dir == "" || strings.HasPrefix(f, strings.TrimSuffix(dir, "/")+"/")) {

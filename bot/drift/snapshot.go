@@ -138,7 +138,7 @@ func ParseSnapshot(data []byte) (*Snapshot, error) {
 		return nil, &ParseError{Line: v.Line, Msg: fmt.Sprintf("kind must be \"Snapshot\", got %q", v.Value)}
 	}
 	s := &Snapshot{}
-	if s.Application, err = c.object(fields["application"], "application", false); err != nil {
+	if s.Application, err = c.object(fields["application"], "application"); err != nil {
 		return nil, err
 	}
 	if k := Str(s.Application, "kind"); k != "Application" {
@@ -193,7 +193,7 @@ func (c *converter) resources(n *yaml.Node, s *Snapshot) error {
 			if f[k.name] == nil || isNull(f[k.name]) {
 				continue
 			}
-			o, err := c.object(f[k.name], where+"."+k.name, k.name != "target")
+			o, err := c.object(f[k.name], where+"."+k.name)
 			if err != nil {
 				return err
 			}
@@ -248,7 +248,7 @@ func (c *converter) objectList(n *yaml.Node, where string) ([]Object, error) {
 	}
 	out := make([]Object, 0, len(n.Content))
 	for i, item := range n.Content {
-		o, err := c.object(item, fmt.Sprintf("%s[%d]", where, i), false)
+		o, err := c.object(item, fmt.Sprintf("%s[%d]", where, i))
 		if err != nil {
 			return nil, err
 		}
@@ -258,7 +258,7 @@ func (c *converter) objectList(n *yaml.Node, where string) ([]Object, error) {
 }
 
 // object converts a node to a Kubernetes object and checks apiVersion, kind and metadata.name.
-func (c *converter) object(n *yaml.Node, where string, _ bool) (Object, error) {
+func (c *converter) object(n *yaml.Node, where string) (Object, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, &ParseError{Line: n.Line, Msg: where + ": must be a Kubernetes object (a mapping)"}
 	}
