@@ -51,7 +51,7 @@ func Run(in *Input, registry []Classifier) []drift.Finding {
 			v.Evidence = append(v.Evidence, note)
 		}
 		f := drift.Finding{
-			Resource: d.Resource, Path: d.Path, Cause: cl.Name,
+			Resource: d.Resource, Path: d.Path, GitPath: d.GitPath, Cause: cl.Name,
 			Git: d.Git, Live: d.Live, InGit: d.InGit, InLive: d.InLive,
 			Evidence: v.Evidence, Owners: d.Owners,
 			Remediation: drift.Remediation{Kind: v.Fix, Reason: v.Reason},

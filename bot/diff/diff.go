@@ -134,7 +134,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 	}
 	w.rules = cmp.Rules
 
-	w.walk(drift.Pointer{}, desired, live, orig, orig != nil, fieldInfo{typ: w.rootType, known: w.rootType != nil}, 0)
+	w.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, fieldInfo{typ: w.rootType, known: w.rootType != nil}, 0)
 	for i := range w.diffs {
 		d := &w.diffs[i]
 		d.Owners = ownersOf(w.managed(), r.Live, d.Path)
@@ -183,8 +183,11 @@ func (w *walker) managed() []managed {
 	return w.entries
 }
 
-func (w *walker) add(p drift.Pointer, git, live any, inGit, inLive bool, fi fieldInfo) {
-	d := drift.Difference{Resource: w.ref, Index: w.idx, Path: p, Git: git, Live: live, InGit: inGit, InLive: inLive,
+func (w *walker) add(p, gp drift.Pointer, git, live any, inGit, inLive bool, fi fieldInfo) {
+	if !inGit {
+		gp = nil
+	}
+	d := drift.Difference{Resource: w.ref, Index: w.idx, Path: p, GitPath: gp, Git: git, Live: live, InGit: inGit, InLive: inLive,
 		Builtin: w.rootType != nil, Undeclared: w.rootType != nil && !fi.known}
 	for _, h := range w.hiders {
 		if p.HasPrefix(h.path) {
@@ -238,10 +241,10 @@ func (w *walker) liveOnlyIsDrift(p drift.Pointer, inOrig bool) bool {
 	return inOrig
 }
 
-func (w *walker) walk(p drift.Pointer, d, l, o any, hasO bool, fi fieldInfo, depth int) {
+func (w *walker) walk(p, gp drift.Pointer, d, l, o any, hasO bool, fi fieldInfo, depth int) {
 	if depth > maxWalkDepth {
 		if !drift.Equal(d, l) {
-			w.add(p, d, l, true, true, fi)
+			w.add(p, gp, d, l, true, true, fi)
 		}
 		return
 	}
@@ -258,9 +261,9 @@ func (w *walker) walk(p drift.Pointer, d, l, o any, hasO bool, fi fieldInfo, dep
 			child.known = child.known && fi.known
 			ov, inO := om[k]
 			if lval, ok := lv[k]; ok {
-				w.walk(cp, dv[k], lval, ov, hasO && inO, child, depth+1)
+				w.walk(cp, gp.Child(k), dv[k], lval, ov, hasO && inO, child, depth+1)
 			} else {
-				w.add(cp, dv[k], nil, true, false, child)
+				w.add(cp, gp.Child(k), dv[k], nil, true, false, child)
 			}
 		}
 		for _, k := range sortedKeys(lv) {
@@ -271,7 +274,7 @@ func (w *walker) walk(p drift.Pointer, d, l, o any, hasO bool, fi fieldInfo, dep
 			if w.liveOnlyIsDrift(p.Child(k), hasO && inO) {
 				child, _ := w.b.child(fi.typ, k)
 				child.known = child.known && fi.known
-				w.add(p.Child(k), nil, lv[k], false, true, child)
+				w.add(p.Child(k), nil, nil, lv[k], false, true, child)
 			}
 		}
 		return
@@ -281,7 +284,7 @@ func (w *walker) walk(p drift.Pointer, d, l, o any, hasO bool, fi fieldInfo, dep
 			break
 		}
 		if fi.mergeKey != "" && allHaveKey(dv, fi.mergeKey) && allHaveKey(lv, fi.mergeKey) {
-			w.walkKeyed(p, dv, lv, o, hasO, fi, depth)
+			w.walkKeyed(p, gp, dv, lv, o, hasO, fi, depth)
 			return
 		}
 		if drift.Equal(d, l) {
@@ -296,12 +299,12 @@ func (w *walker) walk(p drift.Pointer, d, l, o any, hasO bool, fi fieldInfo, dep
 			}
 			w.inAtomic++
 			for i := range dv {
-				w.walk(p.Index(i), dv[i], lv[i], nil, false, elem, depth+1)
+				w.walk(p.Index(i), gp.Index(i), dv[i], lv[i], nil, false, elem, depth+1)
 			}
 			w.inAtomic--
 			return
 		}
-		w.add(p, d, l, true, true, fi)
+		w.add(p, gp, d, l, true, true, fi)
 		return
 	}
 	if drift.Equal(d, l) {
@@ -310,10 +313,10 @@ func (w *walker) walk(p drift.Pointer, d, l, o any, hasO bool, fi fieldInfo, dep
 	if isQuantity(fi.typ) && w.quantityHidden(d, l) {
 		return
 	}
-	w.add(p, d, l, true, true, fi)
+	w.add(p, gp, d, l, true, true, fi)
 }
 
-func (w *walker) walkKeyed(p drift.Pointer, dv, lv []any, o any, hasO bool, fi fieldInfo, depth int) {
+func (w *walker) walkKeyed(p, gp drift.Pointer, dv, lv []any, o any, hasO bool, fi fieldInfo, depth int) {
 	key := fi.mergeKey
 	ol, _ := o.([]any)
 	elem := fieldInfo{known: fi.known}
@@ -325,7 +328,7 @@ func (w *walker) walkKeyed(p drift.Pointer, dv, lv []any, o any, hasO bool, fi f
 		kv := item.(map[string]any)[key]
 		li := findByKey(lv, key, kv, used)
 		if li < 0 {
-			w.add(p.Index(di), item, nil, true, false, elem)
+			w.add(p.Index(di), gp.Index(di), item, nil, true, false, elem)
 			continue
 		}
 		used[li] = true
@@ -334,7 +337,7 @@ func (w *walker) walkKeyed(p drift.Pointer, dv, lv []any, o any, hasO bool, fi f
 		if oi >= 0 {
 			ov = ol[oi]
 		}
-		w.walk(p.Index(li), item, lv[li], ov, hasO && oi >= 0, elem, depth+1)
+		w.walk(p.Index(li), gp.Index(di), item, lv[li], ov, hasO && oi >= 0, elem, depth+1)
 	}
 	for li, item := range lv {
 		if used[li] {
@@ -343,7 +346,7 @@ func (w *walker) walkKeyed(p drift.Pointer, dv, lv []any, o any, hasO bool, fi f
 		kv := item.(map[string]any)[key]
 		inO := hasO && findByKey(ol, key, kv, nil) >= 0
 		if w.liveOnlyIsDrift(p.Index(li), inO) {
-			w.add(p.Index(li), nil, item, false, true, elem)
+			w.add(p.Index(li), nil, nil, item, false, true, elem)
 		}
 	}
 }

@@ -181,10 +181,13 @@ type Difference struct {
 	Resource Ref
 	Index    int // position of the resource in Snapshot.Resources
 	Path     Pointer
-	Git      any
-	Live     any
-	InGit    bool // the path exists in the desired state
-	InLive   bool // the path exists in the live object
+	// GitPath is the same place in the desired object when Git has it; list
+	// indexes can differ from Path's, which follow the live object.
+	GitPath Pointer
+	Git     any
+	Live    any
+	InGit   bool // the path exists in the desired state
+	InLive  bool // the path exists in the live object
 	// Owners are the managedFields entries that own Path (or a part of it) in live.
 	Owners []Owner
 	// HiddenBy lists the ignore rules that hide this difference from Argo CD.
@@ -263,6 +266,7 @@ type Remediation struct {
 type Finding struct {
 	Resource    Ref
 	Path        Pointer
+	GitPath     Pointer // the path in the desired object, when Git has it
 	Cause       Cause
 	Git         any
 	Live        any

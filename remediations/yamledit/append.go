@@ -87,13 +87,25 @@ func appendItem(src []byte, doc int, p drift.Pointer, item any, comment string) 
 			return nil, fmt.Errorf("append to %s: line %d holds a %s, not a list: %w", p, seq.Line, kindName(seq), ErrUnsupported)
 		}
 	}
-	// Create the missing keys under the deepest mapping that exists.
+	return f.insertUnder(root, steps, p, func(depth, indent int) ([]byte, error) {
+		return indentBlock(body, indent), nil
+	})
+}
+
+// insertUnder creates the keys of p missing below the deepest mapping that
+// exists (steps), then the value lines leaf gives for the last key's indent.
+// With asScalar the last key and its value share a line.
+func (f *file) insertUnder(root *yaml.Node, steps []step, p drift.Pointer, leaf func(depth, indent int) ([]byte, error)) ([]byte, error) {
+	return f.insertKeys(root, steps, p, false, leaf)
+}
+
+func (f *file) insertKeys(root *yaml.Node, steps []step, p drift.Pointer, asScalar bool, leaf func(depth, indent int) ([]byte, error)) ([]byte, error) {
 	parent := root
 	if len(steps) > 0 {
 		parent = deref(steps[len(steps)-1].value)
 	}
 	if parent.Kind != yaml.MappingNode || flow(parent) || len(parent.Content) == 0 {
-		return nil, fmt.Errorf("append to %s: %s is not a block mapping with fields: %w", p, p[:len(steps)], ErrUnsupported)
+		return nil, fmt.Errorf("add %s: %s is not a block mapping with fields: %w", p, p[:len(steps)], ErrUnsupported)
 	}
 	ind := parent.Content[0].Column - 1
 	lastKey := parent.Content[len(parent.Content)-2]
@@ -101,15 +113,31 @@ func appendItem(src []byte, doc int, p drift.Pointer, item any, comment string) 
 	if end < lastKey.Line {
 		end = lastKey.Line
 	}
+	missing := p[len(steps):]
 	var b strings.Builder
-	for i, tok := range p[len(steps):] {
+	for i, tok := range missing {
 		key, err := render(tok, 0)
 		if err != nil {
 			return nil, err
 		}
-		b.WriteString(strings.Repeat(" ", ind+2*i) + key + ":\n")
+		b.WriteString(strings.Repeat(" ", ind+2*i) + key + ":")
+		if asScalar && i == len(missing)-1 {
+			v, err := leaf(i, 0)
+			if err != nil {
+				return nil, err
+			}
+			b.WriteString(" " + string(v) + "\n")
+			continue
+		}
+		b.WriteString("\n")
 	}
-	b.Write(indentBlock(body, ind+2*(len(p)-len(steps)-1)+2))
+	if !asScalar {
+		v, err := leaf(len(missing), ind+2*(len(missing)-1)+2)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(v)
+	}
 	ins := []byte(b.String())
 	if end == len(f.lines) && !bytes.HasSuffix(f.lines[end-1], []byte("\n")) {
 		ins = append([]byte("\n"), ins...)

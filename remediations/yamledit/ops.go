@@ -296,3 +296,32 @@ func doubleQuote(s string) string {
 	sb.WriteByte('"')
 	return sb.String()
 }
+
+// SetValue writes a scalar at p in document doc: in place when the field
+// exists (as SetScalar), otherwise by adding the missing keys at the end of the
+// deepest mapping that exists.
+func SetValue(src []byte, doc int, p drift.Pointer, value any) ([]byte, error) {
+	f, err := parse(src)
+	if err != nil {
+		return nil, err
+	}
+	root, err := f.root(doc)
+	if err != nil {
+		return nil, err
+	}
+	steps := resolve(root, p)
+	if len(steps) == len(p) {
+		return SetScalar(src, doc, p, value)
+	}
+	out, err := f.insertKeys(root, steps, p, true, func(int, int) ([]byte, error) {
+		s, err := render(value, 0)
+		return []byte(s), err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := verify(src, out, doc, func(d any) (any, bool) { return setAt(d, p, toPlain(value)) }); err != nil {
+		return nil, fmt.Errorf("set %s: %w", p, err)
+	}
+	return out, nil
+}

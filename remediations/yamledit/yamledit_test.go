@@ -237,3 +237,37 @@ func TestAppendItem(t *testing.T) {
 		t.Fatalf("empty list not filled in place:\n%s", out3)
 	}
 }
+
+func TestSetValueCreatesKeys(t *testing.T) {
+	const cm = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: argocd-cm
+data:
+  url: https://argocd.example.com  # public URL
+  application.resourceTrackingMethod: label
+`
+	out, err := SetValue([]byte(cm), 0, drift.MustPointer("/data/application.resourceTrackingMethod"), "annotation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(cm, "Method: label", "Method: annotation", 1); string(out) != want {
+		t.Fatalf("got:\n%s", out)
+	}
+	noKey := strings.Replace(cm, "  application.resourceTrackingMethod: label\n", "", 1)
+	out, err = SetValue([]byte(noKey), 0, drift.MustPointer("/data/application.resourceTrackingMethod"), "annotation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := noKey + "  application.resourceTrackingMethod: annotation\n"; string(out) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+	noData := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n"
+	out, err = SetValue([]byte(noData), 0, drift.MustPointer("/data/application.resourceTrackingMethod"), "annotation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := noData + "data:\n  application.resourceTrackingMethod: annotation\n"; string(out) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
