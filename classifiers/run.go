@@ -87,10 +87,15 @@ func ruleFinding(c *Case, cl Classifier, v Verdict) drift.Finding {
 			break
 		}
 	}
-	return drift.Finding{
+	f := drift.Finding{
 		Resource: r.Holder, Path: r.Path, Cause: cl.Name, Git: git, InGit: inGit,
 		Evidence: v.Evidence, Remediation: drift.Remediation{Kind: v.Fix, Reason: v.Reason},
 	}
+	for _, di := range r.Hidden {
+		d := &c.Comparison.Diffs[di]
+		f.Hides = append(f.Hides, drift.Location{Resource: d.Resource, Path: d.Path})
+	}
+	return f
 }
 
 // ruleName names a rule the way a person finds it: "Application reports

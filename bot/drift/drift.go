@@ -275,6 +275,14 @@ type Finding struct {
 	Evidence    []string
 	Owners      []Owner
 	Remediation Remediation
+	// Hides lists, for an ignore rule, the differences it hides from Argo CD.
+	Hides []Location
+}
+
+// Location is one path of one resource.
+type Location struct {
+	Resource Ref
+	Path     Pointer
 }
 
 // Report is the diagnosis of one application.

@@ -1,0 +1,130 @@
+package remediations
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations/yamledit"
+)
+
+// NarrowIgnore rewrites a broad ignore rule into rules for only the paths that
+// another system legitimately owns, and lets everything else it hid show again.
+var NarrowIgnore = Remedy{
+	Kind: drift.FixNarrowIgnore,
+	Doc:  "replace a broad ignore rule with rules for the exact paths it needs, surfacing what it hid",
+	Plan: planNarrowIgnore,
+}
+
+// legitimate are the causes whose paths an ignore rule may keep hiding.
+var legitimate = map[drift.Cause]bool{
+	drift.CauseWebhookMutation: true, drift.CauseControllerWrite: true,
+	drift.CauseHPAReplicas: true, drift.CauseNondeterministicRender: true,
+}
+
+func planNarrowIgnore(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
+	f := group[0]
+	p := Plan{Resource: f.Resource}
+	appRef := drift.RefOf(c.Snapshot.Application)
+	if f.Resource != appRef || len(f.Path) != 3 || f.Path[1] != "ignoreDifferences" {
+		p.Dropped = fmt.Sprintf("the rule is in %s %s, which is not this application's manifest; narrow it there", f.Resource, f.Path)
+		return p, nil
+	}
+	n, err := strconv.Atoi(f.Path[2])
+	rules := drift.List(c.Snapshot.Application, "spec", "ignoreDifferences")
+	if err != nil || n >= len(rules) {
+		p.Dropped = "the rule is no longer in the Application"
+		return p, nil
+	}
+	byLoc := map[string]drift.Finding{}
+	for _, g := range c.Report.Findings {
+		byLoc[g.Resource.String()+g.Path.String()] = g
+	}
+	var keep []ignoreRule
+	var surfaced []string
+	for _, h := range f.Hides {
+		g, ok := byLoc[h.Resource.String()+h.Path.String()]
+		if ok && legitimate[g.Cause] {
+			if _, _, sensitive := c.Sensitivity.Check(h.Resource.Kind, h.Path, nil); !sensitive {
+				keep = append(keep, ignoreRule{Group: h.Resource.Group, Kind: h.Resource.Kind, Name: h.Resource.Name,
+					Namespace: h.Resource.Namespace, JSONPointers: []string{h.Path.String()}})
+				continue
+			}
+		}
+		surfaced = append(surfaced, fmt.Sprintf("%s %s", h.Resource, h.Path))
+	}
+	app := copyValue(c.Snapshot.Application).(map[string]any)
+	newRules := append([]any{}, rules[:n]...)
+	newRules = append(newRules, rules[n+1:]...)
+	for _, r := range keep {
+		newRules = append(newRules, r.object())
+	}
+	spec := app["spec"].(map[string]any)
+	if len(newRules) == 0 {
+		delete(spec, "ignoreDifferences")
+	} else {
+		spec["ignoreDifferences"] = newRules
+	}
+	changed := withApplication(c.Snapshot, app)
+	why := fmt.Sprintf("ignoreDifferences[%d] is replaced by %d rule(s) naming one resource and one path each", n, len(keep))
+	if len(keep) == 0 {
+		why = fmt.Sprintf("ignoreDifferences[%d] hides nothing another system legitimately owns, so it is removed", n)
+	}
+	risk := "none hidden any more"
+	if len(surfaced) > 0 {
+		risk = "Argo CD will show what the rule hid: " + strings.Join(surfaced, ", ") + "; review and revert those changes, or commit them to Git"
+	}
+	p.Rationale = Rationale{Why: why, Risk: risk}
+	loc, notFound := c.locateApplication()
+	if notFound != "" {
+		p.Instructions = notFound + "; in Application " + c.Snapshot.AppName() + " where it is defined, remove spec.ignoreDifferences[" + f.Path[2] + "]"
+		for _, r := range keep {
+			p.Instructions += " and add:\n" + snippet(r)
+		}
+		return p, changed
+	}
+	docs, err := yamledit.Documents(c.Repo[loc.file])
+	if err != nil {
+		p.Dropped = err.Error()
+		return p, nil
+	}
+	if inRepo, ok := f.Path.Get(docs[loc.doc]); !ok || !drift.Equal(normalizeInts(inRepo), rules[n]) {
+		p.Dropped = fmt.Sprintf("ignoreDifferences[%d] in %s is not the rule the live Application has; the manifest and the cluster disagree", n, loc.file)
+		return p, nil
+	}
+	steps := []func([]byte) ([]byte, error){
+		func(b []byte) ([]byte, error) { return yamledit.Remove(b, loc.doc, f.Path) },
+	}
+	for _, r := range keep {
+		r := r
+		steps = append(steps, func(b []byte) ([]byte, error) {
+			return yamledit.AppendItem(b, loc.doc, drift.MustPointer("/spec/ignoreDifferences"), r,
+				fmt.Sprintf("driftfix %s: narrowed from ignoreDifferences[%d]", c.Now.UTC().Format("2006-01-02"), n))
+		})
+	}
+	e, err := applyEdits(c.Repo, loc.file, steps...)
+	if err != nil {
+		p.Dropped = err.Error()
+		return p, nil
+	}
+	p.Edits = []Edit{e}
+	p.Rationale.Undo = undoText(loc.file)
+	return p, changed
+}
+
+func normalizeInts(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalizeInts(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = normalizeInts(e)
+		}
+	case int:
+		return int64(x)
+	}
+	return v
+}

@@ -1,0 +1,310 @@
+package remediations
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// Repo is the application's repository as path → content.
+type Repo map[string][]byte
+
+// RepoFromSnapshot returns the repository files a snapshot carries.
+func RepoFromSnapshot(s *drift.Snapshot) Repo {
+	r := Repo{}
+	for k, v := range s.Repo.Files {
+		r[k] = []byte(v)
+	}
+	return r
+}
+
+// Edit is one changed file.
+type Edit struct {
+	File   string
+	Before []byte
+	After  []byte
+	// steps make the change; they are re-run when several plans edit one file.
+	steps []func([]byte) ([]byte, error)
+}
+
+// Rationale says why a plan is the fix: what causes the drift, the evidence,
+// why this change is the narrowest, its risk and how to undo it.
+type Rationale struct {
+	Cause    drift.Cause
+	Evidence []string
+	Why      string
+	Risk     string
+	Undo     string
+}
+
+// Plan is the fix for one resource (or one rule, or one platform setting):
+// non-overlapping file edits, the findings they fix and the rationale. A plan
+// whose edits could not be made or verified has no edits and says why in Dropped.
+type Plan struct {
+	Kind         drift.FixKind
+	Resource     drift.Ref
+	Findings     []drift.Finding
+	Edits        []Edit
+	Rationale    Rationale
+	Verification string // how the plan was checked, when it was
+	// Instructions say what to change, and where, when the file is not in the
+	// repository driftfix edits (an Application defined elsewhere, argocd-cm in
+	// a platform repository).
+	Instructions string
+	Dropped      string // why nothing is proposed
+	// assumes states what re-diagnosis had to assume, added to Verification.
+	assumes string
+}
+
+// Options are the inputs of planning besides the diagnosis.
+type Options struct {
+	Now         time.Time
+	Sensitivity drift.Sensitivity
+	// Rediagnose diagnoses a changed snapshot; plans are verified with it.
+	Rediagnose func(*drift.Snapshot) (*drift.Report, error)
+}
+
+// Remedy plans one fix kind.
+type Remedy struct {
+	Kind drift.FixKind
+	Doc  string
+	// Plan builds the plan for a group of findings of this kind. It returns the
+	// changed snapshot the plan's effect is verified on, or nil when the plan
+	// cannot be verified offline.
+	Plan func(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
+}
+
+// Remedies lists the fix kinds in order of preference.
+var Remedies = []Remedy{RemoveField, SetValue, PinHelmValue, IgnoreDifference, TrackingMethod, NarrowIgnore}
+
+// Context is what every remedy of one planning run shares.
+type Context struct {
+	Snapshot *drift.Snapshot
+	Report   *drift.Report
+	Repo     Repo
+	Options
+}
+
+// PlanAll plans fixes for a diagnosis: findings are grouped by fix kind and
+// resource, each group planned by its remedy and verified by re-diagnosing the
+// snapshot with the plan applied. Findings with no fix are not planned.
+func PlanAll(s *drift.Snapshot, rep *drift.Report, repo Repo, opt Options) []Plan {
+	c := &Context{Snapshot: s, Report: rep, Repo: repo, Options: opt}
+	groups := map[string][]drift.Finding{}
+	var order []string
+	for _, f := range rep.Findings {
+		k := f.Remediation.Kind
+		if k == drift.FixNone || k == "" {
+			continue
+		}
+		key := string(k) + "\x00" + groupKey(k, f)
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], f)
+	}
+	var plans []Plan
+	for _, key := range order {
+		g := groups[key]
+		remedy, ok := remedyFor(g[0].Remediation.Kind)
+		if !ok {
+			continue
+		}
+		p, changed := remedy.Plan(c, g)
+		p.Kind, p.Findings = remedy.Kind, g
+		if p.Resource == (drift.Ref{}) {
+			p.Resource = g[0].Resource
+		}
+		if p.Rationale.Cause == "" {
+			p.Rationale.Cause = g[0].Cause
+		}
+		if len(p.Rationale.Evidence) == 0 {
+			for _, f := range g {
+				p.Rationale.Evidence = append(p.Rationale.Evidence, f.Evidence...)
+			}
+		}
+		if p.Dropped == "" && p.Verification == "" {
+			c.verify(&p, changed)
+		}
+		if p.Dropped != "" {
+			p.Edits, p.Instructions = nil, ""
+		}
+		plans = append(plans, p)
+	}
+	combine(plans, repo)
+	return plans
+}
+
+func remedyFor(k drift.FixKind) (Remedy, bool) {
+	for _, r := range Remedies {
+		if r.Kind == k {
+			return r, true
+		}
+	}
+	return Remedy{}, false
+}
+
+// groupKey decides which findings share one plan: per resource for edits and
+// ignore rules, per rule for narrow-ignore, one for the tracking method.
+func groupKey(k drift.FixKind, f drift.Finding) string {
+	switch k {
+	case drift.FixTrackingMethod:
+		return ""
+	case drift.FixNarrowIgnore:
+		return f.Resource.String() + f.Path.String()
+	}
+	return f.Resource.String()
+}
+
+// verify re-diagnoses the changed snapshot: every finding the plan fixes must be
+// gone and no new finding may appear, except those a narrow-ignore surfaces on purpose.
+func (c *Context) verify(p *Plan, changed *drift.Snapshot) {
+	if len(p.Edits) == 0 && p.Instructions == "" {
+		p.Dropped = "no file needs to change"
+		return
+	}
+	if changed == nil || c.Rediagnose == nil {
+		p.Dropped = "the plan cannot be verified offline"
+		return
+	}
+	after, err := c.Rediagnose(changed)
+	if err != nil {
+		p.Dropped = "verification failed: " + err.Error()
+		return
+	}
+	before := map[string]bool{}
+	for _, f := range c.Report.Findings {
+		before[findingKey(f)] = true
+	}
+	fixed := map[string]bool{}
+	for _, f := range p.Findings {
+		fixed[findingKey(f)] = true
+	}
+	surfaced := map[string]bool{}
+	if p.Kind == drift.FixNarrowIgnore {
+		for _, f := range p.Findings {
+			for _, h := range f.Hides {
+				surfaced[h.Resource.String()+"\x00"+h.Path.String()] = true
+			}
+		}
+	}
+	var still, added []string
+	for _, f := range after.Findings {
+		k := findingKey(f)
+		switch {
+		case fixed[k]:
+			still = append(still, f.Resource.String()+" "+f.Path.String())
+		case !before[k] && !surfaced[k]:
+			added = append(added, f.Resource.String()+" "+f.Path.String()+" ("+string(f.Cause)+")")
+		}
+	}
+	switch {
+	case len(still) > 0:
+		p.Dropped = "verification failed: the drift remains at " + strings.Join(still, ", ")
+	case len(added) > 0:
+		p.Dropped = "verification failed: the change would make new drift at " + strings.Join(added, ", ")
+	default:
+		n := len(p.Findings)
+		p.Verification = fmt.Sprintf("re-diagnosed the application with the change applied to its desired state: %d %s gone, no new difference", n, pluralize(n, "finding", "findings"))
+		if p.assumes != "" {
+			p.Verification += " (assuming " + p.assumes + ")"
+		}
+	}
+}
+
+func findingKey(f drift.Finding) string { return f.Resource.String() + "\x00" + f.Path.String() }
+
+func pluralize(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// combine applies the plans' edits one after another per file, so that
+// plans touching one file stack; a plan whose edit no longer applies on top of
+// an earlier plan's is dropped as a conflict.
+func combine(plans []Plan, repo Repo) {
+	current := map[string][]byte{}
+	last := map[string]int{}
+	for i := range plans {
+		p := &plans[i]
+		var edits []Edit
+		for _, e := range p.Edits {
+			cur, seen := current[e.File]
+			if !seen {
+				cur = repo[e.File]
+			}
+			after := cur
+			var err error
+			for _, st := range e.steps {
+				if after, err = st(after); err != nil {
+					break
+				}
+			}
+			if err != nil {
+				j := last[e.File]
+				p.Dropped = fmt.Sprintf("conflicts with the %s plan for %s in %s: %v", plans[j].Kind, plans[j].Resource, e.File, err)
+				edits = nil
+				break
+			}
+			edits = append(edits, Edit{File: e.File, Before: cur, After: after, steps: e.steps})
+		}
+		if p.Dropped != "" {
+			p.Edits = nil
+			continue
+		}
+		p.Edits = edits
+		for _, e := range edits {
+			current[e.File] = e.After
+			last[e.File] = i
+		}
+	}
+}
+
+// Files returns the final content of every file the plans change, in the
+// order plans were made, with its original content.
+func Files(plans []Plan) []Edit {
+	var order []string
+	final := map[string]*Edit{}
+	for _, p := range plans {
+		for _, e := range p.Edits {
+			if f, ok := final[e.File]; ok {
+				f.After = e.After
+				continue
+			}
+			order = append(order, e.File)
+			final[e.File] = &Edit{File: e.File, Before: e.Before, After: e.After}
+		}
+	}
+	out := make([]Edit, 0, len(order))
+	for _, f := range order {
+		out = append(out, *final[f])
+	}
+	return out
+}
+
+// sortDeepestFirst orders pointers so that edits of later list items come
+// before earlier ones and do not shift each other.
+func sortDeepestFirst(ps []drift.Pointer) {
+	sort.SliceStable(ps, func(i, j int) bool { return comparePointers(ps[i], ps[j]) > 0 })
+}
+
+func comparePointers(a, b drift.Pointer) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] == b[i] {
+			continue
+		}
+		var ai, bi int
+		if _, err := fmt.Sscan(a[i], &ai); err == nil {
+			if _, err := fmt.Sscan(b[i], &bi); err == nil {
+				return ai - bi
+			}
+		}
+		return strings.Compare(a[i], b[i])
+	}
+	return len(a) - len(b)
+}
