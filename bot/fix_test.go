@@ -1,34 +1,81 @@
 package bot
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations"
 )
 
-func TestFixSharedFixturesProbe(t *testing.T) {
-	snaps, _ := filepath.Glob(filepath.Join(sharedFixtures, "[0-9]*[a-z].yaml"))
+// TestFixSharedFixtures plans fixes for every public fixture: each expected
+// finding with a fix is covered by a plan of the expected kind, and that plan
+// passed verification (a Helm value cannot be verified yet without a re-render,
+// so it is reported with its reason instead).
+func TestFixSharedFixtures(t *testing.T) {
+	snaps, _ := filepath.Glob(filepath.Join(sharedFixtures, "[0-9]*.yaml"))
+	n := 0
 	for _, in := range snaps {
 		if strings.HasSuffix(in, ".expected.yaml") {
 			continue
 		}
-		s, err := drift.LoadSnapshot(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range plans {
-			t.Logf("%s: %s %s edits=%d verified=%q dropped=%q", filepath.Base(in), p.Kind, p.Resource, len(p.Edits), p.Verification, p.Dropped)
-			for _, e := range p.Edits {
-				t.Logf("---- %s\n%s", e.File, e.After)
+		n++
+		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			s, err := drift.LoadSnapshot(in)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			raw, err := os.ReadFile(strings.TrimSuffix(in, ".yaml") + ".expected.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var exp expectation
+			if err := yaml.Unmarshal(raw, &exp); err != nil {
+				t.Fatal(err)
+			}
+			_, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range exp.Findings {
+				if e.Remediation == "none" {
+					continue
+				}
+				var plan *remediations.Plan
+				for i := range plans {
+					for _, f := range plans[i].Findings {
+						if f.Resource.Kind == e.Kind && f.Resource.Name == e.Name && f.Path.String() == e.Path {
+							plan = &plans[i]
+						}
+					}
+				}
+				if plan == nil {
+					t.Errorf("no plan fixes %s/%s %s", e.Kind, e.Name, e.Path)
+					continue
+				}
+				if string(plan.Kind) != e.Remediation {
+					t.Errorf("%s/%s %s: plan kind %s, want %s", e.Kind, e.Name, e.Path, plan.Kind, e.Remediation)
+				}
+				switch {
+				case plan.Kind == drift.FixPinHelmValue:
+					if !strings.Contains(plan.Dropped, "Helm re-render") {
+						t.Errorf("%s: pin-helm-value plan: %q", e.Path, plan.Dropped)
+					}
+				case plan.Dropped != "" || plan.Verification == "":
+					t.Errorf("%s/%s %s: plan not verified: dropped %q", e.Kind, e.Name, e.Path, plan.Dropped)
+				case len(plan.Edits) == 0 && plan.Instructions == "":
+					t.Errorf("%s/%s %s: plan has neither edits nor instructions", e.Kind, e.Name, e.Path)
+				}
+			}
+		})
+	}
+	if n == 0 {
+		t.Skipf("no fixtures in %s (the shared folder sits beside the project root); skipping", sharedFixtures)
 	}
 }

@@ -1,6 +1,7 @@
 package remediations
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -120,6 +121,9 @@ func planIgnoreDifference(c *Context, group []drift.Finding) (Plan, *drift.Snaps
 		})
 	}
 	e, err := applyEdits(c.Repo, loc.file, steps...)
+	if errors.Is(err, errAlreadyApplied) {
+		return p, nil
+	}
 	if err != nil {
 		p.Dropped = err.Error()
 		return p, nil

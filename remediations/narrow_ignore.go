@@ -1,6 +1,7 @@
 package remediations
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -37,22 +38,25 @@ func planNarrowIgnore(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 		p.Dropped = "the rule is no longer in the Application"
 		return p, nil
 	}
-	byLoc := map[string]drift.Finding{}
-	for _, g := range c.Report.Findings {
-		byLoc[g.Resource.String()+g.Path.String()] = g
-	}
+	kept := c.keptByNarrowing(f)
 	var keep []ignoreRule
 	var surfaced []string
 	for _, h := range f.Hides {
-		g, ok := byLoc[h.Resource.String()+h.Path.String()]
-		if ok && legitimate[g.Cause] {
-			if _, _, sensitive := c.Sensitivity.Check(h.Resource.Kind, h.Path, nil); !sensitive {
-				keep = append(keep, ignoreRule{Group: h.Resource.Group, Kind: h.Resource.Kind, Name: h.Resource.Name,
-					Namespace: h.Resource.Namespace, JSONPointers: []string{h.Path.String()}})
-				continue
-			}
+		if !kept[locKey(h)] {
+			surfaced = append(surfaced, fmt.Sprintf("%s %s", h.Resource, h.Path))
+			continue
 		}
-		surfaced = append(surfaced, fmt.Sprintf("%s %s", h.Resource, h.Path))
+		r := ignoreRule{Group: h.Resource.Group, Kind: h.Resource.Kind, Name: h.Resource.Name, Namespace: h.Resource.Namespace}
+		var live drift.Object
+		if i := resourceIndex(c.Snapshot, h.Resource); i >= 0 {
+			live = c.Snapshot.Resources[i].Live
+		}
+		if expr, ok := jqForItem(live, h.Path); ok {
+			r.JQPathExpressions = []string{expr}
+		} else {
+			r.JSONPointers = []string{h.Path.String()}
+		}
+		keep = append(keep, r)
 	}
 	app := copyValue(c.Snapshot.Application).(map[string]any)
 	newRules := append([]any{}, rules[:n]...)
@@ -104,6 +108,9 @@ func planNarrowIgnore(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 		})
 	}
 	e, err := applyEdits(c.Repo, loc.file, steps...)
+	if errors.Is(err, errAlreadyApplied) {
+		return p, nil
+	}
 	if err != nil {
 		p.Dropped = err.Error()
 		return p, nil
@@ -128,3 +135,26 @@ func normalizeInts(v any) any {
 	}
 	return v
 }
+
+// keptByNarrowing returns the locations a broad rule hides that another system
+// legitimately owns (and that are not sensitive): the narrowed rules keep
+// hiding them, so they need no plan of their own.
+func (c *Context) keptByNarrowing(f drift.Finding) map[string]bool {
+	byLoc := map[string]drift.Finding{}
+	for _, g := range c.Report.Findings {
+		byLoc[findingKey(g)] = g
+	}
+	out := map[string]bool{}
+	for _, h := range f.Hides {
+		g, ok := byLoc[locKey(h)]
+		if !ok || !legitimate[g.Cause] {
+			continue
+		}
+		if _, _, sensitive := c.Sensitivity.Check(h.Resource.Kind, h.Path, nil); !sensitive {
+			out[locKey(h)] = true
+		}
+	}
+	return out
+}
+
+func locKey(l drift.Location) string { return l.Resource.String() + "\x00" + l.Path.String() }

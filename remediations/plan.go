@@ -93,11 +93,19 @@ type Context struct {
 // snapshot with the plan applied. Findings with no fix are not planned.
 func PlanAll(s *drift.Snapshot, rep *drift.Report, repo Repo, opt Options) []Plan {
 	c := &Context{Snapshot: s, Report: rep, Repo: repo, Options: opt}
+	handled := map[string]bool{}
+	for _, f := range rep.Findings {
+		if f.Remediation.Kind == drift.FixNarrowIgnore {
+			for k := range c.keptByNarrowing(f) {
+				handled[k] = true
+			}
+		}
+	}
 	groups := map[string][]drift.Finding{}
 	var order []string
 	for _, f := range rep.Findings {
 		k := f.Remediation.Kind
-		if k == drift.FixNone || k == "" {
+		if k == drift.FixNone || k == "" || handled[findingKey(f)] {
 			continue
 		}
 		key := string(k) + "\x00" + groupKey(k, f)
@@ -151,8 +159,8 @@ func remedyFor(k drift.FixKind) (Remedy, bool) {
 // ignore rules, per rule for narrow-ignore, one for the tracking method.
 func groupKey(k drift.FixKind, f drift.Finding) string {
 	switch k {
-	case drift.FixTrackingMethod:
-		return ""
+	case drift.FixTrackingMethod, drift.FixPinHelmValue:
+		return "" // one platform setting, or one chart value, per application
 	case drift.FixNarrowIgnore:
 		return f.Resource.String() + f.Path.String()
 	}
@@ -163,7 +171,7 @@ func groupKey(k drift.FixKind, f drift.Finding) string {
 // gone and no new finding may appear, except those a narrow-ignore surfaces on purpose.
 func (c *Context) verify(p *Plan, changed *drift.Snapshot) {
 	if len(p.Edits) == 0 && p.Instructions == "" {
-		p.Dropped = "no file needs to change"
+		p.Dropped = "no file needs to change: the repository already has this fix"
 		return
 	}
 	if changed == nil || c.Rediagnose == nil {

@@ -1,6 +1,7 @@
 package remediations
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -42,6 +43,9 @@ func planRemoveField(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) 
 		target = removeClimb(target, gp)
 	}
 	e, err := applyEdits(c.Repo, loc.file, steps...)
+	if errors.Is(err, errAlreadyApplied) {
+		return p, nil
+	}
 	if err != nil {
 		p.Dropped = err.Error()
 		return p, nil

@@ -1,6 +1,7 @@
 package remediations
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -40,6 +41,9 @@ func planSetValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
 		}
 	}
 	e, err := applyEdits(c.Repo, loc.file, steps...)
+	if errors.Is(err, errAlreadyApplied) {
+		return p, nil
+	}
 	if err != nil {
 		p.Dropped = err.Error()
 		return p, nil

@@ -2,6 +2,7 @@ package remediations
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -185,6 +186,9 @@ func removeClimb(doc any, p drift.Pointer) any {
 	return doc
 }
 
+// errAlreadyApplied says the repository already holds the change.
+var errAlreadyApplied = errors.New("the repository already has this change")
+
 // applyEdits runs edit functions over one file in order and returns the Edit.
 func applyEdits(repo Repo, file string, steps ...func([]byte) ([]byte, error)) (Edit, error) {
 	before, ok := repo[file]
@@ -198,6 +202,9 @@ func applyEdits(repo Repo, file string, steps ...func([]byte) ([]byte, error)) (
 			return Edit{}, fmt.Errorf("edit %s: %w", file, err)
 		}
 		cur = next
+	}
+	if string(cur) == string(before) {
+		return Edit{}, errAlreadyApplied
 	}
 	return Edit{File: file, Before: before, After: cur, steps: steps}, nil
 }

@@ -1,6 +1,7 @@
 package remediations
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -34,6 +35,9 @@ func planTrackingMethod(c *Context, group []drift.Finding) (Plan, *drift.Snapsho
 	e, err := applyEdits(c.Repo, loc.file, func(b []byte) ([]byte, error) {
 		return yamledit.SetValue(b, loc.doc, drift.Pointer{"data", trackingKey}, "annotation")
 	})
+	if errors.Is(err, errAlreadyApplied) {
+		return p, nil
+	}
 	if err != nil {
 		p.Dropped = err.Error()
 		return p, nil

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 )
 
 // Exit codes follow `argocd app diff`: 0 nothing differs, 1 drift found, 2 bad
@@ -29,6 +30,7 @@ const usage = `driftfix finds why Argo CD applications stay OutOfSync and propos
 
 Usage:
   driftfix diagnose --snapshot FILE [--format text|json|yaml]
+  driftfix fix --snapshot FILE [--repo DIR] [--dry-run] [--format text|json]
   driftfix causes        print the causes driftfix names, in the order they are tried
   driftfix version
 
@@ -57,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "diagnose":
 		code, err = cmdDiagnose(ctx, args[1:], stdout, stderr)
+	case "fix":
+		code, err = cmdFix(ctx, args[1:], stdout, stderr, time.Now())
 	case "causes":
 		return cmdCauses(stdout)
 	case "version", "--version":

@@ -126,3 +126,66 @@ func TestReadmeCommandsExist(t *testing.T) {
 	}
 	t.Error("README does not show a diagnose command")
 }
+
+func TestFixDryRunAndWrite(t *testing.T) {
+	const snap = "../../remediations/testdata/plain-remove-hpa.yaml"
+	code, out, stderr := runCLI("fix", "--snapshot", snap, "--dry-run")
+	if code != exitDrift || !strings.Contains(out, "-  replicas: 2   # see platform/hpa.yaml") || !strings.Contains(out, "verified: re-diagnosed") {
+		t.Fatalf("dry run: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if code, _, stderr := runCLI("fix", "--snapshot", snap); code != exitUsage || !strings.Contains(stderr, "--repo DIR is required") {
+		t.Fatalf("writing without --repo: exit %d, %s", code, stderr)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(dir+"/apps/shop", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parsed struct {
+		Repo struct{ Files map[string]string } `yaml:"repo"`
+	}
+	if err := yaml.Unmarshal(s, &parsed); err != nil {
+		t.Fatal(err)
+	}
+	before := parsed.Repo.Files["apps/shop/web.yaml"]
+	if err := os.WriteFile(dir+"/apps/shop/web.yaml", []byte(before), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr = runCLI("fix", "--snapshot", snap, "--repo", dir)
+	if code != exitDrift || !strings.Contains(out, "wrote "+dir+"/apps/shop/web.yaml") {
+		t.Fatalf("write: exit %d\n%s\n%s", code, out, stderr)
+	}
+	after, err := os.ReadFile(dir + "/apps/shop/web.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(before, "  # first rollout only; the HPA scales it\n  replicas: 2   # see platform/hpa.yaml\n", "", 1)
+	if string(after) != want {
+		t.Fatalf("written file:\n%s", after)
+	}
+	if info, _ := os.Stat(dir + "/apps/shop/web.yaml"); info.Mode().Perm() != 0o640 {
+		t.Errorf("file mode changed to %v", info.Mode().Perm())
+	}
+	code, out, _ = runCLI("fix", "--snapshot", snap, "--repo", dir)
+	if strings.Contains(out, "wrote ") || !strings.Contains(out, "already has this fix") {
+		t.Fatalf("a second fix run must change nothing (exit %d):\n%s", code, out)
+	}
+	_, jsonOut, _ := runCLI("fix", "--snapshot", "../../remediations/testdata/plain-set-value.yaml", "--dry-run", "--format", "json")
+	var plans struct {
+		Plans []struct {
+			Kind  string `json:"kind"`
+			Edits []struct {
+				File string `json:"file"`
+				Diff string `json:"diff"`
+			} `json:"edits"`
+			Verification string `json:"verification"`
+		} `json:"plans"`
+	}
+	if err := json.Unmarshal([]byte(jsonOut), &plans); err != nil || len(plans.Plans) != 1 || plans.Plans[0].Kind != "set-value" ||
+		len(plans.Plans[0].Edits) != 1 || !strings.Contains(plans.Plans[0].Edits[0].Diff, `+      cpu: "1"        # one core`) || plans.Plans[0].Verification == "" {
+		t.Fatalf("json plans (%v):\n%s", err, jsonOut)
+	}
+}
