@@ -15,8 +15,7 @@ import (
 
 // TestFixSharedFixtures plans fixes for every public fixture: each expected
 // finding with a fix is covered by a plan of the expected kind, and that plan
-// passed verification (a Helm value cannot be verified yet without a re-render,
-// so it is reported with its reason instead).
+// passed verification.
 func TestFixSharedFixtures(t *testing.T) {
 	snaps, _ := filepath.Glob(filepath.Join(sharedFixtures, "[0-9]*.yaml"))
 	n := 0
@@ -63,10 +62,6 @@ func TestFixSharedFixtures(t *testing.T) {
 					t.Errorf("%s/%s %s: plan kind %s, want %s", e.Kind, e.Name, e.Path, plan.Kind, e.Remediation)
 				}
 				switch {
-				case plan.Kind == drift.FixPinHelmValue:
-					if !strings.Contains(plan.Dropped, "Helm re-render") {
-						t.Errorf("%s: pin-helm-value plan: %q", e.Path, plan.Dropped)
-					}
 				case plan.Dropped != "" || plan.Verification == "":
 					t.Errorf("%s/%s %s: plan not verified: dropped %q", e.Kind, e.Name, e.Path, plan.Dropped)
 				case len(plan.Edits) == 0 && plan.Instructions == "":

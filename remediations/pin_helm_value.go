@@ -1,12 +1,14 @@
 package remediations
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations/render"
 	"github.com/driftfix/driftfix/remediations/yamledit"
 )
 
@@ -39,38 +41,155 @@ func planPinHelmValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 		p.Dropped = "no values file of the chart is in the repository"
 		return p, nil
 	}
-	key := ""
+	key := generatedValue(c)
+	if key == "" {
+		p.Dropped = "no chart value feeds the generated field; the template itself must stop generating it"
+		return p, nil
+	}
+	var secret drift.Ref
+	for _, f := range group {
+		if f.Resource.Kind == "Secret" && f.Resource.Group == "" {
+			secret = f.Resource
+		}
+	}
+	parent := strings.Split(key, ".")
+	parent = parent[:len(parent)-1]
+	docs, err := yamledit.Documents(c.Repo[values])
+	if err != nil || len(docs) == 0 {
+		p.Dropped = fmt.Sprintf("read %s: %v", values, err)
+		return p, nil
+	}
+	ref := drift.Pointer(append(append([]string{}, parent...), "existingSecret"))
+	if _, has := ref.Get(docs[0]); !has || secret.Name == "" {
+		p.Dropped = fmt.Sprintf("the chart generates %s and offers no existingSecret beside it; give %s a value from a secret store (never a literal secret in Git), or change the chart", key, key)
+		return p, nil
+	}
+	e, err := applyEdits(c.Repo, values, func(b []byte) ([]byte, error) {
+		return yamledit.SetValue(b, 0, ref, secret.Name)
+	})
+	if errors.Is(err, errAlreadyApplied) {
+		return p, nil
+	}
+	if err != nil {
+		p.Dropped = err.Error()
+		return p, nil
+	}
+	p.Edits = []Edit{e}
+	setting := strings.Join(ref, ".")
+	p.Rationale = Rationale{
+		Why:  fmt.Sprintf("the chart generates %s on every render; with %s set, it uses a Secret managed outside the chart instead, so every render is the same, and no secret value is written to Git", key, setting),
+		Risk: fmt.Sprintf("the chart stops rendering %s: create it outside the chart (a secret manager, or keep the current one with the annotation argocd.argoproj.io/sync-options: Prune=false) before merging, or Argo CD prunes it", secret),
+		Undo: undoText(values),
+	}
+	c.verifyPinned(&p, src, values, e.After, group, secret)
+	return p, nil
+}
+
+// generatedValue finds the chart value a template passes through a random,
+// time-based or lookup function (e.g. database.password in
+// `{{ .Values.database.password | default (randAlphaNum 24) }}`).
+func generatedValue(c *Context) string {
 	for _, f := range c.Snapshot.TemplateFiles() {
 		for _, line := range strings.Split(c.Snapshot.Repo.Files[f], "\n") {
-			if !strings.Contains(line, "rand") && !strings.Contains(line, "gen") && !strings.Contains(line, "lookup") && !strings.Contains(line, "uuid") {
+			if !strings.Contains(line, "rand") && !strings.Contains(line, "gen") && !strings.Contains(line, "lookup") && !strings.Contains(line, "uuid") && !strings.Contains(line, "now") {
 				continue
 			}
 			if m := valuesRef.FindStringSubmatch(line); m != nil {
-				key = m[1]
-				break
+				return m[1]
 			}
 		}
-		if key != "" {
-			break
+	}
+	return ""
+}
+
+// verifyPinned renders the chart twice with the edited values: every fixed path
+// must now render the same both times, the generated Secret may leave the
+// chart, and nothing else may change.
+func (c *Context) verifyPinned(p *Plan, src drift.Source, values string, edited []byte, group []drift.Finding, secret drift.Ref) {
+	files := map[string][]byte{}
+	for k, v := range c.Repo {
+		files[k] = v
+	}
+	files[values] = edited
+	opts := render.HelmOptionsFor(c.Snapshot.Application, src)
+	r1, err := render.Helm(files, opts)
+	if err == nil {
+		var r2 []drift.Object
+		if r2, err = render.Helm(files, opts); err == nil {
+			err = c.comparePinned(r1, r2, group, secret, opts.Namespace)
 		}
 	}
-	if key == "" {
-		p.Dropped = "no chart value feeds the generated field; the template must stop generating it"
-		return p, nil
+	if err != nil {
+		p.Dropped = "verification failed: " + err.Error()
+		return
 	}
-	parent := key[:max(0, strings.LastIndex(key, "."))]
-	docs, err := yamledit.Documents(c.Repo[values])
-	target := key
-	if err == nil && len(docs) > 0 {
-		if _, ok := drift.Pointer(append(strings.Split(parent, "."), "existingSecret")).Get(docs[0]); ok && parent != "" {
-			target = parent + ".existingSecret"
+	p.Verification = fmt.Sprintf("rendered the chart twice with %s changed: the fixed paths render the same both times, %s leaves the chart, and nothing else changes", values, secret)
+}
+
+func (c *Context) comparePinned(r1, r2 []drift.Object, group []drift.Finding, secret drift.Ref, ns string) error {
+	fixed := map[drift.Ref][]drift.Pointer{}
+	for _, f := range group {
+		fixed[f.Resource] = append(fixed[f.Resource], f.GitPath)
+	}
+	for _, res := range c.Snapshot.Resources {
+		if res.Target == nil {
+			continue
+		}
+		ref := res.Ref()
+		a, b := findObject(r1, ref, ns), findObject(r2, ref, ns)
+		if a == nil || b == nil {
+			if ref == secret && a == nil && b == nil {
+				continue
+			}
+			return fmt.Errorf("%s no longer renders", ref)
+		}
+		for _, fp := range fixed[ref] {
+			va, okA := fp.Get(a)
+			vb, okB := fp.Get(b)
+			if okA != okB || !drift.Equal(va, vb) {
+				return fmt.Errorf("%s %s still differs between renders", ref, fp)
+			}
+		}
+		want := copyValue(res.Target)
+		got := copyValue(a)
+		for _, fp := range fixed[ref] {
+			want, _ = fp.Delete(want)
+			got, _ = fp.Delete(got)
+		}
+		stripArgoMetadata(want)
+		stripArgoMetadata(got)
+		if !drift.Equal(want, got) {
+			return fmt.Errorf("%s renders differently beyond the fixed paths", ref)
 		}
 	}
-	p.Rationale = Rationale{
-		Why:  fmt.Sprintf("the chart generates %s on every render; a reference to a Secret managed outside the chart (%s in %s) makes every render the same, and no secret value is written to Git", key, target, values),
-		Risk: "the Secret must exist before the next sync (created by a secret manager or by hand), and Argo CD stops managing the generated one",
-		Undo: undoText(values),
+	return nil
+}
+
+func findObject(objs []drift.Object, ref drift.Ref, ns string) drift.Object {
+	for _, o := range objs {
+		r := drift.RefOf(o)
+		if r.Namespace == "" {
+			r.Namespace = ns
+		}
+		if r == ref || (r.Group == ref.Group && r.Kind == ref.Kind && r.Name == ref.Name && ref.Namespace == "") {
+			return o
+		}
 	}
-	p.Dropped = fmt.Sprintf("set %s in %s to the name of a Secret managed outside the chart; not proposed as an edit: checking it needs a Helm re-render, which this build does not do yet", target, values)
-	return p, nil
+	return nil
+}
+
+// stripArgoMetadata removes what Argo CD adds to a rendered manifest (tracking
+// annotation and label, the destination namespace) so renders compare with targets.
+func stripArgoMetadata(o any) {
+	md := drift.Map(o, "metadata")
+	if md == nil {
+		return
+	}
+	delete(md, "namespace")
+	if ann := drift.Map(md, "annotations"); ann != nil {
+		delete(ann, "argocd.argoproj.io/tracking-id")
+		if len(ann) == 0 {
+			delete(md, "annotations")
+		}
+	}
 }
