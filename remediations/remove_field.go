@@ -1,7 +1,6 @@
 package remediations
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -18,55 +17,43 @@ var RemoveField = Remedy{
 }
 
 func planRemoveField(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
-	ref := group[0].Resource
-	p := Plan{Resource: ref}
-	idx := resourceIndex(c.Snapshot, ref)
-	loc, why := c.locateResource(ref)
-	if why != "" || idx < 0 {
-		p.Dropped = why
-		return p, nil
-	}
-	var paths []drift.Pointer
-	for _, f := range group {
-		if !f.InGit || f.GitPath == nil || len(f.GitPath) == 0 {
-			p.Dropped = fmt.Sprintf("%s is not declared in Git; there is nothing to remove", f.Path)
-			return p, nil
+	p, changed := c.planFieldOps(group, fieldOp{
+		every: true,
+		check: func(f drift.Finding) string {
+			if !f.InGit || len(f.GitPath) == 0 {
+				return fmt.Sprintf("%s is not declared in Git; there is nothing to remove", f.Path)
+			}
+			return ""
+		},
+		edit: func(doc int, p drift.Pointer, _ drift.Finding) func([]byte) ([]byte, error) {
+			return func(b []byte) ([]byte, error) { return yamledit.Remove(b, doc, p) }
+		},
+		onTarget: func(t any, gp drift.Pointer, _ drift.Finding) (any, bool) { return removeClimb(t, gp), true },
+	})
+	if len(p.Edits) > 0 {
+		var names []string
+		for _, f := range group {
+			names = append(names, f.GitPath.String())
 		}
-		paths = append(paths, f.GitPath)
+		p.Rationale = Rationale{
+			Why:  fmt.Sprintf("Git stops declaring %s in %s; nothing else in the manifests changes", strings.Join(names, ", "), strings.Join(editFiles(p), ", ")),
+			Risk: removeRisk(c, group[0]),
+			Undo: undoText(editFiles(p)...),
+		}
 	}
-	sortDeepestFirst(paths)
-	var steps []func([]byte) ([]byte, error)
-	target := copyValue(c.Snapshot.Resources[idx].Target)
-	for _, gp := range paths {
-		gp := gp
-		steps = append(steps, func(b []byte) ([]byte, error) { return yamledit.Remove(b, loc.doc, gp) })
-		target = removeClimb(target, gp)
-	}
-	e, err := applyEdits(c.Repo, loc.file, steps...)
-	if errors.Is(err, errAlreadyApplied) {
-		return p, nil
-	}
-	if err != nil {
-		p.Dropped = err.Error()
-		return p, nil
-	}
-	p.Edits = []Edit{e}
-	var names []string
-	for _, gp := range paths {
-		names = append(names, gp.String())
-	}
-	p.Rationale = Rationale{
-		Why:  fmt.Sprintf("Git stops declaring %s in %s; nothing else in the manifest changes", strings.Join(names, ", "), loc.file),
-		Risk: removeRisk(group[0]),
-		Undo: undoText(loc.file),
-	}
-	return p, withTarget(c.Snapshot, idx, target.(map[string]any))
+	return p, changed
 }
 
-func removeRisk(f drift.Finding) string {
+func removeRisk(c *Context, f drift.Finding) string {
 	switch f.Cause {
 	case drift.CauseHPAReplicas:
-		return "the workload keeps the replica count the HorizontalPodAutoscaler set; if the HPA is deleted later, replicas stay where they are (a new install starts at 1 until the HPA scales it)"
+		risk := "the workload keeps the replica count the HorizontalPodAutoscaler set; a new install starts at 1 until the HPA scales it"
+		if i := resourceIndex(c.Snapshot, f.Resource); i >= 0 {
+			if _, csa := drift.Annotations(c.Snapshot.Resources[i].Live)[lastAppliedKey]; csa {
+				risk += "; with client-side apply the sync that removes the field also resets replicas to 1 for a moment, until the HPA scales it back (server-side apply avoids that)"
+			}
+		}
+		return risk
 	case drift.CauseControllerWrite:
 		return "the controller that owns the field keeps writing it; Argo CD stops overwriting it on every sync"
 	case drift.CauseNormalized:

@@ -1,8 +1,8 @@
 package remediations
 
 import (
-	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations/yamledit"
@@ -17,44 +17,26 @@ var SetValue = Remedy{
 }
 
 func planSetValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
-	ref := group[0].Resource
-	p := Plan{Resource: ref}
-	idx := resourceIndex(c.Snapshot, ref)
-	loc, why := c.locateResource(ref)
-	if why != "" || idx < 0 {
-		p.Dropped = why
-		return p, nil
-	}
-	target := copyValue(c.Snapshot.Resources[idx].Target)
-	var steps []func([]byte) ([]byte, error)
-	for _, f := range group {
-		if !f.InGit || !f.InLive || len(f.GitPath) == 0 {
-			p.Dropped = fmt.Sprintf("%s is not on both sides; there is no value to rewrite", f.Path)
-			return p, nil
-		}
-		gp, val := f.GitPath, f.Live
-		steps = append(steps, func(b []byte) ([]byte, error) { return yamledit.SetScalar(b, loc.doc, gp, val) })
-		var ok bool
-		if target, ok = setAt(target, gp, copyValue(val)); !ok {
-			p.Dropped = fmt.Sprintf("%s cannot be set in the desired object", gp)
-			return p, nil
+	p, changed := c.planFieldOps(group, fieldOp{
+		check: func(f drift.Finding) string {
+			if !f.InGit || !f.InLive || len(f.GitPath) == 0 {
+				return fmt.Sprintf("%s is not on both sides; there is no value to rewrite", f.Path)
+			}
+			return ""
+		},
+		edit: func(doc int, p drift.Pointer, f drift.Finding) func([]byte) ([]byte, error) {
+			return func(b []byte) ([]byte, error) { return yamledit.SetScalar(b, doc, p, f.Live) }
+		},
+		onTarget: func(t any, gp drift.Pointer, f drift.Finding) (any, bool) { return setAt(t, gp, copyValue(f.Live)) },
+	})
+	if len(p.Edits) > 0 {
+		p.Rationale = Rationale{
+			Why:  fmt.Sprintf("the value means the same; %s now spells it the way the cluster stores it, so nothing is left to compare", strings.Join(editFiles(p), ", ")),
+			Risk: "none for normalized values; for a webhook's value, Git now states what the webhook enforces",
+			Undo: undoText(editFiles(p)...),
 		}
 	}
-	e, err := applyEdits(c.Repo, loc.file, steps...)
-	if errors.Is(err, errAlreadyApplied) {
-		return p, nil
-	}
-	if err != nil {
-		p.Dropped = err.Error()
-		return p, nil
-	}
-	p.Edits = []Edit{e}
-	p.Rationale = Rationale{
-		Why:  fmt.Sprintf("the value means the same; %s now spells it the way the cluster stores it, so nothing is left to compare", loc.file),
-		Risk: "none for normalized values; for a webhook's value, Git now states what the webhook enforces",
-		Undo: undoText(loc.file),
-	}
-	return p, withTarget(c.Snapshot, idx, target.(map[string]any))
+	return p, changed
 }
 
 // setAt sets v at p in doc; it fails when the path runs through a scalar.

@@ -75,12 +75,6 @@ func locateDoc(repo Repo, dir string, ref drift.Ref) (located, error) {
 
 // locateResource finds the manifest of a resource of a plain-directory application.
 func (c *Context) locateResource(ref drift.Ref) (located, string) {
-	switch st := sourceType(c.Snapshot, c.Repo); st {
-	case "helm":
-		return located{}, "the resource is rendered by a Helm chart; editing templates is not supported yet"
-	case "kustomize":
-		return located{}, "the resource is built by Kustomize; editing bases and overlays is not supported yet"
-	}
 	var errs []string
 	for _, src := range drift.Sources(c.Snapshot.Application) {
 		loc, err := locateDoc(c.Repo, src.Path, ref)
