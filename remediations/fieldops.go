@@ -13,6 +13,7 @@ import (
 type fieldOp struct {
 	check    func(f drift.Finding) string // why the finding cannot take this op, or ""
 	every    bool                         // edit every layer that writes the field, not only the last
+	remove   bool                         // the field goes away (else it takes the live value)
 	edit     func(doc int, p drift.Pointer, f drift.Finding) func([]byte) ([]byte, error)
 	onTarget func(target any, gp drift.Pointer, f drift.Finding) (any, bool)
 }
@@ -53,8 +54,14 @@ func (c *Context) planFieldOps(group []drift.Finding, op fieldOp) (Plan, *drift.
 	kind := sourceType(c.Snapshot, c.Repo)
 	switch kind {
 	case "helm":
-		p.Dropped = "the field is written by a Helm chart template; editing templates is not supported yet"
-		return p, nil
+		for _, f := range findings {
+			file, step, why := c.helmFieldEdit(ref, f.GitPath, op.remove, f.Live)
+			if why != "" {
+				p.Dropped = why
+				return p, nil
+			}
+			add(file, step)
+		}
 	case "kustomize":
 		for _, f := range findings {
 			locs, mps, why := c.locateKustomize(ref, target, f.GitPath)
@@ -98,7 +105,7 @@ func (c *Context) planFieldOps(group []drift.Finding, op fieldOp) (Plan, *drift.
 	if len(p.Edits) == 0 {
 		return p, nil
 	}
-	if kind == "kustomize" {
+	if kind != "directory" {
 		changed, err := c.rebuild(edited)
 		if err != nil {
 			p.Dropped = "verification failed: " + err.Error()

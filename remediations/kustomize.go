@@ -216,6 +216,19 @@ func (c *Context) rebuild(edited Repo) (*drift.Snapshot, error) {
 	default:
 		return nil, fmt.Errorf("not a rendered source")
 	}
+	known := map[drift.Ref]bool{}
+	for i := range c.Snapshot.Resources {
+		known[c.Snapshot.Resources[i].Ref()] = true
+	}
+	for _, o := range objs {
+		r := drift.RefOf(o)
+		if r.Namespace == "" && !known[r] {
+			r.Namespace = ns
+		}
+		if !known[r] {
+			return nil, fmt.Errorf("the change adds %s to the application", r)
+		}
+	}
 	out := c.Snapshot
 	for i := range c.Snapshot.Resources {
 		res := c.Snapshot.Resources[i]

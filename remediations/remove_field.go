@@ -18,7 +18,8 @@ var RemoveField = Remedy{
 
 func planRemoveField(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
 	p, changed := c.planFieldOps(group, fieldOp{
-		every: true,
+		every:  true,
+		remove: true,
 		check: func(f drift.Finding) string {
 			if !f.InGit || len(f.GitPath) == 0 {
 				return fmt.Sprintf("%s is not declared in Git; there is nothing to remove", f.Path)
@@ -36,7 +37,7 @@ func planRemoveField(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) 
 			names = append(names, f.GitPath.String())
 		}
 		p.Rationale = Rationale{
-			Why:  fmt.Sprintf("Git stops declaring %s in %s; nothing else in the manifests changes", strings.Join(names, ", "), strings.Join(editFiles(p), ", ")),
+			Why:  fmt.Sprintf("Git stops declaring %s (edited: %s); nothing else in the rendered manifests changes", strings.Join(names, ", "), strings.Join(editFiles(p), ", ")),
 			Risk: removeRisk(c, group[0]),
 			Undo: undoText(editFiles(p)...),
 		}

@@ -31,7 +31,7 @@ func planSetValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
 	})
 	if len(p.Edits) > 0 {
 		p.Rationale = Rationale{
-			Why:  fmt.Sprintf("the value means the same; %s now spells it the way the cluster stores it, so nothing is left to compare", strings.Join(editFiles(p), ", ")),
+			Why:  fmt.Sprintf("the value means the same; the edit to %s writes it the way the cluster stores it, so nothing is left to compare", strings.Join(editFiles(p), " and ")),
 			Risk: "none for normalized values; for a webhook's value, Git now states what the webhook enforces",
 			Undo: undoText(editFiles(p)...),
 		}

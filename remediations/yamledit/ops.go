@@ -325,3 +325,6 @@ func SetValue(src []byte, doc int, p drift.Pointer, value any) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// Scalar renders a value as a YAML scalar that reads back as exactly v.
+func Scalar(v any) (string, error) { return render(v, 0) }
