@@ -117,3 +117,47 @@ func check(t *testing.T, path string, got []byte) {
 		t.Errorf("%s differs from the golden:\n%s", path, got)
 	}
 }
+
+// TestNeverIgnoresSensitivePaths tries to make driftfix ignore each sensitive
+// path, as if a classifier had asked for it, and checks that no plan does.
+func TestNeverIgnoresSensitivePaths(t *testing.T) {
+	snap, err := drift.LoadSnapshot("testdata/app-ignore-webhook.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "orders"}
+	paths := []string{
+		"/spec/template/spec/containers/0/securityContext",
+		"/spec/template/spec/containers/0/securityContext/privileged",
+		"/spec/template/spec/containers/0/securityContext/capabilities/add",
+		"/spec/template/spec/containers/0/securityContext/allowPrivilegeEscalation",
+		"/spec/template/spec/hostNetwork", "/spec/template/spec/hostPID", "/spec/template/spec/hostIPC",
+		"/spec/template/spec/volumes/0/hostPath",
+		"/spec/template/spec/containers/0/image", "/spec/template/spec/initContainers/0/image",
+		"/spec/template/spec/serviceAccountName", "/spec/template/spec/automountServiceAccountToken",
+	}
+	rep := &drift.Report{Application: "orders"}
+	for _, p := range paths {
+		rep.Findings = append(rep.Findings, drift.Finding{Resource: ref, Path: drift.MustPointer(p), Cause: drift.CauseWebhookMutation,
+			InLive: true, Remediation: drift.Remediation{Kind: drift.FixIgnoreDifference}})
+	}
+	for _, tc := range []struct{ kind, path string }{
+		{"ClusterRole", "/rules"}, {"Role", "/rules/0/verbs"}, {"ClusterRoleBinding", "/subjects"},
+		{"ValidatingWebhookConfiguration", "/webhooks/0/clientConfig"},
+	} {
+		rep.Findings = append(rep.Findings, drift.Finding{Resource: drift.Ref{Group: "x", Kind: tc.kind, Name: "n"}, Path: drift.MustPointer(tc.path),
+			Cause: drift.CauseControllerWrite, InLive: true, Remediation: drift.Remediation{Kind: drift.FixIgnoreDifference}})
+	}
+	for _, f := range rep.Findings {
+		one := &drift.Report{Application: rep.Application, Findings: []drift.Finding{f}}
+		plans := remediations.PlanAll(snap, one, remediations.RepoFromSnapshot(snap), remediations.Options{Now: now,
+			Rediagnose: func(s *drift.Snapshot) (*drift.Report, error) { return bot.Diagnose(s, drift.Sensitivity{}) }})
+		if len(plans) != 1 {
+			t.Fatalf("%s %s: %d plans", f.Resource, f.Path, len(plans))
+		}
+		p := plans[0]
+		if len(p.Edits) > 0 || p.Instructions != "" || !strings.Contains(p.Dropped, "never ignores") {
+			t.Errorf("%s %s: edits %d, instructions %q, dropped %q", f.Resource, f.Path, len(p.Edits), p.Instructions, p.Dropped)
+		}
+	}
+}

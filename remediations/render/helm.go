@@ -17,6 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/strvals"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
@@ -27,8 +28,15 @@ type HelmOptions struct {
 	ValueFiles   []string       // relative to ChartDir, in order
 	ValuesObject map[string]any // spec.source.helm.valuesObject
 	Values       string         // spec.source.helm.values
+	Parameters   []Parameter    // spec.source.helm.parameters (--set)
 	ReleaseName  string
 	Namespace    string
+}
+
+// Parameter is one spec.source.helm.parameters entry.
+type Parameter struct {
+	Name, Value string
+	ForceString bool
 }
 
 // HelmOptionsFor reads the Helm options of an Application's first Helm source.
@@ -47,6 +55,10 @@ func HelmOptionsFor(app drift.Object, src drift.Source) HelmOptions {
 		}
 		o.ValuesObject = drift.Map(h, "valuesObject")
 		o.Values = drift.Str(h, "values")
+		for _, e := range drift.List(h, "parameters") {
+			fs, _ := drift.Lookup(e, "forceString").(bool)
+			o.Parameters = append(o.Parameters, Parameter{Name: drift.Str(e, "name"), Value: drift.Str(e, "value"), ForceString: fs})
+		}
 	}
 	return o
 }
@@ -91,6 +103,15 @@ func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	}
 	if opts.ValuesObject != nil {
 		vals = chartutil.MergeTables(copyMap(opts.ValuesObject), vals)
+	}
+	for _, p := range opts.Parameters {
+		parse := strvals.ParseInto
+		if p.ForceString {
+			parse = strvals.ParseIntoString
+		}
+		if err := parse(p.Name+"="+p.Value, vals); err != nil {
+			return nil, fmt.Errorf("helm parameter %s: %w", p.Name, err)
+		}
 	}
 	rv, err := chartutil.ToRenderValues(chart, vals, chartutil.ReleaseOptions{Name: opts.ReleaseName, Namespace: opts.Namespace, IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {

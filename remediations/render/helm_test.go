@@ -55,3 +55,25 @@ func TestHelmRendersLikeArgoCD(t *testing.T) {
 		t.Errorf("a missing values file must be named, got %v", err)
 	}
 }
+
+func TestHelmValuesPrecedence(t *testing.T) {
+	files := map[string][]byte{
+		"c/Chart.yaml":           []byte("apiVersion: v2\nname: c\nversion: 0.1.0\n"),
+		"c/values.yaml":          []byte("a: chart\nb: chart\nc: chart\nd: chart\n"),
+		"c/values-prod.yaml":     []byte("b: file\nc: file\nd: file\n"),
+		"c/templates/cm.yaml":    []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\n  namespace: {{ .Release.Namespace }}\ndata:\n  a: {{ .Values.a }}\n  b: {{ .Values.b }}\n  c: {{ .Values.c }}\n  d: {{ .Values.d | quote }}\n"),
+		"other/templates/x.yaml": []byte("not: rendered\n"),
+	}
+	objs, err := Helm(files, HelmOptions{ChartDir: "c", ValueFiles: []string{"values-prod.yaml"}, ValuesObject: map[string]any{"c": "object"},
+		Parameters: []Parameter{{Name: "d", Value: "1", ForceString: true}}, ReleaseName: "rel", Namespace: "ns"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 || drift.Str(objs[0], "metadata", "name") != "rel" || drift.Str(objs[0], "metadata", "namespace") != "ns" {
+		t.Fatalf("objects = %v", objs)
+	}
+	want := map[string]any{"a": "chart", "b": "file", "c": "object", "d": "1"}
+	if !drift.Equal(objs[0]["data"], want) {
+		t.Errorf("data = %v, want %v (chart values < value files < valuesObject < parameters)", objs[0]["data"], want)
+	}
+}

@@ -47,13 +47,15 @@ func FuzzEdit(f *testing.F) {
 		pointers(docs[0], drift.Pointer{}, &ps)
 		p := ps[int(pick)%len(ps)]
 		var out []byte
-		switch op % 3 {
+		switch op % 4 {
 		case 0:
 			out, err = Remove([]byte(src), 0, p)
 		case 1:
 			out, err = SetScalar([]byte(src), 0, p, val)
 		case 2:
 			out, err = AppendItem([]byte(src), 0, p, val, "driftfix")
+		case 3:
+			out, err = SetValue([]byte(src), 0, append(append(drift.Pointer{}, p...), "added"), val)
 		}
 		if err != nil {
 			if !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrNotFound) && !strings.Contains(err.Error(), "refusing") && !strings.Contains(err.Error(), "parse YAML") {
@@ -76,7 +78,7 @@ func FuzzEdit(f *testing.F) {
 		}
 		changedBefore := len(before) - i - j
 		changedAfter := len(after) - i - j
-		switch op % 3 {
+		switch op % 4 {
 		case 0:
 			if changedAfter != 0 && !(changedAfter == 1 && after[i] == "") {
 				t.Fatalf("remove rewrote lines instead of only deleting them:\n%s\n---\n%s", src, out)
@@ -85,7 +87,7 @@ func FuzzEdit(f *testing.F) {
 			if changedBefore > 1 || changedAfter > 1 {
 				t.Fatalf("set changed %d lines:\n%s\n---\n%s", changedBefore, src, out)
 			}
-		case 2:
+		case 2, 3:
 			if changedBefore > 1 {
 				t.Fatalf("append rewrote %d existing lines:\n%s\n---\n%s", changedBefore, src, out)
 			}
