@@ -52,6 +52,9 @@ func (c *Context) helmFieldEdit(ref drift.Ref, gp drift.Pointer, remove bool, va
 	line := lines[idx]
 	val := strings.TrimSpace(helmComment.ReplaceAllString(strings.TrimSpace(line[strings.Index(line, key+":")+len(key)+1:]), ""))
 	values := c.valuesFile(src)
+	if where := c.setInApplication(src, val, lines, idx); where != "" {
+		return "", nil, where
+	}
 	if remove {
 		prev, next := neighbour(lines, idx, -1), neighbour(lines, idx, +1)
 		if prev >= 0 && next >= 0 && endLine.MatchString(lines[next]) && values != "" {
@@ -175,4 +178,36 @@ func setLineStep(i int, want, old string, v any) func([]byte) ([]byte, error) {
 		lines[i] = want[:at] + text + want[at+len(old):]
 		return []byte(strings.Join(lines, "")), nil
 	}
+}
+
+// setInApplication says where the Application itself sets a chart value the
+// line uses (helm.valuesObject, helm.values or helm.parameters), which would
+// override an edit of the values file.
+func (c *Context) setInApplication(src drift.Source, val string, lines []string, idx int) string {
+	var keys []string
+	for _, l := range []string{val, lines[max(0, idx-1)]} {
+		for _, m := range valuesRef.FindAllStringSubmatch(l, -1) {
+			keys = append(keys, m[1])
+		}
+	}
+	for _, s := range append([]any{drift.Map(c.Snapshot.Application, "spec", "source")}, drift.List(c.Snapshot.Application, "spec", "sources")...) {
+		h := drift.Map(s, "helm")
+		if h == nil || strings.Trim(drift.Str(s, "path"), "/") != src.Path {
+			continue
+		}
+		for _, k := range keys {
+			if _, ok := drift.Pointer(strings.Split(k, ".")).Get(drift.Map(h, "valuesObject")); ok {
+				return fmt.Sprintf("the Application sets %s in spec.source.helm.valuesObject; change it there", k)
+			}
+			if strings.Contains(drift.Str(h, "values"), strings.Split(k, ".")[0]+":") {
+				return fmt.Sprintf("the Application's spec.source.helm.values may set %s; change it there", k)
+			}
+			for _, prm := range drift.List(h, "parameters") {
+				if drift.Str(prm, "name") == k {
+					return fmt.Sprintf("the Application sets %s in spec.source.helm.parameters; change it there", k)
+				}
+			}
+		}
+	}
+	return ""
 }
