@@ -2,6 +2,7 @@ package drift
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -465,4 +466,32 @@ func yamlErrLine(err error) int {
 
 func trimYAMLErr(err error) string {
 	return strings.TrimPrefix(err.Error(), "yaml: ")
+}
+
+// MarshalJSON writes the snapshot in the driftfix/v1 format, which
+// ParseSnapshot reads back (JSON is YAML).
+func (s *Snapshot) MarshalJSON() ([]byte, error) {
+	type res struct {
+		Target         Object `json:"target"`
+		Live           Object `json:"live"`
+		NormalizedLive Object `json:"normalizedLive,omitempty"`
+		PredictedLive  Object `json:"predictedLive,omitempty"`
+	}
+	out := struct {
+		APIVersion  string          `json:"apiVersion"`
+		Kind        string          `json:"kind"`
+		Application Object          `json:"application"`
+		Resources   []res           `json:"resources"`
+		Renders     [][]Object      `json:"renders,omitempty"`
+		Cluster     []Object        `json:"cluster,omitempty"`
+		Repo        *map[string]any `json:"repo,omitempty"`
+	}{APIVersion: SnapshotAPIVersion, Kind: "Snapshot", Application: s.Application, Renders: s.Renders, Cluster: s.Cluster, Resources: []res{}}
+	for _, r := range s.Resources {
+		out.Resources = append(out.Resources, res{r.Target, r.Live, r.NormalizedLive, r.PredictedLive})
+	}
+	if len(s.Repo.Files) > 0 {
+		repo := map[string]any{"files": s.Repo.Files}
+		out.Repo = &repo
+	}
+	return json.Marshal(out)
 }

@@ -1,0 +1,262 @@
+package argocd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// listFields keeps the list call small: only what stuck detection reads.
+const listFields = "items.metadata.name,items.metadata.namespace,items.spec.project,items.status.sync.status,items.status.sync.revision," +
+	"items.status.operationState.phase,items.status.operationState.startedAt,items.status.operationState.finishedAt,items.status.resources"
+
+// AppSummary is what the list call returns for one application.
+type AppSummary struct {
+	Name              string
+	Namespace         string
+	Project           string
+	SyncStatus        string
+	Revision          string
+	OperationPhase    string
+	OperationStarted  time.Time
+	OperationFinished time.Time
+	OutOfSync         int // resources reported OutOfSync
+}
+
+type listResponse struct {
+	Items []struct {
+		Metadata struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+		Spec struct {
+			Project string `json:"project"`
+		} `json:"spec"`
+		Status struct {
+			Sync struct {
+				Status   string `json:"status"`
+				Revision string `json:"revision"`
+			} `json:"sync"`
+			OperationState *struct {
+				Phase      string    `json:"phase"`
+				StartedAt  time.Time `json:"startedAt"`
+				FinishedAt time.Time `json:"finishedAt"`
+			} `json:"operationState"`
+			Resources []struct {
+				Status string `json:"status"`
+			} `json:"resources"`
+		} `json:"status"`
+	} `json:"items"`
+}
+
+// ListApplications lists every application the token may see, in one call
+// (argocd-server does not paginate), asking only for the fields driftfix reads.
+func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
+	var resp listResponse
+	if err := c.get(ctx, "GET /api/v1/applications", "/api/v1/applications", url.Values{"fields": {listFields}}, &resp); err != nil {
+		return nil, err
+	}
+	out := make([]AppSummary, 0, len(resp.Items))
+	for _, it := range resp.Items {
+		s := AppSummary{Name: it.Metadata.Name, Namespace: it.Metadata.Namespace, Project: it.Spec.Project,
+			SyncStatus: it.Status.Sync.Status, Revision: it.Status.Sync.Revision}
+		if op := it.Status.OperationState; op != nil {
+			s.OperationPhase, s.OperationStarted, s.OperationFinished = op.Phase, op.StartedAt, op.FinishedAt
+		}
+		for _, r := range it.Status.Resources {
+			if r.Status == "OutOfSync" {
+				s.OutOfSync++
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func appQuery(ns string) url.Values {
+	q := url.Values{}
+	if ns != "" {
+		q.Set("appNamespace", ns)
+	}
+	return q
+}
+
+func appPath(name, suffix string) string {
+	return "/api/v1/applications/" + url.PathEscape(name) + suffix
+}
+
+// GetApplication returns the whole Application object.
+func (c *Client) GetApplication(ctx context.Context, ns, name string) (map[string]any, error) {
+	var raw json.RawMessage
+	if err := c.get(ctx, "GET /api/v1/applications/{name}", appPath(name, ""), appQuery(ns), &raw); err != nil {
+		return nil, err
+	}
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("argocd: application %s: %w", name, err)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("argocd: application %s is not an object", name)
+	}
+	return m, nil
+}
+
+// ResourceDiff is one compared resource with Argo CD's four states, decoded
+// from the JSON strings the API sends ("null" is absent).
+type ResourceDiff struct {
+	Group, Kind, Namespace, Name string
+	Target                       map[string]any
+	Live                         map[string]any
+	NormalizedLive               map[string]any
+	PredictedLive                map[string]any
+	Modified                     bool
+	Hook                         bool
+}
+
+type managedResponse struct {
+	Items []struct {
+		Group               string `json:"group"`
+		Kind                string `json:"kind"`
+		Namespace           string `json:"namespace"`
+		Name                string `json:"name"`
+		TargetState         string `json:"targetState"`
+		LiveState           string `json:"liveState"`
+		NormalizedLiveState string `json:"normalizedLiveState"`
+		PredictedLiveState  string `json:"predictedLiveState"`
+		Modified            bool   `json:"modified"`
+		Hook                bool   `json:"hook"`
+	} `json:"items"`
+}
+
+// ManagedResources returns the resources Argo CD compares for the application.
+func (c *Client) ManagedResources(ctx context.Context, ns, name string) ([]ResourceDiff, error) {
+	var resp managedResponse
+	if err := c.get(ctx, "GET /api/v1/applications/{name}/managed-resources", appPath(name, "/managed-resources"), appQuery(ns), &resp); err != nil {
+		return nil, err
+	}
+	out := make([]ResourceDiff, 0, len(resp.Items))
+	for _, it := range resp.Items {
+		d := ResourceDiff{Group: it.Group, Kind: it.Kind, Namespace: it.Namespace, Name: it.Name, Modified: it.Modified, Hook: it.Hook}
+		for _, s := range []struct {
+			raw string
+			dst *map[string]any
+		}{{it.TargetState, &d.Target}, {it.LiveState, &d.Live}, {it.NormalizedLiveState, &d.NormalizedLive}, {it.PredictedLiveState, &d.PredictedLive}} {
+			obj, err := decodeState(s.raw)
+			if err != nil {
+				return nil, fmt.Errorf("argocd: managed resource %s/%s %s: %w", it.Kind, it.Namespace, it.Name, err)
+			}
+			*s.dst = obj
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// Manifests renders the application's desired state; noCache forces a fresh
+// render (two fresh renders differ when a template is random or time-based).
+func (c *Client) Manifests(ctx context.Context, ns, name string, noCache bool) ([]map[string]any, string, error) {
+	var resp struct {
+		Manifests []string `json:"manifests"`
+		Revision  string   `json:"revision"`
+	}
+	q := appQuery(ns)
+	if noCache {
+		q.Set("noCache", "true")
+	}
+	if err := c.get(ctx, "GET /api/v1/applications/{name}/manifests", appPath(name, "/manifests"), q, &resp); err != nil {
+		return nil, "", err
+	}
+	var out []map[string]any
+	for i, m := range resp.Manifests {
+		obj, err := decodeState(m)
+		if err != nil {
+			return nil, "", fmt.Errorf("argocd: manifest %d of %s: %w", i, name, err)
+		}
+		if obj != nil {
+			out = append(out, obj)
+		}
+	}
+	return out, resp.Revision, nil
+}
+
+// Settings are the server settings a diagnosis needs.
+type Settings struct {
+	TrackingMethod string
+	AppLabelKey    string
+	// IgnoreDifferences holds the system-level rules by "group/Kind" ("*/*"
+	// for all), each the YAML argocd-cm holds.
+	IgnoreDifferences map[string]string
+}
+
+// Settings reads /api/v1/settings (once per cycle).
+func (c *Client) Settings(ctx context.Context) (Settings, error) {
+	var resp struct {
+		TrackingMethod    string `json:"trackingMethod"`
+		AppLabelKey       string `json:"appLabelKey"`
+		ResourceOverrides map[string]struct {
+			IgnoreDifferences string `json:"ignoreDifferences"`
+		} `json:"resourceOverrides"`
+	}
+	if err := c.get(ctx, "GET /api/v1/settings", "/api/v1/settings", nil, &resp); err != nil {
+		return Settings{}, err
+	}
+	s := Settings{TrackingMethod: resp.TrackingMethod, AppLabelKey: resp.AppLabelKey, IgnoreDifferences: map[string]string{}}
+	for gk, o := range resp.ResourceOverrides {
+		if strings.TrimSpace(o.IgnoreDifferences) != "" {
+			s.IgnoreDifferences[gk] = o.IgnoreDifferences
+		}
+	}
+	return s, nil
+}
+
+// decodeState decodes one JSON-string state; "" and "null" are absent.
+func decodeState(s string) (map[string]any, error) {
+	if s == "" || s == "null" {
+		return nil, nil
+	}
+	v, err := decodeJSON([]byte(s))
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("state is not an object")
+	}
+	return m, nil
+}
+
+// decodeJSON decodes with integers as int64 and other numbers as float64, the
+// way snapshots are read, so live and offline diagnosis see the same values.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return numbers(v), nil
+}
+
+func numbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbers(e)
+		}
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	}
+	return v
+}

@@ -1,0 +1,217 @@
+// Package argocd reads applications from argocd-server's REST API, with small
+// types for only what driftfix uses. It never writes: listing, getting,
+// managed resources, manifests, settings and events are all GETs.
+package argocd
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config says how to reach argocd-server.
+type Config struct {
+	// BaseURL is the server's address, e.g. https://argocd.example.com.
+	BaseURL string
+	// Token is a bearer token of an account with `applications, get`.
+	Token string
+	// CAFile is a PEM bundle to trust for a server with its own CA.
+	CAFile string
+	// Insecure skips TLS verification (self-signed test servers only).
+	Insecure bool
+	// Timeout bounds each request (default 30s).
+	Timeout time.Duration
+	// Retries is how often a 5xx or connection error is retried (default 3).
+	Retries int
+	// Backoff is the first wait between retries, doubled each time (default 500ms).
+	Backoff time.Duration
+	// HTTPClient replaces the client built from the fields above.
+	HTTPClient *http.Client
+	// Logger receives one line per retried call; the token is never logged.
+	Logger *slog.Logger
+}
+
+// Client is an argocd-server REST client.
+type Client struct {
+	base    *url.URL
+	token   string
+	http    *http.Client
+	retries int
+	backoff time.Duration
+	log     *slog.Logger
+
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+// Errors a caller branches on.
+var (
+	ErrUnauthorized = errors.New("argocd: the token was rejected")
+	ErrForbidden    = errors.New("argocd: permission denied")
+	ErrNotFound     = errors.New("argocd: not found")
+)
+
+// New builds a client from cfg.
+func New(cfg Config) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("argocd: server URL %q must look like https://argocd.example.com", cfg.BaseURL)
+	}
+	if cfg.Token == "" {
+		return nil, errors.New("argocd: no token: give the account's API token in a file or the environment")
+	}
+	c := &Client{base: u, token: cfg.Token, http: cfg.HTTPClient, retries: cfg.Retries, backoff: cfg.Backoff, log: cfg.Logger, calls: map[string]int{}}
+	if c.retries == 0 {
+		c.retries = 3
+	}
+	if c.backoff == 0 {
+		c.backoff = 500 * time.Millisecond
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.http == nil {
+		tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.Insecure} //nolint:gosec // explicit opt-in for test servers
+		if cfg.CAFile != "" {
+			pem, err := os.ReadFile(cfg.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("argocd: read CA file: %w", err)
+			}
+			pool := x509.NewCertPool()
+			if !pool.AppendCertsFromPEM(pem) {
+				return nil, fmt.Errorf("argocd: CA file %s has no PEM certificate", cfg.CAFile)
+			}
+			tlsCfg.RootCAs = pool
+		}
+		timeout := cfg.Timeout
+		if timeout == 0 {
+			timeout = 30 * time.Second
+		}
+		c.http = &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: tlsCfg, Proxy: http.ProxyFromEnvironment,
+			DialContext: (&net.Dialer{Timeout: 10 * time.Second}).DialContext, MaxIdleConnsPerHost: 16}}
+	}
+	return c, nil
+}
+
+// Calls returns how many requests were made per endpoint (retries included),
+// keyed like "GET /api/v1/applications/{name}/managed-resources".
+func (c *Client) Calls() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.calls))
+	for k, v := range c.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// get fetches path with query into out, retrying 5xx and connection errors
+// with exponential backoff. endpoint names the call for counting and errors.
+func (c *Client) get(ctx context.Context, endpoint, path string, q url.Values, out any) error {
+	u := *c.base
+	u.Path = c.base.Path + path
+	u.RawQuery = q.Encode()
+	wait := c.backoff
+	var lastErr error
+	for attempt := 0; attempt <= c.retries; attempt++ {
+		if attempt > 0 {
+			c.log.Warn("argocd call failed, retrying", "endpoint", endpoint, "attempt", attempt, "err", lastErr.Error())
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("argocd %s: %w (last error: %v)", endpoint, ctx.Err(), lastErr)
+			case <-time.After(wait):
+			}
+			wait *= 2
+		}
+		c.mu.Lock()
+		c.calls[endpoint]++
+		c.mu.Unlock()
+		retry, err := c.do(ctx, endpoint, u.String(), out)
+		if err == nil {
+			return nil
+		}
+		if !retry {
+			return err
+		}
+		lastErr = err
+	}
+	return fmt.Errorf("argocd %s: giving up after %d attempts: %w", endpoint, c.retries+1, lastErr)
+}
+
+func (c *Client) do(ctx context.Context, endpoint, u string, out any) (retry bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return false, fmt.Errorf("argocd %s: %w", endpoint, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, fmt.Errorf("argocd %s: %w", endpoint, ctx.Err())
+		}
+		return true, fmt.Errorf("argocd %s: %w", endpoint, redact(err, c.token))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return true, fmt.Errorf("argocd %s: read response: %w", endpoint, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized:
+		return false, fmt.Errorf("%w (%s answered 401): the token is missing, expired or revoked", ErrUnauthorized, endpoint)
+	case resp.StatusCode == http.StatusForbidden:
+		return false, fmt.Errorf("%w (%s answered 403): the account needs the RBAC permission `p, <role>, applications, get, */*, allow` (or the app's project/namespace)", ErrForbidden, endpoint)
+	case resp.StatusCode == http.StatusNotFound:
+		return false, fmt.Errorf("%w: %s answered 404 (%s)", ErrNotFound, endpoint, serverMessage(body))
+	case resp.StatusCode >= 500:
+		return true, fmt.Errorf("argocd %s: server error %d (%s)", endpoint, resp.StatusCode, serverMessage(body))
+	case resp.StatusCode >= 300:
+		return false, fmt.Errorf("argocd %s: unexpected status %d (%s)", endpoint, resp.StatusCode, serverMessage(body))
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return false, fmt.Errorf("argocd %s: decode response: %w", endpoint, err)
+	}
+	return false, nil
+}
+
+// serverMessage extracts the gRPC-gateway error message, or a short body.
+func serverMessage(body []byte) string {
+	var e struct {
+		Message string `json:"message"`
+		Error   string `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil {
+		if e.Message != "" {
+			return e.Message
+		}
+		if e.Error != "" {
+			return e.Error
+		}
+	}
+	s := strings.TrimSpace(string(body))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// redact removes the token from an error, should a transport ever echo it.
+func redact(err error, token string) error {
+	if token == "" || !strings.Contains(err.Error(), token) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), token, "[token]"))
+}
