@@ -5,26 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/drift"
 )
 
 const token = "s3cr3t-token-value"
 
-// fakeServer speaks argocd-server's REST API on 127.0.0.1 for one application
-// taken from a snapshot, with JSON-string states as the real server sends them.
 type fakeServer struct {
-	*httptest.Server
-	snap     *drift.Snapshot
-	fail5xx  atomic.Int32 // answer this many requests with 503 first
-	delay    time.Duration
-	status   int // fixed status to answer with, when set
-	lastPath atomic.Value
+	*argocdtest.Server
+	snap *drift.Snapshot
 }
 
 func newFake(t *testing.T, file string) *fakeServer {
@@ -33,79 +26,10 @@ func newFake(t *testing.T, file string) *fakeServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeServer{snap: s}
-	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.Close)
-	return f
-}
-
-func jsonString(o drift.Object) string {
-	if o == nil {
-		return "null"
-	}
-	b, _ := json.Marshal(o)
-	return string(b)
-}
-
-func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
-	f.lastPath.Store(r.URL.RequestURI())
-	if f.delay > 0 {
-		time.Sleep(f.delay)
-	}
-	if r.Header.Get("Authorization") != "Bearer "+token {
-		http.Error(w, `{"error":"invalid session","code":16,"message":"invalid session: token is invalid"}`, http.StatusUnauthorized)
-		return
-	}
-	if f.status != 0 {
-		http.Error(w, `{"message":"permission denied"}`, f.status)
-		return
-	}
-	if f.fail5xx.Load() > 0 {
-		f.fail5xx.Add(-1)
-		http.Error(w, `{"message":"upstream connect error"}`, http.StatusServiceUnavailable)
-		return
-	}
-	app := f.snap.Application
-	name := f.snap.AppName()
-	ns := drift.Str(app, "metadata", "namespace")
-	w.Header().Set("Content-Type", "application/json")
-	path := strings.TrimPrefix(r.URL.Path, "/api/v1/")
-	switch {
-	case path == "settings":
-		json.NewEncoder(w).Encode(map[string]any{"appLabelKey": "app.kubernetes.io/instance", "trackingMethod": "annotation",
-			"resourceOverrides": map[string]any{"admissionregistration.k8s.io/MutatingWebhookConfiguration": map[string]any{"ignoreDifferences": "jqPathExpressions:\n- .webhooks[]?.clientConfig.caBundle\n"}}})
-	case path == "applications":
-		if !strings.Contains(r.URL.Query().Get("fields"), "items.status.sync.status") {
-			http.Error(w, `{"message":"the bot must ask for fields"}`, http.StatusBadRequest)
-			return
-		}
-		item := map[string]any{"metadata": map[string]any{"name": name, "namespace": ns}, "spec": map[string]any{"project": drift.Str(app, "spec", "project")}, "status": drift.Map(app, "status")}
-		json.NewEncoder(w).Encode(map[string]any{"metadata": map[string]any{}, "items": []any{item}})
-	case path == "applications/"+name:
-		if r.URL.Query().Get("appNamespace") != ns {
-			http.Error(w, `{"message":"app not found"}`, http.StatusNotFound)
-			return
-		}
-		json.NewEncoder(w).Encode(app)
-	case path == "applications/"+name+"/managed-resources":
-		var items []any
-		for _, res := range f.snap.Resources {
-			ref := res.Ref()
-			items = append(items, map[string]any{"group": ref.Group, "kind": ref.Kind, "namespace": ref.Namespace, "name": ref.Name,
-				"targetState": jsonString(res.Target), "liveState": jsonString(res.Live), "modified": true})
-		}
-		json.NewEncoder(w).Encode(map[string]any{"items": items})
-	case path == "applications/"+name+"/manifests":
-		var ms []string
-		for _, res := range f.snap.Resources {
-			if res.Target != nil {
-				ms = append(ms, jsonString(res.Target))
-			}
-		}
-		json.NewEncoder(w).Encode(map[string]any{"manifests": ms, "revision": "abc123"})
-	default:
-		http.Error(w, `{"message":"no route"}`, http.StatusNotFound)
-	}
+	srv := argocdtest.NewServer(token, s)
+	srv.Settings["resourceOverrides"] = map[string]any{"admissionregistration.k8s.io/MutatingWebhookConfiguration": map[string]any{"ignoreDifferences": "jqPathExpressions:\n- .webhooks[]?.clientConfig.caBundle\n"}}
+	t.Cleanup(srv.Close)
+	return &fakeServer{Server: srv, snap: s}
 }
 
 func client(t *testing.T, url string, mod func(*Config)) *Client {
@@ -179,14 +103,14 @@ func TestErrors(t *testing.T) {
 	if !errors.Is(err, ErrUnauthorized) || strings.Contains(err.Error(), "wrong") {
 		t.Errorf("401: %v", err)
 	}
-	srv.status = http.StatusForbidden
+	srv.Status(http.StatusForbidden)
 	_, err = client(t, srv.URL, nil).ListApplications(ctx)
 	if !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), "applications, get") {
 		t.Errorf("403 must name the missing permission: %v", err)
 	}
-	srv.status = 0
+	srv.Status(0)
 
-	srv.fail5xx.Store(2)
+	srv.Fail(2)
 	c := client(t, srv.URL, nil)
 	if _, err := c.ListApplications(ctx); err != nil {
 		t.Errorf("two 503s then success must succeed: %v", err)
@@ -194,21 +118,21 @@ func TestErrors(t *testing.T) {
 	if n := c.Calls()["GET /api/v1/applications"]; n != 3 {
 		t.Errorf("made %d calls, want 3", n)
 	}
-	srv.fail5xx.Store(100)
+	srv.Fail(100)
 	if _, err := client(t, srv.URL, func(c *Config) { c.Retries = 2 }).ListApplications(ctx); err == nil || !strings.Contains(err.Error(), "giving up after 3 attempts") {
 		t.Errorf("persistent 5xx: %v", err)
 	}
-	srv.fail5xx.Store(0)
+	srv.Fail(0)
 
 	if _, err := client(t, srv.URL, nil).GetApplication(ctx, "other-namespace", srv.snap.AppName()); !errors.Is(err, ErrNotFound) {
 		t.Errorf("wrong appNamespace: %v", err)
 	}
-	srv.delay = 300 * time.Millisecond
+	srv.Delay(300 * time.Millisecond)
 	_, err = client(t, srv.URL, func(c *Config) { c.Timeout = 50 * time.Millisecond; c.Retries = 1 }).ListApplications(ctx)
 	if err == nil {
 		t.Error("a server slower than the timeout must fail")
 	}
-	srv.delay = 0
+	srv.Delay(0)
 	for _, cfg := range []Config{{BaseURL: "argocd.example.com", Token: "x"}, {BaseURL: "https://a.example.com"}} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New(%+v) accepted", cfg)

@@ -16,27 +16,47 @@ import (
 	"github.com/driftfix/driftfix/bot/drift"
 )
 
-func cmdDiagnose(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("diagnose", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	snapshot := fs.String("snapshot", "", "snapshot file to diagnose (YAML or JSON, driftfix/v1)")
 	format := fs.String("format", "text", "output format: text, json or yaml")
-	if err := fs.Parse(args); err != nil {
+	var af argoFlags
+	af.register(fs)
+	appNS := fs.String("app-namespace", "", "namespace of the Application, for a live diagnosis")
+	live := len(args) > 0 && !strings.HasPrefix(args[0], "-")
+	var err error
+	if live {
+		err = parseWithApp(fs, args)
+	} else {
+		err = fs.Parse(args)
+	}
+	if err != nil {
 		return exitUsage, err
 	}
-	if fs.NArg() > 0 {
-		return exitUsage, fmt.Errorf("unexpected argument %q (diagnosing a live application by name needs the live collector; use --snapshot FILE)", fs.Arg(0))
-	}
-	if *snapshot == "" {
-		return exitUsage, fmt.Errorf("--snapshot FILE is required")
+	switch {
+	case !live && fs.NArg() > 0:
+		return exitUsage, fmt.Errorf("unexpected argument %q: put the application name first (driftfix diagnose APP) or use --snapshot FILE", fs.Arg(0))
+	case live && *snapshot != "":
+		return exitUsage, fmt.Errorf("give an application or --snapshot FILE, not both")
+	case !live && *snapshot == "":
+		return exitUsage, fmt.Errorf("--snapshot FILE (or an application name) is required")
 	}
 	switch *format {
 	case "text", "json", "yaml":
 	default:
 		return exitUsage, fmt.Errorf("--format %q: want text, json or yaml", *format)
 	}
-	snap, err := drift.LoadSnapshot(*snapshot)
-	if err != nil {
+	var snap *drift.Snapshot
+	if live {
+		c, err := af.client()
+		if err != nil {
+			return exitUsage, err
+		}
+		if snap, err = liveSnapshot(ctx, c, *appNS, fs.Arg(0), true); err != nil {
+			return exitUsage, err
+		}
+	} else if snap, err = drift.LoadSnapshot(*snapshot); err != nil {
 		return exitUsage, err
 	}
 	rep, err := bot.Diagnose(snap, drift.Sensitivity{})

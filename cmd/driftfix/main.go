@@ -30,9 +30,14 @@ const usage = `driftfix finds why Argo CD applications stay OutOfSync and propos
 
 Usage:
   driftfix diagnose --snapshot FILE [--format text|json|yaml]
+  driftfix diagnose APP --argocd-server URL [--app-namespace NS] [--format ...]
+  driftfix snapshot APP --argocd-server URL [--app-namespace NS] [-o FILE]
+  driftfix scan --argocd-server URL [--stuck-after 10m] [--format text|json]
   driftfix fix --snapshot FILE [--repo DIR] [--dry-run] [--format text|json]
   driftfix causes        print the causes driftfix names, in the order they are tried
   driftfix version
+
+The Argo CD API token is read from --argocd-token-file or ARGOCD_AUTH_TOKEN.
 
 Run "driftfix COMMAND -h" for a command's flags.
 `
@@ -59,6 +64,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "diagnose":
 		code, err = cmdDiagnose(ctx, args[1:], stdout, stderr)
+	case "snapshot":
+		code, err = cmdSnapshot(ctx, args[1:], stdout, stderr)
+	case "scan":
+		code, err = cmdScan(ctx, args[1:], stdout, stderr, time.Now())
 	case "fix":
 		code, err = cmdFix(ctx, args[1:], stdout, stderr, time.Now())
 	case "causes":

@@ -30,7 +30,7 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{"no arguments", nil, exitUsage, "Usage:"},
 		{"unknown command", []string{"diagnoze"}, exitUsage, `unknown command "diagnoze"`},
-		{"missing snapshot flag", []string{"diagnose"}, exitUsage, "--snapshot FILE is required"},
+		{"missing snapshot flag", []string{"diagnose"}, exitUsage, "--snapshot FILE (or an application name) is required"},
 		{"bad format", []string{"diagnose", "--snapshot", "x", "--format", "xml"}, exitUsage, `--format "xml"`},
 		{"unknown flag", []string{"diagnose", "--snapshto", "x"}, exitUsage, "flag provided but not defined"},
 		{"missing file", []string{"diagnose", "--snapshot", "/nonexistent/s.yaml"}, exitUsage, "read snapshot"},

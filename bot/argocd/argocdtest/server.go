@@ -1,0 +1,181 @@
+// Package argocdtest serves argocd-server's REST API on 127.0.0.1 from
+// snapshots, for tests: the routes driftfix calls, with the JSON shapes of
+// argocd-server 3.6 (JSON-string resource states, list fields, appNamespace),
+// bearer-token checks and injectable faults.
+package argocdtest
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// Server is a running fake argocd-server.
+type Server struct {
+	*httptest.Server
+	Token string
+
+	mu       sync.Mutex
+	apps     map[string]*drift.Snapshot // by "namespace/name"
+	order    []string
+	fail5xx  int
+	status   int
+	delay    time.Duration
+	Settings map[string]any
+}
+
+// NewServer starts a fake serving the given applications with token.
+func NewServer(token string, snaps ...*drift.Snapshot) *Server {
+	s := &Server{Token: token, apps: map[string]*drift.Snapshot{},
+		Settings: map[string]any{"appLabelKey": "app.kubernetes.io/instance", "trackingMethod": "annotation"}}
+	for _, sn := range snaps {
+		s.Add(sn)
+	}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// Add serves another application (or replaces one with the same name).
+func (s *Server) Add(sn *drift.Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := drift.Str(sn.Application, "metadata", "namespace") + "/" + sn.AppName()
+	if _, ok := s.apps[key]; !ok {
+		s.order = append(s.order, key)
+	}
+	s.apps[key] = sn
+}
+
+// Fail makes the next n requests answer 503.
+func (s *Server) Fail(n int) { s.mu.Lock(); s.fail5xx = n; s.mu.Unlock() }
+
+// Status makes every request answer code (0 to stop).
+func (s *Server) Status(code int) { s.mu.Lock(); s.status = code; s.mu.Unlock() }
+
+// Delay makes every request wait d first.
+func (s *Server) Delay(d time.Duration) { s.mu.Lock(); s.delay = d; s.mu.Unlock() }
+
+func jsonString(o drift.Object) string {
+	if o == nil {
+		return "null"
+	}
+	b, _ := json.Marshal(o)
+	return string(b)
+}
+
+func writeErr(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(map[string]any{"error": msg, "message": msg})
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	delay, status := s.delay, s.status
+	fail := s.fail5xx > 0
+	if fail {
+		s.fail5xx--
+	}
+	s.mu.Unlock()
+	if delay > 0 {
+		time.Sleep(delay)
+	}
+	if r.Header.Get("Authorization") != "Bearer "+s.Token {
+		writeErr(w, http.StatusUnauthorized, "invalid session: token is invalid")
+		return
+	}
+	if status != 0 {
+		writeErr(w, status, http.StatusText(status))
+		return
+	}
+	if fail {
+		writeErr(w, http.StatusServiceUnavailable, "upstream connect error")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	path := strings.TrimPrefix(r.URL.Path, "/api/v1/")
+	if path == "settings" {
+		json.NewEncoder(w).Encode(s.Settings)
+		return
+	}
+	if path == "applications" {
+		s.list(w, r)
+		return
+	}
+	rest, ok := strings.CutPrefix(path, "applications/")
+	if !ok {
+		writeErr(w, http.StatusNotFound, "no route")
+		return
+	}
+	name, sub, _ := strings.Cut(rest, "/")
+	sn := s.find(name, r.URL.Query().Get("appNamespace"))
+	if sn == nil {
+		writeErr(w, http.StatusNotFound, "application "+name+" not found")
+		return
+	}
+	switch sub {
+	case "":
+		json.NewEncoder(w).Encode(sn.Application)
+	case "managed-resources":
+		var items []any
+		for _, res := range sn.Resources {
+			ref := res.Ref()
+			item := map[string]any{"group": ref.Group, "kind": ref.Kind, "namespace": ref.Namespace, "name": ref.Name,
+				"targetState": jsonString(res.Target), "liveState": jsonString(res.Live), "modified": true}
+			if res.NormalizedLive != nil {
+				item["normalizedLiveState"] = jsonString(res.NormalizedLive)
+				item["predictedLiveState"] = jsonString(res.PredictedLive)
+			}
+			items = append(items, item)
+		}
+		json.NewEncoder(w).Encode(map[string]any{"items": items})
+	case "manifests":
+		var ms []string
+		for _, res := range sn.Resources {
+			if res.Target != nil {
+				ms = append(ms, jsonString(res.Target))
+			}
+		}
+		json.NewEncoder(w).Encode(map[string]any{"manifests": ms, "revision": drift.Str(sn.Application, "status", "sync", "revision")})
+	default:
+		writeErr(w, http.StatusNotFound, "no route")
+	}
+}
+
+func (s *Server) find(name, ns string) *drift.Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, key := range s.order {
+		sn := s.apps[key]
+		appNS := drift.Str(sn.Application, "metadata", "namespace")
+		if sn.AppName() == name && (ns == appNS || (ns == "" && appNS == "argocd")) {
+			return sn
+		}
+	}
+	return nil
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	if !strings.Contains(r.URL.Query().Get("fields"), "items.status.sync.status") {
+		writeErr(w, http.StatusBadRequest, "ask for fields")
+		return
+	}
+	s.mu.Lock()
+	var items []any
+	for _, key := range s.order {
+		sn := s.apps[key]
+		app := sn.Application
+		items = append(items, map[string]any{
+			"metadata": map[string]any{"name": sn.AppName(), "namespace": drift.Str(app, "metadata", "namespace")},
+			"spec":     map[string]any{"project": drift.Str(app, "spec", "project")},
+			"status":   drift.Map(app, "status"),
+		})
+	}
+	s.mu.Unlock()
+	json.NewEncoder(w).Encode(map[string]any{"metadata": map[string]any{}, "items": items})
+}

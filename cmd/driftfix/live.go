@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/driftfix/driftfix/bot"
+	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// argoFlags are the flags that reach argocd-server. The token comes from a
+// file or the ARGOCD_AUTH_TOKEN environment variable, never from a flag.
+type argoFlags struct {
+	server, tokenFile, caFile string
+	insecure                  bool
+	timeout                   time.Duration
+}
+
+func (a *argoFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.server, "argocd-server", os.Getenv("ARGOCD_SERVER"), "argocd-server URL, e.g. https://argocd.example.com (or ARGOCD_SERVER)")
+	fs.StringVar(&a.tokenFile, "argocd-token-file", "", "file holding the Argo CD API token (else ARGOCD_AUTH_TOKEN)")
+	fs.StringVar(&a.caFile, "argocd-ca-file", "", "PEM file of the CA that signed argocd-server's certificate")
+	fs.BoolVar(&a.insecure, "argocd-insecure", false, "skip TLS verification (self-signed test servers only)")
+	fs.DurationVar(&a.timeout, "argocd-timeout", 30*time.Second, "timeout of each argocd-server request")
+}
+
+func (a *argoFlags) client() (*argocd.Client, error) {
+	if a.server == "" {
+		return nil, fmt.Errorf("--argocd-server (or ARGOCD_SERVER) is required")
+	}
+	token := os.Getenv("ARGOCD_AUTH_TOKEN")
+	if a.tokenFile != "" {
+		b, err := os.ReadFile(a.tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("read --argocd-token-file: %w", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	server := a.server
+	if !strings.Contains(server, "://") {
+		server = "https://" + server
+	}
+	return argocd.New(argocd.Config{BaseURL: server, Token: token, CAFile: a.caFile, Insecure: a.insecure, Timeout: a.timeout})
+}
+
+// cmdSnapshot writes the snapshot of one live application.
+func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("snapshot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var af argoFlags
+	af.register(fs)
+	appNS := fs.String("app-namespace", "", "namespace of the Application (apps in any namespace)")
+	out := fs.String("o", "", "file to write the snapshot to (default: standard output)")
+	renders := fs.Bool("renders", true, "render the application twice more (noCache) to check determinism")
+	if err := parseWithApp(fs, args); err != nil {
+		return exitUsage, err
+	}
+	c, err := af.client()
+	if err != nil {
+		return exitUsage, err
+	}
+	s, err := liveSnapshot(ctx, c, *appNS, fs.Arg(0), *renders)
+	if err != nil {
+		return exitUsage, err
+	}
+	raw, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return exitUsage, fmt.Errorf("encode snapshot: %w", err)
+	}
+	raw = append(raw, '\n')
+	if *out == "" {
+		_, err = stdout.Write(raw)
+	} else {
+		err = writeAtomically(*out, raw)
+	}
+	if err != nil {
+		return exitUsage, err
+	}
+	return exitClean, nil
+}
+
+func liveSnapshot(ctx context.Context, c *argocd.Client, ns, name string, renders bool) (*drift.Snapshot, error) {
+	settings, err := c.Settings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Snapshot(ctx, ns, name, argocd.SnapshotOptions{Renders: renders, Settings: &settings})
+}
+
+// parseWithApp parses flags that may come before or after the one APP argument.
+func parseWithApp(fs *flag.FlagSet, args []string) error {
+	var app string
+	rest := args
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		if app != "" {
+			return fmt.Errorf("unexpected argument %q: give one application", fs.Arg(0))
+		}
+		app = fs.Arg(0)
+		rest = fs.Args()[1:]
+	}
+	if app == "" {
+		return fmt.Errorf("name the application: driftfix %s APP", fs.Name())
+	}
+	return fs.Parse(append(append([]string{}, args...), "--", app)[len(args):])
+}
+
+func writeAtomically(path string, data []byte) error {
+	tmp := path + ".driftfix-tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// cmdScan lists the stuck applications with their causes.
+func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now time.Time) (int, error) {
+	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var af argoFlags
+	af.register(fs)
+	after := fs.Duration("stuck-after", bot.DefaultStuckAfter, "how long an application must stay OutOfSync after a successful sync")
+	format := fs.String("format", "text", "output format: text or json")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage, err
+	}
+	if fs.NArg() > 0 {
+		return exitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *format != "text" && *format != "json" {
+		return exitUsage, fmt.Errorf("--format %q: want text or json", *format)
+	}
+	c, err := af.client()
+	if err != nil {
+		return exitUsage, err
+	}
+	settings, err := c.Settings(ctx)
+	if err != nil {
+		return exitUsage, err
+	}
+	apps, err := c.ListApplications(ctx)
+	if err != nil {
+		return exitUsage, err
+	}
+	type result struct {
+		Application string         `json:"application"`
+		Namespace   string         `json:"namespace"`
+		Why         string         `json:"why"`
+		Causes      map[string]int `json:"causes"`
+		Findings    int            `json:"findings"`
+		Error       string         `json:"error,omitempty"`
+	}
+	var stuck []result
+	for _, a := range apps {
+		ok, why := bot.Stuck(a, now, *after)
+		if !ok {
+			continue
+		}
+		r := result{Application: a.Name, Namespace: a.Namespace, Why: why, Causes: map[string]int{}}
+		s, err := c.Snapshot(ctx, a.Namespace, a.Name, argocd.SnapshotOptions{Settings: &settings})
+		if err == nil {
+			var rep *drift.Report
+			if rep, err = bot.Diagnose(s, drift.Sensitivity{}); err == nil {
+				r.Findings = len(rep.Findings)
+				for _, f := range rep.Findings {
+					r.Causes[string(f.Cause)]++
+				}
+			}
+		}
+		if err != nil {
+			r.Error = err.Error() // one application's failure never stops the scan
+		}
+		stuck = append(stuck, r)
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if stuck == nil {
+			stuck = []result{}
+		}
+		if err := enc.Encode(map[string]any{"scanned": len(apps), "stuck": stuck}); err != nil {
+			return exitUsage, err
+		}
+	} else {
+		fmt.Fprintf(stdout, "%d applications scanned, %d stuck OutOfSync.\n", len(apps), len(stuck))
+		if len(stuck) > 0 {
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "\nAPPLICATION\tFINDINGS\tCAUSES\tSINCE")
+			for _, r := range stuck {
+				var cs []string
+				for c, n := range r.Causes {
+					cs = append(cs, fmt.Sprintf("%s×%d", c, n))
+				}
+				sort.Strings(cs)
+				causes := strings.Join(cs, ", ")
+				if r.Error != "" {
+					causes = "error: " + r.Error
+				}
+				fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%s\n", r.Namespace, r.Application, r.Findings, causes, r.Why)
+			}
+			tw.Flush()
+		}
+	}
+	if len(stuck) > 0 {
+		return exitDrift, nil
+	}
+	return exitClean, nil
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+const liveToken = "tok-3f9a1c-do-not-log"
+
+// liveServer serves two applications: one OutOfSync for an hour after a
+// successful sync (stuck), one that went OutOfSync a minute after its sync (a
+// passing scale event), and one Synced.
+func liveServer(t *testing.T, now time.Time) (*argocdtest.Server, string) {
+	t.Helper()
+	load := func(file, phase string, finished time.Time, sync string) *drift.Snapshot {
+		s, err := drift.LoadSnapshot("../../testdata/cases/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := drift.Map(s.Application, "status")
+		st["sync"] = map[string]any{"status": sync}
+		st["operationState"] = map[string]any{"phase": phase, "startedAt": finished.Add(-5 * time.Second).Format(time.RFC3339), "finishedAt": finished.Format(time.RFC3339)}
+		return s
+	}
+	stuck := load("21-manual-kubectl-patch.yaml", "Succeeded", now.Add(-time.Hour), "OutOfSync")
+	passing := load("01-hpa-statefulset.yaml", "Succeeded", now.Add(-time.Minute), "OutOfSync")
+	synced := load("11-builtin-quantity-hidden.yaml", "Succeeded", now.Add(-time.Hour), "Synced")
+	srv := argocdtest.NewServer(liveToken, stuck, passing, synced)
+	t.Cleanup(srv.Close)
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte(liveToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return srv, tokenFile
+}
+
+func TestScanFindsOnlyStuckApplications(t *testing.T) {
+	now := time.Now()
+	srv, tokenFile := liveServer(t, now)
+	var out, errb strings.Builder
+	code, err := cmdScan(context.Background(), []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--format", "json"}, &out, &errb, now)
+	if err != nil || code != exitDrift {
+		t.Fatalf("scan: exit %d, %v, %s", code, err, errb.String())
+	}
+	var res struct {
+		Scanned int `json:"scanned"`
+		Stuck   []struct {
+			Application string         `json:"application"`
+			Causes      map[string]int `json:"causes"`
+		} `json:"stuck"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Scanned != 3 || len(res.Stuck) != 1 || res.Stuck[0].Application != "orders" || res.Stuck[0].Causes["manual-change"] != 1 {
+		t.Fatalf("scan result: %s", out.String())
+	}
+	if strings.Contains(out.String()+errb.String(), liveToken) {
+		t.Fatal("the token appeared in the output")
+	}
+}
+
+func TestLiveDiagnoseAndSnapshot(t *testing.T) {
+	t.Setenv("ARGOCD_AUTH_TOKEN", "")
+	t.Setenv("ARGOCD_SERVER", "")
+	srv, tokenFile := liveServer(t, time.Now())
+	args := []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile}
+	code, out, stderr := runCLI(append([]string{"diagnose", "orders", "--format", "json"}, args...)...)
+	if code != exitDrift || !strings.Contains(out, `"cause": "manual-change"`) {
+		t.Fatalf("live diagnose: exit %d\n%s\n%s", code, out, stderr)
+	}
+	file := filepath.Join(t.TempDir(), "orders.json")
+	if code, _, stderr := runCLI(append([]string{"snapshot", "orders", "-o", file}, args...)...); code != exitClean {
+		t.Fatalf("snapshot: exit %d, %s", code, stderr)
+	}
+	code, offline, _ := runCLI("diagnose", "--snapshot", file, "--format", "json")
+	if code != exitDrift || offline != out {
+		t.Fatalf("the written snapshot diagnoses differently offline:\n%s\nlive:\n%s", offline, out)
+	}
+	if raw, _ := os.ReadFile(file); strings.Contains(string(raw), liveToken) {
+		t.Fatal("the token was written into the snapshot")
+	}
+	code, _, stderr = runCLI("diagnose", "orders", "--argocd-server", srv.URL)
+	if code != exitUsage || !strings.Contains(stderr, "token") || strings.Contains(stderr, liveToken) {
+		t.Fatalf("diagnose without a token: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = runCLI(append([]string{"diagnose", "nope"}, args...)...)
+	if code != exitUsage || !strings.Contains(stderr, "404") {
+		t.Fatalf("unknown app: exit %d, %s", code, stderr)
+	}
+}
