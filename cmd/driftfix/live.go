@@ -152,11 +152,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	if err != nil {
 		return exitUsage, err
 	}
-	settings, err := c.Settings(ctx)
-	if err != nil {
-		return exitUsage, err
-	}
-	apps, err := c.ListApplications(ctx)
+	results, scanned, err := bot.Scan(ctx, c, now, bot.ScanOptions{StuckAfter: *after})
 	if err != nil {
 		return exitUsage, err
 	}
@@ -169,24 +165,15 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 		Error       string         `json:"error,omitempty"`
 	}
 	var stuck []result
-	for _, a := range apps {
-		ok, why := bot.Stuck(a, now, *after)
-		if !ok {
-			continue
-		}
-		r := result{Application: a.Name, Namespace: a.Namespace, Why: why, Causes: map[string]int{}}
-		s, err := c.Snapshot(ctx, a.Namespace, a.Name, argocd.SnapshotOptions{Settings: &settings})
-		if err == nil {
-			var rep *drift.Report
-			if rep, err = bot.Diagnose(s, drift.Sensitivity{}); err == nil {
-				r.Findings = len(rep.Findings)
-				for _, f := range rep.Findings {
-					r.Causes[string(f.Cause)]++
-				}
+	for _, sr := range results {
+		r := result{Application: sr.App.Name, Namespace: sr.App.Namespace, Why: sr.Why, Causes: map[string]int{}}
+		if sr.Err != nil {
+			r.Error = sr.Err.Error()
+		} else {
+			r.Findings = len(sr.Report.Findings)
+			for _, f := range sr.Report.Findings {
+				r.Causes[string(f.Cause)]++
 			}
-		}
-		if err != nil {
-			r.Error = err.Error() // one application's failure never stops the scan
 		}
 		stuck = append(stuck, r)
 	}
@@ -196,11 +183,11 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 		if stuck == nil {
 			stuck = []result{}
 		}
-		if err := enc.Encode(map[string]any{"scanned": len(apps), "stuck": stuck}); err != nil {
+		if err := enc.Encode(map[string]any{"scanned": scanned, "stuck": stuck}); err != nil {
 			return exitUsage, err
 		}
 	} else {
-		fmt.Fprintf(stdout, "%d applications scanned, %d stuck OutOfSync.\n", len(apps), len(stuck))
+		fmt.Fprintf(stdout, "%d applications scanned, %d stuck OutOfSync.\n", scanned, len(stuck))
 		if len(stuck) > 0 {
 			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "\nAPPLICATION\tFINDINGS\tCAUSES\tSINCE")

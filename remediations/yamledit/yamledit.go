@@ -227,6 +227,11 @@ func (f *file) headCommentStart(line, indent int) int {
 }
 
 func (f *file) replaceLines(from, to int, with []byte) []byte {
+	// Node positions can point one line past the text (an implicit null at
+	// the end of a file); clamp so the edit lands at the end instead.
+	n := len(f.lines)
+	from = min(max(from, 1), n+1)
+	to = min(to, n)
 	var out bytes.Buffer
 	for i := 1; i < from; i++ {
 		out.Write(f.lines[i-1])

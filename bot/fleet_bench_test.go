@@ -1,0 +1,106 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// fleet builds apps applications, outOfSync of them stuck with perApp
+// resources each (cloned from the testdata cases), the rest Synced.
+func fleet(tb testing.TB, apps, outOfSync, perApp int, now time.Time) []*drift.Snapshot {
+	tb.Helper()
+	pool := benchSnapshot(tb, perApp*4).Resources
+	var out []*drift.Snapshot
+	for i := 0; i < apps; i++ {
+		name := fmt.Sprintf("app-%04d", i)
+		status := map[string]any{"sync": map[string]any{"status": "Synced", "revision": "abc"},
+			"operationState": map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}}
+		s := &drift.Snapshot{Application: drift.Object{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+			"metadata": map[string]any{"name": name, "namespace": "argocd"},
+			"spec":     map[string]any{"project": "default", "destination": map[string]any{"namespace": "shop"}},
+			"status":   status}}
+		if i%(apps/outOfSync) == 0 {
+			status["sync"].(map[string]any)["status"] = "OutOfSync"
+			for j := 0; j < perApp; j++ {
+				s.Resources = append(s.Resources, pool[(i+j)%len(pool)])
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// BenchmarkFleetCycle runs one scan cycle against 5,000 applications (500
+// OutOfSync with 20 resources each) served on loopback with 5 ms latency per
+// call, and reports the cycle time, the calls made and the peak heap. Targets:
+// under 10 s and 150 MB.
+func BenchmarkFleetCycle(b *testing.B) {
+	now := time.Now()
+	srv := argocdtest.NewServer("bench-token", fleet(b, 5000, 500, 20, now)...)
+	defer srv.Close()
+	srv.Delay(5 * time.Millisecond)
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		var m runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				runtime.ReadMemStats(&m)
+				if m.HeapInuse > peak.Load() {
+					peak.Store(m.HeapInuse)
+				}
+			}
+		}
+	}()
+	var calls int
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "bench-token"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		results, scanned, err := Scan(context.Background(), c, now, ScanOptions{Workers: 16})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if scanned != 5000 || len(results) != 500 {
+			b.Fatalf("scanned %d, stuck %d", scanned, len(results))
+		}
+		for _, r := range results {
+			if r.Err != nil {
+				b.Fatal(r.Err)
+			}
+		}
+		calls = 0
+		for _, n := range c.Calls() {
+			calls += n
+		}
+	}
+	b.StopTimer()
+	close(stop)
+	wg.Wait()
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/cycle")
+	b.ReportMetric(float64(calls), "calls/cycle")
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(peak.Load()-min(peak.Load(), base.HeapInuse))/(1<<20), "cycle-heap-MB")
+}

@@ -1,0 +1,93 @@
+package bot
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// ScanOptions tune one scan of an Argo CD instance.
+type ScanOptions struct {
+	// StuckAfter is how long an application must stay OutOfSync after a
+	// successful sync (default DefaultStuckAfter).
+	StuckAfter time.Duration
+	// Workers bound the applications collected and diagnosed at once (default 8).
+	Workers int
+	// Renders asks for two fresh renders per stuck application.
+	Renders     bool
+	Sensitivity drift.Sensitivity
+}
+
+// ScanResult is the diagnosis of one stuck application, or why it failed.
+type ScanResult struct {
+	App    argocd.AppSummary
+	Why    string
+	Report *drift.Report
+	Err    error
+}
+
+// Scan lists every application once, picks the stuck ones, and collects and
+// diagnoses those concurrently: one settings call, one list call, and per
+// stuck application one Application and one managed-resources call (two more
+// for renders). One application's failure is reported in its result and never
+// stops the scan. It returns how many applications were listed.
+func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions) ([]ScanResult, int, error) {
+	if opts.StuckAfter == 0 {
+		opts.StuckAfter = DefaultStuckAfter
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 8
+	}
+	settings, err := c.Settings(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	apps, err := c.ListApplications(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	var results []ScanResult
+	for _, a := range apps {
+		if ok, why := Stuck(a, now, opts.StuckAfter); ok {
+			results = append(results, ScanResult{App: a, Why: why})
+		}
+	}
+	sort.Slice(results, func(i, j int) bool {
+		if results[i].App.Namespace != results[j].App.Namespace {
+			return results[i].App.Namespace < results[j].App.Namespace
+		}
+		return results[i].App.Name < results[j].App.Name
+	})
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < opts.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				r := &results[i]
+				s, err := c.Snapshot(ctx, r.App.Namespace, r.App.Name, argocd.SnapshotOptions{Renders: opts.Renders, Settings: &settings})
+				if err == nil {
+					r.Report, err = Diagnose(s, opts.Sensitivity)
+				}
+				r.Err = err
+			}
+		}()
+	}
+	for i := range results {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return results, len(apps), ctx.Err()
+}
