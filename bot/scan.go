@@ -20,6 +20,10 @@ type ScanOptions struct {
 	// Renders asks for two fresh renders per stuck application.
 	Renders     bool
 	Sensitivity drift.Sensitivity
+	// ClusterContext returns the cluster objects a snapshot's diagnosis
+	// consults (HPAs, webhooks, namespaces, CRDs, argocd-cm), from a cluster
+	// read once per cycle; nil when Kubernetes is not reachable.
+	ClusterContext func(*drift.Snapshot) []drift.Object
 }
 
 // ScanResult is the diagnosis of one stuck application, or why it failed.
@@ -71,6 +75,9 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 			for i := range jobs {
 				r := &results[i]
 				s, err := c.Snapshot(ctx, r.App.Namespace, r.App.Name, argocd.SnapshotOptions{Renders: opts.Renders, Settings: &settings})
+				if err == nil && opts.ClusterContext != nil {
+					AddClusterContext(s, opts.ClusterContext(s))
+				}
 				if err == nil {
 					r.Report, err = Diagnose(s, opts.Sensitivity)
 				}
@@ -90,4 +97,25 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 	close(jobs)
 	wg.Wait()
 	return results, len(apps), ctx.Err()
+}
+
+// AddClusterContext adds cluster objects to a snapshot. An argocd-cm read from
+// the cluster replaces the one derived from argocd-server's settings.
+func AddClusterContext(s *drift.Snapshot, objs []drift.Object) {
+	hasCM := false
+	for _, o := range objs {
+		if drift.Str(o, "kind") == "ConfigMap" && drift.Str(o, "metadata", "name") == "argocd-cm" {
+			hasCM = true
+		}
+	}
+	if hasCM {
+		kept := s.Cluster[:0]
+		for _, o := range s.Cluster {
+			if !(drift.Str(o, "kind") == "ConfigMap" && drift.Str(o, "metadata", "name") == "argocd-cm") {
+				kept = append(kept, o)
+			}
+		}
+		s.Cluster = kept
+	}
+	s.Cluster = append(s.Cluster, objs...)
 }

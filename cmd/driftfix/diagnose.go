@@ -56,6 +56,13 @@ func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		if snap, err = liveSnapshot(ctx, c, *appNS, fs.Arg(0), true); err != nil {
 			return exitUsage, err
 		}
+		clusterCtx, err := af.cluster(ctx, stderr)
+		if err != nil {
+			return exitUsage, err
+		}
+		if clusterCtx != nil {
+			bot.AddClusterContext(snap, clusterCtx(snap))
+		}
 	} else if snap, err = drift.LoadSnapshot(*snapshot); err != nil {
 		return exitUsage, err
 	}

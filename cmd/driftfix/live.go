@@ -15,6 +15,7 @@ import (
 	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/kube"
 )
 
 // argoFlags are the flags that reach argocd-server. The token comes from a
@@ -23,6 +24,9 @@ type argoFlags struct {
 	server, tokenFile, caFile string
 	insecure                  bool
 	timeout                   time.Duration
+
+	kubeconfig, kubeContext, argoNamespace string
+	noKube                                 bool
 }
 
 func (a *argoFlags) register(fs *flag.FlagSet) {
@@ -31,6 +35,32 @@ func (a *argoFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.caFile, "argocd-ca-file", "", "PEM file of the CA that signed argocd-server's certificate")
 	fs.BoolVar(&a.insecure, "argocd-insecure", false, "skip TLS verification (self-signed test servers only)")
 	fs.DurationVar(&a.timeout, "argocd-timeout", 30*time.Second, "timeout of each argocd-server request")
+	fs.StringVar(&a.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster the applications run in (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+	fs.StringVar(&a.kubeContext, "kube-context", "", "kubeconfig context to use")
+	fs.StringVar(&a.argoNamespace, "argocd-namespace", "argocd", "namespace of argocd-cm")
+	fs.BoolVar(&a.noKube, "no-kube", false, "do not read HPAs, webhooks, namespaces and CRDs from Kubernetes")
+}
+
+// cluster reads the cluster context once, or returns nil (with a warning on
+// stderr) when Kubernetes is not configured and was not asked for explicitly.
+func (a *argoFlags) cluster(ctx context.Context, stderr io.Writer) (func(*drift.Snapshot) []drift.Object, error) {
+	if a.noKube {
+		return nil, nil
+	}
+	cfg := kube.Config{Kubeconfig: a.kubeconfig, Context: a.kubeContext, ArgoCDNamespace: a.argoNamespace}
+	rc, err := kube.RESTConfig(cfg)
+	if err != nil {
+		if a.kubeconfig != "" {
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "driftfix: cluster context not collected (%v); HPAs, webhooks, namespaces and CRDs are unknown to this diagnosis (use --kubeconfig, or --no-kube to silence this)\n", err)
+		return nil, nil
+	}
+	cl, err := kube.Read(ctx, rc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return cl.For, nil
 }
 
 func (a *argoFlags) client() (*argocd.Client, error) {
@@ -71,6 +101,13 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	s, err := liveSnapshot(ctx, c, *appNS, fs.Arg(0), *renders)
 	if err != nil {
 		return exitUsage, err
+	}
+	clusterCtx, err := af.cluster(ctx, stderr)
+	if err != nil {
+		return exitUsage, err
+	}
+	if clusterCtx != nil {
+		bot.AddClusterContext(s, clusterCtx(s))
 	}
 	raw, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
@@ -152,7 +189,11 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	if err != nil {
 		return exitUsage, err
 	}
-	results, scanned, err := bot.Scan(ctx, c, now, bot.ScanOptions{StuckAfter: *after})
+	clusterCtx, err := af.cluster(ctx, stderr)
+	if err != nil {
+		return exitUsage, err
+	}
+	results, scanned, err := bot.Scan(ctx, c, now, bot.ScanOptions{StuckAfter: *after, ClusterContext: clusterCtx})
 	if err != nil {
 		return exitUsage, err
 	}

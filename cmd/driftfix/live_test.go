@@ -11,6 +11,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/kube/kubetest"
 )
 
 const liveToken = "tok-3f9a1c-do-not-log"
@@ -30,13 +31,25 @@ func liveServer(t *testing.T, now time.Time) (*argocdtest.Server, string) {
 		st["operationState"] = map[string]any{"phase": phase, "startedAt": finished.Add(-5 * time.Second).Format(time.RFC3339), "finishedAt": finished.Format(time.RFC3339)}
 		return s
 	}
-	stuck := load("21-manual-kubectl-patch.yaml", "Succeeded", now.Add(-time.Hour), "OutOfSync")
-	passing := load("01-hpa-statefulset.yaml", "Succeeded", now.Add(-time.Minute), "OutOfSync")
+	stuck := load("01-hpa-statefulset.yaml", "Succeeded", now.Add(-time.Hour), "OutOfSync")
+	passing := load("21-manual-kubectl-patch.yaml", "Succeeded", now.Add(-time.Minute), "OutOfSync")
 	synced := load("11-builtin-quantity-hidden.yaml", "Succeeded", now.Add(-time.Hour), "Synced")
 	srv := argocdtest.NewServer(liveToken, stuck, passing, synced)
 	t.Cleanup(srv.Close)
-	tokenFile := filepath.Join(t.TempDir(), "token")
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
 	if err := os.WriteFile(tokenFile, []byte(liveToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var objs []drift.Object
+	for _, s := range []*drift.Snapshot{stuck, passing, synced} {
+		objs = append(objs, s.Cluster...)
+	}
+	ks := kubetest.NewServer(objs)
+	t.Cleanup(ks.Close)
+	kubeconfig := "apiVersion: v1\nkind: Config\nclusters: [{name: fake, cluster: {server: " + ks.URL + "}}]\n" +
+		"users: [{name: u, user: {token: kube-token}}]\ncontexts: [{name: c, context: {cluster: fake, user: u}}]\ncurrent-context: c\n"
+	if err := os.WriteFile(filepath.Join(dir, "kubeconfig"), []byte(kubeconfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return srv, tokenFile
@@ -46,7 +59,7 @@ func TestScanFindsOnlyStuckApplications(t *testing.T) {
 	now := time.Now()
 	srv, tokenFile := liveServer(t, now)
 	var out, errb strings.Builder
-	code, err := cmdScan(context.Background(), []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--format", "json"}, &out, &errb, now)
+	code, err := cmdScan(context.Background(), []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig"), "--format", "json"}, &out, &errb, now)
 	if err != nil || code != exitDrift {
 		t.Fatalf("scan: exit %d, %v, %s", code, err, errb.String())
 	}
@@ -60,7 +73,7 @@ func TestScanFindsOnlyStuckApplications(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Scanned != 3 || len(res.Stuck) != 1 || res.Stuck[0].Application != "orders" || res.Stuck[0].Causes["manual-change"] != 1 {
+	if res.Scanned != 3 || len(res.Stuck) != 1 || res.Stuck[0].Application != "queue" || res.Stuck[0].Causes["hpa-replicas"] != 1 {
 		t.Fatalf("scan result: %s", out.String())
 	}
 	if strings.Contains(out.String()+errb.String(), liveToken) {
@@ -72,13 +85,13 @@ func TestLiveDiagnoseAndSnapshot(t *testing.T) {
 	t.Setenv("ARGOCD_AUTH_TOKEN", "")
 	t.Setenv("ARGOCD_SERVER", "")
 	srv, tokenFile := liveServer(t, time.Now())
-	args := []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile}
-	code, out, stderr := runCLI(append([]string{"diagnose", "orders", "--format", "json"}, args...)...)
-	if code != exitDrift || !strings.Contains(out, `"cause": "manual-change"`) {
+	args := []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig")}
+	code, out, stderr := runCLI(append([]string{"diagnose", "queue", "--format", "json"}, args...)...)
+	if code != exitDrift || !strings.Contains(out, `"cause": "hpa-replicas"`) {
 		t.Fatalf("live diagnose: exit %d\n%s\n%s", code, out, stderr)
 	}
-	file := filepath.Join(t.TempDir(), "orders.json")
-	if code, _, stderr := runCLI(append([]string{"snapshot", "orders", "-o", file}, args...)...); code != exitClean {
+	file := filepath.Join(t.TempDir(), "queue.json")
+	if code, _, stderr := runCLI(append([]string{"snapshot", "queue", "-o", file}, args...)...); code != exitClean {
 		t.Fatalf("snapshot: exit %d, %s", code, stderr)
 	}
 	code, offline, _ := runCLI("diagnose", "--snapshot", file, "--format", "json")
@@ -88,7 +101,7 @@ func TestLiveDiagnoseAndSnapshot(t *testing.T) {
 	if raw, _ := os.ReadFile(file); strings.Contains(string(raw), liveToken) {
 		t.Fatal("the token was written into the snapshot")
 	}
-	code, _, stderr = runCLI("diagnose", "orders", "--argocd-server", srv.URL)
+	code, _, stderr = runCLI("diagnose", "queue", "--argocd-server", srv.URL, "--no-kube")
 	if code != exitUsage || !strings.Contains(stderr, "token") || strings.Contains(stderr, liveToken) {
 		t.Fatalf("diagnose without a token: exit %d, %s", code, stderr)
 	}

@@ -55,7 +55,7 @@ func appendItem(src []byte, doc int, p drift.Pointer, item any, comment string) 
 				}
 			}
 			first := seq.Content[0]
-			ind := dashIndent(f.lines[first.Line-1], first.Column)
+			ind := dashIndent(f.lineAt(first.Line), first.Column)
 			if ind < 0 {
 				return nil, fmt.Errorf("append to %s: list at line %d does not have one item per line: %w", p, seq.Line, ErrUnsupported)
 			}
@@ -71,7 +71,7 @@ func appendItem(src []byte, doc int, p drift.Pointer, item any, comment string) 
 			if st.key == nil || seq.Line != st.key.Line && seq.Tag != "!!null" {
 				return nil, fmt.Errorf("append to %s: %w", p, ErrUnsupported)
 			}
-			line := f.lines[st.key.Line-1]
+			line := f.lineAt(st.key.Line)
 			ind := st.key.Column - 1
 			keyText := string(line[ind : st.key.Column-1+len(st.key.Value)])
 			if st.key.Style != 0 {

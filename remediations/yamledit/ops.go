@@ -50,7 +50,7 @@ func Remove(src []byte, doc int, p drift.Pointer) ([]byte, error) {
 		}
 	} else {
 		startLine = st.value.Line
-		indent = dashIndent(f.lines[startLine-1], st.value.Column)
+		indent = dashIndent(f.lineAt(startLine), st.value.Column)
 		if indent < 0 {
 			return nil, fmt.Errorf("remove %s: list item at line %d does not start its line: %w", p[:i+1], startLine, ErrUnsupported)
 		}
@@ -91,7 +91,7 @@ func kindName(n *yaml.Node) string {
 
 // isItemStart reports whether key sits on a "- " line as the first field of a list item.
 func isItemStart(f *file, key *yaml.Node) bool {
-	line := f.lines[key.Line-1]
+	line := f.lineAt(key.Line)
 	pre := strings.TrimSpace(string(line[:min(len(line), key.Column-1)]))
 	return strings.HasPrefix(pre, "-")
 }
@@ -164,6 +164,9 @@ func SetScalar(src []byte, doc int, p drift.Pointer, value any) ([]byte, error) 
 	}
 	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 || strings.Contains(n.Value, "\n") {
 		return nil, fmt.Errorf("set %s: line %d holds a multi-line value: %w", p, n.Line, ErrUnsupported)
+	}
+	if n.Line < 1 || n.Line > len(f.lines) {
+		return nil, fmt.Errorf("set %s: value position outside the text: %w", p, ErrUnsupported)
 	}
 	line := f.lines[n.Line-1]
 	startCol := n.Column - 1

@@ -33,6 +33,9 @@ type file struct {
 }
 
 func parse(src []byte) (*file, error) {
+	if bytes.Count(src, []byte("\r")) != bytes.Count(src, []byte("\r\n")) {
+		return nil, fmt.Errorf("parse YAML: a lone carriage return is a line break to YAML but not to this editor: %w", ErrUnsupported)
+	}
 	f := &file{src: src}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	for {
@@ -187,6 +190,14 @@ func indentOf(line []byte) int {
 	return n
 }
 
+// lineAt returns line n (1-based), or nil past either end of the text.
+func (f *file) lineAt(n int) []byte {
+	if n < 1 || n > len(f.lines) {
+		return nil
+	}
+	return f.lines[n-1]
+}
+
 func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
 
 // endLine returns the last line (1-based) of an entry that starts on start at
@@ -199,13 +210,13 @@ func (f *file) endLine(indent int, v *yaml.Node) int {
 		return end
 	}
 	for end < len(f.lines) {
-		next := f.lines[end] // line end+1
+		next := f.lineAt(end + 1)
 		if !blank(next) && indentOf(next) <= indent {
 			break
 		}
 		end++
 	}
-	for end > maxLine(v) && blank(f.lines[end-1]) { // keep trailing blank lines
+	for end > maxLine(v) && blank(f.lineAt(end)) { // keep trailing blank lines
 		end--
 	}
 	return end
@@ -216,7 +227,7 @@ func (f *file) endLine(indent int, v *yaml.Node) int {
 func (f *file) headCommentStart(line, indent int) int {
 	start := line
 	for start > 1 {
-		prev := f.lines[start-2]
+		prev := f.lineAt(start - 1)
 		t := bytes.TrimSpace(prev)
 		if len(t) == 0 || t[0] != '#' || indentOf(prev) != indent {
 			break
