@@ -38,7 +38,9 @@ type ScanResult struct {
 // diagnoses those concurrently: one settings call, one list call, and per
 // stuck application one Application and one managed-resources call (two more
 // for renders). One application's failure is reported in its result and never
-// stops the scan. It returns how many applications were listed.
+// stops the scan. An application OutOfSync right after a successful sync costs
+// one more call, to read its history for a self-heal loop. It returns how many
+// applications were listed.
 func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions) ([]ScanResult, int, error) {
 	if opts.StuckAfter == 0 {
 		opts.StuckAfter = DefaultStuckAfter
@@ -58,6 +60,19 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 	for _, a := range apps {
 		if ok, why := Stuck(a, now, opts.StuckAfter); ok {
 			results = append(results, ScanResult{App: a, Why: why})
+			continue
+		}
+		// OutOfSync right after a successful sync: a passing event, unless
+		// auto-sync keeps re-syncing the same revision (a self-heal loop).
+		if a.SyncStatus == "OutOfSync" && a.OperationPhase == "Succeeded" {
+			app, err := c.GetApplication(ctx, a.Namespace, a.Name)
+			if err != nil {
+				results = append(results, ScanResult{App: a, Why: "could not read its history", Err: err})
+				continue
+			}
+			if SelfHealLoop(app, now, opts.StuckAfter) {
+				results = append(results, ScanResult{App: a, Why: "auto-sync keeps re-syncing the same revision (self-heal loop)"})
+			}
 		}
 	}
 	sort.Slice(results, func(i, j int) bool {
@@ -74,6 +89,9 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 			defer wg.Done()
 			for i := range jobs {
 				r := &results[i]
+				if r.Err != nil {
+					continue
+				}
 				s, err := c.Snapshot(ctx, r.App.Namespace, r.App.Name, argocd.SnapshotOptions{Renders: opts.Renders, Settings: &settings})
 				if err == nil && opts.ClusterContext != nil {
 					AddClusterContext(s, opts.ClusterContext(s))
