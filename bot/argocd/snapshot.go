@@ -72,7 +72,10 @@ func (s Settings) ConfigMap() drift.Object {
 	}
 	sort.Strings(keys)
 	for _, gk := range keys {
-		group, kind, _ := strings.Cut(gk, "/")
+		group, kind, found := strings.Cut(gk, "/")
+		if !found {
+			group, kind = "", gk // core kinds have no group: "ConfigMap"
+		}
 		key := "resource.customizations.ignoreDifferences."
 		switch {
 		case group == "*" && kind == "*":

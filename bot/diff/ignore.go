@@ -79,6 +79,9 @@ func ReadSettings(cluster []drift.Object) (drift.Settings, []drift.IgnoreRule, e
 			if err != nil {
 				return s, nil, fmt.Errorf("argocd-cm %s: %w", k, err)
 			}
+			if statusOnly(r) {
+				continue // Argo CD's own ignoreResourceStatusField rule; status is never compared here
+			}
 			rules = append(rules, r)
 		case k == keyLegacyCustom:
 			var legacy map[string]struct {
@@ -109,6 +112,12 @@ func ReadSettings(cluster []drift.Object) (drift.Settings, []drift.IgnoreRule, e
 		}
 	}
 	return s, rules, nil
+}
+
+// statusOnly reports whether a rule ignores nothing but /status, as the rule
+// Argo CD derives from ignoreResourceStatusField does.
+func statusOnly(r drift.IgnoreRule) bool {
+	return len(r.JSONPointers) == 1 && r.JSONPointers[0] == "/status" && len(r.JQPathExpressions) == 0 && len(r.ManagedFieldsManagers) == 0
 }
 
 // splitOverrideKey turns "apps_Deployment" into (apps, Deployment), "Service"
