@@ -102,6 +102,13 @@ func (c *Client) GetApplication(ctx context.Context, ns, name string) (map[strin
 	if !ok {
 		return nil, fmt.Errorf("argocd: application %s is not an object", name)
 	}
+	// argocd-server leaves out the type fields; a snapshot needs them.
+	if m["apiVersion"] == nil {
+		m["apiVersion"] = "argoproj.io/v1alpha1"
+	}
+	if m["kind"] == nil {
+		m["kind"] = "Application"
+	}
 	return m, nil
 }
 

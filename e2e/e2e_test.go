@@ -1,0 +1,238 @@
+//go:build e2e
+
+// Package e2e runs driftfix against the real stack in e2e/stack (kube-apiserver,
+// kube-controller-manager and Argo CD 3.6.1): each scenario deploys an
+// Application from a local Git repository, makes it drift the real way, waits
+// for Argo CD to report it, and checks what driftfix diagnoses. Run inside the
+// stack's network namespace:
+//
+//	e2e/stack/up.sh && ip netns exec driftfix-e2e go test -tags e2e ./e2e/
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/driftfix/driftfix/bot"
+	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/kube"
+)
+
+var updateReal = flag.Bool("update-real", false, "save each scenario's snapshot under testdata/real/")
+
+const argoURL = "http://127.0.0.1:8080"
+
+type stack struct {
+	root, kubeconfig, token string
+	argo                    *argocd.Client
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	root, _ := filepath.Abs("stack")
+	s := &stack{root: root, kubeconfig: filepath.Join(root, "run", "kubeconfig")}
+	tok, err := os.ReadFile(filepath.Join(root, "run", "argocd-token"))
+	if err != nil {
+		t.Fatalf("the stack is not up (run e2e/stack/up.sh): %v", err)
+	}
+	s.token = string(tok)
+	if s.argo, err = argocd.New(argocd.Config{BaseURL: argoURL, Token: s.token, Timeout: 20 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (s *stack) kubectl(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(s.root, "bin", "kubectl"), append([]string{"--kubeconfig", s.kubeconfig}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	}
+	return out.String()
+}
+
+// gitRepo makes a bare repository served to Argo CD as file://, with files committed on main.
+func gitRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	work, bare := filepath.Join(dir, "work"), filepath.Join(dir, "repo.git")
+	run := func(d string, args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = d
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@example.com", "GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(work, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(work, "init", "-q", "-b", "main")
+	run(work, "add", ".")
+	run(work, "commit", "-q", "-m", "scenario")
+	run(dir, "clone", "-q", "--bare", work, bare)
+	return "file://" + bare
+}
+
+// application creates an auto-syncing Application and waits until it is Synced.
+func (s *stack) application(t *testing.T, name, repo, path, namespace, extraSpec string) {
+	t.Helper()
+	s.kubectl(t, "", "-n", "argocd", "delete", "application", name, "--ignore-not-found", "--timeout=60s")
+	s.kubectl(t, "", "delete", "namespace", namespace, "--ignore-not-found", "--timeout=60s")
+	s.kubectl(t, "", "create", "namespace", namespace)
+	s.kubectl(t, fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: %s, namespace: argocd}
+spec:
+  project: default
+  source: {repoURL: %q, path: %s, targetRevision: main}
+  destination: {server: https://kubernetes.default.svc, namespace: %s}
+  syncPolicy: {automated: {prune: true}}
+%s`, name, repo, path, namespace, extraSpec), "apply", "-f", "-")
+	t.Cleanup(func() {
+		s.kubectl(t, "", "-n", "argocd", "delete", "application", name, "--ignore-not-found", "--timeout=60s")
+		s.kubectl(t, "", "delete", "namespace", namespace, "--ignore-not-found", "--timeout=60s")
+	})
+	s.waitFor(t, name, func(a argocd.AppSummary) bool { return a.SyncStatus == "Synced" && a.OperationPhase == "Succeeded" }, "Synced after a successful sync")
+}
+
+func (s *stack) waitFor(t *testing.T, name string, ok func(argocd.AppSummary) bool, what string) argocd.AppSummary {
+	t.Helper()
+	var last argocd.AppSummary
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		apps, err := s.argo.ListApplications(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range apps {
+			if a.Name == name {
+				last = a
+				if ok(a) {
+					return a
+				}
+			}
+		}
+	}
+	t.Fatalf("Argo CD never reported %s as %s (last: sync %s, operation %s)", name, what, last.SyncStatus, last.OperationPhase)
+	return last
+}
+
+// diagnose snapshots the application through argocd-server and the API server,
+// saves it when asked, and returns driftfix's findings.
+func (s *stack) diagnose(t *testing.T, name string) *drift.Report {
+	t.Helper()
+	ctx := context.Background()
+	settings, err := s.argo.Settings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.argo.Snapshot(ctx, "argocd", name, argocd.SnapshotOptions{Settings: &settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := kube.RESTConfig(kube.Config{Kubeconfig: s.kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kube.Read(ctx, rc, kube.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot.AddClusterContext(snap, cl.For(snap))
+	if *updateReal {
+		raw, err := json.MarshalIndent(snap, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join("..", "testdata", "real", name+".json"), append(raw, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := bot.Diagnose(snap, drift.Sensitivity{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func expectFinding(t *testing.T, rep *drift.Report, kind, path string, cause drift.Cause) {
+	t.Helper()
+	for _, f := range rep.Findings {
+		if f.Resource.Kind == kind && f.Path.String() == path {
+			if f.Cause != cause {
+				t.Errorf("%s %s: cause %s, want %s; evidence %q", kind, path, f.Cause, cause, f.Evidence)
+			}
+			return
+		}
+	}
+	var got []string
+	for _, f := range rep.Findings {
+		got = append(got, f.Resource.Kind+" "+f.Path.String()+" "+string(f.Cause))
+	}
+	t.Errorf("no finding at %s %s; findings: %q", kind, path, got)
+}
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: registry.example.com/web:1.0.0
+          resources:
+            requests: {cpu: 100m}
+`
+
+func TestManualScale(t *testing.T) {
+	s := newStack(t)
+	repo := gitRepo(t, map[string]string{"app/deployment.yaml": deployment})
+	s.application(t, "e2e-manual", repo, "app", "e2e-manual", "")
+	s.kubectl(t, "", "-n", "e2e-manual", "scale", "deployment/web", "--replicas=5")
+	s.waitFor(t, "e2e-manual", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after kubectl scale")
+	rep := s.diagnose(t, "e2e-manual")
+	expectFinding(t, rep, "Deployment", "/spec/replicas", drift.CauseManualChange)
+}
+
+func TestHPAReplicas(t *testing.T) {
+	s := newStack(t)
+	repo := gitRepo(t, map[string]string{"app/deployment.yaml": deployment})
+	s.application(t, "e2e-hpa", repo, "app", "e2e-hpa", "")
+	s.kubectl(t, `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: e2e-hpa}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 4
+  maxReplicas: 6
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
+`, "apply", "-f", "-")
+	s.waitFor(t, "e2e-hpa", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after the HPA scaled it")
+	rep := s.diagnose(t, "e2e-hpa")
+	expectFinding(t, rep, "Deployment", "/spec/replicas", drift.CauseHPAReplicas)
+}
