@@ -12,6 +12,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -92,12 +93,20 @@ func gitRepo(t *testing.T, files map[string]string) string {
 	return "file://" + bare
 }
 
-// application creates an auto-syncing Application and waits until it is Synced.
+// application creates a namespace and an auto-syncing Application in it, and
+// waits until Argo CD reports it Synced after a successful sync.
 func (s *stack) application(t *testing.T, name, repo, path, namespace, extraSpec string) {
 	t.Helper()
 	s.kubectl(t, "", "-n", "argocd", "delete", "application", name, "--ignore-not-found", "--timeout=60s")
 	s.kubectl(t, "", "delete", "namespace", namespace, "--ignore-not-found", "--timeout=60s")
 	s.kubectl(t, "", "create", "namespace", namespace)
+	s.applicationIn(t, name, repo, path, namespace, extraSpec, true)
+}
+
+// applicationIn creates the Application in an existing namespace; with
+// waitSynced it waits for Synced after a successful sync.
+func (s *stack) applicationIn(t *testing.T, name, repo, path, namespace, extraSpec string, waitSynced bool) {
+	t.Helper()
 	s.kubectl(t, fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: %s, namespace: argocd}
@@ -111,7 +120,9 @@ spec:
 		s.kubectl(t, "", "-n", "argocd", "delete", "application", name, "--ignore-not-found", "--timeout=60s")
 		s.kubectl(t, "", "delete", "namespace", namespace, "--ignore-not-found", "--timeout=60s")
 	})
-	s.waitFor(t, name, func(a argocd.AppSummary) bool { return a.SyncStatus == "Synced" && a.OperationPhase == "Succeeded" }, "Synced after a successful sync")
+	if waitSynced {
+		s.waitFor(t, name, func(a argocd.AppSummary) bool { return a.SyncStatus == "Synced" && a.OperationPhase == "Succeeded" }, "Synced after a successful sync")
+	}
 }
 
 func (s *stack) waitFor(t *testing.T, name string, ok func(argocd.AppSummary) bool, what string) argocd.AppSummary {
@@ -139,12 +150,17 @@ func (s *stack) waitFor(t *testing.T, name string, ok func(argocd.AppSummary) bo
 // saves it when asked, and returns driftfix's findings.
 func (s *stack) diagnose(t *testing.T, name string) *drift.Report {
 	t.Helper()
+	return s.diagnoseWith(t, name, false)
+}
+
+func (s *stack) diagnoseWith(t *testing.T, name string, renders bool) *drift.Report {
+	t.Helper()
 	ctx := context.Background()
 	settings, err := s.argo.Settings(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := s.argo.Snapshot(ctx, "argocd", name, argocd.SnapshotOptions{Settings: &settings})
+	snap, err := s.argo.Snapshot(ctx, "argocd", name, argocd.SnapshotOptions{Settings: &settings, Renders: renders})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,4 +251,73 @@ spec:
 	s.waitFor(t, "e2e-hpa", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after the HPA scaled it")
 	rep := s.diagnose(t, "e2e-hpa")
 	expectFinding(t, rep, "Deployment", "/spec/replicas", drift.CauseHPAReplicas)
+}
+
+func (s *stack) caBundle(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.root, "run", "pki", "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func (s *stack) mutatingWebhook(t *testing.T, name, url, namespaceLabel string) {
+	t.Helper()
+	s.kubectl(t, fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: %s}
+webhooks:
+- name: %s.e2e.example.com
+  admissionReviewVersions: ["v1"]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 5
+  clientConfig: {url: %q, caBundle: %s}
+  namespaceSelector: {matchLabels: {%s: enabled}}
+  rules:
+  - {apiGroups: ["apps"], apiVersions: ["v1"], resources: ["deployments"], operations: ["CREATE", "UPDATE"]}
+`, name, name, url, s.caBundle(t), namespaceLabel), "apply", "-f", "-")
+	t.Cleanup(func() { s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", name, "--ignore-not-found") })
+}
+
+// TestWebhookOverwritesGitField: a webhook replaces the cpu limit Git sets.
+// Argo CD reports OutOfSync; the field stays owned by argocd-controller.
+func TestWebhookOverwritesGitField(t *testing.T) {
+	s := newStack(t)
+	startWebhook(t, s, "127.0.0.1:9444", "2")
+	ns := "e2e-webhook-cpu"
+	s.kubectl(t, "", "delete", "namespace", ns, "--ignore-not-found", "--timeout=60s")
+	s.kubectl(t, "", "create", "namespace", ns)
+	s.kubectl(t, "", "label", "namespace", ns, "cpu-policy=enabled")
+	s.mutatingWebhook(t, "e2e-cpu", "https://127.0.0.1:9444/mutate", "cpu-policy")
+	dep := strings.Replace(deployment, "            requests: {cpu: 100m}\n", "            requests: {cpu: 100m}\n            limits: {cpu: 500m}\n", 1)
+	repo := gitRepo(t, map[string]string{"app/deployment.yaml": dep})
+	s.applicationIn(t, "e2e-webhook-cpu", repo, "app", ns, "", false)
+	s.waitFor(t, "e2e-webhook-cpu", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" && a.OperationPhase == "Succeeded" }, "OutOfSync after a successful sync")
+	rep := s.diagnose(t, "e2e-webhook-cpu")
+	expectFinding(t, rep, "Deployment", "/spec/template/spec/containers/0/resources/limits/cpu", drift.CauseWebhookMutation)
+}
+
+// TestWebhookInjection: a webhook adds a label and a sidecar Git does not
+// declare. Argo CD's diff keeps fields only live has, so it reports Synced,
+// and driftfix reports nothing either.
+func TestWebhookInjection(t *testing.T) {
+	s := newStack(t)
+	startWebhook(t, s, "127.0.0.1:9443", "")
+	ns := "e2e-webhook-sidecar"
+	s.kubectl(t, "", "delete", "namespace", ns, "--ignore-not-found", "--timeout=60s")
+	s.kubectl(t, "", "create", "namespace", ns)
+	s.kubectl(t, "", "label", "namespace", ns, "sidecars=enabled")
+	s.mutatingWebhook(t, "e2e-sidecar", "https://127.0.0.1:9443/mutate", "sidecars")
+	repo := gitRepo(t, map[string]string{"app/deployment.yaml": deployment})
+	s.applicationIn(t, "e2e-webhook-sidecar", repo, "app", ns, "", true)
+	live := s.kubectl(t, "", "-n", ns, "get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[*].name}")
+	if !strings.Contains(live, "injected-sidecar") {
+		t.Fatalf("the webhook did not inject its sidecar: containers %q", live)
+	}
+	rep := s.diagnose(t, "e2e-webhook-sidecar")
+	if len(rep.Findings) != 0 {
+		t.Errorf("Argo CD reports Synced, but driftfix found %d differences: %+v", len(rep.Findings), rep.Findings)
+	}
 }

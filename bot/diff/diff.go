@@ -99,8 +99,15 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		rawTarget: r.Target,
 		rawLive:   r.Live,
 	}
+	// Argo CD's own predicted and normalized states win, except where an
+	// ignore rule applies: Argo CD has already removed what the rule hides
+	// from them, and what a rule hides must still be computed.
+	ruled := false
+	for ri := range cmp.Rules {
+		ruled = ruled || ruleMatches(&cmp.Rules[ri], ref)
+	}
 	desired, live := shallowCopy(r.Target), shallowCopy(r.Live)
-	if r.PredictedLive != nil && r.NormalizedLive != nil {
+	if r.PredictedLive != nil && r.NormalizedLive != nil && !ruled {
 		desired, live = shallowCopy(r.PredictedLive), shallowCopy(r.NormalizedLive)
 		w.symmetric = true
 	}
