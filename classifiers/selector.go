@@ -58,7 +58,7 @@ func selectorMatches(sel map[string]any, labels map[string]string) (bool, error)
 // selectorText renders a selector compactly for evidence.
 func selectorText(sel map[string]any) string {
 	var parts []string
-	for _, k := range sortedKeys(drift.Map(sel, "matchLabels")) {
+	for _, k := range drift.SortedKeys(drift.Map(sel, "matchLabels")) {
 		parts = append(parts, k+"="+drift.Str(sel, "matchLabels", k))
 	}
 	for _, e := range drift.List(sel, "matchExpressions") {
@@ -99,15 +99,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // plural guesses the resource name of a kind (Deployment → deployments), as

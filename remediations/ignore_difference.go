@@ -1,7 +1,6 @@
 package remediations
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -120,15 +119,9 @@ func planIgnoreDifference(c *Context, group []drift.Finding) (Plan, *drift.Snaps
 			return yamledit.AppendItem(b, loc.doc, drift.MustPointer("/spec/syncPolicy/syncOptions"), respectIgnore, "")
 		})
 	}
-	e, err := applyEdits(c.Repo, loc.file, steps...)
-	if errors.Is(err, errAlreadyApplied) {
+	if !p.addEdit(applyEdits(c.Repo, loc.file, steps...)) {
 		return p, nil
 	}
-	if err != nil {
-		p.Dropped = err.Error()
-		return p, nil
-	}
-	p.Edits = []Edit{e}
 	p.Rationale = Rationale{
 		Why:  fmt.Sprintf("the rule names one %s (%s) and only the paths another system writes; every other field of it, and every other resource, is still compared", ref.Kind, ref),
 		Risk: "a later change to exactly these paths is not shown as drift" + map[bool]string{true: "; with RespectIgnoreDifferences=true a sync also leaves them as they are", false: ""}[respect],

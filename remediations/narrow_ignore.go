@@ -1,7 +1,6 @@
 package remediations
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -93,7 +92,7 @@ func planNarrowIgnore(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 		p.Dropped = err.Error()
 		return p, nil
 	}
-	if inRepo, ok := f.Path.Get(docs[loc.doc]); !ok || !drift.Equal(normalizeInts(inRepo), rules[n]) {
+	if inRepo, ok := f.Path.Get(docs[loc.doc]); !ok || !drift.Equal(drift.NormalizeNumbers(inRepo), rules[n]) {
 		p.Dropped = fmt.Sprintf("ignoreDifferences[%d] in %s is not the rule the live Application has; the manifest and the cluster disagree", n, loc.file)
 		return p, nil
 	}
@@ -107,33 +106,11 @@ func planNarrowIgnore(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 				fmt.Sprintf("driftfix %s: narrowed from ignoreDifferences[%d]", c.Now.UTC().Format("2006-01-02"), n))
 		})
 	}
-	e, err := applyEdits(c.Repo, loc.file, steps...)
-	if errors.Is(err, errAlreadyApplied) {
+	if !p.addEdit(applyEdits(c.Repo, loc.file, steps...)) {
 		return p, nil
 	}
-	if err != nil {
-		p.Dropped = err.Error()
-		return p, nil
-	}
-	p.Edits = []Edit{e}
 	p.Rationale.Undo = undoText(loc.file)
 	return p, changed
-}
-
-func normalizeInts(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalizeInts(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = normalizeInts(e)
-		}
-	case int:
-		return int64(x)
-	}
-	return v
 }
 
 // keptByNarrowing returns the locations a broad rule hides that another system

@@ -1,7 +1,6 @@
 package remediations
 
 import (
-	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -64,24 +63,18 @@ func planPinHelmValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 		p.Dropped = fmt.Sprintf("the chart generates %s and offers no existingSecret beside it; give %s a value from a secret store (never a literal secret in Git), or change the chart", key, key)
 		return p, nil
 	}
-	e, err := applyEdits(c.Repo, values, func(b []byte) ([]byte, error) {
+	if !p.addEdit(applyEdits(c.Repo, values, func(b []byte) ([]byte, error) {
 		return yamledit.SetValue(b, 0, ref, secret.Name)
-	})
-	if errors.Is(err, errAlreadyApplied) {
+	})) {
 		return p, nil
 	}
-	if err != nil {
-		p.Dropped = err.Error()
-		return p, nil
-	}
-	p.Edits = []Edit{e}
 	setting := strings.Join(ref, ".")
 	p.Rationale = Rationale{
 		Why:  fmt.Sprintf("the chart generates %s on every render; with %s set, it uses a Secret managed outside the chart instead, so every render is the same, and no secret value is written to Git", key, setting),
 		Risk: fmt.Sprintf("the chart stops rendering %s: create it outside the chart (a secret manager, or keep the current one with the annotation argocd.argoproj.io/sync-options: Prune=false) before merging, or Argo CD prunes it", secret),
 		Undo: undoText(values),
 	}
-	c.verifyPinned(&p, src, values, e.After, group, secret)
+	c.verifyPinned(&p, src, values, p.Edits[0].After, group, secret)
 	return p, nil
 }
 

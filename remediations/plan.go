@@ -1,6 +1,7 @@
 package remediations
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -315,4 +316,19 @@ func comparePointers(a, b drift.Pointer) int {
 		return strings.Compare(a[i], b[i])
 	}
 	return len(a) - len(b)
+}
+
+// addEdit records the outcome of applyEdits on the plan: the edit, nothing
+// when the repository already has it, or why it could not be made. It reports
+// whether there is an edit to go on with.
+func (p *Plan) addEdit(e Edit, err error) bool {
+	switch {
+	case errors.Is(err, errAlreadyApplied):
+		return false
+	case err != nil:
+		p.Dropped = err.Error()
+		return false
+	}
+	p.Edits = append(p.Edits, e)
+	return true
 }

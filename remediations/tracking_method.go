@@ -1,7 +1,6 @@
 package remediations
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -32,17 +31,11 @@ func planTrackingMethod(c *Context, group []drift.Finding) (Plan, *drift.Snapsho
 		p.Instructions = fmt.Sprintf("argocd-cm is not in this repository (%v); in the platform repository that holds it, set data.%s: annotation", err, trackingKey)
 		return p, changed
 	}
-	e, err := applyEdits(c.Repo, loc.file, func(b []byte) ([]byte, error) {
+	if !p.addEdit(applyEdits(c.Repo, loc.file, func(b []byte) ([]byte, error) {
 		return yamledit.SetValue(b, loc.doc, drift.Pointer{"data", trackingKey}, "annotation")
-	})
-	if errors.Is(err, errAlreadyApplied) {
+	})) {
 		return p, nil
 	}
-	if err != nil {
-		p.Dropped = err.Error()
-		return p, nil
-	}
-	p.Edits = []Edit{e}
 	p.Rationale.Undo = undoText(loc.file)
 	return p, changed
 }

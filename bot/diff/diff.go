@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"reflect"
-	"sort"
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -262,7 +261,7 @@ func (w *walker) walk(p, gp drift.Pointer, d, l, o any, hasO bool, fi fieldInfo,
 			break
 		}
 		om, _ := o.(map[string]any)
-		for _, k := range sortedKeys(dv) {
+		for _, k := range drift.SortedKeys(dv) {
 			cp := p.Child(k)
 			child, _ := w.b.child(fi.typ, k)
 			child.known = child.known && fi.known
@@ -273,7 +272,7 @@ func (w *walker) walk(p, gp drift.Pointer, d, l, o any, hasO bool, fi fieldInfo,
 				w.add(cp, gp.Child(k), dv[k], nil, true, false, child)
 			}
 		}
-		for _, k := range sortedKeys(lv) {
+		for _, k := range drift.SortedKeys(lv) {
 			if _, ok := dv[k]; ok {
 				continue
 			}
@@ -533,15 +532,6 @@ func deepCopy(v any) any {
 		return l
 	}
 	return v
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func containsString(list []string, s string) bool {

@@ -70,7 +70,7 @@ func ReadSettings(cluster []drift.Object) (drift.Settings, []drift.IgnoreRule, e
 	}
 	holder := drift.RefOf(cm)
 	var rules []drift.IgnoreRule
-	for _, k := range sortedKeys(data) {
+	for _, k := range drift.SortedKeys(data) {
 		raw, _ := data[k].(string)
 		switch {
 		case strings.HasPrefix(k, keyIgnorePrefix):

@@ -68,12 +68,12 @@ func (s Sensitivity) find(kind string, at Pointer, v any, depth int) (Pointer, s
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range SortedKeys(x) {
 			if why, ok := s.field(kind, k); ok {
 				return at.Child(k), why, true
 			}
 		}
-		for _, k := range sortedKeys(x) {
+		for _, k := range SortedKeys(x) {
 			if f, why, ok := s.find(kind, at.Child(k), x[k], depth+1); ok {
 				return f, why, true
 			}

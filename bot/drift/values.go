@@ -230,11 +230,30 @@ func Brief(v any, max int) string {
 	return s
 }
 
-func sortedKeys(m map[string]any) []string {
+// SortedKeys returns a map's keys in order.
+func SortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// NormalizeNumbers turns the int values a YAML or JSON decoder produced into
+// int64, in place, so values compare the way snapshots are read.
+func NormalizeNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = NormalizeNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = NormalizeNumbers(e)
+		}
+	case int:
+		return int64(x)
+	}
+	return v
 }

@@ -144,27 +144,10 @@ func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 			if o == nil {
 				continue
 			}
-			objs = append(objs, normalize(o).(map[string]any))
+			objs = append(objs, drift.NormalizeNumbers(o).(map[string]any))
 		}
 	}
 	return objs, nil
-}
-
-// normalize converts yaml.v3's ints to int64, as the snapshot reader does.
-func normalize(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalize(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = normalize(e)
-		}
-	case int:
-		return int64(x)
-	}
-	return v
 }
 
 func copyMap(m map[string]any) map[string]any {

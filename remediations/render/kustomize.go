@@ -38,7 +38,7 @@ func Kustomize(files map[string][]byte, dir string) ([]drift.Object, error) {
 		if err != nil {
 			return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
 		}
-		out = append(out, normalize(m).(map[string]any))
+		out = append(out, drift.NormalizeNumbers(m).(map[string]any))
 	}
 	return out, nil
 }

@@ -199,21 +199,5 @@ func toPlain(v any) any {
 	if yaml.Unmarshal(b, &out) != nil {
 		return v
 	}
-	return normalizeDeep(out)
-}
-
-func normalizeDeep(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			x[k] = normalizeDeep(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = normalizeDeep(e)
-		}
-	case int:
-		return int64(x)
-	}
-	return v
+	return drift.NormalizeNumbers(out)
 }
