@@ -14,13 +14,13 @@ import (
 // stack (e2e/stack: kube-apiserver, kube-controller-manager, Argo CD 3.6.1) by
 // `go test -tags e2e ./e2e -update-real`.
 var realExpectations = map[string][]string{
-	"e2e-manual":          {"Deployment /spec/replicas manual-change"},
+	"e2e-manual":          {"Deployment /spec/replicas manual-change", "Deployment /spec/template/spec/containers/0/image manual-change"},
 	"e2e-hpa":             {"Deployment /spec/replicas hpa-replicas"},
 	"e2e-webhook-cpu":     {"Deployment /spec/template/spec/containers/0/resources/limits/cpu webhook-mutation"},
 	"e2e-webhook-sidecar": nil, // Argo CD reports Synced: injected fields are live-only
 	"e2e-controller":      {"ValidatingWebhookConfiguration /webhooks/0/clientConfig/caBundle controller-write"},
 	"e2e-empty-ca":        {"ValidatingWebhookConfiguration /webhooks/0/clientConfig/caBundle controller-write"},
-	"e2e-normalized":      {"Widget /spec/color normalized"},
+	"e2e-normalized":      {"Widget /metadata/labels normalized", "Widget /spec/color normalized"},
 	"e2e-render":          {"ConfigMap /data/session-salt nondeterministic-render"},
 	"e2e-tracking":        {"ConfigMap /metadata/labels/app.kubernetes.io~1instance tracking-clash"},
 	"e2e-broad": {

@@ -189,6 +189,19 @@ func (s *stack) diagnoseWith(t *testing.T, name string, renders bool) *drift.Rep
 	return rep
 }
 
+// diagnoseUntil diagnoses until at least n findings show (Argo CD reconciles
+// each change on its own), for up to a minute.
+func (s *stack) diagnoseUntil(t *testing.T, name string, n int) *drift.Report {
+	t.Helper()
+	var rep *drift.Report
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if rep = s.diagnose(t, name); len(rep.Findings) >= n {
+			break
+		}
+	}
+	return rep
+}
+
 func expectFinding(t *testing.T, rep *drift.Report, kind, path string, cause drift.Cause) {
 	t.Helper()
 	for _, f := range rep.Findings {
@@ -230,9 +243,13 @@ func TestManualScale(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"app/deployment.yaml": deployment})
 	s.application(t, "e2e-manual", repo, "app", "e2e-manual", "")
 	s.kubectl(t, "", "-n", "e2e-manual", "scale", "deployment/web", "--replicas=5")
-	s.waitFor(t, "e2e-manual", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after kubectl scale")
-	rep := s.diagnose(t, "e2e-manual")
+	// What kubectl edit sends: a patch under the kubectl-edit field manager.
+	s.kubectl(t, "", "-n", "e2e-manual", "patch", "deployment", "web", "--field-manager=kubectl-edit", "--type=strategic",
+		"-p", `{"spec":{"template":{"spec":{"containers":[{"name":"web","image":"registry.example.com/web:1.0.1-hotfix"}]}}}}`)
+	s.waitFor(t, "e2e-manual", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after kubectl scale and edit")
+	rep := s.diagnoseUntil(t, "e2e-manual", 2) // Argo CD may not have seen the second change yet
 	expectFinding(t, rep, "Deployment", "/spec/replicas", drift.CauseManualChange)
+	expectFinding(t, rep, "Deployment", "/spec/template/spec/containers/0/image", drift.CauseManualChange)
 }
 
 func TestHPAReplicas(t *testing.T) {

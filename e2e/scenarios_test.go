@@ -51,7 +51,8 @@ webhooks:
 }
 
 // TestNormalizedPruning: Git sets a field the CRD's structural schema does
-// not declare; the API server prunes it and fills a schema default.
+// not declare (pruned) and an empty labels map (dropped); the API server also
+// fills a schema default, which is not drift.
 func TestNormalizedPruning(t *testing.T) {
 	s := newStack(t)
 	s.kubectl(t, `apiVersion: apiextensions.k8s.io/v1
@@ -74,15 +75,26 @@ spec:
             properties:
               mode: {type: string}
               size: {type: integer, default: 1}
+              limits:
+                type: object
+                additionalProperties: {x-kubernetes-int-or-string: true, anyOf: [{type: integer}, {type: string}]}
 `, "apply", "-f", "-")
 	s.kubectl(t, "", "wait", "--for=condition=Established", "crd/widgets.e2e.example.com")
-	repo := gitRepo(t, map[string]string{"app/widget.yaml": "apiVersion: e2e.example.com/v1\nkind: Widget\nmetadata:\n  name: blue\nspec:\n  mode: fast\n  color: blue   # not in the schema\n"})
+	repo := gitRepo(t, map[string]string{"app/widget.yaml": "apiVersion: e2e.example.com/v1\nkind: Widget\nmetadata:\n  name: blue\n  labels: {}\nspec:\n  mode: fast\n  color: blue   # not in the schema\n  limits: {cpu: 1000m, memory: 1024Mi}\n"})
 	s.kubectl(t, "", "delete", "namespace", "e2e-normalized", "--ignore-not-found", "--timeout=60s")
 	s.kubectl(t, "", "create", "namespace", "e2e-normalized")
 	s.applicationIn(t, "e2e-normalized", repo, "app", "e2e-normalized", "", false)
 	s.waitFor(t, "e2e-normalized", outOfSync, "OutOfSync after the API server pruned spec.color")
 	rep := s.diagnose(t, "e2e-normalized")
 	expectFinding(t, rep, "Widget", "/spec/color", drift.CauseNormalized)
+	expectFinding(t, rep, "Widget", "/metadata/labels", drift.CauseNormalized)
+	// A custom resource keeps quantity strings as written: without a
+	// conversion or mutating webhook nothing canonicalizes 1000m.
+	for _, f := range rep.Findings {
+		if strings.HasPrefix(f.Path.String(), "/spec/limits") {
+			t.Errorf("the API server rewrote %s: %v -> %v", f.Path, f.Git, f.Live)
+		}
+	}
 }
 
 // TestNondeterministicRender: a chart renders a random token; a hard refresh
