@@ -32,12 +32,16 @@ type ScanResult struct {
 	Why    string
 	Report *drift.Report
 	Err    error
+	// Cleared says why a candidate turned out not to be stuck (a refresh
+	// found it Synced); such results carry no report.
+	Cleared string
 }
 
 // Scan lists every application once, picks the stuck ones, and collects and
 // diagnoses those concurrently: one settings call, one list call, and per
 // stuck application one Application and one managed-resources call (two more
-// for renders). One application's failure is reported in its result and never
+// for renders); the Application call is a normal refresh, which confirms the
+// drift before it is diagnosed. One application's failure is reported in its result and never
 // stops the scan. An application OutOfSync right after a successful sync costs
 // one more call, to read its history for a self-heal loop. It returns how many
 // applications were listed.
@@ -92,7 +96,17 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 				if r.Err != nil {
 					continue
 				}
-				s, err := c.Snapshot(ctx, r.App.Namespace, r.App.Name, argocd.SnapshotOptions{Renders: opts.Renders, Settings: &settings})
+				// A normal refresh confirms the drift is still there.
+				app, err := c.Refresh(ctx, r.App.Namespace, r.App.Name, false)
+				if err != nil {
+					r.Err = err
+					continue
+				}
+				if st := drift.Str(app, "status", "sync", "status"); st != "OutOfSync" {
+					r.Cleared = "a refresh found it " + st
+					continue
+				}
+				s, err := c.Snapshot(ctx, r.App.Namespace, r.App.Name, argocd.SnapshotOptions{Renders: opts.Renders, Settings: &settings, Application: app})
 				if err == nil && opts.ClusterContext != nil {
 					AddClusterContext(s, opts.ClusterContext(s))
 				}
@@ -114,7 +128,13 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 	}
 	close(jobs)
 	wg.Wait()
-	return results, len(apps), ctx.Err()
+	kept := results[:0]
+	for _, r := range results {
+		if r.Cleared == "" {
+			kept = append(kept, r)
+		}
+	}
+	return kept, len(apps), ctx.Err()
 }
 
 // AddClusterContext adds cluster objects to a snapshot. An argocd-cm read from

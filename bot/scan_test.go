@@ -64,11 +64,38 @@ func TestScan(t *testing.T) {
 		t.Errorf("the self-heal loop was not found: %+v", r)
 	}
 	calls := c.Calls()
-	// 1 settings + 1 list + 2 history reads (looping, scaling) + 2 stuck apps × (app + managed resources).
-	want := map[string]int{"GET /api/v1/settings": 1, "GET /api/v1/applications": 1, "GET /api/v1/applications/{name}": 4, "GET /api/v1/applications/{name}/managed-resources": 2}
+	// 1 settings + 1 list + 2 history reads (looping, scaling) + 2 stuck apps × (refresh + managed resources).
+	want := map[string]int{"GET /api/v1/settings": 1, "GET /api/v1/applications": 1, "GET /api/v1/applications/{name}": 2,
+		"GET /api/v1/applications/{name}?refresh=normal": 2, "GET /api/v1/applications/{name}/managed-resources": 2}
 	for ep, n := range want {
 		if calls[ep] != n {
 			t.Errorf("%s: %d calls, want %d", ep, calls[ep], n)
 		}
+	}
+}
+
+// TestScanRefreshClears: an application stuck by its timestamps that a normal
+// refresh finds Synced (the drift cleared between cycles) is not reported.
+func TestScanRefreshClears(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	s, err := drift.LoadSnapshot("../testdata/cases/21-manual-kubectl-patch.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := drift.Map(s.Application, "status")
+	st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
+	srv := argocdtest.NewServer("t", s)
+	defer srv.Close()
+	srv.OnRefresh = func(sn *drift.Snapshot) { drift.Map(sn.Application, "status", "sync")["status"] = "Synced" }
+	c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{})
+	if err != nil || scanned != 1 || len(results) != 0 || srv.Refreshes != 1 {
+		t.Fatalf("scanned %d, results %+v, refreshes %d, err %v", scanned, results, srv.Refreshes, err)
+	}
+	if n := c.Calls()["GET /api/v1/applications/{name}/managed-resources"]; n != 0 {
+		t.Errorf("a cleared application was still collected (%d calls)", n)
 	}
 }

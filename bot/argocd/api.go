@@ -90,8 +90,25 @@ func appPath(name, suffix string) string {
 
 // GetApplication returns the whole Application object.
 func (c *Client) GetApplication(ctx context.Context, ns, name string) (map[string]any, error) {
+	return c.getApplication(ctx, "GET /api/v1/applications/{name}", ns, name, appQuery(ns))
+}
+
+// Refresh asks Argo CD to compare the application again (a normal refresh
+// re-reads the cluster; a hard one also re-renders, and is expensive) and
+// returns it once the controller has done so.
+func (c *Client) Refresh(ctx context.Context, ns, name string, hard bool) (map[string]any, error) {
+	q := appQuery(ns)
+	kind := "normal"
+	if hard {
+		kind = "hard"
+	}
+	q.Set("refresh", kind)
+	return c.getApplication(ctx, "GET /api/v1/applications/{name}?refresh="+kind, ns, name, q)
+}
+
+func (c *Client) getApplication(ctx context.Context, endpoint, ns, name string, q url.Values) (map[string]any, error) {
 	var raw json.RawMessage
-	if err := c.get(ctx, "GET /api/v1/applications/{name}", appPath(name, ""), appQuery(ns), &raw); err != nil {
+	if err := c.get(ctx, endpoint, appPath(name, ""), q, &raw); err != nil {
 		return nil, err
 	}
 	v, err := decodeJSON(raw)

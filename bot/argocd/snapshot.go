@@ -16,15 +16,21 @@ type SnapshotOptions struct {
 	Renders bool
 	// Settings are the server settings, read once per cycle by the caller.
 	Settings *Settings
+	// Application is the Application when the caller already has it (from a
+	// refresh), which saves a call.
+	Application map[string]any
 }
 
 // Snapshot collects what a diagnosis of one application needs from
 // argocd-server: the Application, Argo CD's four states of every compared
 // resource, optionally two fresh renders, and argocd-cm's diff settings.
 func (c *Client) Snapshot(ctx context.Context, ns, name string, opts SnapshotOptions) (*drift.Snapshot, error) {
-	app, err := c.GetApplication(ctx, ns, name)
-	if err != nil {
-		return nil, err
+	app := opts.Application
+	if app == nil {
+		var err error
+		if app, err = c.GetApplication(ctx, ns, name); err != nil {
+			return nil, err
+		}
 	}
 	diffs, err := c.ManagedResources(ctx, ns, name)
 	if err != nil {

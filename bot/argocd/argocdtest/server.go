@@ -27,6 +27,10 @@ type Server struct {
 	status   int
 	delay    time.Duration
 	Settings map[string]any
+	// Refreshes counts refresh requests.
+	Refreshes int
+	// OnRefresh, when set, may change an application when it is refreshed.
+	OnRefresh func(*drift.Snapshot)
 }
 
 // NewServer starts a fake serving the given applications with token.
@@ -120,6 +124,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch sub {
 	case "":
+		if r.URL.Query().Get("refresh") != "" {
+			s.mu.Lock()
+			s.Refreshes++
+			if s.OnRefresh != nil {
+				s.OnRefresh(sn)
+			}
+			s.mu.Unlock()
+		}
 		json.NewEncoder(w).Encode(sn.Application)
 	case "managed-resources":
 		var items []any
