@@ -26,7 +26,9 @@ import (
 	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/kube"
+	"github.com/driftfix/driftfix/remediations"
 )
 
 var updateReal = flag.Bool("update-real", false, "save each scenario's snapshot under testdata/real/")
@@ -36,6 +38,7 @@ const argoURL = "http://127.0.0.1:8080"
 type stack struct {
 	root, kubeconfig, token string
 	argo                    *argocd.Client
+	last                    *drift.Snapshot // the last snapshot diagnosed
 }
 
 func newStack(t *testing.T) *stack {
@@ -173,6 +176,11 @@ func (s *stack) diagnoseWith(t *testing.T, name string, renders bool) *drift.Rep
 		t.Fatal(err)
 	}
 	bot.AddClusterContext(snap, cl.For(snap))
+	src := drift.Sources(snap.Application)[0]
+	if snap.Repo.Files, err = gitrepo.Files(ctx, src.RepoURL, drift.Str(snap.Application, "status", "sync", "revision"), gitrepo.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	s.last = snap
 	if *updateReal {
 		raw, err := json.MarshalIndent(snap, "", "  ")
 		if err != nil {
@@ -268,6 +276,15 @@ spec:
 	s.waitFor(t, "e2e-hpa", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after the HPA scaled it")
 	rep := s.diagnose(t, "e2e-hpa")
 	expectFinding(t, rep, "Deployment", "/spec/replicas", drift.CauseHPAReplicas)
+	// The fix, planned from the repository Argo CD reads, removes replicas and verifies.
+	_, plans, err := bot.Fix(s.last, remediations.RepoFromSnapshot(s.last), drift.Sensitivity{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans) != 1 || plans[0].Kind != drift.FixRemoveField || plans[0].Verification == "" || len(plans[0].Edits) != 1 ||
+		plans[0].Edits[0].File != "app/deployment.yaml" || strings.Contains(string(plans[0].Edits[0].After), "replicas") {
+		t.Fatalf("plans: %+v", plans)
+	}
 }
 
 func (s *stack) caBundle(t *testing.T) string {

@@ -63,6 +63,9 @@ func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		if clusterCtx != nil {
 			bot.AddClusterContext(snap, clusterCtx(snap))
 		}
+		if af.repoFiles {
+			addRepoFiles(ctx, snap, stderr)
+		}
 	} else if snap, err = drift.LoadSnapshot(*snapshot); err != nil {
 		return exitUsage, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/kube"
 )
 
@@ -26,7 +27,7 @@ type argoFlags struct {
 	timeout                   time.Duration
 
 	kubeconfig, kubeContext, argoNamespace string
-	noKube                                 bool
+	noKube, repoFiles                      bool
 }
 
 func (a *argoFlags) register(fs *flag.FlagSet) {
@@ -39,6 +40,7 @@ func (a *argoFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.kubeContext, "kube-context", "", "kubeconfig context to use")
 	fs.StringVar(&a.argoNamespace, "argocd-namespace", "argocd", "namespace of argocd-cm")
 	fs.BoolVar(&a.noKube, "no-kube", false, "do not read HPAs, webhooks, namespaces and CRDs from Kubernetes")
+	fs.BoolVar(&a.repoFiles, "repo-files", true, "read the source repository's manifests at the compared revision (file:// and https://)")
 }
 
 // cluster reads the cluster context once, or returns nil (with a warning on
@@ -109,6 +111,9 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if clusterCtx != nil {
 		bot.AddClusterContext(s, clusterCtx(s))
 	}
+	if af.repoFiles {
+		addRepoFiles(ctx, s, stderr)
+	}
 	raw, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return exitUsage, fmt.Errorf("encode snapshot: %w", err)
@@ -131,6 +136,26 @@ func liveSnapshot(ctx context.Context, c *argocd.Client, ns, name string, render
 		return nil, err
 	}
 	return c.Snapshot(ctx, ns, name, argocd.SnapshotOptions{Renders: renders, Settings: &settings})
+}
+
+// addRepoFiles reads the application's source repository at the compared
+// revision into the snapshot. A repository that cannot be read is reported on
+// stderr and left out: the diagnosis does not need it, only fixes do.
+func addRepoFiles(ctx context.Context, s *drift.Snapshot, stderr io.Writer) {
+	srcs := drift.Sources(s.Application)
+	if len(srcs) == 0 || srcs[0].RepoURL == "" {
+		return
+	}
+	rev := drift.Str(s.Application, "status", "sync", "revision")
+	if rev == "" {
+		rev = drift.Str(s.Application, "spec", "source", "targetRevision")
+	}
+	files, err := gitrepo.Files(ctx, srcs[0].RepoURL, rev, gitrepo.Limits{})
+	if err != nil {
+		fmt.Fprintf(stderr, "driftfix: repository files not collected: %v\n", err)
+		return
+	}
+	s.Repo.Files = files
 }
 
 // parseWithApp parses flags that may come before or after the one APP argument.

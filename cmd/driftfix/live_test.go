@@ -85,7 +85,7 @@ func TestLiveDiagnoseAndSnapshot(t *testing.T) {
 	t.Setenv("ARGOCD_AUTH_TOKEN", "")
 	t.Setenv("ARGOCD_SERVER", "")
 	srv, tokenFile := liveServer(t, time.Now())
-	args := []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig")}
+	args := []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig"), "--repo-files=false"}
 	code, out, stderr := runCLI(append([]string{"diagnose", "queue", "--format", "json"}, args...)...)
 	if code != exitDrift || !strings.Contains(out, `"cause": "hpa-replicas"`) {
 		t.Fatalf("live diagnose: exit %d\n%s\n%s", code, out, stderr)
@@ -101,7 +101,7 @@ func TestLiveDiagnoseAndSnapshot(t *testing.T) {
 	if raw, _ := os.ReadFile(file); strings.Contains(string(raw), liveToken) {
 		t.Fatal("the token was written into the snapshot")
 	}
-	code, _, stderr = runCLI("diagnose", "queue", "--argocd-server", srv.URL, "--no-kube")
+	code, _, stderr = runCLI("diagnose", "queue", "--argocd-server", srv.URL, "--no-kube", "--repo-files=false")
 	if code != exitUsage || !strings.Contains(stderr, "token") || strings.Contains(stderr, liveToken) {
 		t.Fatalf("diagnose without a token: exit %d, %s", code, stderr)
 	}

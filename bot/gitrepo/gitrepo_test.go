@@ -1,0 +1,98 @@
+package gitrepo
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// repo makes a real bare repository with two commits and returns its URL and
+// the first commit.
+func repo(t *testing.T) (string, string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	run := func(d string, args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = d
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	write := func(name, content string) {
+		p := filepath.Join(work, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(work, "init", "-q", "-b", "main")
+	write("apps/web/deployment.yaml", "replicas: 2\n")
+	write("charts/c/templates/_helpers.tpl", "{{/* x */}}\n")
+	write("README.md", "not a manifest\n")
+	write("big.yaml", strings.Repeat("x", 2<<20))
+	run(work, "add", ".")
+	run(work, "commit", "-q", "-m", "one")
+	first := run(work, "rev-parse", "HEAD")
+	write("apps/web/deployment.yaml", "replicas: 3\n")
+	run(work, "commit", "-q", "-am", "two")
+	bare := filepath.Join(dir, "repo.git")
+	run(dir, "clone", "-q", "--bare", work, bare)
+	return "file://" + bare, first
+}
+
+func TestFiles(t *testing.T) {
+	url, first := repo(t)
+	ctx := context.Background()
+	files, err := Files(ctx, url, "main", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files["apps/web/deployment.yaml"] != "replicas: 3\n" || files["charts/c/templates/_helpers.tpl"] == "" {
+		t.Fatalf("files at main: %v", keys(files))
+	}
+	if _, ok := files["README.md"]; ok {
+		t.Error("non-manifest files are not read")
+	}
+	if _, ok := files["big.yaml"]; ok {
+		t.Error("files over the size limit are skipped")
+	}
+	old, err := Files(ctx, url, first, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old["apps/web/deployment.yaml"] != "replicas: 2\n" {
+		t.Errorf("files at %s: %q", first, old["apps/web/deployment.yaml"])
+	}
+	if _, err := Files(ctx, url, "no-such-branch", Limits{}); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("unknown revision: %v", err)
+	}
+	if _, err := Files(ctx, "git@example.com:org/repo.git", "main", Limits{}); err == nil {
+		t.Error("ssh URLs are not read")
+	}
+	if _, err := Files(ctx, url, "main", Limits{MaxTotalBytes: 4}); err == nil {
+		t.Error("the total limit must stop reading")
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
