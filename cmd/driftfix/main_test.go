@@ -189,3 +189,24 @@ func TestFixDryRunAndWrite(t *testing.T) {
 		t.Fatalf("json plans (%v):\n%s", err, jsonOut)
 	}
 }
+
+func TestConfigValidate(t *testing.T) {
+	code, out, stderr := runCLI("config", "validate", "../../deploy/driftfix.example.yaml")
+	if code != exitClean || !strings.Contains(out, "valid") {
+		t.Fatalf("the example config: exit %d\n%s%s", code, out, stderr)
+	}
+	bad := t.TempDir() + "/bad.yaml"
+	if err := os.WriteFile(bad, []byte("argocd: [{server: https://a.example.com, token: hunter2}]\nschedule: nope\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI("config", "validate", bad)
+	if code != exitUsage || !strings.Contains(stderr, bad+":1: argocd[0].token: secrets are never written") || !strings.Contains(stderr, bad+":2: schedule:") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if strings.Contains(stderr, "hunter2") {
+		t.Fatal("the inline secret was echoed")
+	}
+	if code, _, _ := runCLI("config", "check", bad); code != exitUsage {
+		t.Fatal("an unknown config subcommand is a usage error")
+	}
+}

@@ -1,0 +1,291 @@
+// Package config reads the policy file platform leads tune: the schedule, the
+// Argo CD instances, which causes are remediated and how, PR limits, labels and
+// reviewers, extra sensitive paths, quiet hours and Slack routing, globally and
+// per project, application pattern or namespace. Secrets are never in it: only
+// the files or environment variables that hold them.
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// Config is the whole policy file.
+type Config struct {
+	Schedule      string        // cron expression (robfig/cron syntax), default "*/15 * * * *"
+	Jitter        time.Duration // random delay before each cycle, default 30s
+	DryRun        bool          // print PRs and digests, write nothing
+	StateFile     string        // SQLite state, default /var/lib/driftfix/state.db
+	ArgoCD        []ArgoCD
+	GitHub        GitHub
+	Slack         Slack
+	Policy        Policy     // the global policy
+	Overrides     []Override // later matching overrides win, field by field
+	PlatformRepos []string   // repositories holding Applications and argocd-cm
+}
+
+// ArgoCD is one Argo CD instance and the shard of applications it scans.
+type ArgoCD struct {
+	Name, Server        string
+	TokenFile, TokenEnv string
+	CAFile              string
+	Insecure            bool
+	Kubeconfig          string
+	Shard               string // application name pattern (path.Match), empty for all
+}
+
+// GitHub says how PRs are opened.
+type GitHub struct {
+	AppID          int64
+	PrivateKeyFile string
+	TokenFile      string // token mode for trying driftfix out
+	TokenEnv       string
+	BaseURL        string // GitHub Enterprise API URL
+}
+
+// Slack says where digests go.
+type Slack struct {
+	TokenFile, TokenEnv string
+	Channel             string // default channel
+}
+
+// Policy is what a platform lead tunes, globally or for matching applications.
+type Policy struct {
+	// Fixes maps a cause to the fix kinds allowed for it, in order; a cause
+	// that is not listed keeps driftfix's choice, an empty list means report only.
+	Fixes          map[drift.Cause][]drift.FixKind
+	DryRun         *bool
+	StuckAfter     time.Duration
+	PRsPerCycle    int
+	OpenPRs        int
+	PRsPerRepo     int
+	Draft          *bool
+	Labels         []string
+	Reviewers      []string
+	Assignees      []string
+	BranchPrefix   string
+	SensitivePaths []string
+	QuietHours     *QuietHours
+	SlackChannel   string
+}
+
+// QuietHours is a daily window in which no PR is opened and no digest posted.
+type QuietHours struct {
+	From, To time.Duration // since midnight
+	Location *time.Location
+}
+
+// Match selects applications for an override; empty fields match anything.
+type Match struct {
+	Project, App, Namespace string // App and Namespace are path.Match patterns
+}
+
+// Override is a policy for the applications a match selects.
+type Override struct {
+	Match  Match
+	Policy Policy
+}
+
+// Error is one problem in the file, with the key and the line it is on.
+type Error struct {
+	Key  string
+	Line int
+	Msg  string
+}
+
+func (e Error) Error() string { return fmt.Sprintf("line %d: %s: %s", e.Line, e.Key, e.Msg) }
+
+// Errors is every problem found; a file with any is not used.
+type Errors []Error
+
+func (es Errors) Error() string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Defaults is the policy used where the file says nothing.
+func Defaults() Policy {
+	return Policy{StuckAfter: 10 * time.Minute, PRsPerCycle: 5, OpenPRs: 20, PRsPerRepo: 3, BranchPrefix: "driftfix", Labels: []string{"driftfix"}}
+}
+
+// Load reads and validates a policy file.
+func Load(file string) (*Config, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("config %s:\n%w", file, err)
+	}
+	return c, nil
+}
+
+// Parse validates a policy file and returns it with defaults filled in. Every
+// problem is reported, each with its key and line.
+func Parse(b []byte) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&root); err != nil {
+		return nil, Errors{{Key: "(file)", Line: 1, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}
+	}
+	p := &parser{}
+	c := &Config{Schedule: "*/15 * * * *", Jitter: 30 * time.Second, StateFile: "/var/lib/driftfix/state.db", Policy: Defaults()}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	p.mapping(doc, "", map[string]func(string, *yaml.Node){
+		"schedule":      func(k string, n *yaml.Node) { c.Schedule = p.schedule(k, n) },
+		"jitter":        func(k string, n *yaml.Node) { c.Jitter = p.duration(k, n) },
+		"dryRun":        func(k string, n *yaml.Node) { c.DryRun = p.boolean(k, n) },
+		"stateFile":     func(k string, n *yaml.Node) { c.StateFile = p.str(k, n) },
+		"platformRepos": func(k string, n *yaml.Node) { c.PlatformRepos = p.strings(k, n) },
+		"argocd": func(k string, n *yaml.Node) {
+			p.list(k, n, func(k string, n *yaml.Node) { c.ArgoCD = append(c.ArgoCD, p.argocd(k, n)) })
+		},
+		"github": func(k string, n *yaml.Node) { c.GitHub = p.github(k, n) },
+		"slack":  func(k string, n *yaml.Node) { c.Slack = p.slack(k, n) },
+		"policy": func(k string, n *yaml.Node) { p.policy(k, n, &c.Policy) },
+		"overrides": func(k string, n *yaml.Node) {
+			p.list(k, n, func(k string, n *yaml.Node) { c.Overrides = append(c.Overrides, p.override(k, n)) })
+		},
+	})
+	if len(c.ArgoCD) == 0 {
+		p.fail("argocd", doc.Line, "at least one Argo CD instance is required")
+	}
+	names := map[string]bool{}
+	for _, a := range c.ArgoCD {
+		if names[a.Name] {
+			p.fail("argocd", doc.Line, fmt.Sprintf("instance name %q is used twice", a.Name))
+		}
+		names[a.Name] = true
+	}
+	if len(p.errs) > 0 {
+		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
+		return nil, p.errs
+	}
+	return c, nil
+}
+
+// For returns the policy of one application: the global policy with every
+// matching override applied in order.
+func (c *Config) For(project, app, namespace string) Policy {
+	pol := c.Policy
+	pol.Fixes = copyFixes(c.Policy.Fixes)
+	for _, o := range c.Overrides {
+		if !o.Match.matches(project, app, namespace) {
+			continue
+		}
+		pol.merge(o.Policy)
+	}
+	if pol.DryRun == nil && c.DryRun {
+		t := true
+		pol.DryRun = &t
+	}
+	return pol
+}
+
+func (m Match) matches(project, app, namespace string) bool {
+	if m.Project != "" && m.Project != project {
+		return false
+	}
+	for _, pv := range [][2]string{{m.App, app}, {m.Namespace, namespace}} {
+		if pv[0] == "" {
+			continue
+		}
+		if ok, _ := path.Match(pv[0], pv[1]); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *Policy) merge(o Policy) {
+	for cause, kinds := range o.Fixes {
+		if p.Fixes == nil {
+			p.Fixes = map[drift.Cause][]drift.FixKind{}
+		}
+		p.Fixes[cause] = kinds
+	}
+	if o.DryRun != nil {
+		p.DryRun = o.DryRun
+	}
+	if o.Draft != nil {
+		p.Draft = o.Draft
+	}
+	if o.StuckAfter != 0 {
+		p.StuckAfter = o.StuckAfter
+	}
+	for _, f := range []struct {
+		dst *int
+		v   int
+	}{{&p.PRsPerCycle, o.PRsPerCycle}, {&p.OpenPRs, o.OpenPRs}, {&p.PRsPerRepo, o.PRsPerRepo}} {
+		if f.v != 0 {
+			*f.dst = f.v
+		}
+	}
+	for _, f := range []struct {
+		dst *[]string
+		v   []string
+	}{{&p.Labels, o.Labels}, {&p.Reviewers, o.Reviewers}, {&p.Assignees, o.Assignees}} {
+		if f.v != nil {
+			*f.dst = f.v
+		}
+	}
+	// Extra sensitive paths only ever add: an override never weakens the policy.
+	p.SensitivePaths = append(append([]string{}, p.SensitivePaths...), o.SensitivePaths...)
+	if o.BranchPrefix != "" {
+		p.BranchPrefix = o.BranchPrefix
+	}
+	if o.QuietHours != nil {
+		p.QuietHours = o.QuietHours
+	}
+	if o.SlackChannel != "" {
+		p.SlackChannel = o.SlackChannel
+	}
+}
+
+func copyFixes(m map[drift.Cause][]drift.FixKind) map[drift.Cause][]drift.FixKind {
+	out := make(map[drift.Cause][]drift.FixKind, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Sensitivity returns the safety policy with this policy's extra fields.
+func (p Policy) Sensitivity() drift.Sensitivity {
+	s := drift.Sensitivity{Extra: map[string]string{}}
+	for _, f := range p.SensitivePaths {
+		s.Extra[f] = "policy"
+	}
+	return s
+}
+
+// Quiet reports whether t falls in the quiet hours.
+func (p Policy) Quiet(t time.Time) bool {
+	q := p.QuietHours
+	if q == nil {
+		return false
+	}
+	lt := t.In(q.Location)
+	since := time.Duration(lt.Hour())*time.Hour + time.Duration(lt.Minute())*time.Minute
+	if q.From <= q.To {
+		return since >= q.From && since < q.To
+	}
+	return since >= q.From || since < q.To // over midnight
+}
+
+func matchCheck(pattern string) (bool, error) { return path.Match(pattern, "") }

@@ -1,0 +1,351 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+type parser struct{ errs Errors }
+
+func (p *parser) fail(key string, line int, msg string) {
+	p.errs = append(p.errs, Error{Key: key, Line: line, Msg: msg})
+}
+
+func join(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
+// secretKeys may never hold a value in the file.
+var secretKeys = map[string]string{"token": "tokenFile or tokenEnv", "privateKey": "privateKeyFile", "password": "a file or environment variable", "apiKey": "a file or environment variable", "secret": "a file or environment variable"}
+
+// mapping walks a mapping, calling the handler of each known key and
+// reporting unknown and repeated keys.
+func (p *parser) mapping(n *yaml.Node, at string, fields map[string]func(string, *yaml.Node)) {
+	if n.Kind != yaml.MappingNode {
+		if !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+			p.fail(orRoot(at), n.Line, "must be a mapping")
+		}
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		name := k.Value
+		if name == "" {
+			name = `""`
+		}
+		key := join(at, name)
+		if seen[k.Value] {
+			p.fail(key, k.Line, "appears twice")
+			continue
+		}
+		seen[k.Value] = true
+		if use, ok := secretKeys[k.Value]; ok {
+			p.fail(key, k.Line, "secrets are never written in the config; use "+use)
+			continue
+		}
+		h, ok := fields[k.Value]
+		if !ok {
+			names := make([]string, 0, len(fields))
+			for name := range fields {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			p.fail(key, k.Line, fmt.Sprintf("unknown key (known: %s)", strings.Join(names, ", ")))
+			continue
+		}
+		h(key, v)
+	}
+}
+
+func orRoot(at string) string {
+	if at == "" {
+		return "(file)"
+	}
+	return at
+}
+
+func (p *parser) list(key string, n *yaml.Node, item func(string, *yaml.Node)) {
+	if n.Kind != yaml.SequenceNode {
+		p.fail(key, n.Line, "must be a list")
+		return
+	}
+	for i, c := range n.Content {
+		item(fmt.Sprintf("%s[%d]", key, i), c)
+	}
+}
+
+func (p *parser) str(key string, n *yaml.Node) string {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!map" || n.Tag == "!!seq" {
+		p.fail(key, n.Line, "must be a string")
+		return ""
+	}
+	return n.Value
+}
+
+func (p *parser) strings(key string, n *yaml.Node) []string {
+	out := []string{}
+	p.list(key, n, func(k string, c *yaml.Node) { out = append(out, p.str(k, c)) })
+	return out
+}
+
+func (p *parser) boolean(key string, n *yaml.Node) bool {
+	var b bool
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || n.Decode(&b) != nil {
+		p.fail(key, n.Line, fmt.Sprintf("must be true or false, not %q", n.Value))
+	}
+	return b
+}
+
+func (p *parser) boolPtr(key string, n *yaml.Node) *bool {
+	b := p.boolean(key, n)
+	return &b
+}
+
+func (p *parser) positive(key string, n *yaml.Node) int {
+	v, err := strconv.Atoi(n.Value)
+	if n.Kind != yaml.ScalarNode || err != nil || v <= 0 {
+		p.fail(key, n.Line, fmt.Sprintf("must be a whole number above 0, not %q", n.Value))
+	}
+	return v
+}
+
+func (p *parser) duration(key string, n *yaml.Node) time.Duration {
+	d, err := time.ParseDuration(n.Value)
+	if n.Kind != yaml.ScalarNode || err != nil || d < 0 {
+		p.fail(key, n.Line, fmt.Sprintf("must be a duration such as 10m or 1h30m, not %q", n.Value))
+	}
+	return d
+}
+
+var cronField = regexp.MustCompile(`^[0-9*/,\-]+$`)
+
+// schedule checks a standard five-field cron expression or @every/@hourly forms.
+func (p *parser) schedule(key string, n *yaml.Node) string {
+	s := strings.TrimSpace(p.str(key, n))
+	switch {
+	case strings.HasPrefix(s, "@every "):
+		if d, err := time.ParseDuration(strings.TrimPrefix(s, "@every ")); err != nil || d < time.Minute {
+			p.fail(key, n.Line, "@every needs a duration of at least 1m")
+		}
+	case s == "@hourly" || s == "@daily" || s == "@weekly":
+	default:
+		f := strings.Fields(s)
+		ok := len(f) == 5
+		for _, x := range f {
+			ok = ok && cronField.MatchString(x)
+		}
+		if !ok {
+			p.fail(key, n.Line, fmt.Sprintf("%q is not a cron schedule (five fields, e.g. \"*/15 * * * *\", or @every 15m)", s))
+		}
+	}
+	return s
+}
+
+func (p *parser) url(key string, n *yaml.Node) string {
+	s := p.str(key, n)
+	if !strings.HasPrefix(s, "https://") && !strings.HasPrefix(s, "http://") {
+		p.fail(key, n.Line, fmt.Sprintf("must be an http(s) URL, not %q", s))
+	}
+	return s
+}
+
+func (p *parser) argocd(key string, n *yaml.Node) ArgoCD {
+	var a ArgoCD
+	p.mapping(n, key, map[string]func(string, *yaml.Node){
+		"name":       func(k string, v *yaml.Node) { a.Name = p.str(k, v) },
+		"server":     func(k string, v *yaml.Node) { a.Server = p.url(k, v) },
+		"tokenFile":  func(k string, v *yaml.Node) { a.TokenFile = p.str(k, v) },
+		"tokenEnv":   func(k string, v *yaml.Node) { a.TokenEnv = p.str(k, v) },
+		"caFile":     func(k string, v *yaml.Node) { a.CAFile = p.str(k, v) },
+		"insecure":   func(k string, v *yaml.Node) { a.Insecure = p.boolean(k, v) },
+		"kubeconfig": func(k string, v *yaml.Node) { a.Kubeconfig = p.str(k, v) },
+		"shard":      func(k string, v *yaml.Node) { a.Shard = p.str(k, v) },
+	})
+	if a.Server == "" {
+		p.fail(key+".server", n.Line, "is required")
+	}
+	if a.TokenFile == "" && a.TokenEnv == "" {
+		p.fail(key, n.Line, "needs tokenFile or tokenEnv for the Argo CD API token")
+	}
+	if a.Name == "" {
+		a.Name = a.Server
+	}
+	return a
+}
+
+func (p *parser) github(key string, n *yaml.Node) GitHub {
+	var g GitHub
+	p.mapping(n, key, map[string]func(string, *yaml.Node){
+		"appID":          func(k string, v *yaml.Node) { g.AppID = int64(p.positive(k, v)) },
+		"privateKeyFile": func(k string, v *yaml.Node) { g.PrivateKeyFile = p.str(k, v) },
+		"tokenFile":      func(k string, v *yaml.Node) { g.TokenFile = p.str(k, v) },
+		"tokenEnv":       func(k string, v *yaml.Node) { g.TokenEnv = p.str(k, v) },
+		"baseURL":        func(k string, v *yaml.Node) { g.BaseURL = p.url(k, v) },
+	})
+	app := g.AppID != 0 || g.PrivateKeyFile != ""
+	tok := g.TokenFile != "" || g.TokenEnv != ""
+	switch {
+	case app && tok:
+		p.fail(key, n.Line, "use either a GitHub App (appID, privateKeyFile) or a token (tokenFile or tokenEnv), not both")
+	case app && (g.AppID == 0 || g.PrivateKeyFile == ""):
+		p.fail(key, n.Line, "a GitHub App needs both appID and privateKeyFile")
+	}
+	return g
+}
+
+func (p *parser) slack(key string, n *yaml.Node) Slack {
+	var s Slack
+	p.mapping(n, key, map[string]func(string, *yaml.Node){
+		"tokenFile": func(k string, v *yaml.Node) { s.TokenFile = p.str(k, v) },
+		"tokenEnv":  func(k string, v *yaml.Node) { s.TokenEnv = p.str(k, v) },
+		"channel":   func(k string, v *yaml.Node) { s.Channel = p.channel(k, v) },
+	})
+	return s
+}
+
+var channelRe = regexp.MustCompile(`^(#[a-z0-9][a-z0-9._-]{0,79}|[CGD][A-Z0-9]{8,})$`)
+
+func (p *parser) channel(key string, n *yaml.Node) string {
+	s := p.str(key, n)
+	if !channelRe.MatchString(s) {
+		p.fail(key, n.Line, fmt.Sprintf("%q is not a Slack channel (#name or a channel ID)", s))
+	}
+	return s
+}
+
+var (
+	causes = map[drift.Cause]bool{drift.CauseNormalized: true, drift.CauseWebhookMutation: true, drift.CauseControllerWrite: true,
+		drift.CauseHPAReplicas: true, drift.CauseNondeterministicRender: true, drift.CauseTrackingClash: true,
+		drift.CauseManualChange: true, drift.CauseBroadIgnore: true, drift.CauseUnknown: true}
+	fixKinds = map[drift.FixKind]bool{drift.FixRemoveField: true, drift.FixSetValue: true, drift.FixPinHelmValue: true,
+		drift.FixIgnoreDifference: true, drift.FixTrackingMethod: true, drift.FixNarrowIgnore: true}
+)
+
+func (p *parser) policy(key string, n *yaml.Node, pol *Policy) {
+	p.mapping(n, key, map[string]func(string, *yaml.Node){
+		"fixes": func(k string, v *yaml.Node) {
+			pol.Fixes = map[drift.Cause][]drift.FixKind{}
+			p.mapping(v, k, p.fixHandlers(k, pol))
+		},
+		"dryRun":         func(k string, v *yaml.Node) { pol.DryRun = p.boolPtr(k, v) },
+		"stuckAfter":     func(k string, v *yaml.Node) { pol.StuckAfter = p.duration(k, v) },
+		"prsPerCycle":    func(k string, v *yaml.Node) { pol.PRsPerCycle = p.positive(k, v) },
+		"openPRs":        func(k string, v *yaml.Node) { pol.OpenPRs = p.positive(k, v) },
+		"prsPerRepo":     func(k string, v *yaml.Node) { pol.PRsPerRepo = p.positive(k, v) },
+		"draft":          func(k string, v *yaml.Node) { pol.Draft = p.boolPtr(k, v) },
+		"labels":         func(k string, v *yaml.Node) { pol.Labels = p.strings(k, v) },
+		"reviewers":      func(k string, v *yaml.Node) { pol.Reviewers = p.strings(k, v) },
+		"assignees":      func(k string, v *yaml.Node) { pol.Assignees = p.strings(k, v) },
+		"branchPrefix":   func(k string, v *yaml.Node) { pol.BranchPrefix = p.branchPrefix(k, v) },
+		"sensitivePaths": func(k string, v *yaml.Node) { pol.SensitivePaths = p.strings(k, v) },
+		"quietHours":     func(k string, v *yaml.Node) { pol.QuietHours = p.quietHours(k, v) },
+		"slackChannel":   func(k string, v *yaml.Node) { pol.SlackChannel = p.channel(k, v) },
+	})
+}
+
+// fixHandlers accepts one key per cause; manual changes can never be fixed.
+func (p *parser) fixHandlers(at string, pol *Policy) map[string]func(string, *yaml.Node) {
+	h := map[string]func(string, *yaml.Node){}
+	for c := range causes {
+		c := c
+		h[string(c)] = func(k string, v *yaml.Node) {
+			kinds := []drift.FixKind{}
+			for _, s := range p.strings(k, v) {
+				kind := drift.FixKind(s)
+				switch {
+				case !fixKinds[kind]:
+					p.fail(k, v.Line, fmt.Sprintf("unknown fix kind %q", s))
+				case c == drift.CauseManualChange:
+					p.fail(k, v.Line, "a manual change is real drift: driftfix never fixes it, so it takes no fix kinds")
+				default:
+					kinds = append(kinds, kind)
+				}
+			}
+			pol.Fixes[c] = kinds
+		}
+	}
+	return h
+}
+
+var branchRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`)
+
+func (p *parser) branchPrefix(key string, n *yaml.Node) string {
+	s := p.str(key, n)
+	if !branchRe.MatchString(s) || strings.Contains(s, "..") || strings.HasSuffix(s, "/") {
+		p.fail(key, n.Line, fmt.Sprintf("%q cannot start a Git branch name", s))
+	}
+	return s
+}
+
+var clock = regexp.MustCompile(`^([01][0-9]|2[0-3]):([0-5][0-9])$`)
+
+func (p *parser) quietHours(key string, n *yaml.Node) *QuietHours {
+	q := &QuietHours{Location: time.UTC}
+	var from, to bool
+	parse := func(k string, v *yaml.Node) time.Duration {
+		m := clock.FindStringSubmatch(p.str(k, v))
+		if m == nil {
+			p.fail(k, v.Line, fmt.Sprintf("must be a time such as 22:00, not %q", v.Value))
+			return 0
+		}
+		h, _ := strconv.Atoi(m[1])
+		mi, _ := strconv.Atoi(m[2])
+		return time.Duration(h)*time.Hour + time.Duration(mi)*time.Minute
+	}
+	p.mapping(n, key, map[string]func(string, *yaml.Node){
+		"from": func(k string, v *yaml.Node) { q.From, from = parse(k, v), true },
+		"to":   func(k string, v *yaml.Node) { q.To, to = parse(k, v), true },
+		"timezone": func(k string, v *yaml.Node) {
+			loc, err := time.LoadLocation(p.str(k, v))
+			if err != nil {
+				p.fail(k, v.Line, fmt.Sprintf("unknown time zone %q", v.Value))
+				return
+			}
+			q.Location = loc
+		},
+	})
+	if !from || !to {
+		p.fail(key, n.Line, "needs both from and to")
+	}
+	return q
+}
+
+func (p *parser) override(key string, n *yaml.Node) Override {
+	var o Override
+	matched := false
+	p.mapping(n, key, map[string]func(string, *yaml.Node){
+		"match": func(k string, v *yaml.Node) {
+			matched = true
+			p.mapping(v, k, map[string]func(string, *yaml.Node){
+				"project":   func(k string, v *yaml.Node) { o.Match.Project = p.str(k, v) },
+				"app":       func(k string, v *yaml.Node) { o.Match.App = p.pattern(k, v) },
+				"namespace": func(k string, v *yaml.Node) { o.Match.Namespace = p.pattern(k, v) },
+			})
+		},
+		"policy": func(k string, v *yaml.Node) { p.policy(k, v, &o.Policy) },
+	})
+	if !matched || o.Match == (Match{}) {
+		p.fail(key, n.Line, "needs a match with a project, app or namespace (use the global policy for everything)")
+	}
+	return o
+}
+
+func (p *parser) pattern(key string, n *yaml.Node) string {
+	s := p.str(key, n)
+	if _, err := matchCheck(s); err != nil {
+		p.fail(key, n.Line, fmt.Sprintf("%q is not a valid pattern: %v", s, err))
+	}
+	return s
+}
