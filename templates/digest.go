@@ -1,0 +1,262 @@
+package templates
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// Slack's limits on one message.
+const (
+	maxBlocks      = 50
+	maxSectionText = 3000
+	// maxMessageText keeps a message's blocks well under Slack's payload
+	// limits, which are far below 50 full sections.
+	maxMessageText = 12000
+)
+
+// Argo CD's notification colours.
+const (
+	colorFailed    = "#E96D76"
+	colorSucceeded = "#18be52"
+	colorRunning   = "#0DADEA"
+	colorDegraded  = "#f4c030"
+)
+
+// DigestView is what changed in one cycle, for one channel.
+type DigestView struct {
+	Instance  string // Argo CD instance name
+	ArgoCDURL string
+	NewStuck  []AppLine
+	Opened    []PRLine
+	Updated   []PRLine
+	Merged    []PRLine
+	Closed    []PRLine
+	Fixed     []AppLine // Synced again after a merged fix
+	ForPeople []PersonLine
+	Fleet     []FleetLine
+}
+
+// AppLine is one application and a short note.
+type AppLine struct {
+	App, Namespace, Note string
+	Causes               []drift.Cause
+}
+
+// PRLine is one pull request.
+type PRLine struct {
+	App, Namespace, Title, URL string
+}
+
+// PersonLine is a finding driftfix leaves to people.
+type PersonLine struct {
+	App, Namespace string
+	Resource       drift.Ref
+	Path           string
+	Cause          drift.Cause
+	Why            string
+}
+
+// FleetLine is one cause shared by many applications (one webhook drifting
+// forty apps), with the one platform fix that ends it.
+type FleetLine struct {
+	Cause      drift.Cause
+	Source     string // e.g. "MutatingWebhookConfiguration istio-sidecar-injector"
+	Apps       int
+	Suggestion string
+}
+
+// Message is one Slack message: fallback text and coloured attachments of blocks.
+type Message struct {
+	Text        string       `json:"text"`
+	Attachments []Attachment `json:"attachments"`
+}
+
+// Attachment is a coloured group of Block Kit blocks.
+type Attachment struct {
+	Color  string           `json:"color"`
+	Blocks []map[string]any `json:"blocks"`
+}
+
+// Empty reports whether nothing changed, so no digest is sent.
+func (v DigestView) Empty() bool {
+	return len(v.NewStuck)+len(v.Opened)+len(v.Updated)+len(v.Merged)+len(v.Closed)+len(v.Fixed)+len(v.ForPeople)+len(v.Fleet) == 0
+}
+
+type group struct {
+	title, color string
+	lines        []string
+}
+
+// Digest renders the digest as Block Kit messages. A digest too big for one
+// message is split into several, never cut: every line appears exactly once.
+func Digest(v DigestView) []Message {
+	if v.Empty() {
+		return nil
+	}
+	link := func(app, ns string) string {
+		if v.ArgoCDURL == "" {
+			return fmt.Sprintf("`%s/%s`", ns, app)
+		}
+		return fmt.Sprintf("<%s|%s/%s>", AppURL(v.ArgoCDURL, ns, app), ns, app)
+	}
+	var groups []group
+	if len(v.Fleet) > 0 {
+		g := group{title: "Shared causes", color: colorDegraded}
+		for _, f := range v.Fleet {
+			g.lines = append(g.lines, fmt.Sprintf("• *%s* drifts %d applications (%s). Suggested platform fix: %s", f.Source, f.Apps, f.Cause, f.Suggestion))
+		}
+		groups = append(groups, g)
+	}
+	if len(v.NewStuck) > 0 {
+		g := group{title: "Newly stuck OutOfSync", color: colorFailed}
+		for _, a := range byCause(v.NewStuck) {
+			g.lines = append(g.lines, fmt.Sprintf("• %s: %s%s", link(a.App, a.Namespace), causesText(a.Causes), note(a.Note)))
+		}
+		groups = append(groups, g)
+	}
+	for _, pg := range []struct {
+		title, color string
+		prs          []PRLine
+	}{{"Fix pull requests opened", colorRunning, v.Opened}, {"Fix pull requests updated", colorRunning, v.Updated},
+		{"Fix pull requests merged", colorSucceeded, v.Merged}, {"Fix pull requests closed", colorDegraded, v.Closed}} {
+		if len(pg.prs) == 0 {
+			continue
+		}
+		g := group{title: pg.title, color: pg.color}
+		for _, p := range pg.prs {
+			g.lines = append(g.lines, fmt.Sprintf("• %s: <%s|%s>", link(p.App, p.Namespace), p.URL, escape(p.Title)))
+		}
+		groups = append(groups, g)
+	}
+	if len(v.Fixed) > 0 {
+		g := group{title: "Synced again", color: colorSucceeded}
+		for _, a := range v.Fixed {
+			g.lines = append(g.lines, fmt.Sprintf("• %s%s", link(a.App, a.Namespace), note(a.Note)))
+		}
+		groups = append(groups, g)
+	}
+	if len(v.ForPeople) > 0 {
+		g := group{title: "Left for people (never fixed automatically)", color: colorFailed}
+		people := append([]PersonLine(nil), v.ForPeople...)
+		sort.SliceStable(people, func(i, j int) bool { return people[i].Cause < people[j].Cause })
+		for _, p := range people {
+			g.lines = append(g.lines, fmt.Sprintf("• %s `%s` `%s` — *%s*: %s", link(p.App, p.Namespace), p.Resource, p.Path, p.Cause, escape(p.Why)))
+		}
+		groups = append(groups, g)
+	}
+	return pack(v, groups)
+}
+
+// pack lays groups out as sections of at most maxSectionText characters and
+// messages of at most maxBlocks blocks.
+func pack(v DigestView, groups []group) []Message {
+	title := "driftfix digest"
+	if v.Instance != "" {
+		title += " for " + v.Instance
+	}
+	var msgs []Message
+	cur := Message{Text: title}
+	blocks, chars := 0, 0
+	newMessage := func() {
+		msgs = append(msgs, cur)
+		cur = Message{Text: title + " (continued)"}
+		blocks, chars = 0, 0
+	}
+	add := func(color string, b map[string]any) {
+		size := 0
+		if t, ok := b["text"].(map[string]any); ok {
+			s, _ := t["text"].(string)
+			size = utf8.RuneCountInString(s)
+		}
+		if blocks == maxBlocks || (blocks > 0 && chars+size > maxMessageText) {
+			newMessage()
+		}
+		chars += size
+		n := len(cur.Attachments)
+		if n == 0 || cur.Attachments[n-1].Color != color {
+			cur.Attachments = append(cur.Attachments, Attachment{Color: color})
+			n++
+		}
+		cur.Attachments[n-1].Blocks = append(cur.Attachments[n-1].Blocks, b)
+		blocks++
+	}
+	add(colorRunning, map[string]any{"type": "header", "text": map[string]any{"type": "plain_text", "text": cut(title, 150)}})
+	for _, g := range groups {
+		add(g.color, section("*"+g.title+"*"))
+		var chunk []string
+		size := 0
+		flush := func() {
+			if len(chunk) > 0 {
+				add(g.color, section(strings.Join(chunk, "\n")))
+				chunk, size = nil, 0
+			}
+		}
+		for _, l := range g.lines {
+			l = cut(l, maxSectionText) // a single line longer than a section says so
+			if size+utf8.RuneCountInString(l)+1 > maxSectionText {
+				flush()
+			}
+			chunk = append(chunk, l)
+			size += utf8.RuneCountInString(l) + 1
+		}
+		flush()
+	}
+	msgs = append(msgs, cur)
+	if len(msgs) > 1 {
+		for i := range msgs {
+			msgs[i].Text = fmt.Sprintf("%s (%d/%d)", title, i+1, len(msgs))
+		}
+	}
+	return msgs
+}
+
+func section(text string) map[string]any {
+	return map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text}}
+}
+
+// cut shortens text that can never fit, saying so rather than dropping it silently.
+func cut(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-12]) + " …(shortened)"
+}
+
+func escape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func note(n string) string {
+	if n == "" {
+		return ""
+	}
+	return " — " + escape(n)
+}
+
+func causesText(cs []drift.Cause) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = "`" + string(c) + "`"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func byCause(apps []AppLine) []AppLine {
+	out := append([]AppLine(nil), apps...)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := "", ""
+		if len(out[i].Causes) > 0 {
+			a = string(out[i].Causes[0])
+		}
+		if len(out[j].Causes) > 0 {
+			b = string(out[j].Causes[0])
+		}
+		return a < b
+	})
+	return out
+}
