@@ -223,8 +223,9 @@ func cut(s string, max int) string {
 	if utf8.RuneCountInString(s) <= max {
 		return s
 	}
+	const suffix = " …(shortened)"
 	r := []rune(s)
-	return string(r[:max-12]) + " …(shortened)"
+	return string(r[:max-utf8.RuneCountInString(suffix)]) + suffix
 }
 
 func escape(s string) string {
