@@ -20,6 +20,12 @@ type ScanOptions struct {
 	// Renders asks for two fresh renders per stuck application.
 	Renders     bool
 	Sensitivity drift.Sensitivity
+	// HardRefreshes bounds the hard refreshes of one scan (default 3). A hard
+	// refresh re-renders an application, which is expensive for argocd-server;
+	// driftfix asks for one only when a render is suspected: a Helm
+	// application found drifting is re-rendered and rendered twice more
+	// before its diagnosis is reported. Negative disables them.
+	HardRefreshes int
 	// ClusterContext returns the cluster objects a snapshot's diagnosis
 	// consults (HPAs, webhooks, namespaces, CRDs, argocd-cm), from a cluster
 	// read once per cycle; nil when Kubernetes is not reachable.
@@ -51,6 +57,20 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 8
+	}
+	if opts.HardRefreshes == 0 {
+		opts.HardRefreshes = 3
+	}
+	var budgetMu sync.Mutex
+	hardLeft := opts.HardRefreshes
+	takeHard := func() bool {
+		budgetMu.Lock()
+		defer budgetMu.Unlock()
+		if hardLeft <= 0 {
+			return false
+		}
+		hardLeft--
+		return true
 	}
 	settings, err := c.Settings(ctx)
 	if err != nil {
@@ -113,6 +133,17 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 				if err == nil {
 					r.Report, err = Diagnose(s, opts.Sensitivity)
 				}
+				if err == nil && suspectRender(s, r.Report) && !opts.Renders && takeHard() {
+					// A render is suspected: re-render, and render twice more.
+					if app, err = c.Refresh(ctx, r.App.Namespace, r.App.Name, true); err == nil {
+						if s, err = c.Snapshot(ctx, r.App.Namespace, r.App.Name, argocd.SnapshotOptions{Renders: true, Settings: &settings, Application: app}); err == nil {
+							if opts.ClusterContext != nil {
+								AddClusterContext(s, opts.ClusterContext(s))
+							}
+							r.Report, err = Diagnose(s, opts.Sensitivity)
+						}
+					}
+				}
 				r.Err = err
 			}
 		}()
@@ -156,4 +187,11 @@ func AddClusterContext(s *drift.Snapshot, objs []drift.Object) {
 		s.Cluster = kept
 	}
 	s.Cluster = append(s.Cluster, objs...)
+}
+
+// suspectRender reports whether a drifting application renders a Helm chart,
+// whose templates may differ between renders.
+func suspectRender(s *drift.Snapshot, rep *drift.Report) bool {
+	_, helm := s.HelmSource()
+	return helm && len(rep.Findings) > 0
 }

@@ -99,3 +99,41 @@ func TestScanRefreshClears(t *testing.T) {
 		t.Errorf("a cleared application was still collected (%d calls)", n)
 	}
 }
+
+// TestScanHardRefreshBudget: Helm applications found drifting get a hard
+// refresh and two more renders, within the per-scan budget; others never do.
+func TestScanHardRefreshBudget(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	load := func(file, name string) *drift.Snapshot {
+		s, err := drift.LoadSnapshot("../testdata/cases/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drift.Map(s.Application, "metadata")["name"] = name
+		st := drift.Map(s.Application, "status")
+		st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
+		return s
+	}
+	srv := argocdtest.NewServer("t", load("34-helm-lookup-fallback.yaml", "chart-a"), load("34-helm-lookup-fallback.yaml", "chart-b"),
+		load("21-manual-kubectl-patch.yaml", "plain"))
+	defer srv.Close()
+	c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results, _, err := Scan(context.Background(), c, now, ScanOptions{HardRefreshes: 1})
+	if err != nil || len(results) != 3 {
+		t.Fatalf("results %d, %v", len(results), err)
+	}
+	for _, r := range results {
+		if r.Err != nil {
+			t.Fatalf("%s: %v", r.App.Name, r.Err)
+		}
+	}
+	if srv.HardRefreshes != 1 || c.Calls()["GET /api/v1/applications/{name}/manifests"] != 2 {
+		t.Errorf("hard refreshes %d, manifest calls %d; want 1 and 2", srv.HardRefreshes, c.Calls()["GET /api/v1/applications/{name}/manifests"])
+	}
+	if _, _, err := Scan(context.Background(), c, now, ScanOptions{HardRefreshes: -1}); err != nil || srv.HardRefreshes != 1 {
+		t.Errorf("a negative budget must disable hard refreshes (%d)", srv.HardRefreshes)
+	}
+}

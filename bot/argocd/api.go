@@ -284,3 +284,75 @@ func numbers(v any) any {
 	}
 	return v
 }
+
+// Node is one resource of the application's resource tree.
+type Node struct {
+	Group, Version, Kind, Namespace, Name, UID string
+	Health                                     string
+	Parents                                    []string // "Kind/namespace/name"
+}
+
+// ResourceTree returns the application's live resources with their health
+// and owners (argocd-server's resource-tree).
+func (c *Client) ResourceTree(ctx context.Context, ns, name string) ([]Node, error) {
+	var resp struct {
+		Nodes []struct {
+			Group      string `json:"group"`
+			Version    string `json:"version"`
+			Kind       string `json:"kind"`
+			Namespace  string `json:"namespace"`
+			Name       string `json:"name"`
+			UID        string `json:"uid"`
+			ParentRefs []struct {
+				Kind, Namespace, Name string
+			} `json:"parentRefs"`
+			Health *struct {
+				Status string `json:"status"`
+			} `json:"health"`
+		} `json:"nodes"`
+	}
+	if err := c.get(ctx, "GET /api/v1/applications/{name}/resource-tree", appPath(name, "/resource-tree"), appQuery(ns), &resp); err != nil {
+		return nil, err
+	}
+	out := make([]Node, 0, len(resp.Nodes))
+	for _, n := range resp.Nodes {
+		node := Node{Group: n.Group, Version: n.Version, Kind: n.Kind, Namespace: n.Namespace, Name: n.Name, UID: n.UID}
+		if n.Health != nil {
+			node.Health = n.Health.Status
+		}
+		for _, p := range n.ParentRefs {
+			node.Parents = append(node.Parents, p.Kind+"/"+p.Namespace+"/"+p.Name)
+		}
+		out = append(out, node)
+	}
+	return out, nil
+}
+
+// Event is one Kubernetes event about the application.
+type Event struct {
+	Reason, Message, Type string
+	Count                 int
+	LastTimestamp         time.Time
+}
+
+// Events returns the Application's own events (sync started and completed,
+// sync status changes), newest last.
+func (c *Client) Events(ctx context.Context, ns, name string) ([]Event, error) {
+	var resp struct {
+		Items []struct {
+			Reason        string    `json:"reason"`
+			Message       string    `json:"message"`
+			Type          string    `json:"type"`
+			Count         int       `json:"count"`
+			LastTimestamp time.Time `json:"lastTimestamp"`
+		} `json:"items"`
+	}
+	if err := c.get(ctx, "GET /api/v1/applications/{name}/events", appPath(name, "/events"), appQuery(ns), &resp); err != nil {
+		return nil, err
+	}
+	out := make([]Event, 0, len(resp.Items))
+	for _, e := range resp.Items {
+		out = append(out, Event{Reason: e.Reason, Message: e.Message, Type: e.Type, Count: e.Count, LastTimestamp: e.LastTimestamp})
+	}
+	return out, nil
+}

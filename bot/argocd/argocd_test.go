@@ -160,3 +160,20 @@ func TestDecodeState(t *testing.T) {
 		t.Error("a list is not an object")
 	}
 }
+
+func TestResourceTreeAndEvents(t *testing.T) {
+	srv := newFake(t, "../../testdata/cases/01-hpa-statefulset.yaml")
+	srv.Events = map[string][]map[string]any{"queue": {
+		{"reason": "OperationStarted", "message": "Initiated automated sync to 'abc'", "type": "Normal", "count": 3, "lastTimestamp": "2026-12-02T10:00:00Z"},
+		{"reason": "ResourceUpdated", "message": "Updated sync status: Synced -> OutOfSync", "type": "Normal", "count": 1, "lastTimestamp": "2026-12-02T10:01:00Z"},
+	}}
+	c := client(t, srv.URL, nil)
+	nodes, err := c.ResourceTree(context.Background(), "argocd", "queue")
+	if err != nil || len(nodes) != 1 || nodes[0].Kind != "StatefulSet" || nodes[0].Health != "Healthy" || nodes[0].Version != "v1" {
+		t.Fatalf("tree = %+v, %v", nodes, err)
+	}
+	evs, err := c.Events(context.Background(), "argocd", "queue")
+	if err != nil || len(evs) != 2 || evs[0].Count != 3 || evs[1].Message != "Updated sync status: Synced -> OutOfSync" || evs[1].LastTimestamp.IsZero() {
+		t.Fatalf("events = %+v, %v", evs, err)
+	}
+}

@@ -27,10 +27,12 @@ type Server struct {
 	status   int
 	delay    time.Duration
 	Settings map[string]any
-	// Refreshes counts refresh requests.
-	Refreshes int
+	// Refreshes counts refresh requests, HardRefreshes the hard ones.
+	Refreshes, HardRefreshes int
 	// OnRefresh, when set, may change an application when it is refreshed.
 	OnRefresh func(*drift.Snapshot)
+	// Events are served per application name, as core/v1 Event objects.
+	Events map[string][]map[string]any
 }
 
 // NewServer starts a fake serving the given applications with token.
@@ -124,9 +126,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch sub {
 	case "":
-		if r.URL.Query().Get("refresh") != "" {
+		if kind := r.URL.Query().Get("refresh"); kind != "" {
 			s.mu.Lock()
 			s.Refreshes++
+			if kind == "hard" {
+				s.HardRefreshes++
+			}
 			if s.OnRefresh != nil {
 				s.OnRefresh(sn)
 			}
@@ -146,6 +151,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			items = append(items, item)
 		}
 		json.NewEncoder(w).Encode(map[string]any{"items": items})
+	case "resource-tree":
+		var nodes []any
+		for _, res := range sn.Resources {
+			if res.Live == nil {
+				continue
+			}
+			ref := res.Ref()
+			_, version := drift.SplitAPIVersion(drift.Str(res.Live, "apiVersion"))
+			nodes = append(nodes, map[string]any{"group": ref.Group, "version": version, "kind": ref.Kind, "namespace": ref.Namespace, "name": ref.Name,
+				"uid": drift.Str(res.Live, "metadata", "uid"), "health": map[string]any{"status": "Healthy"}})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"nodes": nodes})
+	case "events":
+		json.NewEncoder(w).Encode(map[string]any{"metadata": map[string]any{}, "items": s.Events[sn.AppName()]})
 	case "manifests":
 		var ms []string
 		for _, res := range sn.Resources {
