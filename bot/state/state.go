@@ -1,0 +1,209 @@
+// Package state remembers what driftfix needs across cycles and restarts, in
+// an embedded SQLite database: when an application was first seen stuck,
+// which pull request carries which fix, which fixes a person rejected, and
+// what each Slack channel was last told. GitHub stays the source of truth for
+// pull requests, so losing this database never makes a duplicate.
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+)
+
+// migrations are applied in order, each once; never edit a released one.
+var migrations = []string{
+	`CREATE TABLE first_seen (app TEXT PRIMARY KEY, at INTEGER NOT NULL);
+	 CREATE TABLE prs (fingerprint TEXT PRIMARY KEY, app TEXT NOT NULL, repo TEXT NOT NULL, number INTEGER NOT NULL,
+	                   branch TEXT NOT NULL, state TEXT NOT NULL, updated INTEGER NOT NULL);
+	 CREATE INDEX prs_app ON prs (app);
+	 CREATE TABLE rejected (fingerprint TEXT PRIMARY KEY, app TEXT NOT NULL, reason TEXT NOT NULL, at INTEGER NOT NULL);
+	 CREATE TABLE digest_cursor (channel TEXT PRIMARY KEY, digest TEXT NOT NULL, at INTEGER NOT NULL);`,
+}
+
+// Store is an open state database.
+type Store struct{ db *sql.DB }
+
+// Open opens (creating if needed) the database at path and migrates it.
+func Open(ctx context.Context, path string) (*Store, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
+	if err != nil {
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1) // one writer; SQLite serializes anyway
+	s := &Store{db: db}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	var v int
+	err := s.db.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := s.db.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	case err != nil:
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("the database has schema version %d, newer than this driftfix knows (%d); upgrade driftfix", v, len(migrations))
+	}
+	for i := v; i < len(migrations); i++ {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("migrate to %d: %w", i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate to %d: %w", i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, i+1); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migrate to %d: %w", i+1, err)
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migrate to %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// FirstSeen records now as the time app was first seen stuck, unless it was
+// already, and returns the recorded time.
+func (s *Store) FirstSeen(ctx context.Context, app string, now time.Time) (time.Time, error) {
+	if _, err := s.db.ExecContext(ctx, `INSERT OR IGNORE INTO first_seen (app, at) VALUES (?, ?)`, app, now.UnixNano()); err != nil {
+		return time.Time{}, fmt.Errorf("record first seen of %s: %w", app, err)
+	}
+	var at int64
+	if err := s.db.QueryRowContext(ctx, `SELECT at FROM first_seen WHERE app = ?`, app).Scan(&at); err != nil {
+		return time.Time{}, fmt.Errorf("read first seen of %s: %w", app, err)
+	}
+	return time.Unix(0, at).UTC(), nil
+}
+
+// Cleared forgets an application that is no longer stuck.
+func (s *Store) Cleared(ctx context.Context, app string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM first_seen WHERE app = ?`, app); err != nil {
+		return fmt.Errorf("clear %s: %w", app, err)
+	}
+	return nil
+}
+
+// PR is a pull request that carries one fix.
+type PR struct {
+	Fingerprint, App, Repo, Branch, State string
+	Number                                int
+	Updated                               time.Time
+}
+
+// PRState values.
+const (
+	PROpen   = "open"
+	PRMerged = "merged"
+	PRClosed = "closed"
+)
+
+// SavePR records (or updates) the pull request of a fix.
+func (s *Store) SavePR(ctx context.Context, pr PR) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO prs (fingerprint, app, repo, number, branch, state, updated) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (fingerprint) DO UPDATE SET repo = excluded.repo, number = excluded.number, branch = excluded.branch, state = excluded.state, updated = excluded.updated`,
+		pr.Fingerprint, pr.App, pr.Repo, pr.Number, pr.Branch, pr.State, pr.Updated.UnixNano())
+	if err != nil {
+		return fmt.Errorf("save pull request %s#%d: %w", pr.Repo, pr.Number, err)
+	}
+	return nil
+}
+
+// PRFor returns the pull request of a fix, if one was recorded.
+func (s *Store) PRFor(ctx context.Context, fingerprint string) (PR, bool, error) {
+	var pr PR
+	var updated int64
+	err := s.db.QueryRowContext(ctx, `SELECT fingerprint, app, repo, number, branch, state, updated FROM prs WHERE fingerprint = ?`, fingerprint).
+		Scan(&pr.Fingerprint, &pr.App, &pr.Repo, &pr.Number, &pr.Branch, &pr.State, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return PR{}, false, nil
+	}
+	if err != nil {
+		return PR{}, false, fmt.Errorf("read pull request of %s: %w", fingerprint, err)
+	}
+	pr.Updated = time.Unix(0, updated).UTC()
+	return pr, true, nil
+}
+
+// OpenPRs returns the open pull requests of an application.
+func (s *Store) OpenPRs(ctx context.Context, app string) ([]PR, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT fingerprint, app, repo, number, branch, state, updated FROM prs WHERE app = ? AND state = ? ORDER BY number`, app, PROpen)
+	if err != nil {
+		return nil, fmt.Errorf("list pull requests of %s: %w", app, err)
+	}
+	defer rows.Close()
+	var out []PR
+	for rows.Next() {
+		var pr PR
+		var updated int64
+		if err := rows.Scan(&pr.Fingerprint, &pr.App, &pr.Repo, &pr.Number, &pr.Branch, &pr.State, &updated); err != nil {
+			return nil, fmt.Errorf("list pull requests of %s: %w", app, err)
+		}
+		pr.Updated = time.Unix(0, updated).UTC()
+		out = append(out, pr)
+	}
+	return out, rows.Err()
+}
+
+// Reject remembers that a person turned a fix down (closed unmerged, a label,
+// or a `/driftfix ignore` comment), so it is never proposed again.
+func (s *Store) Reject(ctx context.Context, fingerprint, app, reason string, now time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO rejected (fingerprint, app, reason, at) VALUES (?, ?, ?, ?)`, fingerprint, app, reason, now.UnixNano()); err != nil {
+		return fmt.Errorf("remember rejected fix %s: %w", fingerprint, err)
+	}
+	return nil
+}
+
+// Rejected reports whether a person turned the fix down, and why.
+func (s *Store) Rejected(ctx context.Context, fingerprint string) (string, bool, error) {
+	var reason string
+	err := s.db.QueryRowContext(ctx, `SELECT reason FROM rejected WHERE fingerprint = ?`, fingerprint).Scan(&reason)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("read rejected fix %s: %w", fingerprint, err)
+	}
+	return reason, true, nil
+}
+
+// DigestSent records the digest last posted to a channel (its fingerprint).
+func (s *Store) DigestSent(ctx context.Context, channel, digest string, now time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO digest_cursor (channel, digest, at) VALUES (?, ?, ?)`, channel, digest, now.UnixNano()); err != nil {
+		return fmt.Errorf("remember digest of %s: %w", channel, err)
+	}
+	return nil
+}
+
+// LastDigest returns the fingerprint of the digest last posted to a channel.
+func (s *Store) LastDigest(ctx context.Context, channel string) (string, error) {
+	var d string
+	err := s.db.QueryRowContext(ctx, `SELECT digest FROM digest_cursor WHERE channel = ?`, channel).Scan(&d)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read digest of %s: %w", channel, err)
+	}
+	return d, nil
+}

@@ -1,0 +1,93 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestStoreSurvivesRestarts(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	t0 := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, err := s.FirstSeen(ctx, "argocd/web", t0); err != nil || !at.Equal(t0) {
+		t.Fatalf("first seen = %v, %v", at, err)
+	}
+	if at, _ := s.FirstSeen(ctx, "argocd/web", t0.Add(time.Hour)); !at.Equal(t0) {
+		t.Fatalf("a later cycle must keep the first time, got %v", at)
+	}
+	pr := PR{Fingerprint: "fp1", App: "argocd/web", Repo: "example-org/shop", Number: 7, Branch: "driftfix/web/hpa-replicas-fp1", State: PROpen, Updated: t0}
+	if err := s.SavePR(ctx, pr); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reject(ctx, "fp0", "argocd/web", "closed unmerged by alice", t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DigestSent(ctx, "#gitops", "d1", t0); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(ctx, path) // a restart: migrations run again, data stays
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if at, _ := s.FirstSeen(ctx, "argocd/web", t0.Add(2*time.Hour)); !at.Equal(t0) {
+		t.Errorf("first seen lost across a restart: %v", at)
+	}
+	got, ok, err := s.PRFor(ctx, "fp1")
+	if err != nil || !ok || got != pr {
+		t.Errorf("PRFor = %+v, %v, %v", got, ok, err)
+	}
+	pr.State, pr.Number = PRMerged, 8
+	if err := s.SavePR(ctx, pr); err != nil {
+		t.Fatal(err)
+	}
+	if open, _ := s.OpenPRs(ctx, "argocd/web"); len(open) != 0 {
+		t.Errorf("a merged PR is still open: %+v", open)
+	}
+	if why, ok, _ := s.Rejected(ctx, "fp0"); !ok || !strings.Contains(why, "alice") {
+		t.Errorf("rejection lost: %q %v", why, ok)
+	}
+	if _, ok, _ := s.Rejected(ctx, "fp1"); ok {
+		t.Error("a fix nobody rejected is reported rejected")
+	}
+	if d, _ := s.LastDigest(ctx, "#gitops"); d != "d1" {
+		t.Errorf("digest cursor = %q", d)
+	}
+	if err := s.Cleared(ctx, "argocd/web"); err != nil {
+		t.Fatal(err)
+	}
+	if at, _ := s.FirstSeen(ctx, "argocd/web", t0.Add(3*time.Hour)); !at.Equal(t0.Add(3 * time.Hour)) {
+		t.Errorf("a cleared app starts again, got %v", at)
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE schema_version SET version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := Open(ctx, path); err == nil || !strings.Contains(err.Error(), "newer than this driftfix knows") {
+		t.Fatalf("a newer schema must be refused: %v", err)
+	}
+}
