@@ -1,0 +1,122 @@
+// Package slack posts driftfix digests with the Slack Web API (slack-go): the
+// first message of a digest in the channel, the rest in its thread. It knows
+// nothing about causes; it sends what templates rendered.
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/driftfix/driftfix/templates"
+)
+
+// Notifier posts digests.
+type Notifier struct {
+	client  *slack.Client
+	token   string
+	retries int
+	log     *slog.Logger
+	// maxWait caps one Retry-After wait.
+	maxWait time.Duration
+}
+
+// Config says how to reach Slack. APIURL is for Slack-compatible test servers.
+type Config struct {
+	Token   string
+	APIURL  string
+	Retries int // on 429, default 5
+	Logger  *slog.Logger
+}
+
+// New builds a notifier.
+func New(cfg Config) (*Notifier, error) {
+	if cfg.Token == "" {
+		return nil, errors.New("slack: no token: give the bot token in a file or the environment")
+	}
+	opts := []slack.Option{}
+	if cfg.APIURL != "" {
+		opts = append(opts, slack.OptionAPIURL(strings.TrimRight(cfg.APIURL, "/")+"/"))
+	}
+	n := &Notifier{client: slack.New(cfg.Token, opts...), token: cfg.Token, retries: cfg.Retries, log: cfg.Logger, maxWait: time.Minute}
+	if n.retries == 0 {
+		n.retries = 5
+	}
+	if n.log == nil {
+		n.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return n, nil
+}
+
+// Post sends a digest to a channel: the first message in the channel, the
+// others as replies in its thread. It returns the thread's timestamp.
+func (n *Notifier) Post(ctx context.Context, channel string, msgs []templates.Message) (string, error) {
+	var thread string
+	for i, m := range msgs {
+		opts, err := options(m)
+		if err != nil {
+			return thread, err
+		}
+		if thread != "" {
+			opts = append(opts, slack.MsgOptionTS(thread))
+		}
+		ts, err := n.post(ctx, channel, opts)
+		if err != nil {
+			return thread, fmt.Errorf("slack: post message %d of %d to %s: %w", i+1, len(msgs), channel, err)
+		}
+		if thread == "" {
+			thread = ts
+		}
+	}
+	return thread, nil
+}
+
+// post sends one message, waiting out 429s as Slack asks.
+func (n *Notifier) post(ctx context.Context, channel string, opts []slack.MsgOption) (string, error) {
+	for attempt := 0; ; attempt++ {
+		_, ts, err := n.client.PostMessageContext(ctx, channel, opts...)
+		var rl *slack.RateLimitedError
+		if !errors.As(err, &rl) || attempt >= n.retries {
+			return ts, redact(err, n.token)
+		}
+		wait := min(max(rl.RetryAfter, time.Second), n.maxWait)
+		n.log.Warn("slack rate limit, waiting", "channel", channel, "retry_after", wait.String())
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// options turns a rendered message into slack-go options: fallback text and
+// coloured attachments holding Block Kit blocks.
+func options(m templates.Message) ([]slack.MsgOption, error) {
+	var atts []slack.Attachment
+	for _, a := range m.Attachments {
+		raw, err := json.Marshal(a.Blocks)
+		if err != nil {
+			return nil, fmt.Errorf("slack: encode blocks: %w", err)
+		}
+		var blocks slack.Blocks
+		if err := json.Unmarshal(raw, &blocks); err != nil {
+			return nil, fmt.Errorf("slack: decode blocks: %w", err)
+		}
+		atts = append(atts, slack.Attachment{Color: a.Color, Blocks: blocks})
+	}
+	return []slack.MsgOption{slack.MsgOptionText(m.Text, false), slack.MsgOptionAttachments(atts...)}, nil
+}
+
+func redact(err error, token string) error {
+	if err == nil || token == "" || !strings.Contains(err.Error(), token) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), token, "[token]"))
+}
