@@ -31,15 +31,10 @@ func AppendItem(src []byte, doc int, p drift.Pointer, item any, comment string) 
 }
 
 func appendItem(src []byte, doc int, p drift.Pointer, item any, comment string) ([]byte, error) {
-	f, err := parse(src)
+	f, root, steps, err := locate(src, doc, p)
 	if err != nil {
 		return nil, err
 	}
-	root, err := f.root(doc)
-	if err != nil {
-		return nil, err
-	}
-	steps := resolve(root, p)
 	body, err := renderItem(item, comment)
 	if err != nil {
 		return nil, err

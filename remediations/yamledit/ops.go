@@ -19,15 +19,10 @@ func Remove(src []byte, doc int, p drift.Pointer) ([]byte, error) {
 	if len(p) == 0 {
 		return nil, fmt.Errorf("remove: refusing to remove a whole document")
 	}
-	f, err := parse(src)
+	f, _, steps, err := locate(src, doc, p)
 	if err != nil {
 		return nil, err
 	}
-	root, err := f.root(doc)
-	if err != nil {
-		return nil, err
-	}
-	steps := resolve(root, p)
 	if len(steps) < len(p) {
 		return src, nil // already absent
 	}
@@ -142,15 +137,10 @@ func nextEntryLine(st step) int {
 // keeping its quoting where it can and everything else on the line. The value
 // is quoted when YAML would otherwise read it as another type.
 func SetScalar(src []byte, doc int, p drift.Pointer, value any) ([]byte, error) {
-	f, err := parse(src)
+	f, _, steps, err := locate(src, doc, p)
 	if err != nil {
 		return nil, err
 	}
-	root, err := f.root(doc)
-	if err != nil {
-		return nil, err
-	}
-	steps := resolve(root, p)
 	if len(steps) < len(p) || len(p) == 0 {
 		return nil, fmt.Errorf("set %s: %w", p, ErrNotFound)
 	}
@@ -304,15 +294,10 @@ func doubleQuote(s string) string {
 // exists (as SetScalar), otherwise by adding the missing keys at the end of the
 // deepest mapping that exists.
 func SetValue(src []byte, doc int, p drift.Pointer, value any) ([]byte, error) {
-	f, err := parse(src)
+	f, root, steps, err := locate(src, doc, p)
 	if err != nil {
 		return nil, err
 	}
-	root, err := f.root(doc)
-	if err != nil {
-		return nil, err
-	}
-	steps := resolve(root, p)
 	if len(steps) == len(p) {
 		return SetScalar(src, doc, p, value)
 	}

@@ -110,6 +110,19 @@ func (f *file) root(doc int) (*yaml.Node, error) {
 	return n, nil
 }
 
+// locate parses src and resolves p in document doc.
+func locate(src []byte, doc int, p drift.Pointer) (*file, *yaml.Node, []step, error) {
+	f, err := parse(src)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	root, err := f.root(doc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return f, root, resolve(root, p), nil
+}
+
 // step is one level of a resolved path: the container, and the key and value
 // nodes (key is nil for sequence items).
 type step struct {
