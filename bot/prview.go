@@ -1,0 +1,88 @@
+package bot
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/classifiers"
+	"github.com/driftfix/driftfix/remediations"
+	"github.com/driftfix/driftfix/templates"
+)
+
+// Fingerprint identifies a fix: the application, the fix kind, the resource,
+// the paths it fixes and the content it writes. The same fix always has the
+// same fingerprint, across cycles, restarts and replicas; a changed fix has a new one.
+func Fingerprint(app string, p remediations.Plan) string {
+	h := sha256.New()
+	write := func(s string) { h.Write([]byte(s)); h.Write([]byte{0}) }
+	write(app)
+	write(string(p.Kind))
+	write(p.Resource.String())
+	var paths []string
+	for _, f := range p.Findings {
+		paths = append(paths, f.Resource.String()+" "+f.Path.String())
+	}
+	sort.Strings(paths)
+	for _, s := range paths {
+		write(s)
+	}
+	edits := append([]remediations.Edit(nil), p.Edits...)
+	sort.Slice(edits, func(i, j int) bool { return edits[i].File < edits[j].File })
+	for _, e := range edits {
+		write(e.File)
+		write(string(e.After))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+var branchUnsafe = regexp.MustCompile(`[^a-z0-9._-]+`)
+
+// Branch names the fix's branch: prefix/<app>/<cause>-<fingerprint>.
+func Branch(prefix, app string, cause drift.Cause, fingerprint string) string {
+	clean := func(s string) string {
+		return strings.Trim(branchUnsafe.ReplaceAllString(strings.ToLower(s), "-"), "-.")
+	}
+	return strings.TrimSuffix(prefix, "/") + "/" + clean(app) + "/" + clean(string(cause)) + "-" + fingerprint
+}
+
+// PRView turns a verified plan into what its pull request says.
+func PRView(app, appNamespace, argoURL string, p remediations.Plan) templates.PRView {
+	v := templates.PRView{
+		App: app, AppNamespace: appNamespace, ArgoCDURL: argoURL,
+		Kind: p.Kind, Cause: p.Rationale.Cause, Resource: p.Resource,
+		Why: p.Rationale.Why, Risk: p.Rationale.Risk, Undo: p.Rationale.Undo,
+		Verification: p.Verification, Instructions: p.Instructions,
+		Fingerprint: Fingerprint(app, p),
+	}
+	for _, c := range classifiers.Registry {
+		if c.Name == p.Rationale.Cause {
+			v.CauseDoc = c.Doc
+		}
+	}
+	for _, f := range p.Findings {
+		fv := templates.FindingView{Resource: f.Resource, Path: f.Path.String(), Git: shown(f.Git, f.InGit), Live: shown(f.Live, f.InLive), Evidence: f.Evidence}
+		if len(f.Owners) > 0 {
+			o := f.Owners[len(f.Owners)-1]
+			fv.Owner = o.Manager
+			if o.Subresource != "" {
+				fv.Owner += " (" + o.Subresource + ")"
+			}
+		}
+		v.Findings = append(v.Findings, fv)
+	}
+	for _, e := range p.Edits {
+		v.Diffs = append(v.Diffs, templates.FileDiff{File: e.File, Diff: remediations.UnifiedDiff(e.File, e.Before, e.After)})
+	}
+	return v
+}
+
+func shown(v any, present bool) string {
+	if !present {
+		return "absent"
+	}
+	return "`" + drift.Brief(v, 80) + "`"
+}

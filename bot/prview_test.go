@@ -1,0 +1,48 @@
+package bot
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations"
+	"github.com/driftfix/driftfix/templates"
+)
+
+func TestPRViewAndFingerprint(t *testing.T) {
+	s, err := drift.LoadSnapshot("../remediations/testdata/plain-remove-hpa.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	_, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now)
+	if err != nil || len(plans) != 1 {
+		t.Fatalf("plans %d, %v", len(plans), err)
+	}
+	v := PRView("shop", "argocd", "https://argocd.example.com", plans[0])
+	if v.CauseDoc == "" || len(v.Findings) != 1 || v.Findings[0].Owner != "kube-controller-manager (scale)" || v.Findings[0].Git != "`2`" || len(v.Diffs) != 1 {
+		t.Fatalf("view = %+v", v)
+	}
+	body, err := templates.PRBody(v)
+	if err != nil || !strings.Contains(body, "-  replicas: 2   # see platform/hpa.yaml") || !strings.Contains(body, "driftfix:fingerprint="+v.Fingerprint) {
+		t.Fatalf("body (%v):\n%s", err, body)
+	}
+	// The same fix has the same fingerprint in a later cycle; another fix does not.
+	_, again, _ := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now.Add(time.Hour))
+	if Fingerprint("shop", again[0]) != v.Fingerprint {
+		t.Error("the fingerprint of an unchanged fix changed")
+	}
+	if Fingerprint("other-app", plans[0]) == v.Fingerprint {
+		t.Error("another application's fix has the same fingerprint")
+	}
+	changed := plans[0]
+	changed.Edits = append([]remediations.Edit(nil), changed.Edits...)
+	changed.Edits[0].After = append([]byte("# edited by hand\n"), changed.Edits[0].After...)
+	if Fingerprint("shop", changed) == v.Fingerprint {
+		t.Error("a fix that writes something else must get a new fingerprint")
+	}
+	if b := Branch("driftfix/", "Shop Web", drift.CauseHPAReplicas, v.Fingerprint); b != "driftfix/shop-web/hpa-replicas-"+v.Fingerprint {
+		t.Errorf("branch %q", b)
+	}
+}
