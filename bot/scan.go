@@ -41,6 +41,8 @@ type ScanResult struct {
 	// Cleared says why a candidate turned out not to be stuck (a refresh
 	// found it Synced); such results carry no report.
 	Cleared string
+	// Snapshot is what the report was diagnosed from.
+	Snapshot *drift.Snapshot
 }
 
 // Scan lists every application once, picks the stuck ones, and collects and
@@ -145,6 +147,7 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 					}
 				}
 				r.Err = err
+				r.Snapshot = s
 			}
 		}()
 	}

@@ -26,6 +26,8 @@ func liveServer(t *testing.T, now time.Time) (*argocdtest.Server, string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A local repository URL: tests never reach for the network.
+		drift.Map(s.Application, "spec", "source")["repoURL"] = "file:///nonexistent/" + file + ".git"
 		st := drift.Map(s.Application, "status")
 		st["sync"] = map[string]any{"status": sync}
 		st["operationState"] = map[string]any{"phase": phase, "startedAt": finished.Add(-5 * time.Second).Format(time.RFC3339), "finishedAt": finished.Format(time.RFC3339)}
@@ -108,5 +110,37 @@ func TestLiveDiagnoseAndSnapshot(t *testing.T) {
 	code, _, stderr = runCLI(append([]string{"diagnose", "nope"}, args...)...)
 	if code != exitUsage || !strings.Contains(stderr, "404") {
 		t.Fatalf("unknown app: exit %d, %s", code, stderr)
+	}
+}
+
+func TestOnceDryRun(t *testing.T) {
+	t.Setenv("ARGOCD_AUTH_TOKEN", "")
+	now := time.Now()
+	srv, tokenFile := liveServer(t, now)
+	dir := filepath.Dir(tokenFile)
+	cfg := filepath.Join(dir, "driftfix.yaml")
+	if err := os.WriteFile(cfg, []byte("argocd:\n  - name: test\n    server: "+srv.URL+"\n    tokenFile: "+tokenFile+"\n    kubeconfig: "+filepath.Join(dir, "kubeconfig")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb strings.Builder
+	code, err := cmdOnce(context.Background(), []string{"--config", cfg}, &out, &errb, now)
+	if code != exitUsage || err == nil || !strings.Contains(err.Error(), "--dry-run") {
+		t.Fatalf("without --dry-run: exit %d, %v", code, err)
+	}
+	code, err = cmdOnce(context.Background(), []string{"--config", cfg, "--dry-run"}, &out, &errb, now)
+	if err != nil || code != exitDrift {
+		t.Fatalf("exit %d, %v\n%s", code, err, errb.String())
+	}
+	text := out.String()
+	if !strings.Contains(errb.String(), "file:///nonexistent/") {
+		t.Errorf("the unreadable repository was not reported: %s", errb.String())
+	}
+	for _, want := range []string{"3 applications scanned, 1 stuck", "== Slack digest", "Newly stuck OutOfSync"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text+errb.String(), liveToken) {
+		t.Fatal("the token appeared in the output")
 	}
 }

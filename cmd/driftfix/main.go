@@ -34,6 +34,7 @@ Usage:
   driftfix snapshot APP --argocd-server URL [--app-namespace NS] [-o FILE]
   driftfix scan --argocd-server URL [--stuck-after 10m] [--format text|json]
   driftfix fix --snapshot FILE [--repo DIR] [--dry-run] [--format text|json]
+  driftfix once --config FILE --dry-run
   driftfix config validate FILE
   driftfix causes        print the causes driftfix names, in the order they are tried
   driftfix version
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = cmdScan(ctx, args[1:], stdout, stderr, time.Now())
 	case "fix":
 		code, err = cmdFix(ctx, args[1:], stdout, stderr, time.Now())
+	case "once":
+		code, err = cmdOnce(ctx, args[1:], stdout, stderr, time.Now())
 	case "config":
 		code, err = cmdConfig(args[1:], stdout, stderr)
 	case "causes":

@@ -1,0 +1,60 @@
+package bot
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
+	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+func TestCycleProposesUnderPolicy(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	load := func(file string) *drift.Snapshot {
+		s, err := drift.LoadSnapshot(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := drift.Map(s.Application, "status")
+		st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
+		return s
+	}
+	hpa := load("../remediations/testdata/plain-remove-hpa.yaml")
+	manual := load("../testdata/cases/21-manual-kubectl-patch.yaml")
+	srv := argocdtest.NewServer("t", hpa, manual)
+	defer srv.Close()
+	c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Instance{Name: "main", URL: "https://argocd.example.com", Client: c,
+		Cluster:   func(s *drift.Snapshot) []drift.Object { return hpa.Cluster },
+		RepoFiles: func(_ context.Context, s *drift.Snapshot) (map[string]string, error) { return hpa.Repo.Files, nil }}
+	cfg, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\npolicy: {branchPrefix: fixes}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Cycle(context.Background(), cfg, []Instance{in}, now)
+	if len(res.Errors) != 0 || res.Scanned != 2 || len(res.Stuck) != 2 {
+		t.Fatalf("errors %v, scanned %d, stuck %d", res.Errors, res.Scanned, len(res.Stuck))
+	}
+	if len(res.PRs) != 1 || !strings.HasPrefix(res.PRs[0].Branch, "fixes/shop/hpa-replicas-") || !strings.Contains(res.PRs[0].Title, "Stop declaring /spec/replicas") {
+		t.Fatalf("PRs %+v", res.PRs)
+	}
+	if len(res.Digest.ForPeople) != 1 || res.Digest.ForPeople[0].Cause != drift.CauseManualChange || len(res.Digest.NewStuck) != 2 {
+		t.Errorf("digest %+v", res.Digest)
+	}
+
+	strict, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\npolicy:\n  fixes: {hpa-replicas: [ignore-difference]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = Cycle(context.Background(), strict, []Instance{in}, now)
+	if len(res.PRs) != 0 || len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], "policy does not allow remove-field") {
+		t.Fatalf("a fix kind the policy does not allow must not be proposed: PRs %d, skipped %q", len(res.PRs), res.Skipped)
+	}
+}
