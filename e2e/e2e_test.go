@@ -56,6 +56,19 @@ func newStack(t *testing.T) *stack {
 	return s
 }
 
+// waitEstablished waits for a CRD to be served; kubectl wait fails rather
+// than waits while a new CRD has no status yet, so it is retried.
+func (s *stack) waitEstablished(t *testing.T, crd string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		cmd := exec.Command(filepath.Join(s.root, "bin", "kubectl"), "--kubeconfig", s.kubeconfig, "wait", "--for=condition=Established", "--timeout=20s", "crd/"+crd)
+		if cmd.Run() == nil {
+			return
+		}
+	}
+	t.Fatalf("CustomResourceDefinition %s was never Established", crd)
+}
+
 func (s *stack) kubectl(t *testing.T, stdin string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(s.root, "bin", "kubectl"), append([]string{"--kubeconfig", s.kubeconfig}, args...)...)

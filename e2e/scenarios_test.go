@@ -79,7 +79,7 @@ spec:
                 type: object
                 additionalProperties: {x-kubernetes-int-or-string: true, anyOf: [{type: integer}, {type: string}]}
 `, "apply", "-f", "-")
-	s.kubectl(t, "", "wait", "--for=condition=Established", "crd/widgets.e2e.example.com")
+	s.waitEstablished(t, "widgets.e2e.example.com")
 	repo := gitRepo(t, map[string]string{"app/widget.yaml": "apiVersion: e2e.example.com/v1\nkind: Widget\nmetadata:\n  name: blue\n  labels: {}\nspec:\n  mode: fast\n  color: blue   # not in the schema\n  limits: {cpu: 1000m, memory: 1024Mi}\n"})
 	s.kubectl(t, "", "delete", "namespace", "e2e-normalized", "--ignore-not-found", "--timeout=60s")
 	s.kubectl(t, "", "create", "namespace", "e2e-normalized")

@@ -99,7 +99,12 @@ bg redis redis-server --bind 127.0.0.1 --port 6379 --save "" --appendonly no --p
 # --- Argo CD: CRDs, base config, a default project, and a read-only account
 t=$(date +%s.%N)
 $KC apply --server-side -f "$A/manifests/crds/application-crd.yaml" -f "$A/manifests/crds/appproject-crd.yaml" >/dev/null
-$KC wait --for=condition=Established crd/applications.argoproj.io crd/appprojects.argoproj.io >/dev/null
+# kubectl wait fails rather than waits while a new CRD has no status yet: retry.
+for _ in $(seq 1 150); do
+  $KC wait --for=condition=Established --timeout=20s crd/applications.argoproj.io crd/appprojects.argoproj.io >/dev/null 2>&1 && break
+  sleep 0.2
+done
+$KC wait --for=condition=Established --timeout=20s crd/applications.argoproj.io crd/appprojects.argoproj.io >/dev/null
 $KC create ns argocd >/dev/null
 for f in argocd-cm argocd-rbac-cm argocd-secret argocd-cmd-params-cm argocd-ssh-known-hosts-cm argocd-tls-certs-cm argocd-gpg-keys-cm; do
   $KC -n argocd apply --server-side -f "$A/manifests/base/config/$f.yaml" >/dev/null
