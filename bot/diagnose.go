@@ -20,8 +20,9 @@ func Diagnose(s *drift.Snapshot, sens drift.Sensitivity) (*drift.Report, error) 
 	in := classifiers.NewInput(s, settings, cmp)
 	in.Sensitivity = sens
 	findings := classifiers.Run(in, classifiers.Registry)
+	repo := remediations.RepoFromSnapshot(s)
 	for i := range findings {
-		remediations.Suggest(s, sens, &findings[i])
+		remediations.Suggest(s, repo, sens, &findings[i])
 	}
 	return &drift.Report{
 		Application: s.AppName(),

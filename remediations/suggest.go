@@ -6,17 +6,14 @@ package remediations
 import (
 	"fmt"
 	"path"
-	"sort"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
 
 // Suggest completes a finding's remediation: it applies the safety policy and
 // locates the file the fix belongs in.
-func Suggest(s *drift.Snapshot, sens drift.Sensitivity, f *drift.Finding) {
+func Suggest(s *drift.Snapshot, repo Repo, sens drift.Sensitivity, f *drift.Finding) {
 	r := &f.Remediation
 	if r.Kind == "" {
 		r.Kind = drift.FixNone
@@ -36,12 +33,12 @@ func Suggest(s *drift.Snapshot, sens drift.Sensitivity, f *drift.Finding) {
 			r.Reason = fmt.Sprintf("%s is a %s field: driftfix never ignores it; a person must review this change", field, why)
 		}
 	}
-	r.File = Locate(s, f.Resource, r.Kind)
+	r.File = Locate(s, repo, f.Resource, r.Kind)
 }
 
 // Locate finds the file in the repository where a fix of the given kind for the
 // resource is written, or "" when it cannot be located with certainty.
-func Locate(s *drift.Snapshot, ref drift.Ref, kind drift.FixKind) string {
+func Locate(s *drift.Snapshot, repo Repo, ref drift.Ref, kind drift.FixKind) string {
 	if len(s.Repo.Files) == 0 {
 		return ""
 	}
@@ -49,9 +46,9 @@ func Locate(s *drift.Snapshot, ref drift.Ref, kind drift.FixKind) string {
 	case drift.FixNone, "":
 		return ""
 	case drift.FixIgnoreDifference, drift.FixNarrowIgnore:
-		return findManifest(s, "", drift.Ref{Group: "argoproj.io", Kind: "Application", Name: s.AppName()})
+		return manifest(repo, "", drift.Ref{Group: "argoproj.io", Kind: "Application", Name: s.AppName()})
 	case drift.FixTrackingMethod:
-		return findManifest(s, "", drift.Ref{Kind: "ConfigMap", Name: "argocd-cm"})
+		return manifest(repo, "", drift.Ref{Kind: "ConfigMap", Name: "argocd-cm"})
 	case drift.FixPinHelmValue:
 		if src, ok := s.HelmSource(); ok {
 			return valuesFile(s, src)
@@ -68,7 +65,7 @@ func Locate(s *drift.Snapshot, ref drift.Ref, kind drift.FixKind) string {
 		return valuesFile(s, src)
 	}
 	for _, src := range drift.Sources(s.Application) {
-		if f := findManifest(s, src.Path, ref); f != "" {
+		if f := manifest(repo, src.Path, ref); f != "" {
 			return f
 		}
 	}
@@ -89,40 +86,12 @@ func valuesFile(s *drift.Snapshot, src drift.Source) string {
 	return ""
 }
 
-// findManifest returns the YAML file under dir that holds exactly one document
-// with the resource's kind and name (a namespace in the file must match).
-func findManifest(s *drift.Snapshot, dir string, ref drift.Ref) string {
-	var names []string
-	for f := range s.Repo.Files {
-		if (strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml")) && (dir == "" || strings.HasPrefix(f, strings.TrimSuffix(dir, "/")+"/")) {
-			names = append(names, f)
-		}
-	}
-	sort.Strings(names)
-	var found []string
-	for _, f := range names {
-		dec := yaml.NewDecoder(strings.NewReader(s.Repo.Files[f]))
-		for {
-			var doc struct {
-				APIVersion string `yaml:"apiVersion"`
-				Kind       string `yaml:"kind"`
-				Metadata   struct {
-					Name      string `yaml:"name"`
-					Namespace string `yaml:"namespace"`
-				} `yaml:"metadata"`
-			}
-			if err := dec.Decode(&doc); err != nil {
-				break
-			}
-			g, _ := drift.SplitAPIVersion(doc.APIVersion)
-			if doc.Kind == ref.Kind && doc.Metadata.Name == ref.Name && (ref.Group == "" || g == ref.Group || ref.Kind == "Application") &&
-				(doc.Metadata.Namespace == "" || ref.Namespace == "" || doc.Metadata.Namespace == ref.Namespace) {
-				found = append(found, f)
-			}
-		}
-	}
-	if len(found) != 1 {
+// manifest returns the file holding the one document of the resource under
+// dir, or "" when there is none or more than one.
+func manifest(repo Repo, dir string, ref drift.Ref) string {
+	loc, err := locateDoc(repo, dir, ref)
+	if err != nil {
 		return ""
 	}
-	return found[0]
+	return loc.file
 }

@@ -45,7 +45,7 @@ func TestSafetyPolicyRefusesSensitiveIgnores(t *testing.T) {
 	} {
 		f := drift.Finding{Resource: ref, Path: drift.MustPointer(p), Cause: drift.CauseWebhookMutation,
 			Remediation: drift.Remediation{Kind: drift.FixIgnoreDifference}}
-		Suggest(s, drift.Sensitivity{}, &f)
+		Suggest(s, RepoFromSnapshot(s), drift.Sensitivity{}, &f)
 		if f.Remediation.Kind != drift.FixNone || !strings.Contains(f.Remediation.Reason, "never ignores") {
 			t.Errorf("%s: remediation %+v, want none with a reason", p, f.Remediation)
 		}
@@ -56,20 +56,20 @@ func TestSafetyPolicyRefusesSensitiveIgnores(t *testing.T) {
 	} {
 		f := drift.Finding{Resource: drift.Ref{Group: "x", Kind: tc.kind, Name: "n"}, Path: drift.MustPointer(tc.path),
 			Cause: drift.CauseControllerWrite, Remediation: drift.Remediation{Kind: drift.FixIgnoreDifference}}
-		Suggest(s, drift.Sensitivity{}, &f)
+		Suggest(s, RepoFromSnapshot(s), drift.Sensitivity{}, &f)
 		if f.Remediation.Kind != drift.FixNone {
 			t.Errorf("%s %s: an ignore was allowed", tc.kind, tc.path)
 		}
 	}
 	ok := drift.Finding{Resource: ref, Path: drift.MustPointer("/spec/template/metadata/annotations/sidecar.istio.io~1status"),
 		Cause: drift.CauseWebhookMutation, Remediation: drift.Remediation{Kind: drift.FixIgnoreDifference}}
-	Suggest(s, drift.Sensitivity{}, &ok)
+	Suggest(s, RepoFromSnapshot(s), drift.Sensitivity{}, &ok)
 	if ok.Remediation.Kind != drift.FixIgnoreDifference {
 		t.Errorf("an injected annotation may be ignored, got %+v", ok.Remediation)
 	}
 	manual := drift.Finding{Resource: ref, Path: drift.MustPointer("/spec/replicas"), Cause: drift.CauseManualChange,
 		Remediation: drift.Remediation{Kind: drift.FixRemoveField}}
-	Suggest(s, drift.Sensitivity{}, &manual)
+	Suggest(s, RepoFromSnapshot(s), drift.Sensitivity{}, &manual)
 	if manual.Remediation.Kind != drift.FixNone {
 		t.Errorf("a manual change must never be fixed, got %+v", manual.Remediation)
 	}
@@ -97,16 +97,16 @@ func TestLocate(t *testing.T) {
       metadata: {name: web, namespace: argocd}
 `)
 	ref := drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}
-	if got := Locate(s, ref, drift.FixRemoveField); got != "apps/web/all.yaml" {
+	if got := Locate(s, RepoFromSnapshot(s), ref, drift.FixRemoveField); got != "apps/web/all.yaml" {
 		t.Errorf("remove-field file = %q, want the multi-document file under the source path", got)
 	}
-	if got := Locate(s, ref, drift.FixIgnoreDifference); got != "argocd/apps/web.yaml" {
+	if got := Locate(s, RepoFromSnapshot(s), ref, drift.FixIgnoreDifference); got != "argocd/apps/web.yaml" {
 		t.Errorf("ignore-difference file = %q, want the Application manifest", got)
 	}
-	if got := Locate(s, ref, drift.FixNone); got != "" {
+	if got := Locate(s, RepoFromSnapshot(s), ref, drift.FixNone); got != "" {
 		t.Errorf("no fix has no file, got %q", got)
 	}
-	if got := Locate(s, drift.Ref{Kind: "ConfigMap", Name: "nope"}, drift.FixSetValue); got != "" {
+	if got := Locate(s, RepoFromSnapshot(s), drift.Ref{Kind: "ConfigMap", Name: "nope"}, drift.FixSetValue); got != "" {
 		t.Errorf("an unknown resource must not be located, got %q", got)
 	}
 }
