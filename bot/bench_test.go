@@ -31,7 +31,7 @@ func benchSnapshot(tb testing.TB, n int) *drift.Snapshot {
 	out := &drift.Snapshot{Application: app, Cluster: cluster}
 	for i := 0; len(out.Resources) < n; i++ {
 		r := pool[i%len(pool)]
-		c := drift.Resource{Target: clone(r.Target), Live: clone(r.Live)}
+		c := drift.Resource{Target: cloneObject(r.Target), Live: cloneObject(r.Live)}
 		suffix := fmt.Sprintf("-%d", i)
 		for _, o := range []drift.Object{c.Target, c.Live} {
 			if o != nil {
@@ -42,31 +42,6 @@ func benchSnapshot(tb testing.TB, n int) *drift.Snapshot {
 		out.Resources = append(out.Resources, c)
 	}
 	return out
-}
-
-func clone(o drift.Object) drift.Object {
-	if o == nil {
-		return nil
-	}
-	return cloneValue(o).(map[string]any)
-}
-
-func cloneValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = cloneValue(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = cloneValue(e)
-		}
-		return l
-	}
-	return v
 }
 
 // BenchmarkDiagnose200 diagnoses a 200-resource snapshot (diff, classify,
@@ -90,4 +65,11 @@ func BenchmarkDiagnose200(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*len(s.Resources))/b.Elapsed().Seconds(), "resources/s")
 	b.ReportMetric(float64(len(rep.Findings)), "findings")
+}
+
+func cloneObject(o drift.Object) drift.Object {
+	if o == nil {
+		return nil
+	}
+	return drift.DeepCopy(o).(map[string]any)
 }

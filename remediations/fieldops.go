@@ -113,7 +113,7 @@ func (c *Context) planFieldOps(group []drift.Finding, op fieldOp) (Plan, *drift.
 		}
 		return p, changed
 	}
-	t := copyValue(target)
+	t := drift.DeepCopy(target)
 	for _, f := range findings {
 		var ok bool
 		if t, ok = op.onTarget(t, f.GitPath, f); !ok {

@@ -78,7 +78,7 @@ func planIgnoreDifference(c *Context, group []drift.Finding) (Plan, *drift.Snaps
 		respect = respect || f.InGit // a sync would otherwise write Git's value back
 	}
 	comment := ruleComment(c, group[0])
-	app := copyValue(c.Snapshot.Application).(map[string]any)
+	app := drift.DeepCopy(c.Snapshot.Application).(map[string]any)
 	spec, _ := app["spec"].(map[string]any)
 	if spec == nil {
 		p.Dropped = "the Application has no spec"

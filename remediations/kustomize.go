@@ -239,7 +239,7 @@ func (c *Context) rebuild(edited Repo) (*drift.Snapshot, error) {
 		if o == nil {
 			return nil, fmt.Errorf("%s no longer renders", res.Ref())
 		}
-		out = withTarget(out, i, withArgoMetadata(copyValue(o).(map[string]any), res.Target))
+		out = withTarget(out, i, withArgoMetadata(drift.DeepCopy(o).(map[string]any), res.Target))
 	}
 	return out, nil
 }

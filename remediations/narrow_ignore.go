@@ -57,7 +57,7 @@ func planNarrowIgnore(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 		}
 		keep = append(keep, r)
 	}
-	app := copyValue(c.Snapshot.Application).(map[string]any)
+	app := drift.DeepCopy(c.Snapshot.Application).(map[string]any)
 	newRules := append([]any{}, rules[:n]...)
 	newRules = append(newRules, rules[n+1:]...)
 	for _, r := range keep {

@@ -143,8 +143,8 @@ func (c *Context) comparePinned(r1, r2 []drift.Object, group []drift.Finding, se
 				return fmt.Errorf("%s %s still differs between renders", ref, fp)
 			}
 		}
-		want := copyValue(res.Target)
-		got := copyValue(a)
+		want := drift.DeepCopy(res.Target)
+		got := drift.DeepCopy(a)
 		for _, fp := range fixed[ref] {
 			want, _ = fp.Delete(want)
 			got, _ = fp.Delete(got)

@@ -27,7 +27,9 @@ func planSetValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
 		edit: func(doc int, p drift.Pointer, f drift.Finding) func([]byte) ([]byte, error) {
 			return func(b []byte) ([]byte, error) { return yamledit.SetScalar(b, doc, p, f.Live) }
 		},
-		onTarget: func(t any, gp drift.Pointer, f drift.Finding) (any, bool) { return setAt(t, gp, copyValue(f.Live)) },
+		onTarget: func(t any, gp drift.Pointer, f drift.Finding) (any, bool) {
+			return setAt(t, gp, drift.DeepCopy(f.Live))
+		},
 	})
 	if len(p.Edits) > 0 {
 		p.Rationale = Rationale{

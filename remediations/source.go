@@ -120,8 +120,8 @@ func withTarget(s *drift.Snapshot, i int, target drift.Object) *drift.Snapshot {
 	r.Target = target
 	r.PredictedLive, r.NormalizedLive = nil, nil
 	if _, ok := drift.Annotations(r.Live)[lastAppliedKey]; ok {
-		live := copyValue(r.Live).(map[string]any)
-		applied := copyValue(target).(map[string]any)
+		live := drift.DeepCopy(r.Live).(map[string]any)
+		applied := drift.DeepCopy(target).(map[string]any)
 		if md, ok := applied["metadata"].(map[string]any); ok {
 			if ann, ok := md["annotations"].(map[string]any); ok {
 				delete(ann, lastAppliedKey)
@@ -143,24 +143,6 @@ func withApplication(s *drift.Snapshot, app drift.Object) *drift.Snapshot {
 	c := *s
 	c.Application = app
 	return &c
-}
-
-func copyValue(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = copyValue(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = copyValue(e)
-		}
-		return l
-	}
-	return v
 }
 
 // removeClimb deletes p from doc and then every map or list the deletion left

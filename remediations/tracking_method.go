@@ -49,7 +49,7 @@ func (c *Context) withAnnotationTracking(group []drift.Finding) *drift.Snapshot 
 	found := false
 	for _, o := range c.Snapshot.Cluster {
 		if drift.Str(o, "kind") == "ConfigMap" && drift.Str(o, "metadata", "name") == "argocd-cm" {
-			o = copyValue(o).(map[string]any)
+			o = drift.DeepCopy(o).(map[string]any)
 			data, _ := o["data"].(map[string]any)
 			if data == nil {
 				data = map[string]any{}
@@ -70,7 +70,7 @@ func (c *Context) withAnnotationTracking(group []drift.Finding) *drift.Snapshot 
 		if i < 0 || !f.InGit || !f.InLive {
 			continue
 		}
-		target := copyValue(res.Resources[i].Target)
+		target := drift.DeepCopy(res.Resources[i].Target)
 		target, _ = setAt(target, f.GitPath, f.Live)
 		res = withTarget(res, i, target.(map[string]any))
 	}

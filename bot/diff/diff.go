@@ -209,7 +209,7 @@ func (w *walker) add(p, gp drift.Pointer, git, live any, inGit, inLive bool, fi 
 			}
 		}
 		if len(under) > 0 {
-			g, l := deepCopy(git), deepCopy(live)
+			g, l := drift.DeepCopy(git), drift.DeepCopy(live)
 			for _, h := range under {
 				rel := h.path[len(p):]
 				g, _ = rel.Delete(g)
@@ -514,24 +514,6 @@ func shallowCopy(o map[string]any) map[string]any {
 		out["metadata"] = mdc
 	}
 	return out
-}
-
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(x))
-		for i, e := range x {
-			l[i] = deepCopy(e)
-		}
-		return l
-	}
-	return v
 }
 
 func containsString(list []string, s string) bool {

@@ -257,3 +257,22 @@ func NormalizeNumbers(v any) any {
 	}
 	return v
 }
+
+// DeepCopy copies a decoded JSON/YAML value: maps and lists are new, scalars shared.
+func DeepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = DeepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = DeepCopy(e)
+		}
+		return l
+	}
+	return v
+}
