@@ -23,6 +23,7 @@ import (
 // file or the ARGOCD_AUTH_TOKEN environment variable, never from a flag.
 type argoFlags struct {
 	server, tokenFile, caFile string
+	tokenEnv                  string // environment variable with the token, default ARGOCD_AUTH_TOKEN
 	insecure                  bool
 	timeout                   time.Duration
 
@@ -69,7 +70,11 @@ func (a *argoFlags) client() (*argocd.Client, error) {
 	if a.server == "" {
 		return nil, fmt.Errorf("--argocd-server (or ARGOCD_SERVER) is required")
 	}
-	token := os.Getenv("ARGOCD_AUTH_TOKEN")
+	env := a.tokenEnv
+	if env == "" {
+		env = "ARGOCD_AUTH_TOKEN"
+	}
+	token := os.Getenv(env)
 	if a.tokenFile != "" {
 		b, err := os.ReadFile(a.tokenFile)
 		if err != nil {

@@ -6,12 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/driftfix/driftfix/bot"
-	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
@@ -71,15 +68,9 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 }
 
 func instance(ctx context.Context, a config.ArgoCD, stderr io.Writer) (bot.Instance, error) {
-	token := os.Getenv(a.TokenEnv)
-	if a.TokenFile != "" {
-		b, err := os.ReadFile(a.TokenFile)
-		if err != nil {
-			return bot.Instance{}, fmt.Errorf("argocd %s: read tokenFile: %w", a.Name, err)
-		}
-		token = strings.TrimSpace(string(b))
-	}
-	c, err := argocd.New(argocd.Config{BaseURL: a.Server, Token: token, CAFile: a.CAFile, Insecure: a.Insecure})
+	af := argoFlags{server: a.Server, tokenFile: a.TokenFile, tokenEnv: a.TokenEnv, caFile: a.CAFile, insecure: a.Insecure,
+		timeout: 30 * time.Second, kubeconfig: a.Kubeconfig, argoNamespace: "argocd"}
+	c, err := af.client()
 	if err != nil {
 		return bot.Instance{}, fmt.Errorf("argocd %s: %w", a.Name, err)
 	}
@@ -91,7 +82,6 @@ func instance(ctx context.Context, a config.ArgoCD, stderr io.Writer) (bot.Insta
 			}
 			return gitrepo.Files(ctx, srcs[0].RepoURL, drift.Str(s.Application, "status", "sync", "revision"), gitrepo.Limits{})
 		}}
-	af := argoFlags{kubeconfig: a.Kubeconfig, argoNamespace: "argocd"}
 	cluster, err := af.cluster(ctx, stderr)
 	if err != nil {
 		return bot.Instance{}, fmt.Errorf("argocd %s: %w", a.Name, err)
