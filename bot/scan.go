@@ -107,6 +107,18 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 		}
 		return results[i].App.Name < results[j].App.Name
 	})
+	// collect snapshots an application from its refreshed Application and diagnoses it.
+	collect := func(a argocd.AppSummary, app map[string]any, renders bool) (*drift.Snapshot, *drift.Report, error) {
+		s, err := c.Snapshot(ctx, a.Namespace, a.Name, argocd.SnapshotOptions{Renders: renders, Settings: &settings, Application: app})
+		if err != nil {
+			return nil, nil, err
+		}
+		if opts.ClusterContext != nil {
+			AddClusterContext(s, opts.ClusterContext(s))
+		}
+		rep, err := Diagnose(s, opts.Sensitivity)
+		return s, rep, err
+	}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for w := 0; w < opts.Workers; w++ {
@@ -128,24 +140,14 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 					r.Cleared = "a refresh found it " + st
 					continue
 				}
-				s, err := c.Snapshot(ctx, r.App.Namespace, r.App.Name, argocd.SnapshotOptions{Renders: opts.Renders, Settings: &settings, Application: app})
-				if err == nil && opts.ClusterContext != nil {
-					AddClusterContext(s, opts.ClusterContext(s))
-				}
-				if err == nil {
-					r.Report, err = Diagnose(s, opts.Sensitivity)
-				}
-				if err == nil && suspectRender(s, r.Report) && !opts.Renders && takeHard() {
+				s, rep, err := collect(r.App, app, opts.Renders)
+				if err == nil && suspectRender(s, rep) && !opts.Renders && takeHard() {
 					// A render is suspected: re-render, and render twice more.
 					if app, err = c.Refresh(ctx, r.App.Namespace, r.App.Name, true); err == nil {
-						if s, err = c.Snapshot(ctx, r.App.Namespace, r.App.Name, argocd.SnapshotOptions{Renders: true, Settings: &settings, Application: app}); err == nil {
-							if opts.ClusterContext != nil {
-								AddClusterContext(s, opts.ClusterContext(s))
-							}
-							r.Report, err = Diagnose(s, opts.Sensitivity)
-						}
+						s, rep, err = collect(r.App, app, true)
 					}
 				}
+				r.Report = rep
 				r.Err = err
 				r.Snapshot = s
 			}
