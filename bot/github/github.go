@@ -1,0 +1,397 @@
+// Package github opens, updates and closes driftfix's pull requests through
+// the GitHub REST API (go-github), as a GitHub App (ghinstallation: App JWT,
+// one installation looked up per repository) or with a token to try it out.
+// Commits are made through the Git data API, so GitHub signs them as the App.
+// It knows nothing about causes: it writes the files and text it is given.
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
+	gh "github.com/google/go-github/v89/github"
+)
+
+// Config says how to reach GitHub and as whom.
+type Config struct {
+	// AppID and PrivateKey (PEM) select GitHub App mode.
+	AppID      int64
+	PrivateKey []byte
+	// Token selects token mode (a fine-grained token, for trying driftfix out).
+	Token string
+	// BaseURL is the API of a GitHub Enterprise Server, e.g.
+	// https://github.example.com/api/v3/; empty for github.com.
+	BaseURL string
+	// Transport carries every request (default http.DefaultTransport).
+	Transport http.RoundTripper
+	// Retries bounds the retries of one call on 5xx and rate limits (default 4).
+	Retries int
+	// MaxWait is the longest driftfix waits for a rate limit before giving
+	// the call up for this cycle (default 2m).
+	MaxWait time.Duration
+	// Backoff is the first wait after a 5xx, doubled each time (default 1s).
+	Backoff time.Duration
+	Logger  *slog.Logger
+}
+
+// Client talks to one GitHub (github.com or an Enterprise Server).
+type Client struct {
+	cfg     Config
+	apps    *gh.Client // authenticated as the App (JWT), nil in token mode
+	atr     *ghinstallation.AppsTransport
+	token   *gh.Client // token mode
+	base    string     // API base URL, ending in /
+	log     *slog.Logger
+	secrets []string
+
+	mu    sync.Mutex
+	inst  map[string]*gh.Client // by owner/name
+	calls map[string]int
+}
+
+// ErrRateLimited says GitHub asked driftfix to wait longer than it will
+// within one cycle; the work is left for the next cycle.
+var ErrRateLimited = errors.New("github: rate limited")
+
+// New builds a client. It checks the App key or the token but makes no call.
+func New(cfg Config) (*Client, error) {
+	if cfg.Transport == nil {
+		cfg.Transport = http.DefaultTransport
+	}
+	if cfg.Retries == 0 {
+		cfg.Retries = 4
+	}
+	if cfg.MaxWait == 0 {
+		cfg.MaxWait = 2 * time.Minute
+	}
+	if cfg.Backoff == 0 {
+		cfg.Backoff = time.Second
+	}
+	c := &Client{cfg: cfg, log: cfg.Logger, inst: map[string]*gh.Client{}, calls: map[string]int{}}
+	if c.log == nil {
+		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	tr := &conditional{next: cfg.Transport, cache: map[string]cached{}}
+	opts := func(rt http.RoundTripper) []gh.ClientOptionsFunc {
+		o := []gh.ClientOptionsFunc{gh.WithTransport(rt), gh.WithUserAgent("driftfix")}
+		if cfg.BaseURL != "" {
+			o = append(o, gh.WithEnterpriseURLs(cfg.BaseURL, cfg.BaseURL))
+		}
+		return o
+	}
+	probe, err := gh.NewClient(opts(tr)...)
+	if err != nil {
+		return nil, fmt.Errorf("github: base URL %q: %w", cfg.BaseURL, err)
+	}
+	c.base = probe.BaseURL()
+	switch {
+	case cfg.AppID != 0 && cfg.Token != "":
+		return nil, errors.New("github: give either an App (appID and private key) or a token, not both")
+	case cfg.AppID != 0:
+		atr, err := ghinstallation.NewAppsTransport(tr, cfg.AppID, cfg.PrivateKey)
+		if err != nil {
+			return nil, fmt.Errorf("github: the App's private key is not a PEM RSA key: %w", err)
+		}
+		atr.BaseURL = strings.TrimRight(c.base, "/")
+		c.atr = atr
+		if c.apps, err = gh.NewClient(opts(atr)...); err != nil {
+			return nil, fmt.Errorf("github: %w", err)
+		}
+		c.secrets = append(c.secrets, string(cfg.PrivateKey))
+	case cfg.Token != "":
+		if c.token, err = gh.NewClient(append(opts(tr), gh.WithAuthToken(cfg.Token))...); err != nil {
+			return nil, fmt.Errorf("github: %w", err)
+		}
+		c.secrets = append(c.secrets, cfg.Token)
+	default:
+		return nil, errors.New("github: no credentials: give an App ID and private key file, or a token in a file or the environment")
+	}
+	return c, nil
+}
+
+// Calls returns how many requests were made per kind of call, retries included.
+func (c *Client) Calls() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.calls))
+	for k, v := range c.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// Repo is a repository on GitHub.
+type Repo struct{ Owner, Name string }
+
+func (r Repo) String() string { return r.Owner + "/" + r.Name }
+
+// ParseRepo reads owner and name from a repository URL as Argo CD has it:
+// https://host/owner/name(.git), ssh://git@host/owner/name, git@host:owner/name.git,
+// or a file:// path ending in owner/name(.git) (local mirrors and tests).
+func ParseRepo(repoURL string) (Repo, error) {
+	s := strings.TrimSpace(repoURL)
+	if i := strings.Index(s, "@"); i >= 0 && !strings.Contains(s, "://") {
+		if j := strings.Index(s[i:], ":"); j >= 0 {
+			s = "ssh://" + s[:i+j] + "/" + s[i+j+1:]
+		}
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" {
+		return Repo{}, fmt.Errorf("repository URL %q is not a GitHub repository URL", repoURL)
+	}
+	parts := strings.Split(strings.Trim(strings.TrimSuffix(strings.TrimRight(u.Path, "/"), ".git"), "/"), "/")
+	if len(parts) < 2 || parts[len(parts)-1] == "" || parts[len(parts)-2] == "" {
+		return Repo{}, fmt.Errorf("repository URL %q does not end in owner/name", repoURL)
+	}
+	return Repo{Owner: parts[len(parts)-2], Name: parts[len(parts)-1]}, nil
+}
+
+// client returns a client for a repository: in App mode, one for the
+// installation that covers it, looked up once.
+func (c *Client) client(ctx context.Context, r Repo) (*gh.Client, error) {
+	if c.token != nil {
+		return c.token, nil
+	}
+	c.mu.Lock()
+	cl := c.inst[r.String()]
+	c.mu.Unlock()
+	if cl != nil {
+		return cl, nil
+	}
+	var inst *gh.Installation
+	err := c.call(ctx, "find installation", func(ctx context.Context) (*gh.Response, error) {
+		var resp *gh.Response
+		var err error
+		inst, resp, err = c.apps.Apps.GetRepositoryInstallation(ctx, r.Owner, r.Name)
+		return resp, err
+	})
+	if err != nil {
+		var er *gh.ErrorResponse
+		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusNotFound {
+			return nil, fmt.Errorf("github: the App is not installed on %s; install it there first", r)
+		}
+		return nil, fmt.Errorf("github: find the App's installation on %s: %w", r, err)
+	}
+	itr := ghinstallation.NewFromAppsTransport(c.atr, inst.GetID())
+	cl, err = gh.NewClient(gh.WithTransport(itr), gh.WithUserAgent("driftfix"), gh.WithURLs(&c.base, &c.base))
+	if err != nil {
+		return nil, fmt.Errorf("github: %w", err)
+	}
+	c.mu.Lock()
+	c.inst[r.String()] = cl
+	c.mu.Unlock()
+	return cl, nil
+}
+
+// call runs one API call, retrying 5xx and connection errors with backoff,
+// waiting out secondary rate limits (403/429 with Retry-After) and a
+// primary limit that resets soon; a longer wait gives up with ErrRateLimited.
+func (c *Client) call(ctx context.Context, what string, f func(context.Context) (*gh.Response, error)) error {
+	backoff := c.cfg.Backoff
+	for attempt := 0; ; attempt++ {
+		resp, err := f(ctx)
+		c.mu.Lock()
+		c.calls[what]++
+		c.mu.Unlock()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var wait time.Duration
+		var ab *gh.AbuseRateLimitError
+		var rl *gh.RateLimitError
+		var er *gh.ErrorResponse
+		switch {
+		case errors.As(err, &ab):
+			wait = time.Minute // GitHub's advice when no Retry-After is given
+			if ab.RetryAfter != nil {
+				wait = max(*ab.RetryAfter, time.Second)
+			}
+			if wait > c.cfg.MaxWait {
+				return fmt.Errorf("%w: %s: secondary rate limit, GitHub asks to wait %s", ErrRateLimited, what, wait)
+			}
+			c.log.Warn("github secondary rate limit, waiting", "call", what, "wait", wait.String())
+		case errors.As(err, &rl):
+			wait = time.Until(rl.Rate.Reset.Time) + time.Second
+			if wait > c.cfg.MaxWait {
+				return fmt.Errorf("%w: %s: the hourly limit of %d requests is used up until %s", ErrRateLimited, what, rl.Rate.Limit, rl.Rate.Reset.Time.UTC().Format(time.RFC3339))
+			}
+			c.log.Warn("github rate limit, waiting for reset", "call", what, "wait", wait.String())
+		case errors.As(err, &er) && er.Response != nil && er.Response.StatusCode < 500:
+			return c.redact(fmt.Errorf("github: %s: %w", what, err))
+		default: // 5xx or no answer
+			if resp != nil && resp.StatusCode < 500 && resp.StatusCode != 0 {
+				return c.redact(fmt.Errorf("github: %s: %w", what, err))
+			}
+			wait = backoff
+			backoff *= 2
+			c.log.Warn("github call failed, retrying", "call", what, "error", c.redact(err).Error())
+		}
+		if attempt >= c.cfg.Retries {
+			return c.redact(fmt.Errorf("github: %s: gave up after %d attempts: %w", what, attempt+1, err))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (c *Client) redact(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	for _, s := range c.secrets {
+		if s != "" && strings.Contains(msg, s) {
+			return errors.New(strings.ReplaceAll(msg, s, "[redacted]"))
+		}
+	}
+	return err
+}
+
+// PR is a pull request as driftfix needs it.
+type PR struct {
+	Number         int
+	URL            string
+	Title, Body    string
+	Branch, Base   string
+	State          string // open or closed
+	Merged         bool
+	Draft          bool
+	Labels         []string
+	HeadSHA        string
+	ClosedAt       time.Time
+	MergedAt       time.Time
+	MergeCommitSHA string
+}
+
+func toPR(p *gh.PullRequest) PR {
+	pr := PR{Number: p.GetNumber(), URL: p.GetHTMLURL(), Title: p.GetTitle(), Body: p.GetBody(),
+		Branch: p.GetHead().GetRef(), Base: p.GetBase().GetRef(), State: p.GetState(), Merged: p.GetMerged() || p.MergedAt != nil,
+		Draft: p.GetDraft(), HeadSHA: p.GetHead().GetSHA(), MergeCommitSHA: p.GetMergeCommitSHA()}
+	if p.ClosedAt != nil {
+		pr.ClosedAt = p.ClosedAt.Time
+	}
+	if p.MergedAt != nil {
+		pr.MergedAt = p.MergedAt.Time
+	}
+	for _, l := range p.Labels {
+		pr.Labels = append(pr.Labels, l.GetName())
+	}
+	return pr
+}
+
+// FindPR returns the newest pull request from branch, open or closed, or nil.
+func (c *Client) FindPR(ctx context.Context, r Repo, branch string) (*PR, error) {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var found []*gh.PullRequest
+	err = c.call(ctx, "find pull request", func(ctx context.Context) (*gh.Response, error) {
+		var resp *gh.Response
+		var err error
+		found, resp, err = cl.PullRequests.List(ctx, r.Owner, r.Name, &gh.PullRequestListOptions{State: "all", Head: r.Owner + ":" + branch, ListOptions: gh.ListOptions{PerPage: 10}})
+		return resp, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look for the pull request of %s in %s: %w", branch, r, err)
+	}
+	var best *gh.PullRequest
+	for _, p := range found {
+		if p.GetHead().GetRef() == branch && (best == nil || p.GetNumber() > best.GetNumber()) {
+			best = p
+		}
+	}
+	if best == nil {
+		return nil, nil
+	}
+	pr := toPR(best)
+	return &pr, nil
+}
+
+// GetPR reads one pull request.
+func (c *Client) GetPR(ctx context.Context, r Repo, number int) (*PR, error) {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var p *gh.PullRequest
+	err = c.call(ctx, "get pull request", func(ctx context.Context) (*gh.Response, error) {
+		var resp *gh.Response
+		var err error
+		p, resp, err = cl.PullRequests.Get(ctx, r.Owner, r.Name, number)
+		return resp, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read pull request %s#%d: %w", r, number, err)
+	}
+	pr := toPR(p)
+	return &pr, nil
+}
+
+// OpenPRs lists the open pull requests whose branch starts with prefix.
+func (c *Client) OpenPRs(ctx context.Context, r Repo, prefix string) ([]PR, error) {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var out []PR
+	opt := &gh.PullRequestListOptions{State: "open", ListOptions: gh.ListOptions{PerPage: 100}}
+	for {
+		var page []*gh.PullRequest
+		var resp *gh.Response
+		err := c.call(ctx, "list pull requests", func(ctx context.Context) (*gh.Response, error) {
+			var err error
+			page, resp, err = cl.PullRequests.List(ctx, r.Owner, r.Name, opt)
+			return resp, err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list open pull requests of %s: %w", r, err)
+		}
+		for _, p := range page {
+			if strings.HasPrefix(p.GetHead().GetRef(), prefix) {
+				out = append(out, toPR(p))
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Number < out[j].Number })
+	return out, nil
+}
+
+// DefaultBranch returns the repository's default branch.
+func (c *Client) DefaultBranch(ctx context.Context, r Repo) (string, error) {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	var repo *gh.Repository
+	err = c.call(ctx, "get repository", func(ctx context.Context) (*gh.Response, error) {
+		var resp *gh.Response
+		var err error
+		repo, resp, err = cl.Repositories.Get(ctx, r.Owner, r.Name)
+		return resp, err
+	})
+	if err != nil {
+		return "", fmt.Errorf("read repository %s: %w", r, err)
+	}
+	return repo.GetDefaultBranch(), nil
+}

@@ -1,0 +1,279 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+
+	gh "github.com/google/go-github/v89/github"
+)
+
+// Push makes branch hold base's head plus files, as one commit through the
+// Git data API (GitHub signs it as the App). A branch that already holds
+// exactly that content is left alone; otherwise it is created or moved
+// (force) to the new commit. It reports whether the branch changed and
+// whether it was created.
+func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string, files map[string][]byte) (changed, created bool, err error) {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return false, false, err
+	}
+	baseSHA, err := c.refSHA(ctx, cl, r, base)
+	if err != nil {
+		return false, false, err
+	}
+	if baseSHA == "" {
+		return false, false, fmt.Errorf("base branch %q does not exist in %s", base, r)
+	}
+	baseCommit, err := c.commit(ctx, cl, r, baseSHA)
+	if err != nil {
+		return false, false, err
+	}
+	names := make([]string, 0, len(files))
+	for f := range files {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	var entries []*gh.TreeEntry
+	for _, f := range names {
+		entries = append(entries, &gh.TreeEntry{Path: gh.Ptr(f), Mode: gh.Ptr("100644"), Type: gh.Ptr("blob"), Content: gh.Ptr(string(files[f]))})
+	}
+	var tree *gh.Tree
+	err = c.call(ctx, "create tree", func(ctx context.Context) (*gh.Response, error) {
+		var resp *gh.Response
+		var err error
+		tree, resp, err = cl.Git.CreateTree(ctx, r.Owner, r.Name, baseCommit.GetTree().GetSHA(), entries)
+		return resp, err
+	})
+	if err != nil {
+		return false, false, fmt.Errorf("write the fix's files to %s: %w", r, err)
+	}
+	headSHA, err := c.refSHA(ctx, cl, r, branch)
+	if err != nil {
+		return false, false, err
+	}
+	if headSHA != "" {
+		head, err := c.commit(ctx, cl, r, headSHA)
+		if err != nil {
+			return false, false, err
+		}
+		if head.GetTree().GetSHA() == tree.GetSHA() && len(head.Parents) == 1 && head.Parents[0].GetSHA() == baseSHA {
+			return false, false, nil
+		}
+	}
+	var commit *gh.Commit
+	err = c.call(ctx, "create commit", func(ctx context.Context) (*gh.Response, error) {
+		var resp *gh.Response
+		var err error
+		commit, resp, err = cl.Git.CreateCommit(ctx, r.Owner, r.Name, gh.Commit{Message: gh.Ptr(message), Tree: &gh.Tree{SHA: tree.SHA}, Parents: []*gh.Commit{{SHA: gh.Ptr(baseSHA)}}}, nil)
+		return resp, err
+	})
+	if err != nil {
+		return false, false, fmt.Errorf("commit the fix to %s: %w", r, err)
+	}
+	if headSHA == "" {
+		err = c.call(ctx, "create branch", func(ctx context.Context) (*gh.Response, error) {
+			_, resp, err := cl.Git.CreateRef(ctx, r.Owner, r.Name, gh.CreateRef{Ref: "refs/heads/" + branch, SHA: commit.GetSHA()})
+			return resp, err
+		})
+		if err != nil {
+			return false, false, fmt.Errorf("create branch %s in %s: %w", branch, r, err)
+		}
+		return true, true, nil
+	}
+	err = c.call(ctx, "update branch", func(ctx context.Context) (*gh.Response, error) {
+		_, resp, err := cl.Git.UpdateRef(ctx, r.Owner, r.Name, "refs/heads/"+branch, gh.UpdateRef{SHA: commit.GetSHA(), Force: gh.Ptr(true)})
+		return resp, err
+	})
+	if err != nil {
+		return false, false, fmt.Errorf("update branch %s in %s: %w", branch, r, err)
+	}
+	return true, false, nil
+}
+
+// refSHA returns the commit a branch points at, or "" when it does not exist.
+func (c *Client) refSHA(ctx context.Context, cl *gh.Client, r Repo, branch string) (string, error) {
+	var ref *gh.Reference
+	err := c.call(ctx, "get branch", func(ctx context.Context) (*gh.Response, error) {
+		var resp *gh.Response
+		var err error
+		ref, resp, err = cl.Git.GetRef(ctx, r.Owner, r.Name, "heads/"+branch)
+		return resp, err
+	})
+	if notFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read branch %s of %s: %w", branch, r, err)
+	}
+	return ref.GetObject().GetSHA(), nil
+}
+
+func (c *Client) commit(ctx context.Context, cl *gh.Client, r Repo, sha string) (*gh.Commit, error) {
+	var commit *gh.Commit
+	err := c.call(ctx, "get commit", func(ctx context.Context) (*gh.Response, error) {
+		var resp *gh.Response
+		var err error
+		commit, resp, err = cl.Git.GetCommit(ctx, r.Owner, r.Name, sha)
+		return resp, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read commit %s of %s: %w", sha, r, err)
+	}
+	return commit, nil
+}
+
+func notFound(err error) bool {
+	var er *gh.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusNotFound
+}
+
+// NewPR is a pull request to open.
+type NewPR struct {
+	Branch, Base, Title, Body string
+	Draft                     bool
+	Labels                    []string
+	Reviewers, Assignees      []string
+}
+
+// OpenPR opens a pull request from an existing branch, then labels it and
+// asks for reviewers and assignees (those extras are best effort: a
+// reviewer who cannot review is logged, not fatal).
+func (c *Client) OpenPR(ctx context.Context, r Repo, n NewPR) (*PR, error) {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var p *gh.PullRequest
+	err = c.call(ctx, "create pull request", func(ctx context.Context) (*gh.Response, error) {
+		var resp *gh.Response
+		var err error
+		p, resp, err = cl.PullRequests.Create(ctx, r.Owner, r.Name, &gh.NewPullRequest{Title: gh.Ptr(n.Title), Head: gh.Ptr(n.Branch), Base: gh.Ptr(n.Base), Body: gh.Ptr(n.Body), Draft: gh.Ptr(n.Draft)})
+		return resp, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open the pull request for %s in %s: %w", n.Branch, r, err)
+	}
+	pr := toPR(p)
+	if len(n.Labels) > 0 {
+		if err := c.call(ctx, "add labels", func(ctx context.Context) (*gh.Response, error) {
+			_, resp, err := cl.Issues.AddLabelsToIssue(ctx, r.Owner, r.Name, pr.Number, n.Labels)
+			return resp, err
+		}); err != nil {
+			c.log.Warn("could not label pull request", "repo", r.String(), "number", pr.Number, "error", err.Error())
+		} else {
+			pr.Labels = append(pr.Labels, n.Labels...)
+		}
+	}
+	if len(n.Reviewers) > 0 {
+		if err := c.call(ctx, "request reviewers", func(ctx context.Context) (*gh.Response, error) {
+			_, resp, err := cl.PullRequests.RequestReviewers(ctx, r.Owner, r.Name, pr.Number, gh.ReviewersRequest{Reviewers: n.Reviewers})
+			return resp, err
+		}); err != nil {
+			c.log.Warn("could not request reviewers", "repo", r.String(), "number", pr.Number, "error", err.Error())
+		}
+	}
+	if len(n.Assignees) > 0 {
+		if err := c.call(ctx, "add assignees", func(ctx context.Context) (*gh.Response, error) {
+			_, resp, err := cl.Issues.AddAssignees(ctx, r.Owner, r.Name, pr.Number, n.Assignees)
+			return resp, err
+		}); err != nil {
+			c.log.Warn("could not assign pull request", "repo", r.String(), "number", pr.Number, "error", err.Error())
+		}
+	}
+	return &pr, nil
+}
+
+// EditPR replaces a pull request's title and body.
+func (c *Client) EditPR(ctx context.Context, r Repo, number int, title, body string) error {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return err
+	}
+	err = c.call(ctx, "edit pull request", func(ctx context.Context) (*gh.Response, error) {
+		_, resp, err := cl.PullRequests.Edit(ctx, r.Owner, r.Name, number, &gh.PullRequest{Title: gh.Ptr(title), Body: gh.Ptr(body)})
+		return resp, err
+	})
+	if err != nil {
+		return fmt.Errorf("update pull request %s#%d: %w", r, number, err)
+	}
+	return nil
+}
+
+// ClosePR comments on a pull request, closes it and deletes its branch.
+func (c *Client) ClosePR(ctx context.Context, r Repo, number int, branch, comment string) error {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return err
+	}
+	if comment != "" {
+		if err := c.call(ctx, "comment", func(ctx context.Context) (*gh.Response, error) {
+			_, resp, err := cl.Issues.CreateComment(ctx, r.Owner, r.Name, number, &gh.IssueComment{Body: gh.Ptr(comment)})
+			return resp, err
+		}); err != nil {
+			return fmt.Errorf("comment on pull request %s#%d: %w", r, number, err)
+		}
+	}
+	if err := c.call(ctx, "close pull request", func(ctx context.Context) (*gh.Response, error) {
+		_, resp, err := cl.PullRequests.Edit(ctx, r.Owner, r.Name, number, &gh.PullRequest{State: gh.Ptr("closed")})
+		return resp, err
+	}); err != nil {
+		return fmt.Errorf("close pull request %s#%d: %w", r, number, err)
+	}
+	if branch != "" {
+		if err := c.DeleteBranch(ctx, r, branch); err != nil {
+			c.log.Warn("could not delete branch", "repo", r.String(), "branch", branch, "error", err.Error())
+		}
+	}
+	return nil
+}
+
+// DeleteBranch deletes a branch; a branch already gone is fine.
+func (c *Client) DeleteBranch(ctx context.Context, r Repo, branch string) error {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return err
+	}
+	err = c.call(ctx, "delete branch", func(ctx context.Context) (*gh.Response, error) {
+		return cl.Git.DeleteRef(ctx, r.Owner, r.Name, "refs/heads/"+branch)
+	})
+	if err != nil && !notFound(err) {
+		var er *gh.ErrorResponse
+		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity {
+			return nil // "Reference does not exist"
+		}
+		return fmt.Errorf("delete branch %s of %s: %w", branch, r, err)
+	}
+	return nil
+}
+
+// Comments returns the bodies of a pull request's conversation comments.
+func (c *Client) Comments(ctx context.Context, r Repo, number int) ([]string, error) {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	opt := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	for {
+		var page []*gh.IssueComment
+		var resp *gh.Response
+		err := c.call(ctx, "list comments", func(ctx context.Context) (*gh.Response, error) {
+			var err error
+			page, resp, err = cl.Issues.ListComments(ctx, r.Owner, r.Name, number, opt)
+			return resp, err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read comments of %s#%d: %w", r, number, err)
+		}
+		for _, cm := range page {
+			out = append(out, cm.GetBody())
+		}
+		if resp == nil || resp.NextPage == 0 {
+			return out, nil
+		}
+		opt.Page = resp.NextPage
+	}
+}
