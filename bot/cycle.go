@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"time"
 
@@ -27,52 +28,118 @@ type Instance struct {
 // ProposedPR is a pull request a cycle would open or update.
 type ProposedPR struct {
 	Instance, App, Namespace string
+	Key                      string // identity of the fix (app, kind, resource, paths); names the branch
+	Fingerprint              string // the fix's content; a changed fix updates its PR
+	RepoURL, Base            string // the repository and branch the Application reads
 	Branch, Title, Body      string
+	Policy                   config.Policy
 	Plan                     remediations.Plan
+}
+
+// AppState is one listed application and whether the cycle found it stuck.
+type AppState struct {
+	Instance string
+	App      argocd.AppSummary
+	Stuck    bool
+	// Failed says its diagnosis or planning failed this cycle, so nothing
+	// about its pull requests can be concluded.
+	Failed bool
+	// Keys are the fixes proposed for it this cycle.
+	Keys []string
 }
 
 // CycleResult is what one cycle found and would do.
 type CycleResult struct {
 	Scanned int
+	Apps    []AppState // every application of every instance that answered
 	Stuck   []ScanResult
 	PRs     []ProposedPR
 	Skipped []string // plans not proposed, and why
 	Digest  templates.DigestView
 	Errors  []error // one per application or instance that failed; the cycle goes on
+	// FailedInstances lists instances that could not be scanned.
+	FailedInstances []string
+	// URLs are the instances' Argo CD UI addresses, by name.
+	URLs map[string]string
 }
+
+// CycleOptions tune a cycle.
+type CycleOptions struct {
+	// FirstSeen returns when an application (by AppKey) was first seen stuck;
+	// fixes are dated by it so that the same fix reads the same every day.
+	// Nil dates fixes now.
+	FirstSeen func(key string) time.Time
+}
+
+// AppKey names an application across instances.
+func AppKey(instance, namespace, name string) string { return instance + "/" + namespace + "/" + name }
 
 // Cycle scans every instance, plans fixes for the stuck applications under
 // the policy, and returns the pull requests and the digest it would publish.
 // It publishes nothing itself.
-func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now time.Time) CycleResult {
-	var res CycleResult
+func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now time.Time, opts CycleOptions) CycleResult {
+	res := CycleResult{URLs: map[string]string{}}
 	for _, in := range instances {
-		stuck, scanned, err := Scan(ctx, in.Client, now, ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: in.Cluster})
-		res.Scanned += scanned
+		res.URLs[in.Name] = in.URL
+		stuck, listed, err := Scan(ctx, in.Client, now, ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: in.Cluster})
 		if err != nil {
 			res.Errors = append(res.Errors, fmt.Errorf("instance %s: %w", in.Name, err))
+			res.FailedInstances = append(res.FailedInstances, in.Name)
 			continue
+		}
+		index := map[string]int{}
+		for _, a := range listed {
+			if !inShard(in.Shard, a.Name) {
+				continue
+			}
+			res.Scanned++
+			index[a.Namespace+"/"+a.Name] = len(res.Apps)
+			res.Apps = append(res.Apps, AppState{Instance: in.Name, App: a})
 		}
 		res.Digest.Instance, res.Digest.ArgoCDURL = in.Name, in.URL
 		for _, r := range stuck {
-			if in.Shard != "" {
-				if ok, _ := path.Match(in.Shard, r.App.Name); !ok {
-					continue
-				}
+			i, ok := index[r.App.Namespace+"/"+r.App.Name]
+			if !ok {
+				continue
 			}
+			res.Apps[i].Stuck = true
 			res.Stuck = append(res.Stuck, r)
 			if r.Err != nil {
+				res.Apps[i].Failed = true
 				res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, r.Err))
 				continue
 			}
-			res.planApp(ctx, cfg, in, r, now)
+			planned := now
+			if opts.FirstSeen != nil {
+				planned = opts.FirstSeen(AppKey(in.Name, r.App.Namespace, r.App.Name))
+			}
+			keys, ok := res.planApp(ctx, cfg, in, r, planned)
+			res.Apps[i].Keys, res.Apps[i].Failed = keys, !ok
 		}
 	}
 	sort.SliceStable(res.PRs, func(i, j int) bool { return res.PRs[i].Branch < res.PRs[j].Branch })
 	return res
 }
 
-func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Instance, r ScanResult, now time.Time) {
+// keyMarker ends a PR body with the fix's key and application, so its pull
+// request is found again from GitHub alone when the state database is lost.
+func keyMarker(key, appKey string) string {
+	return "\n<!-- driftfix:key=" + key + " app=" + appKey + " -->\n"
+}
+
+var keyMarkerRE = regexp.MustCompile(`<!-- driftfix:key=([0-9a-f]+) app=(\S+) -->`)
+
+func inShard(shard, name string) bool {
+	if shard == "" {
+		return true
+	}
+	ok, _ := path.Match(shard, name)
+	return ok
+}
+
+// planApp plans an application's fixes; it returns the keys of the fixes
+// proposed and whether planning finished.
+func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Instance, r ScanResult, now time.Time) ([]string, bool) {
 	pol := cfg.For(r.App.Project, r.App.Name, r.App.Namespace)
 	var causes []drift.Cause
 	seen := map[drift.Cause]bool{}
@@ -82,25 +149,30 @@ func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Inst
 			causes = append(causes, f.Cause)
 		}
 		if f.Remediation.Kind == drift.FixNone {
-			res.Digest.ForPeople = append(res.Digest.ForPeople, templates.PersonLine{App: r.App.Name, Namespace: r.App.Namespace,
+			res.Digest.ForPeople = append(res.Digest.ForPeople, templates.PersonLine{App: r.App.Name, Namespace: r.App.Namespace, Instance: in.Name,
 				Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Why: f.Remediation.Reason})
 		}
 	}
-	res.Digest.NewStuck = append(res.Digest.NewStuck, templates.AppLine{App: r.App.Name, Namespace: r.App.Namespace, Causes: causes, Note: r.Why})
+	res.Digest.NewStuck = append(res.Digest.NewStuck, templates.AppLine{App: r.App.Name, Namespace: r.App.Namespace, Instance: in.Name, Causes: causes, Note: r.Why})
 	if in.RepoFiles == nil {
-		return
+		return nil, true
 	}
 	s := r.Snapshot
 	var err error
 	if s.Repo.Files, err = in.RepoFiles(ctx, s); err != nil {
 		res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
-		return
+		return nil, false
 	}
 	_, plans, err := Fix(s, remediations.RepoFromSnapshot(s), pol.Sensitivity(), now)
 	if err != nil {
 		res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
-		return
+		return nil, false
 	}
+	var src drift.Source
+	if srcs := drift.Sources(s.Application); len(srcs) > 0 {
+		src = srcs[0]
+	}
+	var keys []string
 	for _, p := range plans {
 		switch {
 		case p.Dropped != "":
@@ -117,11 +189,17 @@ func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Inst
 		body, err := templates.PRBody(v)
 		if err != nil {
 			res.Errors = append(res.Errors, err)
-			continue
+			return keys, false
 		}
-		res.PRs = append(res.PRs, ProposedPR{Instance: in.Name, App: r.App.Name, Namespace: r.App.Namespace,
-			Branch: Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, v.Fingerprint), Title: templates.PRTitle(v), Body: body, Plan: p})
+		appKey := AppKey(in.Name, r.App.Namespace, r.App.Name)
+		key := FixKey(appKey, p)
+		keys = append(keys, key)
+		body += keyMarker(key, appKey)
+		res.PRs = append(res.PRs, ProposedPR{Instance: in.Name, App: r.App.Name, Namespace: r.App.Namespace, Key: key, Fingerprint: v.Fingerprint,
+			RepoURL: src.RepoURL, Base: src.TargetRevision, Policy: pol,
+			Branch: Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, key), Title: templates.PRTitle(v), Body: body, Plan: p})
 	}
+	return keys, true
 }
 
 // allowed applies the policy's fix kinds for a cause; a cause the policy

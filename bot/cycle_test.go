@@ -38,7 +38,7 @@ func TestCycleProposesUnderPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := Cycle(context.Background(), cfg, []Instance{in}, now)
+	res := Cycle(context.Background(), cfg, []Instance{in}, now, CycleOptions{})
 	if len(res.Errors) != 0 || res.Scanned != 2 || len(res.Stuck) != 2 {
 		t.Fatalf("errors %v, scanned %d, stuck %d", res.Errors, res.Scanned, len(res.Stuck))
 	}
@@ -53,7 +53,7 @@ func TestCycleProposesUnderPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res = Cycle(context.Background(), strict, []Instance{in}, now)
+	res = Cycle(context.Background(), strict, []Instance{in}, now, CycleOptions{})
 	if len(res.PRs) != 0 || len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0], "policy does not allow remove-field") {
 		t.Fatalf("a fix kind the policy does not allow must not be proposed: PRs %d, skipped %q", len(res.PRs), res.Skipped)
 	}

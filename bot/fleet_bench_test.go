@@ -83,8 +83,8 @@ func BenchmarkFleetCycle(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if scanned != 5000 || len(results) != 500 {
-			b.Fatalf("scanned %d, stuck %d", scanned, len(results))
+		if len(scanned) != 5000 || len(results) != 500 {
+			b.Fatalf("scanned %d, stuck %d", len(scanned), len(results))
 		}
 		for _, r := range results {
 			if r.Err != nil {

@@ -3,6 +3,7 @@ package bot
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"regexp"
 	"sort"
 	"strings"
@@ -13,10 +14,31 @@ import (
 	"github.com/driftfix/driftfix/templates"
 )
 
-// Fingerprint identifies a fix: the application, the fix kind, the resource,
-// the paths it fixes and the content it writes. The same fix always has the
-// same fingerprint, across cycles, restarts and replicas; a changed fix has a new one.
+// Fingerprint identifies a fix with its content: what FixKey covers plus the
+// files and the content it writes. The same fix always has the same
+// fingerprint, across cycles, restarts and replicas; a changed fix has a new one.
 func Fingerprint(app string, p remediations.Plan) string {
+	h, write := identity(app, p)
+	edits := append([]remediations.Edit(nil), p.Edits...)
+	sort.Slice(edits, func(i, j int) bool { return edits[i].File < edits[j].File })
+	for _, e := range edits {
+		write(e.File)
+		write(string(e.After))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// FixKey identifies a fix by what it fixes, not by what it writes: the
+// application (AppKey), the fix kind, the resource and the paths. It names the
+// fix's branch, so a fix whose content changes keeps its branch and pull
+// request; a fix for other paths gets another.
+func FixKey(appKey string, p remediations.Plan) string {
+	h, _ := identity(appKey, p)
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// identity hashes the application, kind, resource and fixed paths of a plan.
+func identity(app string, p remediations.Plan) (hash.Hash, func(string)) {
 	h := sha256.New()
 	write := func(s string) { h.Write([]byte(s)); h.Write([]byte{0}) }
 	write(app)
@@ -30,23 +52,17 @@ func Fingerprint(app string, p remediations.Plan) string {
 	for _, s := range paths {
 		write(s)
 	}
-	edits := append([]remediations.Edit(nil), p.Edits...)
-	sort.Slice(edits, func(i, j int) bool { return edits[i].File < edits[j].File })
-	for _, e := range edits {
-		write(e.File)
-		write(string(e.After))
-	}
-	return hex.EncodeToString(h.Sum(nil))[:12]
+	return h, write
 }
 
 var branchUnsafe = regexp.MustCompile(`[^a-z0-9._-]+`)
 
-// Branch names the fix's branch: prefix/<app>/<cause>-<fingerprint>.
-func Branch(prefix, app string, cause drift.Cause, fingerprint string) string {
+// Branch names the fix's branch: prefix/<app>/<cause>-<key>.
+func Branch(prefix, app string, cause drift.Cause, key string) string {
 	clean := func(s string) string {
 		return strings.Trim(branchUnsafe.ReplaceAllString(strings.ToLower(s), "-"), "-.")
 	}
-	return strings.TrimSuffix(prefix, "/") + "/" + clean(app) + "/" + clean(string(cause)) + "-" + fingerprint
+	return strings.TrimSuffix(prefix, "/") + "/" + clean(app) + "/" + clean(string(cause)) + "-" + key
 }
 
 // PRView turns a verified plan into what its pull request says.

@@ -51,9 +51,9 @@ type ScanResult struct {
 // for renders); the Application call is a normal refresh, which confirms the
 // drift before it is diagnosed. One application's failure is reported in its result and never
 // stops the scan. An application OutOfSync right after a successful sync costs
-// one more call, to read its history for a self-heal loop. It returns how many
-// applications were listed.
-func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions) ([]ScanResult, int, error) {
+// one more call, to read its history for a self-heal loop. It also returns
+// every application listed.
+func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions) ([]ScanResult, []argocd.AppSummary, error) {
 	if opts.StuckAfter == 0 {
 		opts.StuckAfter = DefaultStuckAfter
 	}
@@ -76,11 +76,11 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 	}
 	settings, err := c.Settings(ctx)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	apps, err := c.ListApplications(ctx)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	var results []ScanResult
 	for _, a := range apps {
@@ -170,7 +170,7 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 			kept = append(kept, r)
 		}
 	}
-	return kept, len(apps), ctx.Err()
+	return kept, apps, ctx.Err()
 }
 
 // AddClusterContext adds cluster objects to a snapshot. An argocd-cm read from

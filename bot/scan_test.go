@@ -47,8 +47,8 @@ func TestScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if scanned != 4 || len(results) != 2 {
-		t.Fatalf("scanned %d, stuck %+v", scanned, results)
+	if len(scanned) != 4 || len(results) != 2 {
+		t.Fatalf("scanned %d, stuck %+v", len(scanned), results)
 	}
 	byName := map[string]ScanResult{}
 	for _, r := range results {
@@ -92,8 +92,8 @@ func TestScanRefreshClears(t *testing.T) {
 		t.Fatal(err)
 	}
 	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{})
-	if err != nil || scanned != 1 || len(results) != 0 || srv.Refreshes != 1 {
-		t.Fatalf("scanned %d, results %+v, refreshes %d, err %v", scanned, results, srv.Refreshes, err)
+	if err != nil || len(scanned) != 1 || len(results) != 0 || srv.Refreshes != 1 {
+		t.Fatalf("scanned %d, results %+v, refreshes %d, err %v", len(scanned), results, srv.Refreshes, err)
 	}
 	if n := c.Calls()["GET /api/v1/applications/{name}/managed-resources"]; n != 0 {
 		t.Errorf("a cleared application was still collected (%d calls)", n)

@@ -40,20 +40,24 @@ type DigestView struct {
 	Fleet     []FleetLine
 }
 
-// AppLine is one application and a short note.
+// AppLine is one application and a short note. Instance (not shown) routes
+// the line to its instance's digest.
 type AppLine struct {
 	App, Namespace, Note string
 	Causes               []drift.Cause
+	Instance             string
 }
 
 // PRLine is one pull request.
 type PRLine struct {
 	App, Namespace, Title, URL string
+	Instance                   string
 }
 
 // PersonLine is a finding driftfix leaves to people.
 type PersonLine struct {
 	App, Namespace string
+	Instance       string
 	Resource       drift.Ref
 	Path           string
 	Cause          drift.Cause

@@ -8,11 +8,12 @@ import (
 
 // Source is one source of the Application (spec.source or spec.sources[i]).
 type Source struct {
-	RepoURL    string
-	Path       string
-	Chart      string
-	Helm       bool
-	ValueFiles []string
+	RepoURL        string
+	TargetRevision string
+	Path           string
+	Chart          string
+	Helm           bool
+	ValueFiles     []string
 }
 
 // Sources returns the Application's sources.
@@ -28,7 +29,7 @@ func Sources(app Object) []Source {
 		if !ok {
 			continue
 		}
-		s := Source{RepoURL: Str(m, "repoURL"), Path: strings.Trim(Str(m, "path"), "/"), Chart: Str(m, "chart")}
+		s := Source{RepoURL: Str(m, "repoURL"), TargetRevision: Str(m, "targetRevision"), Path: strings.Trim(Str(m, "path"), "/"), Chart: Str(m, "chart")}
 		if h := Map(m, "helm"); h != nil || s.Chart != "" {
 			s.Helm = true
 			for _, v := range List(h, "valueFiles") {

@@ -104,7 +104,8 @@ func (s *Store) Cleared(ctx context.Context, app string) error {
 	return nil
 }
 
-// PR is a pull request that carries one fix.
+// PR is a pull request that carries one fix. Fingerprint is the fix's key
+// (what it fixes), App the application across instances.
 type PR struct {
 	Fingerprint, App, Repo, Branch, State string
 	Number                                int
@@ -116,6 +117,8 @@ const (
 	PROpen   = "open"
 	PRMerged = "merged"
 	PRClosed = "closed"
+	// PRFixed is a merged fix whose application was seen Synced again.
+	PRFixed = "fixed"
 )
 
 // SavePR records (or updates) the pull request of a fix.
@@ -145,24 +148,31 @@ func (s *Store) PRFor(ctx context.Context, fingerprint string) (PR, bool, error)
 	return pr, true, nil
 }
 
-// OpenPRs returns the open pull requests of an application.
-func (s *Store) OpenPRs(ctx context.Context, app string) ([]PR, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT fingerprint, app, repo, number, branch, state, updated FROM prs WHERE app = ? AND state = ? ORDER BY number`, app, PROpen)
-	if err != nil {
-		return nil, fmt.Errorf("list pull requests of %s: %w", app, err)
-	}
-	defer rows.Close()
+// PRs returns the pull requests in the given states, oldest first.
+func (s *Store) PRs(ctx context.Context, states ...string) ([]PR, error) {
 	var out []PR
-	for rows.Next() {
-		var pr PR
-		var updated int64
-		if err := rows.Scan(&pr.Fingerprint, &pr.App, &pr.Repo, &pr.Number, &pr.Branch, &pr.State, &updated); err != nil {
-			return nil, fmt.Errorf("list pull requests of %s: %w", app, err)
+	for _, st := range states {
+		rows, err := s.db.QueryContext(ctx, `SELECT fingerprint, app, repo, number, branch, state, updated FROM prs WHERE state = ? ORDER BY updated, number`, st)
+		if err != nil {
+			return nil, fmt.Errorf("list %s pull requests: %w", st, err)
 		}
-		pr.Updated = time.Unix(0, updated).UTC()
-		out = append(out, pr)
+		for rows.Next() {
+			var pr PR
+			var updated int64
+			if err := rows.Scan(&pr.Fingerprint, &pr.App, &pr.Repo, &pr.Number, &pr.Branch, &pr.State, &updated); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("list %s pull requests: %w", st, err)
+			}
+			pr.Updated = time.Unix(0, updated).UTC()
+			out = append(out, pr)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("list %s pull requests: %w", st, err)
+		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Reject remembers that a person turned a fix down (closed unmerged, a label,

@@ -51,8 +51,11 @@ func TestStoreSurvivesRestarts(t *testing.T) {
 	if err := s.SavePR(ctx, pr); err != nil {
 		t.Fatal(err)
 	}
-	if open, _ := s.OpenPRs(ctx, "argocd/web"); len(open) != 0 {
+	if open, _ := s.PRs(ctx, PROpen); len(open) != 0 {
 		t.Errorf("a merged PR is still open: %+v", open)
+	}
+	if merged, _ := s.PRs(ctx, PROpen, PRMerged); len(merged) != 1 || merged[0].Number != 8 {
+		t.Errorf("merged PRs: %+v", merged)
 	}
 	if why, ok, _ := s.Rejected(ctx, "fp0"); !ok || !strings.Contains(why, "alice") {
 		t.Errorf("rejection lost: %q %v", why, ok)

@@ -254,11 +254,11 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 		if stuck == nil {
 			stuck = []result{}
 		}
-		if err := enc.Encode(map[string]any{"scanned": scanned, "stuck": stuck}); err != nil {
+		if err := enc.Encode(map[string]any{"scanned": len(scanned), "stuck": stuck}); err != nil {
 			return exitUsage, err
 		}
 	} else {
-		fmt.Fprintf(stdout, "%d applications scanned, %d stuck OutOfSync.\n", scanned, len(stuck))
+		fmt.Fprintf(stdout, "%d applications scanned, %d stuck OutOfSync.\n", len(scanned), len(stuck))
 		if len(stuck) > 0 {
 			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "\nAPPLICATION\tFINDINGS\tCAUSES\tSINCE")

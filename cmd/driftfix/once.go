@@ -43,7 +43,7 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 		}
 		instances = append(instances, in)
 	}
-	res := bot.Cycle(ctx, cfg, instances, now)
+	res := bot.Cycle(ctx, cfg, instances, now, bot.CycleOptions{})
 	fmt.Fprintf(stdout, "%d applications scanned, %d stuck, %d pull requests to open or update.\n", res.Scanned, len(res.Stuck), len(res.PRs))
 	for _, pr := range res.PRs {
 		fmt.Fprintf(stdout, "\n== pull request on branch %s\n%s\n\n%s", pr.Branch, pr.Title, pr.Body)

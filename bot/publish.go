@@ -1,0 +1,503 @@
+package bot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/github"
+	"github.com/driftfix/driftfix/bot/slack"
+	"github.com/driftfix/driftfix/bot/state"
+	"github.com/driftfix/driftfix/templates"
+)
+
+// Publisher turns a cycle's result into pull requests, closed pull requests
+// and Slack digests, remembering what it did in the state store. It decides
+// no cause: it publishes what the cycle planned, under the policy.
+type Publisher struct {
+	Config *config.Config
+	Store  *state.Store
+	GitHub *github.Client  // nil: pull requests are only reported
+	Slack  *slack.Notifier // nil: digests are only reported
+	Log    *slog.Logger    // nil: discard
+	// IgnoreLabel on a pull request stops its fix for good (default "driftfix/ignore").
+	IgnoreLabel string
+	// PerPR bounds the publishing of one pull request; it runs to the end
+	// even when the cycle is asked to stop, so no half-made PR is left (default 2m).
+	PerPR time.Duration
+}
+
+// Published is what one publishing step did.
+type Published struct {
+	Opened, Updated, Unchanged, Closed, Merged, Rejected, Fixed []string // "repo#number"
+	// Skipped are proposals not published, with why.
+	Skipped []string
+	// Digests are the messages posted, by channel.
+	Digests map[string][]templates.Message
+	Errors  []error
+}
+
+// closedMarker ends every comment driftfix writes when it closes its own
+// pull request, so a closed PR can be told apart from one a person closed
+// even when the state database is lost.
+const closedMarker = "<!-- driftfix:closed-by-driftfix -->"
+
+var ignoreComment = regexp.MustCompile(`(?m)^\s*/driftfix\s+ignore\b`)
+var bodyFingerprint = regexp.MustCompile(`<!-- driftfix:fingerprint=([0-9a-f]+) -->`)
+
+// Publish reconciles the pull requests driftfix opened before, publishes
+// the cycle's proposals and posts the digests.
+func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time) Published {
+	log := p.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if p.IgnoreLabel == "" {
+		p.IgnoreLabel = "driftfix/ignore"
+	}
+	if p.PerPR == 0 {
+		p.PerPR = 2 * time.Minute
+	}
+	out := Published{Digests: map[string][]templates.Message{}}
+	fail := func(err error) {
+		log.Error("publish", "error", err.Error())
+		out.Errors = append(out.Errors, err)
+	}
+	apps := map[string]AppState{}
+	for _, a := range res.Apps {
+		apps[AppKey(a.Instance, a.App.Namespace, a.App.Name)] = a
+	}
+	failed := map[string]bool{}
+	for _, in := range res.FailedInstances {
+		failed[in] = true
+	}
+	views := map[string]*templates.DigestView{} // by channel and instance
+	view := func(appKey string) *templates.DigestView {
+		inst, rest, _ := strings.Cut(appKey, "/")
+		ns, name, _ := strings.Cut(rest, "/")
+		ch := p.channel(apps[appKey], ns, name)
+		if ch == "" {
+			return &templates.DigestView{} // nowhere to send it
+		}
+		k := ch + "\x00" + inst
+		if views[k] == nil {
+			views[k] = &templates.DigestView{Instance: inst, ArgoCDURL: res.URLs[inst]}
+		}
+		return views[k]
+	}
+
+	// 1. First-seen times: new stuck applications go in the digest.
+	newStuck := map[string]bool{}
+	for key, a := range apps {
+		if !a.Stuck {
+			if err := p.Store.Cleared(ctx, key); err != nil {
+				fail(err)
+			}
+			continue
+		}
+		first, err := p.Store.FirstSeen(ctx, key, now)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		newStuck[key] = first.Equal(now)
+	}
+	for _, l := range res.Digest.NewStuck {
+		if k := AppKey(l.Instance, l.Namespace, l.App); newStuck[k] {
+			v := view(k)
+			v.NewStuck = append(v.NewStuck, l)
+		}
+	}
+	for _, l := range res.Digest.ForPeople {
+		k := AppKey(l.Instance, l.Namespace, l.App)
+		v := view(k)
+		v.ForPeople = append(v.ForPeople, l)
+	}
+
+	// 2. Pull requests opened before: merged, closed by a person, asked to
+	// stop, or no longer needed.
+	proposed := map[string]ProposedPR{}
+	for _, pr := range res.PRs {
+		proposed[pr.Key] = pr
+	}
+	known, err := p.Store.PRs(ctx, state.PROpen, state.PRMerged)
+	if err != nil {
+		fail(err)
+	}
+	if p.GitHub != nil {
+		adopted, err := p.adopt(ctx, res, known, now)
+		if err != nil {
+			fail(err)
+		}
+		known = append(known, adopted...)
+	}
+	openPerRepo := map[string]int{}
+	open := 0
+	for _, k := range known {
+		if ctx.Err() != nil {
+			break
+		}
+		inst, rest, _ := strings.Cut(k.App, "/")
+		ns, name, _ := strings.Cut(rest, "/")
+		a, listed := apps[k.App]
+		line := func(title, url string) templates.PRLine {
+			return templates.PRLine{App: name, Namespace: ns, Instance: inst, Title: title, URL: url}
+		}
+		if k.State == state.PRMerged {
+			if listed && !a.Stuck && a.App.SyncStatus == "Synced" {
+				v := view(k.App)
+				v.Fixed = append(v.Fixed, templates.AppLine{App: name, Namespace: ns, Instance: inst, Note: fmt.Sprintf("after %s#%d was merged", k.Repo, k.Number)})
+				k.State, k.Updated = state.PRFixed, now
+				if err := p.Store.SavePR(ctx, k); err != nil {
+					fail(err)
+				}
+				out.Fixed = append(out.Fixed, fmt.Sprintf("%s#%d", k.Repo, k.Number))
+			}
+			continue
+		}
+		if p.GitHub == nil {
+			open++
+			openPerRepo[k.Repo]++
+			continue
+		}
+		repo, _ := github.ParseRepo("https://github.com/" + k.Repo)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.PerPR)
+		done, err := p.reconcile(cctx, repo, k, a, listed, failed[inst], proposed, now, &out, func(kind string, l templates.PRLine) {
+			v := view(k.App)
+			switch kind {
+			case "merged":
+				v.Merged = append(v.Merged, l)
+			default:
+				v.Closed = append(v.Closed, l)
+			}
+		}, line)
+		cancel()
+		if err != nil {
+			fail(err)
+		}
+		if !done {
+			open++
+			openPerRepo[k.Repo]++
+		}
+	}
+
+	// 3. This cycle's proposals.
+	opened := 0
+	for _, pr := range res.PRs {
+		if ctx.Err() != nil {
+			out.Skipped = append(out.Skipped, pr.Branch+": the cycle was stopped before it was published")
+			continue
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.PerPR)
+		err := p.propose(cctx, pr, now, &out, &opened, &open, openPerRepo, func(kind string, l templates.PRLine) {
+			v := view(AppKey(pr.Instance, pr.Namespace, pr.App))
+			if kind == "opened" {
+				v.Opened = append(v.Opened, l)
+			} else {
+				v.Updated = append(v.Updated, l)
+			}
+		})
+		cancel()
+		if err != nil {
+			fail(fmt.Errorf("application %s/%s: %w", pr.Namespace, pr.App, err))
+		}
+	}
+
+	// 4. Digests, one per channel and instance, only when something changed.
+	keys := make([]string, 0, len(views))
+	for k := range views {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := views[k]
+		ch, _, _ := strings.Cut(k, "\x00")
+		if v.Empty() {
+			continue
+		}
+		raw, _ := json.Marshal(v)
+		sum := sha256.Sum256(raw)
+		digest := hex.EncodeToString(sum[:8])
+		cursor := ch + " " + v.Instance
+		last, err := p.Store.LastDigest(ctx, cursor)
+		if err != nil {
+			fail(err)
+			continue
+		}
+		if last == digest {
+			continue // nothing new since the last digest
+		}
+		msgs := templates.Digest(*v)
+		if p.Slack == nil || p.Config.Policy.Quiet(now) {
+			continue
+		}
+		if _, err := p.Slack.Post(context.WithoutCancel(ctx), ch, msgs); err != nil {
+			fail(err)
+			continue
+		}
+		out.Digests[ch] = append(out.Digests[ch], msgs...)
+		if err := p.Store.DigestSent(ctx, cursor, digest, now); err != nil {
+			fail(err)
+		}
+	}
+	return out
+}
+
+// adopt finds driftfix's open pull requests on GitHub that the state store
+// does not know (a lost or fresh database), by the key marker in their body,
+// in every repository this cycle proposes to or the store remembers.
+func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.PR, now time.Time) ([]state.PR, error) {
+	repos := map[string]bool{}
+	have := map[string]bool{}
+	for _, k := range known {
+		repos[k.Repo] = true
+		have[fmt.Sprintf("%s#%d", k.Repo, k.Number)] = true
+	}
+	for _, pr := range res.PRs {
+		if r, err := github.ParseRepo(pr.RepoURL); err == nil {
+			repos[r.String()] = true
+		}
+	}
+	prefixes := map[string]bool{p.Config.Policy.BranchPrefix + "/": true}
+	for _, o := range p.Config.Overrides {
+		if o.Policy.BranchPrefix != "" {
+			prefixes[o.Policy.BranchPrefix+"/"] = true
+		}
+	}
+	var out []state.PR
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(repos)) {
+		repo, _ := github.ParseRepo("https://github.com/" + name)
+		for prefix := range prefixes {
+			prs, err := p.GitHub.OpenPRs(ctx, repo, prefix)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			for _, gpr := range prs {
+				m := keyMarkerRE.FindStringSubmatch(gpr.Body)
+				if m == nil || have[fmt.Sprintf("%s#%d", name, gpr.Number)] {
+					continue
+				}
+				rec := state.PR{Fingerprint: m[1], App: m[2], Repo: name, Number: gpr.Number, Branch: gpr.Branch, State: state.PROpen, Updated: now}
+				if err := p.Store.SavePR(ctx, rec); err != nil {
+					return out, err
+				}
+				have[fmt.Sprintf("%s#%d", name, gpr.Number)] = true
+				out = append(out, rec)
+			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// channel is where an application's digest lines go.
+func (p *Publisher) channel(a AppState, ns, name string) string {
+	if ch := p.Config.For(a.App.Project, name, ns).SlackChannel; ch != "" {
+		return ch
+	}
+	return p.Config.Slack.Channel
+}
+
+// reconcile looks at one pull request driftfix opened: merged, closed by a
+// person (never proposed again), asked to stop by label or comment, or no
+// longer needed (closed with a comment). It reports whether the PR is done.
+func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR, a AppState, listed, instanceFailed bool,
+	proposed map[string]ProposedPR, now time.Time, out *Published, report func(string, templates.PRLine), line func(title, url string) templates.PRLine) (bool, error) {
+	ref := fmt.Sprintf("%s#%d", k.Repo, k.Number)
+	gpr, err := p.GitHub.GetPR(ctx, repo, k.Number)
+	if err != nil {
+		return false, err
+	}
+	save := func(st string) error {
+		k.State, k.Updated = st, now
+		return p.Store.SavePR(ctx, k)
+	}
+	switch {
+	case gpr.Merged:
+		report("merged", line(gpr.Title, gpr.URL))
+		out.Merged = append(out.Merged, ref)
+		return true, save(state.PRMerged)
+	case gpr.State == "closed":
+		if err := p.Store.Reject(ctx, k.Fingerprint, k.App, "pull request "+ref+" was closed unmerged", now); err != nil {
+			return false, err
+		}
+		report("closed", line(gpr.Title+" (closed by a person; not proposed again)", gpr.URL))
+		out.Rejected = append(out.Rejected, ref)
+		return true, save(state.PRClosed)
+	}
+	stop := slices.Contains(gpr.Labels, p.IgnoreLabel)
+	if !stop {
+		comments, err := p.GitHub.Comments(ctx, repo, k.Number)
+		if err != nil {
+			return false, err
+		}
+		for _, c := range comments {
+			stop = stop || ignoreComment.MatchString(c)
+		}
+	}
+	if stop {
+		if err := p.Store.Reject(ctx, k.Fingerprint, k.App, "asked to stop on "+ref, now); err != nil {
+			return false, err
+		}
+		msg := "driftfix will not propose this fix again, as asked. The drift stays visible in the digest.\n\n" + closedMarker
+		if err := p.GitHub.ClosePR(ctx, repo, k.Number, k.Branch, msg); err != nil {
+			return false, err
+		}
+		report("closed", line(gpr.Title+" (asked to stop)", gpr.URL))
+		out.Rejected = append(out.Rejected, ref)
+		return true, save(state.PRClosed)
+	}
+	if instanceFailed || (listed && a.Failed) {
+		return false, nil // nothing known about its drift this cycle
+	}
+	var why string
+	switch {
+	case !listed:
+		why = "The application is no longer listed by Argo CD."
+	case !a.Stuck:
+		why = fmt.Sprintf("The application is %s without this change.", a.App.SyncStatus)
+	case proposed[k.Fingerprint].Key == "":
+		why = "The differences this pull request fixes are gone."
+	default:
+		return false, nil
+	}
+	if err := p.GitHub.ClosePR(ctx, repo, k.Number, k.Branch, "Closing: "+why+" driftfix opens a new pull request if the drift comes back.\n\n"+closedMarker); err != nil {
+		return false, err
+	}
+	report("closed", line(gpr.Title+" (drift gone)", gpr.URL))
+	out.Closed = append(out.Closed, ref)
+	return true, save(state.PRClosed)
+}
+
+// propose publishes one proposal: skipped when a person turned it down,
+// when the policy says dry-run or quiet hours, or past a PR limit; an
+// existing PR is updated when the fix changed; otherwise the branch is
+// pushed and the PR opened. A PR that cannot be opened takes its new branch
+// with it.
+func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, out *Published, opened, open *int, perRepo map[string]int, report func(string, templates.PRLine)) error {
+	skip := func(why string) { out.Skipped = append(out.Skipped, pr.Branch+": "+why) }
+	pol := pr.Policy
+	if why, ok, err := p.Store.Rejected(ctx, pr.Key); err != nil {
+		return err
+	} else if ok {
+		skip("turned down before (" + why + ")")
+		return nil
+	}
+	if p.Config.DryRun || (pol.DryRun != nil && *pol.DryRun) {
+		skip("dry run by policy")
+		return nil
+	}
+	if pol.Quiet(now) {
+		skip("quiet hours")
+		return nil
+	}
+	if p.GitHub == nil {
+		skip("no GitHub credentials configured")
+		return nil
+	}
+	repo, err := github.ParseRepo(pr.RepoURL)
+	if err != nil {
+		return err
+	}
+	existing, err := p.GitHub.FindPR(ctx, repo, pr.Branch)
+	if err != nil {
+		return err
+	}
+	base := pr.Base
+	if base == "" || base == "HEAD" {
+		if base, err = p.GitHub.DefaultBranch(ctx, repo); err != nil {
+			return err
+		}
+	}
+	files := map[string][]byte{}
+	for _, e := range pr.Plan.Edits {
+		files[e.File] = e.After
+	}
+	message := pr.Title + "\n\nPlanned and verified by driftfix for " + pr.Namespace + "/" + pr.App + ".\n\ndriftfix-fix: " + pr.Key
+	rec := state.PR{Fingerprint: pr.Key, App: AppKey(pr.Instance, pr.Namespace, pr.App), Repo: repo.String(), Branch: pr.Branch, State: state.PROpen, Updated: now}
+	if existing != nil && existing.Merged {
+		skip(fmt.Sprintf("merged in %s#%d; waiting for Argo CD to sync it", repo, existing.Number))
+		rec.Number, rec.State = existing.Number, state.PRMerged
+		if old, ok, _ := p.Store.PRFor(ctx, pr.Key); ok && old.State == state.PRFixed {
+			return nil
+		}
+		return p.Store.SavePR(ctx, rec)
+	}
+	if existing != nil && existing.State == "closed" {
+		comments, err := p.GitHub.Comments(ctx, repo, existing.Number)
+		if err != nil {
+			return err
+		}
+		if len(comments) == 0 || !strings.Contains(comments[len(comments)-1], closedMarker) {
+			ref := fmt.Sprintf("%s#%d", repo, existing.Number)
+			if err := p.Store.Reject(ctx, pr.Key, rec.App, "pull request "+ref+" was closed unmerged", now); err != nil {
+				return err
+			}
+			skip("a person closed " + ref + " unmerged; not proposed again")
+			return nil
+		}
+		existing = nil // driftfix closed it when the drift went away; the drift is back
+	}
+	if existing != nil {
+		if _, _, err := p.GitHub.Push(ctx, repo, base, pr.Branch, message, files); err != nil {
+			return err
+		}
+		rec.Number = existing.Number
+		if m := bodyFingerprint.FindStringSubmatch(existing.Body); m != nil && m[1] == pr.Fingerprint && existing.Title == pr.Title {
+			out.Unchanged = append(out.Unchanged, fmt.Sprintf("%s#%d", repo, existing.Number))
+			return p.Store.SavePR(ctx, rec)
+		}
+		if err := p.GitHub.EditPR(ctx, repo, existing.Number, pr.Title, pr.Body); err != nil {
+			return err
+		}
+		out.Updated = append(out.Updated, fmt.Sprintf("%s#%d", repo, existing.Number))
+		report("updated", templates.PRLine{App: pr.App, Namespace: pr.Namespace, Instance: pr.Instance, Title: pr.Title, URL: existing.URL})
+		return p.Store.SavePR(ctx, rec)
+	}
+	switch {
+	case pol.PRsPerCycle > 0 && *opened >= pol.PRsPerCycle:
+		skip(fmt.Sprintf("the limit of %d new pull requests per cycle is reached", pol.PRsPerCycle))
+		return nil
+	case pol.OpenPRs > 0 && *open >= pol.OpenPRs:
+		skip(fmt.Sprintf("the limit of %d open pull requests is reached", pol.OpenPRs))
+		return nil
+	case pol.PRsPerRepo > 0 && perRepo[repo.String()] >= pol.PRsPerRepo:
+		skip(fmt.Sprintf("the limit of %d open pull requests in %s is reached", pol.PRsPerRepo, repo))
+		return nil
+	}
+	_, created, err := p.GitHub.Push(ctx, repo, base, pr.Branch, message, files)
+	if err != nil {
+		return err
+	}
+	draft := pol.Draft != nil && *pol.Draft
+	gpr, err := p.GitHub.OpenPR(ctx, repo, github.NewPR{Branch: pr.Branch, Base: base, Title: pr.Title, Body: pr.Body, Draft: draft,
+		Labels: pol.Labels, Reviewers: pol.Reviewers, Assignees: pol.Assignees})
+	if err != nil {
+		if created {
+			if derr := p.GitHub.DeleteBranch(ctx, repo, pr.Branch); derr != nil {
+				err = errors.Join(err, derr)
+			}
+		}
+		return err
+	}
+	*opened++
+	*open++
+	perRepo[repo.String()]++
+	rec.Number = gpr.Number
+	out.Opened = append(out.Opened, fmt.Sprintf("%s#%d", repo, gpr.Number))
+	report("opened", templates.PRLine{App: pr.App, Namespace: pr.Namespace, Instance: pr.Instance, Title: pr.Title, URL: gpr.URL})
+	return p.Store.SavePR(ctx, rec)
+}
