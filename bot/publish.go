@@ -155,41 +155,44 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 		line := func(title, url string) templates.PRLine {
 			return templates.PRLine{App: name, Namespace: ns, Instance: inst, Title: title, URL: url}
 		}
-		if k.State == state.PRMerged {
-			if listed && !a.Stuck && a.App.SyncStatus == "Synced" {
+		if k.State == state.PROpen {
+			if p.GitHub == nil {
+				open++
+				openPerRepo[k.Repo]++
+				continue
+			}
+			repo, _ := github.ParseRepo("https://github.com/" + k.Repo)
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.PerPR)
+			done, err := p.reconcile(cctx, repo, k, a, listed, failed[inst], proposed, now, &out, func(kind string, l templates.PRLine) {
 				v := view(k.App)
-				v.Fixed = append(v.Fixed, templates.AppLine{App: name, Namespace: ns, Instance: inst, Note: fmt.Sprintf("after %s#%d was merged", k.Repo, k.Number)})
-				k.State, k.Updated = state.PRFixed, now
-				if err := p.Store.SavePR(ctx, k); err != nil {
-					fail(err)
+				if kind == "merged" {
+					v.Merged = append(v.Merged, l)
+				} else {
+					v.Closed = append(v.Closed, l)
 				}
-				out.Fixed = append(out.Fixed, fmt.Sprintf("%s#%d", k.Repo, k.Number))
+			}, line)
+			cancel()
+			if err != nil {
+				fail(err)
 			}
-			continue
+			if !done {
+				open++
+				openPerRepo[k.Repo]++
+				continue
+			}
+			if cur, ok, err := p.Store.PRFor(ctx, k.Fingerprint); err == nil && ok {
+				k = cur
+			}
 		}
-		if p.GitHub == nil {
-			open++
-			openPerRepo[k.Repo]++
-			continue
-		}
-		repo, _ := github.ParseRepo("https://github.com/" + k.Repo)
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.PerPR)
-		done, err := p.reconcile(cctx, repo, k, a, listed, failed[inst], proposed, now, &out, func(kind string, l templates.PRLine) {
+		// A merged fix whose application is Synced again: fixed.
+		if k.State == state.PRMerged && listed && !a.Stuck && a.App.SyncStatus == "Synced" {
 			v := view(k.App)
-			switch kind {
-			case "merged":
-				v.Merged = append(v.Merged, l)
-			default:
-				v.Closed = append(v.Closed, l)
+			v.Fixed = append(v.Fixed, templates.AppLine{App: name, Namespace: ns, Instance: inst, Note: fmt.Sprintf("after %s#%d was merged", k.Repo, k.Number)})
+			k.State, k.Updated = state.PRFixed, now
+			if err := p.Store.SavePR(ctx, k); err != nil {
+				fail(err)
 			}
-		}, line)
-		cancel()
-		if err != nil {
-			fail(err)
-		}
-		if !done {
-			open++
-			openPerRepo[k.Repo]++
+			out.Fixed = append(out.Fixed, fmt.Sprintf("%s#%d", k.Repo, k.Number))
 		}
 	}
 
@@ -257,7 +260,8 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 
 // adopt finds driftfix's open pull requests on GitHub that the state store
 // does not know (a lost or fresh database), by the key marker in their body,
-// in every repository this cycle proposes to or the store remembers.
+// in the repositories of every listed application and those the store
+// remembers. Answers that did not change since the last cycle are 304s.
 func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.PR, now time.Time) ([]state.PR, error) {
 	repos := map[string]bool{}
 	have := map[string]bool{}
@@ -267,6 +271,11 @@ func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.P
 	}
 	for _, pr := range res.PRs {
 		if r, err := github.ParseRepo(pr.RepoURL); err == nil {
+			repos[r.String()] = true
+		}
+	}
+	for _, a := range res.Apps {
+		if r, err := github.ParseRepo(a.App.RepoURL); err == nil {
 			repos[r.String()] = true
 		}
 	}

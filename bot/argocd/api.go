@@ -10,7 +10,7 @@ import (
 )
 
 // listFields keeps the list call small: only what stuck detection reads.
-const listFields = "items.metadata.name,items.metadata.namespace,items.spec.project,items.status.sync.status,items.status.sync.revision," +
+const listFields = "items.metadata.name,items.metadata.namespace,items.spec.project,items.spec.source.repoURL,items.spec.sources,items.status.sync.status,items.status.sync.revision," +
 	"items.status.operationState.phase,items.status.operationState.startedAt,items.status.operationState.finishedAt,items.status.resources"
 
 // AppSummary is what the list call returns for one application.
@@ -18,6 +18,7 @@ type AppSummary struct {
 	Name              string
 	Namespace         string
 	Project           string
+	RepoURL           string // the (first) source's repository
 	SyncStatus        string
 	Revision          string
 	OperationPhase    string
@@ -34,6 +35,12 @@ type listResponse struct {
 		} `json:"metadata"`
 		Spec struct {
 			Project string `json:"project"`
+			Source  *struct {
+				RepoURL string `json:"repoURL"`
+			} `json:"source"`
+			Sources []struct {
+				RepoURL string `json:"repoURL"`
+			} `json:"sources"`
 		} `json:"spec"`
 		Status struct {
 			Sync struct {
@@ -63,6 +70,11 @@ func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
 	for _, it := range resp.Items {
 		s := AppSummary{Name: it.Metadata.Name, Namespace: it.Metadata.Namespace, Project: it.Spec.Project,
 			SyncStatus: it.Status.Sync.Status, Revision: it.Status.Sync.Revision}
+		if src := it.Spec.Source; src != nil {
+			s.RepoURL = src.RepoURL
+		} else if len(it.Spec.Sources) > 0 {
+			s.RepoURL = it.Spec.Sources[0].RepoURL
+		}
 		if op := it.Status.OperationState; op != nil {
 			s.OperationPhase, s.OperationStarted, s.OperationFinished = op.Phase, op.StartedAt, op.FinishedAt
 		}

@@ -201,9 +201,16 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	for _, key := range s.order {
 		sn := s.apps[key]
 		app := sn.Application
+		spec := map[string]any{"project": drift.Str(app, "spec", "project")}
+		if src := drift.Map(app, "spec", "source"); src != nil {
+			spec["source"] = map[string]any{"repoURL": src["repoURL"]}
+		}
+		if srcs := drift.List(app, "spec", "sources"); srcs != nil {
+			spec["sources"] = srcs
+		}
 		items = append(items, map[string]any{
 			"metadata": map[string]any{"name": sn.AppName(), "namespace": drift.Str(app, "metadata", "namespace")},
-			"spec":     map[string]any{"project": drift.Str(app, "spec", "project")},
+			"spec":     spec,
 			"status":   drift.Map(app, "status"),
 		})
 	}

@@ -1,0 +1,90 @@
+package bot
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics are driftfix's Prometheus metrics.
+type Metrics struct {
+	reg       *prometheus.Registry
+	scanned   prometheus.Counter
+	stuck     prometheus.Gauge
+	findings  *prometheus.GaugeVec
+	prs       *prometheus.CounterVec
+	calls     *prometheus.CounterVec
+	errors    *prometheus.CounterVec
+	duration  prometheus.Histogram
+	lastCycle prometheus.Gauge
+	mu        sync.Mutex
+	seenCalls map[string]int // API calls already counted, by service and call
+}
+
+// NewMetrics registers driftfix's metrics in a registry of their own.
+func NewMetrics() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), seenCalls: map[string]int{},
+		scanned:  prometheus.NewCounter(prometheus.CounterOpts{Name: "driftfix_apps_scanned_total", Help: "Applications listed by all cycles."}),
+		stuck:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftfix_apps_stuck", Help: "Applications stuck OutOfSync in the last cycle."}),
+		findings: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "driftfix_findings", Help: "Differing fields in the last cycle, by cause."}, []string{"cause"}),
+		prs:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftfix_pull_requests_total", Help: "Pull requests by action."}, []string{"action"}),
+		calls:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftfix_api_calls_total", Help: "API requests by service (argocd, github)."}, []string{"service"}),
+		errors:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftfix_errors_total", Help: "Failures by stage (cycle, publish)."}, []string{"stage"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "driftfix_cycle_duration_seconds", Help: "Duration of a cycle.",
+			Buckets: prometheus.ExponentialBuckets(0.5, 2, 12)}),
+		lastCycle: prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftfix_last_cycle_timestamp_seconds", Help: "When the last cycle finished."}),
+	}
+	m.reg.MustRegister(m.scanned, m.stuck, m.findings, m.prs, m.calls, m.errors, m.duration, m.lastCycle,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
+
+func (m *Metrics) observe(r *Runner, o Outcome) {
+	if m == nil {
+		return
+	}
+	m.scanned.Add(float64(o.Result.Scanned))
+	m.stuck.Set(float64(len(o.Result.Stuck)))
+	m.findings.Reset()
+	for _, s := range o.Result.Stuck {
+		if s.Report == nil {
+			continue
+		}
+		for _, f := range s.Report.Findings {
+			m.findings.WithLabelValues(string(f.Cause)).Inc()
+		}
+	}
+	p := o.Published
+	for action, n := range map[string]int{"opened": len(p.Opened), "updated": len(p.Updated), "closed": len(p.Closed),
+		"merged": len(p.Merged), "rejected": len(p.Rejected)} {
+		m.prs.WithLabelValues(action).Add(float64(n))
+	}
+	m.errors.WithLabelValues("cycle").Add(float64(len(o.Result.Errors)))
+	m.errors.WithLabelValues("publish").Add(float64(len(p.Errors)))
+	m.duration.Observe(o.Duration.Seconds())
+	m.lastCycle.SetToCurrentTime()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	count := func(service, prefix string, calls map[string]int) {
+		for k, v := range calls {
+			key := prefix + " " + k
+			if d := v - m.seenCalls[key]; d > 0 {
+				m.calls.WithLabelValues(service).Add(float64(d))
+			}
+			m.seenCalls[key] = v
+		}
+	}
+	for _, in := range r.Instances {
+		if in.Client != nil {
+			count("argocd", "argocd "+in.Name, in.Client.Calls())
+		}
+	}
+	if r.Publisher != nil && r.Publisher.GitHub != nil {
+		count("github", "github", r.Publisher.GitHub.Calls())
+	}
+}

@@ -1,0 +1,200 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+const worldConfig = `
+argocd: [{name: main, server: https://argocd.example.com, tokenEnv: T}]
+slack: {tokenEnv: S, channel: "#gitops"}
+policy: {labels: [driftfix], reviewers: [platform-oncall], draft: true}
+`
+
+// TestPublishLifecycle follows one fix from drift to Synced: opened once,
+// left alone while unchanged, merged by a person, reported fixed when Argo CD
+// is Synced; then a second app's PR closed by a person is never reopened, a
+// `/driftfix ignore` comment stops a third, and a fourth is closed when its
+// drift goes away.
+func TestPublishLifecycle(t *testing.T) {
+	w := newWorld(t, worldConfig)
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	w.addRepo("shop")
+	w.setApp("shop", "shop", true, now)
+	ctx := context.Background()
+	cycle := func() Outcome {
+		t.Helper()
+		r, closeDB := w.runner()
+		defer closeDB()
+		out, err := r.Once(ctx, now)
+		if err != nil || len(out.Result.Errors) > 0 || len(out.Published.Errors) > 0 {
+			t.Fatalf("cycle: %v %v %v", err, out.Result.Errors, out.Published.Errors)
+		}
+		now = now.Add(15 * time.Minute)
+		return out
+	}
+
+	out := cycle()
+	prs := w.open("shop")
+	if len(out.Published.Opened) != 1 || len(prs) != 1 {
+		t.Fatalf("one PR expected: %+v, open %+v", out.Published, prs)
+	}
+	pr := prs[0]
+	if !strings.HasPrefix(pr.Head, "driftfix/shop/hpa-replicas-") || !pr.Draft || pr.Labels[0] != "driftfix" || pr.Reviewers[0] != "platform-oncall" || pr.Base != "main" {
+		t.Errorf("PR %+v", pr)
+	}
+	if !strings.Contains(pr.Body, "driftfix:key=") || !strings.Contains(pr.Body, "HorizontalPodAutoscaler") {
+		t.Errorf("PR body lacks its key marker or evidence:\n%s", pr.Body)
+	}
+	fixed, err := w.gh.File("acme", "shop", pr.Head, "apps/shop/web.yaml")
+	if err != nil || strings.Contains(fixed, "replicas:") {
+		t.Fatalf("the branch must hold the file without replicas: %v\n%s", err, fixed)
+	}
+	posts := w.slack.Posts()
+	if len(posts) != 1 || posts[0]["channel"] != "#gitops" || !strings.Contains(posts[0]["attachments"], "Newly stuck") || !strings.Contains(posts[0]["attachments"], "opened") {
+		t.Fatalf("digest: %+v", posts)
+	}
+
+	out = cycle() // nothing changed: no PR, no digest
+	if len(out.Published.Opened)+len(out.Published.Updated) != 0 || len(out.Published.Unchanged) != 1 || len(w.open("shop")) != 1 || len(w.slack.Posts()) != 1 {
+		t.Fatalf("an unchanged fix must be left alone and no digest sent: %+v, posts %d", out.Published, len(w.slack.Posts()))
+	}
+
+	if err := w.gh.Merge("acme", "shop", pr.Number); err != nil {
+		t.Fatal(err)
+	}
+	w.setApp("shop", "shop", false, now) // Argo CD synced the merge
+	out = cycle()
+	if len(out.Published.Merged) != 1 || len(out.Published.Fixed) != 1 {
+		t.Fatalf("merge and fix must be reported: %+v", out.Published)
+	}
+	if last := w.slack.Posts()[len(w.slack.Posts())-1]["attachments"]; !strings.Contains(last, "merged") || !strings.Contains(last, "Synced again") {
+		t.Errorf("digest after merge: %s", last)
+	}
+
+	// A PR a person closes unmerged is never proposed again.
+	w.addRepo("cart")
+	w.setApp("cart", "cart", true, now)
+	cycle()
+	cart := w.open("cart")
+	if len(cart) != 1 {
+		t.Fatalf("cart PRs %+v", cart)
+	}
+	w.gh.CloseUnmerged("acme", "cart", cart[0].Number)
+	out = cycle()
+	if len(out.Published.Rejected) != 1 || len(w.open("cart")) != 0 {
+		t.Fatalf("closed by a person: %+v", out.Published)
+	}
+	for i := 0; i < 2; i++ {
+		out = cycle()
+		if len(w.gh.PullRequests("acme", "cart")) != 1 || !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "turned down") {
+			t.Fatalf("a rejected fix came back: %+v", out.Published)
+		}
+	}
+	w.loseDatabase() // GitHub still knows: the closed PR has no driftfix closing comment
+	out = cycle()
+	if len(w.gh.PullRequests("acme", "cart")) != 1 || !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "a person closed") {
+		t.Fatalf("a lost database reopened a rejected fix: %+v", out.Published)
+	}
+
+	// `/driftfix ignore` stops a fix.
+	w.addRepo("pay")
+	w.setApp("pay", "pay", true, now)
+	cycle()
+	pay := w.open("pay")
+	w.gh.Comment("acme", "pay", pay[0].Number, "not now\n/driftfix ignore")
+	out = cycle()
+	if len(w.open("pay")) != 0 || len(out.Published.Rejected) != 1 {
+		t.Fatalf("/driftfix ignore: %+v", out.Published)
+	}
+	cycle()
+	if len(w.gh.PullRequests("acme", "pay")) != 1 {
+		t.Fatal("an ignored fix came back")
+	}
+
+	// Drift that goes away closes its PR with a comment, and comes back as a new one.
+	w.addRepo("blog")
+	w.setApp("blog", "blog", true, now)
+	cycle()
+	blog := w.open("blog")
+	w.setApp("blog", "blog", false, now)
+	out = cycle()
+	if len(w.open("blog")) != 0 || len(out.Published.Closed) != 1 {
+		t.Fatalf("drift gone: %+v", out.Published)
+	}
+	if cs := w.gh.Comments("acme", "blog", blog[0].Number); len(cs) == 0 || !strings.Contains(cs[len(cs)-1].Body, "Synced") {
+		t.Errorf("closing comment %+v", cs)
+	}
+	w.setApp("blog", "blog", true, now)
+	cycle()
+	if len(w.open("blog")) != 1 {
+		t.Fatalf("returning drift must get a PR again: %+v", w.gh.PullRequests("acme", "blog"))
+	}
+}
+
+// TestLostDatabaseNeverDuplicates: a fresh database finds the open PR on
+// GitHub by its branch and adopts it, so it is closed when the drift goes.
+func TestLostDatabaseNeverDuplicates(t *testing.T) {
+	w := newWorld(t, worldConfig)
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	w.addRepo("shop")
+	w.setApp("shop", "shop", true, now)
+	for i := 0; i < 3; i++ {
+		r, closeDB := w.runner()
+		if _, err := r.Once(context.Background(), now.Add(time.Duration(i)*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		closeDB()
+		w.loseDatabase()
+	}
+	if n := len(w.gh.PullRequests("acme", "shop")); n != 1 {
+		t.Fatalf("%d PRs after restarts with lost databases", n)
+	}
+	w.setApp("shop", "shop", false, now)
+	r, closeDB := w.runner()
+	defer closeDB()
+	out, _ := r.Once(context.Background(), now.Add(4*time.Hour))
+	if len(w.open("shop")) != 0 || len(out.Published.Closed) != 1 {
+		t.Fatalf("the adopted PR must be closed when the drift is gone: %+v", out.Published)
+	}
+}
+
+// TestDigestJSONHasNoSecrets greps everything driftfix wrote for tokens and keys.
+func TestNoSecretsPublished(t *testing.T) {
+	w := newWorld(t, worldConfig)
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	w.addRepo("shop")
+	w.setApp("shop", "shop", true, now)
+	r, closeDB := w.runner()
+	defer closeDB()
+	w.gh.FailNext(500, 403)
+	out, err := r.Once(context.Background(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(out)
+	var written []string
+	written = append(written, string(raw))
+	for _, p := range w.gh.PullRequests("acme", "shop") {
+		written = append(written, p.Title, p.Body)
+	}
+	for _, p := range w.slack.Posts() {
+		for k, v := range p {
+			if k != "token" {
+				written = append(written, v)
+			}
+		}
+	}
+	for _, e := range append(out.Result.Errors, out.Published.Errors...) {
+		written = append(written, e.Error())
+	}
+	all := strings.Join(written, "\n")
+	for _, secret := range []string{"argo-token", slackToken, "PRIVATE KEY", string(w.gh.PrivateKeyPEM[40:80]), "ghs_"} {
+		if strings.Contains(all, secret) {
+			t.Errorf("a secret (%.12s…) was published", secret)
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package bot
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
+	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/github"
+	"github.com/driftfix/driftfix/bot/github/githubtest"
+	"github.com/driftfix/driftfix/bot/gitrepo"
+	"github.com/driftfix/driftfix/bot/slack"
+	"github.com/driftfix/driftfix/bot/slack/slacktest"
+	"github.com/driftfix/driftfix/bot/state"
+)
+
+// world is a fleet on loopback: an emulated argocd-server serving stuck
+// applications read from a snapshot, an emulated GitHub over real bare git
+// repositories (which Argo CD's side reads too), an emulated Slack, and a
+// state database on disk.
+type world struct {
+	t       *testing.T
+	dir     string
+	argo    *argocdtest.Server
+	gh      *githubtest.Server
+	slack   *slacktest.Server
+	base    *drift.Snapshot // the hpa-replicas snapshot every app copies
+	repoURL map[string]string
+	cfg     *config.Config
+	dbPath  string
+}
+
+const slackToken = "xoxb-world-secret-token"
+
+func newWorld(t *testing.T, cfgYAML string) *world {
+	t.Helper()
+	w := &world{t: t, dir: t.TempDir(), repoURL: map[string]string{}}
+	var err error
+	if w.base, err = drift.LoadSnapshot("../remediations/testdata/plain-remove-hpa.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if w.gh, err = githubtest.NewServer(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.gh.Close)
+	w.argo = argocdtest.NewServer("argo-token")
+	t.Cleanup(w.argo.Close)
+	w.slack = slacktest.NewServer(slackToken)
+	t.Cleanup(w.slack.Close)
+	if w.cfg, err = config.Parse([]byte(cfgYAML)); err != nil {
+		t.Fatal(err)
+	}
+	w.dbPath = filepath.Join(w.dir, "state.db")
+	return w
+}
+
+// addRepo creates acme/<name> holding the snapshot's files.
+func (w *world) addRepo(name string) string {
+	files := map[string]string{}
+	for k, v := range w.base.Repo.Files {
+		files[k] = v
+	}
+	u, err := githubtest.NewRepo(filepath.Join(w.dir, "git"), "acme", name, files)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.gh.AddRepo(filepath.Join(w.dir, "git"), "acme", name); err != nil {
+		w.t.Fatal(err)
+	}
+	w.repoURL[name] = u
+	return u
+}
+
+// setApp serves application name from repo: stuck OutOfSync with the HPA
+// drift, or Synced with none.
+func (w *world) setApp(name, repo string, stuck bool, now time.Time) {
+	s, err := drift.LoadSnapshot("../remediations/testdata/plain-remove-hpa.yaml")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	md := drift.Map(s.Application, "metadata")
+	md["name"] = name
+	drift.Map(s.Application, "spec")["source"] = map[string]any{"repoURL": w.repoURL[repo], "path": "apps/shop", "targetRevision": "main"}
+	st := drift.Map(s.Application, "status")
+	st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
+	if stuck {
+		st["sync"] = map[string]any{"status": "OutOfSync", "revision": "main"}
+	} else {
+		st["sync"] = map[string]any{"status": "Synced", "revision": "main"}
+		s.Resources = nil
+	}
+	w.argo.Add(s)
+}
+
+// runner builds a bot as a fresh process would: new clients, the state
+// database reopened from disk.
+func (w *world) runner() (*Runner, func()) {
+	w.t.Helper()
+	ac, err := argocd.New(argocd.Config{BaseURL: w.argo.URL, Token: "argo-token", Retries: 2, Backoff: 5 * time.Millisecond, Timeout: 2 * time.Second})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	gh, err := github.New(github.Config{AppID: w.gh.AppID, PrivateKey: w.gh.PrivateKeyPEM, BaseURL: w.gh.API, Backoff: 5 * time.Millisecond})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	sl, err := slack.New(slack.Config{Token: slackToken, APIURL: w.slack.URL})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	st, err := state.Open(context.Background(), w.dbPath)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	in := Instance{Name: "main", URL: "https://argocd.example.com", Client: ac,
+		Cluster: func(*drift.Snapshot) []drift.Object { return w.base.Cluster },
+		RepoFiles: func(ctx context.Context, s *drift.Snapshot) (map[string]string, error) {
+			src := drift.Sources(s.Application)[0]
+			return gitrepo.Files(ctx, src.RepoURL, src.TargetRevision, gitrepo.Limits{})
+		}}
+	r := &Runner{Config: w.cfg, Instances: []Instance{in}, Metrics: NewMetrics(),
+		Publisher: &Publisher{Config: w.cfg, Store: st, GitHub: gh, Slack: sl}}
+	return r, func() { st.Close() }
+}
+
+func (w *world) loseDatabase() {
+	for _, f := range []string{w.dbPath, w.dbPath + "-wal", w.dbPath + "-shm"} {
+		os.Remove(f)
+	}
+}
+
+// open returns the open pull requests of a repository.
+func (w *world) open(repo string) []githubtest.PullRequest {
+	var out []githubtest.PullRequest
+	for _, p := range w.gh.PullRequests("acme", repo) {
+		if p.State == "open" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
