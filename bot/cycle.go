@@ -17,12 +17,15 @@ import (
 
 // Instance is one Argo CD instance a cycle scans, with its clients.
 type Instance struct {
-	Name      string
-	URL       string // Argo CD UI base URL, for links
-	Client    *argocd.Client
-	Shard     string // application name pattern, empty for all
-	Cluster   func(*drift.Snapshot) []drift.Object
-	RepoFiles func(ctx context.Context, s *drift.Snapshot) (map[string]string, error)
+	Name    string
+	URL     string // Argo CD UI base URL, for links
+	Client  *argocd.Client
+	Shard   string // application name pattern, empty for all
+	Cluster func(*drift.Snapshot) []drift.Object
+	// ReadCluster, when set, reads the cluster context once per cycle and
+	// replaces Cluster for that cycle.
+	ReadCluster func(context.Context) (func(*drift.Snapshot) []drift.Object, error)
+	RepoFiles   func(ctx context.Context, s *drift.Snapshot) (map[string]string, error)
 }
 
 // ProposedPR is a pull request a cycle would open or update.
@@ -81,7 +84,17 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 	res := CycleResult{URLs: map[string]string{}}
 	for _, in := range instances {
 		res.URLs[in.Name] = in.URL
-		stuck, listed, err := Scan(ctx, in.Client, now, ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: in.Cluster})
+		cluster := in.Cluster
+		if in.ReadCluster != nil {
+			c, err := in.ReadCluster(ctx)
+			if err != nil {
+				res.Errors = append(res.Errors, fmt.Errorf("instance %s: read the cluster: %w", in.Name, err))
+				res.FailedInstances = append(res.FailedInstances, in.Name)
+				continue
+			}
+			cluster = c
+		}
+		stuck, listed, err := Scan(ctx, in.Client, now, ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster})
 		if err != nil {
 			res.Errors = append(res.Errors, fmt.Errorf("instance %s: %w", in.Name, err))
 			res.FailedInstances = append(res.FailedInstances, in.Name)

@@ -21,6 +21,8 @@ type Runner struct {
 	Publisher *Publisher // nil: plan only (dry run)
 	Metrics   *Metrics   // nil: none
 	Log       *slog.Logger
+	// RunAtStart runs a cycle as soon as Serve starts, then on the schedule.
+	RunAtStart bool
 
 	busy sync.Mutex
 	mu   sync.Mutex
@@ -90,7 +92,7 @@ func (r *Runner) log() *slog.Logger {
 }
 
 // Serve runs a cycle at every tick of the config's cron schedule, each after
-// a random delay up to the jitter, until ctx ends; a tick that comes while a
+// a random delay up to the jitter (and at once with RunAtStart), until ctx ends; a tick that comes while a
 // cycle runs is skipped. When ctx ends it waits for the cycle in flight,
 // which stops cleanly.
 func (r *Runner) Serve(ctx context.Context) error {
@@ -102,6 +104,9 @@ func (r *Runner) Serve(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	next := sched.Next(time.Now())
+	if r.RunAtStart {
+		next = time.Now()
+	}
 	for {
 		log.Info("next cycle", "at", next.UTC().Format(time.RFC3339))
 		delay := time.Until(next)

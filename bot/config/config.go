@@ -56,6 +56,7 @@ type GitHub struct {
 type Slack struct {
 	TokenFile, TokenEnv string
 	Channel             string // default channel
+	APIURL              string // a Slack-compatible Web API (a proxy); default Slack's
 }
 
 // Policy is what a platform lead tunes, globally or for matching applications.

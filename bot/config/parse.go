@@ -211,6 +211,7 @@ func (p *parser) slack(key string, n *yaml.Node) Slack {
 		"tokenFile": func(k string, v *yaml.Node) { s.TokenFile = p.str(k, v) },
 		"tokenEnv":  func(k string, v *yaml.Node) { s.TokenEnv = p.str(k, v) },
 		"channel":   func(k string, v *yaml.Node) { s.Channel = p.channel(k, v) },
+		"apiURL":    func(k string, v *yaml.Node) { s.APIURL = p.url(k, v) },
 	})
 	return s
 }

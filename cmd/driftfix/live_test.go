@@ -3,9 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,14 +124,29 @@ func TestOnceDryRun(t *testing.T) {
 	srv, tokenFile := liveServer(t, now)
 	dir := filepath.Dir(tokenFile)
 	cfg := filepath.Join(dir, "driftfix.yaml")
-	if err := os.WriteFile(cfg, []byte("argocd:\n  - name: test\n    server: "+srv.URL+"\n    tokenFile: "+tokenFile+"\n    kubeconfig: "+filepath.Join(dir, "kubeconfig")+"\n"), 0o600); err != nil {
+	stateFile := filepath.Join(dir, "state", "driftfix.db")
+	if err := os.WriteFile(cfg, []byte("stateFile: "+stateFile+"\nargocd:\n  - name: test\n    server: "+srv.URL+"\n    tokenFile: "+tokenFile+"\n    kubeconfig: "+filepath.Join(dir, "kubeconfig")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var out, errb strings.Builder
-	code, err := cmdOnce(context.Background(), []string{"--config", cfg}, &out, &errb, now)
-	if code != exitUsage || err == nil || !strings.Contains(err.Error(), "--dry-run") {
-		t.Fatalf("without --dry-run: exit %d, %v", code, err)
+	code, err := cmdOnce(context.Background(), []string{"--config", cfg, "--dry-run"}, &out, &errb, now)
+	if _, serr := os.Stat(stateFile); serr == nil {
+		t.Fatal("a dry run wrote the state database")
 	}
+	if err != nil || code != exitDrift {
+		t.Fatalf("exit %d, %v\n%s", code, err, errb.String())
+	}
+	// Without --dry-run and without GitHub credentials it records state and reports.
+	var out2, errb2 strings.Builder
+	code, err = cmdOnce(context.Background(), []string{"--config", cfg}, &out2, &errb2, now)
+	if err != nil || code != exitDrift || !strings.Contains(out2.String(), "3 applications scanned, 1 stuck") {
+		t.Fatalf("publishing run: exit %d, %v\n%s\n%s", code, err, out2.String(), errb2.String())
+	}
+	if _, serr := os.Stat(stateFile); serr != nil {
+		t.Fatalf("the state database was not written: %v", serr)
+	}
+	out.Reset()
+	errb.Reset()
 	code, err = cmdOnce(context.Background(), []string{"--config", cfg, "--dry-run"}, &out, &errb, now)
 	if err != nil || code != exitDrift {
 		t.Fatalf("exit %d, %v\n%s", code, err, errb.String())
@@ -143,4 +163,97 @@ func TestOnceDryRun(t *testing.T) {
 	if strings.Contains(text+errb.String(), liveToken) {
 		t.Fatal("the token appeared in the output")
 	}
+}
+
+// TestRunServesAndStops runs the scheduled bot: a cycle at start,
+// health, readiness and metrics on loopback, and a clean stop on cancel.
+func TestRunServesAndStops(t *testing.T) {
+	t.Setenv("ARGOCD_AUTH_TOKEN", "")
+	srv, tokenFile := liveServer(t, time.Now())
+	dir := filepath.Dir(tokenFile)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cfg := filepath.Join(dir, "driftfix.yaml")
+	body := "jitter: 0s\nstateFile: " + filepath.Join(dir, "state.db") + "\nargocd:\n  - name: test\n    server: " + srv.URL +
+		"\n    tokenFile: " + tokenFile + "\n    kubeconfig: " + filepath.Join(dir, "kubeconfig") + "\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	var out, errb syncBuffer
+	go func() {
+		code, err := cmdRun(ctx, []string{"--config", cfg, "--listen", addr}, &out, &errb)
+		if err != nil {
+			fmt.Fprintf(&errb, "run: %v\n", err)
+		}
+		done <- code
+	}()
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	var metrics string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if code, body := get("/metrics"); code == 200 && strings.Contains(body, "driftfix_apps_scanned_total 3") {
+			metrics = body
+			break
+		}
+	}
+	if metrics == "" {
+		t.Fatalf("no cycle reached /metrics; log:\n%s", errb.String())
+	}
+	for _, want := range []string{"driftfix_apps_stuck 1", `driftfix_findings{cause="hpa-replicas"}`, `driftfix_api_calls_total{service="argocd"}`, "driftfix_cycle_duration_seconds_count"} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if code, body := get("/healthz"); code != 200 {
+		t.Errorf("/healthz %d %s", code, body)
+	}
+	if code, body := get("/readyz"); code != 200 || !strings.Contains(body, "last cycle finished") {
+		t.Errorf("/readyz %d %s", code, body)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitClean {
+			t.Fatalf("run exited %d; log:\n%s", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not stop after its context ended")
+	}
+	if strings.Contains(errb.String(), liveToken) {
+		t.Fatal("the token appeared in the log")
+	}
+	if !strings.Contains(errb.String(), `"msg":"driftfix stopped"`) {
+		t.Errorf("no clean stop in the log:\n%s", errb.String())
+	}
+}
+
+// syncBuffer is a strings.Builder safe for a writer and a reader in two goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

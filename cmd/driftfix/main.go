@@ -34,7 +34,8 @@ Usage:
   driftfix snapshot APP --argocd-server URL [--app-namespace NS] [-o FILE]
   driftfix scan --argocd-server URL [--stuck-after 10m] [--format text|json]
   driftfix fix --snapshot FILE [--repo DIR] [--dry-run] [--format text|json]
-  driftfix once --config FILE --dry-run
+  driftfix run --config FILE [--listen :8080] [--dry-run]
+  driftfix once --config FILE [--dry-run]
   driftfix config validate FILE
   driftfix causes        print the causes driftfix names, in the order they are tried
   driftfix version
@@ -72,6 +73,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = cmdScan(ctx, args[1:], stdout, stderr, time.Now())
 	case "fix":
 		code, err = cmdFix(ctx, args[1:], stdout, stderr, time.Now())
+	case "run":
+		code, err = cmdRun(ctx, args[1:], stdout, stderr)
 	case "once":
 		code, err = cmdOnce(ctx, args[1:], stdout, stderr, time.Now())
 	case "config":

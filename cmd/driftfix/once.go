@@ -15,13 +15,15 @@ import (
 	"github.com/driftfix/driftfix/templates"
 )
 
-// cmdOnce runs one cycle from a policy file. For now it only dry-runs:
-// it prints the pull requests and the digest it would publish.
+// cmdOnce runs one cycle from a policy file (for a CronJob): it opens,
+// updates and closes pull requests and posts the digest. With --dry-run it
+// prints the pull requests and the digest it would publish and writes nothing.
 func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now time.Time) (int, error) {
 	fs := flag.NewFlagSet("once", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("config", "", "policy file (see deploy/driftfix.example.yaml)")
 	dryRun := fs.Bool("dry-run", false, "print the pull requests and the digest it would send, and write nothing")
+	level := fs.String("log-level", "warn", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, err
 	}
@@ -32,21 +34,26 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	if err != nil {
 		return exitUsage, err
 	}
-	if !*dryRun && !cfg.DryRun {
-		return exitUsage, fmt.Errorf("publishing pull requests and digests is not built yet; run with --dry-run (or dryRun: true in the config)")
+	log, err := newLogger(stderr, *level)
+	if err != nil {
+		return exitUsage, err
 	}
-	var instances []bot.Instance
-	for _, a := range cfg.ArgoCD {
-		in, err := instance(ctx, a, stderr)
-		if err != nil {
-			return exitUsage, err
+	dry := *dryRun || cfg.DryRun
+	r, closeAll, err := buildRunner(ctx, cfg, !dry, log, stderr)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer closeAll()
+	out, err := r.Once(ctx, now)
+	if err != nil {
+		return exitUsage, fmt.Errorf("the cycle was stopped: %w", err)
+	}
+	res := out.Result
+	fmt.Fprintf(stdout, "%d applications scanned, %d stuck, %d pull requests proposed.\n", res.Scanned, len(res.Stuck), len(res.PRs))
+	if dry {
+		for _, pr := range res.PRs {
+			fmt.Fprintf(stdout, "\n== pull request on branch %s\n%s\n\n%s", pr.Branch, pr.Title, pr.Body)
 		}
-		instances = append(instances, in)
-	}
-	res := bot.Cycle(ctx, cfg, instances, now, bot.CycleOptions{})
-	fmt.Fprintf(stdout, "%d applications scanned, %d stuck, %d pull requests to open or update.\n", res.Scanned, len(res.Stuck), len(res.PRs))
-	for _, pr := range res.PRs {
-		fmt.Fprintf(stdout, "\n== pull request on branch %s\n%s\n\n%s", pr.Branch, pr.Title, pr.Body)
 	}
 	for _, s := range res.Skipped {
 		fmt.Fprintf(stdout, "\nnot proposed: %s\n", s)
@@ -54,12 +61,34 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	for _, e := range res.Errors {
 		fmt.Fprintf(stderr, "driftfix once: %v\n", e)
 	}
-	if msgs := templates.Digest(res.Digest); len(msgs) > 0 {
-		raw, err := json.MarshalIndent(msgs, "", "  ")
-		if err != nil {
-			return exitUsage, err
+	if dry {
+		if msgs := templates.Digest(res.Digest); len(msgs) > 0 {
+			raw, err := json.MarshalIndent(msgs, "", "  ")
+			if err != nil {
+				return exitUsage, err
+			}
+			fmt.Fprintf(stdout, "\n== Slack digest (%d %s)\n%s\n", len(msgs), plural(len(msgs), "message", "messages"), raw)
 		}
-		fmt.Fprintf(stdout, "\n== Slack digest (%d %s)\n%s\n", len(msgs), plural(len(msgs), "message", "messages"), raw)
+	} else {
+		p := out.Published
+		for _, l := range []struct {
+			what string
+			refs []string
+		}{{"opened", p.Opened}, {"updated", p.Updated}, {"unchanged", p.Unchanged}, {"closed (drift gone)", p.Closed},
+			{"merged", p.Merged}, {"turned down by a person", p.Rejected}, {"fixed (Synced again)", p.Fixed}, {"not published", p.Skipped}} {
+			for _, ref := range l.refs {
+				fmt.Fprintf(stdout, "%s: %s\n", l.what, ref)
+			}
+		}
+		for ch, msgs := range p.Digests {
+			fmt.Fprintf(stdout, "digest: %d %s posted to %s\n", len(msgs), plural(len(msgs), "message", "messages"), ch)
+		}
+		for _, e := range p.Errors {
+			fmt.Fprintf(stderr, "driftfix once: %v\n", e)
+		}
+		if len(p.Errors) > 0 {
+			return exitUsage, fmt.Errorf("%d publishing %s failed", len(p.Errors), plural(len(p.Errors), "step", "steps"))
+		}
 	}
 	if len(res.Stuck) > 0 {
 		return exitDrift, nil
@@ -67,6 +96,8 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	return exitClean, nil
 }
 
+// instance builds one Argo CD instance's clients. The cluster context is
+// read once per cycle.
 func instance(ctx context.Context, a config.ArgoCD, stderr io.Writer) (bot.Instance, error) {
 	af := argoFlags{server: a.Server, tokenFile: a.TokenFile, tokenEnv: a.TokenEnv, caFile: a.CAFile, insecure: a.Insecure,
 		timeout: 30 * time.Second, kubeconfig: a.Kubeconfig, argoNamespace: "argocd"}
@@ -81,11 +112,9 @@ func instance(ctx context.Context, a config.ArgoCD, stderr io.Writer) (bot.Insta
 				return nil, nil
 			}
 			return gitrepo.Files(ctx, srcs[0].RepoURL, drift.Str(s.Application, "status", "sync", "revision"), gitrepo.Limits{})
+		},
+		ReadCluster: func(ctx context.Context) (func(*drift.Snapshot) []drift.Object, error) {
+			return af.cluster(ctx, stderr)
 		}}
-	cluster, err := af.cluster(ctx, stderr)
-	if err != nil {
-		return bot.Instance{}, fmt.Errorf("argocd %s: %w", a.Name, err)
-	}
-	in.Cluster = cluster
 	return in, nil
 }

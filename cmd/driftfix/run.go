@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/driftfix/driftfix/bot"
+	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/github"
+	"github.com/driftfix/driftfix/bot/slack"
+	"github.com/driftfix/driftfix/bot/state"
+)
+
+// secret reads a secret from a file (trimmed) or an environment variable.
+func secret(file, env, what string) (string, error) {
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", what, err)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}
+	if env != "" {
+		v := os.Getenv(env)
+		if v == "" {
+			return "", fmt.Errorf("%s: environment variable %s is empty", what, env)
+		}
+		return v, nil
+	}
+	return "", nil
+}
+
+// buildRunner makes the bot a policy file describes. Without publishing it
+// plans only: no GitHub, Slack or state is touched.
+func buildRunner(ctx context.Context, cfg *config.Config, publish bool, log *slog.Logger, stderr io.Writer) (*bot.Runner, func(), error) {
+	r := &bot.Runner{Config: cfg, Log: log, Metrics: bot.NewMetrics()}
+	for _, a := range cfg.ArgoCD {
+		in, err := instance(ctx, a, stderr)
+		if err != nil {
+			return nil, nil, err
+		}
+		r.Instances = append(r.Instances, in)
+	}
+	if !publish {
+		return r, func() {}, nil
+	}
+	p := &bot.Publisher{Config: cfg, Log: log}
+	g := cfg.GitHub
+	switch {
+	case g.AppID != 0:
+		key, err := os.ReadFile(g.PrivateKeyFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read the GitHub App's private key: %w", err)
+		}
+		if p.GitHub, err = github.New(github.Config{AppID: g.AppID, PrivateKey: key, BaseURL: g.BaseURL, Logger: log}); err != nil {
+			return nil, nil, err
+		}
+	case g.TokenFile != "" || g.TokenEnv != "":
+		tok, err := secret(g.TokenFile, g.TokenEnv, "the GitHub token")
+		if err != nil {
+			return nil, nil, err
+		}
+		if p.GitHub, err = github.New(github.Config{Token: tok, BaseURL: g.BaseURL, Logger: log}); err != nil {
+			return nil, nil, err
+		}
+	default:
+		log.Warn("no GitHub App or token configured: fixes are planned and reported, no pull request is opened")
+	}
+	if s := cfg.Slack; s.TokenFile != "" || s.TokenEnv != "" {
+		tok, err := secret(s.TokenFile, s.TokenEnv, "the Slack token")
+		if err != nil {
+			return nil, nil, err
+		}
+		if p.Slack, err = slack.New(slack.Config{Token: tok, APIURL: s.APIURL, Logger: log}); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.StateFile), 0o700); err != nil {
+		return nil, nil, fmt.Errorf("state directory: %w", err)
+	}
+	st, err := state.Open(ctx, cfg.StateFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.Store = st
+	r.Publisher = p
+	return r, func() { st.Close() }, nil
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// cmdRun runs cycles on the config's schedule and serves health and metrics.
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("config", "", "policy file (see deploy/driftfix.example.yaml)")
+	listen := fs.String("listen", ":8080", "address of /healthz, /readyz and /metrics")
+	dryRun := fs.Bool("dry-run", false, "plan and log, write nothing (no PR, no digest, no state)")
+	level := fs.String("log-level", "info", "debug, info, warn or error")
+	atStart := fs.Bool("run-at-start", true, "run a cycle at start, then on the schedule")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage, err
+	}
+	if *file == "" {
+		return exitUsage, fmt.Errorf("--config FILE is required")
+	}
+	cfg, err := config.Load(*file)
+	if err != nil {
+		return exitUsage, err
+	}
+	log, err := newLogger(stderr, *level)
+	if err != nil {
+		return exitUsage, err
+	}
+	r, closeAll, err := buildRunner(ctx, cfg, !*dryRun && !cfg.DryRun, log, stderr)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer closeAll()
+	r.RunAtStart = *atStart
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return exitUsage, fmt.Errorf("listen on %s: %w", *listen, err)
+	}
+	var stopping atomic.Bool
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if stopping.Load() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		last := r.LastCycle()
+		if last.IsZero() {
+			fmt.Fprintln(w, "ready; no cycle has finished yet")
+			return
+		}
+		fmt.Fprintf(w, "ready; last cycle finished %s\n", last.UTC().Format(time.RFC3339))
+	})
+	mux.Handle("/metrics", r.Metrics.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	log.Info("driftfix running", "version", version, "schedule", cfg.Schedule, "listen", ln.Addr().String(), "instances", len(r.Instances), "dry_run", r.Publisher == nil)
+	err = r.Serve(ctx)
+	stopping.Store(true)
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx)
+	if err != nil {
+		return exitUsage, err
+	}
+	log.Info("driftfix stopped")
+	return exitClean, nil
+}
