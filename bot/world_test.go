@@ -101,7 +101,7 @@ func (w *world) setApp(name, repo string, stuck bool, now time.Time) {
 // database reopened from disk.
 func (w *world) runner() (*Runner, func()) {
 	w.t.Helper()
-	ac, err := argocd.New(argocd.Config{BaseURL: w.argo.URL, Token: "argo-token", Retries: 2, Backoff: 5 * time.Millisecond, Timeout: 2 * time.Second})
+	ac, err := argocd.New(argocd.Config{BaseURL: w.argo.URL, Token: "argo-token", Retries: 2, Backoff: 5 * time.Millisecond, Timeout: 500 * time.Millisecond})
 	if err != nil {
 		w.t.Fatal(err)
 	}
