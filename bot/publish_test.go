@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/driftfix/driftfix/bot/drift"
 )
 
 const worldConfig = `
@@ -66,8 +68,16 @@ func TestPublishLifecycle(t *testing.T) {
 	if err := w.gh.Merge("acme", "shop", pr.Number); err != nil {
 		t.Fatal(err)
 	}
-	w.setApp("shop", "shop", false, now) // Argo CD synced the merge
+	// The list still says OutOfSync; the refresh driftfix asks for finds
+	// the merge synced, and the same cycle reports the app fixed.
+	w.argo.OnRefresh = func(s *drift.Snapshot) {
+		if s.AppName() == "shop" {
+			drift.Map(s.Application, "status")["sync"] = map[string]any{"status": "Synced", "revision": "main"}
+			s.Resources = nil
+		}
+	}
 	out = cycle()
+	w.argo.OnRefresh = nil
 	if len(out.Published.Merged) != 1 || len(out.Published.Fixed) != 1 {
 		t.Fatalf("merge and fix must be reported: %+v", out.Published)
 	}

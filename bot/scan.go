@@ -41,6 +41,8 @@ type ScanResult struct {
 	// Cleared says why a candidate turned out not to be stuck (a refresh
 	// found it Synced); such results carry no report.
 	Cleared string
+	// Status is the sync status a refresh found, when it cleared the candidate.
+	Status string
 	// Snapshot is what the report was diagnosed from.
 	Snapshot *drift.Snapshot
 }
@@ -137,7 +139,7 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 					continue
 				}
 				if st := drift.Str(app, "status", "sync", "status"); st != "OutOfSync" {
-					r.Cleared = "a refresh found it " + st
+					r.Cleared, r.Status = "a refresh found it "+st, st
 					continue
 				}
 				s, rep, err := collect(r.App, app, opts.Renders)
@@ -165,9 +167,18 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 	close(jobs)
 	wg.Wait()
 	kept := results[:0]
+	index := map[string]int{}
+	for i, a := range apps {
+		index[a.Namespace+"/"+a.Name] = i
+	}
 	for _, r := range results {
 		if r.Cleared == "" {
 			kept = append(kept, r)
+			continue
+		}
+		// The list was read before the refresh; keep what the refresh found.
+		if i, ok := index[r.App.Namespace+"/"+r.App.Name]; ok && r.Status != "" {
+			apps[i].SyncStatus = r.Status
 		}
 	}
 	return kept, apps, ctx.Err()
