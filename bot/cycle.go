@@ -3,9 +3,12 @@ package bot
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/argocd"
@@ -131,7 +134,94 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 		}
 	}
 	sort.SliceStable(res.PRs, func(i, j int) bool { return res.PRs[i].Branch < res.PRs[j].Branch })
+	res.Digest.Fleet = Fleet(res.Stuck, res.stuckInstances(), FleetMin)
 	return res
+}
+
+func (res *CycleResult) stuckInstances() []string {
+	var out []string
+	for _, r := range res.Stuck {
+		for _, a := range res.Apps {
+			if a.Stuck && a.App.Name == r.App.Name && a.App.Namespace == r.App.Namespace {
+				out = append(out, a.Instance)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// FleetMin is how many applications one source must drift before the
+// digest names it once, with one platform fix, instead of app by app.
+const FleetMin = 3
+
+var webhookEvidence = regexp.MustCompile(`^MutatingWebhookConfiguration (\S+) \(webhook (\S+)\)`)
+
+// Fleet groups findings that share one source across applications: a
+// mutating webhook, or a controller (field manager) writing the same kind.
+// instances[i] is the instance of stuck[i].
+func Fleet(stuck []ScanResult, instances []string, min int) []templates.FleetLine {
+	type key struct {
+		instance, source string
+		cause            drift.Cause
+		kind             string
+	}
+	apps := map[key]map[string]bool{}
+	paths := map[key]map[string]bool{}
+	for i, r := range stuck {
+		if r.Report == nil {
+			continue
+		}
+		for _, f := range r.Report.Findings {
+			var k key
+			switch f.Cause {
+			case drift.CauseWebhookMutation:
+				if len(f.Evidence) == 0 {
+					continue
+				}
+				m := webhookEvidence.FindStringSubmatch(f.Evidence[0])
+				if m == nil {
+					continue
+				}
+				k = key{source: "MutatingWebhookConfiguration " + m[1]}
+			case drift.CauseControllerWrite:
+				if len(f.Owners) == 0 {
+					continue
+				}
+				k = key{source: "controller " + f.Owners[len(f.Owners)-1].Manager}
+			default:
+				continue
+			}
+			k.instance, k.cause, k.kind = instances[i], f.Cause, f.Resource.Kind
+			if apps[k] == nil {
+				apps[k], paths[k] = map[string]bool{}, map[string]bool{}
+			}
+			apps[k][r.App.Namespace+"/"+r.App.Name] = true
+			paths[k][f.Path.String()] = true
+		}
+	}
+	var out []templates.FleetLine
+	for k, set := range apps {
+		if len(set) < min {
+			continue
+		}
+		ps := slices.Sorted(maps.Keys(paths[k]))
+		var sug string
+		if k.cause == drift.CauseWebhookMutation {
+			sug = fmt.Sprintf("one argocd-cm entry resource.customizations.ignoreDifferences for %s listing %s (what the webhook sets), or make the webhook leave fields Git declares alone, instead of one fix per application", k.kind, strings.Join(ps, ", "))
+		} else {
+			mgr := strings.TrimPrefix(k.source, "controller ")
+			sug = fmt.Sprintf("one argocd-cm entry resource.customizations.ignoreDifferences for %s with managedFieldsManagers: [%s], instead of one fix per application", k.kind, mgr)
+		}
+		out = append(out, templates.FleetLine{Instance: k.instance, Cause: k.cause, Source: k.source + " on " + k.kind, Apps: len(set), Suggestion: sug})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Apps != out[j].Apps {
+			return out[i].Apps > out[j].Apps
+		}
+		return out[i].Source < out[j].Source
+	})
+	return out
 }
 
 // keyMarker ends a PR body with the fix's key and application, so its pull

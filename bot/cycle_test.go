@@ -58,3 +58,39 @@ func TestCycleProposesUnderPolicy(t *testing.T) {
 		t.Fatalf("a fix kind the policy does not allow must not be proposed: PRs %d, skipped %q", len(res.PRs), res.Skipped)
 	}
 }
+
+// TestFleet: one webhook drifting five applications (two different fields)
+// is one digest line with one platform fix; drifting two, it is left to the
+// applications' own lines.
+func TestFleet(t *testing.T) {
+	diag := func(file, name string) ScanResult {
+		s, err := drift.LoadSnapshot(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Diagnose(s, drift.Sensitivity{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ScanResult{App: argocd.AppSummary{Name: name, Namespace: "argocd"}, Report: rep}
+	}
+	var stuck []ScanResult
+	for _, n := range []string{"a", "b", "c"} {
+		stuck = append(stuck, diag("../testdata/cases/17-webhook-adds-label.yaml", n))
+	}
+	stuck = append(stuck, diag("../testdata/cases/18-webhook-overwrites-git.yaml", "d"), diag("../testdata/cases/18-webhook-overwrites-git.yaml", "e"),
+		diag("../testdata/cases/21-manual-kubectl-patch.yaml", "f"))
+	inst := []string{"main", "main", "main", "main", "main", "main"}
+	lines := Fleet(stuck, inst, FleetMin)
+	if len(lines) != 1 || lines[0].Apps != 5 || lines[0].Cause != drift.CauseWebhookMutation ||
+		!strings.HasPrefix(lines[0].Source, "MutatingWebhookConfiguration ") || !strings.Contains(lines[0].Suggestion, "argocd-cm") {
+		t.Fatalf("fleet lines %+v", lines)
+	}
+	if lines := Fleet(stuck[3:], inst[3:], FleetMin); len(lines) != 0 {
+		t.Fatalf("two applications are no fleet: %+v", lines)
+	}
+	inst[0], inst[1], inst[2] = "a", "b", "c" // one webhook name on several instances is several webhooks
+	if lines := Fleet(stuck, inst, FleetMin); len(lines) != 0 {
+		t.Fatalf("fleet across instances: %+v", lines)
+	}
+}

@@ -125,6 +125,15 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 		v := view(k)
 		v.ForPeople = append(v.ForPeople, l)
 	}
+	if ch := p.Config.Slack.Channel; ch != "" {
+		for _, l := range res.Digest.Fleet { // platform lines go to the platform's channel
+			k := ch + "\x00" + l.Instance
+			if views[k] == nil {
+				views[k] = &templates.DigestView{Instance: l.Instance, ArgoCDURL: res.URLs[l.Instance]}
+			}
+			views[k].Fleet = append(views[k].Fleet, l)
+		}
+	}
 
 	// 2. Pull requests opened before: merged, closed by a person, asked to
 	// stop, or no longer needed.

@@ -67,6 +67,7 @@ type PersonLine struct {
 // FleetLine is one cause shared by many applications (one webhook drifting
 // forty apps), with the one platform fix that ends it.
 type FleetLine struct {
+	Instance   string
 	Cause      drift.Cause
 	Source     string // e.g. "MutatingWebhookConfiguration istio-sidecar-injector"
 	Apps       int
