@@ -1,0 +1,131 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/github/githubtest"
+	"github.com/driftfix/driftfix/bot/slack/slacktest"
+)
+
+// TestFullCycle runs the driftfix binary as a platform would (`driftfix
+// once` with a policy file, a GitHub App key and a Slack token in files)
+// against the real Argo CD and API server, with GitHub emulated over the very
+// repository Argo CD reads: the first cycle opens a PR removing replicas an
+// HPA owns; once a person merges it, a later cycle finds the application
+// Synced and the digest says so.
+func TestFullCycle(t *testing.T) {
+	s := newStack(t)
+	dir := t.TempDir()
+	repo, err := githubtest.NewRepo(dir, "acme", "e2e-cycle", map[string]string{"app/deployment.yaml": deployment})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh, err := githubtest.NewServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gh.Close()
+	if err := gh.AddRepo(dir, "acme", "e2e-cycle"); err != nil {
+		t.Fatal(err)
+	}
+	const slackToken = "xoxb-e2e-cycle-token"
+	sl := slacktest.NewServer(slackToken)
+	defer sl.Close()
+
+	bin := filepath.Join(dir, "driftfix")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/driftfix").CombinedOutput(); err != nil {
+		t.Fatalf("build driftfix: %v\n%s", err, out)
+	}
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	key := write("app.pem", string(gh.PrivateKeyPEM))
+	slackFile := write("slack-token", slackToken+"\n")
+	cfg := write("driftfix.yaml", `stateFile: `+filepath.Join(dir, "state", "driftfix.db")+`
+argocd:
+  - name: e2e
+    server: `+argoURL+`
+    tokenFile: `+filepath.Join(s.root, "run", "argocd-token")+`
+    kubeconfig: `+s.kubeconfig+`
+github: {appID: `+itoa(gh.AppID)+`, privateKeyFile: `+key+`, baseURL: "`+gh.API+`"}
+slack: {tokenFile: `+slackFile+`, channel: "#e2e", apiURL: "`+sl.URL+`"}
+policy: {stuckAfter: 1s, labels: [driftfix]}
+`)
+	once := func() string {
+		t.Helper()
+		cmd := exec.Command(bin, "once", "--config", cfg)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != 0 && code != 1 {
+			t.Fatalf("driftfix once: %v\n%s\n%s", err, out.String(), errb.String())
+		}
+		for _, secret := range []string{s.token, slackToken, "PRIVATE KEY"} {
+			if strings.Contains(out.String()+errb.String(), strings.TrimSpace(secret)) {
+				t.Fatal("a secret appeared in driftfix's output")
+			}
+		}
+		return out.String()
+	}
+
+	s.application(t, "e2e-cycle", repo, "app", "e2e-cycle", "")
+	s.kubectl(t, `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: e2e-cycle}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 4
+  maxReplicas: 6
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
+`, "apply", "-f", "-")
+	s.waitFor(t, "e2e-cycle", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after the HPA scaled it")
+	time.Sleep(2 * time.Second) // past stuckAfter
+
+	out := once()
+	prs := gh.PullRequests("acme", "e2e-cycle")
+	if len(prs) != 1 || !strings.Contains(out, "opened: acme/e2e-cycle#1") {
+		t.Fatalf("the first cycle must open one PR; PRs %+v\n%s", prs, out)
+	}
+	fixed, err := gh.File("acme", "e2e-cycle", prs[0].Head, "app/deployment.yaml")
+	if err != nil || strings.Contains(fixed, "replicas") {
+		t.Fatalf("the PR's branch must drop replicas: %v\n%s", err, fixed)
+	}
+	if out := once(); strings.Contains(out, "opened:") || len(gh.PullRequests("acme", "e2e-cycle")) != 1 {
+		t.Fatalf("a second cycle must not open another PR:\n%s", out)
+	}
+
+	if err := gh.Merge("acme", "e2e-cycle", prs[0].Number); err != nil {
+		t.Fatal(err)
+	}
+	var all strings.Builder
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(3 * time.Second) {
+		all.WriteString(once())
+		if strings.Contains(all.String(), "fixed (Synced again): acme/e2e-cycle#1") {
+			break
+		}
+	}
+	if !strings.Contains(all.String(), "merged: acme/e2e-cycle#1") || !strings.Contains(all.String(), "fixed (Synced again): acme/e2e-cycle#1") {
+		t.Fatalf("after the merge driftfix must report the PR merged and the app Synced:\n%s", all.String())
+	}
+	s.waitFor(t, "e2e-cycle", func(a argocd.AppSummary) bool { return a.SyncStatus == "Synced" }, "Synced after the merge")
+	posts := sl.Posts()
+	if len(posts) == 0 || !strings.Contains(posts[len(posts)-1]["attachments"], "Synced again") {
+		t.Fatalf("the last digest must say the app is Synced again: %+v", posts)
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
