@@ -497,6 +497,10 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 		return nil
 	}
 	_, created, err := p.GitHub.Push(ctx, repo, base, pr.Branch, message, files)
+	if errors.Is(err, github.ErrNoBase) {
+		skip(fmt.Sprintf("targetRevision %q is not a branch of %s; driftfix proposes fixes to branches only", base, repo))
+		return nil
+	}
 	if err != nil {
 		return err
 	}

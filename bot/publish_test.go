@@ -145,6 +145,26 @@ func TestPublishLifecycle(t *testing.T) {
 	}
 }
 
+// TestTagTargetRevision: an application that follows a tag gets no PR, and
+// says why.
+func TestTagTargetRevision(t *testing.T) {
+	w := newWorld(t, worldConfig)
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	w.addRepo("shop")
+	w.setApp("shop", "shop", true, now)
+	r, closeDB := w.runner()
+	defer closeDB()
+	res := Cycle(context.Background(), w.cfg, r.Instances, now, CycleOptions{})
+	if len(res.PRs) != 1 {
+		t.Fatalf("proposals %+v", res.PRs)
+	}
+	res.PRs[0].Base = "v1.2.0"
+	out := r.Publisher.Publish(context.Background(), &res, now)
+	if len(out.Errors) != 0 || len(w.gh.PullRequests("acme", "shop")) != 0 || !strings.Contains(strings.Join(out.Skipped, "\n"), `targetRevision "v1.2.0" is not a branch`) {
+		t.Fatalf("published %+v", out)
+	}
+}
+
 // TestLostDatabaseNeverDuplicates: a fresh database finds the open PR on
 // GitHub by its branch and adopts it, so it is closed when the drift goes.
 func TestLostDatabaseNeverDuplicates(t *testing.T) {

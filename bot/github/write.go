@@ -25,7 +25,7 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 		return false, false, err
 	}
 	if baseSHA == "" {
-		return false, false, fmt.Errorf("base branch %q does not exist in %s", base, r)
+		return false, false, fmt.Errorf("%w: %q in %s", ErrNoBase, base, r)
 	}
 	baseCommit, err := c.commit(ctx, cl, r, baseSHA)
 	if err != nil {
@@ -92,6 +92,9 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 	}
 	return true, false, nil
 }
+
+// ErrNoBase says the base of a pull request is not a branch of the repository.
+var ErrNoBase = errors.New("no such base branch")
 
 // refSHA returns the commit a branch points at, or "" when it does not exist.
 func (c *Client) refSHA(ctx context.Context, cl *gh.Client, r Repo, branch string) (string, error) {
