@@ -17,16 +17,21 @@ import (
 	"github.com/driftfix/driftfix/bot/slack/slacktest"
 )
 
-// TestFullCycle runs the driftfix binary as a platform would (`driftfix
-// once` with a policy file, a GitHub App key and a Slack token in files)
-// against the real Argo CD and API server, with GitHub emulated over the very
-// repository Argo CD reads: the first cycle opens a PR removing replicas an
-// HPA owns; once a person merges it, a later cycle finds the application
-// Synced and the digest says so.
-func TestFullCycle(t *testing.T) {
-	s := newStack(t)
+// botEnv is what a driftfix process needs around the real stack: GitHub
+// emulated over a bare repository Argo CD reads, Slack, secrets in files,
+// a policy file, and the driftfix binary.
+type botEnv struct {
+	dir, bin, cfg, repo string
+	gh                  *githubtest.Server
+	sl                  *slacktest.Server
+}
+
+const e2eSlackToken = "xoxb-e2e-cycle-token"
+
+func newBotEnv(t *testing.T, s *stack, repoName, stateName string) *botEnv {
+	t.Helper()
 	dir := t.TempDir()
-	repo, err := githubtest.NewRepo(dir, "acme", "e2e-cycle", map[string]string{"app/deployment.yaml": deployment})
+	repo, err := githubtest.NewRepo(dir, "acme", repoName, map[string]string{"app/deployment.yaml": deployment})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,14 +39,12 @@ func TestFullCycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer gh.Close()
-	if err := gh.AddRepo(dir, "acme", "e2e-cycle"); err != nil {
+	t.Cleanup(gh.Close)
+	if err := gh.AddRepo(dir, "acme", repoName); err != nil {
 		t.Fatal(err)
 	}
-	const slackToken = "xoxb-e2e-cycle-token"
-	sl := slacktest.NewServer(slackToken)
-	defer sl.Close()
-
+	sl := slacktest.NewServer(e2eSlackToken)
+	t.Cleanup(sl.Close)
 	bin := filepath.Join(dir, "driftfix")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/driftfix").CombinedOutput(); err != nil {
 		t.Fatalf("build driftfix: %v\n%s", err, out)
@@ -54,17 +57,48 @@ func TestFullCycle(t *testing.T) {
 		return p
 	}
 	key := write("app.pem", string(gh.PrivateKeyPEM))
-	slackFile := write("slack-token", slackToken+"\n")
-	cfg := write("driftfix.yaml", `stateFile: `+filepath.Join(dir, "state", "driftfix.db")+`
+	slackFile := write("slack-token", e2eSlackToken+"\n")
+	cfg := write("driftfix.yaml", `stateFile: `+filepath.Join(dir, "state", stateName)+`
 argocd:
   - name: e2e
     server: `+argoURL+`
     tokenFile: `+filepath.Join(s.root, "run", "argocd-token")+`
     kubeconfig: `+s.kubeconfig+`
-github: {appID: `+itoa(gh.AppID)+`, privateKeyFile: `+key+`, baseURL: "`+gh.API+`"}
+github: {appID: `+strconv.FormatInt(gh.AppID, 10)+`, privateKeyFile: `+key+`, baseURL: "`+gh.API+`"}
 slack: {tokenFile: `+slackFile+`, channel: "#e2e", apiURL: "`+sl.URL+`"}
 policy: {stuckAfter: 1s, labels: [driftfix]}
 `)
+	return &botEnv{dir: dir, bin: bin, cfg: cfg, repo: repo, gh: gh, sl: sl}
+}
+
+// hpaDrift deploys the application and lets an HPA own its replicas.
+func (s *stack) hpaDrift(t *testing.T, name, repo string) {
+	t.Helper()
+	s.application(t, name, repo, "app", name, "")
+	s.kubectl(t, `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: `+name+`}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 4
+  maxReplicas: 6
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
+`, "apply", "-f", "-")
+	s.waitFor(t, name, func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after the HPA scaled it")
+	time.Sleep(2 * time.Second) // past stuckAfter
+}
+
+// TestFullCycle runs the driftfix binary as a platform would (`driftfix
+// once` with a policy file, a GitHub App key and a Slack token in files)
+// against the real Argo CD and API server, with GitHub emulated over the very
+// repository Argo CD reads: the first cycle opens a PR removing replicas an
+// HPA owns; once a person merges it, a later cycle finds the application
+// Synced and the digest says so.
+func TestFullCycle(t *testing.T) {
+	s := newStack(t)
+	env := newBotEnv(t, s, "e2e-cycle", "driftfix.db")
+	gh, sl, bin, cfg := env.gh, env.sl, env.bin, env.cfg
+	const slackToken = e2eSlackToken
 	once := func() string {
 		t.Helper()
 		cmd := exec.Command(bin, "once", "--config", cfg)
@@ -82,18 +116,7 @@ policy: {stuckAfter: 1s, labels: [driftfix]}
 		return out.String()
 	}
 
-	s.application(t, "e2e-cycle", repo, "app", "e2e-cycle", "")
-	s.kubectl(t, `apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: web, namespace: e2e-cycle}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 4
-  maxReplicas: 6
-  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
-`, "apply", "-f", "-")
-	s.waitFor(t, "e2e-cycle", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after the HPA scaled it")
-	time.Sleep(2 * time.Second) // past stuckAfter
+	s.hpaDrift(t, "e2e-cycle", env.repo)
 
 	out := once()
 	prs := gh.PullRequests("acme", "e2e-cycle")
@@ -127,5 +150,3 @@ spec:
 		t.Fatalf("the last digest must say the app is Synced again: %+v", posts)
 	}
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -34,7 +34,7 @@ Usage:
   driftfix snapshot APP --argocd-server URL [--app-namespace NS] [-o FILE]
   driftfix scan --argocd-server URL [--stuck-after 10m] [--format text|json]
   driftfix fix --snapshot FILE [--repo DIR] [--dry-run] [--format text|json]
-  driftfix run --config FILE [--listen :8080] [--dry-run]
+  driftfix run --config FILE [--listen :8080] [--dry-run] [--leader-elect]
   driftfix once --config FILE [--dry-run]
   driftfix config validate FILE
   driftfix causes        print the causes driftfix names, in the order they are tried

@@ -17,6 +17,7 @@ import (
 	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/github"
+	"github.com/driftfix/driftfix/bot/kube"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/state"
 )
@@ -114,6 +115,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	dryRun := fs.Bool("dry-run", false, "plan and log, write nothing (no PR, no digest, no state)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	atStart := fs.Bool("run-at-start", true, "run a cycle at start, then on the schedule")
+	leaderElect := fs.Bool("leader-elect", false, "run cycles only while holding a Lease, so several replicas never work at once")
+	leaseNS := fs.String("lease-namespace", "", "namespace of the Lease (default: $POD_NAMESPACE, else the service account's)")
+	leaseName := fs.String("lease-name", "driftfix", "name of the Lease")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for the Lease (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, err
 	}
@@ -157,7 +162,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	log.Info("driftfix running", "version", version, "schedule", cfg.Schedule, "listen", ln.Addr().String(), "instances", len(r.Instances), "dry_run", r.Publisher == nil)
-	err = r.Serve(ctx)
+	if *leaderElect {
+		err = lead(ctx, r, *kubeconfig, *leaseNS, *leaseName, log)
+	} else {
+		err = r.Serve(ctx)
+	}
 	stopping.Store(true)
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -167,4 +176,30 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	}
 	log.Info("driftfix stopped")
 	return exitClean, nil
+}
+
+// lead runs the bot while this replica holds the Lease.
+func lead(ctx context.Context, r *bot.Runner, kubeconfig, namespace, name string, log *slog.Logger) error {
+	rc, err := kube.RESTConfig(kube.Config{Kubeconfig: kubeconfig})
+	if err != nil {
+		return fmt.Errorf("--leader-elect: %w", err)
+	}
+	if namespace == "" {
+		namespace = os.Getenv("POD_NAMESPACE")
+	}
+	if namespace == "" {
+		b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+		if err != nil {
+			return fmt.Errorf("--leader-elect: give --lease-namespace (no POD_NAMESPACE and no service account namespace)")
+		}
+		namespace = strings.TrimSpace(string(b))
+	}
+	host, _ := os.Hostname()
+	identity := fmt.Sprintf("%s_%d", host, os.Getpid())
+	var serveErr error
+	err = kube.Lead(ctx, rc, namespace, name, identity, log, func(lctx context.Context) { serveErr = r.Serve(lctx) })
+	if serveErr != nil {
+		return serveErr
+	}
+	return err
 }
