@@ -41,6 +41,7 @@ type ArgoCD struct {
 	Insecure            bool
 	Kubeconfig          string
 	Shard               string // application name pattern (path.Match), empty for all
+	Namespace           string // Argo CD's namespace, where argocd-cm lives (default argocd)
 }
 
 // GitHub says how PRs are opened.

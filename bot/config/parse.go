@@ -172,6 +172,7 @@ func (p *parser) argocd(key string, n *yaml.Node) ArgoCD {
 		"insecure":   func(k string, v *yaml.Node) { a.Insecure = p.boolean(k, v) },
 		"kubeconfig": func(k string, v *yaml.Node) { a.Kubeconfig = p.str(k, v) },
 		"shard":      func(k string, v *yaml.Node) { a.Shard = p.str(k, v) },
+		"namespace":  func(k string, v *yaml.Node) { a.Namespace = p.str(k, v) },
 	})
 	if a.Server == "" {
 		p.fail(key+".server", n.Line, "is required")

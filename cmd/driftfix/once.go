@@ -99,8 +99,12 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 // instance builds one Argo CD instance's clients. The cluster context is
 // read once per cycle.
 func instance(ctx context.Context, a config.ArgoCD, stderr io.Writer) (bot.Instance, error) {
+	ns := a.Namespace
+	if ns == "" {
+		ns = "argocd"
+	}
 	af := argoFlags{server: a.Server, tokenFile: a.TokenFile, tokenEnv: a.TokenEnv, caFile: a.CAFile, insecure: a.Insecure,
-		timeout: 30 * time.Second, kubeconfig: a.Kubeconfig, argoNamespace: "argocd"}
+		timeout: 30 * time.Second, kubeconfig: a.Kubeconfig, argoNamespace: ns}
 	c, err := af.client()
 	if err != nil {
 		return bot.Instance{}, fmt.Errorf("argocd %s: %w", a.Name, err)
