@@ -228,3 +228,45 @@ func TestNoSecretsPublished(t *testing.T) {
 		}
 	}
 }
+
+// TestPRLimits: new PRs per cycle and open at once are capped by the policy;
+// what is held back is said, and comes in later cycles.
+func TestPRLimits(t *testing.T) {
+	w := newWorld(t, `
+argocd: [{name: main, server: https://argocd.example.com, tokenEnv: T}]
+policy: {prsPerCycle: 1, openPRs: 2}
+overrides: [{match: {app: "quiet-*"}, policy: {quietHours: {from: "00:00", to: "23:59", timezone: UTC}}}]
+`)
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	for _, n := range []string{"a", "b", "c", "quiet-d"} {
+		w.addRepo(n)
+		w.setApp(n, n, true, now)
+	}
+	opened := func() int {
+		n := 0
+		for _, r := range []string{"a", "b", "c", "quiet-d"} {
+			n += len(w.open(r))
+		}
+		return n
+	}
+	r, closeDB := w.runner()
+	defer closeDB()
+	var skipped []string
+	for i, want := range []int{1, 2, 2} {
+		out, err := r.Once(context.Background(), now.Add(time.Duration(i)*time.Hour))
+		if err != nil || len(out.Published.Errors) > 0 {
+			t.Fatal(err, out.Published.Errors)
+		}
+		if got := opened(); got != want {
+			t.Fatalf("cycle %d: %d open PRs, want %d (skipped %q)", i, got, want, out.Published.Skipped)
+		}
+		skipped = out.Published.Skipped
+	}
+	all := strings.Join(skipped, "\n")
+	if !strings.Contains(all, "limit of 2 open pull requests") || !strings.Contains(all, "quiet hours") {
+		t.Fatalf("held-back fixes must say why: %q", skipped)
+	}
+	if len(w.open("quiet-d")) != 0 {
+		t.Fatal("a PR was opened in quiet hours")
+	}
+}
