@@ -275,18 +275,7 @@ func TestManualScale(t *testing.T) {
 
 func TestHPAReplicas(t *testing.T) {
 	s := newStack(t)
-	repo := gitRepo(t, map[string]string{"app/deployment.yaml": deployment})
-	s.application(t, "e2e-hpa", repo, "app", "e2e-hpa", "")
-	s.kubectl(t, `apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: web, namespace: e2e-hpa}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 4
-  maxReplicas: 6
-  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
-`, "apply", "-f", "-")
-	s.waitFor(t, "e2e-hpa", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after the HPA scaled it")
+	s.hpaDrift(t, "e2e-hpa", gitRepo(t, map[string]string{"app/deployment.yaml": deployment}))
 	rep := s.diagnose(t, "e2e-hpa")
 	expectFinding(t, rep, "Deployment", "/spec/replicas", drift.CauseHPAReplicas)
 	// The fix, planned from the repository Argo CD reads, removes replicas and verifies.

@@ -21,20 +21,12 @@ import (
 func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now time.Time) (int, error) {
 	fs := flag.NewFlagSet("once", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	file := fs.String("config", "", "policy file (see deploy/driftfix.example.yaml)")
+	bf := registerBotFlags(fs, "warn")
 	dryRun := fs.Bool("dry-run", false, "print the pull requests and the digest it would send, and write nothing")
-	level := fs.String("log-level", "warn", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, err
 	}
-	if *file == "" {
-		return exitUsage, fmt.Errorf("--config FILE is required")
-	}
-	cfg, err := config.Load(*file)
-	if err != nil {
-		return exitUsage, err
-	}
-	log, err := newLogger(stderr, *level)
+	cfg, log, err := bf.load(stderr)
 	if err != nil {
 		return exitUsage, err
 	}

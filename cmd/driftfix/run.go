@@ -98,6 +98,30 @@ func buildRunner(ctx context.Context, cfg *config.Config, publish bool, log *slo
 	return r, func() { st.Close() }, nil
 }
 
+// botFlags are the flags run and once share: the policy file and the log level.
+type botFlags struct{ file, level *string }
+
+func registerBotFlags(fs *flag.FlagSet, level string) botFlags {
+	return botFlags{file: fs.String("config", "", "policy file (see deploy/driftfix.example.yaml)"),
+		level: fs.String("log-level", level, "debug, info, warn or error")}
+}
+
+// load reads the policy file and makes the logger, after the flags are parsed.
+func (b botFlags) load(stderr io.Writer) (*config.Config, *slog.Logger, error) {
+	if *b.file == "" {
+		return nil, nil, fmt.Errorf("--config FILE is required")
+	}
+	cfg, err := config.Load(*b.file)
+	if err != nil {
+		return nil, nil, err
+	}
+	log, err := newLogger(stderr, *b.level)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, log, nil
+}
+
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
@@ -110,10 +134,9 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	file := fs.String("config", "", "policy file (see deploy/driftfix.example.yaml)")
+	bf := registerBotFlags(fs, "info")
 	listen := fs.String("listen", ":8080", "address of /healthz, /readyz and /metrics")
 	dryRun := fs.Bool("dry-run", false, "plan and log, write nothing (no PR, no digest, no state)")
-	level := fs.String("log-level", "info", "debug, info, warn or error")
 	atStart := fs.Bool("run-at-start", true, "run a cycle at start, then on the schedule")
 	leaderElect := fs.Bool("leader-elect", false, "run cycles only while holding a Lease, so several replicas never work at once")
 	leaseNS := fs.String("lease-namespace", "", "namespace of the Lease (default: $POD_NAMESPACE, else the service account's)")
@@ -122,14 +145,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, err
 	}
-	if *file == "" {
-		return exitUsage, fmt.Errorf("--config FILE is required")
-	}
-	cfg, err := config.Load(*file)
-	if err != nil {
-		return exitUsage, err
-	}
-	log, err := newLogger(stderr, *level)
+	cfg, log, err := bf.load(stderr)
 	if err != nil {
 		return exitUsage, err
 	}
