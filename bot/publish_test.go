@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -268,5 +269,46 @@ overrides: [{match: {app: "quiet-*"}, policy: {quietHours: {from: "00:00", to: "
 	}
 	if len(w.open("quiet-d")) != 0 {
 		t.Fatal("a PR was opened in quiet hours")
+	}
+}
+
+// TestStopMidPublish: a cycle asked to stop while it writes a PR finishes
+// that PR and starts no other; no branch is left without its PR.
+func TestStopMidPublish(t *testing.T) {
+	w := newWorld(t, worldConfig)
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	names := []string{"a", "b", "c"}
+	for _, n := range names {
+		w.addRepo(n)
+		w.setApp(n, n, true, now)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.gh.Fault = func(r *http.Request) int {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git/refs") {
+			cancel() // SIGTERM arrives as the first branch is created
+		}
+		return 0
+	}
+	r, closeDB := w.runner()
+	defer closeDB()
+	res := Cycle(context.Background(), w.cfg, r.Instances, now, CycleOptions{})
+	out := r.Publisher.Publish(ctx, &res, now)
+	if len(out.Opened) != 1 {
+		t.Fatalf("the PR in flight must be finished and no other started: %+v", out)
+	}
+	for _, n := range names {
+		branches, prs := 0, len(w.open(n))
+		for _, b := range w.gh.Branches("acme", n) {
+			if strings.HasPrefix(b, "driftfix/") {
+				branches++
+			}
+		}
+		if branches != prs {
+			t.Errorf("%s: %d driftfix branches, %d PRs", n, branches, prs)
+		}
+	}
+	if !strings.Contains(strings.Join(out.Skipped, "\n"), "stopped before it was published") {
+		t.Errorf("skipped %q", out.Skipped)
 	}
 }

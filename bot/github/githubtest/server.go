@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,6 +167,29 @@ func (s *Server) Comments(owner, name string, number int) []Comment {
 		return append([]Comment(nil), r.comments[number]...)
 	}
 	return nil
+}
+
+// Branches lists a repository's branches.
+func (s *Server) Branches(owner, name string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[owner+"/"+name]
+	if r == nil {
+		return nil
+	}
+	refs, err := r.git.References()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	refs.ForEach(func(ref *plumbing.Reference) error {
+		if ref.Name().IsBranch() {
+			out = append(out, ref.Name().Short())
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
 }
 
 // File returns a file's content on a branch.
