@@ -193,7 +193,8 @@ func TestLostDatabaseNeverDuplicates(t *testing.T) {
 	}
 }
 
-// TestDigestJSONHasNoSecrets greps everything driftfix wrote for tokens and keys.
+// TestNoSecretsPublished greps everything driftfix wrote (PRs, digests,
+// errors, its result and its log, through retries) for tokens and keys.
 func TestNoSecretsPublished(t *testing.T) {
 	w := newWorld(t, worldConfig)
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
@@ -202,6 +203,8 @@ func TestNoSecretsPublished(t *testing.T) {
 	r, closeDB := w.runner()
 	defer closeDB()
 	w.gh.FailNext(500, 403)
+	w.slack.RateLimit(1)
+	w.argo.Fail(1)
 	out, err := r.Once(context.Background(), now)
 	if err != nil {
 		t.Fatal(err)
@@ -221,6 +224,10 @@ func TestNoSecretsPublished(t *testing.T) {
 	}
 	for _, e := range append(out.Result.Errors, out.Published.Errors...) {
 		written = append(written, e.Error())
+	}
+	written = append(written, w.logs.String())
+	if !strings.Contains(w.logs.String(), "secondary rate limit") || !strings.Contains(w.logs.String(), "cycle done") {
+		t.Fatalf("the log lacks the retries and the cycle:\n%s", w.logs.String())
 	}
 	all := strings.Join(written, "\n")
 	for _, secret := range []string{"argo-token", slackToken, "PRIVATE KEY", string(w.gh.PrivateKeyPEM[40:80]), "ghs_"} {

@@ -1,9 +1,12 @@
 package bot
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +36,24 @@ type world struct {
 	repoURL map[string]string
 	cfg     *config.Config
 	dbPath  string
+	logs    lockedBuffer // everything the bots logged
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 const slackToken = "xoxb-world-secret-token"
@@ -101,15 +122,16 @@ func (w *world) setApp(name, repo string, stuck bool, now time.Time) {
 // database reopened from disk.
 func (w *world) runner() (*Runner, func()) {
 	w.t.Helper()
-	ac, err := argocd.New(argocd.Config{BaseURL: w.argo.URL, Token: "argo-token", Retries: 2, Backoff: 5 * time.Millisecond, Timeout: 500 * time.Millisecond})
+	log := slog.New(slog.NewJSONHandler(&w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	ac, err := argocd.New(argocd.Config{Logger: log, BaseURL: w.argo.URL, Token: "argo-token", Retries: 2, Backoff: 5 * time.Millisecond, Timeout: 500 * time.Millisecond})
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	gh, err := github.New(github.Config{AppID: w.gh.AppID, PrivateKey: w.gh.PrivateKeyPEM, BaseURL: w.gh.API, Backoff: 5 * time.Millisecond})
+	gh, err := github.New(github.Config{Logger: log, AppID: w.gh.AppID, PrivateKey: w.gh.PrivateKeyPEM, BaseURL: w.gh.API, Backoff: 5 * time.Millisecond})
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	sl, err := slack.New(slack.Config{Token: slackToken, APIURL: w.slack.URL})
+	sl, err := slack.New(slack.Config{Logger: log, Token: slackToken, APIURL: w.slack.URL})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -123,8 +145,8 @@ func (w *world) runner() (*Runner, func()) {
 			src := drift.Sources(s.Application)[0]
 			return gitrepo.Files(ctx, src.RepoURL, src.TargetRevision, gitrepo.Limits{})
 		}}
-	r := &Runner{Config: w.cfg, Instances: []Instance{in}, Metrics: NewMetrics(),
-		Publisher: &Publisher{Config: w.cfg, Store: st, GitHub: gh, Slack: sl}}
+	r := &Runner{Config: w.cfg, Instances: []Instance{in}, Metrics: NewMetrics(), Log: log,
+		Publisher: &Publisher{Config: w.cfg, Store: st, GitHub: gh, Slack: sl, Log: log}}
 	return r, func() { st.Close() }
 }
 
