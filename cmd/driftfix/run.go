@@ -20,6 +20,8 @@ import (
 	"github.com/driftfix/driftfix/bot/kube"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/state"
+
+	"k8s.io/klog/v2"
 )
 
 // secret reads a secret from a file (trimmed) or an environment variable.
@@ -210,6 +212,7 @@ func lead(ctx context.Context, r *bot.Runner, kubeconfig, namespace, name string
 		}
 		namespace = strings.TrimSpace(string(b))
 	}
+	klog.SetSlogLogger(log) // client-go's leader election logs as driftfix does
 	host, _ := os.Hostname()
 	identity := fmt.Sprintf("%s_%d", host, os.Getpid())
 	var serveErr error
