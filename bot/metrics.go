@@ -16,6 +16,7 @@ type Metrics struct {
 	findings  *prometheus.GaugeVec
 	prs       *prometheus.CounterVec
 	calls     *prometheus.CounterVec
+	apiErrors *prometheus.CounterVec
 	errors    *prometheus.CounterVec
 	duration  prometheus.Histogram
 	lastCycle prometheus.Gauge
@@ -26,17 +27,18 @@ type Metrics struct {
 // NewMetrics registers driftfix's metrics in a registry of their own.
 func NewMetrics() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), seenCalls: map[string]int{},
-		scanned:  prometheus.NewCounter(prometheus.CounterOpts{Name: "driftfix_apps_scanned_total", Help: "Applications listed by all cycles."}),
-		stuck:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftfix_apps_stuck", Help: "Applications stuck OutOfSync in the last cycle."}),
-		findings: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "driftfix_findings", Help: "Differing fields in the last cycle, by cause."}, []string{"cause"}),
-		prs:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftfix_pull_requests_total", Help: "Pull requests by action."}, []string{"action"}),
-		calls:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftfix_api_calls_total", Help: "API requests by service (argocd, github)."}, []string{"service"}),
-		errors:   prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftfix_errors_total", Help: "Failures by stage (cycle, publish)."}, []string{"stage"}),
+		scanned:   prometheus.NewCounter(prometheus.CounterOpts{Name: "driftfix_apps_scanned_total", Help: "Applications listed by all cycles."}),
+		stuck:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftfix_apps_stuck", Help: "Applications stuck OutOfSync in the last cycle."}),
+		findings:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "driftfix_findings", Help: "Differing fields in the last cycle, by cause."}, []string{"cause"}),
+		prs:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftfix_pull_requests_total", Help: "Pull requests by action."}, []string{"action"}),
+		calls:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftfix_api_calls_total", Help: "API requests by service (argocd, github, slack), retries included."}, []string{"service"}),
+		apiErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftfix_api_errors_total", Help: "Failed API requests by service (argocd, github, slack), each attempt."}, []string{"service"}),
+		errors:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftfix_errors_total", Help: "Failures by stage (cycle, publish)."}, []string{"stage"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "driftfix_cycle_duration_seconds", Help: "Duration of a cycle.",
 			Buckets: prometheus.ExponentialBuckets(0.5, 2, 12)}),
 		lastCycle: prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftfix_last_cycle_timestamp_seconds", Help: "When the last cycle finished."}),
 	}
-	m.reg.MustRegister(m.scanned, m.stuck, m.findings, m.prs, m.calls, m.errors, m.duration, m.lastCycle,
+	m.reg.MustRegister(m.scanned, m.stuck, m.findings, m.prs, m.calls, m.apiErrors, m.errors, m.duration, m.lastCycle,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -70,21 +72,31 @@ func (m *Metrics) observe(r *Runner, o Outcome) {
 	m.lastCycle.SetToCurrentTime()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	count := func(service, prefix string, calls map[string]int) {
+	// Clients count since they were made; the metrics add what is new.
+	count := func(vec *prometheus.CounterVec, service, prefix string, calls map[string]int) {
 		for k, v := range calls {
 			key := prefix + " " + k
 			if d := v - m.seenCalls[key]; d > 0 {
-				m.calls.WithLabelValues(service).Add(float64(d))
+				vec.WithLabelValues(service).Add(float64(d))
 			}
 			m.seenCalls[key] = v
 		}
 	}
 	for _, in := range r.Instances {
 		if in.Client != nil {
-			count("argocd", "argocd "+in.Name, in.Client.Calls())
+			count(m.calls, "argocd", "argocd calls "+in.Name, in.Client.Calls())
+			count(m.apiErrors, "argocd", "argocd errors "+in.Name, in.Client.Errors())
 		}
 	}
-	if r.Publisher != nil && r.Publisher.GitHub != nil {
-		count("github", "github", r.Publisher.GitHub.Calls())
+	if p := r.Publisher; p != nil {
+		if p.GitHub != nil {
+			count(m.calls, "github", "github calls", p.GitHub.Calls())
+			count(m.apiErrors, "github", "github errors", p.GitHub.Errors())
+		}
+		if p.Slack != nil {
+			calls, errs := p.Slack.Calls()
+			count(m.calls, "slack", "slack calls", map[string]int{"post": calls})
+			count(m.apiErrors, "slack", "slack errors", map[string]int{"post": errs})
+		}
 	}
 }

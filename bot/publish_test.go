@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -317,5 +318,38 @@ func TestStopMidPublish(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(out.Skipped, "\n"), "stopped before it was published") {
 		t.Errorf("skipped %q", out.Skipped)
+	}
+}
+
+// TestMetrics: one cycle's work and the failed calls it retried show up
+// by service.
+func TestMetrics(t *testing.T) {
+	w := newWorld(t, worldConfig)
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	w.addRepo("shop")
+	w.setApp("shop", "shop", true, now)
+	r, closeDB := w.runner()
+	defer closeDB()
+	w.gh.FailNext(502)
+	w.slack.RateLimit(1)
+	w.argo.Fail(1)
+	if _, err := r.Once(context.Background(), now); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	r.Metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	text := rec.Body.String()
+	for _, want := range []string{
+		"driftfix_apps_scanned_total 1", "driftfix_apps_stuck 1", `driftfix_findings{cause="hpa-replicas"} 1`,
+		`driftfix_pull_requests_total{action="opened"} 1`,
+		`driftfix_api_errors_total{service="argocd"} 1`, `driftfix_api_errors_total{service="github"} 1`, `driftfix_api_errors_total{service="slack"} 1`,
+		`driftfix_api_calls_total{service="slack"} 2`, "driftfix_cycle_duration_seconds_count 1",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(text)
 	}
 }

@@ -54,6 +54,7 @@ type Client struct {
 
 	mu    sync.Mutex
 	calls map[string]int
+	errs  map[string]int
 }
 
 // Errors a caller branches on.
@@ -72,7 +73,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Token == "" {
 		return nil, errors.New("argocd: no token: give the account's API token in a file or the environment")
 	}
-	c := &Client{base: u, token: cfg.Token, http: cfg.HTTPClient, retries: cfg.Retries, backoff: cfg.Backoff, log: cfg.Logger, calls: map[string]int{}}
+	c := &Client{base: u, token: cfg.Token, http: cfg.HTTPClient, retries: cfg.Retries, backoff: cfg.Backoff, log: cfg.Logger, calls: map[string]int{}, errs: map[string]int{}}
 	if c.retries == 0 {
 		c.retries = 3
 	}
@@ -117,6 +118,17 @@ func (c *Client) Calls() map[string]int {
 	return out
 }
 
+// Errors returns how many requests failed per endpoint (each failed attempt).
+func (c *Client) Errors() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.errs))
+	for k, v := range c.errs {
+		out[k] = v
+	}
+	return out
+}
+
 // get fetches path with query into out, retrying 5xx and connection errors
 // with exponential backoff. endpoint names the call for counting and errors.
 func (c *Client) get(ctx context.Context, endpoint, path string, q url.Values, out any) error {
@@ -142,6 +154,9 @@ func (c *Client) get(ctx context.Context, endpoint, path string, q url.Values, o
 		if err == nil {
 			return nil
 		}
+		c.mu.Lock()
+		c.errs[endpoint]++
+		c.mu.Unlock()
 		if !retry {
 			return err
 		}

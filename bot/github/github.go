@@ -57,6 +57,7 @@ type Client struct {
 	mu    sync.Mutex
 	inst  map[string]*gh.Client // by owner/name
 	calls map[string]int
+	errs  map[string]int
 }
 
 // ErrRateLimited says GitHub asked driftfix to wait longer than it will
@@ -77,7 +78,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Backoff == 0 {
 		cfg.Backoff = time.Second
 	}
-	c := &Client{cfg: cfg, log: cfg.Logger, inst: map[string]*gh.Client{}, calls: map[string]int{}}
+	c := &Client{cfg: cfg, log: cfg.Logger, inst: map[string]*gh.Client{}, calls: map[string]int{}, errs: map[string]int{}}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -125,6 +126,17 @@ func (c *Client) Calls() map[string]int {
 	defer c.mu.Unlock()
 	out := make(map[string]int, len(c.calls))
 	for k, v := range c.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// Errors returns how many requests failed per kind of call (each attempt).
+func (c *Client) Errors() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.errs))
+	for k, v := range c.errs {
 		out[k] = v
 	}
 	return out
@@ -202,6 +214,9 @@ func (c *Client) call(ctx context.Context, what string, f func(context.Context) 
 		resp, err := f(ctx)
 		c.mu.Lock()
 		c.calls[what]++
+		if err != nil && !notFound(err) { // a 404 answers "no such branch", not a failure
+			c.errs[what]++
+		}
 		c.mu.Unlock()
 		if err == nil {
 			return nil

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -26,6 +27,16 @@ type Notifier struct {
 	log     *slog.Logger
 	// maxWait caps one Retry-After wait.
 	maxWait time.Duration
+
+	mu          sync.Mutex
+	calls, errs int
+}
+
+// Calls returns how many messages were sent and how many attempts failed.
+func (n *Notifier) Calls() (calls, errs int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.calls, n.errs
 }
 
 // Config says how to reach Slack. APIURL is for Slack-compatible test servers.
@@ -82,6 +93,12 @@ func (n *Notifier) Post(ctx context.Context, channel string, msgs []templates.Me
 func (n *Notifier) post(ctx context.Context, channel string, opts []slack.MsgOption) (string, error) {
 	for attempt := 0; ; attempt++ {
 		_, ts, err := n.client.PostMessageContext(ctx, channel, opts...)
+		n.mu.Lock()
+		n.calls++
+		if err != nil {
+			n.errs++
+		}
+		n.mu.Unlock()
 		var rl *slack.RateLimitedError
 		if !errors.As(err, &rl) || attempt >= n.retries {
 			return ts, redact(err, n.token)
