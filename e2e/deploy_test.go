@@ -4,14 +4,21 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/driftfix/driftfix/bot/kube"
 )
@@ -117,3 +124,122 @@ policy: {stuckAfter: 20m, draft: true}
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TestInstallAsREADME follows the README's install section against the real
+// stack: the Argo CD account, the Secret from files, `helm install`; then it
+// runs the Deployment's container as the kubelet would (this stack has no
+// kubelet): its args, its ConfigMap and Secret as files, its service
+// account's identity. The bot must cycle, open the fix PR and post the digest.
+func TestInstallAsREADME(t *testing.T) {
+	s := newStack(t)
+	env := newBotEnv(t, s, "e2e-install", "unused.db")
+	s.hpaDrift(t, "e2e-install", env.repo)
+
+	// 1. The Argo CD account (the stack made the same one; merging the patch again changes nothing).
+	s.kubectl(t, "", "-n", "argocd", "patch", "configmap", "argocd-cm", "--type", "merge", "--patch-file", "../deploy/argocd/argocd-cm-patch.yaml")
+	if p := s.kubectl(t, "", "-n", "argocd", "get", "configmap", "argocd-rbac-cm", "-o", `jsonpath={.data.policy\.csv}`); !strings.Contains(p, "p, driftfix, applications, get, */*, allow") {
+		t.Fatalf("argocd-rbac-cm lacks the README's line: %q", p)
+	}
+	// 4. The Secret, from files in the current directory.
+	work := t.TempDir()
+	token, _ := os.ReadFile(filepath.Join(s.root, "run", "argocd-token"))
+	for name, content := range map[string][]byte{"argocd-token": token, "github-app.pem": env.gh.PrivateKeyPEM, "slack-token": []byte(e2eSlackToken)} {
+		if err := os.WriteFile(filepath.Join(work, name), content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.kubectl(t, "", "create", "namespace", "driftfix")
+	t.Cleanup(func() { s.kubectl(t, "", "delete", "namespace", "driftfix", "--ignore-not-found", "--timeout=60s") })
+	create := exec.Command(filepath.Join(s.root, "bin", "kubectl"), "--kubeconfig", s.kubeconfig, "-n", "driftfix", "create", "secret", "generic", "driftfix",
+		"--from-file=argocd-token", "--from-file=github-app.pem", "--from-file=slack-token")
+	create.Dir = work
+	if out, err := create.CombinedOutput(); err != nil {
+		t.Fatalf("create the Secret: %v\n%s", err, out)
+	}
+	// 5. helm install (with this stack's addresses for Argo CD, GitHub and Slack).
+	s.run(t, "helm", "--kubeconfig", s.kubeconfig, "install", "driftfix", "../deploy/chart", "-n", "driftfix",
+		"--set", "github.appID="+strconv.FormatInt(env.gh.AppID, 10), "--set", "github.baseURL="+env.gh.API,
+		"--set", "slack.channel=#gitops-drift", "--set", "slack.apiURL="+env.sl.URL, "--set", "argocd.server="+argoURL,
+		"--set", "policy.stuckAfter=1s")
+	t.Cleanup(func() {
+		exec.Command(filepath.Join(s.root, "bin", "helm"), "--kubeconfig", s.kubeconfig, "uninstall", "driftfix", "-n", "driftfix").Run()
+	})
+
+	// The container, as the kubelet would run it.
+	root := t.TempDir()
+	cfg := s.kubectl(t, "", "-n", "driftfix", "get", "configmap", "driftfix", "-o", `jsonpath={.data.driftfix\.yaml}`)
+	cfg = strings.NewReplacer("/var/run/secrets/driftfix/", root+"/secrets/", "/var/lib/driftfix/", root+"/state/").Replace(cfg)
+	os.MkdirAll(filepath.Join(root, "secrets"), 0o700)
+	os.MkdirAll(filepath.Join(root, "state"), 0o700)
+	if err := os.WriteFile(filepath.Join(root, "driftfix.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"argocd-token", "github-app.pem", "slack-token"} {
+		b64 := s.kubectl(t, "", "-n", "driftfix", "get", "secret", "driftfix", "-o", "jsonpath={.data."+strings.ReplaceAll(key, ".", `\.`)+"}")
+		raw, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(root, "secrets", key), raw, 0o600)
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(s.kubectl(t, "", "-n", "driftfix", "get", "deployment", "driftfix", "-o", "jsonpath={.spec.template.spec.containers[0].args}")), &args); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, "--config="):
+			args[i] = "--config=" + filepath.Join(root, "driftfix.yaml")
+		case strings.HasPrefix(a, "--listen="):
+			args[i] = "--listen=" + addr
+		}
+	}
+	// The service account's identity: the admin kubeconfig impersonating it.
+	kc, err := os.ReadFile(s.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kcObj map[string]any
+	if err := yaml.Unmarshal(kc, &kcObj); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range kcObj["users"].([]any) {
+		u.(map[string]any)["user"].(map[string]any)["as"] = "system:serviceaccount:driftfix:driftfix"
+	}
+	saKC, _ := yaml.Marshal(kcObj)
+	saFile := filepath.Join(root, "sa-kubeconfig")
+	os.WriteFile(saFile, saKC, 0o600)
+
+	pod := &replica{name: "pod"}
+	pod.cmd = exec.Command(env.bin, args...)
+	pod.cmd.Env = append(os.Environ(), "KUBECONFIG="+saFile, "POD_NAMESPACE=driftfix")
+	pod.cmd.Stdout, pod.cmd.Stderr = pod, pod
+	if err := pod.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		pod.cmd.Process.Kill()
+		pod.cmd.Wait()
+	}()
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && !strings.Contains(pod.text(), `"msg":"cycle done"`); time.Sleep(500 * time.Millisecond) {
+	}
+	if !strings.Contains(pod.text(), `"msg":"cycle done"`) {
+		t.Fatalf("the installed bot never finished a cycle:\n%s", pod.text())
+	}
+	prs := env.gh.PullRequests("acme", "e2e-install")
+	if len(prs) != 1 || !strings.HasPrefix(prs[0].Head, "driftfix/e2e-install/hpa-replicas-") {
+		t.Fatalf("the installed bot's PRs: %+v\n%s", prs, pod.text())
+	}
+	if posts := env.sl.Posts(); len(posts) == 0 || posts[0]["channel"] != "#gitops-drift" {
+		t.Fatalf("the installed bot's digest: %+v", posts)
+	}
+	if resp, err := http.Get("http://" + addr + "/metrics"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/metrics: %v", err)
+	}
+	pod.cmd.Process.Signal(syscall.SIGTERM)
+	pod.cmd.Wait()
+	if !strings.Contains(pod.text(), `"msg":"driftfix stopped"`) {
+		t.Fatalf("no clean stop:\n%s", pod.text())
+	}
+}
