@@ -225,3 +225,20 @@ func TestAuthErrors(t *testing.T) {
 		t.Fatalf("bad token: %v", err)
 	}
 }
+
+// FuzzParseRepo: any repository URL either names a non-empty owner and
+// name without slashes, or is refused with an error; never a panic.
+func FuzzParseRepo(f *testing.F) {
+	for _, s := range []string{"https://github.com/acme/apps.git", "git@github.com:acme/apps.git", "ssh://git@h/a/b", "file:///x/a/b.git", "a@b:c", "https://x/", "://", "@:"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		r, err := github.ParseRepo(in)
+		if err != nil {
+			return
+		}
+		if r.Owner == "" || r.Name == "" || strings.Contains(r.Owner+r.Name, "/") {
+			t.Fatalf("%q parsed as %+v", in, r)
+		}
+	})
+}
