@@ -67,6 +67,20 @@ type CycleResult struct {
 	FailedInstances []string
 	// URLs are the instances' Argo CD UI addresses, by name.
 	URLs map[string]string
+	// Shards are the instances' application name patterns, by name.
+	Shards map[string]string
+}
+
+// Owns reports whether this cycle scanned the application (by AppKey): its
+// instance answered and the name is in the instance's shard. Pull requests
+// of applications it does not own belong to another bot.
+func (res *CycleResult) Owns(appKey string) bool {
+	inst, rest, _ := strings.Cut(appKey, "/")
+	_, name, _ := strings.Cut(rest, "/")
+	if _, ok := res.URLs[inst]; !ok || slices.Contains(res.FailedInstances, inst) {
+		return false
+	}
+	return inShard(res.Shards[inst], name)
 }
 
 // CycleOptions tune a cycle.
@@ -84,9 +98,9 @@ func AppKey(instance, namespace, name string) string { return instance + "/" + n
 // the policy, and returns the pull requests and the digest it would publish.
 // It publishes nothing itself.
 func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now time.Time, opts CycleOptions) CycleResult {
-	res := CycleResult{URLs: map[string]string{}}
+	res := CycleResult{URLs: map[string]string{}, Shards: map[string]string{}}
 	for _, in := range instances {
-		res.URLs[in.Name] = in.URL
+		res.URLs[in.Name], res.Shards[in.Name] = in.URL, in.Shard
 		cluster := in.Cluster
 		if in.ReadCluster != nil {
 			c, err := in.ReadCluster(ctx)

@@ -79,10 +79,6 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 	for _, a := range res.Apps {
 		apps[AppKey(a.Instance, a.App.Namespace, a.App.Name)] = a
 	}
-	failed := map[string]bool{}
-	for _, in := range res.FailedInstances {
-		failed[in] = true
-	}
 	views := map[string]*templates.DigestView{} // by channel and instance
 	view := func(appKey string) *templates.DigestView {
 		inst, rest, _ := strings.Cut(appKey, "/")
@@ -172,7 +168,7 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 			}
 			repo, _ := github.ParseRepo("https://github.com/" + k.Repo)
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.PerPR)
-			done, err := p.reconcile(cctx, repo, k, a, listed, failed[inst], proposed, now, &out, func(kind string, l templates.PRLine) {
+			done, err := p.reconcile(cctx, repo, k, a, listed, !res.Owns(k.App), proposed, now, &out, func(kind string, l templates.PRLine) {
 				v := view(k.App)
 				if kind == "merged" {
 					v.Merged = append(v.Merged, l)
@@ -306,7 +302,7 @@ func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.P
 			}
 			for _, gpr := range prs {
 				m := keyMarkerRE.FindStringSubmatch(gpr.Body)
-				if m == nil || have[fmt.Sprintf("%s#%d", name, gpr.Number)] {
+				if m == nil || have[fmt.Sprintf("%s#%d", name, gpr.Number)] || !res.Owns(m[2]) {
 					continue
 				}
 				rec := state.PR{Fingerprint: m[1], App: m[2], Repo: name, Number: gpr.Number, Branch: gpr.Branch, State: state.PROpen, Updated: now}
@@ -332,7 +328,7 @@ func (p *Publisher) channel(a AppState, ns, name string) string {
 // reconcile looks at one pull request driftfix opened: merged, closed by a
 // person (never proposed again), asked to stop by label or comment, or no
 // longer needed (closed with a comment). It reports whether the PR is done.
-func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR, a AppState, listed, instanceFailed bool,
+func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR, a AppState, listed, notOurs bool,
 	proposed map[string]ProposedPR, now time.Time, out *Published, report func(string, templates.PRLine), line func(title, url string) templates.PRLine) (bool, error) {
 	ref := fmt.Sprintf("%s#%d", k.Repo, k.Number)
 	gpr, err := p.GitHub.GetPR(ctx, repo, k.Number)
@@ -378,7 +374,7 @@ func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR,
 		out.Rejected = append(out.Rejected, ref)
 		return true, save(state.PRClosed)
 	}
-	if instanceFailed || (listed && a.Failed) {
+	if notOurs || (listed && a.Failed) {
 		return false, nil // nothing known about its drift this cycle
 	}
 	var why string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -351,5 +352,49 @@ func TestMetrics(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(text)
+	}
+}
+
+// TestShardedBots: two bots split one Argo CD instance by shard and share a
+// repository; each keeps to its own pull requests, also with lost databases.
+func TestShardedBots(t *testing.T) {
+	w := newWorld(t, worldConfig)
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	w.addRepo("shared")
+	w.setApp("a1", "shared", true, now)
+	w.setApp("b1", "shared", true, now)
+	bot := func(shard string) Outcome {
+		t.Helper()
+		w.dbPath = filepath.Join(w.dir, shard+".db")
+		r, closeDB := w.runner()
+		defer closeDB()
+		r.Instances[0].Shard = shard + "*"
+		out, err := r.Once(context.Background(), now)
+		if err != nil || len(out.Published.Errors) > 0 {
+			t.Fatal(err, out.Published.Errors)
+		}
+		return out
+	}
+	bot("a")
+	bot("b")
+	if n := len(w.open("shared")); n != 2 {
+		t.Fatalf("%d open PRs, want one per bot", n)
+	}
+	w.setApp("a1", "shared", false, now)
+	for i := 0; i < 2; i++ {
+		w.loseDatabase()
+		w.dbPath = filepath.Join(w.dir, "a.db")
+		w.loseDatabase()
+		if out := bot("b"); len(out.Published.Closed) != 0 {
+			t.Fatalf("bot b closed bot a's PR: %+v", out.Published)
+		}
+		now = now.Add(time.Hour)
+	}
+	if out := bot("a"); len(out.Published.Closed) != 1 {
+		t.Fatalf("bot a must close its own PR when its drift is gone: %+v", out.Published)
+	}
+	open := w.open("shared")
+	if len(open) != 1 || !strings.Contains(open[0].Head, "/b1/") {
+		t.Fatalf("open PRs %+v", open)
 	}
 }
