@@ -141,10 +141,12 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 	if err != nil {
 		fail(err)
 	}
+	limited := false // GitHub's rate limit is used up: the rest waits for the next cycle
 	if p.GitHub != nil {
 		adopted, err := p.adopt(ctx, res, known, now)
 		if err != nil {
 			fail(err)
+			limited = errors.Is(err, github.ErrRateLimited)
 		}
 		known = append(known, adopted...)
 	}
@@ -161,7 +163,7 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 			return templates.PRLine{App: name, Namespace: ns, Instance: inst, Title: title, URL: url}
 		}
 		if k.State == state.PROpen {
-			if p.GitHub == nil {
+			if p.GitHub == nil || limited {
 				open++
 				openPerRepo[k.Repo]++
 				continue
@@ -208,6 +210,10 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 			out.Skipped = append(out.Skipped, pr.Branch+": the cycle was stopped before it was published")
 			continue
 		}
+		if limited {
+			out.Skipped = append(out.Skipped, pr.Branch+": GitHub's rate limit is used up; left for the next cycle")
+			continue
+		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.PerPR)
 		err := p.propose(cctx, pr, now, &out, &opened, &open, openPerRepo, func(kind string, l templates.PRLine) {
 			v := view(AppKey(pr.Instance, pr.Namespace, pr.App))
@@ -220,6 +226,7 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 		cancel()
 		if err != nil {
 			fail(fmt.Errorf("application %s/%s: %w", pr.Namespace, pr.App, err))
+			limited = errors.Is(err, github.ErrRateLimited)
 		}
 	}
 
@@ -296,6 +303,9 @@ func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.P
 		repo, _ := github.ParseRepo("https://github.com/" + name)
 		for prefix := range prefixes {
 			prs, err := p.GitHub.OpenPRs(ctx, repo, prefix)
+			if errors.Is(err, github.ErrRateLimited) {
+				return out, err
+			}
 			if err != nil {
 				errs = append(errs, err)
 				continue

@@ -398,3 +398,29 @@ func TestShardedBots(t *testing.T) {
 		t.Fatalf("open PRs %+v", open)
 	}
 }
+
+// TestRateLimitedCycle: with GitHub's hourly limit used up, the cycle reports
+// it once and leaves the other fixes for the next cycle, which opens them.
+func TestRateLimitedCycle(t *testing.T) {
+	w := newWorld(t, worldConfig)
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	for _, n := range []string{"a", "b", "c"} {
+		w.addRepo(n)
+		w.setApp(n, n, true, now)
+	}
+	r, closeDB := w.runner()
+	defer closeDB()
+	w.gh.SetRateLimit(0, time.Now().Add(time.Hour))
+	out, _ := r.Once(context.Background(), now)
+	if len(out.Published.Errors) != 1 || !strings.Contains(out.Published.Errors[0].Error(), "used up until") ||
+		strings.Count(strings.Join(out.Published.Skipped, "\n"), "left for the next cycle") != 3 {
+		t.Fatalf("rate-limited cycle: errors %v, skipped %q", out.Published.Errors, out.Published.Skipped)
+	}
+	w.gh.SetRateLimit(5000, time.Now().Add(time.Hour))
+	r2, closeDB2 := w.runner()
+	defer closeDB2()
+	out, _ = r2.Once(context.Background(), now.Add(time.Hour))
+	if len(out.Published.Opened) != 3 {
+		t.Fatalf("the next cycle must open the fixes: %+v", out.Published)
+	}
+}
