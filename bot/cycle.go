@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/argocd"
@@ -111,7 +112,30 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 			}
 			cluster = c
 		}
-		stuck, listed, err := Scan(ctx, in.Client, now, ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster})
+		// Each stuck application is planned as soon as it is diagnosed, in
+		// the scan's worker, so its snapshot is let go right after.
+		type planned struct {
+			keys []string
+			ok   bool
+		}
+		var mu sync.Mutex
+		plans := map[string]planned{}
+		each := func(r *ScanResult) {
+			if r.Err != nil || !inShard(in.Shard, r.App.Name) {
+				return
+			}
+			at := now
+			if opts.FirstSeen != nil {
+				at = opts.FirstSeen(AppKey(in.Name, r.App.Namespace, r.App.Name))
+			}
+			var part CycleResult
+			keys, ok := part.planApp(ctx, cfg, in, *r, at)
+			mu.Lock()
+			defer mu.Unlock()
+			res.absorb(&part)
+			plans[r.App.Namespace+"/"+r.App.Name] = planned{keys, ok}
+		}
+		stuck, listed, err := Scan(ctx, in.Client, now, ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, Each: each})
 		if err != nil {
 			res.Errors = append(res.Errors, fmt.Errorf("instance %s: %w", in.Name, err))
 			res.FailedInstances = append(res.FailedInstances, in.Name)
@@ -139,14 +163,28 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 				res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, r.Err))
 				continue
 			}
-			planned := now
-			if opts.FirstSeen != nil {
-				planned = opts.FirstSeen(AppKey(in.Name, r.App.Namespace, r.App.Name))
-			}
-			keys, ok := res.planApp(ctx, cfg, in, r, planned)
-			res.Apps[i].Keys, res.Apps[i].Failed = keys, !ok
+			p := plans[r.App.Namespace+"/"+r.App.Name]
+			res.Apps[i].Keys, res.Apps[i].Failed = p.keys, !p.ok
 		}
 	}
+	// Workers finish in any order; what is published must not depend on it.
+	sort.SliceStable(res.Digest.NewStuck, func(i, j int) bool {
+		a, b := res.Digest.NewStuck[i], res.Digest.NewStuck[j]
+		return AppKey(a.Instance, a.Namespace, a.App) < AppKey(b.Instance, b.Namespace, b.App)
+	})
+	sort.SliceStable(res.Digest.ForPeople, func(i, j int) bool {
+		a, b := res.Digest.ForPeople[i], res.Digest.ForPeople[j]
+		ka, kb := AppKey(a.Instance, a.Namespace, a.App), AppKey(b.Instance, b.Namespace, b.App)
+		if ka != kb {
+			return ka < kb
+		}
+		if a.Resource.String() != b.Resource.String() {
+			return a.Resource.String() < b.Resource.String()
+		}
+		return a.Path < b.Path
+	})
+	sort.Strings(res.Skipped)
+	sort.SliceStable(res.Errors, func(i, j int) bool { return res.Errors[i].Error() < res.Errors[j].Error() })
 	sort.SliceStable(res.PRs, func(i, j int) bool { return res.PRs[i].Branch < res.PRs[j].Branch })
 	res.Digest.Fleet = Fleet(res.Stuck, res.stuckInstances(), FleetMin)
 	return res
@@ -252,6 +290,15 @@ func inShard(shard, name string) bool {
 	}
 	ok, _ := path.Match(shard, name)
 	return ok
+}
+
+// absorb takes in what planning one application added.
+func (res *CycleResult) absorb(part *CycleResult) {
+	res.Digest.NewStuck = append(res.Digest.NewStuck, part.Digest.NewStuck...)
+	res.Digest.ForPeople = append(res.Digest.ForPeople, part.Digest.ForPeople...)
+	res.PRs = append(res.PRs, part.PRs...)
+	res.Skipped = append(res.Skipped, part.Skipped...)
+	res.Errors = append(res.Errors, part.Errors...)
 }
 
 // planApp plans an application's fixes; it returns the keys of the fixes

@@ -11,6 +11,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
+	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 )
 
@@ -39,7 +40,7 @@ func fleet(tb testing.TB, apps, outOfSync, perApp int, now time.Time) []*drift.S
 	return out
 }
 
-// BenchmarkFleetCycle runs one scan cycle against 5,000 applications (500
+// BenchmarkFleetCycle runs one cycle (scan, diagnose, plan) against 5,000 applications (500
 // OutOfSync with 20 resources each) served on loopback with 5 ms latency per
 // call, and reports the cycle time, the calls made and the peak heap. Targets:
 // under 10 s and 150 MB.
@@ -48,6 +49,10 @@ func BenchmarkFleetCycle(b *testing.B) {
 	srv := argocdtest.NewServer("bench-token", fleet(b, 5000, 500, 20, now)...)
 	defer srv.Close()
 	srv.Delay(5 * time.Millisecond)
+	cfg, err := config.Parse([]byte("argocd: [{name: main, server: https://argocd.example.com, tokenEnv: T}]\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
@@ -79,17 +84,12 @@ func BenchmarkFleetCycle(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		results, scanned, err := Scan(context.Background(), c, now, ScanOptions{Workers: 16})
-		if err != nil {
-			b.Fatal(err)
+		res := Cycle(context.Background(), cfg, []Instance{{Name: "main", Client: c}}, now, CycleOptions{})
+		if len(res.Errors) > 0 {
+			b.Fatal(res.Errors[0])
 		}
-		if len(scanned) != 5000 || len(results) != 500 {
-			b.Fatalf("scanned %d, stuck %d", len(scanned), len(results))
-		}
-		for _, r := range results {
-			if r.Err != nil {
-				b.Fatal(r.Err)
-			}
+		if res.Scanned != 5000 || len(res.Stuck) != 500 {
+			b.Fatalf("scanned %d, stuck %d", res.Scanned, len(res.Stuck))
 		}
 		calls = 0
 		for _, n := range c.Calls() {

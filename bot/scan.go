@@ -30,6 +30,11 @@ type ScanOptions struct {
 	// consults (HPAs, webhooks, namespaces, CRDs, argocd-cm), from a cluster
 	// read once per cycle; nil when Kubernetes is not reachable.
 	ClusterContext func(*drift.Snapshot) []drift.Object
+	// Each, when set, receives every diagnosed result in the worker that
+	// made it, while its snapshot is still held; Scan then drops the
+	// snapshot, so a scan holds at most one snapshot per worker. It is
+	// called concurrently.
+	Each func(*ScanResult)
 }
 
 // ScanResult is the diagnosis of one stuck application, or why it failed.
@@ -152,6 +157,10 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 				r.Report = rep
 				r.Err = err
 				r.Snapshot = s
+				if opts.Each != nil {
+					opts.Each(r)
+					r.Snapshot = nil
+				}
 			}
 		}()
 	}
