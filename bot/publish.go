@@ -160,7 +160,7 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 		ns, name, _ := strings.Cut(rest, "/")
 		a, listed := apps[k.App]
 		line := func(title, url string) templates.PRLine {
-			return templates.PRLine{App: name, Namespace: ns, Instance: inst, Title: title, URL: url}
+			return templates.PRLine{App: name, Namespace: ns, Instance: inst, Title: title, URL: url, Key: k.Fingerprint}
 		}
 		if k.State == state.PROpen {
 			if p.GitHub == nil || limited {
@@ -194,7 +194,7 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 		// A merged fix whose application is Synced again: fixed.
 		if k.State == state.PRMerged && listed && !a.Stuck && a.App.SyncStatus == "Synced" {
 			v := view(k.App)
-			v.Fixed = append(v.Fixed, templates.AppLine{App: name, Namespace: ns, Instance: inst, Note: fmt.Sprintf("after %s#%d was merged", k.Repo, k.Number)})
+			v.Fixed = append(v.Fixed, templates.AppLine{App: name, Namespace: ns, Instance: inst, Key: k.Fingerprint, Note: fmt.Sprintf("after %s#%d was merged", k.Repo, k.Number)})
 			k.State, k.Updated = state.PRFixed, now
 			if err := p.Store.SavePR(ctx, k); err != nil {
 				fail(err)
@@ -230,41 +230,36 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 		}
 	}
 
-	// 4. Digests, one per channel and instance, only when something changed.
+	// 4. Digests, one per channel and instance, only when something changed;
+	// news of a PR a digest announced goes in that digest's thread.
 	keys := make([]string, 0, len(views))
 	for k := range views {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	quiet := p.Slack == nil || p.Config.Policy.Quiet(now)
 	for _, k := range keys {
 		v := views[k]
 		ch, _, _ := strings.Cut(k, "\x00")
-		if v.Empty() {
-			continue
-		}
-		raw, _ := json.Marshal(v)
-		sum := sha256.Sum256(raw)
-		digest := hex.EncodeToString(sum[:8])
-		cursor := ch + " " + v.Instance
-		last, err := p.Store.LastDigest(ctx, cursor)
+		replies, err := p.threaded(ctx, ch, v)
 		if err != nil {
 			fail(err)
-			continue
 		}
-		if last == digest {
-			continue // nothing new since the last digest
+		if !v.Empty() && !quiet {
+			if err := p.digest(ctx, ch, v, now, &out); err != nil {
+				fail(err)
+			}
 		}
-		msgs := templates.Digest(*v)
-		if p.Slack == nil || p.Config.Policy.Quiet(now) {
-			continue
-		}
-		if _, err := p.Slack.Post(context.WithoutCancel(ctx), ch, msgs); err != nil {
-			fail(err)
-			continue
-		}
-		out.Digests[ch] = append(out.Digests[ch], msgs...)
-		if err := p.Store.DigestSent(ctx, cursor, digest, now); err != nil {
-			fail(err)
+		for _, ts := range slices.Sorted(maps.Keys(replies)) {
+			if quiet {
+				break
+			}
+			msgs := templates.Digest(*replies[ts])
+			if _, err := p.Slack.Reply(context.WithoutCancel(ctx), ch, ts, msgs); err != nil {
+				fail(err)
+				continue
+			}
+			out.Digests[ch] = append(out.Digests[ch], msgs...)
 		}
 	}
 	return out
@@ -325,6 +320,81 @@ func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.P
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// threaded takes out of v the news of PRs that a digest in channel ch
+// announced, grouped by that digest's thread.
+func (p *Publisher) threaded(ctx context.Context, ch string, v *templates.DigestView) (map[string]*templates.DigestView, error) {
+	out := map[string]*templates.DigestView{}
+	var errs []error
+	thread := func(key string) *templates.DigestView {
+		if key == "" {
+			return nil
+		}
+		ts, err := p.Store.Thread(ctx, key, ch)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if ts == "" {
+			return nil
+		}
+		if out[ts] == nil {
+			out[ts] = &templates.DigestView{Instance: v.Instance, ArgoCDURL: v.ArgoCDURL}
+		}
+		return out[ts]
+	}
+	split := func(lines []templates.PRLine, to func(*templates.DigestView) *[]templates.PRLine) []templates.PRLine {
+		kept := lines[:0]
+		for _, l := range lines {
+			if r := thread(l.Key); r != nil {
+				*to(r) = append(*to(r), l)
+				continue
+			}
+			kept = append(kept, l)
+		}
+		return kept
+	}
+	v.Updated = split(v.Updated, func(r *templates.DigestView) *[]templates.PRLine { return &r.Updated })
+	v.Merged = split(v.Merged, func(r *templates.DigestView) *[]templates.PRLine { return &r.Merged })
+	v.Closed = split(v.Closed, func(r *templates.DigestView) *[]templates.PRLine { return &r.Closed })
+	fixed := v.Fixed[:0]
+	for _, l := range v.Fixed {
+		if r := thread(l.Key); r != nil {
+			r.Fixed = append(r.Fixed, l)
+			continue
+		}
+		fixed = append(fixed, l)
+	}
+	v.Fixed = fixed
+	return out, errors.Join(errs...)
+}
+
+// digest posts a channel's digest unless it says what the last one said,
+// and remembers its thread for the PRs it announces.
+func (p *Publisher) digest(ctx context.Context, ch string, v *templates.DigestView, now time.Time, out *Published) error {
+	raw, _ := json.Marshal(v)
+	sum := sha256.Sum256(raw)
+	digest := hex.EncodeToString(sum[:8])
+	cursor := ch + " " + v.Instance
+	last, err := p.Store.LastDigest(ctx, cursor)
+	if err != nil {
+		return err
+	}
+	if last == digest {
+		return nil // nothing new since the last digest
+	}
+	msgs := templates.Digest(*v)
+	ts, err := p.Slack.Post(context.WithoutCancel(ctx), ch, msgs)
+	if err != nil {
+		return err
+	}
+	out.Digests[ch] = append(out.Digests[ch], msgs...)
+	for _, l := range v.Opened {
+		if err := p.Store.SetThread(ctx, l.Key, ch, ts); err != nil {
+			return err
+		}
+	}
+	return p.Store.DigestSent(ctx, cursor, digest, now)
 }
 
 // channel is where an application's digest lines go.
@@ -488,7 +558,7 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 			return err
 		}
 		out.Updated = append(out.Updated, fmt.Sprintf("%s#%d", repo, existing.Number))
-		report("updated", templates.PRLine{App: pr.App, Namespace: pr.Namespace, Instance: pr.Instance, Title: pr.Title, URL: existing.URL})
+		report("updated", templates.PRLine{App: pr.App, Namespace: pr.Namespace, Instance: pr.Instance, Title: pr.Title, URL: existing.URL, Key: pr.Key})
 		return p.Store.SavePR(ctx, rec)
 	}
 	switch {
@@ -526,6 +596,6 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 	perRepo[repo.String()]++
 	rec.Number = gpr.Number
 	out.Opened = append(out.Opened, fmt.Sprintf("%s#%d", repo, gpr.Number))
-	report("opened", templates.PRLine{App: pr.App, Namespace: pr.Namespace, Instance: pr.Instance, Title: pr.Title, URL: gpr.URL})
+	report("opened", templates.PRLine{App: pr.App, Namespace: pr.Namespace, Instance: pr.Instance, Title: pr.Title, URL: gpr.URL, Key: pr.Key})
 	return p.Store.SavePR(ctx, rec)
 }

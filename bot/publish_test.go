@@ -84,8 +84,12 @@ func TestPublishLifecycle(t *testing.T) {
 	if len(out.Published.Merged) != 1 || len(out.Published.Fixed) != 1 {
 		t.Fatalf("merge and fix must be reported: %+v", out.Published)
 	}
-	if last := w.slack.Posts()[len(w.slack.Posts())-1]["attachments"]; !strings.Contains(last, "merged") || !strings.Contains(last, "Synced again") {
-		t.Errorf("digest after merge: %s", last)
+	last := w.slack.Posts()[len(w.slack.Posts())-1]
+	if !strings.Contains(last["attachments"], "merged") || !strings.Contains(last["attachments"], "Synced again") {
+		t.Errorf("digest after merge: %s", last["attachments"])
+	}
+	if last["thread_ts"] != "1700000000.000001" {
+		t.Errorf("news of the PR must go in the thread of the digest that announced it, not %q", last["thread_ts"])
 	}
 
 	// A PR a person closes unmerged is never proposed again.

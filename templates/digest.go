@@ -46,12 +46,14 @@ type AppLine struct {
 	App, Namespace, Note string
 	Causes               []drift.Cause
 	Instance             string
+	Key                  string // the fix it follows up, if any
 }
 
 // PRLine is one pull request.
 type PRLine struct {
 	App, Namespace, Title, URL string
 	Instance                   string
+	Key                        string // the fix's key: its news goes in the thread that announced it
 }
 
 // PersonLine is a finding driftfix leaves to people.

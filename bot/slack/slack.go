@@ -69,7 +69,13 @@ func New(cfg Config) (*Notifier, error) {
 // Post sends a digest to a channel: the first message in the channel, the
 // others as replies in its thread. It returns the thread's timestamp.
 func (n *Notifier) Post(ctx context.Context, channel string, msgs []templates.Message) (string, error) {
-	var thread string
+	return n.Reply(ctx, channel, "", msgs)
+}
+
+// Reply sends messages as replies in the thread of message ts in channel
+// (with ts empty, as Post does). It returns the thread's timestamp.
+func (n *Notifier) Reply(ctx context.Context, channel, ts string, msgs []templates.Message) (string, error) {
+	thread := ts
 	for i, m := range msgs {
 		opts, err := options(m)
 		if err != nil {

@@ -23,6 +23,8 @@ var migrations = []string{
 	 CREATE INDEX prs_app ON prs (app);
 	 CREATE TABLE rejected (fingerprint TEXT PRIMARY KEY, app TEXT NOT NULL, reason TEXT NOT NULL, at INTEGER NOT NULL);
 	 CREATE TABLE digest_cursor (channel TEXT PRIMARY KEY, digest TEXT NOT NULL, at INTEGER NOT NULL);`,
+	// 2: the Slack thread where a fix's pull request was announced.
+	`CREATE TABLE slack_threads (fingerprint TEXT NOT NULL, channel TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY (fingerprint, channel));`,
 }
 
 // Store is an open state database.
@@ -203,6 +205,28 @@ func (s *Store) DigestSent(ctx context.Context, channel, digest string, now time
 		return fmt.Errorf("remember digest of %s: %w", channel, err)
 	}
 	return nil
+}
+
+// SetThread remembers the Slack message (its timestamp) in a channel that
+// announced a fix's pull request; later news of it goes in that thread.
+func (s *Store) SetThread(ctx context.Context, fingerprint, channel, ts string) error {
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO slack_threads (fingerprint, channel, ts) VALUES (?, ?, ?)`, fingerprint, channel, ts); err != nil {
+		return fmt.Errorf("remember the Slack thread of %s: %w", fingerprint, err)
+	}
+	return nil
+}
+
+// Thread returns the Slack thread where a fix was announced in a channel, or "".
+func (s *Store) Thread(ctx context.Context, fingerprint, channel string) (string, error) {
+	var ts string
+	err := s.db.QueryRowContext(ctx, `SELECT ts FROM slack_threads WHERE fingerprint = ? AND channel = ?`, fingerprint, channel).Scan(&ts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the Slack thread of %s: %w", fingerprint, err)
+	}
+	return ts, nil
 }
 
 // LastDigest returns the fingerprint of the digest last posted to a channel.

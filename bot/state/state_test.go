@@ -94,3 +94,38 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatalf("a newer schema must be refused: %v", err)
 	}
 }
+
+// TestMigrateFromVersion1: a database written by a driftfix with the first
+// schema keeps its data and gains the Slack threads.
+func TestMigrateFromVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`CREATE TABLE schema_version (version INTEGER NOT NULL)`, `INSERT INTO schema_version (version) VALUES (1)`, migrations[0],
+		`INSERT INTO rejected (fingerprint, app, reason, at) VALUES ('k1', 'main/argocd/web', 'closed by alice', 1)`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if why, ok, _ := s.Rejected(ctx, "k1"); !ok || why != "closed by alice" {
+		t.Errorf("data lost in the migration: %q %v", why, ok)
+	}
+	if err := s.SetThread(ctx, "k1", "#gitops", "1700000000.000001"); err != nil {
+		t.Fatal(err)
+	}
+	if ts, _ := s.Thread(ctx, "k1", "#gitops"); ts != "1700000000.000001" {
+		t.Errorf("thread %q", ts)
+	}
+	if ts, _ := s.Thread(ctx, "k1", "#other"); ts != "" {
+		t.Errorf("thread in another channel %q", ts)
+	}
+}
