@@ -145,6 +145,7 @@ func (c *Client) Errors() map[string]int {
 // Repo is a repository on GitHub.
 type Repo struct{ Owner, Name string }
 
+// String is owner/name.
 func (r Repo) String() string { return r.Owner + "/" + r.Name }
 
 // ParseRepo reads owner and name from a repository URL as Argo CD has it:
