@@ -573,6 +573,10 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 		return nil
 	}
 	_, created, err := p.GitHub.Push(ctx, repo, base, pr.Branch, message, files)
+	if errors.Is(err, github.ErrRace) {
+		skip("another driftfix is publishing this fix right now")
+		return nil
+	}
 	if errors.Is(err, github.ErrNoBase) {
 		skip(fmt.Sprintf("targetRevision %q is not a branch of %s; driftfix proposes fixes to branches only", base, repo))
 		return nil
@@ -583,6 +587,10 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 	draft := pol.Draft != nil && *pol.Draft
 	gpr, err := p.GitHub.OpenPR(ctx, repo, github.NewPR{Branch: pr.Branch, Base: base, Title: pr.Title, Body: pr.Body, Draft: draft,
 		Labels: pol.Labels, Reviewers: pol.Reviewers, Assignees: pol.Assignees})
+	if errors.Is(err, github.ErrRace) {
+		skip("another driftfix opened this fix's pull request first")
+		return nil
+	}
 	if err != nil {
 		if created {
 			if derr := p.GitHub.DeleteBranch(ctx, repo, pr.Branch); derr != nil {

@@ -3,10 +3,12 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -426,5 +428,45 @@ func TestRateLimitedCycle(t *testing.T) {
 	out, _ = r2.Once(context.Background(), now.Add(time.Hour))
 	if len(out.Published.Opened) != 3 {
 		t.Fatalf("the next cycle must open the fixes: %+v", out.Published)
+	}
+}
+
+// TestTwoReplicasAtOnce: two bots without leader election publish the same
+// fixes at the same moment; GitHub lets one win each fix, the other steps
+// back, and no PR is duplicated.
+func TestTwoReplicasAtOnce(t *testing.T) {
+	w := newWorld(t, worldConfig)
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	names := []string{"a", "b", "c", "d"}
+	for _, n := range names {
+		w.addRepo(n)
+		w.setApp(n, n, true, now)
+	}
+	var outs [2]Outcome
+	var wg sync.WaitGroup
+	for i := range outs {
+		w.dbPath = filepath.Join(w.dir, fmt.Sprintf("replica%d.db", i))
+		r, closeDB := w.runner()
+		defer closeDB()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], _ = r.Once(context.Background(), now)
+		}()
+	}
+	wg.Wait()
+	for _, n := range names {
+		if got := len(w.gh.PullRequests("acme", n)); got != 1 {
+			t.Errorf("%s: %d PRs", n, got)
+		}
+	}
+	if opened := len(outs[0].Published.Opened) + len(outs[1].Published.Opened); opened != len(names) {
+		t.Errorf("%d PRs reported opened for %d fixes", opened, len(names))
+	}
+	for _, o := range outs {
+		if len(o.Published.Errors) > 0 {
+			t.Errorf("a replica that lost a race must step back, not fail: %v", o.Published.Errors)
+		}
+		t.Logf("skipped: %q", o.Published.Skipped)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 
 	gh "github.com/google/go-github/v89/github"
 )
@@ -78,6 +79,9 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 			_, resp, err := cl.Git.CreateRef(ctx, r.Owner, r.Name, gh.CreateRef{Ref: "refs/heads/" + branch, SHA: commit.GetSHA()})
 			return resp, err
 		})
+		if unprocessable(err) {
+			return false, false, fmt.Errorf("%w: %s in %s", ErrRace, branch, r)
+		}
 		if err != nil {
 			return false, false, fmt.Errorf("create branch %s in %s: %w", branch, r, err)
 		}
@@ -91,6 +95,15 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 		return false, false, fmt.Errorf("update branch %s in %s: %w", branch, r, err)
 	}
 	return true, false, nil
+}
+
+// ErrRace says another writer created the same branch or pull request first
+// (a second replica): the fix is being published already.
+var ErrRace = errors.New("published concurrently by another writer")
+
+func unprocessable(err error) bool {
+	var er *gh.ErrorResponse
+	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity
 }
 
 // ErrNoBase says the base of a pull request is not a branch of the repository.
@@ -156,6 +169,9 @@ func (c *Client) OpenPR(ctx context.Context, r Repo, n NewPR) (*PR, error) {
 		p, resp, err = cl.PullRequests.Create(ctx, r.Owner, r.Name, &gh.NewPullRequest{Title: gh.Ptr(n.Title), Head: gh.Ptr(n.Branch), Base: gh.Ptr(n.Base), Body: gh.Ptr(n.Body), Draft: gh.Ptr(n.Draft)})
 		return resp, err
 	})
+	if unprocessable(err) && strings.Contains(err.Error(), "already exists") {
+		return nil, fmt.Errorf("%w: a pull request for %s in %s", ErrRace, n.Branch, r)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open the pull request for %s in %s: %w", n.Branch, r, err)
 	}
