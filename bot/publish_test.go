@@ -27,10 +27,7 @@ policy: {labels: [driftfix], reviewers: [platform-oncall], draft: true}
 // `/driftfix ignore` comment stops a third, and a fourth is closed when its
 // drift goes away.
 func TestPublishLifecycle(t *testing.T) {
-	w := newWorld(t, worldConfig)
-	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	w.addRepo("shop")
-	w.setApp("shop", "shop", true, now)
+	w, now := stuckWorld(t, worldConfig, "shop")
 	ctx := context.Background()
 	cycle := func() Outcome {
 		t.Helper()
@@ -157,10 +154,7 @@ func TestPublishLifecycle(t *testing.T) {
 // TestTagTargetRevision: an application that follows a tag gets no PR, and
 // says why.
 func TestTagTargetRevision(t *testing.T) {
-	w := newWorld(t, worldConfig)
-	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	w.addRepo("shop")
-	w.setApp("shop", "shop", true, now)
+	w, now := stuckWorld(t, worldConfig, "shop")
 	r, closeDB := w.runner()
 	defer closeDB()
 	res := Cycle(context.Background(), w.cfg, r.Instances, now, CycleOptions{})
@@ -177,10 +171,7 @@ func TestTagTargetRevision(t *testing.T) {
 // TestLostDatabaseNeverDuplicates: a fresh database finds the open PR on
 // GitHub by its branch and adopts it, so it is closed when the drift goes.
 func TestLostDatabaseNeverDuplicates(t *testing.T) {
-	w := newWorld(t, worldConfig)
-	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	w.addRepo("shop")
-	w.setApp("shop", "shop", true, now)
+	w, now := stuckWorld(t, worldConfig, "shop")
 	for i := 0; i < 3; i++ {
 		r, closeDB := w.runner()
 		if _, err := r.Once(context.Background(), now.Add(time.Duration(i)*time.Hour)); err != nil {
@@ -204,10 +195,7 @@ func TestLostDatabaseNeverDuplicates(t *testing.T) {
 // TestNoSecretsPublished greps everything driftfix wrote (PRs, digests,
 // errors, its result and its log, through retries) for tokens and keys.
 func TestNoSecretsPublished(t *testing.T) {
-	w := newWorld(t, worldConfig)
-	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	w.addRepo("shop")
-	w.setApp("shop", "shop", true, now)
+	w, now := stuckWorld(t, worldConfig, "shop")
 	r, closeDB := w.runner()
 	defer closeDB()
 	w.gh.FailNext(500, 403)
@@ -248,16 +236,11 @@ func TestNoSecretsPublished(t *testing.T) {
 // TestPRLimits: new PRs per cycle and open at once are capped by the policy;
 // what is held back is said, and comes in later cycles.
 func TestPRLimits(t *testing.T) {
-	w := newWorld(t, `
+	w, now := stuckWorld(t, `
 argocd: [{name: main, server: https://argocd.example.com, tokenEnv: T}]
 policy: {prsPerCycle: 1, openPRs: 2}
 overrides: [{match: {app: "quiet-*"}, policy: {quietHours: {from: "00:00", to: "23:59", timezone: UTC}}}]
-`)
-	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	for _, n := range []string{"a", "b", "c", "quiet-d"} {
-		w.addRepo(n)
-		w.setApp(n, n, true, now)
-	}
+`, "a", "b", "c", "quiet-d")
 	opened := func() int {
 		n := 0
 		for _, r := range []string{"a", "b", "c", "quiet-d"} {
@@ -290,13 +273,8 @@ overrides: [{match: {app: "quiet-*"}, policy: {quietHours: {from: "00:00", to: "
 // TestStopMidPublish: a cycle asked to stop while it writes a PR finishes
 // that PR and starts no other; no branch is left without its PR.
 func TestStopMidPublish(t *testing.T) {
-	w := newWorld(t, worldConfig)
-	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	names := []string{"a", "b", "c"}
-	for _, n := range names {
-		w.addRepo(n)
-		w.setApp(n, n, true, now)
-	}
+	w, now := stuckWorld(t, worldConfig, names...)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w.gh.Fault = func(r *http.Request) int {
@@ -331,10 +309,7 @@ func TestStopMidPublish(t *testing.T) {
 // TestMetrics: one cycle's work and the failed calls it retried show up
 // by service.
 func TestMetrics(t *testing.T) {
-	w := newWorld(t, worldConfig)
-	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	w.addRepo("shop")
-	w.setApp("shop", "shop", true, now)
+	w, now := stuckWorld(t, worldConfig, "shop")
 	r, closeDB := w.runner()
 	defer closeDB()
 	w.gh.FailNext(502)
@@ -364,8 +339,7 @@ func TestMetrics(t *testing.T) {
 // TestShardedBots: two bots split one Argo CD instance by shard and share a
 // repository; each keeps to its own pull requests, also with lost databases.
 func TestShardedBots(t *testing.T) {
-	w := newWorld(t, worldConfig)
-	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	w, now := newWorld(t, worldConfig), worldNow
 	w.addRepo("shared")
 	w.setApp("a1", "shared", true, now)
 	w.setApp("b1", "shared", true, now)
@@ -408,12 +382,7 @@ func TestShardedBots(t *testing.T) {
 // TestRateLimitedCycle: with GitHub's hourly limit used up, the cycle reports
 // it once and leaves the other fixes for the next cycle, which opens them.
 func TestRateLimitedCycle(t *testing.T) {
-	w := newWorld(t, worldConfig)
-	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	for _, n := range []string{"a", "b", "c"} {
-		w.addRepo(n)
-		w.setApp(n, n, true, now)
-	}
+	w, now := stuckWorld(t, worldConfig, "a", "b", "c")
 	r, closeDB := w.runner()
 	defer closeDB()
 	w.gh.SetRateLimit(0, time.Now().Add(time.Hour))
@@ -435,13 +404,8 @@ func TestRateLimitedCycle(t *testing.T) {
 // fixes at the same moment; GitHub lets one win each fix, the other steps
 // back, and no PR is duplicated.
 func TestTwoReplicasAtOnce(t *testing.T) {
-	w := newWorld(t, worldConfig)
-	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	names := []string{"a", "b", "c", "d"}
-	for _, n := range names {
-		w.addRepo(n)
-		w.setApp(n, n, true, now)
-	}
+	w, now := stuckWorld(t, worldConfig, names...)
 	var outs [2]Outcome
 	var wg sync.WaitGroup
 	for i := range outs {

@@ -26,7 +26,7 @@ func TestSoak(t *testing.T) {
 	const apps, cycles = 6, 100
 	w := newWorld(t, worldConfig)
 	rng := rand.New(rand.NewPCG(7, 11))
-	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	now := worldNow
 	stuck := map[string]bool{}
 	done := map[string]bool{} // merged: Synced for good
 	rejected := map[string]bool{}

@@ -80,6 +80,20 @@ func newWorld(t *testing.T, cfgYAML string) *world {
 	return w
 }
 
+// worldNow is when the tests' cycles run.
+var worldNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+
+// stuckWorld is a world with one repository and one stuck application per name.
+func stuckWorld(t *testing.T, cfgYAML string, names ...string) (*world, time.Time) {
+	t.Helper()
+	w := newWorld(t, cfgYAML)
+	for _, n := range names {
+		w.addRepo(n)
+		w.setApp(n, n, true, worldNow)
+	}
+	return w, worldNow
+}
+
 // addRepo creates acme/<name> holding the snapshot's files.
 func (w *world) addRepo(name string) string {
 	files := map[string]string{}

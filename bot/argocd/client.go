@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -111,22 +112,14 @@ func New(cfg Config) (*Client, error) {
 func (c *Client) Calls() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.calls))
-	for k, v := range c.calls {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.calls)
 }
 
 // Errors returns how many requests failed per endpoint (each failed attempt).
 func (c *Client) Errors() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.errs))
-	for k, v := range c.errs {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.errs)
 }
 
 // get fetches path with query into out, retrying 5xx and connection errors

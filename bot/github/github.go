@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"sort"
@@ -124,22 +125,14 @@ func New(cfg Config) (*Client, error) {
 func (c *Client) Calls() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.calls))
-	for k, v := range c.calls {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.calls)
 }
 
 // Errors returns how many requests failed per kind of call (each attempt).
 func (c *Client) Errors() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.errs))
-	for k, v := range c.errs {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.errs)
 }
 
 // Repo is a repository on GitHub.
