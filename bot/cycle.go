@@ -157,6 +157,7 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 				continue
 			}
 			res.Apps[i].Stuck = true
+			r.Instance = in.Name
 			res.Stuck = append(res.Stuck, r)
 			if r.Err != nil {
 				res.Apps[i].Failed = true
@@ -186,21 +187,8 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 	sort.Strings(res.Skipped)
 	sort.SliceStable(res.Errors, func(i, j int) bool { return res.Errors[i].Error() < res.Errors[j].Error() })
 	sort.SliceStable(res.PRs, func(i, j int) bool { return res.PRs[i].Branch < res.PRs[j].Branch })
-	res.Digest.Fleet = Fleet(res.Stuck, res.stuckInstances(), FleetMin)
+	res.Digest.Fleet = Fleet(res.Stuck, FleetMin)
 	return res
-}
-
-func (res *CycleResult) stuckInstances() []string {
-	var out []string
-	for _, r := range res.Stuck {
-		for _, a := range res.Apps {
-			if a.Stuck && a.App.Name == r.App.Name && a.App.Namespace == r.App.Namespace {
-				out = append(out, a.Instance)
-				break
-			}
-		}
-	}
-	return out
 }
 
 // FleetMin is how many applications one source must drift before the
@@ -211,8 +199,8 @@ var webhookEvidence = regexp.MustCompile(`^MutatingWebhookConfiguration (\S+) \(
 
 // Fleet groups findings that share one source across applications: a
 // mutating webhook, or a controller (field manager) writing the same kind.
-// instances[i] is the instance of stuck[i].
-func Fleet(stuck []ScanResult, instances []string, min int) []templates.FleetLine {
+// Fleets are per instance: one webhook name on two instances is two webhooks.
+func Fleet(stuck []ScanResult, min int) []templates.FleetLine {
 	type key struct {
 		instance, source string
 		cause            drift.Cause
@@ -220,7 +208,7 @@ func Fleet(stuck []ScanResult, instances []string, min int) []templates.FleetLin
 	}
 	apps := map[key]map[string]bool{}
 	paths := map[key]map[string]bool{}
-	for i, r := range stuck {
+	for _, r := range stuck {
 		if r.Report == nil {
 			continue
 		}
@@ -244,7 +232,7 @@ func Fleet(stuck []ScanResult, instances []string, min int) []templates.FleetLin
 			default:
 				continue
 			}
-			k.instance, k.cause, k.kind = instances[i], f.Cause, f.Resource.Kind
+			k.instance, k.cause, k.kind = r.Instance, f.Cause, f.Resource.Kind
 			if apps[k] == nil {
 				apps[k], paths[k] = map[string]bool{}, map[string]bool{}
 			}

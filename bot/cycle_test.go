@@ -42,6 +42,11 @@ func TestCycleProposesUnderPolicy(t *testing.T) {
 	if len(res.Errors) != 0 || res.Scanned != 2 || len(res.Stuck) != 2 {
 		t.Fatalf("errors %v, scanned %d, stuck %d", res.Errors, res.Scanned, len(res.Stuck))
 	}
+	for _, r := range res.Stuck {
+		if r.Instance != "main" {
+			t.Errorf("%s: instance %q, want main (fleet lines group by it)", r.App.Name, r.Instance)
+		}
+	}
 	if len(res.PRs) != 1 || !strings.HasPrefix(res.PRs[0].Branch, "fixes/shop/hpa-replicas-") || !strings.Contains(res.PRs[0].Title, "Stop declaring /spec/replicas") {
 		t.Fatalf("PRs %+v", res.PRs)
 	}
@@ -72,7 +77,7 @@ func TestFleet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ScanResult{App: argocd.AppSummary{Name: name, Namespace: "argocd"}, Report: rep}
+		return ScanResult{Instance: "main", App: argocd.AppSummary{Name: name, Namespace: "argocd"}, Report: rep}
 	}
 	var stuck []ScanResult
 	for _, n := range []string{"a", "b", "c"} {
@@ -80,17 +85,16 @@ func TestFleet(t *testing.T) {
 	}
 	stuck = append(stuck, diag("../testdata/cases/18-webhook-overwrites-git.yaml", "d"), diag("../testdata/cases/18-webhook-overwrites-git.yaml", "e"),
 		diag("../testdata/cases/21-manual-kubectl-patch.yaml", "f"))
-	inst := []string{"main", "main", "main", "main", "main", "main"}
-	lines := Fleet(stuck, inst, FleetMin)
+	lines := Fleet(stuck, FleetMin)
 	if len(lines) != 1 || lines[0].Apps != 5 || lines[0].Cause != drift.CauseWebhookMutation ||
 		!strings.HasPrefix(lines[0].Source, "MutatingWebhookConfiguration ") || !strings.Contains(lines[0].Suggestion, "argocd-cm") {
 		t.Fatalf("fleet lines %+v", lines)
 	}
-	if lines := Fleet(stuck[3:], inst[3:], FleetMin); len(lines) != 0 {
+	if lines := Fleet(stuck[3:], FleetMin); len(lines) != 0 {
 		t.Fatalf("two applications are no fleet: %+v", lines)
 	}
-	inst[0], inst[1], inst[2] = "a", "b", "c" // one webhook name on several instances is several webhooks
-	if lines := Fleet(stuck, inst, FleetMin); len(lines) != 0 {
+	stuck[0].Instance, stuck[1].Instance, stuck[2].Instance = "a", "b", "c" // one webhook name on several instances is several webhooks
+	if lines := Fleet(stuck, FleetMin); len(lines) != 0 {
 		t.Fatalf("fleet across instances: %+v", lines)
 	}
 }

@@ -39,10 +39,12 @@ type ScanOptions struct {
 
 // ScanResult is the diagnosis of one stuck application, or why it failed.
 type ScanResult struct {
-	App    argocd.AppSummary
-	Why    string
-	Report *drift.Report
-	Err    error
+	// Instance names the Argo CD instance; a cycle sets it.
+	Instance string
+	App      argocd.AppSummary
+	Why      string
+	Report   *drift.Report
+	Err      error
 	// Cleared says why a candidate turned out not to be stuck (a refresh
 	// found it Synced); such results carry no report.
 	Cleared string
