@@ -174,12 +174,8 @@ func (c *Client) client(ctx context.Context, r Repo) (*gh.Client, error) {
 	if cl != nil {
 		return cl, nil
 	}
-	var inst *gh.Installation
-	err := c.call(ctx, "find installation", func(ctx context.Context) (*gh.Response, error) {
-		var resp *gh.Response
-		var err error
-		inst, resp, err = c.apps.Apps.GetRepositoryInstallation(ctx, r.Owner, r.Name)
-		return resp, err
+	inst, _, err := fetch(ctx, c, "find installation", func(ctx context.Context) (*gh.Installation, *gh.Response, error) {
+		return c.apps.Apps.GetRepositoryInstallation(ctx, r.Owner, r.Name)
 	})
 	if err != nil {
 		var er *gh.ErrorResponse
@@ -259,6 +255,18 @@ func (c *Client) call(ctx context.Context, what string, f func(context.Context) 
 	}
 }
 
+// fetch is call for an API call that returns a value.
+func fetch[T any](ctx context.Context, c *Client, what string, f func(context.Context) (T, *gh.Response, error)) (T, *gh.Response, error) {
+	var v T
+	var resp *gh.Response
+	err := c.call(ctx, what, func(ctx context.Context) (*gh.Response, error) {
+		var err error
+		v, resp, err = f(ctx)
+		return resp, err
+	})
+	return v, resp, err
+}
+
 func (c *Client) redact(err error) error {
 	if err == nil {
 		return nil
@@ -310,12 +318,8 @@ func (c *Client) FindPR(ctx context.Context, r Repo, branch string) (*PR, error)
 	if err != nil {
 		return nil, err
 	}
-	var found []*gh.PullRequest
-	err = c.call(ctx, "find pull request", func(ctx context.Context) (*gh.Response, error) {
-		var resp *gh.Response
-		var err error
-		found, resp, err = cl.PullRequests.List(ctx, r.Owner, r.Name, &gh.PullRequestListOptions{State: "all", Head: r.Owner + ":" + branch, ListOptions: gh.ListOptions{PerPage: 10}})
-		return resp, err
+	found, _, err := fetch(ctx, c, "find pull request", func(ctx context.Context) ([]*gh.PullRequest, *gh.Response, error) {
+		return cl.PullRequests.List(ctx, r.Owner, r.Name, &gh.PullRequestListOptions{State: "all", Head: r.Owner + ":" + branch, ListOptions: gh.ListOptions{PerPage: 10}})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("look for the pull request of %s in %s: %w", branch, r, err)
@@ -339,12 +343,8 @@ func (c *Client) GetPR(ctx context.Context, r Repo, number int) (*PR, error) {
 	if err != nil {
 		return nil, err
 	}
-	var p *gh.PullRequest
-	err = c.call(ctx, "get pull request", func(ctx context.Context) (*gh.Response, error) {
-		var resp *gh.Response
-		var err error
-		p, resp, err = cl.PullRequests.Get(ctx, r.Owner, r.Name, number)
-		return resp, err
+	p, _, err := fetch(ctx, c, "get pull request", func(ctx context.Context) (*gh.PullRequest, *gh.Response, error) {
+		return cl.PullRequests.Get(ctx, r.Owner, r.Name, number)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read pull request %s#%d: %w", r, number, err)
@@ -362,12 +362,8 @@ func (c *Client) OpenPRs(ctx context.Context, r Repo, prefix string) ([]PR, erro
 	var out []PR
 	opt := &gh.PullRequestListOptions{State: "open", ListOptions: gh.ListOptions{PerPage: 100}}
 	for {
-		var page []*gh.PullRequest
-		var resp *gh.Response
-		err := c.call(ctx, "list pull requests", func(ctx context.Context) (*gh.Response, error) {
-			var err error
-			page, resp, err = cl.PullRequests.List(ctx, r.Owner, r.Name, opt)
-			return resp, err
+		page, resp, err := fetch(ctx, c, "list pull requests", func(ctx context.Context) ([]*gh.PullRequest, *gh.Response, error) {
+			return cl.PullRequests.List(ctx, r.Owner, r.Name, opt)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("list open pull requests of %s: %w", r, err)
@@ -392,12 +388,8 @@ func (c *Client) DefaultBranch(ctx context.Context, r Repo) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var repo *gh.Repository
-	err = c.call(ctx, "get repository", func(ctx context.Context) (*gh.Response, error) {
-		var resp *gh.Response
-		var err error
-		repo, resp, err = cl.Repositories.Get(ctx, r.Owner, r.Name)
-		return resp, err
+	repo, _, err := fetch(ctx, c, "get repository", func(ctx context.Context) (*gh.Repository, *gh.Response, error) {
+		return cl.Repositories.Get(ctx, r.Owner, r.Name)
 	})
 	if err != nil {
 		return "", fmt.Errorf("read repository %s: %w", r, err)

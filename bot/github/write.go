@@ -41,12 +41,8 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 	for _, f := range names {
 		entries = append(entries, &gh.TreeEntry{Path: gh.Ptr(f), Mode: gh.Ptr("100644"), Type: gh.Ptr("blob"), Content: gh.Ptr(string(files[f]))})
 	}
-	var tree *gh.Tree
-	err = c.call(ctx, "create tree", func(ctx context.Context) (*gh.Response, error) {
-		var resp *gh.Response
-		var err error
-		tree, resp, err = cl.Git.CreateTree(ctx, r.Owner, r.Name, baseCommit.GetTree().GetSHA(), entries)
-		return resp, err
+	tree, _, err := fetch(ctx, c, "create tree", func(ctx context.Context) (*gh.Tree, *gh.Response, error) {
+		return cl.Git.CreateTree(ctx, r.Owner, r.Name, baseCommit.GetTree().GetSHA(), entries)
 	})
 	if err != nil {
 		return false, false, fmt.Errorf("write the fix's files to %s: %w", r, err)
@@ -64,12 +60,8 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 			return false, false, nil
 		}
 	}
-	var commit *gh.Commit
-	err = c.call(ctx, "create commit", func(ctx context.Context) (*gh.Response, error) {
-		var resp *gh.Response
-		var err error
-		commit, resp, err = cl.Git.CreateCommit(ctx, r.Owner, r.Name, gh.Commit{Message: gh.Ptr(message), Tree: &gh.Tree{SHA: tree.SHA}, Parents: []*gh.Commit{{SHA: gh.Ptr(baseSHA)}}}, nil)
-		return resp, err
+	commit, _, err := fetch(ctx, c, "create commit", func(ctx context.Context) (*gh.Commit, *gh.Response, error) {
+		return cl.Git.CreateCommit(ctx, r.Owner, r.Name, gh.Commit{Message: gh.Ptr(message), Tree: &gh.Tree{SHA: tree.SHA}, Parents: []*gh.Commit{{SHA: gh.Ptr(baseSHA)}}}, nil)
 	})
 	if err != nil {
 		return false, false, fmt.Errorf("commit the fix to %s: %w", r, err)
@@ -111,12 +103,8 @@ var ErrNoBase = errors.New("no such base branch")
 
 // refSHA returns the commit a branch points at, or "" when it does not exist.
 func (c *Client) refSHA(ctx context.Context, cl *gh.Client, r Repo, branch string) (string, error) {
-	var ref *gh.Reference
-	err := c.call(ctx, "get branch", func(ctx context.Context) (*gh.Response, error) {
-		var resp *gh.Response
-		var err error
-		ref, resp, err = cl.Git.GetRef(ctx, r.Owner, r.Name, "heads/"+branch)
-		return resp, err
+	ref, _, err := fetch(ctx, c, "get branch", func(ctx context.Context) (*gh.Reference, *gh.Response, error) {
+		return cl.Git.GetRef(ctx, r.Owner, r.Name, "heads/"+branch)
 	})
 	if notFound(err) {
 		return "", nil
@@ -128,12 +116,8 @@ func (c *Client) refSHA(ctx context.Context, cl *gh.Client, r Repo, branch strin
 }
 
 func (c *Client) commit(ctx context.Context, cl *gh.Client, r Repo, sha string) (*gh.Commit, error) {
-	var commit *gh.Commit
-	err := c.call(ctx, "get commit", func(ctx context.Context) (*gh.Response, error) {
-		var resp *gh.Response
-		var err error
-		commit, resp, err = cl.Git.GetCommit(ctx, r.Owner, r.Name, sha)
-		return resp, err
+	commit, _, err := fetch(ctx, c, "get commit", func(ctx context.Context) (*gh.Commit, *gh.Response, error) {
+		return cl.Git.GetCommit(ctx, r.Owner, r.Name, sha)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read commit %s of %s: %w", sha, r, err)
@@ -162,12 +146,8 @@ func (c *Client) OpenPR(ctx context.Context, r Repo, n NewPR) (*PR, error) {
 	if err != nil {
 		return nil, err
 	}
-	var p *gh.PullRequest
-	err = c.call(ctx, "create pull request", func(ctx context.Context) (*gh.Response, error) {
-		var resp *gh.Response
-		var err error
-		p, resp, err = cl.PullRequests.Create(ctx, r.Owner, r.Name, &gh.NewPullRequest{Title: gh.Ptr(n.Title), Head: gh.Ptr(n.Branch), Base: gh.Ptr(n.Base), Body: gh.Ptr(n.Body), Draft: gh.Ptr(n.Draft)})
-		return resp, err
+	p, _, err := fetch(ctx, c, "create pull request", func(ctx context.Context) (*gh.PullRequest, *gh.Response, error) {
+		return cl.PullRequests.Create(ctx, r.Owner, r.Name, &gh.NewPullRequest{Title: gh.Ptr(n.Title), Head: gh.Ptr(n.Branch), Base: gh.Ptr(n.Base), Body: gh.Ptr(n.Body), Draft: gh.Ptr(n.Draft)})
 	})
 	if unprocessable(err) && strings.Contains(err.Error(), "already exists") {
 		return nil, fmt.Errorf("%w: a pull request for %s in %s", ErrRace, n.Branch, r)
@@ -277,12 +257,8 @@ func (c *Client) Comments(ctx context.Context, r Repo, number int) ([]string, er
 	var out []string
 	opt := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
 	for {
-		var page []*gh.IssueComment
-		var resp *gh.Response
-		err := c.call(ctx, "list comments", func(ctx context.Context) (*gh.Response, error) {
-			var err error
-			page, resp, err = cl.Issues.ListComments(ctx, r.Owner, r.Name, number, opt)
-			return resp, err
+		page, resp, err := fetch(ctx, c, "list comments", func(ctx context.Context) ([]*gh.IssueComment, *gh.Response, error) {
+			return cl.Issues.ListComments(ctx, r.Owner, r.Name, number, opt)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("read comments of %s#%d: %w", r, number, err)
