@@ -18,10 +18,7 @@ func benchSnapshot(tb testing.TB, n int) *drift.Snapshot {
 	var app drift.Object
 	for _, name := range []string{"01-hpa-statefulset", "11-builtin-quantity-hidden", "05-cabundle-cainjector-ssa", "17-webhook-adds-label",
 		"12-builtin-unknown-field", "21-manual-kubectl-patch", "30-secret-stringdata", "09-cr-quantity-conversion", "16-empty-values-dropped"} {
-		s, err := drift.LoadSnapshot("../testdata/cases/" + name + ".yaml")
-		if err != nil {
-			tb.Fatal(err)
-		}
+		s := loadSnapshot(tb, "../testdata/cases/"+name+".yaml")
 		if app == nil {
 			app = s.Application
 		}

@@ -86,14 +86,7 @@ func TestCases(t *testing.T) {
 			if !ok {
 				t.Fatalf("case %s has no entry in caseExpectations", name)
 			}
-			snap, err := drift.LoadSnapshot(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, err := Diagnose(snap, drift.Sensitivity{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, rep := diagnoseFile(t, file)
 			var got []string
 			for _, f := range rep.Findings {
 				got = append(got, f.Resource.Kind+"/"+f.Resource.Name+f.Path.String()+" "+string(f.Cause)+" "+string(f.Remediation.Kind))
@@ -138,10 +131,7 @@ func TestCases(t *testing.T) {
 // TestDiagnoseIsDeterministic diagnoses the same snapshot many times: findings,
 // evidence and order must be byte-identical, so PR bodies and digests are too.
 func TestDiagnoseIsDeterministic(t *testing.T) {
-	snap, err := drift.LoadSnapshot("../testdata/cases/27-broad-ignore-system-all.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := loadSnapshot(t, "../testdata/cases/27-broad-ignore-system-all.yaml")
 	var first []byte
 	for i := 0; i < 20; i++ {
 		rep, err := Diagnose(snap, drift.Sensitivity{})
@@ -158,4 +148,25 @@ func TestDiagnoseIsDeterministic(t *testing.T) {
 			t.Fatalf("run %d differs from run 0:\n%s\n%s", i, raw, first)
 		}
 	}
+}
+
+// loadSnapshot reads a snapshot file, or stops the test.
+func loadSnapshot(tb testing.TB, file string) *drift.Snapshot {
+	tb.Helper()
+	s, err := drift.LoadSnapshot(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// diagnoseFile reads and diagnoses a snapshot file, or stops the test.
+func diagnoseFile(tb testing.TB, file string) (*drift.Snapshot, *drift.Report) {
+	tb.Helper()
+	s := loadSnapshot(tb, file)
+	rep, err := Diagnose(s, drift.Sensitivity{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s, rep
 }

@@ -15,10 +15,7 @@ import (
 func TestCycleProposesUnderPolicy(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	load := func(file string) *drift.Snapshot {
-		s, err := drift.LoadSnapshot(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := loadSnapshot(t, file)
 		st := drift.Map(s.Application, "status")
 		st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
 		return s
@@ -69,14 +66,7 @@ func TestCycleProposesUnderPolicy(t *testing.T) {
 // applications' own lines.
 func TestFleet(t *testing.T) {
 	diag := func(file, name string) ScanResult {
-		s, err := drift.LoadSnapshot(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := Diagnose(s, drift.Sensitivity{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, rep := diagnoseFile(t, file)
 		return ScanResult{Instance: "main", App: argocd.AppSummary{Name: name, Namespace: "argocd"}, Report: rep}
 	}
 	var stuck []ScanResult

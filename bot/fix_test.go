@@ -1,13 +1,10 @@
 package bot
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations"
@@ -26,18 +23,8 @@ func TestFixSharedFixtures(t *testing.T) {
 		n++
 		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			s, err := drift.LoadSnapshot(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, err := os.ReadFile(strings.TrimSuffix(in, ".yaml") + ".expected.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var exp expectation
-			if err := yaml.Unmarshal(raw, &exp); err != nil {
-				t.Fatal(err)
-			}
+			s := loadSnapshot(t, in)
+			exp := readExpectation(t, in)
 			_, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
 			if err != nil {
 				t.Fatal(err)

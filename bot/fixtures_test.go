@@ -23,6 +23,20 @@ type expectedPath struct {
 	Remediation string `yaml:"remediation"`
 }
 
+// readExpectation reads the .expected.yaml beside a fixture.
+func readExpectation(t *testing.T, in string) expectation {
+	t.Helper()
+	raw, err := os.ReadFile(strings.TrimSuffix(in, ".yaml") + ".expected.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp expectation
+	if err := yaml.Unmarshal(raw, &exp); err != nil {
+		t.Fatal(err)
+	}
+	return exp
+}
+
 type expectation struct {
 	Summary  string         `yaml:"summary"`
 	Findings []expectedPath `yaml:"findings"`
@@ -49,22 +63,8 @@ func TestSharedFixtures(t *testing.T) {
 	for _, in := range inputs {
 		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(strings.TrimSuffix(in, ".yaml") + ".expected.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var exp expectation
-			if err := yaml.Unmarshal(raw, &exp); err != nil {
-				t.Fatal(err)
-			}
-			snap, err := drift.LoadSnapshot(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, err := Diagnose(snap, drift.Sensitivity{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			exp := readExpectation(t, in)
+			_, rep := diagnoseFile(t, in)
 			got := map[string]drift.Finding{}
 			for _, f := range rep.Findings {
 				got[f.Resource.Kind+"/"+f.Resource.Name+f.Path.String()] = f

@@ -11,10 +11,7 @@ import (
 )
 
 func TestPRViewAndFingerprint(t *testing.T) {
-	s, err := drift.LoadSnapshot("../remediations/testdata/plain-remove-hpa.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := loadSnapshot(t, "../remediations/testdata/plain-remove-hpa.yaml")
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	_, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now)
 	if err != nil || len(plans) != 1 {

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/driftfix/driftfix/bot/drift"
 )
 
 // realExpectations are the findings of the snapshots captured from the real
@@ -43,14 +41,7 @@ func TestRealSnapshots(t *testing.T) {
 			if !ok {
 				t.Fatalf("no expectation for %s", name)
 			}
-			s, err := drift.LoadSnapshot(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rep, err := Diagnose(s, drift.Sensitivity{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, rep := diagnoseFile(t, file)
 			var got []string
 			for _, f := range rep.Findings {
 				got = append(got, f.Resource.Kind+" "+f.Path.String()+" "+string(f.Cause))

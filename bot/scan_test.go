@@ -16,10 +16,7 @@ import (
 func TestScan(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	load := func(file, name, ns, sync string, finishedAgo time.Duration, history ...string) *drift.Snapshot {
-		s, err := drift.LoadSnapshot("../testdata/cases/" + file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := loadSnapshot(t, "../testdata/cases/"+file)
 		md := drift.Map(s.Application, "metadata")
 		md["name"], md["namespace"] = name, ns
 		st := drift.Map(s.Application, "status")
@@ -78,10 +75,7 @@ func TestScan(t *testing.T) {
 // refresh finds Synced (the drift cleared between cycles) is not reported.
 func TestScanRefreshClears(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	s, err := drift.LoadSnapshot("../testdata/cases/21-manual-kubectl-patch.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := loadSnapshot(t, "../testdata/cases/21-manual-kubectl-patch.yaml")
 	st := drift.Map(s.Application, "status")
 	st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
 	srv := argocdtest.NewServer("t", s)
@@ -105,10 +99,7 @@ func TestScanRefreshClears(t *testing.T) {
 func TestScanHardRefreshBudget(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	load := func(file, name string) *drift.Snapshot {
-		s, err := drift.LoadSnapshot("../testdata/cases/" + file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := loadSnapshot(t, "../testdata/cases/"+file)
 		drift.Map(s.Application, "metadata")["name"] = name
 		st := drift.Map(s.Application, "status")
 		st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}

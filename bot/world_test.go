@@ -114,10 +114,7 @@ func (w *world) addRepo(name string) string {
 // setApp serves application name from repo: stuck OutOfSync with the HPA
 // drift, or Synced with none.
 func (w *world) setApp(name, repo string, stuck bool, now time.Time) {
-	s, err := drift.LoadSnapshot("../remediations/testdata/plain-remove-hpa.yaml")
-	if err != nil {
-		w.t.Fatal(err)
-	}
+	s := loadSnapshot(w.t, "../remediations/testdata/plain-remove-hpa.yaml")
 	md := drift.Map(s.Application, "metadata")
 	md["name"] = name
 	drift.Map(s.Application, "spec")["source"] = map[string]any{"repoURL": w.repoURL[repo], "path": "apps/shop", "targetRevision": "main"}
