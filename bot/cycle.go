@@ -53,6 +53,9 @@ type AppState struct {
 	Failed bool
 	// Keys are the fixes proposed for it this cycle.
 	Keys []string
+	// FirstSeen is when it was first seen stuck, as CycleOptions.FirstSeen
+	// answered while planning it (zero when not asked).
+	FirstSeen time.Time
 }
 
 // CycleResult is what one cycle found and would do.
@@ -115,8 +118,9 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 		// Each stuck application is planned as soon as it is diagnosed, in
 		// the scan's worker, so its snapshot is let go right after.
 		type planned struct {
-			keys []string
-			ok   bool
+			keys  []string
+			ok    bool
+			first time.Time
 		}
 		var mu sync.Mutex
 		plans := map[string]planned{}
@@ -124,16 +128,17 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 			if r.Err != nil || !inShard(in.Shard, r.App.Name) {
 				return
 			}
-			at := now
+			at, first := now, time.Time{}
 			if opts.FirstSeen != nil {
-				at = opts.FirstSeen(AppKey(in.Name, r.App.Namespace, r.App.Name))
+				first = opts.FirstSeen(AppKey(in.Name, r.App.Namespace, r.App.Name))
+				at = first
 			}
 			var part CycleResult
 			keys, ok := part.planApp(ctx, cfg, in, *r, at)
 			mu.Lock()
 			defer mu.Unlock()
 			res.absorb(&part)
-			plans[r.App.Namespace+"/"+r.App.Name] = planned{keys, ok}
+			plans[r.App.Namespace+"/"+r.App.Name] = planned{keys, ok, first}
 		}
 		stuck, listed, err := Scan(ctx, in.Client, now, ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, Each: each})
 		if err != nil {
@@ -165,7 +170,7 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 				continue
 			}
 			p := plans[r.App.Namespace+"/"+r.App.Name]
-			res.Apps[i].Keys, res.Apps[i].Failed = p.keys, !p.ok
+			res.Apps[i].Keys, res.Apps[i].Failed, res.Apps[i].FirstSeen = p.keys, !p.ok, p.first
 		}
 	}
 	// Workers finish in any order; what is published must not depend on it.

@@ -103,10 +103,13 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 			}
 			continue
 		}
-		first, err := p.Store.FirstSeen(ctx, key, now)
-		if err != nil {
-			fail(err)
-			continue
+		first := a.FirstSeen // recorded while the cycle planned it
+		if first.IsZero() {
+			var err error
+			if first, err = p.Store.FirstSeen(ctx, key, now); err != nil {
+				fail(err)
+				continue
+			}
 		}
 		newStuck[key] = first.Equal(now)
 	}
