@@ -37,6 +37,8 @@ type Publisher struct {
 	// PerPR bounds the publishing of one pull request; it runs to the end
 	// even when the cycle is asked to stop, so no half-made PR is left (default 2m).
 	PerPR time.Duration
+
+	adopted bool // driftfix's open PRs were looked up on GitHub since start
 }
 
 // Published is what one publishing step did.
@@ -145,12 +147,16 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 		fail(err)
 	}
 	limited := false // GitHub's rate limit is used up: the rest waits for the next cycle
-	if p.GitHub != nil {
+	// A database is fresh or stale only at start (a new pod, a new leader),
+	// so the open PRs are looked up on GitHub once, after a cycle that
+	// reached every instance; later cycles know what they opened.
+	if p.GitHub != nil && !p.adopted {
 		adopted, err := p.adopt(ctx, res, known, now)
 		if err != nil {
 			fail(err)
 			limited = errors.Is(err, github.ErrRateLimited)
 		}
+		p.adopted = err == nil && len(res.FailedInstances) == 0
 		known = append(known, adopted...)
 	}
 	openPerRepo := map[string]int{}

@@ -434,3 +434,31 @@ func TestTwoReplicasAtOnce(t *testing.T) {
 		t.Logf("skipped: %q", o.Published.Skipped)
 	}
 }
+
+// TestAdoptsOnceAtStart: a running bot looks its open PRs up on GitHub in
+// its first cycle only; later cycles list no repository, and a restarted one
+// (a new database) adopts again.
+func TestAdoptsOnceAtStart(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop")
+	lists := func() int { return w.gh.CallCount("GET /repos/{owner}/{repo}/pulls") }
+	r, closeDB := w.runner()
+	defer closeDB()
+	if _, err := r.Once(context.Background(), now); err != nil {
+		t.Fatal(err)
+	}
+	before := lists()
+	if _, err := r.Once(context.Background(), now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n := lists() - before; n != 1 {
+		t.Fatalf("a steady cycle made %d pull-request list calls, want 1 (looking its PR up by branch)", n)
+	}
+	w.loseDatabase()
+	r2, closeDB2 := w.runner()
+	defer closeDB2()
+	w.setApp("shop", "shop", false, now)
+	out, _ := r2.Once(context.Background(), now.Add(2*time.Hour))
+	if len(out.Published.Closed) != 1 {
+		t.Fatalf("a restarted bot must adopt and close its PR: %+v", out.Published)
+	}
+}

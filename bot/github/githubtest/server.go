@@ -129,6 +129,13 @@ func (s *Server) AddRepo(dir, owner, name string) error {
 	return nil
 }
 
+// CallCount returns how many requests a route (e.g. "GET /repos/{owner}/{repo}/pulls") got.
+func (s *Server) CallCount(route string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Calls[route]
+}
+
 // FailNext makes the next requests answer the given status codes, in order
 // (403 and 429 as secondary limits with Retry-After: 1).
 func (s *Server) FailNext(codes ...int) {
