@@ -317,16 +317,23 @@ webhooks:
 	t.Cleanup(func() { s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", name, "--ignore-not-found") })
 }
 
+// webhookNamespace makes namespace ns afresh, labelled label=enabled, and a
+// mutating webhook at url that admits Deployments there.
+func (s *stack) webhookNamespace(t *testing.T, ns, label, webhook, url string) {
+	t.Helper()
+	s.kubectl(t, "", "delete", "namespace", ns, "--ignore-not-found", "--timeout=60s")
+	s.kubectl(t, "", "create", "namespace", ns)
+	s.kubectl(t, "", "label", "namespace", ns, label+"=enabled")
+	s.mutatingWebhook(t, webhook, url, label)
+}
+
 // TestWebhookOverwritesGitField: a webhook replaces the cpu limit Git sets.
 // Argo CD reports OutOfSync; the field stays owned by argocd-controller.
 func TestWebhookOverwritesGitField(t *testing.T) {
 	s := newStack(t)
 	startWebhook(t, s, "127.0.0.1:9444", "2")
 	ns := "e2e-webhook-cpu"
-	s.kubectl(t, "", "delete", "namespace", ns, "--ignore-not-found", "--timeout=60s")
-	s.kubectl(t, "", "create", "namespace", ns)
-	s.kubectl(t, "", "label", "namespace", ns, "cpu-policy=enabled")
-	s.mutatingWebhook(t, "e2e-cpu", "https://127.0.0.1:9444/mutate", "cpu-policy")
+	s.webhookNamespace(t, ns, "cpu-policy", "e2e-cpu", "https://127.0.0.1:9444/mutate")
 	dep := strings.Replace(deployment, "            requests: {cpu: 100m}\n", "            requests: {cpu: 100m}\n            limits: {cpu: 500m}\n", 1)
 	repo := gitRepo(t, map[string]string{"app/deployment.yaml": dep})
 	s.applicationIn(t, "e2e-webhook-cpu", repo, "app", ns, "", false)
@@ -342,10 +349,7 @@ func TestWebhookInjection(t *testing.T) {
 	s := newStack(t)
 	startWebhook(t, s, "127.0.0.1:9443", "")
 	ns := "e2e-webhook-sidecar"
-	s.kubectl(t, "", "delete", "namespace", ns, "--ignore-not-found", "--timeout=60s")
-	s.kubectl(t, "", "create", "namespace", ns)
-	s.kubectl(t, "", "label", "namespace", ns, "sidecars=enabled")
-	s.mutatingWebhook(t, "e2e-sidecar", "https://127.0.0.1:9443/mutate", "sidecars")
+	s.webhookNamespace(t, ns, "sidecars", "e2e-sidecar", "https://127.0.0.1:9443/mutate")
 	repo := gitRepo(t, map[string]string{"app/deployment.yaml": deployment})
 	s.applicationIn(t, "e2e-webhook-sidecar", repo, "app", ns, "", true)
 	live := s.kubectl(t, "", "-n", ns, "get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[*].name}")

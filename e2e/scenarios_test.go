@@ -43,11 +43,18 @@ webhooks:
 		s.kubectl(t, "", "delete", "validatingwebhookconfiguration", "e2e-payments", "--ignore-not-found")
 	})
 	// As cainjector does: a patch of caBundle alone, as its own field manager.
-	s.kubectl(t, "", "patch", "validatingwebhookconfiguration", "e2e-payments", "--type=strategic", "--field-manager=cert-manager-cainjector",
-		"-p", fmt.Sprintf(`{"webhooks":[{"name":"validate.payments.example.com","clientConfig":{"caBundle":%q}}]}`, s.caBundle(t)))
+	s.cainjectorWrites(t, "e2e-payments", "validate.payments.example.com")
 	s.waitFor(t, "e2e-controller", outOfSync, "OutOfSync after cainjector wrote caBundle")
 	rep := s.diagnose(t, "e2e-controller")
 	expectFinding(t, rep, "ValidatingWebhookConfiguration", "/webhooks/0/clientConfig/caBundle", drift.CauseControllerWrite)
+}
+
+// cainjectorWrites writes a webhook's caBundle as cert-manager-cainjector
+// does: a patch of that field alone, under its own field manager.
+func (s *stack) cainjectorWrites(t *testing.T, config, webhook string) {
+	t.Helper()
+	s.kubectl(t, "", "patch", "validatingwebhookconfiguration", config, "--type=strategic", "--field-manager=cert-manager-cainjector",
+		"-p", fmt.Sprintf(`{"webhooks":[{"name":%q,"clientConfig":{"caBundle":%q}}]}`, webhook, s.caBundle(t)))
 }
 
 // TestNormalizedPruning: Git sets a field the CRD's structural schema does
@@ -173,8 +180,7 @@ webhooks:
 	t.Cleanup(func() {
 		s.kubectl(t, "", "delete", "validatingwebhookconfiguration", "e2e-empty-ca", "--ignore-not-found")
 	})
-	s.kubectl(t, "", "patch", "validatingwebhookconfiguration", "e2e-empty-ca", "--type=strategic", "--field-manager=cert-manager-cainjector",
-		"-p", fmt.Sprintf(`{"webhooks":[{"name":"validate.empty.example.com","clientConfig":{"caBundle":%q}}]}`, s.caBundle(t)))
+	s.cainjectorWrites(t, "e2e-empty-ca", "validate.empty.example.com")
 	s.waitFor(t, "e2e-empty-ca", outOfSync, "OutOfSync after cainjector filled the empty caBundle")
 	rep := s.diagnose(t, "e2e-empty-ca")
 	expectFinding(t, rep, "ValidatingWebhookConfiguration", "/webhooks/0/clientConfig/caBundle", drift.CauseControllerWrite)
