@@ -29,6 +29,8 @@ type argoFlags struct {
 
 	kubeconfig, kubeContext, argoNamespace string
 	noKube, repoFiles                      bool
+	// tokenFrom names where tokenFile came from, in errors (default the flag).
+	tokenFrom string
 }
 
 func (a *argoFlags) register(fs *flag.FlagSet) {
@@ -78,7 +80,11 @@ func (a *argoFlags) client() (*argocd.Client, error) {
 	if a.tokenFile != "" {
 		b, err := os.ReadFile(a.tokenFile)
 		if err != nil {
-			return nil, fmt.Errorf("read --argocd-token-file: %w", err)
+			from := a.tokenFrom
+			if from == "" {
+				from = "--argocd-token-file"
+			}
+			return nil, fmt.Errorf("read %s: %w", from, err)
 		}
 		token = strings.TrimSpace(string(b))
 	}

@@ -257,3 +257,18 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestOnceNamesTheMissingTokenFile: a policy whose Argo CD token file is
+// missing is refused with the config key and the path, not a flag's name.
+func TestOnceNamesTheMissingTokenFile(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "driftfix.yaml")
+	missing := filepath.Join(filepath.Dir(cfg), "no-such-token")
+	if err := os.WriteFile(cfg, []byte("argocd: [{name: main, server: https://argocd.example.com, tokenFile: "+missing+"}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb strings.Builder
+	code, err := cmdOnce(context.Background(), []string{"--config", cfg, "--dry-run"}, &out, &errb, time.Now())
+	if code != exitUsage || err == nil || !strings.Contains(err.Error(), "tokenFile") || !strings.Contains(err.Error(), missing) || strings.Contains(err.Error(), "--argocd-token-file") {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+}
