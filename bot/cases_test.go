@@ -32,7 +32,7 @@ var caseExpectations = map[string][]string{
 	"11-builtin-quantity-hidden":          nil,
 	"12-builtin-unknown-field":            {"StatefulSet/db/spec/strategy normalized remove-field", "StatefulSet/db/spec/template/spec/containers/0/resources/requests/memory normalized set-value"},
 	"13-crd-pruned-field":                 {"Schedule/nightly/spec/compress normalized remove-field"},
-	"14-crd-default-in-list":              {"HTTPRoute/shop/spec/parentRefs normalized set-value"},
+	"14-crd-default-in-list":              {"HTTPRoute/shop/spec/parentRefs/0/group normalized set-value", "HTTPRoute/shop/spec/parentRefs/0/kind normalized set-value"},
 	"15-duration-normalized":              {"Certificate/shop-tls/spec/duration normalized set-value"},
 	"16-empty-values-dropped":             {"Service/edge/metadata/annotations normalized remove-field", "Service/edge/spec/loadBalancerSourceRanges normalized remove-field"},
 	"17-webhook-adds-label":               {"Deployment/orders/metadata/labels/policy.example.com~1team webhook-mutation ignore-difference"},

@@ -64,7 +64,25 @@ type Input struct {
 func NewInput(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison) *Input {
 	in := &Input{Snapshot: s, Settings: settings, Comparison: cmp,
 		namespaces: map[string]drift.Object{}, crds: map[string]drift.Object{}}
+	// Objects the application deploys itself (an HPA in the same chart as its
+	// Deployment, a webhook configuration, a CRD) act on the cluster exactly
+	// like those collected beside it: the live object where it exists, else
+	// the one Git declares. A collected object wins over the application's own.
+	context := append([]drift.Object(nil), s.Cluster...)
+	seen := make(map[drift.Ref]bool, len(s.Cluster))
 	for _, o := range s.Cluster {
+		seen[drift.RefOf(o)] = true
+	}
+	for i := range s.Resources {
+		o := s.Resources[i].Live
+		if o == nil {
+			o = s.Resources[i].Target
+		}
+		if o != nil && !seen[drift.RefOf(o)] {
+			context = append(context, o)
+		}
+	}
+	for _, o := range context {
 		group, _ := drift.SplitAPIVersion(drift.Str(o, "apiVersion"))
 		switch drift.Str(o, "kind") {
 		case "Namespace":

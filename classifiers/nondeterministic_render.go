@@ -25,7 +25,7 @@ var includeFile = regexp.MustCompile(`\$\.Template\.BasePath\s*"(/[^"]+)"`)
 
 func classifyNondeterministic(c *Case) (Verdict, bool) {
 	d := c.Diff
-	if d == nil {
+	if d == nil || d.Unexplained {
 		return Verdict{}, false
 	}
 	fix := drift.FixNone

@@ -50,6 +50,9 @@ func Run(in *Input, registry []Classifier) []drift.Finding {
 		if note != "" {
 			v.Evidence = append(v.Evidence, note)
 		}
+		if d.Raw {
+			v.Evidence = append(v.Evidence, rawNote)
+		}
 		f := drift.Finding{
 			Resource: d.Resource, Path: d.Path, GitPath: d.GitPath, Cause: cl.Name,
 			Git: d.Git, Live: d.Live, InGit: d.InGit, InLive: d.InLive,
@@ -64,6 +67,9 @@ func Run(in *Input, registry []Classifier) []drift.Finding {
 	drift.SortFindings(out)
 	return out
 }
+
+// rawNote says how a difference found only by the raw comparison was found.
+const rawNote = "Argo CD reports this resource OutOfSync and driftfix's emulation of its diff shows nothing; comparing again with raw values (no semantic equality, lists replaced whole) shows this difference"
 
 func first(registry []Classifier, c *Case) (Classifier, Verdict, bool) {
 	for _, cl := range registry {

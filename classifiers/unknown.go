@@ -22,6 +22,10 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 	}
 	var ev []string
 	switch {
+	case d.Unexplained:
+		ev = append(ev, fmt.Sprintf("Argo CD reports %s OutOfSync, but driftfix finds no difference: it compared %s", d.Resource, d.Compared),
+			"Argo CD's own diff (argocd app diff, or the normalized and predicted live states of managed-resources) shows what it sees; collect a snapshot with them to have it explained")
+		return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "Argo CD sees a difference driftfix cannot reproduce; a person needs to look"}, true
 	case len(d.Path) == 0 && !d.InLive:
 		ev = append(ev, fmt.Sprintf("%s is in Git but not in the cluster: the last sync did not create it, or something deleted it", d.Resource))
 	case len(d.Path) == 0 && !d.InGit:

@@ -179,7 +179,7 @@ func (c *Context) verify(p *Plan, changed *drift.Snapshot) {
 		p.Dropped = "the plan cannot be verified offline"
 		return
 	}
-	after, err := c.Rediagnose(changed)
+	after, err := c.Rediagnose(changed.WithoutArgoVerdict())
 	if err != nil {
 		p.Dropped = "verification failed: " + err.Error()
 		return

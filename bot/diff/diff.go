@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -36,8 +37,9 @@ func Compare(s *drift.Snapshot) (*drift.Comparison, drift.Settings, error) {
 	}
 	cmp := &drift.Comparison{Rules: append(appRules, cmRules...)}
 	appSSA := hasSyncOption(drift.List(s.Application, "spec", "syncPolicy", "syncOptions"), syncOptServerSide)
+	outOfSync := drift.ArgoOutOfSync(s.Application)
 	for i := range s.Resources {
-		if err := compareResource(cmp, s, i, appSSA, settings); err != nil {
+		if err := compareResource(cmp, s, i, appSSA, settings, outOfSync[s.Resources[i].Ref()]); err != nil {
 			return nil, settings, err
 		}
 	}
@@ -75,7 +77,12 @@ func resourceSSA(target drift.Object, appSSA bool) bool {
 	return appSSA
 }
 
-func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA bool, settings drift.Settings) error {
+// compareResource diffs one resource. When Argo CD reports it OutOfSync and
+// the emulated diff shows nothing Argo CD would see, it compares again without
+// semantic equality; when that shows nothing either, it adds one Unexplained
+// difference that says what was compared. Argo CD's verdict is the ground
+// truth that something differs.
+func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA bool, settings drift.Settings, argoOutOfSync bool) error {
 	r := &s.Resources[idx]
 	ref := r.Ref()
 	switch {
@@ -140,9 +147,29 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 	}
 	w.rules = cmp.Rules
 
-	w.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, fieldInfo{typ: w.rootType, known: w.rootType != nil}, 0)
+	root := fieldInfo{typ: w.rootType, known: w.rootType != nil}
+	w.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
+	if argoOutOfSync && !anyVisible(w.diffs) {
+		raw := w.again(modeRaw)
+		raw.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
+		for i := range raw.diffs {
+			raw.diffs[i].Raw = true
+		}
+		w.diffs = append(w.diffs, raw.diffs...)
+		if !anyVisible(raw.diffs) {
+			two := w.again(modeTwoWay)
+			two.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
+			if !w.serverFilledOnly(two.diffs) {
+				w.diffs = append(w.diffs, drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, InGit: true, InLive: true,
+					Builtin: w.rootType != nil, Unexplained: true, Compared: compared(w, two.diffs)})
+			}
+		}
+	}
 	for i := range w.diffs {
 		d := &w.diffs[i]
+		if d.Unexplained {
+			continue
+		}
 		d.Owners = ownersOf(w.managed(), r.Live, d.Path)
 		for _, ri := range w.managerRules {
 			for _, o := range d.Owners {
@@ -177,7 +204,96 @@ type walker struct {
 	rules        []drift.IgnoreRule
 	diffs        []drift.Difference
 	strict       int // 0 unknown, 1 both sides decode strictly, -1 not
-	inAtomic     int // > 0 while inside the items of an atomic list
+	inAtomic     int // > 0 while inside the items of an atomic list of a built-in kind
+	whole        int // > 0 while inside the items of a list a patch replaces whole
+	mode         mode
+}
+
+// mode says how strictly a walk compares.
+type mode int
+
+const (
+	// modeArgo emulates Argo CD's diff.
+	modeArgo mode = iota
+	// modeRaw drops semantic equality: quantities compare as written and
+	// fields only live has inside list items count, as when a patch replaces
+	// the list whole.
+	modeRaw
+	// modeTwoWay also counts every field only live has (Git vs live, no
+	// last-applied or field ownership).
+	modeTwoWay
+)
+
+// again returns a fresh walker over the same resource in another mode.
+func (w *walker) again(m mode) *walker {
+	c := *w
+	c.diffs, c.mode, c.inAtomic, c.whole = nil, m, 0, 0
+	return &c
+}
+
+func anyVisible(ds []drift.Difference) bool {
+	for i := range ds {
+		if len(ds[i].HiddenBy) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// builtinWriters are the managers of Kubernetes' own components: what they
+// alone write beside Argo CD's request is the cluster's bookkeeping.
+var builtinWriters = map[string]bool{"kube-controller-manager": true, "kube-apiserver": true, "kube-scheduler": true}
+
+// serverFilledOnly reports whether every field a two-way comparison finds only
+// in live is one the API server filled into Argo CD's own request (defaults
+// are recorded under the requesting manager) or one Kubernetes' own
+// components keep. Argo CD's OutOfSync verdict on such an object is stale:
+// nothing differs that any sync would change.
+func (w *walker) serverFilledOnly(twoWay []drift.Difference) bool {
+	if w.rootType == nil {
+		return false
+	}
+	for i := range twoWay {
+		d := &twoWay[i]
+		if d.InGit {
+			return false
+		}
+		for _, o := range ownersOf(w.managed(), w.rawLive, d.Path) {
+			if !drift.ArgoCDManagers[o.Manager] && !builtinWriters[o.Manager] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// compared says, for an Unexplained difference, what driftfix compared.
+func compared(w *walker, twoWay []drift.Difference) string {
+	how := "Git's manifest against the live object with Argo CD's rules ("
+	switch {
+	case w.symmetric:
+		how += "Argo CD's predicted and normalized live states"
+	case w.ssa:
+		how += "server-side apply: fields only live has count when argocd-controller owns them"
+	default:
+		how += "three-way with last-applied-configuration"
+	}
+	how += "), then again with raw values and lists replaced whole: no difference"
+	var only []string
+	for _, d := range twoWay {
+		if !d.InGit {
+			only = append(only, d.Path.String())
+		}
+	}
+	switch {
+	case len(only) == 0:
+		how += "; a two-way comparison finds no field only in live either"
+	case len(only) <= 5:
+		how += "; a two-way comparison finds fields only in live (server defaults or other writers): " + strings.Join(only, ", ")
+	default:
+		how += "; a two-way comparison finds " + strconv.Itoa(len(only)) + " fields only in live (server defaults or other writers), first " + strings.Join(only[:5], ", ")
+	}
+	return how
 }
 
 // managed parses the live object's managedFields the first time they are needed.
@@ -230,11 +346,11 @@ func (w *walker) add(p, gp drift.Pointer, git, live any, inGit, inLive bool, fi 
 // CD's three-way diff); with server-side apply only when Argo CD's manager owns
 // it, so the next apply would remove it.
 func (w *walker) liveOnlyIsDrift(p drift.Pointer, inOrig bool) bool {
-	if w.symmetric {
+	if w.symmetric || w.mode == modeTwoWay || w.whole > 0 {
 		return true
 	}
 	if w.inAtomic > 0 {
-		return false
+		return w.mode == modeRaw
 	}
 	if w.ssa {
 		for _, e := range w.managed() {
@@ -296,30 +412,107 @@ func (w *walker) walk(p, gp drift.Pointer, d, l, o any, hasO bool, fi fieldInfo,
 		if drift.Equal(d, l) {
 			return
 		}
-		if w.rootType != nil && fi.known && len(dv) == len(lv) && allMaps(dv) && allMaps(lv) {
-			// An atomic list of a built-in kind: Argo CD applies scheme defaults to
-			// both sides, so fields only live has inside its items are defaults.
-			elem := fieldInfo{known: true}
-			if t := derefType(fi.typ); t != nil && t.Kind() == reflect.Slice {
-				elem.typ = t.Elem()
-			}
-			w.inAtomic++
-			for i := range dv {
-				w.walk(p.Index(i), gp.Index(i), dv[i], lv[i], nil, false, elem, depth+1)
-			}
-			w.inAtomic--
-			return
-		}
-		w.add(p, gp, d, l, true, true, fi)
+		w.walkWhole(p, gp, dv, lv, fi, depth)
 		return
 	}
 	if drift.Equal(d, l) {
 		return
 	}
-	if isQuantity(fi.typ) && w.quantityHidden(d, l) {
+	if isQuantity(fi.typ) && w.mode == modeArgo && w.quantityHidden(d, l) {
 		return
 	}
 	w.add(p, gp, d, l, true, true, fi)
+}
+
+// nameKeys are the keys that identify items of lists without a merge key,
+// tried in order, so a changed item is found by what it is, not where it sits.
+var nameKeys = []string{"name", "key", "id"}
+
+// walkWhole descends into a differing list that has no merge key, so each
+// finding lands on the leaf that differs: items by a name key when every item
+// has one, else by position when the lengths match; otherwise the list is one
+// difference. In a built-in kind Argo CD applies scheme defaults to both
+// sides, so fields only live has inside its items are defaults; in a custom
+// resource the patch replaces the list whole, so they count.
+func (w *walker) walkWhole(p, gp drift.Pointer, dv, lv []any, fi fieldInfo, depth int) {
+	elem := fieldInfo{known: fi.known}
+	if t := derefType(fi.typ); t != nil && t.Kind() == reflect.Slice {
+		elem.typ = t.Elem()
+	}
+	builtin := w.rootType != nil && fi.known
+	enter := func() {
+		if builtin {
+			w.inAtomic++
+		} else {
+			w.whole++
+		}
+	}
+	leave := func() {
+		if builtin {
+			w.inAtomic--
+		} else {
+			w.whole--
+		}
+	}
+	if key := commonKey(dv, lv); key != "" {
+		used := make([]bool, len(lv))
+		enter()
+		for di, item := range dv {
+			li := findByKey(lv, key, item.(map[string]any)[key], used)
+			if li < 0 {
+				w.add(p.Index(di), gp.Index(di), item, nil, true, false, elem)
+				continue
+			}
+			used[li] = true
+			w.walk(p.Index(li), gp.Index(di), item, lv[li], nil, false, elem, depth+1)
+		}
+		leave()
+		for li, item := range lv {
+			if !used[li] {
+				w.add(p.Index(li), nil, nil, item, false, true, elem)
+			}
+		}
+		return
+	}
+	if len(dv) == len(lv) && (!builtin || allMaps(dv) && allMaps(lv)) {
+		enter()
+		for i := range dv {
+			w.walk(p.Index(i), gp.Index(i), dv[i], lv[i], nil, false, elem, depth+1)
+		}
+		leave()
+		return
+	}
+	w.add(p, gp, dv, lv, true, true, fi)
+}
+
+// commonKey returns a name key every item on both sides has with a distinct
+// scalar value, or "".
+func commonKey(dv, lv []any) string {
+	for _, k := range nameKeys {
+		if distinctKey(dv, k) && distinctKey(lv, k) {
+			return k
+		}
+	}
+	return ""
+}
+
+func distinctKey(items []any, key string) bool {
+	if len(items) == 0 {
+		return false
+	}
+	seen := make(map[string]bool, len(items))
+	for _, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return false
+		}
+		s, ok := m[key].(string)
+		if !ok || seen[s] {
+			return false
+		}
+		seen[s] = true
+	}
+	return true
 }
 
 func (w *walker) walkKeyed(p, gp drift.Pointer, dv, lv []any, o any, hasO bool, fi fieldInfo, depth int) {

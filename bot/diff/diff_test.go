@@ -90,11 +90,25 @@ func TestCompareSemantics(t *testing.T) {
 			want: []string{"/spec/template/spec/containers/1/env/0"},
 		},
 		{
-			name:    "custom resource lists compare whole",
+			name:    "custom resource lists are replaced whole: a field only live has inside an item counts, at its leaf",
 			appSpec: "{}",
 			resources: `- target: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: a}]}}
   live: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: a, extra: 1}]}}`,
-			want: []string{"/spec/items"},
+			want: []string{"/spec/items/0/extra"},
+		},
+		{
+			name:    "list items without a merge key are matched by name, wherever they sit",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: a, v: 1}, {name: b, v: 1}]}}
+  live: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: b, v: 2}, {name: a, v: 1}, {name: c}]}}`,
+			want: []string{"/spec/items/0/v", "/spec/items/2"},
+		},
+		{
+			name:    "list items without a name are matched by position when the lengths match",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: i}, spec: {rules: [{host: a.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]}}
+  live: {apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: i}, spec: {rules: [{host: a.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 8080}}}}]}}]}}`,
+			want: []string{"/spec/rules/0/http/paths/0/backend/service/port/number"},
 		},
 		{
 			name:    "status and server metadata are never compared",
@@ -127,11 +141,11 @@ func TestCompareSemantics(t *testing.T) {
 			want: []string{"/data/a"},
 		},
 		{
-			name:    "a pointer inside an atomic list hides the list when the rest is equal",
+			name:    "a pointer inside a list item hides that leaf",
 			appSpec: "{ignoreDifferences: [{group: example.com, kind: Thing, jsonPointers: [/spec/items/0/extra]}]}",
 			resources: `- target: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: a, extra: 1}]}}
   live: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: a, extra: 2}]}}`,
-			wantHidden: []string{"/spec/items"},
+			wantHidden: []string{"/spec/items/0/extra"},
 		},
 		{
 			name:    "a managedFieldsManagers rule hides what that manager owns",

@@ -76,3 +76,39 @@ func (s *Snapshot) TemplateFiles() []string {
 	sort.Strings(out)
 	return out
 }
+
+// ArgoOutOfSync returns the resources the Application's status.resources marks
+// OutOfSync: Argo CD's own verdict that something differs.
+func ArgoOutOfSync(app Object) map[Ref]bool {
+	out := map[Ref]bool{}
+	for _, r := range List(app, "status", "resources") {
+		m, ok := r.(map[string]any)
+		if !ok || Str(m, "status") != "OutOfSync" {
+			continue
+		}
+		out[Ref{Group: Str(m, "group"), Kind: Str(m, "kind"), Namespace: Str(m, "namespace"), Name: Str(m, "name")}] = true
+	}
+	return out
+}
+
+// WithoutArgoVerdict returns a copy of the snapshot whose Application carries no
+// per-resource sync status: a desired state changed by a fix has never been
+// compared by Argo CD, so its old verdict says nothing about it.
+func (s *Snapshot) WithoutArgoVerdict() *Snapshot {
+	c := *s
+	app := make(Object, len(s.Application))
+	for k, v := range s.Application {
+		app[k] = v
+	}
+	if st, ok := app["status"].(map[string]any); ok {
+		cs := make(map[string]any, len(st))
+		for k, v := range st {
+			if k != "resources" {
+				cs[k] = v
+			}
+		}
+		app["status"] = cs
+	}
+	c.Application = app
+	return &c
+}

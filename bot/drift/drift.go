@@ -197,6 +197,15 @@ type Difference struct {
 	// Undeclared says Path is not a field of the built-in kind's schema, so the
 	// API server drops it.
 	Undeclared bool
+	// Raw says Argo CD reports the resource OutOfSync, driftfix's emulation of
+	// its diff found nothing, and this difference comes from comparing again
+	// without semantic equality (raw values, lists replaced whole).
+	Raw bool
+	// Unexplained says Argo CD reports the resource OutOfSync and no
+	// comparison driftfix makes shows a difference; Compared says what was
+	// compared.
+	Unexplained bool
+	Compared    string
 }
 
 // NonArgoOwners returns the owners that are not Argo CD's own managers.
