@@ -1,0 +1,208 @@
+package bot
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/classifiers"
+)
+
+// The real-world corpus is scored, not matched exactly: these are the floors
+// CI holds it to.
+const (
+	realworldDir       = "../testdata/realworld"
+	minRealworldCases  = 40
+	minPrecision       = 0.95
+	minRecall          = 0.95
+	minTaggedRealworld = 8 // mixed cases, and tricky negatives, each
+)
+
+// score counts, for one cause, expected findings found with that cause (tp),
+// findings reported with it that are not expected (fp), and expected findings
+// missed or given another cause (fn).
+type score struct{ tp, fp, fn int }
+
+func (s score) precision() float64 { return ratio(s.tp, s.tp+s.fp) }
+func (s score) recall() float64    { return ratio(s.tp, s.tp+s.fn) }
+
+func ratio(a, b int) float64 {
+	if b == 0 {
+		return 1
+	}
+	return float64(a) / float64(b)
+}
+
+// TestRealWorldCorpus diagnoses every case rebuilt from a public thread in
+// testdata/realworld and prints precision and recall per cause. It fails when
+// either falls below its floor, when a must_not answer is given, or when the
+// corpus lacks cases, sources, mixed cases, negatives or a cause.
+func TestRealWorldCorpus(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(realworldDir, "[0-9]*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inputs []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".expected.yaml") {
+			inputs = append(inputs, f)
+		}
+	}
+	if len(inputs) < minRealworldCases {
+		t.Errorf("testdata/realworld has %d cases, want at least %d", len(inputs), minRealworldCases)
+	}
+	scores := map[drift.Cause]*score{}
+	for _, cl := range classifiers.Registry {
+		scores[cl.Name] = &score{}
+	}
+	tags := map[string]int{}
+	fixes, fixesRight := 0, 0
+	var wrong []string
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
+		exp := readExpectation(t, in)
+		if !strings.HasPrefix(exp.Source, "https://github.com/") {
+			t.Errorf("%s: source %q is not the URL of a public GitHub thread", name, exp.Source)
+		}
+		if len(exp.MustNot) == 0 {
+			t.Errorf("%s: no must_not entry says what a wrong answer would be", name)
+		}
+		for _, tg := range exp.Tags {
+			tags[tg]++
+		}
+		_, rep := diagnoseFile(t, in)
+		got := map[string]drift.Finding{}
+		for _, f := range rep.Findings {
+			got[f.Resource.Kind+"/"+f.Resource.Name+f.Path.String()] = f
+		}
+		for _, e := range exp.Findings {
+			sc, ok := scores[drift.Cause(e.Cause)]
+			if !ok {
+				t.Errorf("%s: expected cause %q is not a cause", name, e.Cause)
+				continue
+			}
+			key := e.Kind + "/" + e.Name + e.Path
+			f, found := got[key]
+			switch {
+			case !found:
+				sc.fn++
+				wrong = append(wrong, fmt.Sprintf("%s: missed %s (%s)", name, key, e.Cause))
+			case string(f.Cause) != e.Cause:
+				sc.fn++
+				scores[f.Cause].fp++
+				wrong = append(wrong, fmt.Sprintf("%s: %s is %s, want %s; evidence %q", name, key, f.Cause, e.Cause, f.Evidence))
+			default:
+				sc.tp++
+				fixes++
+				if string(f.Remediation.Kind) == e.Remediation {
+					fixesRight++
+				} else {
+					wrong = append(wrong, fmt.Sprintf("%s: %s fix %s, want %s (%s)", name, key, f.Remediation.Kind, e.Remediation, f.Remediation.Reason))
+				}
+			}
+			delete(got, key)
+		}
+		for key, f := range got {
+			scores[f.Cause].fp++
+			wrong = append(wrong, fmt.Sprintf("%s: unexpected %s %s; evidence %q", name, key, f.Cause, f.Evidence))
+		}
+		for _, m := range exp.MustNot {
+			for _, f := range rep.Findings {
+				if m.violatedBy(f) {
+					t.Errorf("%s: wrong answer %s/%s %s %s (%s)", name, m.Kind, m.Name, m.Path, f.Cause, m.Why)
+				}
+			}
+		}
+	}
+	var total score
+	causes := make([]string, 0, len(scores))
+	for c := range scores {
+		causes = append(causes, string(c))
+	}
+	sort.Strings(causes)
+	var b strings.Builder
+	fmt.Fprintf(&b, "real-world corpus: %d cases\n%-24s %5s %5s %5s %9s %7s\n", len(inputs), "cause", "tp", "fp", "fn", "precision", "recall")
+	for _, c := range causes {
+		s := scores[drift.Cause(c)]
+		total.tp, total.fp, total.fn = total.tp+s.tp, total.fp+s.fp, total.fn+s.fn
+		fmt.Fprintf(&b, "%-24s %5d %5d %5d %9.3f %7.3f\n", c, s.tp, s.fp, s.fn, s.precision(), s.recall())
+		if s.tp+s.fn == 0 && len(inputs) >= minRealworldCases {
+			t.Errorf("no case in testdata/realworld expects cause %s", c)
+		}
+	}
+	fmt.Fprintf(&b, "%-24s %5d %5d %5d %9.3f %7.3f\nfix kind right for %d of %d correct findings\n",
+		"all", total.tp, total.fp, total.fn, total.precision(), total.recall(), fixesRight, fixes)
+	t.Log(b.String())
+	for _, w := range wrong {
+		t.Log(w)
+	}
+	if total.precision() < minPrecision || total.recall() < minRecall {
+		t.Errorf("precision %.3f and recall %.3f, want at least %.2f and %.2f", total.precision(), total.recall(), minPrecision, minRecall)
+	}
+	for _, tg := range []string{"mixed", "negative"} {
+		if tags[tg] < minTaggedRealworld && len(inputs) >= minRealworldCases {
+			t.Errorf("testdata/realworld has %d cases tagged %s, want at least %d", tags[tg], tg, minTaggedRealworld)
+		}
+	}
+}
+
+// corpora are every set of snapshots in the repository that an invariant over
+// all diagnoses is checked on. (The public fixtures beside the repository have
+// their exact expectations in TestSharedFixtures.)
+var corpora = []string{
+	"../testdata/cases/*.yaml",
+	"../testdata/realworld/[0-9]*.yaml",
+	"../testdata/real/*.json",
+	"../testdata/differential/*.json",
+	"../testdata/hostile/*.yaml",
+	"../remediations/testdata/*.yaml",
+}
+
+// TestOutOfSyncAlwaysExplained checks, on every corpus, that each resource
+// Argo CD's status.resources marks OutOfSync gets at least one finding:
+// Argo CD's verdict is the ground truth that something differs, and "no drift
+// found" for such a resource is never an answer.
+func TestOutOfSyncAlwaysExplained(t *testing.T) {
+	checked := 0
+	for _, glob := range corpora {
+		files, err := filepath.Glob(glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range files {
+			if strings.HasSuffix(file, ".expected.yaml") {
+				continue
+			}
+			s, rep := diagnoseFile(t, file)
+			explained := map[drift.Ref]bool{}
+			for _, f := range rep.Findings {
+				explained[f.Resource] = true
+			}
+			for ref := range drift.ArgoOutOfSync(s.Application) {
+				checked++
+				if !explained[ref] && !explained[withNamespace(s, ref)] {
+					t.Errorf("%s: Argo CD reports %s OutOfSync and driftfix has no finding for it", file, ref)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no corpus has a resource Argo CD reports OutOfSync")
+	}
+	t.Logf("%d OutOfSync resources checked", checked)
+}
+
+// withNamespace fills the namespace Argo CD leaves out of status.resources for
+// a resource whose snapshot entry names one.
+func withNamespace(s *drift.Snapshot, ref drift.Ref) drift.Ref {
+	for i := range s.Resources {
+		r := s.Resources[i].Ref()
+		if r.Group == ref.Group && r.Kind == ref.Kind && r.Name == ref.Name && ref.Namespace == "" {
+			return r
+		}
+	}
+	return ref
+}
