@@ -6,6 +6,7 @@ package diff
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -149,6 +150,17 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 
 	root := fieldInfo{typ: w.rootType, known: w.rootType != nil}
 	w.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
+	if w.rootType != nil && !w.symmetric && anyVisible(w.diffs) {
+		// Argo CD compares a built-in object in its type's encoding when both
+		// sides decode strictly: compare again the way it does.
+		if d2, ok := w.b.remarshal(w.rootType, desired, true); ok {
+			if l2, ok := w.b.remarshal(w.rootType, live, true); ok {
+				w.diffs, w.remarshaled = nil, true
+				desired, live = d2, l2
+				w.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
+			}
+		}
+	}
 	if argoOutOfSync && !anyVisible(w.diffs) {
 		raw := w.again(modeRaw)
 		raw.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
@@ -159,12 +171,18 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		if !anyVisible(raw.diffs) {
 			two := w.again(modeTwoWay)
 			two.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
-			if !w.serverFilledOnly(two.diffs) {
+			rev, n, loop := drift.SyncLoop(s.Application)
+			if loop || !w.serverFilledOnly(two.diffs) {
+				how := compared(w, two.diffs)
+				if loop {
+					how += fmt.Sprintf("; Argo CD synced revision %s %d times within an hour, so its verdict is current", short(rev), n)
+				}
 				w.diffs = append(w.diffs, drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, InGit: true, InLive: true,
-					Builtin: w.rootType != nil, Unexplained: true, Compared: compared(w, two.diffs)})
+					Builtin: w.rootType != nil, Unexplained: true, Compared: how})
 			}
 		}
 	}
+	w.storedForm()
 	for i := range w.diffs {
 		d := &w.diffs[i]
 		if d.Unexplained {
@@ -207,6 +225,7 @@ type walker struct {
 	inAtomic     int // > 0 while inside the items of an atomic list of a built-in kind
 	whole        int // > 0 while inside the items of a list a patch replaces whole
 	mode         mode
+	remarshaled  bool // both sides are compared in their type's encoding
 }
 
 // mode says how strictly a walk compares.
@@ -231,6 +250,13 @@ func (w *walker) again(m mode) *walker {
 	return &c
 }
 
+func short(rev string) string {
+	if len(rev) > 7 {
+		return rev[:7]
+	}
+	return rev
+}
+
 func anyVisible(ds []drift.Difference) bool {
 	for i := range ds {
 		if len(ds[i].HiddenBy) == 0 {
@@ -247,8 +273,9 @@ var builtinWriters = map[string]bool{"kube-controller-manager": true, "kube-apis
 // serverFilledOnly reports whether every field a two-way comparison finds only
 // in live is one the API server filled into Argo CD's own request (defaults
 // are recorded under the requesting manager) or one Kubernetes' own
-// components keep. Argo CD's OutOfSync verdict on such an object is stale:
-// nothing differs that any sync would change.
+// components keep: nothing differs that a sync would change. Unless Argo CD's
+// history shows it syncing the object again and again, its OutOfSync verdict
+// is then taken as not current, and no finding is made.
 func (w *walker) serverFilledOnly(twoWay []drift.Difference) bool {
 	if w.rootType == nil {
 		return false
@@ -306,6 +333,13 @@ func (w *walker) managed() []managed {
 }
 
 func (w *walker) add(p, gp drift.Pointer, git, live any, inGit, inLive bool, fi fieldInfo) {
+	if !inGit && w.remarshaled {
+		// The type's encoding dropped an empty value Git writes: Git still
+		// declares it, and that is what a fix must change.
+		if v, ok := p.Get(w.rawTarget); ok && drift.IsEmpty(v) {
+			git, inGit, gp = v, true, p
+		}
+	}
 	if !inGit {
 		gp = nil
 	}

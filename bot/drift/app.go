@@ -4,6 +4,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Source is one source of the Application (spec.source or spec.sources[i]).
@@ -111,4 +112,46 @@ func (s *Snapshot) WithoutArgoVerdict() *Snapshot {
 	}
 	c.Application = app
 	return &c
+}
+
+// SyncLoop reports whether the Application's history shows Argo CD syncing one
+// revision again and again: at least three deployments of it within an hour
+// of its newest one. It returns the revision and the count.
+func SyncLoop(app Object) (revision string, count int, ok bool) {
+	times := map[string][]time.Time{}
+	for _, h := range List(app, "status", "history") {
+		at, err := time.Parse(time.RFC3339, Str(h, "deployedAt"))
+		rev := Str(h, "revision")
+		if err != nil || rev == "" {
+			continue
+		}
+		times[rev] = append(times[rev], at)
+	}
+	for _, rev := range SortedKeys(anyMap(times)) {
+		ts := times[rev]
+		newest := ts[0]
+		for _, t := range ts {
+			if t.After(newest) {
+				newest = t
+			}
+		}
+		n := 0
+		for _, t := range ts {
+			if newest.Sub(t) <= time.Hour {
+				n++
+			}
+		}
+		if n >= 3 && n > count {
+			revision, count, ok = rev, n, true
+		}
+	}
+	return revision, count, ok
+}
+
+func anyMap[V any](m map[string]V) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }

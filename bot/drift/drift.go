@@ -206,6 +206,12 @@ type Difference struct {
 	// compared.
 	Unexplained bool
 	Compared    string
+	// Stored is, for a path Git declares in a built-in object, the value the
+	// API server stores for Git's declaration (InStored false: it stores none),
+	// derived by StoredBy: a decode into the compiled-in type and an encode.
+	Stored   any
+	InStored bool
+	StoredBy string
 }
 
 // NonArgoOwners returns the owners that are not Argo CD's own managers.

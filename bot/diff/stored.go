@@ -1,0 +1,103 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// remarshal decodes obj into its compiled-in Kubernetes type and encodes it
+// again. Argo CD does this to both sides before it compares a built-in object,
+// and the API server does it before it stores one: quantities come out in
+// canonical form, omitempty zero values are dropped, numbers and
+// int-or-strings take their type's form. With strict, an unknown field or a
+// mistyped value fails the decode and obj is returned unchanged (Argo CD then
+// compares the object as written); without, unknown fields are dropped, as the
+// API server drops them. Only keys obj has are kept: a type's own encoders add
+// some (creationTimestamp: null) that are nobody's value.
+func (b *builtin) remarshal(t reflect.Type, obj map[string]any, strict bool) (map[string]any, bool) {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return obj, false
+	}
+	typed := reflect.New(t).Interface()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(typed); err != nil {
+		return obj, false
+	}
+	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+	if err != nil {
+		return obj, false
+	}
+	kept, _ := keepKeysOf(obj, out).(map[string]any)
+	if kept == nil {
+		return obj, false
+	}
+	return kept, true
+}
+
+// keepKeysOf returns v with only the map keys that orig has, recursively, and
+// list items matched by position when both lists have the same length.
+func keepKeysOf(orig, v any) any {
+	switch o := orig.(type) {
+	case map[string]any:
+		n, ok := v.(map[string]any)
+		if !ok {
+			return v
+		}
+		out := make(map[string]any, len(n))
+		for k, nv := range n {
+			if ov, ok := o[k]; ok {
+				out[k] = keepKeysOf(ov, nv)
+			}
+		}
+		return out
+	case []any:
+		n, ok := v.([]any)
+		if !ok || len(n) != len(o) {
+			return v
+		}
+		out := make([]any, len(n))
+		for i := range n {
+			out[i] = keepKeysOf(o[i], n[i])
+		}
+		return out
+	}
+	return v
+}
+
+// storedForm sets, on each difference Git declares in a built-in object, the
+// value the API server stores for Git's declaration: Git's manifest decoded
+// into its k8s.io/api type and encoded again (unknown fields dropped).
+func (w *walker) storedForm() {
+	if w.rootType == nil {
+		return
+	}
+	var stored map[string]any
+	done := false
+	for i := range w.diffs {
+		d := &w.diffs[i]
+		if !d.InGit || d.Unexplained || len(d.Path) == 0 {
+			continue
+		}
+		if !done {
+			done = true
+			target := drift.DeepCopy(w.rawTarget).(map[string]any)
+			if s, ok := w.b.remarshal(w.rootType, target, false); ok {
+				stored = s
+			}
+		}
+		if stored == nil {
+			return
+		}
+		d.Stored, d.InStored = d.GitPath.Get(stored)
+		d.StoredBy = "k8s.io/api " + drift.Str(w.rawTarget, "apiVersion") + " " + w.ref.Kind
+	}
+}
