@@ -1,11 +1,13 @@
 package bot
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -460,5 +462,31 @@ func TestAdoptsOnceAtStart(t *testing.T) {
 	out, _ := r2.Once(context.Background(), now.Add(2*time.Hour))
 	if len(out.Published.Closed) != 1 {
 		t.Fatalf("a restarted bot must adopt and close its PR: %+v", out.Published)
+	}
+}
+
+// TestCorruptDatabaseRebuilt: a state database overwritten with garbage is
+// moved aside at start; the bot adopts its open PR from GitHub and closes it
+// when the drift goes, without a duplicate.
+func TestCorruptDatabaseRebuilt(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop")
+	r, closeDB := w.runner()
+	if _, err := r.Once(context.Background(), now); err != nil {
+		t.Fatal(err)
+	}
+	closeDB()
+	w.loseDatabase()
+	if err := os.WriteFile(w.dbPath, bytes.Repeat([]byte("garbage!"), 1024), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.setApp("shop", "shop", false, now)
+	r, closeDB = w.runner()
+	defer closeDB()
+	out, err := r.Once(context.Background(), now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.gh.PullRequests("acme", "shop")); n != 1 || len(out.Published.Closed) != 1 {
+		t.Fatalf("the PR must be adopted and closed, not duplicated: %d PRs, %+v", n, out.Published)
 	}
 }

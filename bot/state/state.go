@@ -10,9 +10,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
 	"time"
 
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+	"modernc.org/sqlite" // the pure-Go SQLite driver
 )
 
 // migrations are applied in order, each once; never edit a released one.
@@ -28,21 +31,101 @@ var migrations = []string{
 }
 
 // Store is an open state database.
-type Store struct{ db *sql.DB }
+type Store struct {
+	db *sql.DB
+	// MovedAside is where a corrupt database found at open was moved, or "".
+	MovedAside string
+}
+
+// Options tune Open.
+type Options struct {
+	Log *slog.Logger // nil: discard
+	// Now names the file a corrupt database is moved to (default time.Now).
+	Now func() time.Time
+}
 
 // Open opens (creating if needed) the database at path and migrates it.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenWith(ctx, path, Options{})
+}
+
+// OpenWith is Open with options. A database SQLite reports as corrupt or not
+// a database at all is moved aside to <path>.corrupt-<timestamp> (with its
+// -wal and -shm files), logged at warn, and a fresh one is started: the bot
+// keeps running, and adopting its open pull requests from GitHub rebuilds
+// what it knew, as after a lost database.
+func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s, err := open(ctx, path)
+	if err == nil || !corrupt(err) {
+		return s, err
+	}
+	aside := path + ".corrupt-" + o.Now().UTC().Format("20060102T150405Z")
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if rerr := os.Rename(path+suffix, aside+suffix); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			return nil, fmt.Errorf("open state %s: it is corrupt (%w), and moving it aside failed: %w", path, err, rerr)
+		}
+	}
+	log.Warn("the state database is corrupt; moved it aside and started a fresh one, rebuilt from GitHub", "file", path, "moved_to", aside, "error", err.Error())
+	s, err2 := open(ctx, path)
+	if err2 != nil {
+		return nil, err2
+	}
+	s.MovedAside = aside
+	return s, nil
+}
+
+// corrupt reports whether SQLite said the file is damaged or not a database.
+func corrupt(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return errors.Is(err, errCorrupt)
+	}
+	switch se.Code() & 0xff {
+	case 11, 26: // SQLITE_CORRUPT, SQLITE_NOTADB
+		return true
+	}
+	return false
+}
+
+// errCorrupt is an integrity check that did not answer "ok".
+var errCorrupt = errors.New("the integrity check failed")
+
+func open(ctx context.Context, path string) (*Store, error) {
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
 	if err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1) // one writer; SQLite serializes anyway
 	s := &Store{db: db}
+	if err := s.check(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// check reads every page once (PRAGMA quick_check), so damage is found at
+// start rather than in the middle of a cycle.
+func (s *Store) check(ctx context.Context) error {
+	var res string
+	if err := s.db.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&res); err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	if res != "ok" {
+		return fmt.Errorf("check: %w: %s", errCorrupt, res)
+	}
+	return nil
 }
 
 // Close closes the database.

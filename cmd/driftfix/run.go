@@ -91,7 +91,7 @@ func buildRunner(ctx context.Context, cfg *config.Config, publish bool, log *slo
 	if err := os.MkdirAll(filepath.Dir(cfg.StateFile), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("state directory: %w", err)
 	}
-	st, err := state.Open(ctx, cfg.StateFile)
+	st, err := state.OpenWith(ctx, cfg.StateFile, state.Options{Log: log})
 	if err != nil {
 		return nil, nil, err
 	}
