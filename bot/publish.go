@@ -159,6 +159,7 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 		p.adopted = err == nil && len(res.FailedInstances) == 0
 		known = append(known, adopted...)
 	}
+	mayClose := p.unlisted(ctx, res, known, now, log, &out, fail)
 	openPerRepo := map[string]int{}
 	open := 0
 	for _, k := range known {
@@ -179,7 +180,7 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 			}
 			repo, _ := github.ParseRepo("https://github.com/" + k.Repo)
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.PerPR)
-			done, err := p.reconcile(cctx, repo, k, a, listed, !res.Owns(k.App), proposed, now, &out, func(kind string, l templates.PRLine) {
+			done, err := p.reconcile(cctx, repo, k, a, listed, mayClose[k.App], !res.Owns(k.App), proposed, now, &out, func(kind string, l templates.PRLine) {
 				v := view(k.App)
 				if kind == "merged" {
 					v.Merged = append(v.Merged, l)
@@ -331,6 +332,80 @@ func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.P
 	return out, errors.Join(errs...)
 }
 
+// unlisted decides which applications missing from their instance's list
+// may have their pull requests closed this cycle: those missing for
+// CloseAfterCycles cycles in a row, and none of an instance whose list shrank
+// by more than MaxListShrink against its last full list (an RBAC or sharding
+// change says nothing about the applications). What waits is said in Skipped.
+func (p *Publisher) unlisted(ctx context.Context, res *CycleResult, known []state.PR, now time.Time, log *slog.Logger, out *Published, fail func(error)) map[string]bool {
+	policy := p.Config.Unlisted
+	if policy.CloseAfterCycles == 0 {
+		policy = config.DefaultUnlisted()
+	}
+	listed := map[string]bool{}
+	perInstance := map[string]int{}
+	for _, a := range res.Apps {
+		listed[AppKey(a.Instance, a.App.Namespace, a.App.Name)] = true
+		perInstance[a.Instance]++
+	}
+	shrunk := map[string]bool{}
+	for _, inst := range slices.Sorted(maps.Keys(res.URLs)) {
+		if slices.Contains(res.FailedInstances, inst) {
+			continue
+		}
+		n := perInstance[inst]
+		last, ok, err := p.Store.ListSize(ctx, inst)
+		if err != nil {
+			fail(err)
+			shrunk[inst] = true // unknown: close nothing
+			continue
+		}
+		if ok && float64(n) < float64(last)*(1-policy.MaxListShrink) {
+			shrunk[inst] = true
+			log.Warn("Argo CD's application list shrank; no pull request is closed as no longer listed this cycle", "instance", inst, "listed", n, "last_full_list", last)
+			out.Skipped = append(out.Skipped, fmt.Sprintf("instance %s: Argo CD lists %d applications, down from %d in the last full list (more than %g less); no pull request is closed as no longer listed this cycle", inst, n, last, policy.MaxListShrink))
+			continue
+		}
+		if err := p.Store.SetListSize(ctx, inst, n, now); err != nil {
+			fail(err)
+		}
+	}
+	before, err := p.Store.UnlistedApps(ctx)
+	if err != nil {
+		fail(err)
+		return nil
+	}
+	for app := range before {
+		if listed[app] {
+			if err := p.Store.Relisted(ctx, app); err != nil {
+				fail(err)
+			}
+		}
+	}
+	may := map[string]bool{}
+	counted := map[string]int{}
+	for _, k := range known {
+		inst, _, _ := strings.Cut(k.App, "/")
+		if k.State != state.PROpen || listed[k.App] || !res.Owns(k.App) || shrunk[inst] {
+			continue
+		}
+		if _, ok := counted[k.App]; !ok {
+			n, err := p.Store.Unlisted(ctx, k.App, now)
+			if err != nil {
+				fail(err)
+				continue
+			}
+			counted[k.App] = n
+		}
+		if n := counted[k.App]; n >= policy.CloseAfterCycles {
+			may[k.App] = true
+		} else {
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s#%d: its application %s has not been listed by Argo CD for %d cycle(s); closed after %d in a row", k.Repo, k.Number, k.App, n, policy.CloseAfterCycles))
+		}
+	}
+	return may
+}
+
 // threaded takes out of v the news of PRs that a digest in channel ch
 // announced, grouped by that digest's thread.
 func (p *Publisher) threaded(ctx context.Context, ch string, v *templates.DigestView) (map[string]*templates.DigestView, error) {
@@ -417,7 +492,7 @@ func (p *Publisher) channel(a AppState, ns, name string) string {
 // reconcile looks at one pull request driftfix opened: merged, closed by a
 // person (never proposed again), asked to stop by label or comment, or no
 // longer needed (closed with a comment). It reports whether the PR is done.
-func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR, a AppState, listed, notOurs bool,
+func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR, a AppState, listed, closeUnlisted, notOurs bool,
 	proposed map[string]ProposedPR, now time.Time, out *Published, report func(string, templates.PRLine), line func(title, url string) templates.PRLine) (bool, error) {
 	ref := fmt.Sprintf("%s#%d", k.Repo, k.Number)
 	gpr, err := p.GitHub.GetPR(ctx, repo, k.Number)
@@ -468,6 +543,8 @@ func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR,
 	}
 	var why string
 	switch {
+	case !listed && !closeUnlisted:
+		return false, nil // not missing long enough, or the whole list shrank
 	case !listed:
 		why = "The application is no longer listed by Argo CD."
 	case !a.Stuck:

@@ -490,3 +490,71 @@ func TestCorruptDatabaseRebuilt(t *testing.T) {
 		t.Fatalf("the PR must be adopted and closed, not duplicated: %d PRs, %+v", n, out.Published)
 	}
 }
+
+// TestShrunkenListClosesNothing: when Argo CD's list loses more than the
+// policy's fraction of its applications (an RBAC or sharding change), no PR
+// is closed as "no longer listed", however long it lasts; one application
+// missing from an otherwise full list has its PR closed only after
+// closeAfterCycles cycles in a row.
+func TestShrunkenListClosesNothing(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
+	w, now := stuckWorld(t, worldConfig+"unlisted: {closeAfterCycles: 3, maxListShrink: 0.2}\n", names...)
+	w.cfg.Policy.PRsPerCycle, w.cfg.Policy.PRsPerRepo = 20, 20
+	r, closeDB := w.runner()
+	defer closeDB()
+	cycle := func() Outcome {
+		t.Helper()
+		out, err := r.Once(context.Background(), now)
+		if err != nil || len(out.Published.Errors) > 0 {
+			t.Fatalf("cycle: %v %v", err, out.Published.Errors)
+		}
+		now = now.Add(15 * time.Minute)
+		return out
+	}
+	if out := cycle(); len(out.Published.Opened) != len(names) {
+		t.Fatalf("opened %v", out.Published.Opened)
+	}
+	for _, n := range names[:5] { // half the list disappears
+		w.argo.Remove("argocd", n)
+	}
+	for i := 0; i < 5; i++ {
+		out := cycle()
+		if len(out.Published.Closed) != 0 {
+			t.Fatalf("cycle %d: a list that shrank by half closed %v", i, out.Published.Closed)
+		}
+		if !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "lists 5 applications, down from 10") {
+			t.Fatalf("the shrunken list must be reported: %q", out.Published.Skipped)
+		}
+	}
+	for _, n := range names[:5] {
+		w.setApp(n, n, true, now)
+	}
+	cycle()
+	w.argo.Remove("argocd", "a") // one of ten: within the fraction
+	for i := 1; i <= 2; i++ {
+		out := cycle()
+		if len(out.Published.Closed) != 0 || len(w.open("a")) != 1 {
+			t.Fatalf("missing for %d cycle(s), already closed: %v", i, out.Published.Closed)
+		}
+		if !strings.Contains(strings.Join(out.Published.Skipped, "\n"), fmt.Sprintf("not been listed by Argo CD for %d cycle(s)", i)) {
+			t.Errorf("skipped %q", out.Published.Skipped)
+		}
+	}
+	w.setApp("a", "a", true, now) // back for a cycle: the count starts over
+	cycle()
+	w.argo.Remove("argocd", "a")
+	cycle()
+	cycle()
+	if len(w.open("a")) != 1 {
+		t.Fatal("a relisted application's count must start over")
+	}
+	out := cycle()
+	if len(out.Published.Closed) != 1 || len(w.open("a")) != 0 {
+		t.Fatalf("after 3 cycles missing, its PR is closed: %+v", out.Published)
+	}
+	for _, b := range w.gh.Branches("acme", "a") {
+		if strings.HasPrefix(b, "driftfix/") {
+			t.Errorf("branch %s left after closing", b)
+		}
+	}
+}

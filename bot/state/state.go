@@ -28,6 +28,9 @@ var migrations = []string{
 	 CREATE TABLE digest_cursor (channel TEXT PRIMARY KEY, digest TEXT NOT NULL, at INTEGER NOT NULL);`,
 	// 2: the Slack thread where a fix's pull request was announced.
 	`CREATE TABLE slack_threads (fingerprint TEXT NOT NULL, channel TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY (fingerprint, channel));`,
+	// 3: applications missing from their instance's list, and the last full list's length.
+	`CREATE TABLE unlisted (app TEXT PRIMARY KEY, cycles INTEGER NOT NULL, since INTEGER NOT NULL);
+	 CREATE TABLE list_size (instance TEXT PRIMARY KEY, apps INTEGER NOT NULL, at INTEGER NOT NULL);`,
 }
 
 // Store is an open state database.
@@ -323,4 +326,68 @@ func (s *Store) LastDigest(ctx context.Context, channel string) (string, error) 
 		return "", fmt.Errorf("read digest of %s: %w", channel, err)
 	}
 	return d, nil
+}
+
+// Unlisted counts one more cycle in a row in which app was missing from its
+// instance's list, and returns the count.
+func (s *Store) Unlisted(ctx context.Context, app string, now time.Time) (int, error) {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO unlisted (app, cycles, since) VALUES (?, 1, ?) ON CONFLICT (app) DO UPDATE SET cycles = cycles + 1`, app, now.UnixNano()); err != nil {
+		return 0, fmt.Errorf("count %s as not listed: %w", app, err)
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT cycles FROM unlisted WHERE app = ?`, app).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read how long %s has not been listed: %w", app, err)
+	}
+	return n, nil
+}
+
+// UnlistedApps returns the applications counted missing, with their counts.
+func (s *Store) UnlistedApps(ctx context.Context) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT app, cycles FROM unlisted`)
+	if err != nil {
+		return nil, fmt.Errorf("list applications not listed: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var app string
+		var n int
+		if err := rows.Scan(&app, &n); err != nil {
+			return nil, fmt.Errorf("list applications not listed: %w", err)
+		}
+		out[app] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list applications not listed: %w", err)
+	}
+	return out, nil
+}
+
+// Relisted forgets that app was missing: it is listed again, or its PRs are closed.
+func (s *Store) Relisted(ctx context.Context, app string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM unlisted WHERE app = ?`, app); err != nil {
+		return fmt.Errorf("forget that %s was not listed: %w", app, err)
+	}
+	return nil
+}
+
+// ListSize returns how many applications an instance's last full list had.
+func (s *Store) ListSize(ctx context.Context, instance string) (int, bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT apps FROM list_size WHERE instance = ?`, instance).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("read the list size of %s: %w", instance, err)
+	}
+	return n, true, nil
+}
+
+// SetListSize records the length of an instance's full list.
+func (s *Store) SetListSize(ctx context.Context, instance string, n int, now time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO list_size (instance, apps, at) VALUES (?, ?, ?)`, instance, n, now.UnixNano()); err != nil {
+		return fmt.Errorf("record the list size of %s: %w", instance, err)
+	}
+	return nil
 }

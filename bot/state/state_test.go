@@ -197,3 +197,37 @@ func TestCorruptDatabaseMovedAside(t *testing.T) {
 		})
 	}
 }
+
+// TestUnlistedCounts: consecutive cycles missing are counted per application
+// and start over when it is listed again; list sizes are kept per instance.
+func TestUnlistedCounts(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	for want := 1; want <= 3; want++ {
+		if n, err := s.Unlisted(ctx, "main/argocd/web", t0); err != nil || n != want {
+			t.Fatalf("count %d, %v; want %d", n, err, want)
+		}
+	}
+	if m, _ := s.UnlistedApps(ctx); m["main/argocd/web"] != 3 || len(m) != 1 {
+		t.Errorf("unlisted %v", m)
+	}
+	if err := s.Relisted(ctx, "main/argocd/web"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.Unlisted(ctx, "main/argocd/web", t0); n != 1 {
+		t.Errorf("a relisted application must start over, got %d", n)
+	}
+	if _, ok, _ := s.ListSize(ctx, "main"); ok {
+		t.Error("a list size nobody recorded")
+	}
+	s.SetListSize(ctx, "main", 40, t0)
+	s.SetListSize(ctx, "other", 7, t0)
+	if n, ok, err := s.ListSize(ctx, "main"); n != 40 || !ok || err != nil {
+		t.Errorf("list size %d %v %v", n, ok, err)
+	}
+}

@@ -57,6 +57,20 @@ func (s *Server) Add(sn *drift.Snapshot) {
 	s.apps[key] = sn
 }
 
+// Remove stops serving an application (as when RBAC or sharding hides it).
+func (s *Server) Remove(namespace, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := namespace + "/" + name
+	delete(s.apps, key)
+	for i, k := range s.order {
+		if k == key {
+			s.order = append(s.order[:i:i], s.order[i+1:]...)
+			break
+		}
+	}
+}
+
 // Fail makes the next n requests answer 503.
 func (s *Server) Fail(n int) { s.mu.Lock(); s.fail5xx = n; s.mu.Unlock() }
 
