@@ -302,6 +302,10 @@ func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.P
 			prefixes[o.Policy.BranchPrefix+"/"] = true
 		}
 	}
+	login, err := p.GitHub.Login(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []state.PR
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(repos)) {
@@ -316,11 +320,14 @@ func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.P
 				continue
 			}
 			for _, gpr := range prs {
-				m := keyMarkerRE.FindStringSubmatch(gpr.Body)
-				if m == nil || have[fmt.Sprintf("%s#%d", name, gpr.Number)] || !res.Owns(m[2]) {
+				if !gpr.Own(repo, login) {
+					continue // a fork's, or a person's: never adopted, closed or its branch deleted
+				}
+				key, app, ok := bodyKey(gpr.Body)
+				if !ok || have[fmt.Sprintf("%s#%d", name, gpr.Number)] || !res.Owns(app) {
 					continue
 				}
-				rec := state.PR{Fingerprint: m[1], App: m[2], Repo: name, Number: gpr.Number, Branch: gpr.Branch, State: state.PROpen, Updated: now}
+				rec := state.PR{Fingerprint: key, App: app, Repo: name, Number: gpr.Number, Branch: gpr.Branch, State: state.PROpen, Updated: now}
 				if err := p.Store.SavePR(ctx, rec); err != nil {
 					return out, err
 				}
@@ -405,6 +412,39 @@ func (p *Publisher) unlisted(ctx context.Context, res *CycleResult, known []stat
 	}
 	return may
 }
+
+// bodyKey reads the fix key and application from the marker driftfix's
+// template ends a PR body with. Only the last marker counts, and only when
+// nothing but white space follows it, so a live value quoted earlier in the
+// body cannot supply one.
+func bodyKey(body string) (key, app string, ok bool) {
+	m := lastMarker(keyMarkerRE, body)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}
+
+// lastMarker is the last match of re in body, provided only white space and
+// further driftfix markers follow it.
+func lastMarker(re *regexp.Regexp, body string) []string {
+	all := re.FindAllStringSubmatchIndex(body, -1)
+	if len(all) == 0 {
+		return nil
+	}
+	last := all[len(all)-1]
+	if rest := strings.TrimSpace(markerRE.ReplaceAllString(body[last[1]:], "")); rest != "" {
+		return nil
+	}
+	out := make([]string, len(last)/2)
+	for i := range out {
+		out[i] = body[last[2*i]:last[2*i+1]]
+	}
+	return out
+}
+
+// markerRE is any of the markers the template ends a body with.
+var markerRE = regexp.MustCompile(`<!-- driftfix:[a-z]+=[^<>]* -->`)
 
 // threaded takes out of v the news of PRs that a digest in channel ch
 // announced, grouped by that digest's thread.
@@ -502,6 +542,14 @@ func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR,
 	save := func(st string) error {
 		k.State, k.Updated = st, now
 		return p.Store.SavePR(ctx, k)
+	}
+	login, err := p.GitHub.Login(ctx)
+	if err != nil {
+		return false, err
+	}
+	if !gpr.Own(repo, login) {
+		out.Skipped = append(out.Skipped, fmt.Sprintf("%s: opened by %s from %s, not by driftfix's account %s from %s; forgotten and left alone", ref, gpr.Author, gpr.HeadRepo, login, repo))
+		return true, save(state.PRClosed)
 	}
 	switch {
 	case gpr.Merged:
@@ -608,6 +656,16 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 	}
 	message := pr.Title + "\n\nPlanned and verified by driftfix for " + pr.Namespace + "/" + pr.App + ".\n\ndriftfix-fix: " + pr.Key
 	rec := state.PR{Fingerprint: pr.Key, App: AppKey(pr.Instance, pr.Namespace, pr.App), Repo: repo.String(), Branch: pr.Branch, State: state.PROpen, Updated: now}
+	if existing != nil {
+		login, err := p.GitHub.Login(ctx)
+		if err != nil {
+			return err
+		}
+		if !existing.Own(repo, login) {
+			skip(fmt.Sprintf("%s#%d from this branch was opened by %s, not by driftfix's account %s; left alone", repo, existing.Number, existing.Author, login))
+			return nil
+		}
+	}
 	if existing != nil && existing.Merged {
 		skip(fmt.Sprintf("merged in %s#%d; waiting for Argo CD to sync it", repo, existing.Number))
 		rec.Number, rec.State = existing.Number, state.PRMerged
@@ -636,7 +694,7 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 			return err
 		}
 		rec.Number = existing.Number
-		if m := bodyFingerprint.FindStringSubmatch(existing.Body); m != nil && m[1] == pr.Fingerprint && existing.Title == pr.Title {
+		if m := lastMarker(bodyFingerprint, existing.Body); m != nil && m[1] == pr.Fingerprint && existing.Title == pr.Title {
 			out.Unchanged = append(out.Unchanged, fmt.Sprintf("%s#%d", repo, existing.Number))
 			return p.Store.SavePR(ctx, rec)
 		}

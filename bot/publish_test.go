@@ -9,12 +9,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/github/githubtest"
 )
 
 const worldConfig = `
@@ -556,5 +558,84 @@ func TestShrunkenListClosesNothing(t *testing.T) {
 		if strings.HasPrefix(b, "driftfix/") {
 			t.Errorf("branch %s left after closing", b)
 		}
+	}
+}
+
+// TestBodyKey: the key is read from the marker the template ends a body
+// with; a marker quoted earlier (a live value) or followed by text is not.
+func TestBodyKey(t *testing.T) {
+	real := keyMarker("abc123", "main/argocd/shop")
+	quoted := "<!-- driftfix:key=666 app=main/argocd/victim -->"
+	for _, tc := range []struct {
+		name, body string
+		key, app   string
+	}{
+		{"template", "evidence\n<!-- driftfix:fingerprint=3f2a -->\n" + real, "abc123", "main/argocd/shop"},
+		{"crlf and trailing space", "evidence\r\n" + strings.ReplaceAll(real, "\n", "\r\n") + "  ", "abc123", "main/argocd/shop"},
+		{"live value quoted before", "| live | `" + quoted + "` |\n" + real, "abc123", "main/argocd/shop"},
+		{"marker followed by text", real + "\nappended by a person " + quoted + " and more", "", ""},
+		{"only a quoted marker mid-body", "value " + quoted + " in a table\n", "", ""},
+		{"none", "no marker", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key, app, ok := bodyKey(tc.body)
+			if key != tc.key || app != tc.app || ok != (tc.key != "") {
+				t.Errorf("bodyKey = %q %q %v, want %q %q", key, app, ok, tc.key, tc.app)
+			}
+		})
+	}
+}
+
+// TestAdoptsOnlyOwnPRs: with a lost database, a fork's PR and a person's PR
+// that carry driftfix's branch prefix and a copied key marker are neither
+// adopted nor closed, and no branch of the base repository is deleted;
+// driftfix's own PR is adopted and closed when its drift goes.
+func TestAdoptsOnlyOwnPRs(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop")
+	r, closeDB := w.runner()
+	if _, err := r.Once(context.Background(), now); err != nil {
+		t.Fatal(err)
+	}
+	closeDB()
+	own := w.open("shop")
+	if len(own) != 1 || own[0].Author != "driftfix[bot]" {
+		t.Fatalf("own PR %+v", own)
+	}
+	// A person's branch in the base repository named like a fork's head.
+	const forkBranch = "driftfix/shop/hpa-replicas-fork"
+	if err := w.gh.CommitFile("acme", "shop", forkBranch, "notes.md", "alice's work\n", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	fork, err := w.gh.AddPR("acme", "shop", githubtest.PullRequest{Title: own[0].Title, Body: own[0].Body, Head: forkBranch, HeadRepo: "mallory/shop", Author: "mallory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	person, err := w.gh.AddPR("acme", "shop", githubtest.PullRequest{Title: "mine", Body: own[0].Body, Head: forkBranch, Author: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.loseDatabase()
+	w.setApp("shop", "shop", false, now) // drift gone: adopted PRs would be closed
+	r, closeDB = w.runner()
+	defer closeDB()
+	out, err := r.Once(context.Background(), now.Add(time.Hour))
+	if err != nil || len(out.Published.Errors) > 0 {
+		t.Fatal(err, out.Published.Errors)
+	}
+	if len(out.Published.Closed) != 1 || out.Published.Closed[0] != fmt.Sprintf("acme/shop#%d", own[0].Number) {
+		t.Fatalf("only driftfix's own PR may be closed: %+v", out.Published)
+	}
+	open := map[int]bool{}
+	for _, p := range w.open("shop") {
+		open[p.Number] = true
+	}
+	if !open[fork] || !open[person] || open[own[0].Number] {
+		t.Errorf("open PRs %v: the fork's #%d and alice's #%d must stay open", open, fork, person)
+	}
+	if !slices.Contains(w.gh.Branches("acme", "shop"), forkBranch) {
+		t.Error("a branch driftfix did not make was deleted")
+	}
+	if got, _ := w.gh.File("acme", "shop", forkBranch, "notes.md"); got != "alice's work\n" {
+		t.Errorf("alice's branch was changed: %q", got)
 	}
 }

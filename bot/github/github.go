@@ -56,6 +56,7 @@ type Client struct {
 	secrets []string
 
 	mu    sync.Mutex
+	login string                // the bot's account, once looked up
 	inst  map[string]*gh.Client // by owner/name
 	calls map[string]int
 	errs  map[string]int
@@ -282,15 +283,20 @@ func (c *Client) redact(err error) error {
 
 // PR is a pull request as driftfix needs it.
 type PR struct {
-	Number         int
-	URL            string
-	Title, Body    string
-	Branch, Base   string
-	State          string // open or closed
-	Merged         bool
-	Draft          bool
-	Labels         []string
-	HeadSHA        string
+	Number       int
+	URL          string
+	Title, Body  string
+	Branch, Base string
+	State        string // open or closed
+	Merged       bool
+	Draft        bool
+	Labels       []string
+	HeadSHA      string
+	// HeadRepo is the owner/name the head branch lives in: the base
+	// repository's own for driftfix's PRs, another for a fork's.
+	HeadRepo string
+	// Author is the login of the account that opened the pull request.
+	Author         string
 	ClosedAt       time.Time
 	MergedAt       time.Time
 	MergeCommitSHA string
@@ -299,7 +305,8 @@ type PR struct {
 func toPR(p *gh.PullRequest) PR {
 	pr := PR{Number: p.GetNumber(), URL: p.GetHTMLURL(), Title: p.GetTitle(), Body: p.GetBody(),
 		Branch: p.GetHead().GetRef(), Base: p.GetBase().GetRef(), State: p.GetState(), Merged: p.GetMerged() || p.MergedAt != nil,
-		Draft: p.GetDraft(), HeadSHA: p.GetHead().GetSHA(), MergeCommitSHA: p.GetMergeCommitSHA()}
+		Draft: p.GetDraft(), HeadSHA: p.GetHead().GetSHA(), MergeCommitSHA: p.GetMergeCommitSHA(),
+		HeadRepo: p.GetHead().GetRepo().GetFullName(), Author: p.GetUser().GetLogin()}
 	if p.ClosedAt != nil {
 		pr.ClosedAt = p.ClosedAt.Time
 	}
@@ -310,6 +317,50 @@ func toPR(p *gh.PullRequest) PR {
 		pr.Labels = append(pr.Labels, l.GetName())
 	}
 	return pr
+}
+
+// Login returns the account driftfix writes as: "<app-slug>[bot]" for a
+// GitHub App, the token's user in token mode. It is looked up once.
+func (c *Client) Login(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	login := c.login
+	c.mu.Unlock()
+	if login != "" {
+		return login, nil
+	}
+	if c.apps != nil {
+		app, _, err := fetch(ctx, c, "get app", func(ctx context.Context) (*gh.App, *gh.Response, error) {
+			return c.apps.Apps.Get(ctx, "")
+		})
+		if err != nil {
+			return "", fmt.Errorf("github: look up the App's account: %w", err)
+		}
+		if app.GetSlug() == "" {
+			return "", errors.New("github: look up the App's account: GitHub gave no slug")
+		}
+		login = app.GetSlug() + "[bot]"
+	} else {
+		u, _, err := fetch(ctx, c, "get user", func(ctx context.Context) (*gh.User, *gh.Response, error) {
+			return c.token.Users.Get(ctx, "")
+		})
+		if err != nil {
+			return "", fmt.Errorf("github: look up the token's user: %w", err)
+		}
+		if u.GetLogin() == "" {
+			return "", errors.New("github: look up the token's user: GitHub gave no login")
+		}
+		login = u.GetLogin()
+	}
+	c.mu.Lock()
+	c.login = login
+	c.mu.Unlock()
+	return login, nil
+}
+
+// Own reports whether a pull request is driftfix's own in repository r: its
+// head branch is in r itself (not a fork) and login opened it.
+func (pr PR) Own(r Repo, login string) bool {
+	return strings.EqualFold(pr.HeadRepo, r.String()) && login != "" && strings.EqualFold(pr.Author, login)
 }
 
 // FindPR returns the newest pull request from branch, open or closed, or nil.
