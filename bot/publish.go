@@ -521,6 +521,29 @@ func (p *Publisher) digest(ctx context.Context, ch string, v *templates.DigestVi
 	return p.Store.DigestSent(ctx, cursor, digest, now)
 }
 
+// heldComment tells a pull request's readers, once per fix, why its branch
+// was not updated to the changed fix: people pushed to it, or the file
+// changed on the base branch since the synced revision.
+func (p *Publisher) heldComment(ctx context.Context, repo github.Repo, number int, fingerprint string, why error) error {
+	marker := "<!-- driftfix:held=" + fingerprint + " -->"
+	comments, err := p.GitHub.Comments(ctx, repo, number)
+	if err != nil {
+		return err
+	}
+	for _, c := range comments {
+		if strings.Contains(c, marker) {
+			return nil
+		}
+	}
+	var msg string
+	if errors.Is(why, github.ErrNotOurs) {
+		msg = "The fix changed, but this branch has commits from people, so driftfix does not overwrite it: update the branch by hand."
+	} else {
+		msg = "The fix changed, but a file it writes changed on the base branch since the revision the fix was computed from, so driftfix does not update this branch (that would revert the change). It is planned again once Argo CD syncs the new revision."
+	}
+	return p.GitHub.Comment(ctx, repo, number, msg+"\n\n"+marker)
+}
+
 // channel is where an application's digest lines go.
 func (p *Publisher) channel(a AppState, ns, name string) string {
 	if ch := p.Config.For(a.App.Project, name, ns).SlackChannel; ch != "" {
@@ -650,9 +673,9 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 			return err
 		}
 	}
-	files := map[string][]byte{}
+	files := map[string]github.Change{}
 	for _, e := range pr.Plan.Edits {
-		files[e.File] = e.After
+		files[e.File] = github.Change{Synced: e.Before, Content: e.After}
 	}
 	message := pr.Title + "\n\nPlanned and verified by driftfix for " + pr.Namespace + "/" + pr.App + ".\n\ndriftfix-fix: " + pr.Key
 	rec := state.PR{Fingerprint: pr.Key, App: AppKey(pr.Instance, pr.Namespace, pr.App), Repo: repo.String(), Branch: pr.Branch, State: state.PROpen, Updated: now}
@@ -690,11 +713,24 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 		existing = nil // driftfix closed it when the drift went away; the drift is back
 	}
 	if existing != nil {
-		if _, _, err := p.GitHub.Push(ctx, repo, base, pr.Branch, message, files); err != nil {
+		rec.Number = existing.Number
+		unchanged := existing.Title == pr.Title
+		if m := lastMarker(bodyFingerprint, existing.Body); m == nil || m[1] != pr.Fingerprint {
+			unchanged = false
+		}
+		if _, _, err := p.GitHub.Push(ctx, repo, base, pr.Branch, message, files); errors.Is(err, github.ErrNotOurs) || errors.Is(err, github.ErrFileChanged) {
+			ref := fmt.Sprintf("%s#%d", repo, existing.Number)
+			if !unchanged {
+				if cerr := p.heldComment(ctx, repo, existing.Number, pr.Fingerprint, err); cerr != nil {
+					return cerr
+				}
+			}
+			skip(fmt.Sprintf("%s not updated: %v", ref, err))
+			return p.Store.SavePR(ctx, rec)
+		} else if err != nil {
 			return err
 		}
-		rec.Number = existing.Number
-		if m := lastMarker(bodyFingerprint, existing.Body); m != nil && m[1] == pr.Fingerprint && existing.Title == pr.Title {
+		if unchanged {
 			out.Unchanged = append(out.Unchanged, fmt.Sprintf("%s#%d", repo, existing.Number))
 			return p.Store.SavePR(ctx, rec)
 		}
@@ -719,6 +755,14 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 	_, created, err := p.GitHub.Push(ctx, repo, base, pr.Branch, message, files)
 	if errors.Is(err, github.ErrRace) {
 		skip("another driftfix is publishing this fix right now")
+		return nil
+	}
+	if errors.Is(err, github.ErrFileChanged) {
+		skip(fmt.Sprintf("not proposed: %v; writing the fix would revert that change (it is planned again once Argo CD syncs it)", err))
+		return nil
+	}
+	if errors.Is(err, github.ErrNotOurs) {
+		skip(fmt.Sprintf("not proposed: %v; driftfix does not overwrite it", err))
 		return nil
 	}
 	if errors.Is(err, github.ErrNoBase) {

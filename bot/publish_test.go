@@ -639,3 +639,93 @@ func TestAdoptsOnlyOwnPRs(t *testing.T) {
 		t.Errorf("alice's branch was changed: %q", got)
 	}
 }
+
+// TestNoRevertNoForcePush: a fix is written onto the base branch only when
+// the file there is still the one the fix was computed from (a commit a
+// person made to it after the sync is never reverted), and a PR branch a
+// person pushed to is never overwritten: the PR says so once, when the fix
+// changes.
+func TestNoRevertNoForcePush(t *testing.T) {
+	const file = "apps/shop/web.yaml"
+	w, now := stuckWorld(t, worldConfig, "shop")
+	r, closeDB := w.runner()
+	defer closeDB()
+	ctx := context.Background()
+
+	// alice commits to the file on main between the sync and the publish.
+	res := Cycle(ctx, w.cfg, r.Instances, now, CycleOptions{})
+	if len(res.PRs) != 1 {
+		t.Fatalf("proposals %+v", res.PRs)
+	}
+	synced, _ := w.gh.File("acme", "shop", "main", file)
+	alices := synced + "# alice: keep 3 replicas during the sale\n"
+	if err := w.gh.CommitFile("acme", "shop", "main", file, alices, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	out := r.Publisher.Publish(ctx, &res, now)
+	if len(out.Errors) != 0 || len(w.gh.PullRequests("acme", "shop")) != 0 || !strings.Contains(strings.Join(out.Skipped, "\n"), "changed since the synced revision") {
+		t.Fatalf("a fix computed from an older file must not be written: %+v", out)
+	}
+	if got, _ := w.gh.File("acme", "shop", "main", file); got != alices {
+		t.Fatalf("main changed: %q", got)
+	}
+	for _, b := range w.gh.Branches("acme", "shop") {
+		if b != "main" {
+			t.Errorf("branch %s left behind", b)
+		}
+	}
+
+	// The next cycle reads the new main and proposes onto it, keeping alice's line.
+	if out, err := r.Once(ctx, now.Add(time.Hour)); err != nil || len(out.Published.Opened) != 1 {
+		t.Fatalf("next cycle: %v %+v", err, out.Published)
+	}
+	pr := w.open("shop")[0]
+	if got, _ := w.gh.File("acme", "shop", pr.Head, file); !strings.Contains(got, "# alice:") || strings.Contains(got, "replicas:") {
+		t.Fatalf("the fix must be applied onto alice's content:\n%s", got)
+	}
+
+	// bob pushes to driftfix's branch; the fix then changes.
+	if err := w.gh.CommitFile("acme", "shop", pr.Head, "apps/shop/NOTES.md", "bob's notes\n", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := r.Once(ctx, now.Add(2*time.Hour)); err != nil || len(out.Published.Errors) != 0 {
+		t.Fatalf("%v %v", err, out.Published.Errors)
+	}
+	if got, err := w.gh.File("acme", "shop", pr.Head, "apps/shop/NOTES.md"); err != nil || got != "bob's notes\n" {
+		t.Fatalf("bob's commit was overwritten: %q %v", got, err)
+	}
+	cur, _ := w.gh.File("acme", "shop", "main", file)
+	if err := w.gh.CommitFile("acme", "shop", "main", file, strings.Replace(cur, "# The storefront", "# The shop's storefront", 1), "alice"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		out, err := r.Once(ctx, now.Add(time.Duration(3+i)*time.Hour))
+		if err != nil || len(out.Published.Errors) != 0 {
+			t.Fatalf("%v %v", err, out.Published.Errors)
+		}
+		if !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "commits driftfix did not make") {
+			t.Errorf("skipped %q", out.Published.Skipped)
+		}
+	}
+	if got, err := w.gh.File("acme", "shop", pr.Head, "apps/shop/NOTES.md"); err != nil || got != "bob's notes\n" {
+		t.Fatalf("bob's commit was overwritten: %q %v", got, err)
+	}
+	held := 0
+	for _, c := range w.gh.Comments("acme", "shop", pr.Number) {
+		if strings.Contains(c.Body, "commits from people") {
+			held++
+		}
+	}
+	if held != 1 {
+		t.Errorf("%d comments about the held branch, want 1: %+v", held, w.gh.Comments("acme", "shop", pr.Number))
+	}
+
+	// Closing that PR when the drift goes leaves bob's branch in place.
+	w.setApp("shop", "shop", false, now)
+	if out, _ := r.Once(ctx, now.Add(6*time.Hour)); len(out.Published.Closed) != 1 {
+		t.Fatalf("closed %+v", out.Published)
+	}
+	if !slices.Contains(w.gh.Branches("acme", "shop"), pr.Head) {
+		t.Error("a branch holding bob's commit was deleted")
+	}
+}

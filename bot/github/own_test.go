@@ -2,6 +2,9 @@ package github_test
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/driftfix/driftfix/bot/github"
@@ -44,5 +47,49 @@ func TestLoginAndOwn(t *testing.T) {
 		if got := pr.Own(repo, "driftfix[bot]"); got != want {
 			t.Errorf("#%d (head %s, author %s): own %v, want %v", n, pr.HeadRepo, pr.Author, got, want)
 		}
+	}
+}
+
+// TestPushRefusesRevertsAndForeignHeads: Push writes nothing when a file
+// changed on the base since the synced content, nor over a branch whose head
+// a person committed; ClosePR then keeps that branch.
+func TestPushRefusesRevertsAndForeignHeads(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := emulator(t)
+	c := appClient(t, srv)
+	repo := github.Repo{Owner: "acme", Name: "apps"}
+	fix := map[string]github.Change{"shop/deploy.yaml": {Synced: []byte("replicas: 3\n"), Content: []byte("# HPA\n")}}
+	if err := srv.CommitFile("acme", "apps", "main", "shop/deploy.yaml", "replicas: 5\n", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Push(ctx, repo, "main", "driftfix/a", "m", fix); !errors.Is(err, github.ErrFileChanged) {
+		t.Fatalf("push over a changed file: %v", err)
+	}
+	if len(srv.Branches("acme", "apps")) != 1 {
+		t.Fatalf("branches %v", srv.Branches("acme", "apps"))
+	}
+	fix["shop/deploy.yaml"] = github.Change{Synced: []byte("replicas: 5\n"), Content: []byte("# HPA\n")}
+	if _, _, err := c.Push(ctx, repo, "main", "driftfix/a", "m", fix); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.CommitFile("acme", "apps", "driftfix/a", "README.md", "bob\n", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	fix["shop/deploy.yaml"] = github.Change{Synced: []byte("replicas: 5\n"), Content: []byte("# HPA owns replicas\n")}
+	if _, _, err := c.Push(ctx, repo, "main", "driftfix/a", "m", fix); !errors.Is(err, github.ErrNotOurs) || !strings.Contains(err.Error(), "by bob") {
+		t.Fatalf("push over bob's commit: %v", err)
+	}
+	if got, _ := srv.File("acme", "apps", "driftfix/a", "README.md"); got != "bob\n" {
+		t.Fatalf("bob's commit was overwritten: %q", got)
+	}
+	n, err := c.OpenPR(ctx, repo, github.NewPR{Branch: "driftfix/a", Base: "main", Title: "t", Body: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ClosePR(ctx, repo, n.Number, "driftfix/a", "closing"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(srv.Branches("acme", "apps"), "driftfix/a") {
+		t.Error("a branch with bob's commit was deleted")
 	}
 }
