@@ -248,6 +248,15 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 	}
 	sort.Strings(keys)
 	quiet := p.Slack == nil || p.Config.Policy.Quiet(now)
+	down := map[string]bool{} // cursors whose queued digest Slack did not take this cycle
+	if !quiet {
+		// A digest that stopped half-way goes on where it stopped, before
+		// anything newer is posted to its channel.
+		for cursor, err := range p.flush(ctx, "", now, &out) {
+			down[cursor] = true
+			fail(err)
+		}
+	}
 	for _, k := range keys {
 		v := views[k]
 		ch, _, _ := strings.Cut(k, "\x00")
@@ -256,8 +265,13 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 			fail(err)
 		}
 		if !v.Empty() && !quiet {
-			if err := p.digest(ctx, ch, v, now, &out); err != nil {
+			if err := p.digest(ctx, ch, v); err != nil {
 				fail(err)
+			}
+			if cursor := ch + " " + v.Instance; !down[cursor] {
+				for _, err := range p.flush(ctx, cursor, now, &out) {
+					fail(err)
+				}
 			}
 		}
 		for _, ts := range slices.Sorted(maps.Keys(replies)) {
@@ -493,9 +507,11 @@ func (p *Publisher) threaded(ctx context.Context, ch string, v *templates.Digest
 	return out, errors.Join(errs...)
 }
 
-// digest posts a channel's digest unless it says what the last one said,
-// and remembers its thread for the PRs it announces.
-func (p *Publisher) digest(ctx context.Context, ch string, v *templates.DigestView, now time.Time, out *Published) error {
+// digest queues a channel's digest unless it says what the last one (posted
+// or still queued) said; flush posts it. Each message is recorded as Slack
+// accepts it, so a digest that failed half-way is continued where it
+// stopped, never posted again from the start.
+func (p *Publisher) digest(ctx context.Context, ch string, v *templates.DigestView) error {
 	raw, _ := json.Marshal(v)
 	sum := sha256.Sum256(raw)
 	digest := hex.EncodeToString(sum[:8])
@@ -507,18 +523,73 @@ func (p *Publisher) digest(ctx context.Context, ch string, v *templates.DigestVi
 	if last == digest {
 		return nil // nothing new since the last digest
 	}
-	msgs := templates.Digest(*v)
-	ts, err := p.Slack.Post(context.WithoutCancel(ctx), ch, msgs)
+	queued, err := p.Store.Outboxes(ctx)
 	if err != nil {
 		return err
 	}
-	out.Digests[ch] = append(out.Digests[ch], msgs...)
+	for _, o := range queued {
+		if o.Cursor == cursor && o.Digest == digest {
+			return nil
+		}
+	}
+	ob := state.Outbox{Cursor: cursor, Digest: digest, Channel: ch}
+	for _, m := range templates.Digest(*v) {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("encode the digest for %s: %w", ch, err)
+		}
+		ob.Messages = append(ob.Messages, string(b))
+	}
 	for _, l := range v.Opened {
-		if err := p.Store.SetThread(ctx, l.Key, ch, ts); err != nil {
+		ob.Opened = append(ob.Opened, l.Key)
+	}
+	return p.Store.QueueDigest(ctx, ob)
+}
+
+// flush posts the queued digests (of one cursor, or all for ""), in order,
+// from the first message Slack has not accepted; a cursor whose digest
+// fails keeps its later ones queued.
+func (p *Publisher) flush(ctx context.Context, cursor string, now time.Time, out *Published) map[string]error {
+	queued, err := p.Store.Outboxes(ctx)
+	if err != nil {
+		return map[string]error{cursor: err}
+	}
+	errs := map[string]error{}
+	for _, o := range queued {
+		if errs[o.Cursor] != nil || (cursor != "" && o.Cursor != cursor) {
+			continue
+		}
+		if err := p.post(ctx, o, now, out); err != nil {
+			errs[o.Cursor] = err
+		}
+	}
+	return errs
+}
+
+func (p *Publisher) post(ctx context.Context, o state.Outbox, now time.Time, out *Published) error {
+	for i := o.Posted; i < len(o.Messages); i++ {
+		var m templates.Message
+		if err := json.Unmarshal([]byte(o.Messages[i]), &m); err != nil {
+			return fmt.Errorf("read the queued digest for %s: %w", o.Channel, err)
+		}
+		ts, err := p.Slack.PostOne(context.WithoutCancel(ctx), o.Channel, o.Thread, m)
+		if err != nil {
+			return fmt.Errorf("slack: post message %d of %d to %s (the rest follows next cycle): %w", i+1, len(o.Messages), o.Channel, err)
+		}
+		if o.Thread == "" {
+			o.Thread = ts
+		}
+		if err := p.Store.DigestPosted(ctx, o.ID, o.Thread, i+1); err != nil {
+			return err
+		}
+		out.Digests[o.Channel] = append(out.Digests[o.Channel], m)
+	}
+	for _, key := range o.Opened {
+		if err := p.Store.SetThread(ctx, key, o.Channel, o.Thread); err != nil {
 			return err
 		}
 	}
-	return p.Store.DigestSent(ctx, cursor, digest, now)
+	return p.Store.DigestDone(ctx, o, now)
 }
 
 // heldComment tells a pull request's readers, once per fix, why its branch

@@ -8,6 +8,7 @@ package state
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,9 @@ var migrations = []string{
 	// 3: applications missing from their instance's list, and the last full list's length.
 	`CREATE TABLE unlisted (app TEXT PRIMARY KEY, cycles INTEGER NOT NULL, since INTEGER NOT NULL);
 	 CREATE TABLE list_size (instance TEXT PRIMARY KEY, apps INTEGER NOT NULL, at INTEGER NOT NULL);`,
+	// 4: digests being posted, message by message, so a failed one resumes where it stopped.
+	`CREATE TABLE digest_outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, cursor TEXT NOT NULL, digest TEXT NOT NULL, channel TEXT NOT NULL,
+	                             thread TEXT NOT NULL, opened TEXT NOT NULL, messages TEXT NOT NULL, posted INTEGER NOT NULL);`,
 }
 
 // Store is an open state database.
@@ -388,6 +392,82 @@ func (s *Store) ListSize(ctx context.Context, instance string) (int, bool, error
 func (s *Store) SetListSize(ctx context.Context, instance string, n int, now time.Time) error {
 	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO list_size (instance, apps, at) VALUES (?, ?, ?)`, instance, n, now.UnixNano()); err != nil {
 		return fmt.Errorf("record the list size of %s: %w", instance, err)
+	}
+	return nil
+}
+
+// Outbox is a digest being posted: its messages (as JSON), how many of them
+// Slack accepted, and the thread the first one started.
+type Outbox struct {
+	ID                              int64
+	Cursor, Digest, Channel, Thread string
+	// Opened are the fixes whose PRs the digest announces; their news goes in its thread.
+	Opened   []string
+	Messages []string
+	Posted   int
+}
+
+// QueueDigest stores a digest to post; Outboxes returns it until DigestDone.
+func (s *Store) QueueDigest(ctx context.Context, o Outbox) error {
+	opened, _ := json.Marshal(o.Opened)
+	msgs, _ := json.Marshal(o.Messages)
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO digest_outbox (cursor, digest, channel, thread, opened, messages, posted) VALUES (?, ?, ?, ?, ?, ?, 0)`,
+		o.Cursor, o.Digest, o.Channel, o.Thread, string(opened), string(msgs)); err != nil {
+		return fmt.Errorf("queue the digest of %s: %w", o.Cursor, err)
+	}
+	return nil
+}
+
+// Outboxes returns the digests not fully posted yet, oldest first.
+func (s *Store) Outboxes(ctx context.Context) ([]Outbox, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, cursor, digest, channel, thread, opened, messages, posted FROM digest_outbox ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("read queued digests: %w", err)
+	}
+	defer rows.Close()
+	var out []Outbox
+	for rows.Next() {
+		var o Outbox
+		var opened, msgs string
+		if err := rows.Scan(&o.ID, &o.Cursor, &o.Digest, &o.Channel, &o.Thread, &opened, &msgs, &o.Posted); err != nil {
+			return nil, fmt.Errorf("read queued digests: %w", err)
+		}
+		if err := errors.Join(json.Unmarshal([]byte(opened), &o.Opened), json.Unmarshal([]byte(msgs), &o.Messages)); err != nil {
+			return nil, fmt.Errorf("read queued digest of %s: %w", o.Cursor, err)
+		}
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read queued digests: %w", err)
+	}
+	return out, nil
+}
+
+// DigestPosted records that the first posted messages of a queued digest
+// were accepted, in thread.
+func (s *Store) DigestPosted(ctx context.Context, id int64, thread string, posted int) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE digest_outbox SET thread = ?, posted = ? WHERE id = ?`, thread, posted, id); err != nil {
+		return fmt.Errorf("record a posted digest message: %w", err)
+	}
+	return nil
+}
+
+// DigestDone removes a fully posted digest from the queue and remembers it
+// as the last digest of its cursor, in one transaction.
+func (s *Store) DigestDone(ctx context.Context, o Outbox, now time.Time) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("finish the digest of %s: %w", o.Cursor, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM digest_outbox WHERE id = ?`, o.ID); err != nil {
+		return fmt.Errorf("finish the digest of %s: %w", o.Cursor, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO digest_cursor (channel, digest, at) VALUES (?, ?, ?)`, o.Cursor, o.Digest, now.UnixNano()); err != nil {
+		return fmt.Errorf("finish the digest of %s: %w", o.Cursor, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("finish the digest of %s: %w", o.Cursor, err)
 	}
 	return nil
 }
