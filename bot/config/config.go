@@ -43,6 +43,9 @@ type ArgoCD struct {
 	Kubeconfig          string
 	Shard               string // application name pattern (path.Match), empty for all
 	Namespace           string // Argo CD's namespace, where argocd-cm lives (default argocd)
+	// InsecurePlaintext allows an http:// server, which sends the API token
+	// in clear text (default false: such a server is refused).
+	InsecurePlaintext bool
 }
 
 // GitHub says how PRs are opened.

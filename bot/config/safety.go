@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -39,4 +40,12 @@ func (p *parser) fraction(key string, n *yaml.Node) float64 {
 		p.fail(key, n.Line, fmt.Sprintf("must be a fraction from 0 to 1 such as 0.2, not %q", n.Value))
 	}
 	return f
+}
+
+// plaintext refuses an http:// Argo CD server, whose API token would cross
+// the network in clear text, unless insecurePlaintext says so.
+func (p *parser) plaintext(key string, n *yaml.Node, a ArgoCD) {
+	if strings.HasPrefix(a.Server, "http://") && !a.InsecurePlaintext {
+		p.fail(key+".server", n.Line, fmt.Sprintf("%q is plain http, which sends the API token in clear text; use https:// (with caFile for Argo CD's own certificate), or set insecurePlaintext: true", a.Server))
+	}
 }

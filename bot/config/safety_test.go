@@ -36,3 +36,24 @@ func TestUnlisted(t *testing.T) {
 		})
 	}
 }
+
+// TestPlaintextArgoCDRefused: an http:// Argo CD server would carry the
+// token in clear text; it is refused unless insecurePlaintext says so.
+func TestPlaintextArgoCDRefused(t *testing.T) {
+	for _, tc := range []struct{ yaml, err string }{
+		{"argocd: [{server: http://argocd.argocd.svc, tokenFile: t}]\n", `argocd[0].server: "http://argocd.argocd.svc" is plain http`},
+		{"argocd: [{server: http://argocd.argocd.svc, tokenFile: t, insecurePlaintext: true}]\n", ""},
+		{"argocd: [{server: https://argocd.argocd.svc, tokenFile: t}]\n", ""},
+	} {
+		c, err := Parse([]byte(tc.yaml))
+		if tc.err == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.yaml, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: error %v, want %q (config %+v)", tc.yaml, err, tc.err, c)
+		}
+	}
+}
