@@ -14,6 +14,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,6 +31,9 @@ type Config struct {
 	PrivateKey []byte
 	// Token selects token mode (a fine-grained token, for trying driftfix out).
 	Token string
+	// TokenFunc, when set, is asked for the token on every request (a token
+	// file read again when it changes); it replaces Token.
+	TokenFunc func() string
 	// BaseURL is the API of a GitHub Enterprise Server, e.g.
 	// https://github.example.com/api/v3/; empty for github.com.
 	BaseURL string
@@ -54,6 +58,7 @@ type Client struct {
 	base    string     // API base URL, ending in /
 	log     *slog.Logger
 	secrets []string
+	tokenFn func() string // token mode: the current token
 
 	mu    sync.Mutex
 	login string                // the bot's account, once looked up
@@ -97,6 +102,14 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("github: base URL %q: %w", cfg.BaseURL, err)
 	}
 	c.base = probe.BaseURL()
+	if cfg.TokenFunc == nil && cfg.Token != "" {
+		tok := cfg.Token
+		cfg.TokenFunc = func() string { return tok }
+	}
+	if cfg.TokenFunc != nil {
+		c.tokenFn = cfg.TokenFunc
+		cfg.Token = cfg.TokenFunc()
+	}
 	switch {
 	case cfg.AppID != 0 && cfg.Token != "":
 		return nil, errors.New("github: give either an App (appID and private key) or a token, not both")
@@ -112,14 +125,26 @@ func New(cfg Config) (*Client, error) {
 		}
 		c.secrets = append(c.secrets, string(cfg.PrivateKey))
 	case cfg.Token != "":
-		if c.token, err = gh.NewClient(append(opts(tr), gh.WithAuthToken(cfg.Token))...); err != nil {
+		if c.token, err = gh.NewClient(opts(&bearer{next: tr, token: cfg.TokenFunc})...); err != nil {
 			return nil, fmt.Errorf("github: %w", err)
 		}
-		c.secrets = append(c.secrets, cfg.Token)
 	default:
 		return nil, errors.New("github: no credentials: give an App ID and private key file, or a token in a file or the environment")
 	}
 	return c, nil
+}
+
+// bearer authenticates each request with the token as it is now, so a
+// rotated token file is used without a restart.
+type bearer struct {
+	next  http.RoundTripper
+	token func() string
+}
+
+func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.token())
+	return b.next.RoundTrip(req)
 }
 
 // Calls returns how many requests were made per kind of call, retries included.
@@ -273,7 +298,11 @@ func (c *Client) redact(err error) error {
 		return nil
 	}
 	msg := err.Error()
-	for _, s := range c.secrets {
+	secrets := c.secrets
+	if c.tokenFn != nil {
+		secrets = append(slices.Clone(secrets), c.tokenFn())
+	}
+	for _, s := range secrets {
 		if s != "" && strings.Contains(msg, s) {
 			return errors.New(strings.ReplaceAll(msg, s, "[redacted]"))
 		}

@@ -3,12 +3,15 @@ package github_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
+	"github.com/driftfix/driftfix/bot/secretfile"
 )
 
 // TestLoginAndOwn: the bot's account is the App's "<slug>[bot]" or the
@@ -91,5 +94,42 @@ func TestPushRefusesRevertsAndForeignHeads(t *testing.T) {
 	}
 	if !slices.Contains(srv.Branches("acme", "apps"), "driftfix/a") {
 		t.Error("a branch with bob's commit was deleted")
+	}
+}
+
+// TestTokenRotation: in token mode a token read from a file again when it
+// changes is used from the next request on, and never shows in an error.
+func TestTokenRotation(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := emulator(t)
+	path := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(path, []byte(srv.UserToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := secretfile.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := github.New(github.Config{TokenFunc: f.Token, BaseURL: srv.API, Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := github.Repo{Owner: "acme", Name: "apps"}
+	if _, err := c.DefaultBranch(ctx, repo); err != nil {
+		t.Fatal(err)
+	}
+	const rotated = "github_pat_rotated_0123456789"
+	srv.SetUserToken(rotated)
+	if _, err := c.DefaultBranch(ctx, repo); err == nil {
+		t.Fatal("the old token must be refused now")
+	}
+	if err := os.WriteFile(path, []byte(rotated+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DefaultBranch(ctx, repo); err != nil {
+		t.Fatalf("the rotated token must be used without a restart: %v", err)
+	}
+	if _, err := c.GetPR(ctx, repo, 999); err == nil || strings.Contains(err.Error(), rotated) {
+		t.Errorf("error %v", err)
 	}
 }

@@ -23,8 +23,12 @@ import (
 
 // Notifier posts digests.
 type Notifier struct {
+	opts    []slack.Option
+	tokenFn func() string
+
+	cmu     sync.Mutex
 	client  *slack.Client
-	token   string
+	token   string // the client's
 	retries int
 	backoff time.Duration
 	log     *slog.Logger
@@ -44,9 +48,12 @@ func (n *Notifier) Calls() (calls, errs int) {
 
 // Config says how to reach Slack. APIURL is for Slack-compatible test servers.
 type Config struct {
-	Token   string
-	APIURL  string
-	Retries int // on 429, 5xx and connection errors, default 5
+	Token string
+	// TokenFunc, when set, is asked for the token before every message (a
+	// token file read again when it changes); it replaces Token.
+	TokenFunc func() string
+	APIURL    string
+	Retries   int // on 429, 5xx and connection errors, default 5
 	// Backoff is the first wait after a 5xx or a connection error, doubled
 	// each time (default 1s).
 	Backoff time.Duration
@@ -55,14 +62,18 @@ type Config struct {
 
 // New builds a notifier.
 func New(cfg Config) (*Notifier, error) {
-	if cfg.Token == "" {
+	if cfg.TokenFunc == nil {
+		tok := cfg.Token
+		cfg.TokenFunc = func() string { return tok }
+	}
+	if cfg.TokenFunc() == "" {
 		return nil, errors.New("slack: no token: give the bot token in a file or the environment")
 	}
 	opts := []slack.Option{}
 	if cfg.APIURL != "" {
 		opts = append(opts, slack.OptionAPIURL(strings.TrimRight(cfg.APIURL, "/")+"/"))
 	}
-	n := &Notifier{client: slack.New(cfg.Token, opts...), token: cfg.Token, retries: cfg.Retries, backoff: cfg.Backoff, log: cfg.Logger, maxWait: time.Minute}
+	n := &Notifier{opts: opts, tokenFn: cfg.TokenFunc, retries: cfg.Retries, backoff: cfg.Backoff, log: cfg.Logger, maxWait: time.Minute}
 	if n.retries == 0 {
 		n.retries = 5
 	}
@@ -115,7 +126,8 @@ func (n *Notifier) PostOne(ctx context.Context, channel, thread string, m templa
 func (n *Notifier) post(ctx context.Context, channel string, opts []slack.MsgOption) (string, error) {
 	backoff := n.backoff
 	for attempt := 0; ; attempt++ {
-		_, ts, err := n.client.PostMessageContext(ctx, channel, opts...)
+		client, token := n.current()
+		_, ts, err := client.PostMessageContext(ctx, channel, opts...)
 		n.mu.Lock()
 		n.calls++
 		if err != nil {
@@ -123,7 +135,7 @@ func (n *Notifier) post(ctx context.Context, channel string, opts []slack.MsgOpt
 		}
 		n.mu.Unlock()
 		if err == nil || attempt >= n.retries || ctx.Err() != nil {
-			return ts, redact(err, n.token)
+			return ts, redact(err, token)
 		}
 		var rl *slack.RateLimitedError
 		var sc slack.StatusCodeError
@@ -135,9 +147,9 @@ func (n *Notifier) post(ctx context.Context, channel string, opts []slack.MsgOpt
 		case errors.As(err, &sc) && sc.Code >= 500, transient(err):
 			wait = backoff
 			backoff = min(backoff*2, n.maxWait)
-			n.log.Warn("slack call failed, retrying", "channel", channel, "wait", wait.String(), "error", redact(err, n.token).Error())
+			n.log.Warn("slack call failed, retrying", "channel", channel, "wait", wait.String(), "error", redact(err, token).Error())
 		default: // Slack said no (invalid_auth, channel_not_found, …): retrying changes nothing
-			return ts, redact(err, n.token)
+			return ts, redact(err, token)
 		}
 		select {
 		case <-ctx.Done():
@@ -145,6 +157,18 @@ func (n *Notifier) post(ctx context.Context, channel string, opts []slack.MsgOpt
 		case <-time.After(wait):
 		}
 	}
+}
+
+// current returns a client for the token as it is now, built again when
+// the token changed (a rotated token file).
+func (n *Notifier) current() (*slack.Client, string) {
+	tok := n.tokenFn()
+	n.cmu.Lock()
+	defer n.cmu.Unlock()
+	if n.client == nil || tok != n.token {
+		n.client, n.token = slack.New(tok, n.opts...), tok
+	}
+	return n.client, tok
 }
 
 // transient reports a connection error: no answer came.

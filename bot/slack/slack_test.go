@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/secretfile"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/slack/slacktest"
 	"github.com/driftfix/driftfix/templates"
@@ -112,5 +115,42 @@ func TestRetries5xxAndDroppedConnections(t *testing.T) {
 	n, _ := slack.New(slack.Config{Token: "xoxb-wrong", APIURL: srv.URL, Retries: 3, Backoff: time.Millisecond})
 	if _, err := n.Post(context.Background(), "#gitops", digest(1)); err == nil || srv.Attempts() != 1 {
 		t.Fatalf("invalid_auth must not be retried: %v after %d attempts", err, srv.Attempts())
+	}
+}
+
+// TestTokenRotation: a token read from a file again when it changes is used
+// for the next message, without building the notifier again.
+func TestTokenRotation(t *testing.T) {
+	srv := slacktest.NewServer(token)
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(path, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := secretfile.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := slack.New(slack.Config{TokenFunc: f.Token, APIURL: srv.URL, Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := n.Post(ctx, "#gitops", digest(1)); err != nil {
+		t.Fatal(err)
+	}
+	const rotated = "xoxb-rotated-1111-secret"
+	srv.SetToken(rotated)
+	if _, err := n.Post(ctx, "#gitops", digest(1)); err == nil || strings.Contains(err.Error(), token) {
+		t.Fatalf("the old token must be refused, and not shown: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(rotated+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Post(ctx, "#gitops", digest(1)); err != nil {
+		t.Fatalf("the rotated token must be used without a restart: %v", err)
+	}
+	if len(srv.Posts()) != 2 {
+		t.Errorf("%d posts", len(srv.Posts()))
 	}
 }

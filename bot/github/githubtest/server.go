@@ -138,6 +138,13 @@ func (s *Server) AddRepo(dir, owner, name string) error {
 	return nil
 }
 
+// SetUserToken makes token mode accept only token from now on (a rotation).
+func (s *Server) SetUserToken(token string) {
+	s.mu.Lock()
+	s.UserToken = token
+	s.mu.Unlock()
+}
+
 // CallCount returns how many requests a route (e.g. "GET /repos/{owner}/{repo}/pulls") got.
 func (s *Server) CallCount(route string) int {
 	s.mu.Lock()

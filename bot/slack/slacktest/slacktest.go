@@ -57,6 +57,13 @@ func NewServer(token string) *Server {
 	return s
 }
 
+// SetToken makes the server accept only token from now on (a rotation).
+func (s *Server) SetToken(token string) {
+	s.mu.Lock()
+	s.Token = token
+	s.mu.Unlock()
+}
+
 // RateLimit makes the next n posts answer 429 with Retry-After: 1.
 func (s *Server) RateLimit(n int) {
 	s.mu.Lock()
