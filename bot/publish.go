@@ -159,6 +159,7 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 		p.adopted = err == nil && len(res.FailedInstances) == 0
 		known = append(known, adopted...)
 	}
+	mayClose := p.unlisted(ctx, res, known, now, log, &out, fail)
 	openPerRepo := map[string]int{}
 	open := 0
 	for _, k := range known {
@@ -179,7 +180,7 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 			}
 			repo, _ := github.ParseRepo("https://github.com/" + k.Repo)
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.PerPR)
-			done, err := p.reconcile(cctx, repo, k, a, listed, !res.Owns(k.App), proposed, now, &out, func(kind string, l templates.PRLine) {
+			done, err := p.reconcile(cctx, repo, k, a, listed, mayClose[k.App], !res.Owns(k.App), proposed, now, &out, func(kind string, l templates.PRLine) {
 				v := view(k.App)
 				if kind == "merged" {
 					v.Merged = append(v.Merged, l)
@@ -247,6 +248,15 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 	}
 	sort.Strings(keys)
 	quiet := p.Slack == nil || p.Config.Policy.Quiet(now)
+	down := map[string]bool{} // cursors whose queued digest Slack did not take this cycle
+	if !quiet {
+		// A digest that stopped half-way goes on where it stopped, before
+		// anything newer is posted to its channel.
+		for cursor, err := range p.flush(ctx, "", now, &out) {
+			down[cursor] = true
+			fail(err)
+		}
+	}
 	for _, k := range keys {
 		v := views[k]
 		ch, _, _ := strings.Cut(k, "\x00")
@@ -255,8 +265,13 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 			fail(err)
 		}
 		if !v.Empty() && !quiet {
-			if err := p.digest(ctx, ch, v, now, &out); err != nil {
+			if err := p.digest(ctx, ch, v); err != nil {
 				fail(err)
+			}
+			if cursor := ch + " " + v.Instance; !down[cursor] {
+				for _, err := range p.flush(ctx, cursor, now, &out) {
+					fail(err)
+				}
 			}
 		}
 		for _, ts := range slices.Sorted(maps.Keys(replies)) {
@@ -301,6 +316,10 @@ func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.P
 			prefixes[o.Policy.BranchPrefix+"/"] = true
 		}
 	}
+	login, err := p.GitHub.Login(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var out []state.PR
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(repos)) {
@@ -315,11 +334,14 @@ func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.P
 				continue
 			}
 			for _, gpr := range prs {
-				m := keyMarkerRE.FindStringSubmatch(gpr.Body)
-				if m == nil || have[fmt.Sprintf("%s#%d", name, gpr.Number)] || !res.Owns(m[2]) {
+				if !gpr.Own(repo, login) {
+					continue // a fork's, or a person's: never adopted, closed or its branch deleted
+				}
+				key, app, ok := bodyKey(gpr.Body)
+				if !ok || have[fmt.Sprintf("%s#%d", name, gpr.Number)] || !res.Owns(app) {
 					continue
 				}
-				rec := state.PR{Fingerprint: m[1], App: m[2], Repo: name, Number: gpr.Number, Branch: gpr.Branch, State: state.PROpen, Updated: now}
+				rec := state.PR{Fingerprint: key, App: app, Repo: name, Number: gpr.Number, Branch: gpr.Branch, State: state.PROpen, Updated: now}
 				if err := p.Store.SavePR(ctx, rec); err != nil {
 					return out, err
 				}
@@ -330,6 +352,113 @@ func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.P
 	}
 	return out, errors.Join(errs...)
 }
+
+// unlisted decides which applications missing from their instance's list
+// may have their pull requests closed this cycle: those missing for
+// CloseAfterCycles cycles in a row, and none of an instance whose list shrank
+// by more than MaxListShrink against its last full list (an RBAC or sharding
+// change says nothing about the applications). What waits is said in Skipped.
+func (p *Publisher) unlisted(ctx context.Context, res *CycleResult, known []state.PR, now time.Time, log *slog.Logger, out *Published, fail func(error)) map[string]bool {
+	policy := p.Config.Unlisted
+	if policy.CloseAfterCycles == 0 {
+		policy = config.DefaultUnlisted()
+	}
+	listed := map[string]bool{}
+	perInstance := map[string]int{}
+	for _, a := range res.Apps {
+		listed[AppKey(a.Instance, a.App.Namespace, a.App.Name)] = true
+		perInstance[a.Instance]++
+	}
+	shrunk := map[string]bool{}
+	for _, inst := range slices.Sorted(maps.Keys(res.URLs)) {
+		if slices.Contains(res.FailedInstances, inst) {
+			continue
+		}
+		n := perInstance[inst]
+		last, ok, err := p.Store.ListSize(ctx, inst)
+		if err != nil {
+			fail(err)
+			shrunk[inst] = true // unknown: close nothing
+			continue
+		}
+		if ok && float64(n) < float64(last)*(1-policy.MaxListShrink) {
+			shrunk[inst] = true
+			log.Warn("Argo CD's application list shrank; no pull request is closed as no longer listed this cycle", "instance", inst, "listed", n, "last_full_list", last)
+			out.Skipped = append(out.Skipped, fmt.Sprintf("instance %s: Argo CD lists %d applications, down from %d in the last full list (more than %g less); no pull request is closed as no longer listed this cycle", inst, n, last, policy.MaxListShrink))
+			continue
+		}
+		if err := p.Store.SetListSize(ctx, inst, n, now); err != nil {
+			fail(err)
+		}
+	}
+	before, err := p.Store.UnlistedApps(ctx)
+	if err != nil {
+		fail(err)
+		return nil
+	}
+	for app := range before {
+		if listed[app] {
+			if err := p.Store.Relisted(ctx, app); err != nil {
+				fail(err)
+			}
+		}
+	}
+	may := map[string]bool{}
+	counted := map[string]int{}
+	for _, k := range known {
+		inst, _, _ := strings.Cut(k.App, "/")
+		if k.State != state.PROpen || listed[k.App] || !res.Owns(k.App) || shrunk[inst] {
+			continue
+		}
+		if _, ok := counted[k.App]; !ok {
+			n, err := p.Store.Unlisted(ctx, k.App, now)
+			if err != nil {
+				fail(err)
+				continue
+			}
+			counted[k.App] = n
+		}
+		if n := counted[k.App]; n >= policy.CloseAfterCycles {
+			may[k.App] = true
+		} else {
+			out.Skipped = append(out.Skipped, fmt.Sprintf("%s#%d: its application %s has not been listed by Argo CD for %d cycle(s); closed after %d in a row", k.Repo, k.Number, k.App, n, policy.CloseAfterCycles))
+		}
+	}
+	return may
+}
+
+// bodyKey reads the fix key and application from the marker driftfix's
+// template ends a PR body with. Only the last marker counts, and only when
+// nothing but white space follows it, so a live value quoted earlier in the
+// body cannot supply one.
+func bodyKey(body string) (key, app string, ok bool) {
+	m := lastMarker(keyMarkerRE, body)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}
+
+// lastMarker is the last match of re in body, provided only white space and
+// further driftfix markers follow it.
+func lastMarker(re *regexp.Regexp, body string) []string {
+	all := re.FindAllStringSubmatchIndex(body, -1)
+	if len(all) == 0 {
+		return nil
+	}
+	last := all[len(all)-1]
+	if rest := strings.TrimSpace(markerRE.ReplaceAllString(body[last[1]:], "")); rest != "" {
+		return nil
+	}
+	out := make([]string, len(last)/2)
+	for i := range out {
+		out[i] = body[last[2*i]:last[2*i+1]]
+	}
+	return out
+}
+
+// markerRE is any of the markers the template ends a body with.
+var markerRE = regexp.MustCompile(`<!-- driftfix:[a-z]+=[^<>]* -->`)
 
 // threaded takes out of v the news of PRs that a digest in channel ch
 // announced, grouped by that digest's thread.
@@ -378,9 +507,11 @@ func (p *Publisher) threaded(ctx context.Context, ch string, v *templates.Digest
 	return out, errors.Join(errs...)
 }
 
-// digest posts a channel's digest unless it says what the last one said,
-// and remembers its thread for the PRs it announces.
-func (p *Publisher) digest(ctx context.Context, ch string, v *templates.DigestView, now time.Time, out *Published) error {
+// digest queues a channel's digest unless it says what the last one (posted
+// or still queued) said; flush posts it. Each message is recorded as Slack
+// accepts it, so a digest that failed half-way is continued where it
+// stopped, never posted again from the start.
+func (p *Publisher) digest(ctx context.Context, ch string, v *templates.DigestView) error {
 	raw, _ := json.Marshal(v)
 	sum := sha256.Sum256(raw)
 	digest := hex.EncodeToString(sum[:8])
@@ -392,18 +523,96 @@ func (p *Publisher) digest(ctx context.Context, ch string, v *templates.DigestVi
 	if last == digest {
 		return nil // nothing new since the last digest
 	}
-	msgs := templates.Digest(*v)
-	ts, err := p.Slack.Post(context.WithoutCancel(ctx), ch, msgs)
+	queued, err := p.Store.Outboxes(ctx)
 	if err != nil {
 		return err
 	}
-	out.Digests[ch] = append(out.Digests[ch], msgs...)
+	for _, o := range queued {
+		if o.Cursor == cursor && o.Digest == digest {
+			return nil
+		}
+	}
+	ob := state.Outbox{Cursor: cursor, Digest: digest, Channel: ch}
+	for _, m := range templates.Digest(*v) {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("encode the digest for %s: %w", ch, err)
+		}
+		ob.Messages = append(ob.Messages, string(b))
+	}
 	for _, l := range v.Opened {
-		if err := p.Store.SetThread(ctx, l.Key, ch, ts); err != nil {
+		ob.Opened = append(ob.Opened, l.Key)
+	}
+	return p.Store.QueueDigest(ctx, ob)
+}
+
+// flush posts the queued digests (of one cursor, or all for ""), in order,
+// from the first message Slack has not accepted; a cursor whose digest
+// fails keeps its later ones queued.
+func (p *Publisher) flush(ctx context.Context, cursor string, now time.Time, out *Published) map[string]error {
+	queued, err := p.Store.Outboxes(ctx)
+	if err != nil {
+		return map[string]error{cursor: err}
+	}
+	errs := map[string]error{}
+	for _, o := range queued {
+		if errs[o.Cursor] != nil || (cursor != "" && o.Cursor != cursor) {
+			continue
+		}
+		if err := p.post(ctx, o, now, out); err != nil {
+			errs[o.Cursor] = err
+		}
+	}
+	return errs
+}
+
+func (p *Publisher) post(ctx context.Context, o state.Outbox, now time.Time, out *Published) error {
+	for i := o.Posted; i < len(o.Messages); i++ {
+		var m templates.Message
+		if err := json.Unmarshal([]byte(o.Messages[i]), &m); err != nil {
+			return fmt.Errorf("read the queued digest for %s: %w", o.Channel, err)
+		}
+		ts, err := p.Slack.PostOne(context.WithoutCancel(ctx), o.Channel, o.Thread, m)
+		if err != nil {
+			return fmt.Errorf("slack: post message %d of %d to %s (the rest follows next cycle): %w", i+1, len(o.Messages), o.Channel, err)
+		}
+		if o.Thread == "" {
+			o.Thread = ts
+		}
+		if err := p.Store.DigestPosted(ctx, o.ID, o.Thread, i+1); err != nil {
+			return err
+		}
+		out.Digests[o.Channel] = append(out.Digests[o.Channel], m)
+	}
+	for _, key := range o.Opened {
+		if err := p.Store.SetThread(ctx, key, o.Channel, o.Thread); err != nil {
 			return err
 		}
 	}
-	return p.Store.DigestSent(ctx, cursor, digest, now)
+	return p.Store.DigestDone(ctx, o, now)
+}
+
+// heldComment tells a pull request's readers, once per fix, why its branch
+// was not updated to the changed fix: people pushed to it, or the file
+// changed on the base branch since the synced revision.
+func (p *Publisher) heldComment(ctx context.Context, repo github.Repo, number int, fingerprint string, why error) error {
+	marker := "<!-- driftfix:held=" + fingerprint + " -->"
+	comments, err := p.GitHub.Comments(ctx, repo, number)
+	if err != nil {
+		return err
+	}
+	for _, c := range comments {
+		if strings.Contains(c, marker) {
+			return nil
+		}
+	}
+	var msg string
+	if errors.Is(why, github.ErrNotOurs) {
+		msg = "The fix changed, but this branch has commits from people, so driftfix does not overwrite it: update the branch by hand."
+	} else {
+		msg = "The fix changed, but a file it writes changed on the base branch since the revision the fix was computed from, so driftfix does not update this branch (that would revert the change). It is planned again once Argo CD syncs the new revision."
+	}
+	return p.GitHub.Comment(ctx, repo, number, msg+"\n\n"+marker)
 }
 
 // channel is where an application's digest lines go.
@@ -417,7 +626,7 @@ func (p *Publisher) channel(a AppState, ns, name string) string {
 // reconcile looks at one pull request driftfix opened: merged, closed by a
 // person (never proposed again), asked to stop by label or comment, or no
 // longer needed (closed with a comment). It reports whether the PR is done.
-func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR, a AppState, listed, notOurs bool,
+func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR, a AppState, listed, closeUnlisted, notOurs bool,
 	proposed map[string]ProposedPR, now time.Time, out *Published, report func(string, templates.PRLine), line func(title, url string) templates.PRLine) (bool, error) {
 	ref := fmt.Sprintf("%s#%d", k.Repo, k.Number)
 	gpr, err := p.GitHub.GetPR(ctx, repo, k.Number)
@@ -427,6 +636,14 @@ func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR,
 	save := func(st string) error {
 		k.State, k.Updated = st, now
 		return p.Store.SavePR(ctx, k)
+	}
+	login, err := p.GitHub.Login(ctx)
+	if err != nil {
+		return false, err
+	}
+	if !gpr.Own(repo, login) {
+		out.Skipped = append(out.Skipped, fmt.Sprintf("%s: opened by %s from %s, not by driftfix's account %s from %s; forgotten and left alone", ref, gpr.Author, gpr.HeadRepo, login, repo))
+		return true, save(state.PRClosed)
 	}
 	switch {
 	case gpr.Merged:
@@ -468,6 +685,8 @@ func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR,
 	}
 	var why string
 	switch {
+	case !listed && !closeUnlisted:
+		return false, nil // not missing long enough, or the whole list shrank
 	case !listed:
 		why = "The application is no longer listed by Argo CD."
 	case !a.Stuck:
@@ -525,12 +744,22 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 			return err
 		}
 	}
-	files := map[string][]byte{}
+	files := map[string]github.Change{}
 	for _, e := range pr.Plan.Edits {
-		files[e.File] = e.After
+		files[e.File] = github.Change{Synced: e.Before, Content: e.After}
 	}
 	message := pr.Title + "\n\nPlanned and verified by driftfix for " + pr.Namespace + "/" + pr.App + ".\n\ndriftfix-fix: " + pr.Key
 	rec := state.PR{Fingerprint: pr.Key, App: AppKey(pr.Instance, pr.Namespace, pr.App), Repo: repo.String(), Branch: pr.Branch, State: state.PROpen, Updated: now}
+	if existing != nil {
+		login, err := p.GitHub.Login(ctx)
+		if err != nil {
+			return err
+		}
+		if !existing.Own(repo, login) {
+			skip(fmt.Sprintf("%s#%d from this branch was opened by %s, not by driftfix's account %s; left alone", repo, existing.Number, existing.Author, login))
+			return nil
+		}
+	}
 	if existing != nil && existing.Merged {
 		skip(fmt.Sprintf("merged in %s#%d; waiting for Argo CD to sync it", repo, existing.Number))
 		rec.Number, rec.State = existing.Number, state.PRMerged
@@ -555,11 +784,24 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 		existing = nil // driftfix closed it when the drift went away; the drift is back
 	}
 	if existing != nil {
-		if _, _, err := p.GitHub.Push(ctx, repo, base, pr.Branch, message, files); err != nil {
+		rec.Number = existing.Number
+		unchanged := existing.Title == pr.Title
+		if m := lastMarker(bodyFingerprint, existing.Body); m == nil || m[1] != pr.Fingerprint {
+			unchanged = false
+		}
+		if _, _, err := p.GitHub.Push(ctx, repo, base, pr.Branch, message, files); errors.Is(err, github.ErrNotOurs) || errors.Is(err, github.ErrFileChanged) {
+			ref := fmt.Sprintf("%s#%d", repo, existing.Number)
+			if !unchanged {
+				if cerr := p.heldComment(ctx, repo, existing.Number, pr.Fingerprint, err); cerr != nil {
+					return cerr
+				}
+			}
+			skip(fmt.Sprintf("%s not updated: %v", ref, err))
+			return p.Store.SavePR(ctx, rec)
+		} else if err != nil {
 			return err
 		}
-		rec.Number = existing.Number
-		if m := bodyFingerprint.FindStringSubmatch(existing.Body); m != nil && m[1] == pr.Fingerprint && existing.Title == pr.Title {
+		if unchanged {
 			out.Unchanged = append(out.Unchanged, fmt.Sprintf("%s#%d", repo, existing.Number))
 			return p.Store.SavePR(ctx, rec)
 		}
@@ -584,6 +826,14 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 	_, created, err := p.GitHub.Push(ctx, repo, base, pr.Branch, message, files)
 	if errors.Is(err, github.ErrRace) {
 		skip("another driftfix is publishing this fix right now")
+		return nil
+	}
+	if errors.Is(err, github.ErrFileChanged) {
+		skip(fmt.Sprintf("not proposed: %v; writing the fix would revert that change (it is planned again once Argo CD syncs it)", err))
+		return nil
+	}
+	if errors.Is(err, github.ErrNotOurs) {
+		skip(fmt.Sprintf("not proposed: %v; driftfix does not overwrite it", err))
 		return nil
 	}
 	if errors.Is(err, github.ErrNoBase) {

@@ -1,18 +1,22 @@
 package bot
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/github/githubtest"
 )
 
 const worldConfig = `
@@ -460,5 +464,268 @@ func TestAdoptsOnceAtStart(t *testing.T) {
 	out, _ := r2.Once(context.Background(), now.Add(2*time.Hour))
 	if len(out.Published.Closed) != 1 {
 		t.Fatalf("a restarted bot must adopt and close its PR: %+v", out.Published)
+	}
+}
+
+// TestCorruptDatabaseRebuilt: a state database overwritten with garbage is
+// moved aside at start; the bot adopts its open PR from GitHub and closes it
+// when the drift goes, without a duplicate.
+func TestCorruptDatabaseRebuilt(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop")
+	r, closeDB := w.runner()
+	if _, err := r.Once(context.Background(), now); err != nil {
+		t.Fatal(err)
+	}
+	closeDB()
+	w.loseDatabase()
+	if err := os.WriteFile(w.dbPath, bytes.Repeat([]byte("garbage!"), 1024), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.setApp("shop", "shop", false, now)
+	r, closeDB = w.runner()
+	defer closeDB()
+	out, err := r.Once(context.Background(), now.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.gh.PullRequests("acme", "shop")); n != 1 || len(out.Published.Closed) != 1 {
+		t.Fatalf("the PR must be adopted and closed, not duplicated: %d PRs, %+v", n, out.Published)
+	}
+}
+
+// TestShrunkenListClosesNothing: when Argo CD's list loses more than the
+// policy's fraction of its applications (an RBAC or sharding change), no PR
+// is closed as "no longer listed", however long it lasts; one application
+// missing from an otherwise full list has its PR closed only after
+// closeAfterCycles cycles in a row.
+func TestShrunkenListClosesNothing(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}
+	w, now := stuckWorld(t, worldConfig+"unlisted: {closeAfterCycles: 3, maxListShrink: 0.2}\n", names...)
+	w.cfg.Policy.PRsPerCycle, w.cfg.Policy.PRsPerRepo = 20, 20
+	r, closeDB := w.runner()
+	defer closeDB()
+	cycle := func() Outcome {
+		t.Helper()
+		out, err := r.Once(context.Background(), now)
+		if err != nil || len(out.Published.Errors) > 0 {
+			t.Fatalf("cycle: %v %v", err, out.Published.Errors)
+		}
+		now = now.Add(15 * time.Minute)
+		return out
+	}
+	if out := cycle(); len(out.Published.Opened) != len(names) {
+		t.Fatalf("opened %v", out.Published.Opened)
+	}
+	for _, n := range names[:5] { // half the list disappears
+		w.argo.Remove("argocd", n)
+	}
+	for i := 0; i < 5; i++ {
+		out := cycle()
+		if len(out.Published.Closed) != 0 {
+			t.Fatalf("cycle %d: a list that shrank by half closed %v", i, out.Published.Closed)
+		}
+		if !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "lists 5 applications, down from 10") {
+			t.Fatalf("the shrunken list must be reported: %q", out.Published.Skipped)
+		}
+	}
+	for _, n := range names[:5] {
+		w.setApp(n, n, true, now)
+	}
+	cycle()
+	w.argo.Remove("argocd", "a") // one of ten: within the fraction
+	for i := 1; i <= 2; i++ {
+		out := cycle()
+		if len(out.Published.Closed) != 0 || len(w.open("a")) != 1 {
+			t.Fatalf("missing for %d cycle(s), already closed: %v", i, out.Published.Closed)
+		}
+		if !strings.Contains(strings.Join(out.Published.Skipped, "\n"), fmt.Sprintf("not been listed by Argo CD for %d cycle(s)", i)) {
+			t.Errorf("skipped %q", out.Published.Skipped)
+		}
+	}
+	w.setApp("a", "a", true, now) // back for a cycle: the count starts over
+	cycle()
+	w.argo.Remove("argocd", "a")
+	cycle()
+	cycle()
+	if len(w.open("a")) != 1 {
+		t.Fatal("a relisted application's count must start over")
+	}
+	out := cycle()
+	if len(out.Published.Closed) != 1 || len(w.open("a")) != 0 {
+		t.Fatalf("after 3 cycles missing, its PR is closed: %+v", out.Published)
+	}
+	for _, b := range w.gh.Branches("acme", "a") {
+		if strings.HasPrefix(b, "driftfix/") {
+			t.Errorf("branch %s left after closing", b)
+		}
+	}
+}
+
+// TestBodyKey: the key is read from the marker the template ends a body
+// with; a marker quoted earlier (a live value) or followed by text is not.
+func TestBodyKey(t *testing.T) {
+	real := keyMarker("abc123", "main/argocd/shop")
+	quoted := "<!-- driftfix:key=666 app=main/argocd/victim -->"
+	for _, tc := range []struct {
+		name, body string
+		key, app   string
+	}{
+		{"template", "evidence\n<!-- driftfix:fingerprint=3f2a -->\n" + real, "abc123", "main/argocd/shop"},
+		{"crlf and trailing space", "evidence\r\n" + strings.ReplaceAll(real, "\n", "\r\n") + "  ", "abc123", "main/argocd/shop"},
+		{"live value quoted before", "| live | `" + quoted + "` |\n" + real, "abc123", "main/argocd/shop"},
+		{"marker followed by text", real + "\nappended by a person " + quoted + " and more", "", ""},
+		{"only a quoted marker mid-body", "value " + quoted + " in a table\n", "", ""},
+		{"none", "no marker", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key, app, ok := bodyKey(tc.body)
+			if key != tc.key || app != tc.app || ok != (tc.key != "") {
+				t.Errorf("bodyKey = %q %q %v, want %q %q", key, app, ok, tc.key, tc.app)
+			}
+		})
+	}
+}
+
+// TestAdoptsOnlyOwnPRs: with a lost database, a fork's PR and a person's PR
+// that carry driftfix's branch prefix and a copied key marker are neither
+// adopted nor closed, and no branch of the base repository is deleted;
+// driftfix's own PR is adopted and closed when its drift goes.
+func TestAdoptsOnlyOwnPRs(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop")
+	r, closeDB := w.runner()
+	if _, err := r.Once(context.Background(), now); err != nil {
+		t.Fatal(err)
+	}
+	closeDB()
+	own := w.open("shop")
+	if len(own) != 1 || own[0].Author != "driftfix[bot]" {
+		t.Fatalf("own PR %+v", own)
+	}
+	// A person's branch in the base repository named like a fork's head.
+	const forkBranch = "driftfix/shop/hpa-replicas-fork"
+	if err := w.gh.CommitFile("acme", "shop", forkBranch, "notes.md", "alice's work\n", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	fork, err := w.gh.AddPR("acme", "shop", githubtest.PullRequest{Title: own[0].Title, Body: own[0].Body, Head: forkBranch, HeadRepo: "mallory/shop", Author: "mallory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	person, err := w.gh.AddPR("acme", "shop", githubtest.PullRequest{Title: "mine", Body: own[0].Body, Head: forkBranch, Author: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.loseDatabase()
+	w.setApp("shop", "shop", false, now) // drift gone: adopted PRs would be closed
+	r, closeDB = w.runner()
+	defer closeDB()
+	out, err := r.Once(context.Background(), now.Add(time.Hour))
+	if err != nil || len(out.Published.Errors) > 0 {
+		t.Fatal(err, out.Published.Errors)
+	}
+	if len(out.Published.Closed) != 1 || out.Published.Closed[0] != fmt.Sprintf("acme/shop#%d", own[0].Number) {
+		t.Fatalf("only driftfix's own PR may be closed: %+v", out.Published)
+	}
+	open := map[int]bool{}
+	for _, p := range w.open("shop") {
+		open[p.Number] = true
+	}
+	if !open[fork] || !open[person] || open[own[0].Number] {
+		t.Errorf("open PRs %v: the fork's #%d and alice's #%d must stay open", open, fork, person)
+	}
+	if !slices.Contains(w.gh.Branches("acme", "shop"), forkBranch) {
+		t.Error("a branch driftfix did not make was deleted")
+	}
+	if got, _ := w.gh.File("acme", "shop", forkBranch, "notes.md"); got != "alice's work\n" {
+		t.Errorf("alice's branch was changed: %q", got)
+	}
+}
+
+// TestNoRevertNoForcePush: a fix is written onto the base branch only when
+// the file there is still the one the fix was computed from (a commit a
+// person made to it after the sync is never reverted), and a PR branch a
+// person pushed to is never overwritten: the PR says so once, when the fix
+// changes.
+func TestNoRevertNoForcePush(t *testing.T) {
+	const file = "apps/shop/web.yaml"
+	w, now := stuckWorld(t, worldConfig, "shop")
+	r, closeDB := w.runner()
+	defer closeDB()
+	ctx := context.Background()
+
+	// alice commits to the file on main between the sync and the publish.
+	res := Cycle(ctx, w.cfg, r.Instances, now, CycleOptions{})
+	if len(res.PRs) != 1 {
+		t.Fatalf("proposals %+v", res.PRs)
+	}
+	synced, _ := w.gh.File("acme", "shop", "main", file)
+	alices := synced + "# alice: keep 3 replicas during the sale\n"
+	if err := w.gh.CommitFile("acme", "shop", "main", file, alices, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	out := r.Publisher.Publish(ctx, &res, now)
+	if len(out.Errors) != 0 || len(w.gh.PullRequests("acme", "shop")) != 0 || !strings.Contains(strings.Join(out.Skipped, "\n"), "changed since the synced revision") {
+		t.Fatalf("a fix computed from an older file must not be written: %+v", out)
+	}
+	if got, _ := w.gh.File("acme", "shop", "main", file); got != alices {
+		t.Fatalf("main changed: %q", got)
+	}
+	for _, b := range w.gh.Branches("acme", "shop") {
+		if b != "main" {
+			t.Errorf("branch %s left behind", b)
+		}
+	}
+
+	// The next cycle reads the new main and proposes onto it, keeping alice's line.
+	if out, err := r.Once(ctx, now.Add(time.Hour)); err != nil || len(out.Published.Opened) != 1 {
+		t.Fatalf("next cycle: %v %+v", err, out.Published)
+	}
+	pr := w.open("shop")[0]
+	if got, _ := w.gh.File("acme", "shop", pr.Head, file); !strings.Contains(got, "# alice:") || strings.Contains(got, "replicas:") {
+		t.Fatalf("the fix must be applied onto alice's content:\n%s", got)
+	}
+
+	// bob pushes to driftfix's branch; the fix then changes.
+	if err := w.gh.CommitFile("acme", "shop", pr.Head, "apps/shop/NOTES.md", "bob's notes\n", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := r.Once(ctx, now.Add(2*time.Hour)); err != nil || len(out.Published.Errors) != 0 {
+		t.Fatalf("%v %v", err, out.Published.Errors)
+	}
+	if got, err := w.gh.File("acme", "shop", pr.Head, "apps/shop/NOTES.md"); err != nil || got != "bob's notes\n" {
+		t.Fatalf("bob's commit was overwritten: %q %v", got, err)
+	}
+	cur, _ := w.gh.File("acme", "shop", "main", file)
+	if err := w.gh.CommitFile("acme", "shop", "main", file, strings.Replace(cur, "# The storefront", "# The shop's storefront", 1), "alice"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		out, err := r.Once(ctx, now.Add(time.Duration(3+i)*time.Hour))
+		if err != nil || len(out.Published.Errors) != 0 {
+			t.Fatalf("%v %v", err, out.Published.Errors)
+		}
+		if !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "commits driftfix did not make") {
+			t.Errorf("skipped %q", out.Published.Skipped)
+		}
+	}
+	if got, err := w.gh.File("acme", "shop", pr.Head, "apps/shop/NOTES.md"); err != nil || got != "bob's notes\n" {
+		t.Fatalf("bob's commit was overwritten: %q %v", got, err)
+	}
+	held := 0
+	for _, c := range w.gh.Comments("acme", "shop", pr.Number) {
+		if strings.Contains(c.Body, "commits from people") {
+			held++
+		}
+	}
+	if held != 1 {
+		t.Errorf("%d comments about the held branch, want 1: %+v", held, w.gh.Comments("acme", "shop", pr.Number))
+	}
+
+	// Closing that PR when the drift goes leaves bob's branch in place.
+	w.setApp("shop", "shop", false, now)
+	if out, _ := r.Once(ctx, now.Add(6*time.Hour)); len(out.Published.Closed) != 1 {
+		t.Fatalf("closed %+v", out.Published)
+	}
+	if !slices.Contains(w.gh.Branches("acme", "shop"), pr.Head) {
+		t.Error("a branch holding bob's commit was deleted")
 	}
 }

@@ -5,6 +5,7 @@ package deploy_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -82,7 +83,7 @@ func TestChartAndKustomizeRenderTheSameObjects(t *testing.T) {
 	}
 	sort.Strings(keys)
 	want := []string{"ClusterRole /driftfix", "ClusterRoleBinding /driftfix", "ConfigMap driftfix/driftfix", "Deployment driftfix/driftfix",
-		"Role argocd/driftfix-argocd-cm", "Role driftfix/driftfix-lease", "RoleBinding argocd/driftfix-argocd-cm", "RoleBinding driftfix/driftfix-lease",
+		"NetworkPolicy driftfix/driftfix", "Role argocd/driftfix-argocd-cm", "Role driftfix/driftfix-lease", "RoleBinding argocd/driftfix-argocd-cm", "RoleBinding driftfix/driftfix-lease",
 		"Service driftfix/driftfix", "ServiceAccount driftfix/driftfix"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Fatalf("the chart renders %q, want %q", keys, want)
@@ -233,5 +234,71 @@ func TestArgoCDAccount(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(cm.Data["policy.csv"]), "\n")
 	if len(lines) != 1 || strings.Join(strings.Fields(strings.ReplaceAll(lines[0], ",", " ")), " ") != "p driftfix applications get */* allow" {
 		t.Fatalf("policy.csv %q", cm.Data["policy.csv"])
+	}
+}
+
+// TestSafeDefaults: Argo CD is reached over https (http only with
+// insecurePlaintext), a NetworkPolicy limits the pods to DNS, HTTPS, the API
+// server and argocd-server and to ingress on the metrics port (off with a
+// value), and two replicas never share one SQLite file.
+func TestSafeDefaults(t *testing.T) {
+	objs, err := renderChart(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := byKey(objs)
+	cfg, err := config.Parse([]byte(drift.Str(o["ConfigMap driftfix/driftfix"], "data", "driftfix.yaml")))
+	if err != nil || !strings.HasPrefix(cfg.ArgoCD[0].Server, "https://") {
+		t.Fatalf("default Argo CD server: %v %v", cfg, err)
+	}
+	np, ok := o["NetworkPolicy driftfix/driftfix"]
+	if !ok {
+		t.Fatal("no NetworkPolicy by default")
+	}
+	var ports []string
+	for _, dir := range []string{"ingress", "egress"} {
+		for _, r := range drift.List(np, "spec", dir) {
+			rule := r.(map[string]any)
+			if rule["from"] != nil || rule["to"] != nil {
+				t.Errorf("%s rule with peers: %v", dir, rule)
+			}
+			for _, p := range drift.List(rule, "ports") {
+				pm := p.(map[string]any)
+				ports = append(ports, fmt.Sprintf("%s %v/%v", dir, pm["port"], pm["protocol"]))
+			}
+		}
+	}
+	want := []string{"ingress 8080/TCP", "egress 53/UDP", "egress 53/TCP", "egress 443/TCP", "egress 6443/TCP", "egress 8080/TCP"}
+	if !reflect.DeepEqual(ports, want) {
+		t.Errorf("NetworkPolicy ports %q, want %q", ports, want)
+	}
+	if off, err := renderChart(t, map[string]any{"networkPolicy": map[string]any{"enabled": false}}); err != nil {
+		t.Fatal(err)
+	} else if _, ok := byKey(off)["NetworkPolicy driftfix/driftfix"]; ok {
+		t.Error("networkPolicy.enabled=false still renders one")
+	}
+
+	for _, tc := range []struct {
+		name string
+		vals map[string]any
+		err  string
+	}{
+		{"http Argo CD", map[string]any{"argocd": map[string]any{"server": "http://argocd-server.argocd"}}, "https://"},
+		{"two replicas sharing a PVC", map[string]any{"replicas": 2, "persistence": map[string]any{"enabled": true}}, "would share one SQLite file"},
+	} {
+		if _, err := renderChart(t, tc.vals); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: accepted or unclear: %v", tc.name, err)
+		}
+	}
+	plain, err := renderChart(t, map[string]any{"argocd": map[string]any{"server": "http://argocd-server.argocd", "insecurePlaintext": true, "caKey": "ca.crt"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = config.Parse([]byte(drift.Str(byKey(plain)["ConfigMap driftfix/driftfix"], "data", "driftfix.yaml")))
+	if err != nil || !cfg.ArgoCD[0].InsecurePlaintext || cfg.ArgoCD[0].CAFile != "/var/run/secrets/driftfix/ca.crt" {
+		t.Errorf("insecurePlaintext and caKey: %+v %v", cfg, err)
+	}
+	if _, err := renderChart(t, map[string]any{"replicas": 2}); err != nil {
+		t.Errorf("two replicas, each with its own database (emptyDir), must render: %v", err)
 	}
 }

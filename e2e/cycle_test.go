@@ -62,6 +62,7 @@ func newBotEnv(t *testing.T, s *stack, repoName, stateName string) *botEnv {
 argocd:
   - name: e2e
     server: `+argoURL+`
+    insecurePlaintext: true # the stack's argocd-server listens on loopback without TLS
     tokenFile: `+filepath.Join(s.root, "run", "argocd-token")+`
     kubeconfig: `+s.kubeconfig+`
 github: {appID: `+strconv.FormatInt(gh.AppID, 10)+`, privateKeyFile: `+key+`, baseURL: "`+gh.API+`"}

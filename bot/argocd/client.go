@@ -28,6 +28,10 @@ type Config struct {
 	BaseURL string
 	// Token is a bearer token of an account with `applications, get`.
 	Token string
+	// TokenFunc, when set, is asked for the token on every request (a token
+	// file read again when it changes, so rotation needs no restart); it
+	// replaces Token.
+	TokenFunc func() string
 	// CAFile is a PEM bundle to trust for a server with its own CA.
 	CAFile string
 	// Insecure skips TLS verification (self-signed test servers only).
@@ -47,7 +51,7 @@ type Config struct {
 // Client is an argocd-server REST client.
 type Client struct {
 	base    *url.URL
-	token   string
+	token   func() string
 	http    *http.Client
 	retries int
 	backoff time.Duration
@@ -71,10 +75,14 @@ func New(cfg Config) (*Client, error) {
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return nil, fmt.Errorf("argocd: server URL %q must look like https://argocd.example.com", cfg.BaseURL)
 	}
-	if cfg.Token == "" {
+	if cfg.TokenFunc == nil {
+		tok := cfg.Token
+		cfg.TokenFunc = func() string { return tok }
+	}
+	if cfg.TokenFunc() == "" {
 		return nil, errors.New("argocd: no token: give the account's API token in a file or the environment")
 	}
-	c := &Client{base: u, token: cfg.Token, http: cfg.HTTPClient, retries: cfg.Retries, backoff: cfg.Backoff, log: cfg.Logger, calls: map[string]int{}, errs: map[string]int{}}
+	c := &Client{base: u, token: cfg.TokenFunc, http: cfg.HTTPClient, retries: cfg.Retries, backoff: cfg.Backoff, log: cfg.Logger, calls: map[string]int{}, errs: map[string]int{}}
 	if c.retries == 0 {
 		c.retries = 3
 	}
@@ -163,14 +171,15 @@ func (c *Client) do(ctx context.Context, endpoint, u string, out any) (retry boo
 	if err != nil {
 		return false, fmt.Errorf("argocd %s: %w", endpoint, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
+	token := c.token()
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, fmt.Errorf("argocd %s: %w", endpoint, ctx.Err())
 		}
-		return true, fmt.Errorf("argocd %s: %w", endpoint, redact(err, c.token))
+		return true, fmt.Errorf("argocd %s: %w", endpoint, redact(err, token))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))

@@ -31,6 +31,7 @@ type Config struct {
 	Policy        Policy     // the global policy
 	Overrides     []Override // later matching overrides win, field by field
 	PlatformRepos []string   // repositories holding Applications and argocd-cm
+	Unlisted      Unlisted   // when PRs of applications no longer listed are closed
 }
 
 // ArgoCD is one Argo CD instance and the shard of applications it scans.
@@ -42,6 +43,9 @@ type ArgoCD struct {
 	Kubeconfig          string
 	Shard               string // application name pattern (path.Match), empty for all
 	Namespace           string // Argo CD's namespace, where argocd-cm lives (default argocd)
+	// InsecurePlaintext allows an http:// server, which sends the API token
+	// in clear text (default false: such a server is refused).
+	InsecurePlaintext bool
 }
 
 // GitHub says how PRs are opened.
@@ -143,7 +147,7 @@ func Parse(b []byte) (*Config, error) {
 		return nil, Errors{{Key: "(file)", Line: 1, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}
 	}
 	p := &parser{}
-	c := &Config{Schedule: "*/15 * * * *", Jitter: 30 * time.Second, StateFile: "/var/lib/driftfix/state.db", Policy: Defaults()}
+	c := &Config{Schedule: "*/15 * * * *", Jitter: 30 * time.Second, StateFile: "/var/lib/driftfix/state.db", Policy: Defaults(), Unlisted: DefaultUnlisted()}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
@@ -163,6 +167,7 @@ func Parse(b []byte) (*Config, error) {
 		"overrides": func(k string, n *yaml.Node) {
 			p.list(k, n, func(k string, n *yaml.Node) { c.Overrides = append(c.Overrides, p.override(k, n)) })
 		},
+		"unlisted": func(k string, n *yaml.Node) { c.Unlisted = p.unlisted(k, n) },
 	})
 	if len(c.ArgoCD) == 0 {
 		p.fail("argocd", doc.Line, "at least one Argo CD instance is required")

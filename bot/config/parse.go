@@ -163,7 +163,7 @@ func (p *parser) url(key string, n *yaml.Node) string {
 
 func (p *parser) argocd(key string, n *yaml.Node) ArgoCD {
 	var a ArgoCD
-	p.mapping(n, key, map[string]func(string, *yaml.Node){
+	fields := map[string]func(string, *yaml.Node){
 		"name":       func(k string, v *yaml.Node) { a.Name = p.str(k, v) },
 		"server":     func(k string, v *yaml.Node) { a.Server = p.url(k, v) },
 		"tokenFile":  func(k string, v *yaml.Node) { a.TokenFile = p.str(k, v) },
@@ -173,10 +173,13 @@ func (p *parser) argocd(key string, n *yaml.Node) ArgoCD {
 		"kubeconfig": func(k string, v *yaml.Node) { a.Kubeconfig = p.str(k, v) },
 		"shard":      func(k string, v *yaml.Node) { a.Shard = p.str(k, v) },
 		"namespace":  func(k string, v *yaml.Node) { a.Namespace = p.str(k, v) },
-	})
+	}
+	fields["insecurePlaintext"] = func(k string, v *yaml.Node) { a.InsecurePlaintext = p.boolean(k, v) }
+	p.mapping(n, key, fields)
 	if a.Server == "" {
 		p.fail(key+".server", n.Line, "is required")
 	}
+	p.plaintext(key, n, a)
 	if a.TokenFile == "" && a.TokenEnv == "" {
 		p.fail(key, n.Line, "needs tokenFile or tokenEnv for the Argo CD API token")
 	}

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,6 +31,9 @@ type Config struct {
 	PrivateKey []byte
 	// Token selects token mode (a fine-grained token, for trying driftfix out).
 	Token string
+	// TokenFunc, when set, is asked for the token on every request (a token
+	// file read again when it changes); it replaces Token.
+	TokenFunc func() string
 	// BaseURL is the API of a GitHub Enterprise Server, e.g.
 	// https://github.example.com/api/v3/; empty for github.com.
 	BaseURL string
@@ -54,8 +58,10 @@ type Client struct {
 	base    string     // API base URL, ending in /
 	log     *slog.Logger
 	secrets []string
+	tokenFn func() string // token mode: the current token
 
 	mu    sync.Mutex
+	login string                // the bot's account, once looked up
 	inst  map[string]*gh.Client // by owner/name
 	calls map[string]int
 	errs  map[string]int
@@ -96,6 +102,14 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("github: base URL %q: %w", cfg.BaseURL, err)
 	}
 	c.base = probe.BaseURL()
+	if cfg.TokenFunc == nil && cfg.Token != "" {
+		tok := cfg.Token
+		cfg.TokenFunc = func() string { return tok }
+	}
+	if cfg.TokenFunc != nil {
+		c.tokenFn = cfg.TokenFunc
+		cfg.Token = cfg.TokenFunc()
+	}
 	switch {
 	case cfg.AppID != 0 && cfg.Token != "":
 		return nil, errors.New("github: give either an App (appID and private key) or a token, not both")
@@ -111,14 +125,26 @@ func New(cfg Config) (*Client, error) {
 		}
 		c.secrets = append(c.secrets, string(cfg.PrivateKey))
 	case cfg.Token != "":
-		if c.token, err = gh.NewClient(append(opts(tr), gh.WithAuthToken(cfg.Token))...); err != nil {
+		if c.token, err = gh.NewClient(opts(&bearer{next: tr, token: cfg.TokenFunc})...); err != nil {
 			return nil, fmt.Errorf("github: %w", err)
 		}
-		c.secrets = append(c.secrets, cfg.Token)
 	default:
 		return nil, errors.New("github: no credentials: give an App ID and private key file, or a token in a file or the environment")
 	}
 	return c, nil
+}
+
+// bearer authenticates each request with the token as it is now, so a
+// rotated token file is used without a restart.
+type bearer struct {
+	next  http.RoundTripper
+	token func() string
+}
+
+func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.token())
+	return b.next.RoundTrip(req)
 }
 
 // Calls returns how many requests were made per kind of call, retries included.
@@ -272,7 +298,11 @@ func (c *Client) redact(err error) error {
 		return nil
 	}
 	msg := err.Error()
-	for _, s := range c.secrets {
+	secrets := c.secrets
+	if c.tokenFn != nil {
+		secrets = append(slices.Clone(secrets), c.tokenFn())
+	}
+	for _, s := range secrets {
 		if s != "" && strings.Contains(msg, s) {
 			return errors.New(strings.ReplaceAll(msg, s, "[redacted]"))
 		}
@@ -282,15 +312,20 @@ func (c *Client) redact(err error) error {
 
 // PR is a pull request as driftfix needs it.
 type PR struct {
-	Number         int
-	URL            string
-	Title, Body    string
-	Branch, Base   string
-	State          string // open or closed
-	Merged         bool
-	Draft          bool
-	Labels         []string
-	HeadSHA        string
+	Number       int
+	URL          string
+	Title, Body  string
+	Branch, Base string
+	State        string // open or closed
+	Merged       bool
+	Draft        bool
+	Labels       []string
+	HeadSHA      string
+	// HeadRepo is the owner/name the head branch lives in: the base
+	// repository's own for driftfix's PRs, another for a fork's.
+	HeadRepo string
+	// Author is the login of the account that opened the pull request.
+	Author         string
 	ClosedAt       time.Time
 	MergedAt       time.Time
 	MergeCommitSHA string
@@ -299,7 +334,8 @@ type PR struct {
 func toPR(p *gh.PullRequest) PR {
 	pr := PR{Number: p.GetNumber(), URL: p.GetHTMLURL(), Title: p.GetTitle(), Body: p.GetBody(),
 		Branch: p.GetHead().GetRef(), Base: p.GetBase().GetRef(), State: p.GetState(), Merged: p.GetMerged() || p.MergedAt != nil,
-		Draft: p.GetDraft(), HeadSHA: p.GetHead().GetSHA(), MergeCommitSHA: p.GetMergeCommitSHA()}
+		Draft: p.GetDraft(), HeadSHA: p.GetHead().GetSHA(), MergeCommitSHA: p.GetMergeCommitSHA(),
+		HeadRepo: p.GetHead().GetRepo().GetFullName(), Author: p.GetUser().GetLogin()}
 	if p.ClosedAt != nil {
 		pr.ClosedAt = p.ClosedAt.Time
 	}
@@ -310,6 +346,50 @@ func toPR(p *gh.PullRequest) PR {
 		pr.Labels = append(pr.Labels, l.GetName())
 	}
 	return pr
+}
+
+// Login returns the account driftfix writes as: "<app-slug>[bot]" for a
+// GitHub App, the token's user in token mode. It is looked up once.
+func (c *Client) Login(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	login := c.login
+	c.mu.Unlock()
+	if login != "" {
+		return login, nil
+	}
+	if c.apps != nil {
+		app, _, err := fetch(ctx, c, "get app", func(ctx context.Context) (*gh.App, *gh.Response, error) {
+			return c.apps.Apps.Get(ctx, "")
+		})
+		if err != nil {
+			return "", fmt.Errorf("github: look up the App's account: %w", err)
+		}
+		if app.GetSlug() == "" {
+			return "", errors.New("github: look up the App's account: GitHub gave no slug")
+		}
+		login = app.GetSlug() + "[bot]"
+	} else {
+		u, _, err := fetch(ctx, c, "get user", func(ctx context.Context) (*gh.User, *gh.Response, error) {
+			return c.token.Users.Get(ctx, "")
+		})
+		if err != nil {
+			return "", fmt.Errorf("github: look up the token's user: %w", err)
+		}
+		if u.GetLogin() == "" {
+			return "", errors.New("github: look up the token's user: GitHub gave no login")
+		}
+		login = u.GetLogin()
+	}
+	c.mu.Lock()
+	c.login = login
+	c.mu.Unlock()
+	return login, nil
+}
+
+// Own reports whether a pull request is driftfix's own in repository r: its
+// head branch is in r itself (not a fork) and login opened it.
+func (pr PR) Own(r Repo, login string) bool {
+	return strings.EqualFold(pr.HeadRepo, r.String()) && login != "" && strings.EqualFold(pr.Author, login)
 }
 
 // FindPR returns the newest pull request from branch, open or closed, or nil.

@@ -79,7 +79,7 @@ func TestPullRequestLifecycle(t *testing.T) {
 	if pr, err := c.FindPR(ctx, repo, branch); err != nil || pr != nil {
 		t.Fatalf("no PR yet: %v %v", pr, err)
 	}
-	files := map[string][]byte{"shop/deploy.yaml": []byte("# replicas owned by the HPA\n")}
+	files := map[string]github.Change{"shop/deploy.yaml": {Synced: []byte("replicas: 3\n"), Content: []byte("# replicas owned by the HPA\n")}}
 	changed, created, err := c.Push(ctx, repo, base, branch, "Stop declaring replicas", files)
 	if err != nil || !changed || !created {
 		t.Fatalf("push: %v %v %v", changed, created, err)
@@ -137,7 +137,7 @@ func TestMergeMovesBase(t *testing.T) {
 	ctx := context.Background()
 	repo := github.Repo{Owner: "acme", Name: "apps"}
 	for i, f := range []string{"a.yaml", "b.yaml"} {
-		if _, _, err := c.Push(ctx, repo, "main", "fix-"+f, "m", map[string][]byte{f: []byte(f)}); err != nil {
+		if _, _, err := c.Push(ctx, repo, "main", "fix-"+f, "m", map[string]github.Change{f: {Content: []byte(f)}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := c.OpenPR(ctx, repo, github.NewPR{Branch: "fix-" + f, Base: "main", Title: f, Body: "b"}); err != nil {

@@ -2,21 +2,33 @@ package github
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
 	gh "github.com/google/go-github/v89/github"
 )
 
+// Change is one file a fix writes: Content, computed from Synced, the file
+// as it was at the revision the fix was planned on (nil: it did not exist).
+type Change struct{ Synced, Content []byte }
+
 // Push makes branch hold base's head plus files, as one commit through the
-// Git data API (GitHub signs it as the App). A branch that already holds
-// exactly that content is left alone; otherwise it is created or moved
-// (force) to the new commit. It reports whether the branch changed and
-// whether it was created.
-func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string, files map[string][]byte) (changed, created bool, err error) {
+// Git data API (GitHub signs it as the App). It is a three-way change: when
+// a file on base's head is no longer the Synced one the fix was computed
+// from, nothing is written and the error is ErrFileChanged, so commits made
+// to the file since are never reverted. A branch that already holds exactly
+// that content is left alone; a branch whose head commit driftfix did not
+// make (a person pushed to it) is never overwritten: ErrNotOurs. Otherwise
+// the branch is created or moved to the new commit. It reports whether the
+// branch changed and whether it was created.
+func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string, files map[string]Change) (changed, created bool, err error) {
 	cl, err := c.client(ctx, r)
 	if err != nil {
 		return false, false, err
@@ -32,6 +44,15 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 	if err != nil {
 		return false, false, err
 	}
+	for _, f := range slices.Sorted(maps.Keys(files)) {
+		cur, err := c.blobSHA(ctx, cl, r, baseSHA, f)
+		if err != nil {
+			return false, false, err
+		}
+		if want := gitBlobSHA(files[f].Synced); cur != want {
+			return false, false, fmt.Errorf("%w: %s on %s of %s", ErrFileChanged, f, base, r)
+		}
+	}
 	names := make([]string, 0, len(files))
 	for f := range files {
 		names = append(names, f)
@@ -39,7 +60,7 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 	sort.Strings(names)
 	var entries []*gh.TreeEntry
 	for _, f := range names {
-		entries = append(entries, &gh.TreeEntry{Path: gh.Ptr(f), Mode: gh.Ptr("100644"), Type: gh.Ptr("blob"), Content: gh.Ptr(string(files[f]))})
+		entries = append(entries, &gh.TreeEntry{Path: gh.Ptr(f), Mode: gh.Ptr("100644"), Type: gh.Ptr("blob"), Content: gh.Ptr(string(files[f].Content))})
 	}
 	tree, _, err := fetch(ctx, c, "create tree", func(ctx context.Context) (*gh.Tree, *gh.Response, error) {
 		return cl.Git.CreateTree(ctx, r.Owner, r.Name, baseCommit.GetTree().GetSHA(), entries)
@@ -58,6 +79,9 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 		}
 		if head.GetTree().GetSHA() == tree.GetSHA() && len(head.Parents) == 1 && head.Parents[0].GetSHA() == baseSHA {
 			return false, false, nil
+		}
+		if err := c.ours(ctx, cl, r, branch, headSHA); err != nil {
+			return false, false, err
 		}
 	}
 	commit, _, err := fetch(ctx, c, "create commit", func(ctx context.Context) (*gh.Commit, *gh.Response, error) {
@@ -80,6 +104,7 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 		return true, true, nil
 	}
 	err = c.call(ctx, "update branch", func(ctx context.Context) (*gh.Response, error) {
+		// Forced: the branch's own earlier fix commit is replaced (it was checked to be driftfix's above).
 		_, resp, err := cl.Git.UpdateRef(ctx, r.Owner, r.Name, "refs/heads/"+branch, gh.UpdateRef{SHA: commit.GetSHA(), Force: gh.Ptr(true)})
 		return resp, err
 	})
@@ -87,6 +112,68 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 		return false, false, fmt.Errorf("update branch %s in %s: %w", branch, r, err)
 	}
 	return true, false, nil
+}
+
+// ErrFileChanged says a file the fix writes changed on the base branch since
+// the revision the fix was computed from: writing it would revert that change.
+var ErrFileChanged = errors.New("the file changed since the synced revision")
+
+// ErrNotOurs says a branch's head commit was not made by driftfix's account
+// (a person pushed to it): driftfix does not overwrite or delete it.
+var ErrNotOurs = errors.New("the branch has commits driftfix did not make")
+
+// ours checks that the commit at the head of branch was authored and
+// committed by driftfix's account (GitHub's web-flow may commit for it).
+func (c *Client) ours(ctx context.Context, cl *gh.Client, r Repo, branch, sha string) error {
+	login, err := c.Login(ctx)
+	if err != nil {
+		return err
+	}
+	rc, _, err := fetch(ctx, c, "get commit author", func(ctx context.Context) (*gh.RepositoryCommit, *gh.Response, error) {
+		return cl.Repositories.GetCommit(ctx, r.Owner, r.Name, sha, nil)
+	})
+	if err != nil {
+		return fmt.Errorf("read commit %s of %s: %w", sha, r, err)
+	}
+	author, committer := rc.GetAuthor().GetLogin(), rc.GetCommitter().GetLogin()
+	if !strings.EqualFold(author, login) || !(strings.EqualFold(committer, login) || committer == "web-flow") {
+		who := author
+		if who == "" {
+			who = rc.GetCommit().GetAuthor().GetName() + " (no GitHub account)"
+		}
+		return fmt.Errorf("%w: %s in %s ends in commit %.12s by %s", ErrNotOurs, branch, r, sha, who)
+	}
+	return nil
+}
+
+// blobSHA returns the Git blob SHA of a file at a commit, or "" when the
+// file does not exist there.
+func (c *Client) blobSHA(ctx context.Context, cl *gh.Client, r Repo, sha, file string) (string, error) {
+	fc, _, err := fetch(ctx, c, "get file", func(ctx context.Context) (*gh.RepositoryContent, *gh.Response, error) {
+		fc, _, resp, err := cl.Repositories.GetContents(ctx, r.Owner, r.Name, file, &gh.RepositoryContentGetOptions{Ref: sha})
+		return fc, resp, err
+	})
+	if notFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read %s at %.12s of %s: %w", file, sha, r, err)
+	}
+	if fc == nil || fc.GetType() != "file" {
+		return "", fmt.Errorf("read %s at %.12s of %s: not a file", file, sha, r)
+	}
+	return fc.GetSHA(), nil
+}
+
+// gitBlobSHA is the SHA Git names content by, "" for nil (no file).
+func gitBlobSHA(b []byte) string {
+	if b == nil {
+		return ""
+	}
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(b))
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // ErrRace says another writer created the same branch or pull request first
@@ -222,9 +309,31 @@ func (c *Client) ClosePR(ctx context.Context, r Repo, number int, branch, commen
 		return fmt.Errorf("close pull request %s#%d: %w", r, number, err)
 	}
 	if branch != "" {
-		if err := c.DeleteBranch(ctx, r, branch); err != nil {
-			c.log.Warn("could not delete branch", "repo", r.String(), "branch", branch, "error", err.Error())
+		sha, err := c.refSHA(ctx, cl, r, branch)
+		if err == nil && sha != "" {
+			err = c.ours(ctx, cl, r, branch, sha)
 		}
+		if err == nil && sha != "" {
+			err = c.DeleteBranch(ctx, r, branch)
+		}
+		if err != nil {
+			c.log.Warn("left the branch of a closed pull request in place", "repo", r.String(), "branch", branch, "error", err.Error())
+		}
+	}
+	return nil
+}
+
+// Comment adds a conversation comment to a pull request.
+func (c *Client) Comment(ctx context.Context, r Repo, number int, body string) error {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return err
+	}
+	if err := c.call(ctx, "comment", func(ctx context.Context) (*gh.Response, error) {
+		_, resp, err := cl.Issues.CreateComment(ctx, r.Owner, r.Name, number, &gh.IssueComment{Body: gh.Ptr(body)})
+		return resp, err
+	}); err != nil {
+		return fmt.Errorf("comment on pull request %s#%d: %w", r, number, err)
 	}
 	return nil
 }

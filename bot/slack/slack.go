@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -21,9 +23,14 @@ import (
 
 // Notifier posts digests.
 type Notifier struct {
+	opts    []slack.Option
+	tokenFn func() string
+
+	cmu     sync.Mutex
 	client  *slack.Client
-	token   string
+	token   string // the client's
 	retries int
+	backoff time.Duration
 	log     *slog.Logger
 	// maxWait caps one Retry-After wait.
 	maxWait time.Duration
@@ -41,24 +48,37 @@ func (n *Notifier) Calls() (calls, errs int) {
 
 // Config says how to reach Slack. APIURL is for Slack-compatible test servers.
 type Config struct {
-	Token   string
-	APIURL  string
-	Retries int // on 429, default 5
+	Token string
+	// TokenFunc, when set, is asked for the token before every message (a
+	// token file read again when it changes); it replaces Token.
+	TokenFunc func() string
+	APIURL    string
+	Retries   int // on 429, 5xx and connection errors, default 5
+	// Backoff is the first wait after a 5xx or a connection error, doubled
+	// each time (default 1s).
+	Backoff time.Duration
 	Logger  *slog.Logger
 }
 
 // New builds a notifier.
 func New(cfg Config) (*Notifier, error) {
-	if cfg.Token == "" {
+	if cfg.TokenFunc == nil {
+		tok := cfg.Token
+		cfg.TokenFunc = func() string { return tok }
+	}
+	if cfg.TokenFunc() == "" {
 		return nil, errors.New("slack: no token: give the bot token in a file or the environment")
 	}
 	opts := []slack.Option{}
 	if cfg.APIURL != "" {
 		opts = append(opts, slack.OptionAPIURL(strings.TrimRight(cfg.APIURL, "/")+"/"))
 	}
-	n := &Notifier{client: slack.New(cfg.Token, opts...), token: cfg.Token, retries: cfg.Retries, log: cfg.Logger, maxWait: time.Minute}
+	n := &Notifier{opts: opts, tokenFn: cfg.TokenFunc, retries: cfg.Retries, backoff: cfg.Backoff, log: cfg.Logger, maxWait: time.Minute}
 	if n.retries == 0 {
 		n.retries = 5
+	}
+	if n.backoff == 0 {
+		n.backoff = time.Second
 	}
 	if n.log == nil {
 		n.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -77,14 +97,7 @@ func (n *Notifier) Post(ctx context.Context, channel string, msgs []templates.Me
 func (n *Notifier) Reply(ctx context.Context, channel, ts string, msgs []templates.Message) (string, error) {
 	thread := ts
 	for i, m := range msgs {
-		opts, err := options(m)
-		if err != nil {
-			return thread, err
-		}
-		if thread != "" {
-			opts = append(opts, slack.MsgOptionTS(thread))
-		}
-		ts, err := n.post(ctx, channel, opts)
+		ts, err := n.PostOne(ctx, channel, thread, m)
 		if err != nil {
 			return thread, fmt.Errorf("slack: post message %d of %d to %s: %w", i+1, len(msgs), channel, err)
 		}
@@ -95,28 +108,74 @@ func (n *Notifier) Reply(ctx context.Context, channel, ts string, msgs []templat
 	return thread, nil
 }
 
-// post sends one message, waiting out 429s as Slack asks.
+// PostOne sends one message to channel, in thread unless it is empty, and
+// returns the message's timestamp.
+func (n *Notifier) PostOne(ctx context.Context, channel, thread string, m templates.Message) (string, error) {
+	opts, err := options(m)
+	if err != nil {
+		return "", err
+	}
+	if thread != "" {
+		opts = append(opts, slack.MsgOptionTS(thread))
+	}
+	return n.post(ctx, channel, opts)
+}
+
+// post sends one message, waiting out 429s as Slack asks and retrying 5xx
+// answers and connection errors with backoff.
 func (n *Notifier) post(ctx context.Context, channel string, opts []slack.MsgOption) (string, error) {
+	backoff := n.backoff
 	for attempt := 0; ; attempt++ {
-		_, ts, err := n.client.PostMessageContext(ctx, channel, opts...)
+		client, token := n.current()
+		_, ts, err := client.PostMessageContext(ctx, channel, opts...)
 		n.mu.Lock()
 		n.calls++
 		if err != nil {
 			n.errs++
 		}
 		n.mu.Unlock()
-		var rl *slack.RateLimitedError
-		if !errors.As(err, &rl) || attempt >= n.retries {
-			return ts, redact(err, n.token)
+		if err == nil || attempt >= n.retries || ctx.Err() != nil {
+			return ts, redact(err, token)
 		}
-		wait := min(max(rl.RetryAfter, time.Second), n.maxWait)
-		n.log.Warn("slack rate limit, waiting", "channel", channel, "retry_after", wait.String())
+		var rl *slack.RateLimitedError
+		var sc slack.StatusCodeError
+		var wait time.Duration
+		switch {
+		case errors.As(err, &rl):
+			wait = min(max(rl.RetryAfter, time.Second), n.maxWait)
+			n.log.Warn("slack rate limit, waiting", "channel", channel, "retry_after", wait.String())
+		case errors.As(err, &sc) && sc.Code >= 500, transient(err):
+			wait = backoff
+			backoff = min(backoff*2, n.maxWait)
+			n.log.Warn("slack call failed, retrying", "channel", channel, "wait", wait.String(), "error", redact(err, token).Error())
+		default: // Slack said no (invalid_auth, channel_not_found, …): retrying changes nothing
+			return ts, redact(err, token)
+		}
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
 		case <-time.After(wait):
 		}
 	}
+}
+
+// current returns a client for the token as it is now, built again when
+// the token changed (a rotated token file).
+func (n *Notifier) current() (*slack.Client, string) {
+	tok := n.tokenFn()
+	n.cmu.Lock()
+	defer n.cmu.Unlock()
+	if n.client == nil || tok != n.token {
+		n.client, n.token = slack.New(tok, n.opts...), tok
+	}
+	return n.client, tok
+}
+
+// transient reports a connection error: no answer came.
+func transient(err error) bool {
+	var ne net.Error
+	var ue *url.Error
+	return errors.As(err, &ne) || errors.As(err, &ue) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
 // options turns a rendered message into slack-go options: fallback text and

@@ -8,11 +8,15 @@ package state
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
 	"time"
 
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+	"modernc.org/sqlite" // the pure-Go SQLite driver
 )
 
 // migrations are applied in order, each once; never edit a released one.
@@ -25,24 +29,110 @@ var migrations = []string{
 	 CREATE TABLE digest_cursor (channel TEXT PRIMARY KEY, digest TEXT NOT NULL, at INTEGER NOT NULL);`,
 	// 2: the Slack thread where a fix's pull request was announced.
 	`CREATE TABLE slack_threads (fingerprint TEXT NOT NULL, channel TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY (fingerprint, channel));`,
+	// 3: applications missing from their instance's list, and the last full list's length.
+	`CREATE TABLE unlisted (app TEXT PRIMARY KEY, cycles INTEGER NOT NULL, since INTEGER NOT NULL);
+	 CREATE TABLE list_size (instance TEXT PRIMARY KEY, apps INTEGER NOT NULL, at INTEGER NOT NULL);`,
+	// 4: digests being posted, message by message, so a failed one resumes where it stopped.
+	`CREATE TABLE digest_outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, cursor TEXT NOT NULL, digest TEXT NOT NULL, channel TEXT NOT NULL,
+	                             thread TEXT NOT NULL, opened TEXT NOT NULL, messages TEXT NOT NULL, posted INTEGER NOT NULL);`,
 }
 
 // Store is an open state database.
-type Store struct{ db *sql.DB }
+type Store struct {
+	db *sql.DB
+	// MovedAside is where a corrupt database found at open was moved, or "".
+	MovedAside string
+}
+
+// Options tune Open.
+type Options struct {
+	Log *slog.Logger // nil: discard
+	// Now names the file a corrupt database is moved to (default time.Now).
+	Now func() time.Time
+}
 
 // Open opens (creating if needed) the database at path and migrates it.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenWith(ctx, path, Options{})
+}
+
+// OpenWith is Open with options. A database SQLite reports as corrupt or not
+// a database at all is moved aside to <path>.corrupt-<timestamp> (with its
+// -wal and -shm files), logged at warn, and a fresh one is started: the bot
+// keeps running, and adopting its open pull requests from GitHub rebuilds
+// what it knew, as after a lost database.
+func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s, err := open(ctx, path)
+	if err == nil || !corrupt(err) {
+		return s, err
+	}
+	aside := path + ".corrupt-" + o.Now().UTC().Format("20060102T150405Z")
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if rerr := os.Rename(path+suffix, aside+suffix); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			return nil, fmt.Errorf("open state %s: it is corrupt (%w), and moving it aside failed: %w", path, err, rerr)
+		}
+	}
+	log.Warn("the state database is corrupt; moved it aside and started a fresh one, rebuilt from GitHub", "file", path, "moved_to", aside, "error", err.Error())
+	s, err2 := open(ctx, path)
+	if err2 != nil {
+		return nil, err2
+	}
+	s.MovedAside = aside
+	return s, nil
+}
+
+// corrupt reports whether SQLite said the file is damaged or not a database.
+func corrupt(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return errors.Is(err, errCorrupt)
+	}
+	switch se.Code() & 0xff {
+	case 11, 26: // SQLITE_CORRUPT, SQLITE_NOTADB
+		return true
+	}
+	return false
+}
+
+// errCorrupt is an integrity check that did not answer "ok".
+var errCorrupt = errors.New("the integrity check failed")
+
+func open(ctx context.Context, path string) (*Store, error) {
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
 	if err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1) // one writer; SQLite serializes anyway
 	s := &Store{db: db}
+	if err := s.check(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// check reads every page once (PRAGMA quick_check), so damage is found at
+// start rather than in the middle of a cycle.
+func (s *Store) check(ctx context.Context) error {
+	var res string
+	if err := s.db.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&res); err != nil {
+		return fmt.Errorf("check: %w", err)
+	}
+	if res != "ok" {
+		return fmt.Errorf("check: %w: %s", errCorrupt, res)
+	}
+	return nil
 }
 
 // Close closes the database.
@@ -240,4 +330,144 @@ func (s *Store) LastDigest(ctx context.Context, channel string) (string, error) 
 		return "", fmt.Errorf("read digest of %s: %w", channel, err)
 	}
 	return d, nil
+}
+
+// Unlisted counts one more cycle in a row in which app was missing from its
+// instance's list, and returns the count.
+func (s *Store) Unlisted(ctx context.Context, app string, now time.Time) (int, error) {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO unlisted (app, cycles, since) VALUES (?, 1, ?) ON CONFLICT (app) DO UPDATE SET cycles = cycles + 1`, app, now.UnixNano()); err != nil {
+		return 0, fmt.Errorf("count %s as not listed: %w", app, err)
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT cycles FROM unlisted WHERE app = ?`, app).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read how long %s has not been listed: %w", app, err)
+	}
+	return n, nil
+}
+
+// UnlistedApps returns the applications counted missing, with their counts.
+func (s *Store) UnlistedApps(ctx context.Context) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT app, cycles FROM unlisted`)
+	if err != nil {
+		return nil, fmt.Errorf("list applications not listed: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var app string
+		var n int
+		if err := rows.Scan(&app, &n); err != nil {
+			return nil, fmt.Errorf("list applications not listed: %w", err)
+		}
+		out[app] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list applications not listed: %w", err)
+	}
+	return out, nil
+}
+
+// Relisted forgets that app was missing: it is listed again, or its PRs are closed.
+func (s *Store) Relisted(ctx context.Context, app string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM unlisted WHERE app = ?`, app); err != nil {
+		return fmt.Errorf("forget that %s was not listed: %w", app, err)
+	}
+	return nil
+}
+
+// ListSize returns how many applications an instance's last full list had.
+func (s *Store) ListSize(ctx context.Context, instance string) (int, bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT apps FROM list_size WHERE instance = ?`, instance).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("read the list size of %s: %w", instance, err)
+	}
+	return n, true, nil
+}
+
+// SetListSize records the length of an instance's full list.
+func (s *Store) SetListSize(ctx context.Context, instance string, n int, now time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO list_size (instance, apps, at) VALUES (?, ?, ?)`, instance, n, now.UnixNano()); err != nil {
+		return fmt.Errorf("record the list size of %s: %w", instance, err)
+	}
+	return nil
+}
+
+// Outbox is a digest being posted: its messages (as JSON), how many of them
+// Slack accepted, and the thread the first one started.
+type Outbox struct {
+	ID                              int64
+	Cursor, Digest, Channel, Thread string
+	// Opened are the fixes whose PRs the digest announces; their news goes in its thread.
+	Opened   []string
+	Messages []string
+	Posted   int
+}
+
+// QueueDigest stores a digest to post; Outboxes returns it until DigestDone.
+func (s *Store) QueueDigest(ctx context.Context, o Outbox) error {
+	opened, _ := json.Marshal(o.Opened)
+	msgs, _ := json.Marshal(o.Messages)
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO digest_outbox (cursor, digest, channel, thread, opened, messages, posted) VALUES (?, ?, ?, ?, ?, ?, 0)`,
+		o.Cursor, o.Digest, o.Channel, o.Thread, string(opened), string(msgs)); err != nil {
+		return fmt.Errorf("queue the digest of %s: %w", o.Cursor, err)
+	}
+	return nil
+}
+
+// Outboxes returns the digests not fully posted yet, oldest first.
+func (s *Store) Outboxes(ctx context.Context) ([]Outbox, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, cursor, digest, channel, thread, opened, messages, posted FROM digest_outbox ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("read queued digests: %w", err)
+	}
+	defer rows.Close()
+	var out []Outbox
+	for rows.Next() {
+		var o Outbox
+		var opened, msgs string
+		if err := rows.Scan(&o.ID, &o.Cursor, &o.Digest, &o.Channel, &o.Thread, &opened, &msgs, &o.Posted); err != nil {
+			return nil, fmt.Errorf("read queued digests: %w", err)
+		}
+		if err := errors.Join(json.Unmarshal([]byte(opened), &o.Opened), json.Unmarshal([]byte(msgs), &o.Messages)); err != nil {
+			return nil, fmt.Errorf("read queued digest of %s: %w", o.Cursor, err)
+		}
+		out = append(out, o)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read queued digests: %w", err)
+	}
+	return out, nil
+}
+
+// DigestPosted records that the first posted messages of a queued digest
+// were accepted, in thread.
+func (s *Store) DigestPosted(ctx context.Context, id int64, thread string, posted int) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE digest_outbox SET thread = ?, posted = ? WHERE id = ?`, thread, posted, id); err != nil {
+		return fmt.Errorf("record a posted digest message: %w", err)
+	}
+	return nil
+}
+
+// DigestDone removes a fully posted digest from the queue and remembers it
+// as the last digest of its cursor, in one transaction.
+func (s *Store) DigestDone(ctx context.Context, o Outbox, now time.Time) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("finish the digest of %s: %w", o.Cursor, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM digest_outbox WHERE id = ?`, o.ID); err != nil {
+		return fmt.Errorf("finish the digest of %s: %w", o.Cursor, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO digest_cursor (channel, digest, at) VALUES (?, ?, ?)`, o.Cursor, o.Digest, now.UnixNano()); err != nil {
+		return fmt.Errorf("finish the digest of %s: %w", o.Cursor, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("finish the digest of %s: %w", o.Cursor, err)
+	}
+	return nil
 }

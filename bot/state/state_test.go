@@ -1,8 +1,12 @@
 package state
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,5 +131,103 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	if ts, _ := s.Thread(ctx, "k1", "#other"); ts != "" {
 		t.Errorf("thread in another channel %q", ts)
+	}
+}
+
+// TestCorruptDatabaseMovedAside: a database file SQLite cannot read (garbage
+// bytes, or a real database cut short) does not stop the bot: it is moved
+// aside, logged at warn, and a fresh database is started.
+func TestCorruptDatabaseMovedAside(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	truncated := func(t *testing.T, path string) {
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 2000; i++ { // many pages, so half the file loses some
+			if err := s.Reject(ctx, fmt.Sprintf("fp%04d-%s", i, strings.Repeat("x", 60)), "main/argocd/web", "closed by alice", at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close() // checkpoints the WAL into the file
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(path, fi.Size()/2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	garbage := func(t *testing.T, path string) {
+		if err := os.WriteFile(path, bytes.Repeat([]byte("not a database \x00\xff"), 512), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, damage := range map[string]func(*testing.T, string){"garbage": garbage, "truncated": truncated} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			damage(t, path)
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logs bytes.Buffer
+			s, err := OpenWith(ctx, path, Options{Log: slog.New(slog.NewTextHandler(&logs, nil)), Now: func() time.Time { return at }})
+			if err != nil {
+				t.Fatalf("a corrupt database must not stop the bot: %v", err)
+			}
+			defer s.Close()
+			want := path + ".corrupt-20261203T100000Z"
+			if s.MovedAside != want {
+				t.Errorf("moved aside to %q, want %q", s.MovedAside, want)
+			}
+			if kept, err := os.ReadFile(want); err != nil || !bytes.Equal(kept, before) {
+				t.Errorf("the corrupt file must be kept as it was for a person to look at: %v", err)
+			}
+			if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "corrupt") {
+				t.Errorf("log: %s", logs.String())
+			}
+			if _, ok, _ := s.Rejected(ctx, "fp0000-"+strings.Repeat("x", 60)); ok {
+				t.Error("the fresh database holds old rows")
+			}
+			if err := s.SavePR(ctx, PR{Fingerprint: "k", App: "main/argocd/web", Repo: "acme/web", Number: 1, State: PROpen, Updated: at}); err != nil {
+				t.Fatalf("the fresh database must work: %v", err)
+			}
+		})
+	}
+}
+
+// TestUnlistedCounts: consecutive cycles missing are counted per application
+// and start over when it is listed again; list sizes are kept per instance.
+func TestUnlistedCounts(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	for want := 1; want <= 3; want++ {
+		if n, err := s.Unlisted(ctx, "main/argocd/web", t0); err != nil || n != want {
+			t.Fatalf("count %d, %v; want %d", n, err, want)
+		}
+	}
+	if m, _ := s.UnlistedApps(ctx); m["main/argocd/web"] != 3 || len(m) != 1 {
+		t.Errorf("unlisted %v", m)
+	}
+	if err := s.Relisted(ctx, "main/argocd/web"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.Unlisted(ctx, "main/argocd/web", t0); n != 1 {
+		t.Errorf("a relisted application must start over, got %d", n)
+	}
+	if _, ok, _ := s.ListSize(ctx, "main"); ok {
+		t.Error("a list size nobody recorded")
+	}
+	s.SetListSize(ctx, "main", 40, t0)
+	s.SetListSize(ctx, "other", 7, t0)
+	if n, ok, err := s.ListSize(ctx, "main"); n != 40 || !ok || err != nil {
+		t.Errorf("list size %d %v %v", n, ok, err)
 	}
 }

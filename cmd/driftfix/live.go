@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/kube"
+	"github.com/driftfix/driftfix/bot/secretfile"
 )
 
 // argoFlags are the flags that reach argocd-server. The token comes from a
@@ -76,23 +78,24 @@ func (a *argoFlags) client() (*argocd.Client, error) {
 	if env == "" {
 		env = "ARGOCD_AUTH_TOKEN"
 	}
-	token := os.Getenv(env)
+	envToken := os.Getenv(env)
+	token := func() string { return envToken }
 	if a.tokenFile != "" {
-		b, err := os.ReadFile(a.tokenFile)
+		f, err := secretfile.Open(a.tokenFile)
 		if err != nil {
 			from := a.tokenFrom
 			if from == "" {
 				from = "--argocd-token-file"
 			}
-			return nil, fmt.Errorf("read %s: %w", from, err)
+			return nil, fmt.Errorf("read %s: %w", from, errors.Unwrap(err))
 		}
-		token = strings.TrimSpace(string(b))
+		token = f.Token // read again when the file changes: a rotated token needs no restart
 	}
 	server := a.server
 	if !strings.Contains(server, "://") {
 		server = "https://" + server
 	}
-	return argocd.New(argocd.Config{BaseURL: server, Token: token, CAFile: a.caFile, Insecure: a.insecure, Timeout: a.timeout})
+	return argocd.New(argocd.Config{BaseURL: server, TokenFunc: token, CAFile: a.caFile, Insecure: a.insecure, Timeout: a.timeout})
 }
 
 // cmdSnapshot writes the snapshot of one live application.

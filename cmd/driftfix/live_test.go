@@ -125,7 +125,7 @@ func TestOnceDryRun(t *testing.T) {
 	dir := filepath.Dir(tokenFile)
 	cfg := filepath.Join(dir, "driftfix.yaml")
 	stateFile := filepath.Join(dir, "state", "driftfix.db")
-	if err := os.WriteFile(cfg, []byte("stateFile: "+stateFile+"\nargocd:\n  - name: test\n    server: "+srv.URL+"\n    tokenFile: "+tokenFile+"\n    kubeconfig: "+filepath.Join(dir, "kubeconfig")+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte("stateFile: "+stateFile+"\nargocd:\n  - name: test\n    insecurePlaintext: true\n    server: "+srv.URL+"\n    tokenFile: "+tokenFile+"\n    kubeconfig: "+filepath.Join(dir, "kubeconfig")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var out, errb strings.Builder
@@ -178,7 +178,7 @@ func TestRunServesAndStops(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	cfg := filepath.Join(dir, "driftfix.yaml")
-	body := "jitter: 0s\nstateFile: " + filepath.Join(dir, "state.db") + "\nargocd:\n  - name: test\n    server: " + srv.URL +
+	body := "jitter: 0s\nstateFile: " + filepath.Join(dir, "state.db") + "\nargocd:\n  - name: test\n    insecurePlaintext: true\n    server: " + srv.URL +
 		"\n    tokenFile: " + tokenFile + "\n    kubeconfig: " + filepath.Join(dir, "kubeconfig") + "\n"
 	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		t.Fatal(err)

@@ -18,29 +18,32 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/kube"
+	"github.com/driftfix/driftfix/bot/secretfile"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/state"
 
 	"k8s.io/klog/v2"
 )
 
-// secret reads a secret from a file (trimmed) or an environment variable.
-func secret(file, env, what string) (string, error) {
+// secret returns a secret from a file (trimmed, read again whenever the
+// file changes, so a rotated token needs no restart) or an environment
+// variable.
+func secret(file, env, what string) (func() string, error) {
 	if file != "" {
-		b, err := os.ReadFile(file)
+		f, err := secretfile.Open(file)
 		if err != nil {
-			return "", fmt.Errorf("read %s: %w", what, err)
+			return nil, fmt.Errorf("read %s: %w", what, err)
 		}
-		return strings.TrimSpace(string(b)), nil
+		return f.Token, nil
 	}
 	if env != "" {
 		v := os.Getenv(env)
 		if v == "" {
-			return "", fmt.Errorf("%s: environment variable %s is empty", what, env)
+			return nil, fmt.Errorf("%s: environment variable %s is empty", what, env)
 		}
-		return v, nil
+		return func() string { return v }, nil
 	}
-	return "", nil
+	return func() string { return "" }, nil
 }
 
 // buildRunner makes the bot a policy file describes. Without publishing it
@@ -73,7 +76,7 @@ func buildRunner(ctx context.Context, cfg *config.Config, publish bool, log *slo
 		if err != nil {
 			return nil, nil, err
 		}
-		if p.GitHub, err = github.New(github.Config{Token: tok, BaseURL: g.BaseURL, Logger: log}); err != nil {
+		if p.GitHub, err = github.New(github.Config{TokenFunc: tok, BaseURL: g.BaseURL, Logger: log}); err != nil {
 			return nil, nil, err
 		}
 	default:
@@ -84,14 +87,14 @@ func buildRunner(ctx context.Context, cfg *config.Config, publish bool, log *slo
 		if err != nil {
 			return nil, nil, err
 		}
-		if p.Slack, err = slack.New(slack.Config{Token: tok, APIURL: s.APIURL, Logger: log}); err != nil {
+		if p.Slack, err = slack.New(slack.Config{TokenFunc: tok, APIURL: s.APIURL, Logger: log}); err != nil {
 			return nil, nil, err
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.StateFile), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("state directory: %w", err)
 	}
-	st, err := state.Open(ctx, cfg.StateFile)
+	st, err := state.OpenWith(ctx, cfg.StateFile, state.Options{Log: log})
 	if err != nil {
 		return nil, nil, err
 	}

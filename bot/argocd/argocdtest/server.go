@@ -57,6 +57,23 @@ func (s *Server) Add(sn *drift.Snapshot) {
 	s.apps[key] = sn
 }
 
+// SetToken makes the server accept only token from now on (a rotation).
+func (s *Server) SetToken(token string) { s.mu.Lock(); s.Token = token; s.mu.Unlock() }
+
+// Remove stops serving an application (as when RBAC or sharding hides it).
+func (s *Server) Remove(namespace, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := namespace + "/" + name
+	delete(s.apps, key)
+	for i, k := range s.order {
+		if k == key {
+			s.order = append(s.order[:i:i], s.order[i+1:]...)
+			break
+		}
+	}
+}
+
 // Fail makes the next n requests answer 503.
 func (s *Server) Fail(n int) { s.mu.Lock(); s.fail5xx = n; s.mu.Unlock() }
 
@@ -82,7 +99,7 @@ func writeErr(w http.ResponseWriter, code int, msg string) {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	delay, status := s.delay, s.status
+	delay, status, token := s.delay, s.status, s.Token
 	fail := s.fail5xx > 0
 	if fail {
 		s.fail5xx--
@@ -91,7 +108,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if delay > 0 {
 		time.Sleep(delay)
 	}
-	if r.Header.Get("Authorization") != "Bearer "+s.Token {
+	if r.Header.Get("Authorization") != "Bearer "+token {
 		writeErr(w, http.StatusUnauthorized, "invalid session: token is invalid")
 		return
 	}

@@ -41,7 +41,7 @@ func NewRepo(dir, owner, name string, files map[string]string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c, err := writeCommit(r, tree, "initial", nil, time.Now())
+	c, err := writeCommit(r, tree, "initial", nil, time.Now(), "person")
 	if err != nil {
 		return "", err
 	}
@@ -83,8 +83,10 @@ func readBlob(r *git.Repository, h plumbing.Hash) ([]byte, error) {
 	return io.ReadAll(rd)
 }
 
-func writeCommit(r *git.Repository, tree plumbing.Hash, msg string, parents []plumbing.Hash, when time.Time) (plumbing.Hash, error) {
-	sig := object.Signature{Name: "driftfix[bot]", Email: "driftfix[bot]@users.noreply.github.com", When: when}
+// writeCommit writes a commit by login (its author and committer name,
+// which the REST commit endpoint answers as the GitHub account).
+func writeCommit(r *git.Repository, tree plumbing.Hash, msg string, parents []plumbing.Hash, when time.Time, login string) (plumbing.Hash, error) {
+	sig := object.Signature{Name: login, Email: login + "@users.noreply.github.com", When: when}
 	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}
 	obj := r.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {

@@ -1,6 +1,7 @@
 package githubtest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -32,6 +33,47 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		s.tokens[tok] = token{installation: id, expires: exp}
 		return http.StatusCreated, map[string]any{"token": tok, "expires_at": exp.UTC().Format(time.RFC3339),
 			"permissions": map[string]string{"contents": "write", "pull_requests": "write", "metadata": "read"}}
+	case "GET /app":
+		return http.StatusOK, map[string]any{"id": s.AppID, "slug": s.AppSlug, "name": s.AppSlug}
+	case "GET /user":
+		return http.StatusOK, map[string]any{"login": s.UserLogin, "type": "User"}
+	case "GET /repos/{owner}/{repo}/commits/{sha}":
+		c, err := rp.git.CommitObject(plumbing.NewHash(p["sha"]))
+		if err != nil {
+			return http.StatusNotFound, "Not Found"
+		}
+		var parents []any
+		for _, h := range c.ParentHashes {
+			parents = append(parents, map[string]any{"sha": h.String()})
+		}
+		return http.StatusOK, map[string]any{"sha": c.Hash.String(), "parents": parents,
+			"commit":    map[string]any{"message": c.Message, "author": map[string]any{"name": c.Author.Name, "email": c.Author.Email}, "committer": map[string]any{"name": c.Committer.Name, "email": c.Committer.Email}},
+			"author":    map[string]any{"login": c.Author.Name},
+			"committer": map[string]any{"login": c.Committer.Name}}
+	case "GET /repos/{owner}/{repo}/contents/{path...}":
+		ref := r.URL.Query().Get("ref")
+		if ref == "" {
+			ref = "main"
+		}
+		h, err := rp.git.ResolveRevision(plumbing.Revision(ref))
+		if err != nil {
+			return http.StatusNotFound, "No commit found for the ref " + ref
+		}
+		c, err := rp.git.CommitObject(*h)
+		if err != nil {
+			return http.StatusNotFound, "Not Found"
+		}
+		f, err := c.File(p["path"])
+		if err != nil {
+			return http.StatusNotFound, "Not Found"
+		}
+		content, err := readBlob(rp.git, f.Hash)
+		if err != nil {
+			return http.StatusInternalServerError, err.Error()
+		}
+		name := p["path"][strings.LastIndex(p["path"], "/")+1:]
+		return http.StatusOK, map[string]any{"type": "file", "encoding": "base64", "size": len(content), "name": name, "path": p["path"],
+			"sha": f.Hash.String(), "content": base64.StdEncoding.EncodeToString(content)}
 	case "GET /repos/{owner}/{repo}":
 		head, _ := rp.git.Storer.Reference(plumbing.HEAD)
 		def := "main"
@@ -117,7 +159,7 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 			}
 			parents = append(parents, plumbing.NewHash(ph))
 		}
-		h, err := writeCommit(rp.git, plumbing.NewHash(body.Tree), body.Message, parents, time.Now())
+		h, err := writeCommit(rp.git, plumbing.NewHash(body.Tree), body.Message, parents, time.Now(), s.caller)
 		if err != nil {
 			return http.StatusInternalServerError, err.Error()
 		}
@@ -185,7 +227,7 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 			if state != "all" && pr.State != state {
 				continue
 			}
-			if head != "" && head != rp.owner+":"+pr.Head {
+			if head != "" && head != headOwner(rp, pr)+":"+pr.Head {
 				continue
 			}
 			out = append(out, s.prJSON(rp, pr))
@@ -210,7 +252,7 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 				return http.StatusUnprocessableEntity, "A pull request already exists for " + rp.owner + ":" + body.Head + "."
 			}
 		}
-		pr := &PullRequest{Number: s.nextNumber(rp), Title: body.Title, Body: body.Body, Head: body.Head, Base: body.Base, State: "open", Draft: body.Draft, Created: time.Now()}
+		pr := &PullRequest{Number: s.nextNumber(rp), Title: body.Title, Body: body.Body, Head: body.Head, Base: body.Base, State: "open", Draft: body.Draft, Created: time.Now(), Author: s.caller}
 		rp.prs = append(rp.prs, pr)
 		return http.StatusCreated, s.prJSON(rp, pr)
 	case "GET /repos/{owner}/{repo}/pulls/{number}":
@@ -291,6 +333,15 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 	return http.StatusNotFound, "Not Found"
 }
 
+// headOwner is the owner of the repository a pull request's head is in.
+func headOwner(rp *repo, p *PullRequest) string {
+	if p.HeadRepo == "" {
+		return rp.owner
+	}
+	owner, _, _ := strings.Cut(p.HeadRepo, "/")
+	return owner
+}
+
 func mustCommit(rp *repo, h plumbing.Hash) *object.Commit {
 	c, _ := rp.git.CommitObject(h)
 	return c
@@ -314,13 +365,18 @@ func (s *Server) prJSON(rp *repo, p *PullRequest) map[string]any {
 		labels = append(labels, map[string]any{"name": l})
 	}
 	headSHA := ""
-	if ref, err := rp.git.Reference(plumbing.NewBranchReferenceName(p.Head), true); err == nil {
+	if ref, err := rp.git.Reference(plumbing.NewBranchReferenceName(p.Head), true); err == nil && p.HeadRepo == "" {
 		headSHA = ref.Hash().String()
+	}
+	headRepo := p.HeadRepo
+	if headRepo == "" {
+		headRepo = rp.owner + "/" + rp.name
 	}
 	out := map[string]any{"number": p.Number, "state": p.State, "title": p.Title, "body": p.Body, "draft": p.Draft, "merged": p.Merged,
 		"html_url": s.Server.URL + "/" + rp.owner + "/" + rp.name + "/pull/" + strconv.Itoa(p.Number),
-		"head":     map[string]any{"ref": p.Head, "sha": headSHA, "label": rp.owner + ":" + p.Head},
-		"base":     map[string]any{"ref": p.Base}, "labels": labels, "created_at": p.Created.UTC().Format(time.RFC3339)}
+		"head":     map[string]any{"ref": p.Head, "sha": headSHA, "label": headOwner(rp, p) + ":" + p.Head, "repo": map[string]any{"full_name": headRepo}},
+		"base":     map[string]any{"ref": p.Base, "repo": map[string]any{"full_name": rp.owner + "/" + rp.name}}, "labels": labels,
+		"created_at": p.Created.UTC().Format(time.RFC3339), "user": map[string]any{"login": p.Author}}
 	if p.State == "closed" {
 		out["closed_at"] = time.Now().UTC().Format(time.RFC3339)
 	}

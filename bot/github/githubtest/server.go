@@ -29,6 +29,7 @@ import (
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
 // Server is the emulated GitHub.
@@ -41,6 +42,10 @@ type Server struct {
 	PrivateKeyPEM []byte
 	// UserToken is accepted on every repository (token mode).
 	UserToken string
+	// AppSlug names the App; it writes as "<AppSlug>[bot]" (default "driftfix").
+	AppSlug string
+	// UserLogin is the account of UserToken (default "octo-user").
+	UserLogin string
 
 	key *rsa.PrivateKey
 
@@ -60,7 +65,8 @@ type Server struct {
 	NotModified int
 	Secondary   int // secondary-limit answers given
 
-	link string // Link header of the list being served
+	link   string // Link header of the list being served
+	caller string // login of the request being served
 }
 
 type token struct {
@@ -87,6 +93,9 @@ type PullRequest struct {
 	ClosedBy             string // "bot" or "person"
 	MergeSHA             string
 	Created              time.Time
+	// Author is the login that opened it; HeadRepo the owner/name its head
+	// branch is in, "" for the repository itself (a fork's otherwise).
+	Author, HeadRepo string
 }
 
 // Comment is one conversation comment.
@@ -98,7 +107,7 @@ func NewServer() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{AppID: 424242, key: key, UserToken: "github_pat_" + randHex(20),
+	s := &Server{AppID: 424242, key: key, UserToken: "github_pat_" + randHex(20), AppSlug: "driftfix", UserLogin: "octo-user",
 		PrivateKeyPEM: pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
 		repos:         map[string]*repo{}, installs: map[string]int64{}, tokens: map[string]token{}, Calls: map[string]int{},
 		limit: 5000, remaining: 5000, reset: time.Now().Add(time.Hour)}
@@ -127,6 +136,13 @@ func (s *Server) AddRepo(dir, owner, name string) error {
 		s.installs[owner] = int64(1000 + len(s.installs))
 	}
 	return nil
+}
+
+// SetUserToken makes token mode accept only token from now on (a rotation).
+func (s *Server) SetUserToken(token string) {
+	s.mu.Lock()
+	s.UserToken = token
+	s.mu.Unlock()
 }
 
 // CallCount returns how many requests a route (e.g. "GET /repos/{owner}/{repo}/pulls") got.
@@ -282,7 +298,7 @@ func (s *Server) Merge(owner, name string, number int) error {
 		if err != nil {
 			return err
 		}
-		if result, err = writeCommit(r.git, tree, fmt.Sprintf("Merge pull request #%d from %s", number, p.Head), []plumbing.Hash{baseRef.Hash(), head.Hash()}, time.Now()); err != nil {
+		if result, err = writeCommit(r.git, tree, fmt.Sprintf("Merge pull request #%d from %s", number, p.Head), []plumbing.Hash{baseRef.Hash(), head.Hash()}, time.Now(), "person"); err != nil {
 			return err
 		}
 	}
@@ -291,6 +307,63 @@ func (s *Server) Merge(owner, name string, number int) error {
 	}
 	p.State, p.Merged, p.MergeSHA, p.ClosedBy = "closed", true, result.String(), "person"
 	return nil
+}
+
+// AddPR opens a pull request as a person (pr.Author) would, from a branch of
+// the repository or, with pr.HeadRepo, of a fork; it returns its number.
+func (s *Server) AddPR(owner, name string, pr PullRequest) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[owner+"/"+name]
+	if r == nil {
+		return 0, fmt.Errorf("no repository %s/%s", owner, name)
+	}
+	pr.Number, pr.State, pr.Created = s.nextNumber(r), "open", time.Now()
+	if pr.Base == "" {
+		pr.Base = "main"
+	}
+	r.prs = append(r.prs, &pr)
+	return pr.Number, nil
+}
+
+// CommitFile commits one file's new content onto a branch as login (a
+// person pushing to main, or to driftfix's branch), creating the branch
+// from main when it does not exist.
+func (s *Server) CommitFile(owner, name, branch, path, content, login string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[owner+"/"+name]
+	if r == nil {
+		return fmt.Errorf("no repository %s/%s", owner, name)
+	}
+	ref, err := r.git.Reference(plumbing.NewBranchReferenceName(branch), true)
+	if err != nil {
+		if ref, err = r.git.Reference(plumbing.NewBranchReferenceName("main"), true); err != nil {
+			return err
+		}
+	}
+	c, err := r.git.CommitObject(ref.Hash())
+	if err != nil {
+		return err
+	}
+	files, err := flatten(r.git, c.TreeHash)
+	if err != nil {
+		return err
+	}
+	h, err := writeBlob(r.git, []byte(content))
+	if err != nil {
+		return err
+	}
+	files[path] = entry{mode: filemode.Regular, hash: h}
+	tree, err := buildTree(r.git, files)
+	if err != nil {
+		return err
+	}
+	nc, err := writeCommit(r.git, tree, "Edit "+path, []plumbing.Hash{ref.Hash()}, time.Now(), login)
+	if err != nil {
+		return err
+	}
+	return r.git.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), nc))
 }
 
 // CloseUnmerged closes a pull request unmerged, as a person.
@@ -394,7 +467,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var installation int64
-	if strings.HasPrefix(route, "/app/") || route == "/repos/{owner}/{repo}/installation" {
+	s.caller = ""
+	if route == "/app" || strings.HasPrefix(route, "/app/") || route == "/repos/{owner}/{repo}/installation" {
 		if err := s.verifyJWT(r.Header.Get("Authorization")); err != nil {
 			s.writeErr(w, http.StatusUnauthorized, "A JSON web token could not be decoded: "+err.Error())
 			return
@@ -403,9 +477,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		tok := r.Header.Get("Authorization")
 		tok = strings.TrimPrefix(strings.TrimPrefix(tok, "token "), "Bearer ")
 		if tok == s.UserToken && tok != "" {
-			installation = -1
+			installation, s.caller = -1, s.UserLogin
 		} else if t, ok := s.tokens[tok]; ok && time.Now().Before(t.expires) {
-			installation = t.installation
+			installation, s.caller = t.installation, s.AppSlug+"[bot]"
 		} else {
 			s.writeErr(w, http.StatusUnauthorized, "Bad credentials")
 			return
@@ -451,6 +525,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 var routes = []string{
+	"GET /app",
+	"GET /user",
+	"GET /repos/{owner}/{repo}/commits/{sha}",
+	"GET /repos/{owner}/{repo}/contents/{path...}",
 	"GET /repos/{owner}/{repo}/installation",
 	"POST /app/installations/{id}/access_tokens",
 	"GET /repos/{owner}/{repo}",

@@ -1,6 +1,7 @@
 // Package slacktest serves Slack's chat.postMessage on 127.0.0.1: it checks
-// the bot token, answers 429 with Retry-After when told to, and records
-// every post with its form fields (channel, text, attachments, thread_ts).
+// the bot token, answers 429 with Retry-After, 5xx or drops the connection
+// when told to, and records every post with its form fields (channel, text,
+// attachments, thread_ts).
 package slacktest
 
 import (
@@ -20,6 +21,33 @@ type Server struct {
 	posts   []map[string]string
 	limited int
 	n       int
+	// fail5xx answers the requests that come after failAfter accepted posts
+	// with failCode, failCount times; drop closes the next connections.
+	failAfter, failCount, failCode int
+	drop                           int
+	attempts                       int
+}
+
+// Attempts counts every request, answered or not.
+func (s *Server) Attempts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.attempts
+}
+
+// FailAfter makes the requests that come once after more posts were
+// accepted answer code (500, 502, 503), count times in a row.
+func (s *Server) FailAfter(after, count, code int) {
+	s.mu.Lock()
+	s.failAfter, s.failCount, s.failCode = len(s.posts)+after, count, code
+	s.mu.Unlock()
+}
+
+// Drop makes the next n requests end without an answer (the connection closes).
+func (s *Server) Drop(n int) {
+	s.mu.Lock()
+	s.drop += n
+	s.mu.Unlock()
 }
 
 // NewServer starts a server accepting token.
@@ -27,6 +55,13 @@ func NewServer(token string) *Server {
 	s := &Server{Token: token}
 	s.Server = httptest.NewServer(s)
 	return s
+}
+
+// SetToken makes the server accept only token from now on (a rotation).
+func (s *Server) SetToken(token string) {
+	s.mu.Lock()
+	s.Token = token
+	s.mu.Unlock()
 }
 
 // RateLimit makes the next n posts answer 429 with Retry-After: 1.
@@ -53,9 +88,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.attempts++
+	if s.drop > 0 {
+		s.drop--
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close()
+				return
+			}
+		}
+	}
+	if s.failCount > 0 && len(s.posts) >= s.failAfter {
+		s.failCount--
+		http.Error(w, "upstream unavailable", s.failCode)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
 	if r.Header.Get("Authorization") != "Bearer "+s.Token && r.Form.Get("token") != s.Token {
 		json.NewEncoder(w).Encode(map[string]any{"ok": false, "error": "invalid_auth"})
 		return

@@ -1,0 +1,135 @@
+package github_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/driftfix/driftfix/bot/github"
+	"github.com/driftfix/driftfix/bot/github/githubtest"
+	"github.com/driftfix/driftfix/bot/secretfile"
+)
+
+// TestLoginAndOwn: the bot's account is the App's "<slug>[bot]" or the
+// token's user, looked up once; a PR is its own only from the repository
+// itself and opened by that account.
+func TestLoginAndOwn(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := emulator(t)
+	app := appClient(t, srv)
+	tok, err := github.New(github.Config{Token: srv.UserToken, BaseURL: srv.API})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		c    *github.Client
+		want string
+	}{{app, "driftfix[bot]"}, {tok, "octo-user"}} {
+		for i := 0; i < 3; i++ {
+			if got, err := tc.c.Login(ctx); err != nil || got != tc.want {
+				t.Fatalf("login %q, %v; want %q", got, err, tc.want)
+			}
+		}
+	}
+	if n := srv.CallCount("GET /app") + srv.CallCount("GET /user"); n != 2 {
+		t.Errorf("the account must be looked up once per client, got %d calls", n)
+	}
+	repo := github.Repo{Owner: "acme", Name: "apps"}
+	fork, _ := srv.AddPR("acme", "apps", githubtest.PullRequest{Title: "t", Head: "driftfix/x", HeadRepo: "mallory/apps", Author: "driftfix[bot]"})
+	person, _ := srv.AddPR("acme", "apps", githubtest.PullRequest{Title: "t", Head: "driftfix/y", Author: "alice"})
+	own, _ := srv.AddPR("acme", "apps", githubtest.PullRequest{Title: "t", Head: "driftfix/z", Author: "driftfix[bot]"})
+	for n, want := range map[int]bool{fork: false, person: false, own: true} {
+		pr, err := app.GetPR(ctx, repo, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pr.Own(repo, "driftfix[bot]"); got != want {
+			t.Errorf("#%d (head %s, author %s): own %v, want %v", n, pr.HeadRepo, pr.Author, got, want)
+		}
+	}
+}
+
+// TestPushRefusesRevertsAndForeignHeads: Push writes nothing when a file
+// changed on the base since the synced content, nor over a branch whose head
+// a person committed; ClosePR then keeps that branch.
+func TestPushRefusesRevertsAndForeignHeads(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := emulator(t)
+	c := appClient(t, srv)
+	repo := github.Repo{Owner: "acme", Name: "apps"}
+	fix := map[string]github.Change{"shop/deploy.yaml": {Synced: []byte("replicas: 3\n"), Content: []byte("# HPA\n")}}
+	if err := srv.CommitFile("acme", "apps", "main", "shop/deploy.yaml", "replicas: 5\n", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Push(ctx, repo, "main", "driftfix/a", "m", fix); !errors.Is(err, github.ErrFileChanged) {
+		t.Fatalf("push over a changed file: %v", err)
+	}
+	if len(srv.Branches("acme", "apps")) != 1 {
+		t.Fatalf("branches %v", srv.Branches("acme", "apps"))
+	}
+	fix["shop/deploy.yaml"] = github.Change{Synced: []byte("replicas: 5\n"), Content: []byte("# HPA\n")}
+	if _, _, err := c.Push(ctx, repo, "main", "driftfix/a", "m", fix); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.CommitFile("acme", "apps", "driftfix/a", "README.md", "bob\n", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	fix["shop/deploy.yaml"] = github.Change{Synced: []byte("replicas: 5\n"), Content: []byte("# HPA owns replicas\n")}
+	if _, _, err := c.Push(ctx, repo, "main", "driftfix/a", "m", fix); !errors.Is(err, github.ErrNotOurs) || !strings.Contains(err.Error(), "by bob") {
+		t.Fatalf("push over bob's commit: %v", err)
+	}
+	if got, _ := srv.File("acme", "apps", "driftfix/a", "README.md"); got != "bob\n" {
+		t.Fatalf("bob's commit was overwritten: %q", got)
+	}
+	n, err := c.OpenPR(ctx, repo, github.NewPR{Branch: "driftfix/a", Base: "main", Title: "t", Body: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ClosePR(ctx, repo, n.Number, "driftfix/a", "closing"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(srv.Branches("acme", "apps"), "driftfix/a") {
+		t.Error("a branch with bob's commit was deleted")
+	}
+}
+
+// TestTokenRotation: in token mode a token read from a file again when it
+// changes is used from the next request on, and never shows in an error.
+func TestTokenRotation(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := emulator(t)
+	path := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(path, []byte(srv.UserToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := secretfile.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := github.New(github.Config{TokenFunc: f.Token, BaseURL: srv.API, Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := github.Repo{Owner: "acme", Name: "apps"}
+	if _, err := c.DefaultBranch(ctx, repo); err != nil {
+		t.Fatal(err)
+	}
+	const rotated = "github_pat_rotated_0123456789"
+	srv.SetUserToken(rotated)
+	if _, err := c.DefaultBranch(ctx, repo); err == nil {
+		t.Fatal("the old token must be refused now")
+	}
+	if err := os.WriteFile(path, []byte(rotated+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.DefaultBranch(ctx, repo); err != nil {
+		t.Fatalf("the rotated token must be used without a restart: %v", err)
+	}
+	if _, err := c.GetPR(ctx, repo, 999); err == nil || strings.Contains(err.Error(), rotated) {
+		t.Errorf("error %v", err)
+	}
+}
