@@ -19,6 +19,9 @@ const trackingAnnotation = "argocd.argoproj.io/tracking-id"
 
 func classifyTrackingClash(c *Case) (Verdict, bool) {
 	d := c.Diff
+	if d != nil && len(d.Path) == 0 && !d.InGit && d.InLive {
+		return c.extraObject()
+	}
 	if d == nil || len(d.Path) != 3 || d.Path[0] != "metadata" {
 		return Verdict{}, false
 	}
@@ -58,5 +61,62 @@ func classifyTrackingClash(c *Case) (Verdict, bool) {
 	default:
 		return Verdict{}, false
 	}
+	return Verdict{Evidence: ev, Fix: drift.FixTrackingMethod}, true
+}
+
+// managedByLabel is the namespace label that tells which Argo CD instance
+// manages a namespace (namespace-scoped installations set it).
+const managedByLabel = "argocd.argoproj.io/managed-by"
+
+// extraObject explains a live object Git does not declare that Argo CD counts
+// as the application's: whoever wrote the tracking label or annotation decides
+// the cause. A tool or controller that copied Argo CD's label onto objects it
+// creates, or another Argo CD instance writing the same tracking id, is a
+// tracking clash; Argo CD itself having written it means the object left Git
+// and waits to be pruned (left to unknown); a person is a manual change.
+func (c *Case) extraObject() (Verdict, bool) {
+	d := c.Diff
+	live := c.Resource().Live
+	var argo, other []drift.Owner
+	for _, o := range d.TrackingOwners {
+		switch {
+		case drift.ArgoCDManagers[o.Manager]:
+			argo = append(argo, o)
+		case !IsManualManager(o.Manager):
+			other = append(other, o)
+		}
+	}
+	s := c.Settings
+	var ev []string
+	if len(other) > 0 {
+		what := "tracking annotation " + trackingAnnotation
+		if _, ok := drift.Labels(live)[s.InstanceLabelKey]; ok && s.LabelTracking() {
+			what = "label " + s.InstanceLabelKey + "=" + drift.Labels(live)[s.InstanceLabelKey]
+		}
+		ev = append(ev, fmt.Sprintf("%s is not in Git; Argo CD counts it as this application's because of its %s, which %s wrote, not Argo CD", d.Resource, what, ownersText(other)))
+		for _, ref := range drift.List(live, "metadata", "ownerReferences") {
+			if drift.Lookup(ref, "controller") == true {
+				ev = append(ev, fmt.Sprintf("it is owned by %s %s (ownerReferences): the controller created it and copied the label", drift.Str(ref, "kind"), drift.Str(ref, "name")))
+			}
+		}
+		ev = append(ev, "pruning it would delete an object another system keeps; with annotation tracking a copied tracking id that names another object is not counted")
+		return Verdict{Evidence: ev, Fix: drift.FixTrackingMethod}, true
+	}
+	if len(argo) == 0 {
+		return Verdict{}, false
+	}
+	ns := c.namespaces[d.Resource.Namespace]
+	by := drift.Labels(ns)[managedByLabel]
+	mine := drift.Str(c.Snapshot.Application, "status", "controllerNamespace")
+	if mine == "" {
+		mine = drift.Str(c.Snapshot.Application, "metadata", "namespace")
+	}
+	if by == "" || by == mine {
+		return Verdict{}, false
+	}
+	ev = append(ev,
+		fmt.Sprintf("%s is not in Git; its tracking metadata was written by Argo CD (%s)", d.Resource, ownersText(argo)),
+		fmt.Sprintf("Namespace %s is labelled %s=%s: another Argo CD instance manages it, and this application's controller runs in %s", d.Resource.Namespace, managedByLabel, by, mine),
+		"two instances writing the same tracking id claim each other's objects; give each its own installationID in argocd-cm")
 	return Verdict{Evidence: ev, Fix: drift.FixTrackingMethod}, true
 }

@@ -89,8 +89,14 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 	switch {
 	case r.Target == nil:
 		entries, _ := parseManagedFields(r.Live)
+		var tracking []drift.Owner
+		for _, p := range []drift.Pointer{{"metadata", "labels", settings.InstanceLabelKey}, {"metadata", "annotations", annTrackingID}} {
+			if _, ok := p.Get(r.Live); ok {
+				tracking = append(tracking, ownersOf(entries, r.Live, p)...)
+			}
+		}
 		cmp.Diffs = append(cmp.Diffs, drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, Live: r.Live, InLive: true,
-			Owners: ownersOf(entries, r.Live, drift.Pointer{})})
+			Owners: ownersOf(entries, r.Live, drift.Pointer{}), TrackingOwners: tracking})
 		return nil
 	case r.Live == nil:
 		cmp.Diffs = append(cmp.Diffs, drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, Git: r.Target, InGit: true})

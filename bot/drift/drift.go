@@ -212,6 +212,10 @@ type Difference struct {
 	Stored   any
 	InStored bool
 	StoredBy string
+	// TrackingOwners are, for a live object Git does not declare, the
+	// managedFields owners of the tracking label or annotation that makes
+	// Argo CD count it as the application's.
+	TrackingOwners []Owner
 }
 
 // NonArgoOwners returns the owners that are not Argo CD's own managers.
