@@ -115,6 +115,7 @@ func (in *Input) CRD(ref drift.Ref) drift.Object { return in.crds[ref.Group+"/"+
 var ManualManagers = []string{
 	"kubectl", "kubectl-", "k9s", "Mozilla", "kubernetes-dashboard", "dashboard",
 	"Go-http-client", "curl", "python-requests", "OpenAPI-Generator", "lens", "headlamp", "okhttp",
+	"argocd-server",
 }
 
 // IsManualManager reports whether a field manager is a person or an ad-hoc client.

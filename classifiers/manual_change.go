@@ -24,6 +24,7 @@ var manualHow = map[string]string{
 	"kubectl-replace":           "kubectl replace",
 	"kubectl-create":            "kubectl create",
 	"kubectl-client-side-apply": "kubectl apply",
+	"argocd-server":             "an edit in Argo CD's UI or API (argocd app patch-resource)",
 }
 
 func classifyManualChange(c *Case) (Verdict, bool) {

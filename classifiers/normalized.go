@@ -33,6 +33,40 @@ func classifyNormalized(c *Case) (Verdict, bool) {
 		schema = drift.Map(ver, "schema", "openAPIV3Schema")
 	}
 
+	// What the API server stores, derived by decoding Git's manifest into
+	// its compiled-in type and encoding it again.
+	if d.InGit && d.StoredBy != "" && d.InStored == d.InLive && (!d.InStored || drift.Equal(d.Stored, d.Live)) {
+		why := "Argo CD's scheme does not know this kind, so it compares it as written"
+		if d.Builtin {
+			why = "the manifest does not decode strictly into its type (an unknown or mistyped field), so Argo CD compares it as written"
+		}
+		if !d.InStored {
+			what := "the API server drops it"
+			if d.Undeclared {
+				what = d.Path.Last() + " is not a field of the type, so the API server drops it"
+			}
+			return Verdict{Evidence: []string{
+				fmt.Sprintf("Git declares %s = %s; decoded into its type (%s) and encoded again, as the API server does before it stores the object, the manifest has no %s: %s", d.Path, c.show(d.Git), d.StoredBy, d.Path.Last(), what),
+				"the live object has none either; " + why,
+			}, Fix: drift.FixRemoveField}, true
+		}
+		return Verdict{Evidence: []string{
+			fmt.Sprintf("Git writes %s; decoded into its type (%s) and encoded again, as the API server does before it stores the object, it is %s, which is what the live object holds", c.show(d.Git), d.StoredBy, c.show(d.Stored)),
+			why + "; writing the stored form in Git makes both sides equal",
+		}, Fix: drift.FixSetValue}, true
+	}
+
+	// The same items in another order, written by nobody else.
+	if d.Reordered != nil && len(d.NonArgoOwners()) == 0 && len(c.matchingWebhooks(d.Resource, res)) == 0 {
+		items, _ := d.Reordered.Get(res.Live)
+		n, _ := items.([]any)
+		return Verdict{Evidence: []string{
+			fmt.Sprintf("the live %s holds the same %d items as Git in another order", d.Reordered, len(n)),
+			"no other field manager wrote it and no mutating webhook admits the object: the order is the one the API server stored",
+			"listing the items in the stored order in Git makes both sides equal",
+		}, Fix: drift.FixSetValue}, true
+	}
+
 	// Same value, another spelling.
 	if d.InGit && d.InLive {
 		if how, ok := drift.SemanticallyEqual(d.Git, d.Live); ok {

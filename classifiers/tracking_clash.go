@@ -22,6 +22,9 @@ func classifyTrackingClash(c *Case) (Verdict, bool) {
 	if d != nil && len(d.Path) == 0 && !d.InGit && d.InLive {
 		return c.extraObject()
 	}
+	if v, ok := c.claimedElsewhere(); ok {
+		return v, true
+	}
 	if d == nil || len(d.Path) != 3 || d.Path[0] != "metadata" {
 		return Verdict{}, false
 	}
@@ -119,4 +122,30 @@ func (c *Case) extraObject() (Verdict, bool) {
 		fmt.Sprintf("Namespace %s is labelled %s=%s: another Argo CD instance manages it, and this application's controller runs in %s", d.Resource.Namespace, managedByLabel, by, mine),
 		"two instances writing the same tracking id claim each other's objects; give each its own installationID in argocd-cm")
 	return Verdict{Evidence: ev, Fix: drift.FixTrackingMethod}, true
+}
+
+// claimedElsewhere explains a difference on an object whose live tracking
+// annotation names another application: when only Argo CD wrote the value,
+// it is the other application's render, applied by its sync, and the two
+// applications take the object from each other.
+func (c *Case) claimedElsewhere() (Verdict, bool) {
+	d := c.Diff
+	res := c.Resource()
+	if d == nil || res.Target == nil || res.Live == nil || len(d.NonArgoOwners()) > 0 ||
+		d.Path.String() == "/metadata/annotations/"+drift.EscapeToken(trackingAnnotation) {
+		return Verdict{}, false
+	}
+	want, _, _ := strings.Cut(drift.Annotations(res.Target)[trackingAnnotation], ":")
+	got, _, _ := strings.Cut(drift.Annotations(res.Live)[trackingAnnotation], ":")
+	if want == "" || got == "" || want == got {
+		return Verdict{}, false
+	}
+	ev := []string{
+		fmt.Sprintf("the live object's tracking annotation says it belongs to Application %q, not to %q: both render it", got, want),
+		fmt.Sprintf("%s was written by %s, Argo CD's own sync: it is %q's rendering of this object", d.Path, ownersText(d.Owners), got),
+	}
+	if d.InGit && d.InLive {
+		ev = append(ev, fmt.Sprintf("Git declares %s here, the other application %s", c.show(d.Git), c.show(d.Live)))
+	}
+	return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "two applications claim one object: render it from one of them only"}, true
 }

@@ -464,6 +464,28 @@ func (w *walker) walk(p, gp drift.Pointer, d, l, o any, hasO bool, fi fieldInfo,
 	w.add(p, gp, d, l, true, true, fi)
 }
 
+// keyChanges pairs, in a list merged by key, Git's items whose key no live
+// item has with live items whose key Git lacks, when there is exactly one of
+// each and they sit at the same index: one item whose key was changed (a
+// Service port edited from 80 to 8080), not one removed and one added.
+func keyChanges(dv, lv []any, key string) map[int]int {
+	var gitOnly, liveOnly []int
+	for i, it := range dv {
+		if findByKey(lv, key, it.(map[string]any)[key], nil) < 0 {
+			gitOnly = append(gitOnly, i)
+		}
+	}
+	for i, it := range lv {
+		if findByKey(dv, key, it.(map[string]any)[key], nil) < 0 {
+			liveOnly = append(liveOnly, i)
+		}
+	}
+	if len(gitOnly) != 1 || len(liveOnly) != 1 || gitOnly[0] != liveOnly[0] {
+		return nil
+	}
+	return map[int]int{gitOnly[0]: liveOnly[0]}
+}
+
 // nameKeys are the keys that identify items of lists without a merge key,
 // tried in order, so a changed item is found by what it is, not where it sits.
 var nameKeys = []string{"name", "key", "id"}
@@ -515,14 +537,38 @@ func (w *walker) walkWhole(p, gp drift.Pointer, dv, lv []any, fi fieldInfo, dept
 		return
 	}
 	if len(dv) == len(lv) && (!builtin || allMaps(dv) && allMaps(lv)) {
+		from := len(w.diffs)
 		enter()
 		for i := range dv {
 			w.walk(p.Index(i), gp.Index(i), dv[i], lv[i], nil, false, elem, depth+1)
 		}
 		leave()
+		if permutation(dv, lv) {
+			for i := from; i < len(w.diffs); i++ {
+				w.diffs[i].Reordered = p
+			}
+		}
 		return
 	}
 	w.add(p, gp, dv, lv, true, true, fi)
+}
+
+// permutation reports whether b holds exactly a's items in another order.
+func permutation(a, b []any) bool {
+	used := make([]bool, len(b))
+	for _, x := range a {
+		found := false
+		for j, y := range b {
+			if !used[j] && drift.Equal(x, y) {
+				used[j], found = true, true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // commonKey returns a name key every item on both sides has with a distinct
@@ -563,10 +609,18 @@ func (w *walker) walkKeyed(p, gp drift.Pointer, dv, lv []any, o any, hasO bool, 
 		elem.typ = t.Elem()
 	}
 	used := make([]bool, len(lv))
+	pair := keyChanges(dv, lv, key)
 	for di, item := range dv {
 		kv := item.(map[string]any)[key]
 		li := findByKey(lv, key, kv, used)
 		if li < 0 {
+			if pl, ok := pair[di]; ok {
+				// One item whose key changed: compare it with the live item
+				// in its place, so the finding lands on the changed leaf.
+				used[pl] = true
+				w.walk(p.Index(pl), gp.Index(di), item, lv[pl], nil, false, elem, depth+1)
+				continue
+			}
 			w.add(p.Index(di), gp.Index(di), item, nil, true, false, elem)
 			continue
 		}

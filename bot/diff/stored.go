@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -77,7 +78,11 @@ func keepKeysOf(orig, v any) any {
 // value the API server stores for Git's declaration: Git's manifest decoded
 // into its k8s.io/api type and encoded again (unknown fields dropped).
 func (w *walker) storedForm() {
-	if w.rootType == nil {
+	t := w.rootType
+	if t == nil {
+		t = servedOnly(drift.Str(w.rawTarget, "apiVersion"), w.ref.Kind)
+	}
+	if t == nil {
 		return
 	}
 	var stored map[string]any
@@ -90,7 +95,7 @@ func (w *walker) storedForm() {
 		if !done {
 			done = true
 			target := drift.DeepCopy(w.rawTarget).(map[string]any)
-			if s, ok := w.b.remarshal(w.rootType, target, false); ok {
+			if s, ok := w.b.remarshal(t, target, false); ok {
 				stored = s
 			}
 		}
@@ -100,4 +105,14 @@ func (w *walker) storedForm() {
 		d.Stored, d.InStored = d.GitPath.Get(stored)
 		d.StoredBy = "k8s.io/api " + drift.Str(w.rawTarget, "apiVersion") + " " + w.ref.Kind
 	}
+}
+
+// servedOnly returns the Go type of a kind the API server decodes into a
+// compiled-in type but Argo CD's scheme does not know (so Argo CD compares it
+// as written): CustomResourceDefinition.
+func servedOnly(apiVersion, kind string) reflect.Type {
+	if apiVersion == "apiextensions.k8s.io/v1" && kind == "CustomResourceDefinition" {
+		return reflect.TypeOf(apiextensionsv1.CustomResourceDefinition{})
+	}
+	return nil
 }

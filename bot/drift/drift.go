@@ -169,11 +169,12 @@ func (o Owner) String() string {
 	return o.Manager + " (" + strings.Join(parts, ", ") + ")"
 }
 
-// ArgoCDManagers are the field managers Argo CD itself writes as.
+// ArgoCDManagers are the field managers Argo CD's sync writes as. argocd-server
+// is not one: it writes a resource only when a person edits, patches or
+// deletes it through Argo CD's UI or API.
 var ArgoCDManagers = map[string]bool{
 	"argocd-controller":             true,
 	"argocd-application-controller": true,
-	"argocd-server":                 true,
 }
 
 // Difference is one path where the desired and the live state of a resource differ.
@@ -216,6 +217,9 @@ type Difference struct {
 	// managedFields owners of the tracking label or annotation that makes
 	// Argo CD count it as the application's.
 	TrackingOwners []Owner
+	// Reordered is the list, around Path, whose live items are exactly Git's
+	// in another order; nil otherwise.
+	Reordered Pointer
 }
 
 // NonArgoOwners returns the owners that are not Argo CD's own managers.
