@@ -60,7 +60,7 @@ var caseExpectations = map[string][]string{
 	},
 	"30-secret-stringdata":         {"Secret/orders-api-key/data/API_KEY manual-change none"},
 	"31-rbac-empty-and-aggregated": {"ClusterRole/shop-view/rules controller-write remove-field"},
-	"32-predicted-normalized-live": {"ConfigMap/web-config/data/MODE controller-write remove-field"},
+	"32-predicted-normalized-live": {"ConfigMap/web-config/data/MODE unknown none"},
 	"33-missing-and-extra":         {"ConfigMap/debug-overrides manual-change none", "Service/web-canary unknown none"},
 	"34-helm-lookup-fallback":      {"Secret/grafana-admin/data/admin-password nondeterministic-render pin-helm-value"},
 	"35-renders-agree-manual-edit": {"Secret/grafana-admin/data/admin-password manual-change none"},

@@ -54,6 +54,7 @@ type Input struct {
 	Comparison  *drift.Comparison
 	Sensitivity drift.Sensitivity
 
+	context    []drift.Object // cluster objects and the application's own, live where it exists
 	namespaces map[string]drift.Object
 	hpas       []drift.Object
 	webhooks   []drift.Object
@@ -82,6 +83,7 @@ func NewInput(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison)
 			context = append(context, o)
 		}
 	}
+	in.context = context
 	for _, o := range context {
 		group, _ := drift.SplitAPIVersion(drift.Str(o, "apiVersion"))
 		switch drift.Str(o, "kind") {

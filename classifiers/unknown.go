@@ -37,6 +37,15 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 	default:
 		ev = append(ev, fmt.Sprintf("the live object has %s, which Git does not declare", c.show(d.Live)))
 	}
+	var unattributed []drift.Owner
+	for _, o := range d.NonArgoOwners() {
+		if o.Subresource != "status" && !IsManualManager(o.Manager) {
+			unattributed = append(unattributed, o)
+		}
+	}
+	if len(unattributed) > 0 && len(d.Path) > 0 {
+		ev = append(ev, fmt.Sprintf("%s wrote it, but nothing in the snapshot shows that manager to be a controller (no known component that writes this field, no owner reference, no workload of that name): a script, a tool or a person may have, so it is never changed in Git", ownersText(unattributed)))
+	}
 	looked := []string{"owners: " + ownersText(d.Owners)}
 	if len(c.Snapshot.Renders) == 0 {
 		looked = append(looked, "no further renders to compare")
