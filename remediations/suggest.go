@@ -4,7 +4,6 @@
 package remediations
 
 import (
-	"fmt"
 	"path"
 	"strings"
 
@@ -21,17 +20,10 @@ func Suggest(s *drift.Snapshot, repo Repo, sens drift.Sensitivity, f *drift.Find
 	if f.Cause == drift.CauseManualChange && r.Kind != drift.FixNone {
 		r.Kind, r.Reason = drift.FixNone, "a manual change is real drift and is never fixed by driftfix"
 	}
-	if r.Kind == drift.FixIgnoreDifference {
-		var target drift.Object
-		for i := range s.Resources {
-			if s.Resources[i].Ref() == f.Resource {
-				target = s.Resources[i].Target
-			}
-		}
-		if field, why, ok := sens.Check(f.Resource.Kind, f.Path, target); ok {
-			r.Kind = drift.FixNone
-			r.Reason = fmt.Sprintf("%s is a %s field: driftfix never ignores it; a person must review this change", field, why)
-		}
+	if i := resourceIndex(s, f.Resource); i >= 0 {
+		sens.Guard(f, s.Resources[i].Target, s.Resources[i].Live)
+	} else {
+		sens.Guard(f, nil, nil)
 	}
 	r.File = Locate(s, repo, f.Resource, r.Kind)
 }
