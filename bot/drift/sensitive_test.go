@@ -308,3 +308,35 @@ func TestParseSensitivePath(t *testing.T) {
 		}
 	}
 }
+
+// TestCheck: the check by kind alone, which judges existing rules against
+// Git: a container Git declares is sensitive, an injected one Git does not
+// declare is not by itself, and a ConfigMap key is never RBAC.
+func TestCheck(t *testing.T) {
+	git := Object{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+		"containers": []any{map[string]any{"name": "a", "image": "x"}},
+	}}}}
+	var s Sensitivity
+	if _, why, ok := s.Check("Deployment", MustPointer("/spec/template/spec/containers"), git); !ok || why != ReasonImage {
+		t.Errorf("a container list Git fills must be sensitive, got %q %v", why, ok)
+	}
+	if _, _, ok := s.Check("Deployment", MustPointer("/spec/template/spec/containers/1"), git); ok {
+		t.Error("an injected container Git does not declare is not sensitive by itself")
+	}
+	if _, _, ok := s.Check("Deployment", MustPointer("/spec/template/spec/containers/1/securityContext/privileged"), nil); !ok {
+		t.Error("privileged must be sensitive")
+	}
+	if _, _, ok := s.Check("ClusterRole", MustPointer("/rules"), nil); !ok {
+		t.Error("ClusterRole rules must be sensitive")
+	}
+	if _, _, ok := s.Check("ConfigMap", MustPointer("/data/rules"), nil); ok {
+		t.Error("a ConfigMap key named rules is not RBAC")
+	}
+	extra, err := ParseSensitivePath("env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, why, ok := (Sensitivity{Extra: []SensitivePath{extra}}).Check("ConfigMap", MustPointer("/data/env"), nil); !ok || why != ReasonPolicy {
+		t.Errorf("a policy field name must apply to every kind, got %q %v", why, ok)
+	}
+}
