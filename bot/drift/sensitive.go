@@ -121,9 +121,9 @@ var table = []entry{
 	{scope: podScope, pattern: p("runtimeClassName"), reason: ReasonPrivilege, what: "the container runtime sandbox the pod runs in", hidden: present},
 	{scope: podScope, pattern: p("volumes"), mode: whole, reason: ReasonHostAccess, what: "the pod's volumes: host paths and Secrets it can mount", hidden: never},
 	{scope: podScope, pattern: p("volumes/*"), mode: whole, reason: ReasonHostAccess, what: "a volume: a host path or a Secret the pod can mount", hidden: never},
-	{scope: podScope, pattern: p("volumes/*/hostPath"), reason: ReasonHostAccess, what: "a directory of the node mounted into the pod", hidden: present},
-	{scope: podScope, pattern: p("volumes/*/secret"), reason: ReasonSecret, what: "a Secret mounted into the pod", hidden: present},
-	{scope: podScope, pattern: p("volumes/*/projected/sources/*/secret"), reason: ReasonSecret, what: "a Secret mounted into the pod", hidden: present},
+	{scope: podScope, pattern: p("volumes/*/hostPath"), reason: ReasonHostAccess, what: "a directory of the node mounted into the pod", hidden: field("path")},
+	{scope: podScope, pattern: p("volumes/*/secret"), reason: ReasonSecret, what: "a Secret mounted into the pod", hidden: field("secretName")},
+	{scope: podScope, pattern: p("volumes/*/projected/sources/*/secret"), reason: ReasonSecret, what: "a Secret mounted into the pod", hidden: field("name")},
 	{scope: podScope, pattern: p("imagePullSecrets"), reason: ReasonImage, what: "the registry credentials images are pulled with", hidden: never},
 	{scope: podScope, pattern: p("serviceAccountName"), reason: ReasonIdentity, what: "the service account the pod acts as", hidden: present},
 	{scope: podScope, pattern: p("serviceAccount"), reason: ReasonIdentity, what: "the service account the pod acts as", hidden: present},
@@ -247,6 +247,16 @@ func p(s string) Pointer {
 		s = "/" + s
 	}
 	return MustPointer(s)
+}
+
+// field judges a mount as dangerous whenever it is there, naming what it mounts.
+func field(name string) func(any) (string, bool) {
+	return func(v any) (string, bool) {
+		if s := Str(v, name); s != "" {
+			return name + " " + s, true
+		}
+		return Brief(v, 60), v != nil
+	}
 }
 
 func equals(want string) func(any) (string, bool) {
