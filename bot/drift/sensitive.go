@@ -530,7 +530,15 @@ func isCustom(ref Ref) bool {
 	if ref.Group != "*" {
 		return true
 	}
-	return !knownKind(ref.Kind)
+	return !knownKind(ref.Kind) && !builtinKinds[ref.Kind]
+}
+
+// builtinKinds are common built-in kinds the table has no entry for, so that
+// a check by kind alone does not judge them as custom resources.
+var builtinKinds = map[string]bool{
+	"ConfigMap": true, "Endpoints": true, "EndpointSlice": true, "PersistentVolumeClaim": true, "PersistentVolume": true,
+	"Ingress": true, "IngressClass": true, "HorizontalPodAutoscaler": true, "PodDisruptionBudget": true, "LimitRange": true,
+	"ResourceQuota": true, "StorageClass": true, "Lease": true, "PriorityClass": true, "Event": true,
 }
 
 func knownKind(kind string) bool {

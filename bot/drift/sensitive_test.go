@@ -332,6 +332,12 @@ func TestCheck(t *testing.T) {
 	if _, _, ok := s.Check("ConfigMap", MustPointer("/data/rules"), nil); ok {
 		t.Error("a ConfigMap key named rules is not RBAC")
 	}
+	if _, _, ok := s.Check("ConfigMap", MustPointer("/data/image"), nil); ok {
+		t.Error("a ConfigMap key named image is not judged as a custom resource's image")
+	}
+	if _, why, ok := s.Check("Prometheus", MustPointer("/spec/image"), nil); !ok || why != ReasonImage {
+		t.Errorf("a custom resource's image is sensitive, got %q %v", why, ok)
+	}
 	extra, err := ParseSensitivePath("env")
 	if err != nil {
 		t.Fatal(err)
