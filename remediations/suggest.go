@@ -20,10 +20,14 @@ func Suggest(s *drift.Snapshot, repo Repo, sens drift.Sensitivity, f *drift.Find
 	if f.Cause == drift.CauseManualChange && r.Kind != drift.FixNone {
 		r.Kind, r.Reason = drift.FixNone, "a manual change is real drift and is never fixed by driftfix"
 	}
-	if i := resourceIndex(s, f.Resource); i >= 0 {
-		sens.Guard(f, s.Resources[i].Target, s.Resources[i].Live)
-	} else {
-		sens.Guard(f, nil, nil)
+	// classifiers.Run has guarded every finding of a diagnosis; an ignore is
+	// checked again here (and every fix once more by the planner).
+	if r.Kind == drift.FixIgnoreDifference {
+		var target, live drift.Object
+		if i := resourceIndex(s, f.Resource); i >= 0 {
+			target, live = s.Resources[i].Target, s.Resources[i].Live
+		}
+		sens.Guard(f, target, live)
 	}
 	r.File = Locate(s, repo, f.Resource, r.Kind)
 }

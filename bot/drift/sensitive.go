@@ -560,7 +560,9 @@ func knownKind(kind string) bool {
 // tokenMatches matches one pointer token against a pattern token: "*" (any),
 // "prefix*", or alternatives separated by "|".
 func tokenMatches(pat, tok string) bool {
-	for _, alt := range strings.Split(pat, "|") {
+	for more := true; more; {
+		var alt string
+		alt, pat, more = strings.Cut(pat, "|")
 		if strings.HasSuffix(alt, "*") && strings.HasPrefix(tok, alt[:len(alt)-1]) || alt == tok {
 			return true
 		}
