@@ -19,6 +19,7 @@ func Fix(s *drift.Snapshot, repo remediations.Repo, sens drift.Sensitivity, now 
 		Now:         now,
 		Sensitivity: sens,
 		Rediagnose:  func(c *drift.Snapshot) (*drift.Report, error) { return Diagnose(c, sens) },
+		RuleCovers:  func(r drift.IgnoreRule, res *drift.Resource) []drift.Pointer { return ruleCovers(&r, res) },
 	})
 	return rep, plans, nil
 }

@@ -1,6 +1,7 @@
 package classifiers
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -12,22 +13,37 @@ import (
 // A difference an ignore rule hides is reported only when a classifier flagged
 // that rule (a broad rule must show what it hides) or when the difference is at
 // a sensitive path: privilege, image or RBAC changes are never silently hidden.
+// A rule is also flagged when what it covers in the live object is
+// security-relevant (a privileged container, a hostPath, Secret data), even
+// when no classifier claimed it.
+//
+// Every finding's fix passes Sensitivity.Guard here: a fix that would change,
+// delete or hide a security-relevant path becomes none, with the reason.
 func Run(in *Input, registry []Classifier) []drift.Finding {
 	var out []drift.Finding
 	flagged := map[int]bool{}
 	for ri := range in.Comparison.Rules {
 		c := &Case{Input: in, Rule: &in.Comparison.Rules[ri], RuleIndex: ri}
-		if cl, v, ok := first(registry, c); ok {
+		cl, v, ok := first(registry, c)
+		hides := hiddenContent(in, c.Rule, ok)
+		if ok {
 			flagged[ri] = true
+			v.Evidence = append(v.Evidence, hides...)
 			out = append(out, ruleFinding(c, cl, v))
+			continue
+		}
+		if len(hides) > 0 {
+			flagged[ri] = true
+			ev := append([]string{ruleName(c.Rule) + " hides security-relevant content of the live object, which no rule may hide"}, hides...)
+			out = append(out, ruleFinding(c, Classifier{Name: drift.CauseBroadIgnore}, Verdict{Evidence: ev, Fix: drift.FixNarrowIgnore}))
 		}
 	}
 	for di := range in.Comparison.Diffs {
 		d := &in.Comparison.Diffs[di]
 		var note string
+		res := &in.Snapshot.Resources[d.Index]
 		if len(d.HiddenBy) > 0 {
-			res := &in.Snapshot.Resources[d.Index]
-			_, why, sensitive := in.Sensitivity.Check(d.Resource.Kind, d.Path, res.Target)
+			why, sensitive := in.Sensitivity.Hides(d.Resource, d.Path, d.GitPath, res.Target, res.Live)
 			surface := sensitive
 			var names []string
 			for _, ri := range d.HiddenBy {
@@ -38,8 +54,10 @@ func Run(in *Input, registry []Classifier) []drift.Finding {
 				continue
 			}
 			note = "Argo CD does not show this difference: " + strings.Join(names, " and ") + " hides it"
-			if sensitive {
-				note += " although it is a sensitive field (" + why + ")"
+			if _, field, named := in.Sensitivity.Check(d.Resource.Kind, d.Path, res.Target); named {
+				note += " although it is a sensitive field (" + field + ")"
+			} else if sensitive {
+				note += " although it is security-relevant: " + why
 			}
 		}
 		c := &Case{Input: in, Diff: d}
@@ -59,6 +77,7 @@ func Run(in *Input, registry []Classifier) []drift.Finding {
 			Evidence: v.Evidence, Owners: d.Owners,
 			Remediation: drift.Remediation{Kind: v.Fix, Reason: v.Reason},
 		}
+		in.Sensitivity.Guard(&f, res.Target, res.Live)
 		if isSecretData(d.Resource, d.Path) {
 			f.Git, f.Live = maskSecret(d.Git, d.InGit), maskSecret(d.Live, d.InLive)
 		}
@@ -70,6 +89,39 @@ func Run(in *Input, registry []Classifier) []drift.Finding {
 
 // rawNote says how a difference found only by the raw comparison was found.
 const rawNote = "Argo CD reports this resource OutOfSync and driftfix's emulation of its diff shows nothing; comparing again with raw values (no semantic equality, lists replaced whole) shows this difference"
+
+// hiddenContent judges an ignore rule by what it hides: for every path it
+// covers in a resource (jsonPointers, jq expressions, the fields its
+// managedFieldsManagers own), security-relevant content of the live object or
+// of Git. It returns evidence lines for what the classifiers' check of Git's
+// side does not already name, at most three.
+func hiddenContent(in *Input, r *drift.IgnoreRule, classified bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, cov := range r.Covered {
+		res := &in.Snapshot.Resources[cov.Index]
+		ref := res.Ref()
+		for _, p := range cov.Paths {
+			why, bad := in.Sensitivity.Hides(ref, p, nil, res.Target, res.Live)
+			if !bad {
+				continue
+			}
+			if _, _, named := in.Sensitivity.Check(ref.Kind, p, res.Target); named && classified {
+				continue // the classifier that flagged the rule names it already
+			}
+			line := fmt.Sprintf("it hides %s of %s: %s", p, ref, why)
+			if seen[line] {
+				continue
+			}
+			seen[line] = true
+			if len(out) == 3 {
+				return append(out, "and more")
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
 
 func first(registry []Classifier, c *Case) (Classifier, Verdict, bool) {
 	for _, cl := range registry {

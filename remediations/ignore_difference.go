@@ -62,8 +62,8 @@ func planIgnoreDifference(c *Context, group []drift.Finding) (Plan, *drift.Snaps
 			p.Dropped = "a whole resource is never ignored"
 			return p, nil
 		}
-		if _, why, ok := c.Sensitivity.Check(ref.Kind, f.Path, nil); ok {
-			p.Dropped = fmt.Sprintf("%s is a %s field; driftfix never ignores it", f.Path, why)
+		if why, refused := c.refuse(drift.FixIgnoreDifference, f); refused {
+			p.Dropped = why
 			return p, nil
 		}
 		var live drift.Object

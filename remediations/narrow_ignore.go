@@ -114,8 +114,9 @@ func planNarrowIgnore(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 }
 
 // keptByNarrowing returns the locations a broad rule hides that another system
-// legitimately owns (and that are not sensitive): the narrowed rules keep
-// hiding them, so they need no plan of their own.
+// legitimately owns and that an ignore rule may hide (judged against the live
+// object by the safety model): the narrowed rules keep hiding them, so they
+// need no plan of their own.
 func (c *Context) keptByNarrowing(f drift.Finding) map[string]bool {
 	byLoc := map[string]drift.Finding{}
 	for _, g := range c.Report.Findings {
@@ -127,7 +128,7 @@ func (c *Context) keptByNarrowing(f drift.Finding) map[string]bool {
 		if !ok || !legitimate[g.Cause] {
 			continue
 		}
-		if _, _, sensitive := c.Sensitivity.Check(h.Resource.Kind, h.Path, nil); !sensitive {
+		if _, refused := c.refuse(drift.FixIgnoreDifference, g); !refused {
 			out[locKey(h)] = true
 		}
 	}

@@ -66,6 +66,11 @@ type Options struct {
 	Sensitivity drift.Sensitivity
 	// Rediagnose diagnoses a changed snapshot; plans are verified with it.
 	Rediagnose func(*drift.Snapshot) (*drift.Report, error)
+	// RuleCovers returns the paths an ignore rule removes from a resource
+	// (jsonPointers, jq expressions, the fields its managedFieldsManagers own);
+	// the rules a plan adds are judged by them. Without it only jsonPointers
+	// are judged before verification.
+	RuleCovers func(drift.IgnoreRule, *drift.Resource) []drift.Pointer
 }
 
 // Remedy plans one fix kind.
@@ -104,9 +109,14 @@ func PlanAll(s *drift.Snapshot, rep *drift.Report, repo Repo, opt Options) []Pla
 	}
 	groups := map[string][]drift.Finding{}
 	var order []string
+	var plans []Plan
 	for _, f := range rep.Findings {
 		k := f.Remediation.Kind
 		if k == drift.FixNone || k == "" || handled[findingKey(f)] {
+			continue
+		}
+		if why, refused := c.refuse(k, f); refused {
+			plans = append(plans, refusedPlan(f, why))
 			continue
 		}
 		key := string(k) + "\x00" + groupKey(k, f)
@@ -115,7 +125,6 @@ func PlanAll(s *drift.Snapshot, rep *drift.Report, repo Repo, opt Options) []Pla
 		}
 		groups[key] = append(groups[key], f)
 	}
-	var plans []Plan
 	for _, key := range order {
 		g := groups[key]
 		remedy, ok := remedyFor(g[0].Remediation.Kind)
@@ -133,6 +142,11 @@ func PlanAll(s *drift.Snapshot, rep *drift.Report, repo Repo, opt Options) []Pla
 		if len(p.Rationale.Evidence) == 0 {
 			for _, f := range g {
 				p.Rationale.Evidence = append(p.Rationale.Evidence, f.Evidence...)
+			}
+		}
+		if p.Dropped == "" {
+			if why, refused := c.refuseEffect(&p, changed); refused {
+				p.Dropped = why
 			}
 		}
 		if p.Dropped == "" && p.Verification == "" {

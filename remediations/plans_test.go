@@ -141,11 +141,12 @@ func TestNeverIgnoresSensitivePaths(t *testing.T) {
 		rep.Findings = append(rep.Findings, drift.Finding{Resource: ref, Path: drift.MustPointer(p), Cause: drift.CauseWebhookMutation,
 			InLive: true, Remediation: drift.Remediation{Kind: drift.FixIgnoreDifference}})
 	}
-	for _, tc := range []struct{ kind, path string }{
-		{"ClusterRole", "/rules"}, {"Role", "/rules/0/verbs"}, {"ClusterRoleBinding", "/subjects"},
-		{"ValidatingWebhookConfiguration", "/webhooks/0/clientConfig"},
+	for _, tc := range []struct{ group, kind, path string }{
+		{"rbac.authorization.k8s.io", "ClusterRole", "/rules"}, {"rbac.authorization.k8s.io", "Role", "/rules/0/verbs"},
+		{"rbac.authorization.k8s.io", "ClusterRoleBinding", "/subjects"},
+		{"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "/webhooks/0/clientConfig"},
 	} {
-		rep.Findings = append(rep.Findings, drift.Finding{Resource: drift.Ref{Group: "x", Kind: tc.kind, Name: "n"}, Path: drift.MustPointer(tc.path),
+		rep.Findings = append(rep.Findings, drift.Finding{Resource: drift.Ref{Group: tc.group, Kind: tc.kind, Name: "n"}, Path: drift.MustPointer(tc.path),
 			Cause: drift.CauseControllerWrite, InLive: true, Remediation: drift.Remediation{Kind: drift.FixIgnoreDifference}})
 	}
 	for _, f := range rep.Findings {

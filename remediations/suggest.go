@@ -4,7 +4,6 @@
 package remediations
 
 import (
-	"fmt"
 	"path"
 	"strings"
 
@@ -21,17 +20,14 @@ func Suggest(s *drift.Snapshot, repo Repo, sens drift.Sensitivity, f *drift.Find
 	if f.Cause == drift.CauseManualChange && r.Kind != drift.FixNone {
 		r.Kind, r.Reason = drift.FixNone, "a manual change is real drift and is never fixed by driftfix"
 	}
+	// classifiers.Run has guarded every finding of a diagnosis; an ignore is
+	// checked again here (and every fix once more by the planner).
 	if r.Kind == drift.FixIgnoreDifference {
-		var target drift.Object
-		for i := range s.Resources {
-			if s.Resources[i].Ref() == f.Resource {
-				target = s.Resources[i].Target
-			}
+		var target, live drift.Object
+		if i := resourceIndex(s, f.Resource); i >= 0 {
+			target, live = s.Resources[i].Target, s.Resources[i].Live
 		}
-		if field, why, ok := sens.Check(f.Resource.Kind, f.Path, target); ok {
-			r.Kind = drift.FixNone
-			r.Reason = fmt.Sprintf("%s is a %s field: driftfix never ignores it; a person must review this change", field, why)
-		}
+		sens.Guard(f, target, live)
 	}
 	r.File = Locate(s, repo, f.Resource, r.Kind)
 }

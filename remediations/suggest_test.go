@@ -50,11 +50,12 @@ func TestSafetyPolicyRefusesSensitiveIgnores(t *testing.T) {
 			t.Errorf("%s: remediation %+v, want none with a reason", p, f.Remediation)
 		}
 	}
-	for _, tc := range []struct{ kind, path string }{
-		{"ClusterRole", "/rules"}, {"Role", "/rules/0/verbs"}, {"RoleBinding", "/subjects"},
-		{"MutatingWebhookConfiguration", "/webhooks/0/clientConfig/caBundle"},
+	for _, tc := range []struct{ group, kind, path string }{
+		{"rbac.authorization.k8s.io", "ClusterRole", "/rules"}, {"rbac.authorization.k8s.io", "Role", "/rules/0/verbs"},
+		{"rbac.authorization.k8s.io", "RoleBinding", "/subjects"},
+		{"admissionregistration.k8s.io", "MutatingWebhookConfiguration", "/webhooks/0/clientConfig/caBundle"},
 	} {
-		f := drift.Finding{Resource: drift.Ref{Group: "x", Kind: tc.kind, Name: "n"}, Path: drift.MustPointer(tc.path),
+		f := drift.Finding{Resource: drift.Ref{Group: tc.group, Kind: tc.kind, Name: "n"}, Path: drift.MustPointer(tc.path),
 			Cause: drift.CauseControllerWrite, Remediation: drift.Remediation{Kind: drift.FixIgnoreDifference}}
 		Suggest(s, RepoFromSnapshot(s), drift.Sensitivity{}, &f)
 		if f.Remediation.Kind != drift.FixNone {

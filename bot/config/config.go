@@ -272,11 +272,14 @@ func copyFixes(m map[drift.Cause][]drift.FixKind) map[drift.Cause][]drift.FixKin
 	return out
 }
 
-// Sensitivity returns the safety policy with this policy's extra fields.
+// Sensitivity returns the safety model with this policy's extra sensitive
+// paths (validated when the file was read).
 func (p Policy) Sensitivity() drift.Sensitivity {
-	s := drift.Sensitivity{Extra: map[string]string{}}
+	var s drift.Sensitivity
 	for _, f := range p.SensitivePaths {
-		s.Extra[f] = "policy"
+		if sp, err := drift.ParseSensitivePath(f); err == nil {
+			s.Extra = append(s.Extra, sp)
+		}
 	}
 	return s
 }

@@ -254,10 +254,28 @@ func (p *parser) policy(key string, n *yaml.Node, pol *Policy) {
 		"reviewers":      func(k string, v *yaml.Node) { pol.Reviewers = p.strings(k, v) },
 		"assignees":      func(k string, v *yaml.Node) { pol.Assignees = p.strings(k, v) },
 		"branchPrefix":   func(k string, v *yaml.Node) { pol.BranchPrefix = p.branchPrefix(k, v) },
-		"sensitivePaths": func(k string, v *yaml.Node) { pol.SensitivePaths = p.strings(k, v) },
+		"sensitivePaths": func(k string, v *yaml.Node) { pol.SensitivePaths = p.sensitivePaths(k, v) },
 		"quietHours":     func(k string, v *yaml.Node) { pol.QuietHours = p.quietHours(k, v) },
 		"slackChannel":   func(k string, v *yaml.Node) { pol.SlackChannel = p.channel(k, v) },
 	})
+}
+
+// sensitivePaths reads a list of JSON pointers, dotted paths, field names or
+// kind-scoped paths; each entry must name a path.
+func (p *parser) sensitivePaths(key string, n *yaml.Node) []string {
+	out := []string{}
+	p.list(key, n, func(k string, c *yaml.Node) {
+		s := p.str(k, c)
+		if c.Kind != yaml.ScalarNode {
+			return
+		}
+		if _, err := drift.ParseSensitivePath(s); err != nil {
+			p.fail(k, c.Line, fmt.Sprintf("%v (a JSON pointer such as /spec/template/spec/dnsConfig, a dotted path such as spec.template.spec.containers[].env, a field name, or Kind:path)", err))
+			return
+		}
+		out = append(out, s)
+	})
+	return out
 }
 
 // fixHandlers accepts one key per cause; manual changes can never be fixed.

@@ -46,29 +46,3 @@ func TestParseQuantityRejects(t *testing.T) {
 		}
 	}
 }
-
-func TestSensitivity(t *testing.T) {
-	git := Object{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
-		"containers": []any{map[string]any{"name": "a", "image": "x"}},
-	}}}}
-	var s Sensitivity
-	if _, why, ok := s.Check("Deployment", MustPointer("/spec/template/spec/containers"), git); !ok || why != "image" {
-		t.Errorf("a container list Git fills with an image must be sensitive, got %q %v", why, ok)
-	}
-	if _, _, ok := s.Check("Deployment", MustPointer("/spec/template/spec/containers/1"), git); ok {
-		t.Error("an injected container Git does not declare is not sensitive by itself")
-	}
-	if _, _, ok := s.Check("Deployment", MustPointer("/spec/template/spec/containers/1/securityContext/privileged"), nil); !ok {
-		t.Error("privileged must be sensitive")
-	}
-	if _, _, ok := s.Check("ClusterRole", MustPointer("/rules"), nil); !ok {
-		t.Error("ClusterRole rules must be sensitive")
-	}
-	if _, _, ok := s.Check("ConfigMap", MustPointer("/data/rules"), nil); ok {
-		t.Error("a ConfigMap key named rules is not RBAC")
-	}
-	extra := Sensitivity{Extra: map[string]string{"env": "policy"}}
-	if _, why, ok := extra.Check("Deployment", MustPointer("/spec/template/spec/containers/0/env"), nil); !ok || why != "policy" {
-		t.Error("extra sensitive fields from policy must apply")
-	}
-}

@@ -1,0 +1,348 @@
+package drift
+
+import (
+	"strings"
+	"testing"
+)
+
+var (
+	deploy = Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	vwc    = Ref{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration", Name: "v"}
+	mwc    = Ref{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration", Name: "m"}
+	crd    = Ref{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "things.example.com"}
+	apisvc = Ref{Group: "apiregistration.k8s.io", Kind: "APIService", Name: "v1.metrics.k8s.io"}
+	rbac   = func(kind string) Ref { return Ref{Group: "rbac.authorization.k8s.io", Kind: kind, Name: "r"} }
+	core   = func(kind string) Ref { return Ref{Kind: kind, Namespace: "shop", Name: "x"} }
+	admReg = func(kind string) Ref { return Ref{Group: "admissionregistration.k8s.io", Kind: kind, Name: "p"} }
+)
+
+// TestSensitiveTable has one row per entry of the table (checked at the end:
+// an entry no row reaches fails), each with the reason users see, plus
+// negatives that must stay fixable.
+func TestSensitiveTable(t *testing.T) {
+	const ps = "/spec/template/spec"
+	rows := []struct {
+		ref    Ref
+		path   string
+		reason string // "" for a path that is not sensitive
+	}{
+		{deploy, ps + "/containers/1", ReasonImage},
+		{deploy, ps + "/initContainers/0", ReasonImage},
+		{core("Pod"), "/spec/ephemeralContainers/0", ReasonImage},
+		{deploy, ps + "/containers/0/image", ReasonImage},
+		{deploy, ps + "/initContainers/0/image", ReasonImage},
+		{deploy, ps + "/containers/0/command/0", ReasonWhatRuns},
+		{deploy, ps + "/containers/0/args", ReasonWhatRuns},
+		{deploy, ps + "/containers/0/env/2/value", ReasonWhatRuns},
+		{deploy, ps + "/containers/0/envFrom/0/secretRef", ReasonWhatRuns},
+		{deploy, ps + "/containers/0/securityContext", ReasonPrivilege},
+		{deploy, ps + "/containers/0/securityContext/privileged", ReasonPrivilege},
+		{deploy, ps + "/containers/0/securityContext/capabilities/add/0", ReasonPrivilege},
+		{deploy, ps + "/containers/0/securityContext/allowPrivilegeEscalation", ReasonPrivilege},
+		{deploy, ps + "/containers/0/securityContext/runAsUser", ReasonPrivilege},
+		{deploy, ps + "/containers/0/securityContext/runAsNonRoot", ReasonPrivilege},
+		{deploy, ps + "/containers/0/securityContext/runAsGroup", ReasonPrivilege},
+		{deploy, ps + "/containers/0/securityContext/procMount", ReasonPrivilege},
+		{deploy, ps + "/containers/0/securityContext/seccompProfile/type", ReasonPrivilege},
+		{deploy, ps + "/containers/0/securityContext/appArmorProfile", ReasonPrivilege},
+		{deploy, ps + "/containers/0/ports/0/hostPort", ReasonHostAccess},
+		{deploy, ps + "/containers/0/ports/0/hostIP", ReasonHostAccess},
+		{deploy, ps + "/containers/0/volumeMounts/0/mountPropagation", ReasonHostAccess},
+		{deploy, ps + "/securityContext/runAsUser", ReasonPrivilege},
+		{deploy, ps + "/hostNetwork", ReasonHostAccess},
+		{deploy, ps + "/hostPID", ReasonHostAccess},
+		{deploy, ps + "/hostIPC", ReasonHostAccess},
+		{deploy, ps + "/hostUsers", ReasonHostAccess},
+		{deploy, ps + "/shareProcessNamespace", ReasonPrivilege},
+		{deploy, ps + "/runtimeClassName", ReasonPrivilege},
+		{deploy, ps + "/volumes", ReasonHostAccess},
+		{deploy, ps + "/volumes/3", ReasonHostAccess},
+		{deploy, ps + "/volumes/0/hostPath/path", ReasonHostAccess},
+		{deploy, ps + "/volumes/0/secret/secretName", ReasonSecret},
+		{deploy, ps + "/volumes/0/projected/sources/1/secret", ReasonSecret},
+		{deploy, ps + "/imagePullSecrets/0", ReasonImage},
+		{deploy, ps + "/serviceAccountName", ReasonIdentity},
+		{deploy, ps + "/serviceAccount", ReasonIdentity},
+		{deploy, ps + "/automountServiceAccountToken", ReasonIdentity},
+		{deploy, "/spec/template/metadata/annotations/container.apparmor.security.beta.kubernetes.io~1web", ReasonPrivilege},
+		{deploy, "/spec/template/metadata/annotations/container.seccomp.security.alpha.kubernetes.io~1web", ReasonPrivilege},
+		{core("Pod"), "/metadata/annotations/seccomp.security.alpha.kubernetes.io~1pod", ReasonPrivilege},
+		{Ref{Group: "batch", Kind: "CronJob", Name: "c"}, "/spec/jobTemplate/spec/template/spec/containers/0/image", ReasonImage},
+		{Ref{Group: "argoproj.io", Kind: "Rollout", Name: "r"}, "/spec/template/spec/hostNetwork", ReasonHostAccess},
+		{Ref{Group: "monitoring.coreos.com", Kind: "Prometheus", Name: "k8s"}, "/spec/image", ReasonImage},
+		{core("Secret"), "/data/password", ReasonSecret},
+		{core("Secret"), "/stringData", ReasonSecret},
+		{core("Secret"), "/metadata/annotations/kubernetes.io~1service-account.name", ReasonIdentity},
+		{core("ServiceAccount"), "/secrets/0", ReasonSecret},
+		{core("ServiceAccount"), "/imagePullSecrets", ReasonImage},
+		{core("ServiceAccount"), "/automountServiceAccountToken", ReasonIdentity},
+		{Ref{Kind: "Namespace", Name: "shop"}, "/metadata/labels/pod-security.kubernetes.io~1enforce", ReasonPodSecurity},
+		{Ref{Kind: "Namespace", Name: "shop"}, "/metadata/labels/pod-security.kubernetes.io~1warn-version", ReasonPodSecurity},
+		{Ref{Group: "networking.k8s.io", Kind: "NetworkPolicy", Name: "n"}, "/spec/ingress/0/from/0/ipBlock/cidr", ReasonNetwork},
+		{Ref{Group: "networking.k8s.io", Kind: "NetworkPolicy", Name: "n"}, "/spec/egress", ReasonNetwork},
+		{Ref{Group: "networking.k8s.io", Kind: "NetworkPolicy", Name: "n"}, "/spec/podSelector/matchLabels/app", ReasonNetwork},
+		{Ref{Group: "networking.k8s.io", Kind: "NetworkPolicy", Name: "n"}, "/spec/policyTypes", ReasonNetwork},
+		{core("Service"), "/spec/externalIPs/0", ReasonNetwork},
+		{core("Service"), "/spec/loadBalancerSourceRanges", ReasonNetwork},
+		{core("Service"), "/spec/type", ReasonNetwork},
+		{core("Service"), "/spec/externalName", ReasonNetwork},
+		{mwc, "/webhooks/0", ReasonAdmission},
+		{vwc, "/webhooks/0/failurePolicy", ReasonAdmission},
+		{mwc, "/webhooks/1/namespaceSelector/matchExpressions/0", ReasonAdmission},
+		{vwc, "/webhooks/0/objectSelector", ReasonAdmission},
+		{mwc, "/webhooks/0/rules/0/operations", ReasonAdmission},
+		{vwc, "/webhooks/0/matchConditions", ReasonAdmission},
+		{vwc, "/webhooks/0/matchPolicy", ReasonAdmission},
+		{mwc, "/webhooks/0/clientConfig/service/name", ReasonAdmission},
+		{vwc, "/webhooks/0/clientConfig/url", ReasonAdmission},
+		{vwc, "/webhooks/0/clientConfig/caBundle", ReasonAdmission},
+		{admReg("ValidatingAdmissionPolicy"), "/spec/failurePolicy", ReasonAdmission},
+		{admReg("ValidatingAdmissionPolicyBinding"), "/spec/validationActions", ReasonAdmission},
+		{admReg("MutatingAdmissionPolicy"), "/spec/mutations", ReasonAdmission},
+		{crd, "/spec/conversion/strategy", ReasonAPI},
+		{crd, "/spec/conversion/webhook/clientConfig/service", ReasonAPI},
+		{crd, "/spec/conversion/webhook/clientConfig/url", ReasonAPI},
+		{crd, "/spec/conversion/webhook/clientConfig/caBundle", ReasonAPI},
+		{crd, "/spec/conversion/webhookClientConfig", ReasonAPI},
+		{apisvc, "/spec/insecureSkipTLSVerify", ReasonAPI},
+		{apisvc, "/spec/caBundle", ReasonAPI},
+		{apisvc, "/spec/service/namespace", ReasonAPI},
+		{apisvc, "/spec/group", ReasonAPI},
+		{apisvc, "/spec/version", ReasonAPI},
+		{rbac("Role"), "/rules/0/verbs", ReasonRBAC},
+		{rbac("ClusterRole"), "/rules", ReasonRBAC},
+		{rbac("ClusterRole"), "/aggregationRule", ReasonRBAC},
+		{rbac("RoleBinding"), "/subjects/0/name", ReasonRBAC},
+		{rbac("ClusterRoleBinding"), "/roleRef", ReasonRBAC},
+
+		// Negatives: fields other owners legitimately write, and look-alikes.
+		{deploy, "/spec/replicas", ""},
+		{deploy, "/spec/template/metadata/annotations/checksum~1config", ""},
+		{deploy, "/spec/template/metadata/annotations/sidecar.istio.io~1status", ""},
+		{deploy, "/metadata/annotations/deployment.kubernetes.io~1revision", ""},
+		{deploy, ps + "/containers/0/imagePullPolicy", ""},
+		{deploy, ps + "/containers/0/resources/requests/memory", ""},
+		{deploy, ps + "/containers/0/terminationMessagePolicy", ""},
+		{deploy, ps + "/volumes/0/configMap/defaultMode", ""},
+		{deploy, ps + "/dnsConfig", ""},
+		{core("ConfigMap"), "/data/image", ""},
+		{core("ConfigMap"), "/data/rules", ""},
+		{core("Service"), "/spec/clusterIP", ""},
+		{core("Service"), "/spec/ports/0/protocol", ""},
+		{vwc, "/webhooks/0/timeoutSeconds", ""},
+		{vwc, "/webhooks/0/sideEffects", ""},
+		{Ref{Kind: "Namespace", Name: "shop"}, "/metadata/labels/istio-injection", ""},
+		{Ref{Group: "autoscaling", Kind: "HorizontalPodAutoscaler", Name: "h"}, "/spec/maxReplicas", ""},
+		{Ref{Group: "example.com", Kind: "Memcached", Name: "m"}, "/spec/resources/requests/cpu", ""},
+		{Ref{Group: "example.com", Kind: "Memcached", Name: "m"}, "/metadata/labels/image", ""},
+	}
+	var s Sensitivity
+	reached := map[*entry]bool{}
+	for _, r := range rows {
+		m, ok := s.Within(r.ref, MustPointer(r.path))
+		switch {
+		case r.reason == "" && ok:
+			t.Errorf("%s %s: sensitive (%s), want fixable", r.ref, r.path, m)
+		case r.reason != "" && !ok:
+			t.Errorf("%s %s: not sensitive, want %s", r.ref, r.path, r.reason)
+		case ok && m.Reason != r.reason:
+			t.Errorf("%s %s: reason %q, want %q", r.ref, r.path, m.Reason, r.reason)
+		case ok && m.What == "":
+			t.Errorf("%s %s: no text for users", r.ref, r.path)
+		}
+		if ok && m.entry != nil {
+			reached[m.entry] = true
+		}
+	}
+	for i := range table {
+		if !reached[&table[i]] {
+			t.Errorf("table entry %s (%s) has no row in this test", table[i].pattern, table[i].what)
+		}
+	}
+}
+
+func obj(yamlish map[string]any) Object { return yamlish }
+
+// TestRefuse checks the one decision for each fix kind, including the fixes
+// that stay allowed on a sensitive path because they cannot weaken it.
+func TestRefuse(t *testing.T) {
+	var s Sensitivity
+	ctr := func(name string, extra map[string]any) map[string]any {
+		c := map[string]any{"name": name, "image": name + ":1"}
+		for k, v := range extra {
+			c[k] = v
+		}
+		return c
+	}
+	podT := func(ctrs ...any) Object {
+		return obj(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": ctrs}}}})
+	}
+	target := podT(ctr("web", nil))
+	sidecar := podT(ctr("web", nil), ctr("proxy", map[string]any{"securityContext": map[string]any{"privileged": false, "runAsUser": 1337}}))
+	privileged := podT(ctr("web", nil), ctr("proxy", map[string]any{"securityContext": map[string]any{"privileged": true}}))
+	caps := podT(ctr("web", nil), ctr("proxy", map[string]any{"securityContext": map[string]any{"capabilities": map[string]any{"add": []any{"NET_ADMIN"}}}}))
+	reordered := podT(ctr("proxy", nil), ctr("web", nil))
+	hostVol := obj(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"volumes": []any{map[string]any{"name": "h", "hostPath": map[string]any{"path": "/"}}}}}}})
+	emptyVol := obj(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"volumes": []any{map[string]any{"name": "e", "emptyDir": map[string]any{}}}}}}})
+	webhookGit := obj(map[string]any{"webhooks": []any{map[string]any{"clientConfig": map[string]any{"caBundle": ""}}}})
+	aggregated := obj(map[string]any{"aggregationRule": map[string]any{"clusterRoleSelectors": []any{}}, "rules": []any{}})
+	aggregated["aggregationRule"] = map[string]any{"clusterRoleSelectors": []any{map[string]any{"matchLabels": map[string]any{"a": "b"}}}}
+
+	ps := "/spec/template/spec"
+	for _, tc := range []struct {
+		name         string
+		kind         FixKind
+		f            Finding
+		target, live Object
+		refuse       string // substring of the reason, "" when allowed
+	}{
+		{"ignore an injected unprivileged sidecar", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target, sidecar, ""},
+		{"ignore an injected privileged sidecar", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target, privileged, "privileged: true"},
+		{"ignore an injected sidecar with capabilities", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target, caps, "NET_ADMIN"},
+		{"ignore a container Git declares, found by name", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target, reordered, "which Git declares"},
+		{"ignore an injected emptyDir volume list", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/volumes"), InLive: true}, target, emptyVol, ""},
+		{"ignore an injected hostPath volume list", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/volumes"), InLive: true}, target, hostVol, "hostPath"},
+		{"ignore an image", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/0/image"), InLive: true}, target, target, "never ignores"},
+		{"ignore the pod template", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer("/spec/template"), InLive: true}, target, sidecar, "which Git declares"},
+		{"ignore an injected annotation", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer("/spec/template/metadata/annotations/sidecar.istio.io~1status"), InLive: true}, target, sidecar, ""},
+		{"ignore a caBundle", FixIgnoreDifference,
+			Finding{Resource: vwc, Path: MustPointer("/webhooks/0/clientConfig/caBundle"), InLive: true}, webhookGit, webhookGit, "never ignores"},
+		{"remove an empty caBundle an injector fills", FixRemoveField,
+			Finding{Resource: vwc, Path: MustPointer("/webhooks/0/clientConfig/caBundle"), InGit: true, Git: "", InLive: true, Live: "Q0E="}, webhookGit, nil, ""},
+		{"remove a caBundle Git declares", FixRemoveField,
+			Finding{Resource: vwc, Path: MustPointer("/webhooks/0/clientConfig/caBundle"), InGit: true, Git: "R0lU", InLive: true, Live: "Q0E="}, webhookGit, nil, "never removes it from Git"},
+		{"rewrite a caBundle", FixSetValue,
+			Finding{Resource: vwc, Path: MustPointer("/webhooks/0/clientConfig/caBundle"), InGit: true, Git: "", InLive: true, Live: "Q0E="}, webhookGit, nil, "never rewrites it in Git"},
+		{"pin a chart-generated caBundle", FixPinHelmValue,
+			Finding{Resource: vwc, Path: MustPointer("/webhooks/0/clientConfig/caBundle"), InGit: true, Git: "R0lU", InLive: true}, webhookGit, nil, "changes where the chart takes it from"},
+		{"pin generated Secret data to an existing Secret", FixPinHelmValue,
+			Finding{Resource: core("Secret"), Path: MustPointer("/data/password"), InGit: true, Git: "eA==", InLive: true}, nil, nil, ""},
+		{"remove Secret data", FixRemoveField,
+			Finding{Resource: core("Secret"), Path: MustPointer("/data/password"), InGit: true, Git: "eA==", InLive: true}, nil, nil, "secret"},
+		{"remove an image a script changed", FixRemoveField,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/0/image"), InGit: true, Git: "web:1", InLive: true}, target, nil, "never removes it from Git"},
+		{"remove rules of an aggregated ClusterRole", FixRemoveField,
+			Finding{Resource: rbac("ClusterRole"), Path: MustPointer("/rules"), InGit: true, Git: []any{}, InLive: true}, aggregated, nil, ""},
+		{"remove rules of a plain ClusterRole", FixRemoveField,
+			Finding{Resource: rbac("ClusterRole"), Path: MustPointer("/rules"), InGit: true, Git: []any{}, InLive: true}, obj(map[string]any{"rules": []any{}}), nil, "RBAC"},
+		{"remove an empty value the API server drops", FixRemoveField,
+			Finding{Resource: core("Service"), Path: MustPointer("/spec/loadBalancerSourceRanges"), InGit: true, Git: []any{}}, nil, nil, ""},
+		{"remove a whole NetworkPolicy ingress", FixRemoveField,
+			Finding{Resource: Ref{Group: "networking.k8s.io", Kind: "NetworkPolicy", Name: "n"}, Path: MustPointer("/spec/ingress"), InGit: true,
+				Git: []any{map[string]any{"from": []any{}}}, InLive: true}, nil, nil, "network exposure"},
+		{"remove a parent that holds an image", FixRemoveField,
+			Finding{Resource: deploy, Path: MustPointer(ps), InGit: true, Git: Lookup(target, "spec", "template", "spec"), InLive: true}, target, nil, "which Git declares"},
+		{"write a live value that holds a hostPath into Git", FixSetValue,
+			Finding{Resource: deploy, Path: MustPointer("/spec/template/spec"), InGit: true, Git: map[string]any{}, InLive: true, Live: Lookup(hostVol, "spec", "template", "spec")}, nil, nil, "volumes"},
+		{"remove replicas", FixRemoveField,
+			Finding{Resource: deploy, Path: MustPointer("/spec/replicas"), InGit: true, Git: 2, InLive: true, Live: 5}, target, nil, ""},
+		{"tracking method is no path of a resource", FixTrackingMethod,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/0/image")}, target, nil, ""},
+	} {
+		why, refused := s.Refuse(tc.kind, &tc.f, tc.target, tc.live)
+		switch {
+		case tc.refuse == "" && refused:
+			t.Errorf("%s: refused (%s), want allowed", tc.name, why)
+		case tc.refuse != "" && !refused:
+			t.Errorf("%s: allowed, want refused", tc.name)
+		case refused && !strings.Contains(why, tc.refuse):
+			t.Errorf("%s: reason %q, want it to say %q", tc.name, why, tc.refuse)
+		}
+	}
+}
+
+// TestGuardKeepsCauseAndEvidence: a refused fix becomes none with the reason;
+// the classifier's cause and evidence stay.
+func TestGuardKeepsCauseAndEvidence(t *testing.T) {
+	f := Finding{Resource: Ref{Kind: "Namespace", Name: "shop"}, Path: MustPointer("/metadata/labels/pod-security.kubernetes.io~1enforce"),
+		Cause: CauseControllerWrite, InGit: true, Git: "restricted", InLive: true, Live: "privileged",
+		Evidence: []string{"owned by ops-toolbox"}, Remediation: Remediation{Kind: FixRemoveField}}
+	Sensitivity{}.Guard(&f, nil, nil)
+	if f.Remediation.Kind != FixNone || !strings.Contains(f.Remediation.Reason, "pod security") {
+		t.Errorf("remediation %+v, want none naming pod security", f.Remediation)
+	}
+	if f.Cause != CauseControllerWrite || len(f.Evidence) != 1 {
+		t.Errorf("cause %s evidence %q changed", f.Cause, f.Evidence)
+	}
+}
+
+func TestParseSensitivePath(t *testing.T) {
+	for _, tc := range []struct {
+		in, kind, group, pattern, field string
+	}{
+		{"/spec/template/spec/dnsConfig", "", "*", "/spec/template/spec/dnsConfig", ""},
+		{"spec.template.spec.containers[].env", "", "*", "/spec/template/spec/containers/*/env", ""},
+		{"spec.template.spec.containers[*].env", "", "*", "/spec/template/spec/containers/*/env", ""},
+		{"spec.ports[0].nodePort", "", "*", "/spec/ports/0/nodePort", ""},
+		{`data.policy\.json`, "", "*", "/data/policy.json", ""},
+		{"dnsConfig", "", "*", "", "dnsConfig"},
+		{"Deployment:/spec/paused", "Deployment", "*", "/spec/paused", ""},
+		{"apps/Deployment:spec.paused", "Deployment", "apps", "/spec/paused", ""},
+		{"Namespace:metadata.labels.team", "Namespace", "*", "/metadata/labels/team", ""},
+	} {
+		sp, err := ParseSensitivePath(tc.in)
+		if err != nil {
+			t.Errorf("%s: %v", tc.in, err)
+			continue
+		}
+		got := ""
+		if sp.Pattern != nil {
+			got = sp.Pattern.String()
+		}
+		if sp.Kind != tc.kind || sp.Group != tc.group || got != tc.pattern || sp.Field != tc.field {
+			t.Errorf("%s: kind %q group %q pattern %q field %q", tc.in, sp.Kind, sp.Group, got, sp.Field)
+		}
+	}
+	for _, bad := range []string{"", "  ", "/spec//x", "/", "spec..x", "spec.x[", "deployment:/x", "Deployment:", "has space", "/~2"} {
+		if _, err := ParseSensitivePath(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestCheck: the check by kind alone, which judges existing rules against
+// Git: a container Git declares is sensitive, an injected one Git does not
+// declare is not by itself, and a ConfigMap key is never RBAC.
+func TestCheck(t *testing.T) {
+	git := Object{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+		"containers": []any{map[string]any{"name": "a", "image": "x"}},
+	}}}}
+	var s Sensitivity
+	if _, why, ok := s.Check("Deployment", MustPointer("/spec/template/spec/containers"), git); !ok || why != ReasonImage {
+		t.Errorf("a container list Git fills must be sensitive, got %q %v", why, ok)
+	}
+	if _, _, ok := s.Check("Deployment", MustPointer("/spec/template/spec/containers/1"), git); ok {
+		t.Error("an injected container Git does not declare is not sensitive by itself")
+	}
+	if _, _, ok := s.Check("Deployment", MustPointer("/spec/template/spec/containers/1/securityContext/privileged"), nil); !ok {
+		t.Error("privileged must be sensitive")
+	}
+	if _, _, ok := s.Check("ClusterRole", MustPointer("/rules"), nil); !ok {
+		t.Error("ClusterRole rules must be sensitive")
+	}
+	if _, _, ok := s.Check("ConfigMap", MustPointer("/data/rules"), nil); ok {
+		t.Error("a ConfigMap key named rules is not RBAC")
+	}
+	if _, _, ok := s.Check("ConfigMap", MustPointer("/data/image"), nil); ok {
+		t.Error("a ConfigMap key named image is not judged as a custom resource's image")
+	}
+	if _, why, ok := s.Check("Prometheus", MustPointer("/spec/image"), nil); !ok || why != ReasonImage {
+		t.Errorf("a custom resource's image is sensitive, got %q %v", why, ok)
+	}
+	extra, err := ParseSensitivePath("env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, why, ok := (Sensitivity{Extra: []SensitivePath{extra}}).Check("ConfigMap", MustPointer("/data/env"), nil); !ok || why != ReasonPolicy {
+		t.Errorf("a policy field name must apply to every kind, got %q %v", why, ok)
+	}
+}
