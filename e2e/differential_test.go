@@ -1,0 +1,429 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/driftfix/driftfix/bot"
+	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/diff"
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/kube"
+)
+
+var (
+	updateDifferential = flag.Bool("update-differential", false, "save one snapshot per disagreement class under testdata/differential/")
+	differentialReport = flag.String("differential-report", "", "write the differential test's agreement and disagreements to this file")
+)
+
+// disagreement is one resource where driftfix's emulated diff and Argo CD's own differ.
+type disagreement struct {
+	App, Resource string
+	ArgoStatus    string
+	ArgoPaths     []string
+	DriftPaths    []string
+	Class         string
+	Snapshot      *drift.Snapshot `json:"-"`
+	Index         int             `json:"-"`
+}
+
+// TestDifferential syncs several hundred generated manifests through the real
+// Argo CD and compares, per resource, Argo CD's verdict and differing paths
+// (its normalizedLive vs predictedLive, walked by driftfix's diff) with
+// driftfix's own emulation on the same snapshot without those two states.
+func TestDifferential(t *testing.T) {
+	s := newStack(t)
+	ctx := context.Background()
+	s.kubectl(t, differentialCRDs, "apply", "-f", "-")
+	s.waitEstablished(t, "gadgets.diff.example.com")
+	s.waitEstablished(t, "blobs.diff.example.com")
+	manifests := differentialManifests()
+	var apps []string
+	seenApp := map[string]bool{}
+	for _, m := range manifests {
+		if !seenApp[m.app] {
+			seenApp[m.app] = true
+			apps = append(apps, m.app)
+		}
+	}
+	for _, app := range apps {
+		s.kubectl(t, "", "-n", "argocd", "delete", "application", app, "--ignore-not-found", "--timeout=120s")
+		s.kubectl(t, "", "delete", "namespace", app, "--ignore-not-found", "--timeout=120s")
+		s.kubectl(t, "", "create", "namespace", app)
+	}
+	rc, err := kube.RESTConfig(kube.Config{Kubeconfig: s.kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the API server refuses, Argo CD cannot sync: a dry-run drops it
+	// here, so that every Application's sync succeeds.
+	dr, err := kube.NewDryRunner(rc, -1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	perApp := map[string]int{}
+	dropped := 0
+	for _, m := range manifests {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(m.yaml), &obj); err != nil {
+			t.Fatalf("generated %s/%s is not YAML: %v\n%s", m.app, m.file, err, m.yaml)
+		}
+		validation := "Strict"
+		if m.app == appNoValidate {
+			validation = "Ignore"
+		}
+		if _, err := dr.Apply(ctx, obj, m.app, validation); err != nil {
+			t.Logf("not synced (the API server refuses it): %s/%s: %v", m.app, m.file, err)
+			dropped++
+			continue
+		}
+		files[m.app+"/"+m.file] = m.yaml
+		perApp[m.app]++
+	}
+	t.Logf("%d manifests generated, %d refused by the API server's dry-run, %d synced", len(manifests), dropped, len(files))
+	repo := gitRepo(t, files)
+	for _, app := range apps {
+		opts := ""
+		switch app {
+		case appNoValidate:
+			opts = "    syncOptions: [Validate=false]\n"
+		case appSSA:
+			opts = "    syncOptions: [ServerSideApply=true]\n"
+		}
+		s.kubectl(t, fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: %s
+  namespace: argocd
+  finalizers: [resources-finalizer.argocd.argoproj.io]
+spec:
+  project: default
+  source: {repoURL: %q, path: %s, targetRevision: main}
+  destination: {server: https://kubernetes.default.svc, namespace: %s}
+  syncPolicy:
+    automated: {prune: true}
+%s`, app, repo, app, app, opts), "apply", "-f", "-")
+	}
+	t.Cleanup(func() {
+		for _, app := range apps {
+			s.kubectl(t, "", "-n", "argocd", "delete", "application", app, "--ignore-not-found", "--timeout=180s")
+			s.kubectl(t, "", "delete", "namespace", app, "--ignore-not-found", "--timeout=120s")
+		}
+		s.kubectl(t, "", "delete", "crd", "gadgets.diff.example.com", "blobs.diff.example.com", "--ignore-not-found")
+	})
+	// Every Application syncs once (automated, no self-heal); controllers
+	// then do their part (node ports, aggregated rules, HPA status), and a
+	// refresh lets Argo CD compare the settled state.
+	deadline := time.Now().Add(6 * time.Minute)
+	for _, app := range apps {
+		for {
+			a := s.summary(t, app)
+			if a.OperationPhase == "Succeeded" {
+				break
+			}
+			if a.OperationPhase == "Failed" || a.OperationPhase == "Error" || time.Now().After(deadline) {
+				msg := s.kubectl(t, "", "-n", "argocd", "get", "application", app, "-o", "jsonpath={.status.operationState.message}")
+				t.Fatalf("Application %s did not sync: phase %q sync %q: %s", app, a.OperationPhase, a.SyncStatus, msg)
+			}
+			time.Sleep(2 * time.Second)
+		}
+	}
+	time.Sleep(20 * time.Second)
+	for _, app := range apps {
+		s.kubectl(t, "", "-n", "argocd", "annotate", "application", app, "argocd.argoproj.io/refresh=normal", "--overwrite")
+	}
+	time.Sleep(15 * time.Second)
+
+	settings, err := s.argo.Settings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kube.Read(ctx, rc, kube.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tally struct{ total, status, paths, missing int }
+	all := tally{}
+	byApp := map[string]*tally{}
+	var dis []disagreement
+	var walkMismatch []string
+	for _, app := range apps {
+		snap, err := s.argo.Snapshot(ctx, "argocd", app, argocd.SnapshotOptions{Settings: &settings})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bot.AddClusterContext(snap, cl.For(snap))
+		argoPaths, err := differingPaths(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		driftPaths, err := differingPaths(stripArgoStates(snap))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ta := &tally{}
+		byApp[app] = ta
+		for i := range snap.Resources {
+			r := &snap.Resources[i]
+			ref := r.Ref()
+			if r.Live == nil || r.Target == nil {
+				ta.missing++
+				continue
+			}
+			status := resourceStatus(snap.Application, ref)
+			ta.total++
+			argoOut := status == "OutOfSync"
+			if argoOut != (len(argoPaths[i]) > 0) {
+				walkMismatch = append(walkMismatch, fmt.Sprintf("%s %s: Argo CD %s, its normalized/predicted states differ at %v", app, ref, status, argoPaths[i]))
+			}
+			driftOut := len(driftPaths[i]) > 0
+			sameStatus := argoOut == driftOut
+			samePaths := strings.Join(argoPaths[i], " ") == strings.Join(driftPaths[i], " ")
+			if sameStatus {
+				ta.status++
+			}
+			if samePaths {
+				ta.paths++
+			}
+			if !sameStatus || !samePaths {
+				dis = append(dis, disagreement{App: app, Resource: ref.String(), ArgoStatus: status, ArgoPaths: argoPaths[i], DriftPaths: driftPaths[i],
+					Class: disagreementClass(ref, argoPaths[i], driftPaths[i]), Snapshot: snap, Index: i})
+			}
+		}
+		all.total += ta.total
+		all.status += ta.status
+		all.paths += ta.paths
+		all.missing += ta.missing
+	}
+	var rep strings.Builder
+	fmt.Fprintf(&rep, "Differential test against Argo CD 3.6.1 and kube-apiserver 1.37.2, %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&rep, "%d manifests generated, %d refused by the API server, %d resources compared (%d without a live or Git side left out)\n",
+		len(manifests), dropped, all.total, all.missing)
+	fmt.Fprintf(&rep, "same status: %d/%d (%.1f%%); same path set: %d/%d (%.1f%%)\n", all.status, all.total, pct(all.status, all.total), all.paths, all.total, pct(all.paths, all.total))
+	for _, app := range apps {
+		ta := byApp[app]
+		fmt.Fprintf(&rep, "  %-16s status %d/%d, paths %d/%d\n", app, ta.status, ta.total, ta.paths, ta.total)
+	}
+	if len(walkMismatch) > 0 {
+		fmt.Fprintf(&rep, "\nArgo CD's status and its own states disagree (%d):\n", len(walkMismatch))
+		for _, w := range walkMismatch {
+			fmt.Fprintf(&rep, "  %s\n", w)
+		}
+	}
+	classes := map[string][]disagreement{}
+	var keys []string
+	for _, d := range dis {
+		if classes[d.Class] == nil {
+			keys = append(keys, d.Class)
+		}
+		classes[d.Class] = append(classes[d.Class], d)
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(&rep, "\nDisagreements: %d resources in %d classes\n", len(dis), len(keys))
+	if *updateDifferential {
+		old, _ := filepath.Glob(filepath.Join("..", "testdata", "differential", "*.json"))
+		for _, f := range old {
+			os.Remove(f)
+		}
+		if err := os.MkdirAll(filepath.Join("..", "testdata", "differential"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n, k := range keys {
+		ds := classes[k]
+		file := fmt.Sprintf("%02d-%s.json", n+1, slug(k))
+		fmt.Fprintf(&rep, "\n[%s] %s (%d)\n", file, k, len(ds))
+		for _, d := range ds {
+			fmt.Fprintf(&rep, "  %s %s: Argo CD %s %v; driftfix %v\n", d.App, d.Resource, d.ArgoStatus, d.ArgoPaths, d.DriftPaths)
+		}
+		if *updateDifferential {
+			raw, err := json.MarshalIndent(trimmedSnapshot(ds[0].Snapshot, ds[0].Index), "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join("..", "testdata", "differential", file), append(raw, '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Log("\n" + rep.String())
+	if *differentialReport != "" {
+		if err := os.WriteFile(*differentialReport, []byte(rep.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if all.total < 300 {
+		t.Errorf("only %d resources compared; the differential test needs at least 300", all.total)
+	}
+}
+
+func (s *stack) summary(t *testing.T, name string) argocd.AppSummary {
+	t.Helper()
+	apps, err := s.argo.ListApplications(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range apps {
+		if a.Name == name {
+			return a
+		}
+	}
+	return argocd.AppSummary{}
+}
+
+func pct(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+// differingPaths runs driftfix's diff and returns, per resource index, the
+// sorted paths that differ and that no ignore rule hides.
+func differingPaths(s *drift.Snapshot) (map[int][]string, error) {
+	cmp, _, err := diff.Compare(s)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int][]string{}
+	for _, d := range cmp.Diffs {
+		if len(d.HiddenBy) > 0 {
+			continue
+		}
+		out[d.Index] = append(out[d.Index], d.Path.String())
+	}
+	for i := range out {
+		sort.Strings(out[i])
+	}
+	return out, nil
+}
+
+// stripArgoStates returns a copy of the snapshot without Argo CD's
+// normalized and predicted live states, so the diff emulates them.
+func stripArgoStates(s *drift.Snapshot) *drift.Snapshot {
+	c := *s
+	c.Resources = make([]drift.Resource, len(s.Resources))
+	for i, r := range s.Resources {
+		r.NormalizedLive, r.PredictedLive = nil, nil
+		c.Resources[i] = r
+	}
+	return &c
+}
+
+// resourceStatus is Argo CD's sync status of one resource, from the Application.
+func resourceStatus(app drift.Object, ref drift.Ref) string {
+	for _, it := range drift.List(app, "status", "resources") {
+		m, _ := it.(map[string]any)
+		if drift.Str(m, "kind") == ref.Kind && drift.Str(m, "group") == ref.Group && drift.Str(m, "name") == ref.Name && drift.Str(m, "namespace") == ref.Namespace {
+			return drift.Str(m, "status")
+		}
+	}
+	return ""
+}
+
+var digits = regexp.MustCompile(`/[0-9]+(/|$)`)
+
+// disagreementClass names what differs: the kind, and the paths only driftfix
+// reports (+) and only Argo CD reports (-), list indexes generalized.
+func disagreementClass(ref drift.Ref, argo, mine []string) string {
+	in := func(list []string, p string) bool {
+		for _, q := range list {
+			if q == p {
+				return true
+			}
+		}
+		return false
+	}
+	set := map[string]bool{}
+	for _, p := range mine {
+		if !in(argo, p) {
+			set["+"+digits.ReplaceAllString(p, "/*$1")] = true
+		}
+	}
+	for _, p := range argo {
+		if !in(mine, p) {
+			set["-"+digits.ReplaceAllString(p, "/*$1")] = true
+		}
+	}
+	var parts []string
+	for p := range set {
+		parts = append(parts, p)
+	}
+	sort.Strings(parts)
+	return ref.Kind + " " + strings.Join(parts, " ")
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// slug makes a short file name part from a class: the kind and the last
+// token of its first path.
+func slug(class string) string {
+	fields := strings.Fields(class)
+	s := strings.ToLower(fields[0])
+	if len(fields) > 1 {
+		p := strings.TrimLeft(fields[1], "+-")
+		toks := strings.Split(strings.Trim(p, "/"), "/")
+		last := toks[len(toks)-1]
+		if last == "*" && len(toks) > 1 {
+			last = toks[len(toks)-2]
+		}
+		if last == "" {
+			last = "object"
+		}
+		sign := "extra"
+		if strings.HasPrefix(fields[1], "-") {
+			sign = "missed"
+		}
+		s += "-" + sign + "-" + strings.ToLower(last)
+	}
+	return strings.Trim(nonSlug.ReplaceAllString(s, "-"), "-")
+}
+
+// trimmedSnapshot keeps one resource (with Argo CD's states, the ground truth),
+// the Application without its other resources' status, and the cluster
+// objects that concern that resource.
+func trimmedSnapshot(s *drift.Snapshot, idx int) *drift.Snapshot {
+	r := s.Resources[idx]
+	ref := r.Ref()
+	app := drift.Object{"apiVersion": s.Application["apiVersion"], "kind": "Application",
+		"metadata": map[string]any{"name": drift.Str(s.Application, "metadata", "name"), "namespace": drift.Str(s.Application, "metadata", "namespace")},
+		"spec":     s.Application["spec"]}
+	status := map[string]any{"sync": drift.Map(s.Application, "status", "sync")}
+	for _, it := range drift.List(s.Application, "status", "resources") {
+		m, _ := it.(map[string]any)
+		if drift.Str(m, "kind") == ref.Kind && drift.Str(m, "group") == ref.Group && drift.Str(m, "name") == ref.Name && drift.Str(m, "namespace") == ref.Namespace {
+			status["resources"] = []any{m}
+		}
+	}
+	if op := drift.Map(s.Application, "status", "operationState"); op != nil {
+		status["operationState"] = map[string]any{"phase": op["phase"], "finishedAt": op["finishedAt"]}
+	}
+	app["status"] = status
+	out := &drift.Snapshot{Application: app, Resources: []drift.Resource{r}}
+	for _, o := range s.Cluster {
+		kind := drift.Str(o, "kind")
+		switch {
+		case kind == "ConfigMap" && drift.Str(o, "metadata", "name") == "argocd-cm":
+			out.Cluster = append(out.Cluster, o)
+		case kind == "CustomResourceDefinition" && drift.Str(o, "spec", "group") == ref.Group && drift.Str(o, "spec", "names", "kind") == ref.Kind:
+			out.Cluster = append(out.Cluster, o)
+		case kind == "Namespace" && drift.Str(o, "metadata", "name") == ref.Namespace:
+			out.Cluster = append(out.Cluster, o)
+		}
+	}
+	return out
+}
