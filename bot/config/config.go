@@ -42,6 +42,11 @@ type ArgoCD struct {
 	Kubeconfig          string
 	Shard               string // application name pattern (path.Match), empty for all
 	Namespace           string // Argo CD's namespace, where argocd-cm lives (default argocd)
+	// DryRunEvidence asks the cluster, per differing resource, what a
+	// server-side dry-run apply of its Git manifest would store; it needs
+	// the patch verb on those kinds, so it is off unless set.
+	DryRunEvidence bool
+	DryRunBudget   int // dry-run applies per cycle (default 50)
 }
 
 // GitHub says how PRs are opened.

@@ -164,15 +164,17 @@ func (p *parser) url(key string, n *yaml.Node) string {
 func (p *parser) argocd(key string, n *yaml.Node) ArgoCD {
 	var a ArgoCD
 	p.mapping(n, key, map[string]func(string, *yaml.Node){
-		"name":       func(k string, v *yaml.Node) { a.Name = p.str(k, v) },
-		"server":     func(k string, v *yaml.Node) { a.Server = p.url(k, v) },
-		"tokenFile":  func(k string, v *yaml.Node) { a.TokenFile = p.str(k, v) },
-		"tokenEnv":   func(k string, v *yaml.Node) { a.TokenEnv = p.str(k, v) },
-		"caFile":     func(k string, v *yaml.Node) { a.CAFile = p.str(k, v) },
-		"insecure":   func(k string, v *yaml.Node) { a.Insecure = p.boolean(k, v) },
-		"kubeconfig": func(k string, v *yaml.Node) { a.Kubeconfig = p.str(k, v) },
-		"shard":      func(k string, v *yaml.Node) { a.Shard = p.str(k, v) },
-		"namespace":  func(k string, v *yaml.Node) { a.Namespace = p.str(k, v) },
+		"name":           func(k string, v *yaml.Node) { a.Name = p.str(k, v) },
+		"server":         func(k string, v *yaml.Node) { a.Server = p.url(k, v) },
+		"tokenFile":      func(k string, v *yaml.Node) { a.TokenFile = p.str(k, v) },
+		"tokenEnv":       func(k string, v *yaml.Node) { a.TokenEnv = p.str(k, v) },
+		"caFile":         func(k string, v *yaml.Node) { a.CAFile = p.str(k, v) },
+		"insecure":       func(k string, v *yaml.Node) { a.Insecure = p.boolean(k, v) },
+		"kubeconfig":     func(k string, v *yaml.Node) { a.Kubeconfig = p.str(k, v) },
+		"shard":          func(k string, v *yaml.Node) { a.Shard = p.str(k, v) },
+		"namespace":      func(k string, v *yaml.Node) { a.Namespace = p.str(k, v) },
+		"dryRunEvidence": func(k string, v *yaml.Node) { a.DryRunEvidence = p.boolean(k, v) },
+		"dryRunBudget":   func(k string, v *yaml.Node) { a.DryRunBudget = p.positive(k, v) },
 	})
 	if a.Server == "" {
 		p.fail(key+".server", n.Line, "is required")

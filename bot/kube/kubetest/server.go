@@ -1,13 +1,17 @@
 // Package kubetest serves, on 127.0.0.1, the Kubernetes API calls driftfix's
 // cluster collector makes (list HPAs, mutating webhook configurations,
-// namespaces, CRDs; get argocd-cm), from a set of objects, for tests.
+// namespaces, CRDs; get argocd-cm), from a set of objects, for tests; and,
+// when DryRun is set, discovery and server-side dry-run applies.
 package kubetest
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -18,8 +22,100 @@ type Server struct {
 	*httptest.Server
 	// Calls counts requests.
 	Calls atomic.Int32
-	// Forbid answers 403 to paths ending in this resource name, when set.
+	// Forbid answers 403 to paths ending in this resource name, when set,
+	// and to dry-run applies of that resource.
 	Forbid string
+	// DryRun, when set, answers server-side dry-run applies (PATCH with
+	// dryRun=All and the apply patch type): it receives the applied object
+	// and returns what the emulated API server would store. Any other write
+	// is refused.
+	DryRun func(obj drift.Object) drift.Object
+
+	mu      sync.Mutex
+	patches []Patch
+}
+
+// Patch is one PATCH request the server received.
+type Patch struct {
+	Path        string
+	Query       url.Values
+	ContentType string
+	Body        drift.Object
+}
+
+// Patches returns the PATCH requests received so far.
+func (s *Server) Patches() []Patch {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Patch(nil), s.patches...)
+}
+
+// APIResource is one resource of the discovery documents the server serves.
+type APIResource struct {
+	APIVersion, Kind, Name string
+	Namespaced             bool
+}
+
+// Resources are the kinds discovery knows.
+var Resources = []APIResource{
+	{"v1", "ConfigMap", "configmaps", true},
+	{"v1", "Secret", "secrets", true},
+	{"v1", "Service", "services", true},
+	{"v1", "Namespace", "namespaces", false},
+	{"apps/v1", "Deployment", "deployments", true},
+	{"apps/v1", "StatefulSet", "statefulsets", true},
+	{"autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", true},
+	{"admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", false},
+	{"admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", false},
+	{"rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", false},
+	{"cache.example.com/v1alpha1", "Memcached", "memcacheds", true},
+	{"e2e.example.com/v1", "Widget", "widgets", true},
+}
+
+// discovery returns the APIResourceList of a discovery path (/api/v1,
+// /apis/GROUP/VERSION), or nil.
+func discovery(path string) map[string]any {
+	gv := strings.TrimPrefix(strings.TrimPrefix(path, "/apis/"), "/api/")
+	if gv == path || strings.Count(gv, "/") > 1 || (strings.HasPrefix(path, "/api/") && gv != "v1") {
+		return nil
+	}
+	var list []any
+	for _, r := range Resources {
+		if r.APIVersion == gv {
+			list = append(list, map[string]any{"name": r.Name, "singularName": "", "kind": r.Kind, "namespaced": r.Namespaced,
+				"verbs": []any{"get", "list", "patch"}})
+		}
+	}
+	if list == nil {
+		return nil
+	}
+	return map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list}
+}
+
+// dryRunApply answers a server-side dry-run apply, refusing every real write.
+func (s *Server) dryRunApply(w http.ResponseWriter, r *http.Request, status func(int, string, string)) {
+	q := r.URL.Query()
+	if s.DryRun == nil || q.Get("dryRun") != "All" || r.Header.Get("Content-Type") != "application/apply-patch+yaml" {
+		status(http.StatusMethodNotAllowed, "MethodNotAllowed", "read-only: only server-side dry-run applies are served")
+		return
+	}
+	raw, err := io.ReadAll(r.Body)
+	var obj drift.Object
+	if err == nil {
+		err = json.Unmarshal(raw, &obj)
+	}
+	if err != nil {
+		status(http.StatusBadRequest, "BadRequest", "not a JSON apply body")
+		return
+	}
+	s.mu.Lock()
+	s.patches = append(s.patches, Patch{Path: r.URL.Path, Query: q, ContentType: r.Header.Get("Content-Type"), Body: obj})
+	s.mu.Unlock()
+	if s.Forbid != "" && strings.Contains(r.URL.Path, "/"+s.Forbid+"/") {
+		status(http.StatusForbidden, "Forbidden", s.Forbid+" is forbidden: User \"driftfix\" cannot patch resource")
+		return
+	}
+	json.NewEncoder(w).Encode(s.DryRun(obj))
 }
 
 // NewServer serves objs.
@@ -51,8 +147,16 @@ func NewServer(objs []drift.Object) *Server {
 			w.WriteHeader(code)
 			json.NewEncoder(w).Encode(map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason, "code": code, "message": msg})
 		}
+		if r.Method == http.MethodPatch {
+			s.dryRunApply(w, r, status)
+			return
+		}
 		if r.Method != http.MethodGet {
 			status(http.StatusMethodNotAllowed, "MethodNotAllowed", "read-only")
+			return
+		}
+		if d := discovery(r.URL.Path); d != nil && s.DryRun != nil {
+			json.NewEncoder(w).Encode(d)
 			return
 		}
 		if s.Forbid != "" && strings.HasSuffix(r.URL.Path, s.Forbid) {
