@@ -82,7 +82,12 @@ func TestDifferential(t *testing.T) {
 		if err := yaml.Unmarshal([]byte(m.yaml), &obj); err != nil {
 			t.Fatalf("generated %s/%s is not YAML: %v\n%s", m.app, m.file, err, m.yaml)
 		}
+		// Argo CD's apply (like kubectl's) refuses fields a built-in kind does
+		// not declare unless Validate=false; a custom resource's are pruned.
 		validation := "Strict"
+		if strings.HasSuffix(drift.Str(obj, "apiVersion"), "diff.example.com/v1") {
+			validation = "Warn"
+		}
 		if m.app == appNoValidate {
 			validation = "Ignore"
 		}
@@ -137,7 +142,9 @@ spec:
 			}
 			if a.OperationPhase == "Failed" || a.OperationPhase == "Error" || time.Now().After(deadline) {
 				msg := s.kubectl(t, "", "-n", "argocd", "get", "application", app, "-o", "jsonpath={.status.operationState.message}")
-				t.Fatalf("Application %s did not sync: phase %q sync %q: %s", app, a.OperationPhase, a.SyncStatus, msg)
+				// The others are still compared; what did not sync counts as missing.
+				t.Errorf("Application %s did not sync: phase %q sync %q: %s", app, a.OperationPhase, a.SyncStatus, msg)
+				break
 			}
 			time.Sleep(2 * time.Second)
 		}
