@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -63,6 +64,14 @@ func TestDifferential(t *testing.T) {
 		s.kubectl(t, "", "-n", "argocd", "delete", "application", app, "--ignore-not-found", "--timeout=120s")
 		s.kubectl(t, "", "delete", "namespace", app, "--ignore-not-found", "--timeout=120s")
 		s.kubectl(t, "", "create", "namespace", app)
+	}
+	// Pods are admitted only once the namespace has its default ServiceAccount.
+	for i := 0; i < 60; i++ {
+		cmd := exec.Command(filepath.Join(s.root, "bin", "kubectl"), "--kubeconfig", s.kubeconfig, "-n", appWorkloads, "get", "serviceaccount", "default")
+		if cmd.Run() == nil {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	rc, err := kube.RESTConfig(kube.Config{Kubeconfig: s.kubeconfig})
 	if err != nil {
