@@ -266,6 +266,16 @@ spec:
 		for _, d := range ds {
 			fmt.Fprintf(&rep, "  %s %s: Argo CD %s %v; driftfix %v\n", d.App, d.Resource, d.ArgoStatus, d.ArgoPaths, d.DriftPaths)
 		}
+		// The values at the paths only one side reports, in the first resource.
+		r := ds[0].Snapshot.Resources[ds[0].Index]
+		for _, p := range symmetricDifference(ds[0].ArgoPaths, ds[0].DriftPaths) {
+			ptr, err := drift.ParsePointer(p)
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(&rep, "    %s: git %s, live %s, predicted %s, normalized %s\n", p,
+				valueAt(r.Target, ptr), valueAt(r.Live, ptr), valueAt(r.PredictedLive, ptr), valueAt(r.NormalizedLive, ptr))
+		}
 		if *updateDifferential {
 			raw, err := json.MarshalIndent(trimmedSnapshot(ds[0].Snapshot, ds[0].Index), "", "  ")
 			if err != nil {
@@ -442,4 +452,33 @@ func trimmedSnapshot(s *drift.Snapshot, idx int) *drift.Snapshot {
 		}
 	}
 	return out
+}
+
+func symmetricDifference(a, b []string) []string {
+	in := map[string]int{}
+	for _, p := range a {
+		in[p] |= 1
+	}
+	for _, p := range b {
+		in[p] |= 2
+	}
+	var out []string
+	for p, v := range in {
+		if v != 3 {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func valueAt(o drift.Object, p drift.Pointer) string {
+	if o == nil {
+		return "(no object)"
+	}
+	v, ok := p.Get(o)
+	if !ok {
+		return "(absent)"
+	}
+	return drift.Brief(v, 80)
 }
