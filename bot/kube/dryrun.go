@@ -101,8 +101,12 @@ func (r *DryRunner) resource(ctx context.Context, apiVersion, kind string) (sche
 
 // Apply sends obj as a server-side apply with dryRun=All, as field manager
 // argocd-controller with force (as Argo CD's server-side apply does), and
-// returns what the API server would store, without managedFields. A
-// namespaced object without a namespace is applied in namespace.
+// returns what the API server would store, without managedFields. When the
+// API server refuses the apply because a custom resource's manifest has
+// fields its schema does not declare, the manifest is sent as a JSON merge
+// patch instead (what a client-side apply of a custom resource sends), which
+// the API server prunes. A namespaced object without a namespace is applied
+// in namespace.
 // fieldValidation is Strict, Warn or Ignore (empty: the server's default).
 func (r *DryRunner) Apply(ctx context.Context, obj drift.Object, namespace, fieldValidation string) (drift.Object, error) {
 	r.mu.Lock()
@@ -147,6 +151,17 @@ func (r *DryRunner) Apply(ctx context.Context, obj drift.Object, namespace, fiel
 	r.Calls++
 	r.mu.Unlock()
 	u, err := ri.Patch(ctx, drift.Str(obj, "metadata", "name"), types.ApplyPatchType, raw, opts)
+	if err != nil && strings.Contains(err.Error(), "field not declared in schema") {
+		// Server-side apply refuses a manifest with fields the custom
+		// resource's schema does not declare (Argo CD's sync would too with
+		// ServerSideApply=true). A client-side apply of a custom resource is
+		// a JSON merge patch, which the API server prunes instead: ask that.
+		r.mu.Lock()
+		r.Calls++
+		r.mu.Unlock()
+		u, err = ri.Patch(ctx, drift.Str(obj, "metadata", "name"), types.MergePatchType, raw,
+			metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: dryRunManager, FieldValidation: fieldValidation})
+	}
 	if err != nil {
 		if apierrors.IsForbidden(err) {
 			r.mu.Lock()

@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -21,20 +22,28 @@ func obj(apiVersion, kind, ns, name string, spec map[string]any) drift.Object {
 	return drift.Object{"apiVersion": apiVersion, "kind": kind, "metadata": md, "spec": spec}
 }
 
-// canonicalCPU emulates what the API server does to a Deployment's cpu limit
-// (1000m is stored as 1) and leaves custom resources as written, as a real
-// API server does without a webhook; it adds managedFields, which a real
-// dry-run answer carries.
-func canonicalCPU(o drift.Object) drift.Object {
+// apiServer emulates what the API server does to a dry-run: a Deployment's
+// cpu limit 1000m is stored as 1; a custom resource stays as written, except
+// that server-side apply refuses a field its schema does not declare (spec.color)
+// and a merge patch prunes it. It adds the managedFields a real answer carries.
+func apiServer(o drift.Object, contentType string) (drift.Object, error) {
 	out := drift.DeepCopy(o).(map[string]any)
-	if drift.Str(out, "kind") == "Deployment" {
+	switch drift.Str(out, "kind") {
+	case "Deployment":
 		if lim := drift.Map(drift.List(out, "spec", "template", "spec", "containers")[0], "resources", "limits"); lim["cpu"] == "1000m" {
 			lim["cpu"] = "1"
+		}
+	case "Widget":
+		if _, ok := drift.Map(out, "spec")["color"]; ok {
+			if contentType == "application/apply-patch+yaml" {
+				return nil, errors.New("failed to create typed patch object (shop/blue; e2e.example.com/v1, Kind=Widget): .spec.color: field not declared in schema")
+			}
+			delete(drift.Map(out, "spec"), "color")
 		}
 	}
 	out["metadata"].(map[string]any)["managedFields"] = []any{map[string]any{"manager": "argocd-controller", "operation": "Apply"}}
 	out["metadata"].(map[string]any)["uid"] = "dry-run-uid"
-	return out
+	return out, nil
 }
 
 func evidenceSnapshot() *drift.Snapshot {
@@ -68,7 +77,7 @@ func evidenceSnapshot() *drift.Snapshot {
 func TestDryRunEvidence(t *testing.T) {
 	srv := kubetest.NewServer(nil)
 	defer srv.Close()
-	srv.DryRun = canonicalCPU
+	srv.DryRun = apiServer
 	dr, err := NewDryRunner(&rest.Config{Host: srv.URL}, 0, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -91,28 +100,36 @@ func TestDryRunEvidence(t *testing.T) {
 	if got := drift.Str(s.Resources[3].DryRun, "spec", "limits", "cpu"); got != "1000m" {
 		t.Errorf("custom resource dry-run cpu %q, want it as written", got)
 	}
-
-	patches := srv.Patches()
-	if len(patches) != 2 {
-		t.Fatalf("%d dry-run applies, want 2 (the Deployment and the Widget)", len(patches))
+	if _, ok := drift.Map(s.Resources[3].DryRun, "spec")["color"]; ok {
+		t.Errorf("custom resource dry-run keeps spec.color, which its schema prunes")
 	}
-	wantPaths := []string{"/apis/apps/v1/namespaces/shop/deployments/web", "/apis/e2e.example.com/v1/namespaces/shop/widgets/blue"}
+
+	// The Widget's apply is refused for its undeclared field; a merge patch follows.
+	patches := srv.Patches()
+	if len(patches) != 3 {
+		t.Fatalf("%d dry-run requests, want 3 (the Deployment's apply, the Widget's apply and merge patch)", len(patches))
+	}
+	want := []struct{ path, contentType, force string }{
+		{"/apis/apps/v1/namespaces/shop/deployments/web", "application/apply-patch+yaml", "true"},
+		{"/apis/e2e.example.com/v1/namespaces/shop/widgets/blue", "application/apply-patch+yaml", "true"},
+		{"/apis/e2e.example.com/v1/namespaces/shop/widgets/blue", "application/merge-patch+json", ""},
+	}
 	for i, p := range patches {
-		if p.Path != wantPaths[i] {
-			t.Errorf("apply %d went to %s, want %s", i, p.Path, wantPaths[i])
+		if p.Path != want[i].path || p.ContentType != want[i].contentType {
+			t.Errorf("request %d: %s %s, want %s %s", i, p.ContentType, p.Path, want[i].contentType, want[i].path)
 		}
-		if p.Query.Get("dryRun") != "All" || p.Query.Get("fieldManager") != "argocd-controller" || p.Query.Get("force") != "true" {
-			t.Errorf("apply %d query %v: want dryRun=All, fieldManager=argocd-controller, force=true", i, p.Query)
+		if p.Query.Get("dryRun") != "All" || p.Query.Get("fieldManager") != "argocd-controller" || p.Query.Get("force") != want[i].force {
+			t.Errorf("request %d query %v: want dryRun=All, fieldManager=argocd-controller, force=%q", i, p.Query, want[i].force)
 		}
 		if p.Body["status"] != nil {
-			t.Errorf("apply %d sends status: %v", i, p.Body["status"])
+			t.Errorf("request %d sends status: %v", i, p.Body["status"])
 		}
 	}
 	if c := drift.List(patches[0].Body, "spec", "template", "spec", "containers"); len(c) != 1 || drift.Str(c[0], "resources", "limits", "cpu") != "1000m" {
 		t.Errorf("the Deployment was not applied as Git has it: %v", c)
 	}
-	if dr.Calls != 4 {
-		t.Errorf("%d API calls, want 4: two discovery documents and two dry-runs", dr.Calls)
+	if dr.Calls != 5 {
+		t.Errorf("%d API calls, want 5: two discovery documents and three dry-runs", dr.Calls)
 	}
 }
 
@@ -120,7 +137,10 @@ func TestDryRunEvidence(t *testing.T) {
 // read back by the strict reader.
 func TestDryRunSnapshotRoundTrip(t *testing.T) {
 	s := evidenceSnapshot()
-	s.Resources[0].DryRun = canonicalCPU(s.Resources[0].Target)
+	var err error
+	if s.Resources[0].DryRun, err = apiServer(s.Resources[0].Target, "application/apply-patch+yaml"); err != nil {
+		t.Fatal(err)
+	}
 	raw, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
@@ -147,13 +167,13 @@ func TestDryRunBudgetAndForbidden(t *testing.T) {
 	}{
 		{"a budget of one", 1, "", 1, []bool{true, false, false, false, false}},
 		// After a 403 on deployments the second Deployment is not tried.
-		{"no patch permission on deployments", 0, "deployments", 2, []bool{false, false, false, true, false}},
+		{"no patch permission on deployments", 0, "deployments", 3, []bool{false, false, false, true, false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := kubetest.NewServer(nil)
 			defer srv.Close()
-			srv.DryRun = canonicalCPU
+			srv.DryRun = apiServer
 			srv.Forbid = tt.forbid
 			dr, err := NewDryRunner(&rest.Config{Host: srv.URL}, tt.budget, slog.New(slog.DiscardHandler))
 			if err != nil {

@@ -28,10 +28,10 @@ func TestSnapshotDryRunEvidence(t *testing.T) {
 	defer srv.Close()
 	ks := kubetest.NewServer(s.Cluster)
 	defer ks.Close()
-	ks.DryRun = func(o drift.Object) drift.Object {
+	ks.DryRun = func(o drift.Object, _ string) (drift.Object, error) {
 		out := drift.DeepCopy(o).(map[string]any)
 		drift.Map(out, "spec")["podManagementPolicy"] = "OrderedReady" // a default the API server fills
-		return out
+		return out, nil
 	}
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")

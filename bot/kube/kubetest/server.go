@@ -25,11 +25,11 @@ type Server struct {
 	// Forbid answers 403 to paths ending in this resource name, when set,
 	// and to dry-run applies of that resource.
 	Forbid string
-	// DryRun, when set, answers server-side dry-run applies (PATCH with
-	// dryRun=All and the apply patch type): it receives the applied object
-	// and returns what the emulated API server would store. Any other write
-	// is refused.
-	DryRun func(obj drift.Object) drift.Object
+	// DryRun, when set, answers dry-run patches (PATCH with dryRun=All, an
+	// apply or a JSON merge patch): it receives the object and the patch
+	// content type and returns what the emulated API server would store, or
+	// an error, answered as a 500 with its text. Any other write is refused.
+	DryRun func(obj drift.Object, contentType string) (drift.Object, error)
 
 	mu      sync.Mutex
 	patches []Patch
@@ -95,7 +95,8 @@ func discovery(path string) map[string]any {
 // dryRunApply answers a server-side dry-run apply, refusing every real write.
 func (s *Server) dryRunApply(w http.ResponseWriter, r *http.Request, status func(int, string, string)) {
 	q := r.URL.Query()
-	if s.DryRun == nil || q.Get("dryRun") != "All" || r.Header.Get("Content-Type") != "application/apply-patch+yaml" {
+	ct := r.Header.Get("Content-Type")
+	if s.DryRun == nil || q.Get("dryRun") != "All" || (ct != "application/apply-patch+yaml" && ct != "application/merge-patch+json") {
 		status(http.StatusMethodNotAllowed, "MethodNotAllowed", "read-only: only server-side dry-run applies are served")
 		return
 	}
@@ -109,13 +110,18 @@ func (s *Server) dryRunApply(w http.ResponseWriter, r *http.Request, status func
 		return
 	}
 	s.mu.Lock()
-	s.patches = append(s.patches, Patch{Path: r.URL.Path, Query: q, ContentType: r.Header.Get("Content-Type"), Body: obj})
+	s.patches = append(s.patches, Patch{Path: r.URL.Path, Query: q, ContentType: ct, Body: obj})
 	s.mu.Unlock()
 	if s.Forbid != "" && strings.Contains(r.URL.Path, "/"+s.Forbid+"/") {
 		status(http.StatusForbidden, "Forbidden", s.Forbid+" is forbidden: User \"driftfix\" cannot patch resource")
 		return
 	}
-	json.NewEncoder(w).Encode(s.DryRun(obj))
+	out, err := s.DryRun(obj, ct)
+	if err != nil {
+		status(http.StatusInternalServerError, "InternalError", err.Error())
+		return
+	}
+	json.NewEncoder(w).Encode(out)
 }
 
 // NewServer serves objs.
