@@ -110,6 +110,15 @@ func TestDifferential(t *testing.T) {
 	}
 	t.Logf("%d manifests generated, %d refused by the API server's dry-run, %d synced", len(manifests), dropped, len(files))
 	repo := gitRepo(t, files)
+	kept := apps[:0]
+	for _, app := range apps {
+		if perApp[app] == 0 {
+			t.Errorf("every manifest of %s was refused", app)
+			continue
+		}
+		kept = append(kept, app)
+	}
+	apps = kept
 	for _, app := range apps {
 		opts := ""
 		switch app {

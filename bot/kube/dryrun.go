@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -102,11 +103,10 @@ func (r *DryRunner) resource(ctx context.Context, apiVersion, kind string) (sche
 // Apply sends obj as a server-side apply with dryRun=All, as field manager
 // argocd-controller with force (as Argo CD's server-side apply does), and
 // returns what the API server would store, without managedFields. When the
-// API server refuses the apply because a custom resource's manifest has
-// fields its schema does not declare, the manifest is sent as a JSON merge
-// patch instead (what a client-side apply of a custom resource sends), which
-// the API server prunes. A namespaced object without a namespace is applied
-// in namespace.
+// API server refuses the apply because the manifest has fields the schema
+// does not declare, it is sent as a client-side apply would send it (see
+// clientSideApply). A namespaced object without a namespace is applied in
+// namespace.
 // fieldValidation is Strict, Warn or Ignore (empty: the server's default).
 func (r *DryRunner) Apply(ctx context.Context, obj drift.Object, namespace, fieldValidation string) (drift.Object, error) {
 	r.mu.Lock()
@@ -152,15 +152,7 @@ func (r *DryRunner) Apply(ctx context.Context, obj drift.Object, namespace, fiel
 	r.mu.Unlock()
 	u, err := ri.Patch(ctx, drift.Str(obj, "metadata", "name"), types.ApplyPatchType, raw, opts)
 	if err != nil && strings.Contains(err.Error(), "field not declared in schema") {
-		// Server-side apply refuses a manifest with fields the custom
-		// resource's schema does not declare (Argo CD's sync would too with
-		// ServerSideApply=true). A client-side apply of a custom resource is
-		// a JSON merge patch, which the API server prunes instead: ask that.
-		r.mu.Lock()
-		r.Calls++
-		r.mu.Unlock()
-		u, err = ri.Patch(ctx, drift.Str(obj, "metadata", "name"), types.MergePatchType, raw,
-			metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: dryRunManager, FieldValidation: fieldValidation})
+		u, err = r.clientSideApply(ctx, ri, body, raw, fieldValidation)
 	}
 	if err != nil {
 		if apierrors.IsForbidden(err) {
@@ -172,6 +164,35 @@ func (r *DryRunner) Apply(ctx context.Context, obj drift.Object, namespace, fiel
 		return nil, fmt.Errorf("kubernetes: dry-run apply of %s %s: %w", kind, drift.Str(obj, "metadata", "name"), err)
 	}
 	return object(u), nil
+}
+
+// clientSideApply dry-runs what a client-side apply sends, for a manifest
+// that server-side apply refuses because it has fields the schema does not
+// declare (Argo CD's sync with ServerSideApply=true would fail on it too): a
+// strategic merge patch for a built-in kind, a JSON merge patch for a custom
+// resource (which has no strategic merge), a create when the object does not
+// exist. The API server drops or prunes the undeclared fields.
+func (r *DryRunner) clientSideApply(ctx context.Context, ri dynamic.ResourceInterface, body map[string]any, raw []byte, fieldValidation string) (*unstructured.Unstructured, error) {
+	name := drift.Str(body, "metadata", "name")
+	opts := metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: dryRunManager, FieldValidation: fieldValidation}
+	r.count()
+	u, err := ri.Patch(ctx, name, types.StrategicMergePatchType, raw, opts)
+	if apierrors.IsUnsupportedMediaType(err) {
+		r.count()
+		u, err = ri.Patch(ctx, name, types.MergePatchType, raw, opts)
+	}
+	if apierrors.IsNotFound(err) {
+		r.count()
+		u, err = ri.Create(ctx, &unstructured.Unstructured{Object: body}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll},
+			FieldManager: dryRunManager, FieldValidation: fieldValidation})
+	}
+	return u, err
+}
+
+func (r *DryRunner) count() {
+	r.mu.Lock()
+	r.Calls++
+	r.mu.Unlock()
 }
 
 // applyBody is the manifest as an apply body: without status and without

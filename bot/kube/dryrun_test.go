@@ -104,14 +104,17 @@ func TestDryRunEvidence(t *testing.T) {
 		t.Errorf("custom resource dry-run keeps spec.color, which its schema prunes")
 	}
 
-	// The Widget's apply is refused for its undeclared field; a merge patch follows.
+	// The Widget's apply is refused for its undeclared field; a client-side
+	// apply follows: a strategic merge patch (refused for a custom resource),
+	// then a JSON merge patch.
 	patches := srv.Patches()
-	if len(patches) != 3 {
-		t.Fatalf("%d dry-run requests, want 3 (the Deployment's apply, the Widget's apply and merge patch)", len(patches))
+	if len(patches) != 4 {
+		t.Fatalf("%d dry-run requests, want 4 (the Deployment's apply, the Widget's apply, strategic and merge patch)", len(patches))
 	}
 	want := []struct{ path, contentType, force string }{
 		{"/apis/apps/v1/namespaces/shop/deployments/web", "application/apply-patch+yaml", "true"},
 		{"/apis/e2e.example.com/v1/namespaces/shop/widgets/blue", "application/apply-patch+yaml", "true"},
+		{"/apis/e2e.example.com/v1/namespaces/shop/widgets/blue", "application/strategic-merge-patch+json", ""},
 		{"/apis/e2e.example.com/v1/namespaces/shop/widgets/blue", "application/merge-patch+json", ""},
 	}
 	for i, p := range patches {
@@ -128,8 +131,8 @@ func TestDryRunEvidence(t *testing.T) {
 	if c := drift.List(patches[0].Body, "spec", "template", "spec", "containers"); len(c) != 1 || drift.Str(c[0], "resources", "limits", "cpu") != "1000m" {
 		t.Errorf("the Deployment was not applied as Git has it: %v", c)
 	}
-	if dr.Calls != 5 {
-		t.Errorf("%d API calls, want 5: two discovery documents and three dry-runs", dr.Calls)
+	if dr.Calls != 6 {
+		t.Errorf("%d API calls, want 6: two discovery documents and four dry-runs", dr.Calls)
 	}
 }
 
@@ -167,7 +170,7 @@ func TestDryRunBudgetAndForbidden(t *testing.T) {
 	}{
 		{"a budget of one", 1, "", 1, []bool{true, false, false, false, false}},
 		// After a 403 on deployments the second Deployment is not tried.
-		{"no patch permission on deployments", 0, "deployments", 3, []bool{false, false, false, true, false}},
+		{"no patch permission on deployments", 0, "deployments", 4, []bool{false, false, false, true, false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,10 +25,12 @@ type Server struct {
 	// Forbid answers 403 to paths ending in this resource name, when set,
 	// and to dry-run applies of that resource.
 	Forbid string
-	// DryRun, when set, answers dry-run patches (PATCH with dryRun=All, an
-	// apply or a JSON merge patch): it receives the object and the patch
-	// content type and returns what the emulated API server would store, or
-	// an error, answered as a 500 with its text. Any other write is refused.
+	// DryRun, when set, answers dry-run writes (dryRun=All: an apply, a
+	// strategic or JSON merge patch, or a create): it receives the object and
+	// the patch content type ("create" for a create) and returns what the
+	// emulated API server would store, or an error, answered as a 500 with its
+	// text. A strategic merge patch of a custom resource gets 415, as from a
+	// real API server. Any other write is refused.
 	DryRun func(obj drift.Object, contentType string) (drift.Object, error)
 
 	mu      sync.Mutex
@@ -96,7 +98,15 @@ func discovery(path string) map[string]any {
 func (s *Server) dryRunApply(w http.ResponseWriter, r *http.Request, status func(int, string, string)) {
 	q := r.URL.Query()
 	ct := r.Header.Get("Content-Type")
-	if s.DryRun == nil || q.Get("dryRun") != "All" || (ct != "application/apply-patch+yaml" && ct != "application/merge-patch+json") {
+	if r.Method == http.MethodPost {
+		ct = "create"
+	}
+	switch ct {
+	case "application/apply-patch+yaml", "application/merge-patch+json", "application/strategic-merge-patch+json", "create":
+	default:
+		ct = ""
+	}
+	if s.DryRun == nil || q.Get("dryRun") != "All" || ct == "" {
 		status(http.StatusMethodNotAllowed, "MethodNotAllowed", "read-only: only server-side dry-run applies are served")
 		return
 	}
@@ -114,6 +124,12 @@ func (s *Server) dryRunApply(w http.ResponseWriter, r *http.Request, status func
 	s.mu.Unlock()
 	if s.Forbid != "" && strings.Contains(r.URL.Path, "/"+s.Forbid+"/") {
 		status(http.StatusForbidden, "Forbidden", s.Forbid+" is forbidden: User \"driftfix\" cannot patch resource")
+		return
+	}
+	// As the real API server: custom resources have no strategic merge patch.
+	if group, _ := drift.SplitAPIVersion(drift.Str(obj, "apiVersion")); ct == "application/strategic-merge-patch+json" &&
+		strings.Contains(group, ".") && !strings.HasSuffix(group, ".k8s.io") {
+		status(http.StatusUnsupportedMediaType, "UnsupportedMediaType", "the body of the request was in an unknown format")
 		return
 	}
 	out, err := s.DryRun(obj, ct)
@@ -153,7 +169,7 @@ func NewServer(objs []drift.Object) *Server {
 			w.WriteHeader(code)
 			json.NewEncoder(w).Encode(map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason, "code": code, "message": msg})
 		}
-		if r.Method == http.MethodPatch {
+		if r.Method == http.MethodPatch || (r.Method == http.MethodPost && s.DryRun != nil) {
 			s.dryRunApply(w, r, status)
 			return
 		}
