@@ -83,6 +83,11 @@ func TestDifferential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ssa, err := kube.NewDryRunner(rc, -1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ssa.ServerSideOnly = true
 	files := map[string]string{}
 	perApp := map[string]int{}
 	dropped := 0
@@ -100,7 +105,11 @@ func TestDifferential(t *testing.T) {
 		if m.app == appNoValidate {
 			validation = "Ignore"
 		}
-		if _, err := dr.Apply(ctx, obj, m.app, validation); err != nil {
+		check := dr
+		if m.app == appSSA {
+			check = ssa
+		}
+		if _, err := check.Apply(ctx, obj, m.app, validation); err != nil {
 			t.Logf("not synced (the API server refuses it): %s/%s: %v", m.app, m.file, err)
 			dropped++
 			continue

@@ -43,6 +43,9 @@ type DryRunner struct {
 	forbidden map[schema.GroupResource]bool
 	// Calls counts the API requests made (discovery and dry-runs).
 	Calls int
+	// ServerSideOnly keeps to server-side apply: a manifest it refuses is an
+	// error, as it is for Argo CD's sync with ServerSideApply=true.
+	ServerSideOnly bool
 }
 
 // NewDryRunner makes a dry-runner that performs at most budget dry-run
@@ -151,7 +154,7 @@ func (r *DryRunner) Apply(ctx context.Context, obj drift.Object, namespace, fiel
 	r.Calls++
 	r.mu.Unlock()
 	u, err := ri.Patch(ctx, drift.Str(obj, "metadata", "name"), types.ApplyPatchType, raw, opts)
-	if err != nil && strings.Contains(err.Error(), "field not declared in schema") {
+	if err != nil && !r.ServerSideOnly && strings.Contains(err.Error(), "field not declared in schema") {
 		u, err = r.clientSideApply(ctx, ri, body, raw, fieldValidation)
 	}
 	if err != nil {
