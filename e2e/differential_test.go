@@ -268,18 +268,17 @@ spec:
 	}
 	sort.Strings(keys)
 	fmt.Fprintf(&rep, "\nDisagreements: %d resources in %d classes\n", len(dis), len(keys))
-	if *updateDifferential {
-		old, _ := filepath.Glob(filepath.Join("..", "testdata", "differential", "*.json"))
-		for _, f := range old {
-			os.Remove(f)
-		}
-		if err := os.MkdirAll(filepath.Join("..", "testdata", "differential"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for n, k := range keys {
+	// Saved classes keep their files (and numbers): a class the engine no
+	// longer disagrees on stays as a regression case; a new class gets the
+	// next number.
+	saved, next := savedClasses(t)
+	for _, k := range keys {
 		ds := classes[k]
-		file := fmt.Sprintf("%02d-%s.json", n+1, slug(k))
+		file, ok := saved[k]
+		if !ok {
+			next++
+			file = fmt.Sprintf("%02d-%s.json", next, slug(k))
+		}
 		fmt.Fprintf(&rep, "\n[%s] %s (%d)\n", file, k, len(ds))
 		for _, d := range ds {
 			fmt.Fprintf(&rep, "  %s %s: Argo CD %s %v; driftfix %v\n", d.App, d.Resource, d.ArgoStatus, d.ArgoPaths, d.DriftPaths)
@@ -294,7 +293,10 @@ spec:
 			fmt.Fprintf(&rep, "    %s: git %s, live %s, predicted %s, normalized %s\n", p,
 				valueAt(r.Target, ptr), valueAt(r.Live, ptr), valueAt(r.PredictedLive, ptr), valueAt(r.NormalizedLive, ptr))
 		}
-		if *updateDifferential {
+		if *updateDifferential && !ok {
+			if err := os.MkdirAll(filepath.Join("..", "testdata", "differential"), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			raw, err := json.MarshalIndent(trimmedSnapshot(ds[0].Snapshot, ds[0].Index), "", "  ")
 			if err != nil {
 				t.Fatal(err)
@@ -499,4 +501,34 @@ func valueAt(o drift.Object, p drift.Pointer) string {
 		return "(absent)"
 	}
 	return drift.Brief(v, 80)
+}
+
+// savedClasses reads testdata/differential: the class each file shows (from
+// its ground truth and driftfix's emulation) and the highest number in use.
+func savedClasses(t *testing.T) (map[string]string, int) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "differential", "*.json"))
+	out := map[string]string{}
+	next := 0
+	for _, f := range files {
+		base := filepath.Base(f)
+		var n int
+		if _, err := fmt.Sscanf(base, "%d-", &n); err == nil && n > next {
+			next = n
+		}
+		s, err := drift.LoadSnapshot(f)
+		if err != nil || len(s.Resources) != 1 {
+			t.Fatalf("%s: %v", f, err)
+		}
+		argo, err := differingPaths(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine, err := differingPaths(stripArgoStates(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[disagreementClass(s.Resources[0].Ref(), argo[0], mine[0])] = base
+	}
+	return out, next
 }
