@@ -465,7 +465,8 @@ spec:
 		{"lr-ratio", "  limits:\n  - type: Container\n    maxLimitRequestRatio: {cpu: \"2\"}\n"},
 		{"lr-pod", "  limits:\n  - type: Pod\n    max: {cpu: 4000m}\n"},
 	} {
-		add(appConfig, "LimitRange", v.name, fmt.Sprintf("apiVersion: v1\nkind: LimitRange\nmetadata: {name: %s}\nspec:\n%s", v.name, v.spec))
+		// In a namespace without Pods or claims, which the limits would refuse.
+		add(appCluster, "LimitRange", v.name, fmt.Sprintf("apiVersion: v1\nkind: LimitRange\nmetadata: {name: %s}\nspec:\n%s", v.name, v.spec))
 	}
 	for _, v := range []struct{ name, spec string }{
 		{"rq-compute", "  hard: {requests.cpu: 1000m, requests.memory: 1024Mi, limits.cpu: \"4\", limits.memory: 4Gi}\n"},
@@ -473,7 +474,7 @@ spec:
 		{"rq-scopes", "  hard: {pods: \"5\"}\n  scopes: [BestEffort]\n"},
 		{"rq-storage", "  hard: {requests.storage: 100Gi, persistentvolumeclaims: \"3\"}\n"},
 	} {
-		add(appConfig, "ResourceQuota", v.name, fmt.Sprintf("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: %s}\nspec:\n%s", v.name, v.spec))
+		add(appCluster, "ResourceQuota", v.name, fmt.Sprintf("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: %s}\nspec:\n%s", v.name, v.spec))
 	}
 	add(appConfig, "Lease", "lease-plain", "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: lease-plain}\nspec:\n  holderIdentity: someone\n  leaseDurationSeconds: 15\n")
 
@@ -718,7 +719,7 @@ spec:
 		if strings.HasPrefix(k, "deployment-q") || strings.HasPrefix(k, "deployment-rq") || strings.HasPrefix(k, "service-") ||
 			strings.HasPrefix(k, "configmap-") || strings.HasPrefix(k, "secret-") || strings.HasPrefix(k, "gadget-") ||
 			strings.HasPrefix(k, "horizontalpodautoscaler-") || strings.HasPrefix(k, "persistentvolumeclaim-") ||
-			strings.HasPrefix(k, "limitrange-") || strings.HasPrefix(k, "statefulset-") ||
+			strings.HasPrefix(k, "statefulset-") ||
 			strings.Contains(k, "env-") || strings.Contains(k, "strategy") || strings.Contains(k, "empty") || strings.Contains(k, "probe") {
 			ssa = append(ssa, genManifest{app: appSSA, file: m.file, yaml: m.yaml})
 		}

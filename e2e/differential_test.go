@@ -176,6 +176,19 @@ spec:
 			time.Sleep(2 * time.Second)
 		}
 	}
+	// Then people change things: manual edits at top-level and nested
+	// fields, in maps, lists with and without merge keys, and templates, so
+	// that paths are compared on OutOfSync resources too.
+	for _, m := range differentialEdits {
+		if !seenApp[m.app] || perApp[m.app] == 0 {
+			continue
+		}
+		cmd := exec.Command(filepath.Join(s.root, "bin", "kubectl"), "--kubeconfig", s.kubeconfig, "-n", m.app, "patch", m.resource,
+			"--field-manager=kubectl-edit", "--type="+m.typ, "-p", m.patch)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("kubectl patch %s %s: %v\n%s", m.app, m.resource, err, out)
+		}
+	}
 	time.Sleep(20 * time.Second)
 	for _, app := range apps {
 		s.kubectl(t, "", "-n", "argocd", "annotate", "application", app, "argocd.argoproj.io/refresh=normal", "--overwrite")
@@ -190,7 +203,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	type tally struct{ total, status, paths, missing int }
+	type tally struct{ total, status, paths, missing, outOfSync int }
 	all := tally{}
 	byApp := map[string]*tally{}
 	var dis []disagreement
@@ -221,6 +234,9 @@ spec:
 			status := resourceStatus(snap.Application, ref)
 			ta.total++
 			argoOut := status == "OutOfSync"
+			if argoOut {
+				ta.outOfSync++
+			}
 			if argoOut != (len(argoPaths[i]) > 0) {
 				walkMismatch = append(walkMismatch, fmt.Sprintf("%s %s: Argo CD %s, its normalized/predicted states differ at %v", app, ref, status, argoPaths[i]))
 			}
@@ -242,15 +258,17 @@ spec:
 		all.status += ta.status
 		all.paths += ta.paths
 		all.missing += ta.missing
+		all.outOfSync += ta.outOfSync
 	}
 	var rep strings.Builder
 	fmt.Fprintf(&rep, "Differential test against Argo CD 3.6.1 and kube-apiserver 1.37.2, %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&rep, "%d manifests generated, %d refused by the API server, %d resources compared (%d without a live or Git side left out)\n",
 		len(manifests), dropped, all.total, all.missing)
-	fmt.Fprintf(&rep, "same status: %d/%d (%.1f%%); same path set: %d/%d (%.1f%%)\n", all.status, all.total, pct(all.status, all.total), all.paths, all.total, pct(all.paths, all.total))
+	fmt.Fprintf(&rep, "same status: %d/%d (%.1f%%); same path set: %d/%d (%.1f%%); Argo CD reports %d OutOfSync (%d edited by hand after the sync)\n",
+		all.status, all.total, pct(all.status, all.total), all.paths, all.total, pct(all.paths, all.total), all.outOfSync, len(differentialEdits))
 	for _, app := range apps {
 		ta := byApp[app]
-		fmt.Fprintf(&rep, "  %-16s status %d/%d, paths %d/%d\n", app, ta.status, ta.total, ta.paths, ta.total)
+		fmt.Fprintf(&rep, "  %-16s status %d/%d, paths %d/%d, Argo CD OutOfSync %d\n", app, ta.status, ta.total, ta.paths, ta.total, ta.outOfSync)
 	}
 	if len(walkMismatch) > 0 {
 		fmt.Fprintf(&rep, "\nArgo CD's status and its own states disagree (%d):\n", len(walkMismatch))
@@ -531,4 +549,42 @@ func savedClasses(t *testing.T) (map[string]string, int) {
 		out[disagreementClass(s.Resources[0].Ref(), argo[0], mine[0])] = base
 	}
 	return out, next
+}
+
+// differentialEdits are the changes made by hand after the sync.
+var differentialEdits = []struct{ app, resource, typ, patch string }{
+	{appWorkloads, "deployment/replicas-one", "merge", `{"spec":{"replicas":4}}`},
+	{appWorkloads, "deployment/q0", "merge", `{"spec":{"replicas":3}}`},
+	{appWorkloads, "deployment/ports-named", "strategic", `{"spec":{"template":{"spec":{"containers":[{"name":"main","image":"registry.example.com/app:1.1-hotfix"}]}}}}`},
+	{appWorkloads, "deployment/env-empty-value", "strategic", `{"spec":{"template":{"spec":{"containers":[{"name":"main","env":[{"name":"B","value":"2"}]}]}}}}`},
+	{appWorkloads, "deployment/tolerations", "json", `[{"op":"replace","path":"/spec/template/spec/tolerations/0/value","value":"db"}]`},
+	{appWorkloads, "deployment/two-containers", "strategic", `{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","resources":{"limits":{"memory":"2Gi"}}}]}}}}`},
+	{appWorkloads, "deployment/annotations-template-empty", "merge", `{"metadata":{"annotations":{"note":"changed"}}}`},
+	{appWorkloads, "deployment/q1", "merge", `{"metadata":{"labels":{"edited":"yes"}}}`},
+	{appWorkloads, "deployment/probe-port-int", "json", `[{"op":"replace","path":"/spec/template/spec/containers/0/readinessProbe/periodSeconds","value":20}]`},
+	{appWorkloads, "statefulset/sts-quantity", "json", `[{"op":"replace","path":"/spec/template/spec/containers/0/resources/limits/cpu","value":"2"}]`},
+	{appWorkloads, "cronjob/cron-plain", "merge", `{"spec":{"schedule":"0 4 1 1 *"}}`},
+	{appWorkloads, "daemonset/ds-quantity", "json", `[{"op":"replace","path":"/spec/template/spec/containers/0/resources/requests/memory","value":"200Mi"}]`},
+	{appNetwork, "service/svc-multi", "json", `[{"op":"replace","path":"/spec/ports/1/targetPort","value":9443}]`},
+	{appNetwork, "service/svc-nodeport-fixed", "json", `[{"op":"replace","path":"/spec/ports/0/nodePort","value":30081}]`},
+	{appNetwork, "service/svc-port-only", "json", `[{"op":"add","path":"/spec/ports/-","value":{"name":"extra","port":8080}},{"op":"add","path":"/spec/ports/0/name","value":"http"}]`},
+	{appNetwork, "networkpolicy/np-ports", "json", `[{"op":"replace","path":"/spec/ingress/0/ports/1/port","value":"https"}]`},
+	{appNetwork, "ingress/ing-port-number", "json", `[{"op":"replace","path":"/spec/rules/0/host","value":"z.example.com"}]`},
+	{appConfig, "configmap/cm-plain", "merge", `{"data":{"key":"changed"}}`},
+	{appConfig, "configmap/cm-numbers", "merge", `{"data":{"added":"1"}}`},
+	{appConfig, "secret/sec-data", "merge", `{"data":{"password":"Y2hhbmdlZA=="}}`},
+	{appConfig, "horizontalpodautoscaler/hpa-min", "merge", `{"spec":{"minReplicas":2}}`},
+	{appConfig, "poddisruptionbudget/pdb-min-int", "merge", `{"spec":{"minAvailable":2}}`},
+	{appConfig, "serviceaccount/sa-automount-false", "merge", `{"automountServiceAccountToken":true}`},
+	{appRBAC, "role/role-multi", "json", `[{"op":"replace","path":"/rules/1/verbs","value":["get"]}]`},
+	{appCRs, "gadget/g-size-other", "merge", `{"spec":{"size":7}}`},
+	{appCRs, "gadget/g-quantity-milli", "merge", `{"spec":{"limits":{"cpu":"1"}}}`},
+	{appCRs, "gadget/g-items-defaults", "json", `[{"op":"replace","path":"/spec/items/1/weight","value":6}]`},
+	{appCRs, "gadget/g-tags", "json", `[{"op":"replace","path":"/spec/tags","value":["a","b"]}]`},
+	{appSSA, "deployment/q2", "merge", `{"spec":{"replicas":5}}`},
+	{appSSA, "deployment/env-empty-value", "strategic", `{"spec":{"template":{"spec":{"containers":[{"name":"main","env":[{"name":"B","value":"2"}]}]}}}}`},
+	{appSSA, "service/svc-multi", "json", `[{"op":"replace","path":"/spec/ports/1/targetPort","value":9443}]`},
+	{appSSA, "configmap/cm-plain", "merge", `{"data":{"key":"changed","added":"x"}}`},
+	{appSSA, "gadget/g-size-other", "merge", `{"spec":{"size":7}}`},
+	{appSSA, "statefulset/sts-quantity", "json", `[{"op":"replace","path":"/spec/template/spec/containers/0/resources/limits/cpu","value":"2"}]`},
 }
