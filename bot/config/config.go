@@ -46,6 +46,11 @@ type ArgoCD struct {
 	// InsecurePlaintext allows an http:// server, which sends the API token
 	// in clear text (default false: such a server is refused).
 	InsecurePlaintext bool
+	// DryRunEvidence asks the cluster, per differing resource, what a
+	// server-side dry-run apply of its Git manifest would store; it needs
+	// the patch verb on those kinds, so it is off unless set.
+	DryRunEvidence bool
+	DryRunBudget   int // dry-run applies per cycle (default 50)
 }
 
 // GitHub says how PRs are opened.

@@ -191,3 +191,21 @@ func FuzzParse(f *testing.F) {
 		c.For("p", "a", "n")
 	})
 }
+
+// TestDryRunEvidenceKey: dry-run evidence needs patch RBAC, so it is off
+// unless an argocd entry turns it on.
+func TestDryRunEvidenceKey(t *testing.T) {
+	c, err := Parse([]byte("argocd:\n  - {server: https://a.example.com, tokenFile: t}\n  - {server: https://b.example.com, tokenFile: t, dryRunEvidence: true, dryRunBudget: 10}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := c.ArgoCD[0]; a.DryRunEvidence || a.DryRunBudget != 0 {
+		t.Errorf("dry-run evidence on by default: %+v", a)
+	}
+	if b := c.ArgoCD[1]; !b.DryRunEvidence || b.DryRunBudget != 10 {
+		t.Errorf("dryRunEvidence/dryRunBudget not read: %+v", b)
+	}
+	if _, err := Parse([]byte("argocd:\n  - {server: https://a.example.com, tokenFile: t, dryRunEvidence: yes please}\n")); err == nil || !strings.Contains(err.Error(), "argocd[0].dryRunEvidence") {
+		t.Errorf("a bad dryRunEvidence value: %v", err)
+	}
+}

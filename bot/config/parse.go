@@ -174,6 +174,8 @@ func (p *parser) argocd(key string, n *yaml.Node) ArgoCD {
 		"shard":      func(k string, v *yaml.Node) { a.Shard = p.str(k, v) },
 		"namespace":  func(k string, v *yaml.Node) { a.Namespace = p.str(k, v) },
 	}
+	fields["dryRunEvidence"] = func(k string, v *yaml.Node) { a.DryRunEvidence = p.boolean(k, v) }
+	fields["dryRunBudget"] = func(k string, v *yaml.Node) { a.DryRunBudget = p.positive(k, v) }
 	fields["insecurePlaintext"] = func(k string, v *yaml.Node) { a.InsecurePlaintext = p.boolean(k, v) }
 	p.mapping(n, key, fields)
 	if a.Server == "" {

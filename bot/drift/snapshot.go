@@ -32,6 +32,10 @@ type Resource struct {
 	Live           Object
 	NormalizedLive Object
 	PredictedLive  Object
+	// DryRun is what the API server answered to a server-side dry-run apply
+	// of Target (dryRun=All, field manager argocd-controller, force): the
+	// object it and its admission webhooks would store. Optional.
+	DryRun Object
 }
 
 // Ref identifies the resource from its target, or from live when it is not in Git.
@@ -182,7 +186,7 @@ func (c *converter) resources(n *yaml.Node, s *Snapshot) error {
 		if item.Kind != yaml.MappingNode {
 			return &ParseError{Line: item.Line, Msg: where + ": must be a mapping with target and/or live"}
 		}
-		f, err := c.fields(item, where, map[string]bool{"target": true, "live": true, "normalizedLive": true, "predictedLive": true})
+		f, err := c.fields(item, where, map[string]bool{"target": true, "live": true, "normalizedLive": true, "predictedLive": true, "dryRun": true})
 		if err != nil {
 			return err
 		}
@@ -190,7 +194,7 @@ func (c *converter) resources(n *yaml.Node, s *Snapshot) error {
 		for _, k := range []struct {
 			name string
 			dst  *Object
-		}{{"target", &r.Target}, {"live", &r.Live}, {"normalizedLive", &r.NormalizedLive}, {"predictedLive", &r.PredictedLive}} {
+		}{{"target", &r.Target}, {"live", &r.Live}, {"normalizedLive", &r.NormalizedLive}, {"predictedLive", &r.PredictedLive}, {"dryRun", &r.DryRun}} {
 			if f[k.name] == nil || isNull(f[k.name]) {
 				continue
 			}
@@ -476,6 +480,7 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 		Live           Object `json:"live"`
 		NormalizedLive Object `json:"normalizedLive,omitempty"`
 		PredictedLive  Object `json:"predictedLive,omitempty"`
+		DryRun         Object `json:"dryRun,omitempty"`
 	}
 	out := struct {
 		APIVersion  string          `json:"apiVersion"`
@@ -487,7 +492,7 @@ func (s *Snapshot) MarshalJSON() ([]byte, error) {
 		Repo        *map[string]any `json:"repo,omitempty"`
 	}{APIVersion: SnapshotAPIVersion, Kind: "Snapshot", Application: s.Application, Renders: s.Renders, Cluster: s.Cluster, Resources: []res{}}
 	for _, r := range s.Resources {
-		out.Resources = append(out.Resources, res{r.Target, r.Live, r.NormalizedLive, r.PredictedLive})
+		out.Resources = append(out.Resources, res{r.Target, r.Live, r.NormalizedLive, r.PredictedLive, r.DryRun})
 	}
 	if len(s.Repo.Files) > 0 {
 		repo := map[string]any{"files": s.Repo.Files}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sort"
 	"strings"
@@ -31,6 +32,10 @@ type argoFlags struct {
 
 	kubeconfig, kubeContext, argoNamespace string
 	noKube, repoFiles                      bool
+	// dryRunEvidence asks the API server, for each differing resource, what
+	// a dry-run apply of its Git manifest would store (needs patch).
+	dryRunEvidence bool
+	dryRunBudget   int
 	// tokenFrom names where tokenFile came from, in errors (default the flag).
 	tokenFrom string
 }
@@ -46,6 +51,8 @@ func (a *argoFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.argoNamespace, "argocd-namespace", "argocd", "namespace of argocd-cm")
 	fs.BoolVar(&a.noKube, "no-kube", false, "do not read HPAs, webhooks, namespaces and CRDs from Kubernetes")
 	fs.BoolVar(&a.repoFiles, "repo-files", true, "read the source repository's manifests at the compared revision (file:// and https://)")
+	fs.BoolVar(&a.dryRunEvidence, "dry-run-evidence", false, "server-side dry-run apply (dryRun=All) each differing resource's Git manifest and keep what the API server would store; needs patch on those kinds")
+	fs.IntVar(&a.dryRunBudget, "dry-run-budget", kube.DefaultDryRunBudget, "most dry-run applies per scan, with --dry-run-evidence")
 }
 
 // cluster reads the cluster context once, or returns nil (with a warning on
@@ -67,7 +74,22 @@ func (a *argoFlags) cluster(ctx context.Context, stderr io.Writer) (func(*drift.
 	if err != nil {
 		return nil, err
 	}
-	return cl.For, nil
+	if !a.dryRunEvidence {
+		return cl.For, nil
+	}
+	budget := a.dryRunBudget
+	if budget <= 0 {
+		budget = kube.DefaultDryRunBudget
+	}
+	dr, err := kube.NewDryRunner(rc, budget, slog.Default())
+	if err != nil {
+		return nil, err
+	}
+	// One budget for everything this cluster read serves: one scan or cycle.
+	return func(s *drift.Snapshot) []drift.Object {
+		dr.Evidence(ctx, s)
+		return cl.For(s)
+	}, nil
 }
 
 func (a *argoFlags) client() (*argocd.Client, error) {

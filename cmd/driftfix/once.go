@@ -96,7 +96,8 @@ func instance(ctx context.Context, a config.ArgoCD, stderr io.Writer) (bot.Insta
 		ns = "argocd"
 	}
 	af := argoFlags{server: a.Server, tokenFile: a.TokenFile, tokenEnv: a.TokenEnv, caFile: a.CAFile, insecure: a.Insecure,
-		timeout: 30 * time.Second, kubeconfig: a.Kubeconfig, argoNamespace: ns, tokenFrom: "the argocd entry's tokenFile"}
+		timeout: 30 * time.Second, kubeconfig: a.Kubeconfig, argoNamespace: ns, tokenFrom: "the argocd entry's tokenFile",
+		dryRunEvidence: a.DryRunEvidence, dryRunBudget: a.DryRunBudget}
 	c, err := af.client()
 	if err != nil {
 		return bot.Instance{}, fmt.Errorf("argocd %s: %w", a.Name, err)

@@ -1,0 +1,92 @@
+package bot
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/driftfix/driftfix/bot/diff"
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// TestDifferentialSnapshots replays the disagreements the differential test
+// found against the real Argo CD (go test -tags e2e ./e2e -run Differential
+// -update-differential): each file keeps Argo CD's normalizedLive and
+// predictedLive, the ground truth. driftfix's emulated diff, run on the same
+// snapshot without them, must reach the same verdict (some path differs, or
+// none) and the same set of differing paths.
+func TestDifferentialSnapshots(t *testing.T) {
+	files, err := filepath.Glob("../testdata/differential/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			s, err := drift.LoadSnapshot(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range s.Resources {
+				if r.NormalizedLive == nil || r.PredictedLive == nil {
+					t.Fatalf("resource %d (%s) lacks Argo CD's normalizedLive/predictedLive: the file has no ground truth", i, r.Ref())
+				}
+			}
+			argo := emulatedPaths(t, s)
+			mine := emulatedPaths(t, withoutArgoStates(s))
+			for i, r := range s.Resources {
+				ref := r.Ref()
+				if recorded := recordedStatus(s.Application, ref); recorded != "" && (recorded == "OutOfSync") != (len(argo[i]) > 0) {
+					t.Errorf("%s: Argo CD recorded %s, but its own states differ at %q", ref, recorded, argo[i])
+				}
+				if (len(argo[i]) > 0) != (len(mine[i]) > 0) {
+					t.Errorf("%s: Argo CD's states differ at %q; driftfix's emulation finds %q", ref, argo[i], mine[i])
+					continue
+				}
+				if strings.Join(argo[i], " ") != strings.Join(mine[i], " ") {
+					t.Errorf("%s: differing paths\n  Argo CD:  %q\n  driftfix: %q", ref, argo[i], mine[i])
+				}
+			}
+		})
+	}
+}
+
+// emulatedPaths returns, per resource, the sorted paths driftfix's diff finds
+// differing and no ignore rule hides.
+func emulatedPaths(t *testing.T, s *drift.Snapshot) map[int][]string {
+	t.Helper()
+	cmp, _, err := diff.Compare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int][]string{}
+	for _, d := range cmp.Diffs {
+		if len(d.HiddenBy) == 0 {
+			out[d.Index] = append(out[d.Index], d.Path.String())
+		}
+	}
+	for i := range out {
+		sort.Strings(out[i])
+	}
+	return out
+}
+
+func withoutArgoStates(s *drift.Snapshot) *drift.Snapshot {
+	c := *s
+	c.Resources = make([]drift.Resource, len(s.Resources))
+	for i, r := range s.Resources {
+		r.NormalizedLive, r.PredictedLive = nil, nil
+		c.Resources[i] = r
+	}
+	return &c
+}
+
+func recordedStatus(app drift.Object, ref drift.Ref) string {
+	for _, it := range drift.List(app, "status", "resources") {
+		m, _ := it.(map[string]any)
+		if drift.Str(m, "kind") == ref.Kind && drift.Str(m, "group") == ref.Group && drift.Str(m, "name") == ref.Name && drift.Str(m, "namespace") == ref.Namespace {
+			return drift.Str(m, "status")
+		}
+	}
+	return ""
+}
