@@ -394,7 +394,7 @@ func (w *walker) liveOnlyIsDrift(p drift.Pointer, inOrig bool) bool {
 	}
 	if w.ssa {
 		for _, e := range w.managed() {
-			if e.owner.Manager == argoSSAManager && e.owner.Operation == "Apply" && e.set.Owns(w.rawLive, p) {
+			if e.owner.Manager == argoSSAManager && e.owner.Operation == "Apply" && e.set.OwnsExactly(w.rawLive, p) {
 				return true
 			}
 		}
@@ -424,7 +424,8 @@ func (w *walker) walk(p, gp drift.Pointer, d, l, o any, hasO bool, fi fieldInfo,
 			ov, inO := om[k]
 			if lval, ok := lv[k]; ok {
 				w.walk(cp, gp.Child(k), dv[k], lval, ov, hasO && inO, child, depth+1)
-			} else {
+			} else if dv[k] != nil {
+				// A null in Git means "absent": a patch deletes with it.
 				w.add(cp, gp.Child(k), dv[k], nil, true, false, child)
 			}
 		}
@@ -746,11 +747,15 @@ func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
 		}
 	}
 	if (kind == "Role" || kind == "ClusterRole") && group == "rbac.authorization.k8s.io" {
+		// Argo CD sets empty or ignored rules to null rather than removing
+		// them: a null in Git's side deletes aggregated rules live has.
 		if rules, ok := o["rules"].([]any); ok && len(rules) == 0 {
-			delete(o, "rules")
+			o["rules"] = nil
 		}
 		if s.IgnoreAggregatedRoles && o["aggregationRule"] != nil {
-			delete(o, "rules")
+			if _, had := o["rules"]; had || !desired {
+				o["rules"] = nil
+			}
 		}
 	}
 }

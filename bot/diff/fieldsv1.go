@@ -137,11 +137,18 @@ func parseFieldSet(v any, depth int) (*FieldSet, error) {
 
 // Owns reports whether the set owns the value at p in doc, or something beneath
 // it, or an ancestor of it as a whole.
-func (f *FieldSet) Owns(doc any, p drift.Pointer) bool {
+func (f *FieldSet) Owns(doc any, p drift.Pointer) bool { return f.owns(doc, p, true) }
+
+// OwnsExactly reports whether the set lists p itself: owning a field whose
+// value the API server then filled beneath (strategy: {} defaulted to a
+// rolling update) is not owning what was filled in.
+func (f *FieldSet) OwnsExactly(doc any, p drift.Pointer) bool { return f.owns(doc, p, false) }
+
+func (f *FieldSet) owns(doc any, p drift.Pointer, viaLeaf bool) bool {
 	cur, val := f, doc
 	for _, tok := range p {
 		if cur.leaf() {
-			return true
+			return viaLeaf
 		}
 		switch v := val.(type) {
 		case []any:

@@ -7,23 +7,11 @@ import (
 	"strings"
 	"sync"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	batchv1 "k8s.io/api/batch/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
-	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
 )
 
 // builtin knows the compiled-in Kubernetes types, as Argo CD's own scheme does:
@@ -51,17 +39,12 @@ var (
 
 func builtins() *builtin {
 	builtinOnce.Do(func() {
+		// The same types Argo CD compares with: client-go's, every built-in
+		// API group, registered into a scheme of our own (other packages add
+		// kinds to client-go's global one).
 		s := runtime.NewScheme()
-		for _, add := range []func(*runtime.Scheme) error{
-			corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
-			autoscalingv1.AddToScheme, autoscalingv2.AddToScheme,
-			networkingv1.AddToScheme, policyv1.AddToScheme, rbacv1.AddToScheme,
-			admissionregistrationv1.AddToScheme, storagev1.AddToScheme,
-			schedulingv1.AddToScheme, coordinationv1.AddToScheme, discoveryv1.AddToScheme,
-		} {
-			if err := add(s); err != nil {
-				panic("register built-in Kubernetes types: " + err.Error())
-			}
+		if err := kubescheme.AddToScheme(s); err != nil {
+			panic("register built-in Kubernetes types: " + err.Error())
 		}
 		b := &builtin{types: map[schema.GroupVersionKind]reflect.Type{}, fields: map[reflect.Type]map[string]fieldInfo{}}
 		for gvk, t := range s.AllKnownTypes() {
