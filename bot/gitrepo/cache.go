@@ -16,8 +16,9 @@ import (
 )
 
 // Shared is the cache Files reads through: one per process, so a running bot
-// fetches a repository's commit once across applications and cycles.
-var Shared = NewCache(64, 256<<20)
+// fetches a repository's commit once across applications and cycles. It
+// holds at most 64 commits and 64 MiB of file content.
+var Shared = NewCache(64, 64<<20)
 
 // Cache holds the files of recently read commits, keyed by repository,
 // commit and limits. A branch or tag is resolved to its commit on the remote

@@ -29,7 +29,7 @@ import (
 type Limits struct {
 	MaxFileBytes  int64         // files larger than this are skipped (default 1 MiB)
 	MaxTotalBytes int64         // manifest bytes read; past it reading stops with an error (default 64 MiB)
-	MaxFetchBytes int64         // bytes of objects fetched for the commit (default 256 MiB)
+	MaxFetchBytes int64         // bytes of objects fetched for the commit (default 128 MiB)
 	MaxObjects    int           // objects fetched for the commit (default 200,000)
 	MaxFiles      int           // files in the commit's tree (default 50,000)
 	Timeout       time.Duration // one fetch, however many callers wait for it (default 2 minutes)
@@ -43,7 +43,7 @@ func (l Limits) withDefaults() Limits {
 		l.MaxTotalBytes = 64 << 20
 	}
 	if l.MaxFetchBytes == 0 {
-		l.MaxFetchBytes = 256 << 20
+		l.MaxFetchBytes = 128 << 20
 	}
 	if l.MaxObjects == 0 {
 		l.MaxObjects = 200_000
