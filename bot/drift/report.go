@@ -1,9 +1,42 @@
 package drift
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
+
+// MaxJSONValueBytes is the longest git or live value, as JSON, that the
+// diagnosis output writes whole; a longer one is abbreviated (see
+// abbreviate).
+const MaxJSONValueBytes = 1024
+
+// abbreviatedPrefix is how much of a long value's JSON is kept.
+const abbreviatedPrefix = 120
+
+// Abbreviated describes a git or live value left out of the output for its
+// size: how long its JSON is and its SHA-256, to compare it with a file.
+type Abbreviated struct {
+	Bytes  int    `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// abbreviate keeps a value's JSON when it is short; a long one becomes a JSON
+// string of its first bytes followed by "…", with its length and hash.
+func abbreviate(raw json.RawMessage) (json.RawMessage, *Abbreviated) {
+	if len(raw) <= MaxJSONValueBytes {
+		return raw, nil
+	}
+	cut := abbreviatedPrefix
+	for cut > 0 && !utf8.RuneStart(raw[cut]) {
+		cut--
+	}
+	short, _ := json.Marshal(string(raw[:cut]) + "…")
+	sum := sha256.Sum256(raw)
+	return short, &Abbreviated{Bytes: len(raw), SHA256: hex.EncodeToString(sum[:])}
+}
 
 type findingJSON struct {
 	Resource    Ref             `json:"resource"`
@@ -13,6 +46,8 @@ type findingJSON struct {
 	Live        json.RawMessage `json:"live,omitempty"`
 	Evidence    []string        `json:"evidence"`
 	Remediation Remediation     `json:"remediation"`
+	// Abbreviated is set for the sides whose value was too long to write.
+	Abbreviated map[string]*Abbreviated `json:"abbreviated,omitempty"`
 }
 
 type reportJSON struct {
@@ -22,7 +57,10 @@ type reportJSON struct {
 }
 
 // MarshalJSON writes the report in the diagnosis output format. A finding's
-// "git" or "live" is left out when the path does not exist on that side.
+// "git" or "live" is left out when the path does not exist on that side, and
+// abbreviated when its JSON is longer than MaxJSONValueBytes: it becomes a
+// string of its first 120 bytes and "…", and "abbreviated" gives, per side,
+// the full value's length and SHA-256.
 func (r *Report) MarshalJSON() ([]byte, error) {
 	out := reportJSON{Application: r.Application, SyncStatus: r.SyncStatus, Findings: make([]findingJSON, 0, len(r.Findings))}
 	for _, f := range r.Findings {
@@ -39,6 +77,18 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		if f.InLive {
 			if fj.Live, err = json.Marshal(f.Live); err != nil {
 				return nil, fmt.Errorf("encode live value of %s %s: %w", f.Resource, f.Path, err)
+			}
+		}
+		for side, v := range map[string]*json.RawMessage{"git": &fj.Git, "live": &fj.Live} {
+			if *v == nil {
+				continue
+			}
+			var a *Abbreviated
+			if *v, a = abbreviate(*v); a != nil {
+				if fj.Abbreviated == nil {
+					fj.Abbreviated = map[string]*Abbreviated{}
+				}
+				fj.Abbreviated[side] = a
 			}
 		}
 		out.Findings = append(out.Findings, fj)

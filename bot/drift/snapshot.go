@@ -87,13 +87,24 @@ func (e *ParseError) Error() string {
 	return loc + ": " + e.Msg
 }
 
-// LoadSnapshot reads and strictly parses a snapshot file (YAML or JSON).
+// LoadSnapshot reads and strictly parses a snapshot file (YAML or JSON)
+// under DefaultLimits.
 func LoadSnapshot(path string) (*Snapshot, error) {
+	return LoadSnapshotWithLimits(path, Limits{})
+}
+
+// LoadSnapshotWithLimits reads and strictly parses a snapshot file under lim;
+// a file over MaxBytes is not read.
+func LoadSnapshotWithLimits(path string, lim Limits) (*Snapshot, error) {
+	lim = lim.withDefaults()
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && overLimit(fi.Size(), lim.MaxBytes) {
+		return nil, &ParseError{File: path, Msg: limitMsg("the file's size", fi.Size(), "MaxBytes", lim.MaxBytes)}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot: %w", err)
 	}
-	s, err := ParseSnapshot(data)
+	s, err := ParseSnapshotWithLimits(data, lim)
 	if err != nil {
 		var pe *ParseError
 		if errors.As(err, &pe) {
@@ -104,9 +115,33 @@ func LoadSnapshot(path string) (*Snapshot, error) {
 	return s, nil
 }
 
-// ParseSnapshot strictly parses a snapshot. An unknown or missing field is an
-// error that names it and its line; no partial snapshot is ever returned.
+// ParseSnapshot strictly parses a snapshot under DefaultLimits. An unknown or
+// missing field is an error that names it and its line; no partial snapshot
+// is ever returned.
 func ParseSnapshot(data []byte) (*Snapshot, error) {
+	return ParseSnapshotWithLimits(data, Limits{})
+}
+
+// ParseSnapshotWithLimits strictly parses a snapshot under lim. A snapshot
+// over a limit is an error naming the limit (and the line, where one string
+// or list is too long). JSON, which `driftfix snapshot` writes, is read
+// without building a YAML tree; anything else, and any JSON the quick reader
+// does not accept, goes through the YAML reader, which gives the same values
+// and the detailed errors.
+func ParseSnapshotWithLimits(data []byte, lim Limits) (*Snapshot, error) {
+	lim = lim.withDefaults()
+	if overLimit(int64(len(data)), lim.MaxBytes) {
+		return nil, &ParseError{Msg: limitMsg("the snapshot's size", len(data), "MaxBytes", lim.MaxBytes)}
+	}
+	if s, ok, err := parseJSONSnapshot(data, lim); ok {
+		return s, err
+	}
+	return parseYAMLSnapshot(data, lim)
+}
+
+// parseYAMLSnapshot reads any snapshot through a YAML node tree, which gives
+// every error its line.
+func parseYAMLSnapshot(data []byte, lim Limits) (*Snapshot, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -123,7 +158,7 @@ func ParseSnapshot(data []byte) (*Snapshot, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, &ParseError{Line: root.Line, Msg: "a snapshot must be a mapping with apiVersion, kind, application and resources"}
 	}
-	c := &converter{}
+	c := &converter{lim: lim}
 	fields, err := c.fields(root, "snapshot", map[string]bool{
 		"apiVersion": true, "kind": true, "application": true, "resources": true,
 		"renders": true, "cluster": true, "repo": true,
@@ -180,6 +215,9 @@ func ParseSnapshot(data []byte) (*Snapshot, error) {
 func (c *converter) resources(n *yaml.Node, s *Snapshot) error {
 	if n.Kind != yaml.SequenceNode {
 		return &ParseError{Line: n.Line, Msg: "resources: must be a list"}
+	}
+	if overLimit(len(n.Content), c.lim.MaxResources) {
+		return &ParseError{Line: n.Line, Msg: limitMsg("resources: the number of entries", len(n.Content), "MaxResources", c.lim.MaxResources)}
 	}
 	for i, item := range n.Content {
 		where := fmt.Sprintf("resources[%d]", i)
@@ -242,6 +280,9 @@ func (c *converter) repo(n *yaml.Node, s *Snapshot) error {
 		if _, dup := s.Repo.Files[k.Value]; dup {
 			return &ParseError{Line: k.Line, Msg: fmt.Sprintf("repo.files: %q appears twice", k.Value)}
 		}
+		if overLimit(int64(len(v.Value)), c.lim.MaxStringBytes) {
+			return &ParseError{Line: v.Line, Msg: limitMsg(fmt.Sprintf("repo.files[%q]: the file's size", k.Value), len(v.Value), "MaxStringBytes", c.lim.MaxStringBytes)}
+		}
 		s.Repo.Files[k.Value] = v.Value
 	}
 	return nil
@@ -250,6 +291,9 @@ func (c *converter) repo(n *yaml.Node, s *Snapshot) error {
 func (c *converter) objectList(n *yaml.Node, where string) ([]Object, error) {
 	if n.Kind != yaml.SequenceNode {
 		return nil, &ParseError{Line: n.Line, Msg: where + ": must be a list of Kubernetes objects"}
+	}
+	if overLimit(len(n.Content), c.lim.MaxResources) {
+		return nil, &ParseError{Line: n.Line, Msg: limitMsg(where+": the number of entries", len(n.Content), "MaxResources", c.lim.MaxResources)}
 	}
 	out := make([]Object, 0, len(n.Content))
 	for i, item := range n.Content {
@@ -318,6 +362,7 @@ const (
 )
 
 type converter struct {
+	lim     Limits
 	aliases int
 	nodes   int
 }
@@ -370,6 +415,9 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 			if k.Kind != yaml.ScalarNode {
 				return nil, &ParseError{Line: k.Line, Msg: "mapping keys must be scalars"}
 			}
+			if overLimit(int64(len(k.Value)), c.lim.MaxStringBytes) {
+				return nil, &ParseError{Line: k.Line, Msg: limitMsg("a key's length", len(k.Value), "MaxStringBytes", c.lim.MaxStringBytes)}
+			}
 			if _, dup := out[k.Value]; dup {
 				return nil, &ParseError{Line: k.Line, Msg: fmt.Sprintf("key %q appears twice", k.Value)}
 			}
@@ -381,6 +429,9 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 		}
 		return out, nil
 	case yaml.ScalarNode:
+		if overLimit(int64(len(n.Value)), c.lim.MaxStringBytes) {
+			return nil, &ParseError{Line: n.Line, Msg: limitMsg("a string's length", len(n.Value), "MaxStringBytes", c.lim.MaxStringBytes)}
+		}
 		return scalar(n)
 	}
 	return nil, &ParseError{Line: n.Line, Msg: "unsupported YAML node"}

@@ -1,8 +1,11 @@
 package drift
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -159,6 +162,44 @@ func FuzzParseSnapshot(f *testing.F) {
 			if r.Target == nil && r.Live == nil {
 				t.Fatal("resource with neither target nor live")
 			}
+		}
+	})
+}
+
+// FuzzQuickJSONReader checks that the quick JSON reader accepts a snapshot
+// only when the YAML reader does, with the same values, and that what it
+// refuses itself is a limit.
+func FuzzQuickJSONReader(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"driftfix/v1","kind":"Snapshot","application":{"apiVersion":"a","kind":"Application","metadata":{"name":"x"}},"resources":[]}`))
+	f.Add([]byte(`{"apiVersion":"driftfix/v1","kind":"Snapshot","application":{"apiVersion":"a","kind":"Application","metadata":{"name":"x"}},"resources":[{"target":null,"live":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"n":1.5e3,"i":-7,"big":123456789012345678901,"s":"\u00e9\ud83d\ude00\n","t":true,"z":null}}}],"repo":{"files":{"a.yaml":"x: 1\n"}}}`))
+	f.Add([]byte(`{"apiVersion":"driftfix/v1","kind":"Snapshot","application":{"apiVersion":"a","kind":"Application","metadata":{"name":"x"}},"resources":[],"cluster":[],"renders":[[]],"repo":null}`))
+	if files, err := filepath.Glob("../../testdata/cases/*.yaml"); err == nil {
+		for _, file := range files {
+			if s, err := LoadSnapshot(file); err == nil {
+				if b, err := json.Marshal(s); err == nil {
+					f.Add(b)
+				}
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lim := Limits{MaxStringBytes: 64, MaxResources: 4}.withDefaults()
+		quick, ok, qerr := parseJSONSnapshot(data, lim)
+		if !ok {
+			return
+		}
+		if qerr != nil {
+			if !strings.Contains(qerr.Error(), "over the limit") {
+				t.Fatalf("the quick reader refused with %v, which is not a limit", qerr)
+			}
+			return
+		}
+		slow, err := parseYAMLSnapshot(data, lim)
+		if err != nil {
+			t.Fatalf("the quick reader accepted what the YAML reader refuses: %v", err)
+		}
+		if !reflect.DeepEqual(quick, slow) {
+			t.Fatalf("the readers disagree:\nquick %#v\nyaml  %#v", quick, slow)
 		}
 	})
 }

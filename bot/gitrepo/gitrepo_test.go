@@ -48,6 +48,7 @@ func repo(t *testing.T) (string, string) {
 	run(work, "add", ".")
 	run(work, "commit", "-q", "-m", "one")
 	first := run(work, "rev-parse", "HEAD")
+	run(work, "tag", "-a", "-m", "first", "v1")
 	write("apps/web/deployment.yaml", "replicas: 3\n")
 	run(work, "commit", "-q", "-am", "two")
 	bare := filepath.Join(dir, "repo.git")
@@ -86,6 +87,10 @@ func TestFiles(t *testing.T) {
 	}
 	if _, err := Files(ctx, url, "main", Limits{MaxTotalBytes: 4}); err == nil {
 		t.Error("the total limit must stop reading")
+	}
+	tag, err := Files(ctx, url, "v1", Limits{})
+	if err != nil || tag["apps/web/deployment.yaml"] != "replicas: 2\n" {
+		t.Errorf("files at the annotated tag v1: %q, %v", tag["apps/web/deployment.yaml"], err)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
@@ -31,6 +32,8 @@ type HelmOptions struct {
 	Parameters   []Parameter    // spec.source.helm.parameters (--set)
 	ReleaseName  string
 	Namespace    string
+	// Limits bound the render; zero fields take DefaultLimits.
+	Limits Limits
 }
 
 // Parameter is one spec.source.helm.parameters entry.
@@ -63,10 +66,17 @@ func HelmOptionsFor(app drift.Object, src drift.Source) HelmOptions {
 	return o
 }
 
-// Helm renders the chart under opts.ChartDir from the given files.
+// Helm renders the chart under opts.ChartDir from the given files, with no
+// network: dependencies are never fetched (a dependency that is not vendored
+// under charts/ is a RemoteError naming its repository) and lookup finds
+// nothing. The chart, its values and the render are bounded by opts.Limits;
+// going over one is a *LimitError naming the limit.
 func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
+	lim := opts.Limits.withDefaults()
 	dir := strings.Trim(opts.ChartDir, "/")
+	what := "chart " + dir
 	var buf []*loader.BufferedFile
+	var total int64
 	for name, data := range files {
 		rel := name
 		if dir != "" {
@@ -75,12 +85,36 @@ func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 			}
 			rel = strings.TrimPrefix(name, dir+"/")
 		}
+		if strings.Contains("/"+rel, "/templates/") && over(int64(len(data)), lim.MaxTemplateBytes) {
+			return nil, &LimitError{Limit: "MaxTemplateBytes", What: what + ": " + rel, Got: humanBytes(float64(len(data))), Max: humanBytes(float64(lim.MaxTemplateBytes))}
+		}
+		total += int64(len(data))
 		buf = append(buf, &loader.BufferedFile{Name: rel, Data: data})
 	}
+	if over(len(buf), lim.MaxFiles) {
+		return nil, &LimitError{Limit: "MaxFiles", What: what, Got: fmt.Sprintf("%d files", len(buf)), Max: fmt.Sprint(lim.MaxFiles)}
+	}
+	if over(total, lim.MaxChartBytes) {
+		return nil, &LimitError{Limit: "MaxChartBytes", What: what, Got: humanBytes(float64(total)), Max: humanBytes(float64(lim.MaxChartBytes))}
+	}
 	sort.Slice(buf, func(i, j int) bool { return buf[i].Name < buf[j].Name })
+	for _, f := range buf {
+		if path.Base(f.Name) == "values.yaml" && over(int64(len(f.Data)), lim.MaxValuesBytes) {
+			return nil, &LimitError{Limit: "MaxValuesBytes", What: "values file " + path.Join(dir, f.Name), Got: humanBytes(float64(len(f.Data))), Max: humanBytes(float64(lim.MaxValuesBytes))}
+		}
+	}
 	chart, err := loader.LoadFiles(buf)
 	if err != nil {
 		return nil, fmt.Errorf("load chart %s: %w", dir, err)
+	}
+	if err := checkVendored(chart, path.Join(dir, "Chart.yaml")); err != nil {
+		return nil, err
+	}
+	var valuesBytes int64
+	for _, f := range chart.Raw {
+		if f.Name == "values.yaml" {
+			valuesBytes += int64(len(f.Data))
+		}
 	}
 	vals := map[string]any{}
 	for _, vf := range opts.ValueFiles {
@@ -88,6 +122,10 @@ func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 		if !ok {
 			return nil, fmt.Errorf("values file %s is not in the repository", path.Join(dir, vf))
 		}
+		if over(int64(len(data)), lim.MaxValuesBytes) {
+			return nil, &LimitError{Limit: "MaxValuesBytes", What: "values file " + path.Join(dir, vf), Got: humanBytes(float64(len(data))), Max: humanBytes(float64(lim.MaxValuesBytes))}
+		}
+		valuesBytes += int64(len(data))
 		var m map[string]any
 		if err := yaml.Unmarshal(data, &m); err != nil {
 			return nil, fmt.Errorf("read values file %s: %w", path.Join(dir, vf), err)
@@ -95,6 +133,10 @@ func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 		vals = chartutil.MergeTables(m, vals)
 	}
 	if opts.Values != "" {
+		if over(int64(len(opts.Values)), lim.MaxValuesBytes) {
+			return nil, &LimitError{Limit: "MaxValuesBytes", What: "helm.values of the Application", Got: humanBytes(float64(len(opts.Values))), Max: humanBytes(float64(lim.MaxValuesBytes))}
+		}
+		valuesBytes += int64(len(opts.Values))
 		var m map[string]any
 		if err := yaml.Unmarshal([]byte(opts.Values), &m); err != nil {
 			return nil, fmt.Errorf("read helm.values of the Application: %w", err)
@@ -102,6 +144,11 @@ func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 		vals = chartutil.MergeTables(m, vals)
 	}
 	if opts.ValuesObject != nil {
+		b, _ := yaml.Marshal(opts.ValuesObject)
+		if over(int64(len(b)), lim.MaxValuesBytes) {
+			return nil, &LimitError{Limit: "MaxValuesBytes", What: "helm.valuesObject of the Application", Got: humanBytes(float64(len(b))), Max: humanBytes(float64(lim.MaxValuesBytes))}
+		}
+		valuesBytes += int64(len(b))
 		vals = chartutil.MergeTables(copyMap(opts.ValuesObject), vals)
 	}
 	for _, p := range opts.Parameters {
@@ -109,6 +156,7 @@ func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 		if p.ForceString {
 			parse = strvals.ParseIntoString
 		}
+		valuesBytes += int64(len(p.Name) + len(p.Value))
 		if err := parse(p.Name+"="+p.Value, vals); err != nil {
 			return nil, fmt.Errorf("helm parameter %s: %w", p.Name, err)
 		}
@@ -117,9 +165,31 @@ func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("values for chart %s: %w", dir, err)
 	}
-	out, err := engine.Render(chart, rv)
+	root, _ := asMap(rv["Values"])
+	est, biggest, err := estimate(chart, root, valuesBytes)
 	if err != nil {
 		return nil, fmt.Errorf("render chart %s: %w", dir, err)
+	}
+	if over(est, float64(lim.MaxRenderedBytes)) {
+		return nil, &LimitError{Limit: "MaxRenderedBytes", What: what + ": " + strings.TrimPrefix(biggest, chart.Name()+"/") + " can expand",
+			Got: "up to " + humanBytes(est) + " estimated before rendering", Max: humanBytes(float64(lim.MaxRenderedBytes))}
+	}
+	out, err := withTimeout(lim.Timeout, "render "+what, func() (map[string]string, error) {
+		return engine.Render(chart, rv)
+	})
+	if err != nil {
+		var le *LimitError
+		if errors.As(err, &le) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("render chart %s: %w", dir, err)
+	}
+	var size int64
+	for _, s := range out {
+		size += int64(len(s))
+	}
+	if over(size, lim.MaxRenderedBytes) {
+		return nil, &LimitError{Limit: "MaxRenderedBytes", What: what, Got: humanBytes(float64(size)), Max: humanBytes(float64(lim.MaxRenderedBytes))}
 	}
 	names := make([]string, 0, len(out))
 	for n := range out {
@@ -160,4 +230,30 @@ func copyMap(m map[string]any) map[string]any {
 		}
 	}
 	return out
+}
+
+// checkVendored refuses a chart whose Chart.yaml lists a dependency that is
+// not under charts/: Argo CD would fetch it from its repository, and a render
+// here never does.
+func checkVendored(c *chart.Chart, file string) error {
+	have := map[string]bool{}
+	for _, d := range c.Dependencies() {
+		have[d.Name()] = true
+	}
+	for _, d := range c.Metadata.Dependencies {
+		if d == nil || have[d.Name] {
+			continue
+		}
+		repo := d.Repository
+		if repo == "" {
+			repo = d.Name
+		}
+		return &RemoteError{File: file, URL: repo, Why: "dependency " + d.Name + " is not vendored under charts/, and dependencies are not fetched"}
+	}
+	for _, d := range c.Dependencies() {
+		if err := checkVendored(d, path.Join(path.Dir(file), "charts", d.Name(), "Chart.yaml")); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -13,8 +13,31 @@ import (
 )
 
 // Kustomize builds the kustomization in dir from the given files, in memory,
-// as `kustomize build` does with Argo CD's defaults (no plugins, no remote bases).
+// as `kustomize build` does with Argo CD's defaults (no plugins), under
+// DefaultLimits. See KustomizeWithLimits.
 func Kustomize(files map[string][]byte, dir string) ([]drift.Object, error) {
+	return KustomizeWithLimits(files, dir, Limits{})
+}
+
+// KustomizeWithLimits builds the kustomization in dir from the given files,
+// in memory and without any network: a remote base, resource, component,
+// file or chart is refused with a RemoteError naming the kustomization and
+// the URL. The build is bounded by lim (zero fields take DefaultLimits).
+func KustomizeWithLimits(files map[string][]byte, dir string, lim Limits) ([]drift.Object, error) {
+	lim = lim.withDefaults()
+	what := "kustomize build " + dir
+	if err := checkStaged(files, what, lim); err != nil {
+		return nil, err
+	}
+	if err := checkKustomizeLocal(files, dir); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return withTimeout(lim.Timeout, what, func() ([]drift.Object, error) {
+		return kustomize(files, dir, lim)
+	})
+}
+
+func kustomize(files map[string][]byte, dir string, lim Limits) ([]drift.Object, error) {
 	fs := filesys.MakeFsInMemory()
 	for name, data := range files {
 		p := "/" + strings.TrimPrefix(name, "/")
@@ -33,10 +56,16 @@ func Kustomize(files map[string][]byte, dir string) ([]drift.Object, error) {
 		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
 	}
 	var out []drift.Object
+	var size int64
 	for _, r := range rm.Resources() {
 		m, err := r.Map()
 		if err != nil {
 			return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
+		}
+		if b, err := r.AsYAML(); err == nil {
+			if size += int64(len(b)); over(size, lim.MaxRenderedBytes) {
+				return nil, &LimitError{Limit: "MaxRenderedBytes", What: "kustomize build " + dir, Got: "more than " + humanBytes(float64(lim.MaxRenderedBytes)), Max: humanBytes(float64(lim.MaxRenderedBytes))}
+			}
 		}
 		out = append(out, drift.NormalizeNumbers(m).(map[string]any))
 	}

@@ -1,0 +1,174 @@
+package gitrepo
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// Shared is the cache Files reads through: one per process, so a running bot
+// fetches a repository's commit once across applications and cycles. It
+// holds at most 64 commits and 64 MiB of file content.
+var Shared = NewCache(64, 64<<20)
+
+// Cache holds the files of recently read commits, keyed by repository,
+// commit and limits. A branch or tag is resolved to its commit on the remote
+// first (a ref listing, no objects), so a moved branch is read again and an
+// unchanged one is not. Concurrent reads of the same commit share one fetch.
+// It is bounded by entries and by the bytes of the files it holds, least
+// recently used first out. Safe for concurrent use.
+type Cache struct {
+	maxEntries int
+	maxBytes   int64
+
+	mu      sync.Mutex
+	entries map[cacheKey]*list.Element // of *cacheEntry
+	lru     *list.List
+	bytes   int64
+
+	fetches atomic.Int64
+}
+
+type cacheKey struct {
+	repo   string
+	commit plumbing.Hash
+	lim    Limits
+}
+
+type cacheEntry struct {
+	key   cacheKey
+	done  chan struct{} // closed when files/err are set
+	files map[string]string
+	err   error
+	size  int64
+}
+
+// NewCache returns a cache of at most maxEntries commits and maxBytes of
+// file content.
+func NewCache(maxEntries int, maxBytes int64) *Cache {
+	return &Cache{maxEntries: maxEntries, maxBytes: maxBytes, entries: map[cacheKey]*list.Element{}, lru: list.New()}
+}
+
+// Fetches is how many fetches from a remote the cache has made.
+func (c *Cache) Fetches() int64 { return c.fetches.Load() }
+
+// Files returns the manifest, chart and kustomization files of the
+// repository at revision (a commit, branch or tag, or HEAD), keyed by their
+// path in the repository. The map is the caller's to change.
+func (c *Cache) Files(ctx context.Context, repoURL, revision string, lim Limits) (map[string]string, error) {
+	lim = lim.withDefaults()
+	name := redact(repoURL)
+	if !strings.HasPrefix(repoURL, "file://") && !strings.HasPrefix(repoURL, "https://") {
+		return nil, fmt.Errorf("read repository %s: only file:// and https:// repositories are read", name)
+	}
+	wrap := func(err error) error { return fmt.Errorf("read repository %s at %s: %w", name, revision, err) }
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lim.Timeout)
+	defer cancel()
+	commit, ref := plumbing.ZeroHash, plumbing.ReferenceName("")
+	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{repoURL}})
+	if plumbing.IsHash(revision) {
+		commit = plumbing.NewHash(revision)
+	}
+	key := cacheKey{repo: repoURL, commit: commit, lim: lim}
+	if commit.IsZero() || !c.cached(key) {
+		var err error
+		if commit, ref, err = remoteCommit(fctx, rem, revision); err != nil {
+			return nil, wrap(err)
+		}
+		key.commit = commit
+	}
+
+	c.mu.Lock()
+	if el, ok := c.entries[key]; ok {
+		c.lru.MoveToFront(el)
+		e := el.Value.(*cacheEntry)
+		c.mu.Unlock()
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			return nil, wrap(ctx.Err())
+		}
+		if e.err != nil {
+			return nil, wrap(e.err)
+		}
+		return copyFiles(e.files), nil
+	}
+	e := &cacheEntry{key: key, done: make(chan struct{})}
+	c.entries[key] = c.lru.PushFront(e)
+	c.mu.Unlock()
+
+	// This caller fetches; others wait on e.done. The fetch runs under its
+	// own timeout, not the caller's cancellation, as others may be waiting.
+	files, err := checkout(fctx, repoURL, commit, ref, lim, &c.fetches)
+	c.mu.Lock()
+	e.files, e.err = files, err
+	var le *LimitError
+	switch {
+	case err != nil && !errors.As(err, &le):
+		// A failure that may pass (network, timeout) is not remembered;
+		// a repository over a limit is, as it stays over it at this commit.
+		c.remove(key)
+	default:
+		for _, v := range files {
+			e.size += int64(len(v))
+		}
+		c.bytes += e.size
+		c.evict()
+	}
+	c.mu.Unlock()
+	close(e.done)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return copyFiles(files), nil
+}
+
+func (c *Cache) cached(k cacheKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.entries[k]
+	return ok
+}
+
+// remove drops an entry; c.mu is held.
+func (c *Cache) remove(k cacheKey) {
+	if el, ok := c.entries[k]; ok {
+		c.bytes -= el.Value.(*cacheEntry).size
+		c.lru.Remove(el)
+		delete(c.entries, k)
+	}
+}
+
+// evict drops least recently used finished entries past the bounds; c.mu is held.
+func (c *Cache) evict() {
+	for el := c.lru.Back(); el != nil && (c.lru.Len() > c.maxEntries || c.bytes > c.maxBytes); {
+		prev := el.Prev()
+		e := el.Value.(*cacheEntry)
+		select {
+		case <-e.done:
+			c.remove(e.key)
+		default:
+			if e.files != nil || e.err != nil {
+				c.remove(e.key) // finished, being closed by its fetcher
+			}
+		}
+		el = prev
+	}
+}
+
+func copyFiles(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,77 @@
+package render
+
+import (
+	"flag"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// measure runs f and reports the peak live heap it reached above the heap
+// before it (sampled every millisecond) and the CPU time the process spent.
+func measure(b *testing.B, f func()) {
+	b.Helper()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	var peak atomic.Uint64
+	for i := 0; i < b.N; i++ {
+		runtime.GC()
+		base := heap()
+		var ru0, ru1 syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+		done := make(chan struct{})
+		go func() {
+			t := time.NewTicker(time.Millisecond)
+			defer t.Stop()
+			for {
+				if h := heap(); h > base && h-base > peak.Load() {
+					peak.Store(h - base)
+				}
+				select {
+				case <-done:
+					return
+				case <-t.C:
+				}
+			}
+		}()
+		f()
+		close(done)
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+		cpu := time.Duration(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) * time.Nanosecond
+		b.ReportMetric(cpu.Seconds()*1000/float64(b.N), "cpu-ms/op")
+	}
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+}
+
+var unbounded = flag.Bool("unbounded", false, "BenchmarkHostileCharts also renders without limits (minutes of CPU, gigabytes of heap)")
+
+// BenchmarkHostileCharts renders the crafted charts of issue 17 with the
+// default limits and, with -unbounded, with none (what a render did before
+// it was bounded): a template expanding to about 1.25 GB and one generating
+// RSA keys in a loop. Run one iteration each:
+//
+//	go test ./remediations/render -run '^$' -bench HostileCharts -benchtime 1x [-unbounded]
+func BenchmarkHostileCharts(b *testing.B) {
+	none := Limits{MaxFiles: -1, MaxChartBytes: -1, MaxTemplateBytes: -1, MaxValuesBytes: -1, MaxRenderedBytes: -1, Timeout: -1}
+	charts := map[string]map[string]string{
+		"expand-1.25GB": {"templates/x.yaml": "{{ range until 1000 }}{{ range until 1000 }}# " + strings.Repeat("x", 1248) + "\n{{ end }}{{ end }}"},
+		"rsa-keys":      {"templates/x.yaml": "{{ range until 200 }}{{ $k := genPrivateKey \"rsa\" }}{{ end }}"},
+	}
+	for name, files := range charts {
+		for lname, lim := range map[string]Limits{"default-limits": {}, "no-limits": none} {
+			b.Run(name+"/"+lname, func(b *testing.B) {
+				if lname == "no-limits" && !*unbounded {
+					b.Skip("-unbounded not set")
+				}
+				measure(b, func() {
+					_, err := Helm(chartFiles(files), HelmOptions{ChartDir: "c", ReleaseName: "r", Namespace: "n", Limits: lim})
+					b.Logf("%v", err)
+				})
+			})
+		}
+	}
+}
