@@ -21,6 +21,9 @@ func TestDifferentialSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(files) == 0 {
+		t.Fatal("no snapshots in testdata/differential")
+	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
 			s, err := drift.LoadSnapshot(file)
