@@ -65,6 +65,7 @@ var caseExpectations = map[string][]string{
 	"34-helm-lookup-fallback":      {"Secret/grafana-admin/data/admin-password nondeterministic-render pin-helm-value"},
 	"35-renders-agree-manual-edit": {"Secret/grafana-admin/data/admin-password manual-change none"},
 	"36-jq-narrow-rule-sidecar":    nil,
+	"37-cr-quantity-dry-run":       {"Memcached/sessions/spec/resources/requests/cpu normalized set-value"},
 }
 
 // TestCases diagnoses every snapshot in testdata/cases, checks the findings

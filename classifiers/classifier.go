@@ -162,3 +162,13 @@ func ownersText(os []drift.Owner) string {
 }
 
 func evidencef(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// dryRunNote corroborates a finding with the API server's own answer, when the
+// snapshot has one: a dry-run apply of Git's manifest stores what live holds.
+func (c *Case) dryRunNote() []string {
+	d := c.Diff
+	if d == nil || !d.HasDryRun || d.InDryRun != d.InLive || (d.InDryRun && !drift.Equal(d.DryRun, d.Live)) {
+		return nil
+	}
+	return []string{"a server-side dry-run apply of Git's manifest stores the live value too (dryRun in the snapshot): the API server and its admission webhooks write it on every apply, so a sync cannot change it"}
+}

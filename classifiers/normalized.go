@@ -45,15 +45,30 @@ func classifyNormalized(c *Case) (Verdict, bool) {
 			if d.Undeclared {
 				what = d.Path.Last() + " is not a field of the type, so the API server drops it"
 			}
-			return Verdict{Evidence: []string{
+			return Verdict{Evidence: append([]string{
 				fmt.Sprintf("Git declares %s = %s; decoded into its type (%s) and encoded again, as the API server does before it stores the object, the manifest has no %s: %s", d.Path, c.show(d.Git), d.StoredBy, d.Path.Last(), what),
 				"the live object has none either; " + why,
-			}, Fix: drift.FixRemoveField}, true
+			}, c.dryRunNote()...), Fix: drift.FixRemoveField}, true
 		}
-		return Verdict{Evidence: []string{
+		return Verdict{Evidence: append([]string{
 			fmt.Sprintf("Git writes %s; decoded into its type (%s) and encoded again, as the API server does before it stores the object, it is %s, which is what the live object holds", c.show(d.Git), d.StoredBy, c.show(d.Stored)),
 			why + "; writing the stored form in Git makes both sides equal",
-		}, Fix: drift.FixSetValue}, true
+		}, c.dryRunNote()...), Fix: drift.FixSetValue}, true
+	}
+
+	// The API server's own answer: a dry-run apply of Git's manifest stores
+	// what live holds, and no webhook or other writer could have made it.
+	if d.InGit && d.HasDryRun && d.InDryRun == d.InLive && (!d.InDryRun || drift.Equal(d.DryRun, d.Live)) &&
+		len(d.NonArgoOwners()) == 0 && len(c.matchingWebhooks(d.Resource, res)) == 0 {
+		stored := "stores no " + d.Path.Last()
+		fix := drift.FixRemoveField
+		if d.InDryRun {
+			stored, fix = "stores "+c.show(d.DryRun), drift.FixSetValue
+		}
+		return Verdict{Evidence: []string{
+			fmt.Sprintf("Git declares %s; a server-side dry-run apply of Git's manifest shows the API server %s, as the live object does (dryRun in the snapshot)", c.show(d.Git), stored),
+			"no mutating webhook in the snapshot admits the object and no other field manager owns the path: the API server (defaulting, canonical forms, a CRD schema or conversion) stores it so",
+		}, Fix: fix}, true
 	}
 
 	// The same items in another order, written by nobody else.

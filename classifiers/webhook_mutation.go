@@ -44,6 +44,7 @@ func classifyWebhookMutation(c *Case) (Verdict, bool) {
 	if len(matches) > 1 {
 		ev = append(ev, fmt.Sprintf("%d other mutating webhooks also admit this object", len(matches)-1))
 	}
+	ev = append(ev, c.dryRunNote()...)
 	if d.InGit {
 		ev = append(ev, fmt.Sprintf("Git declares %s, the webhook stores %s", c.show(d.Git), c.show(d.Live)))
 		return Verdict{Evidence: ev, Fix: drift.FixSetValue}, true

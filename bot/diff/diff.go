@@ -111,6 +111,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		ssa:       resourceSSA(r.Target, appSSA),
 		rawTarget: r.Target,
 		rawLive:   r.Live,
+		dryRun:    r.DryRun,
 	}
 	// Argo CD's own predicted and normalized states win, except where an
 	// ignore rule applies: Argo CD has already removed what the rule hides
@@ -232,6 +233,7 @@ type walker struct {
 	whole        int // > 0 while inside the items of a list a patch replaces whole
 	mode         mode
 	remarshaled  bool // both sides are compared in their type's encoding
+	dryRun       drift.Object // the API server's answer to a dry-run apply of Git's manifest
 }
 
 // mode says how strictly a walk compares.

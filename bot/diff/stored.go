@@ -78,6 +78,15 @@ func keepKeysOf(orig, v any) any {
 // value the API server stores for Git's declaration: Git's manifest decoded
 // into its k8s.io/api type and encoded again (unknown fields dropped).
 func (w *walker) storedForm() {
+	if w.dryRun != nil {
+		for i := range w.diffs {
+			d := &w.diffs[i]
+			if !d.Unexplained && len(d.Path) > 0 {
+				d.HasDryRun = true
+				d.DryRun, d.InDryRun = d.Path.Get(w.dryRun)
+			}
+		}
+	}
 	t := w.rootType
 	if t == nil {
 		t = servedOnly(drift.Str(w.rawTarget, "apiVersion"), w.ref.Kind)

@@ -220,6 +220,13 @@ type Difference struct {
 	// Reordered is the list, around Path, whose live items are exactly Git's
 	// in another order; nil otherwise.
 	Reordered Pointer
+	// DryRun is the value at Path in the API server's answer to a
+	// server-side dry-run apply of Git's manifest (snapshot dryRun), when
+	// collected: what the API server and its admission webhooks store for
+	// Git's declaration. HasDryRun says it was collected; InDryRun that the
+	// path exists in it.
+	DryRun              any
+	HasDryRun, InDryRun bool
 }
 
 // NonArgoOwners returns the owners that are not Argo CD's own managers.
