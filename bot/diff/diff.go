@@ -232,7 +232,7 @@ type walker struct {
 	inAtomic     int // > 0 while inside the items of an atomic list of a built-in kind
 	whole        int // > 0 while inside the items of a list a patch replaces whole
 	mode         mode
-	remarshaled  bool // both sides are compared in their type's encoding
+	remarshaled  bool         // both sides are compared in their type's encoding
 	dryRun       drift.Object // the API server's answer to a dry-run apply of Git's manifest
 }
 
