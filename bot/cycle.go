@@ -320,7 +320,7 @@ func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Inst
 		res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
 		return nil, false
 	}
-	_, plans, err := Fix(s, remediations.RepoFromSnapshot(s), pol.Sensitivity(), now)
+	_, plans, err := Fix(s, remediations.RepoFromSnapshot(s), pol.Sensitivity(), now, RenderLimits(cfg.Limits))
 	if err != nil {
 		res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
 		return nil, false

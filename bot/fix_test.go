@@ -8,6 +8,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations"
+	"github.com/driftfix/driftfix/remediations/render"
 )
 
 // TestFixSharedFixtures plans fixes for every public fixture: each expected
@@ -25,7 +26,7 @@ func TestFixSharedFixtures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := loadSnapshot(t, in)
 			exp := readExpectation(t, in)
-			_, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
+			_, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), render.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations"
+	"github.com/driftfix/driftfix/remediations/render"
 )
 
 // protected is one security-relevant path a hostile snapshot attacks.
@@ -56,7 +57,7 @@ func TestHostile(t *testing.T) {
 				t.Fatal("no # protect: lines")
 			}
 			s := loadSnapshot(t, file)
-			rep, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now)
+			rep, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now, render.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations"
+	"github.com/driftfix/driftfix/remediations/render"
 )
 
 // fuzzPaths are the changes FuzzPlanSafety makes to a live object: the kind,
@@ -263,7 +264,7 @@ func FuzzPlanSafety(f *testing.F) {
 		if err != nil {
 			t.Skip(err) // a manager name the snapshot format cannot hold
 		}
-		rep, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now)
+		rep, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now, render.Limits{})
 		if err != nil {
 			return // an input Argo CD's diff rejects is not a plan
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/kube"
 	"github.com/driftfix/driftfix/remediations"
+	"github.com/driftfix/driftfix/remediations/render"
 )
 
 var updateReal = flag.Bool("update-real", false, "save each scenario's snapshot under testdata/real/")
@@ -279,7 +280,7 @@ func TestHPAReplicas(t *testing.T) {
 	rep := s.diagnose(t, "e2e-hpa")
 	expectFinding(t, rep, "Deployment", "/spec/replicas", drift.CauseHPAReplicas)
 	// The fix, planned from the repository Argo CD reads, removes replicas and verifies.
-	_, plans, err := bot.Fix(s.last, remediations.RepoFromSnapshot(s.last), drift.Sensitivity{}, time.Now())
+	_, plans, err := bot.Fix(s.last, remediations.RepoFromSnapshot(s.last), drift.Sensitivity{}, time.Now(), render.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -200,7 +200,7 @@ func (c *Context) rebuild(edited Repo) (*drift.Snapshot, error) {
 			if kustomizationFile(edited, src.Path) == "" {
 				continue
 			}
-			o, err := render.Kustomize(files, src.Path)
+			o, err := render.KustomizeWithLimits(files, src.Path, c.Render)
 			if err != nil {
 				return nil, err
 			}
@@ -208,7 +208,9 @@ func (c *Context) rebuild(edited Repo) (*drift.Snapshot, error) {
 		}
 	case "helm":
 		src, _ := c.Snapshot.HelmSource()
-		o, err := render.Helm(files, render.HelmOptionsFor(c.Snapshot.Application, src))
+		opts := render.HelmOptionsFor(c.Snapshot.Application, src)
+		opts.Limits = c.Render
+		o, err := render.Helm(files, opts)
 		if err != nil {
 			return nil, err
 		}

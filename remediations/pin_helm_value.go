@@ -105,6 +105,7 @@ func (c *Context) verifyPinned(p *Plan, src drift.Source, values string, edited 
 	}
 	files[values] = edited
 	opts := render.HelmOptionsFor(c.Snapshot.Application, src)
+	opts.Limits = c.Render
 	r1, err := render.Helm(files, opts)
 	if err == nil {
 		var r2 []drift.Object

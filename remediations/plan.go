@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations/render"
 )
 
 // Repo is the application's repository as path → content.
@@ -71,6 +72,9 @@ type Options struct {
 	// the rules a plan adds are judged by them. Without it only jsonPointers
 	// are judged before verification.
 	RuleCovers func(drift.IgnoreRule, *drift.Resource) []drift.Pointer
+	// Render bounds every render a plan is verified with (zero fields take
+	// render.DefaultLimits).
+	Render render.Limits
 }
 
 // Remedy plans one fix kind.

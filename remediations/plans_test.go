@@ -13,6 +13,7 @@ import (
 	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations"
+	"github.com/driftfix/driftfix/remediations/render"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -56,7 +57,7 @@ func TestPlanGoldens(t *testing.T) {
 				t.Fatal(err)
 			}
 			repo := remediations.RepoFromSnapshot(snap)
-			_, plans, err := bot.Fix(snap, repo, drift.Sensitivity{}, now)
+			_, plans, err := bot.Fix(snap, repo, drift.Sensitivity{}, now, render.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +88,7 @@ func TestPlanGoldens(t *testing.T) {
 			for _, f := range after {
 				repo[f.File] = f.After
 			}
-			_, again, err := bot.Fix(snap, repo, drift.Sensitivity{}, now)
+			_, again, err := bot.Fix(snap, repo, drift.Sensitivity{}, now, render.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}

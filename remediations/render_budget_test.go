@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	"github.com/driftfix/driftfix/bot"
+	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations"
+	"github.com/driftfix/driftfix/remediations/render"
 )
 
 // TestRenderOverBudgetDropsThePlan adds a template that would expand to
@@ -24,7 +26,7 @@ func TestRenderOverBudgetDropsThePlan(t *testing.T) {
 				t.Fatal(err)
 			}
 			snap.Repo.Files["charts/cache/templates/bomb.yaml"] = tmpl
-			rep, plans, err := bot.Fix(snap, remediations.RepoFromSnapshot(snap), drift.Sensitivity{}, now)
+			rep, plans, err := bot.Fix(snap, remediations.RepoFromSnapshot(snap), drift.Sensitivity{}, now, render.Limits{})
 			if err != nil {
 				t.Fatalf("a hostile chart must not stop planning: %v", err)
 			}
@@ -41,6 +43,41 @@ func TestRenderOverBudgetDropsThePlan(t *testing.T) {
 			}
 			if dropped == 0 {
 				t.Errorf("no plan dropped with the limit named: %s", summary(plans))
+			}
+		})
+	}
+}
+
+// TestPolicyRenderLimitReachesVerification: a limit tightened in the policy
+// (limits.renderedBytes) bounds the renders an ordinary fix is verified with,
+// so a plan whose chart renders more is dropped naming that limit, while the
+// default lets the same plan through.
+func TestPolicyRenderLimitReachesVerification(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		lim     render.Limits
+		dropped bool
+	}{
+		{"default limits", render.Limits{}, false},
+		{"policy renderedBytes 64", bot.RenderLimits(config.Limits{RenderedBytes: 64}), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			snap, err := drift.LoadSnapshot("testdata/helm-set-value.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, plans, err := bot.Fix(snap, remediations.RepoFromSnapshot(snap), drift.Sensitivity{}, now, tt.lim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dropped := 0
+			for _, p := range plans {
+				if strings.Contains(p.Dropped, "MaxRenderedBytes") {
+					dropped++
+				}
+			}
+			if (dropped > 0) != tt.dropped {
+				t.Fatalf("plans dropped for MaxRenderedBytes: %d, want dropped=%v", dropped, tt.dropped)
 			}
 		})
 	}

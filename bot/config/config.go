@@ -32,6 +32,7 @@ type Config struct {
 	Overrides     []Override // later matching overrides win, field by field
 	PlatformRepos []string   // repositories holding Applications and argocd-cm
 	Unlisted      Unlisted   // when PRs of applications no longer listed are closed
+	Limits        Limits     // what one repository's fetch and renders may cost
 }
 
 // ArgoCD is one Argo CD instance and the shard of applications it scans.
@@ -173,6 +174,7 @@ func Parse(b []byte) (*Config, error) {
 			p.list(k, n, func(k string, n *yaml.Node) { c.Overrides = append(c.Overrides, p.override(k, n)) })
 		},
 		"unlisted": func(k string, n *yaml.Node) { c.Unlisted = p.unlisted(k, n) },
+		"limits":   func(k string, n *yaml.Node) { c.Limits = p.limits(k, n) },
 	})
 	if len(c.ArgoCD) == 0 {
 		p.fail("argocd", doc.Line, "at least one Argo CD instance is required")

@@ -15,6 +15,7 @@ import (
 	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations"
+	"github.com/driftfix/driftfix/remediations/render"
 )
 
 // maxRepoFile bounds the size of a manifest read from a checkout.
@@ -50,7 +51,7 @@ func cmdFix(_ context.Context, args []string, stdout, stderr io.Writer, now time
 			return exitUsage, err
 		}
 	}
-	rep, plans, err := bot.Fix(snap, repo, drift.Sensitivity{}, now)
+	rep, plans, err := bot.Fix(snap, repo, drift.Sensitivity{}, now, render.Limits{})
 	if err != nil {
 		return exitUsage, err
 	}

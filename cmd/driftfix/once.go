@@ -88,9 +88,10 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	return exitClean, nil
 }
 
-// instance builds one Argo CD instance's clients. The cluster context is
+// instance builds one Argo CD instance's clients; its repositories are read
+// within git. The cluster context is
 // read once per cycle.
-func instance(ctx context.Context, a config.ArgoCD, stderr io.Writer) (bot.Instance, error) {
+func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Limits, stderr io.Writer) (bot.Instance, error) {
 	ns := a.Namespace
 	if ns == "" {
 		ns = "argocd"
@@ -108,7 +109,7 @@ func instance(ctx context.Context, a config.ArgoCD, stderr io.Writer) (bot.Insta
 			if len(srcs) == 0 {
 				return nil, nil
 			}
-			return gitrepo.Files(ctx, srcs[0].RepoURL, drift.Str(s.Application, "status", "sync", "revision"), gitrepo.Limits{})
+			return gitrepo.Files(ctx, srcs[0].RepoURL, drift.Str(s.Application, "status", "sync", "revision"), git)
 		},
 		ReadCluster: func(ctx context.Context) (func(*drift.Snapshot) []drift.Object, error) {
 			return af.cluster(ctx, stderr)

@@ -51,7 +51,7 @@ func secret(file, env, what string) (func() string, error) {
 func buildRunner(ctx context.Context, cfg *config.Config, publish bool, log *slog.Logger, stderr io.Writer) (*bot.Runner, func(), error) {
 	r := &bot.Runner{Config: cfg, Log: log, Metrics: bot.NewMetrics()}
 	for _, a := range cfg.ArgoCD {
-		in, err := instance(ctx, a, stderr)
+		in, err := instance(ctx, a, bot.GitLimits(cfg.Limits), stderr)
 		if err != nil {
 			return nil, nil, err
 		}
