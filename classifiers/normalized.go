@@ -35,12 +35,12 @@ func classifyNormalized(c *Case) (Verdict, bool) {
 
 	// What the API server stores, derived by decoding Git's manifest into
 	// its compiled-in type and encoding it again.
-	if d.InGit && d.StoredBy != "" && d.InStored == d.InLive && (!d.InStored || drift.Equal(d.Stored, d.Live)) {
+	if stored, inStored, derived := d.Stored(); d.InGit && derived && inStored == d.InLive && (!inStored || drift.Equal(stored, d.Live)) {
 		why := "Argo CD's scheme does not know this kind, so it compares it as written"
 		if d.Builtin {
 			why = "the manifest does not decode strictly into its type (an unknown or mistyped field), so Argo CD compares it as written"
 		}
-		if !d.InStored {
+		if !inStored {
 			what := "the API server drops it"
 			if d.Undeclared {
 				what = d.Path.Last() + " is not a field of the type, so the API server drops it"
@@ -51,7 +51,7 @@ func classifyNormalized(c *Case) (Verdict, bool) {
 			}, c.dryRunNote()...), Fix: drift.FixRemoveField}, true
 		}
 		return Verdict{Evidence: append([]string{
-			fmt.Sprintf("Git writes %s; decoded into its type (%s) and encoded again, as the API server does before it stores the object, it is %s, which is what the live object holds", c.show(d.Git), d.StoredBy, c.show(d.Stored)),
+			fmt.Sprintf("Git writes %s; decoded into its type (%s) and encoded again, as the API server does before it stores the object, it is %s, which is what the live object holds", c.show(d.Git), d.StoredBy, c.show(stored)),
 			why + "; writing the stored form in Git makes both sides equal",
 		}, c.dryRunNote()...), Fix: drift.FixSetValue}, true
 	}

@@ -157,7 +157,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 
 	root := fieldInfo{typ: w.rootType, known: w.rootType != nil}
 	w.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
-	if w.rootType != nil && !w.symmetric && anyVisible(w.diffs) {
+	if w.rootType != nil && !w.symmetric && encodingMatters(w.diffs) && w.b.fits(w.rootType, w.rawTarget, 0) && w.b.fits(w.rootType, w.rawLive, 0) {
 		// Argo CD compares a built-in object in its type's encoding when both
 		// sides decode strictly: compare again the way it does.
 		if d2, ok := w.b.remarshal(w.rootType, desired, true); ok {
@@ -344,7 +344,7 @@ func (w *walker) add(p, gp drift.Pointer, git, live any, inGit, inLive bool, fi 
 	if !inGit && w.remarshaled {
 		// The type's encoding dropped an empty value Git writes: Git still
 		// declares it, and that is what a fix must change.
-		if v, ok := p.Get(w.rawTarget); ok && drift.IsEmpty(v) {
+		if v, ok := p.Get(w.rawTarget); ok && zeroValue(v) {
 			git, inGit, gp = v, true, p
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,17 +22,23 @@ import (
 // API server drops them. Only keys obj has are kept: a type's own encoders add
 // some (creationTimestamp: null) that are nobody's value.
 func (b *builtin) remarshal(t reflect.Type, obj map[string]any, strict bool) (map[string]any, bool) {
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return obj, false
-	}
 	typed := reflect.New(t).Interface()
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if strict {
-		dec.DisallowUnknownFields()
-	}
-	if err := dec.Decode(typed); err != nil {
-		return obj, false
+	// The map-to-struct converter gives what a JSON decode gives, without the
+	// encoding; where it cannot, the JSON round trip decides. A strict caller
+	// has checked with fits that obj decodes strictly.
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, typed); err != nil {
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			return obj, false
+		}
+		typed = reflect.New(t).Interface()
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if strict {
+			dec.DisallowUnknownFields()
+		}
+		if err := dec.Decode(typed); err != nil {
+			return obj, false
+		}
 	}
 	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
 	if err != nil {
@@ -94,25 +101,24 @@ func (w *walker) storedForm() {
 	if t == nil {
 		return
 	}
-	var stored map[string]any
-	done := false
+	var once sync.Once
+	var stored drift.Object
+	get := func() drift.Object {
+		once.Do(func() {
+			target := drift.DeepCopy(w.rawTarget).(map[string]any)
+			if s, ok := w.b.remarshal(t, target, false); ok {
+				stored = s
+			}
+		})
+		return stored
+	}
+	by := "k8s.io/api " + drift.Str(w.rawTarget, "apiVersion") + " " + w.ref.Kind
 	for i := range w.diffs {
 		d := &w.diffs[i]
 		if !d.InGit || d.Unexplained || len(d.Path) == 0 {
 			continue
 		}
-		if !done {
-			done = true
-			target := drift.DeepCopy(w.rawTarget).(map[string]any)
-			if s, ok := w.b.remarshal(t, target, false); ok {
-				stored = s
-			}
-		}
-		if stored == nil {
-			return
-		}
-		d.Stored, d.InStored = d.GitPath.Get(stored)
-		d.StoredBy = "k8s.io/api " + drift.Str(w.rawTarget, "apiVersion") + " " + w.ref.Kind
+		d.StoredObject, d.StoredBy = get, by
 	}
 }
 
@@ -124,4 +130,56 @@ func servedOnly(apiVersion, kind string) reflect.Type {
 		return reflect.TypeOf(apiextensionsv1.CustomResourceDefinition{})
 	}
 	return nil
+}
+
+// encodingMatters reports whether a type's encoding could change a
+// difference: an empty or zero value Git declares that live lacks (omitempty
+// drops it), or two scalars one of which is a string (a quantity, duration or
+// other value with a canonical spelling).
+func encodingMatters(ds []drift.Difference) bool {
+	for i := range ds {
+		d := &ds[i]
+		if len(d.HiddenBy) > 0 || !d.InGit {
+			continue
+		}
+		if !d.InLive && zeroValue(d.Git) {
+			return true
+		}
+		if d.InLive && scalar(d.Git) && scalar(d.Live) {
+			_, gs := d.Git.(string)
+			_, ls := d.Live.(string)
+			if gs || ls {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// zeroValue reports whether v is what an omitempty field drops: null, "",
+// 0, false, or an empty map or list.
+func zeroValue(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case string:
+		return x == ""
+	case int64:
+		return x == 0
+	case float64:
+		return x == 0
+	case int:
+		return x == 0
+	}
+	return drift.IsEmpty(v)
+}
+
+func scalar(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	return true
 }

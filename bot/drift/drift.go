@@ -207,12 +207,12 @@ type Difference struct {
 	// compared.
 	Unexplained bool
 	Compared    string
-	// Stored is, for a path Git declares in a built-in object, the value the
-	// API server stores for Git's declaration (InStored false: it stores none),
-	// derived by StoredBy: a decode into the compiled-in type and an encode.
-	Stored   any
-	InStored bool
-	StoredBy string
+	// StoredObject returns, for a path Git declares in a built-in object, Git's
+	// manifest as the API server stores it, derived by StoredBy: a decode into
+	// the compiled-in type and an encode. It is computed on first use, once per
+	// resource; nil when not derived.
+	StoredObject func() Object
+	StoredBy     string
 	// TrackingOwners are, for a live object Git does not declare, the
 	// managedFields owners of the tracking label or annotation that makes
 	// Argo CD count it as the application's.
@@ -227,6 +227,21 @@ type Difference struct {
 	// path exists in it.
 	DryRun              any
 	HasDryRun, InDryRun bool
+}
+
+// Stored returns the value the API server stores for Git's declaration at
+// the difference's path (in false: it stores none there); ok is false when
+// the stored form is not derived.
+func (d *Difference) Stored() (v any, in, ok bool) {
+	if d.StoredObject == nil {
+		return nil, false, false
+	}
+	o := d.StoredObject()
+	if o == nil {
+		return nil, false, false
+	}
+	v, in = d.GitPath.Get(o)
+	return v, in, true
 }
 
 // NonArgoOwners returns the owners that are not Argo CD's own managers.
