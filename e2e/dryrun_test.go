@@ -59,7 +59,7 @@ spec:
 	s.kubectl(t, "", "-n", ns, "scale", "deployment/web", "--replicas=5")
 	ctx := context.Background()
 	var snap *drift.Snapshot
-	for i := 0; i < 30; i++ { // until Argo CD has seen the scale
+	for i := 0; i < 60; i++ { // until both exist and Argo CD has seen the scale
 		settings, err := s.argo.Settings(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -67,7 +67,14 @@ spec:
 		if snap, err = s.argo.Snapshot(ctx, "argocd", ns, argocd.SnapshotOptions{Settings: &settings}); err != nil {
 			t.Fatal(err)
 		}
-		if resourceStatus(snap.Application, drift.Ref{Group: "apps", Kind: "Deployment", Namespace: ns, Name: "web"}) == "OutOfSync" {
+		live := 0
+		for _, r := range snap.Resources {
+			if r.Live != nil && r.Target != nil {
+				live++
+			}
+		}
+		// Missing resources are OutOfSync too: wait until both exist.
+		if live == 2 && resourceStatus(snap.Application, drift.Ref{Group: "apps", Kind: "Deployment", Namespace: ns, Name: "web"}) == "OutOfSync" {
 			break
 		}
 		time.Sleep(time.Second)
