@@ -48,11 +48,12 @@ func TestDifferentialSnapshots(t *testing.T) {
 				}
 			}
 			argo := emulatedPaths(t, s)
-			mine := emulatedPaths(t, withoutArgoStates(s))
+			mine := emulatedPaths(t, s.WithoutArgoStates())
+			statuses := drift.ArgoStatuses(s.Application)
 			var disagree []string
 			for i, r := range s.Resources {
 				ref := r.Ref()
-				if recorded := recordedStatus(s.Application, ref); recorded != "" && (recorded == "OutOfSync") != (len(argo[i]) > 0) {
+				if recorded := statuses[ref]; recorded != "" && (recorded == "OutOfSync") != (len(argo[i]) > 0) {
 					t.Errorf("%s: Argo CD recorded %s, but its own states differ at %q", ref, recorded, argo[i])
 				}
 				if strings.Join(argo[i], " ") != strings.Join(mine[i], " ") {
@@ -92,24 +93,4 @@ func emulatedPaths(t *testing.T, s *drift.Snapshot) map[int][]string {
 		sort.Strings(out[i])
 	}
 	return out
-}
-
-func withoutArgoStates(s *drift.Snapshot) *drift.Snapshot {
-	c := *s
-	c.Resources = make([]drift.Resource, len(s.Resources))
-	for i, r := range s.Resources {
-		r.NormalizedLive, r.PredictedLive = nil, nil
-		c.Resources[i] = r
-	}
-	return &c
-}
-
-func recordedStatus(app drift.Object, ref drift.Ref) string {
-	for _, it := range drift.List(app, "status", "resources") {
-		m, _ := it.(map[string]any)
-		if drift.Str(m, "kind") == ref.Kind && drift.Str(m, "group") == ref.Group && drift.Str(m, "name") == ref.Name && drift.Str(m, "namespace") == ref.Namespace {
-			return drift.Str(m, "status")
-		}
-	}
-	return ""
 }

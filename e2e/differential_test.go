@@ -218,12 +218,13 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
-		driftPaths, err := differingPaths(stripArgoStates(snap))
+		driftPaths, err := differingPaths(snap.WithoutArgoStates())
 		if err != nil {
 			t.Fatal(err)
 		}
 		ta := &tally{}
 		byApp[app] = ta
+		statuses := drift.ArgoStatuses(snap.Application)
 		for i := range snap.Resources {
 			r := &snap.Resources[i]
 			ref := r.Ref()
@@ -231,7 +232,7 @@ spec:
 				ta.missing++
 				continue
 			}
-			status := resourceStatus(snap.Application, ref)
+			status := statuses[ref]
 			ta.total++
 			argoOut := status == "OutOfSync"
 			if argoOut {
@@ -374,29 +375,6 @@ func differingPaths(s *drift.Snapshot) (map[int][]string, error) {
 		sort.Strings(out[i])
 	}
 	return out, nil
-}
-
-// stripArgoStates returns a copy of the snapshot without Argo CD's
-// normalized and predicted live states, so the diff emulates them.
-func stripArgoStates(s *drift.Snapshot) *drift.Snapshot {
-	c := *s
-	c.Resources = make([]drift.Resource, len(s.Resources))
-	for i, r := range s.Resources {
-		r.NormalizedLive, r.PredictedLive = nil, nil
-		c.Resources[i] = r
-	}
-	return &c
-}
-
-// resourceStatus is Argo CD's sync status of one resource, from the Application.
-func resourceStatus(app drift.Object, ref drift.Ref) string {
-	for _, it := range drift.List(app, "status", "resources") {
-		m, _ := it.(map[string]any)
-		if drift.Str(m, "kind") == ref.Kind && drift.Str(m, "group") == ref.Group && drift.Str(m, "name") == ref.Name && drift.Str(m, "namespace") == ref.Namespace {
-			return drift.Str(m, "status")
-		}
-	}
-	return ""
 }
 
 var digits = regexp.MustCompile(`/[0-9]+(/|$)`)
@@ -542,7 +520,7 @@ func savedClasses(t *testing.T) (map[string]string, int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mine, err := differingPaths(stripArgoStates(s))
+		mine, err := differingPaths(s.WithoutArgoStates())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -74,7 +74,7 @@ spec:
 			}
 		}
 		// Missing resources are OutOfSync too: wait until both exist.
-		if live == 2 && resourceStatus(snap.Application, drift.Ref{Group: "apps", Kind: "Deployment", Namespace: ns, Name: "web"}) == "OutOfSync" {
+		if live == 2 && drift.ArgoStatuses(snap.Application)[drift.Ref{Group: "apps", Kind: "Deployment", Namespace: ns, Name: "web"}] == "OutOfSync" {
 			break
 		}
 		time.Sleep(time.Second)

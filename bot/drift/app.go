@@ -78,18 +78,42 @@ func (s *Snapshot) TemplateFiles() []string {
 	return out
 }
 
+// ArgoStatuses returns the sync status (Synced, OutOfSync) the Application's
+// status.resources records for each resource: Argo CD's own verdict.
+func ArgoStatuses(app Object) map[Ref]string {
+	out := map[Ref]string{}
+	for _, r := range List(app, "status", "resources") {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		out[Ref{Group: Str(m, "group"), Kind: Str(m, "kind"), Namespace: Str(m, "namespace"), Name: Str(m, "name")}] = Str(m, "status")
+	}
+	return out
+}
+
 // ArgoOutOfSync returns the resources the Application's status.resources marks
 // OutOfSync: Argo CD's own verdict that something differs.
 func ArgoOutOfSync(app Object) map[Ref]bool {
 	out := map[Ref]bool{}
-	for _, r := range List(app, "status", "resources") {
-		m, ok := r.(map[string]any)
-		if !ok || Str(m, "status") != "OutOfSync" {
-			continue
+	for ref, st := range ArgoStatuses(app) {
+		if st == "OutOfSync" {
+			out[ref] = true
 		}
-		out[Ref{Group: Str(m, "group"), Kind: Str(m, "kind"), Namespace: Str(m, "namespace"), Name: Str(m, "name")}] = true
 	}
 	return out
+}
+
+// WithoutArgoStates returns a copy of the snapshot without Argo CD's
+// normalized and predicted live states, so a diff emulates them.
+func (s *Snapshot) WithoutArgoStates() *Snapshot {
+	c := *s
+	c.Resources = make([]Resource, len(s.Resources))
+	for i, r := range s.Resources {
+		r.NormalizedLive, r.PredictedLive = nil, nil
+		c.Resources[i] = r
+	}
+	return &c
 }
 
 // WithoutArgoVerdict returns a copy of the snapshot whose Application carries no
