@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/slack/slacktest"
 	"github.com/driftfix/driftfix/bot/state"
@@ -29,7 +31,7 @@ func TestDigestResumesExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := filepath.Join(t.TempDir(), "state.db")
-	publisher := func() (*Publisher, func()) {
+	publisher := func() (*publish.Publisher, func()) {
 		st, err := state.Open(context.Background(), db)
 		if err != nil {
 			t.Fatal(err)
@@ -38,14 +40,14 @@ func TestDigestResumesExactlyOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &Publisher{Config: cfg, Store: st, Slack: sl}, func() { st.Close() }
+		return &publish.Publisher{Config: cfg, Store: st, Slack: sl}, func() { st.Close() }
 	}
 	var lines []templates.PersonLine
 	for i := 0; i < 300; i++ {
 		lines = append(lines, templates.PersonLine{App: fmt.Sprintf("app-%03d", i), Namespace: "argocd", Instance: "main", Path: "/spec/replicas",
 			Resource: drift.Ref{Kind: "Deployment", Name: "web"}, Cause: drift.CauseManualChange, Why: strings.Repeat("changed by hand ", 5)})
 	}
-	res := &CycleResult{URLs: map[string]string{"main": "https://argocd.example.com"}, Digest: templates.DigestView{ForPeople: lines}}
+	res := &cycle.CycleResult{URLs: map[string]string{"main": "https://argocd.example.com"}, Digest: templates.DigestView{ForPeople: lines}}
 	want := templates.Digest(templates.DigestView{Instance: "main", ArgoCDURL: "https://argocd.example.com", ForPeople: lines})
 	if len(want) < 4 {
 		t.Fatalf("the digest has %d messages; the test needs a split one", len(want))

@@ -12,14 +12,16 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/internal/corpus"
 )
 
 // fleet builds apps applications, outOfSync of them stuck with perApp
 // resources each (cloned from the testdata cases), the rest Synced.
 func fleet(tb testing.TB, apps, outOfSync, perApp int, now time.Time) []*drift.Snapshot {
 	tb.Helper()
-	pool := benchSnapshot(tb, perApp*4).Resources
+	pool := corpus.Bench(tb, perApp*4).Resources
 	var out []*drift.Snapshot
 	for i := 0; i < apps; i++ {
 		name := fmt.Sprintf("app-%04d", i)
@@ -84,7 +86,7 @@ func BenchmarkFleetCycle(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		res := Cycle(context.Background(), cfg, []Instance{{Name: "main", Client: c}}, now, CycleOptions{})
+		res := cycle.Cycle(context.Background(), cfg, []cycle.Instance{{Name: "main", Client: c}}, now, cycle.CycleOptions{})
 		if len(res.Errors) > 0 {
 			b.Fatal(res.Errors[0])
 		}

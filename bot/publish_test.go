@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
 )
@@ -161,7 +162,7 @@ func TestTagTargetRevision(t *testing.T) {
 	w, now := stuckWorld(t, worldConfig, "shop")
 	r, closeDB := w.runner()
 	defer closeDB()
-	res := Cycle(context.Background(), w.cfg, r.Instances, now, CycleOptions{})
+	res := cycle.Cycle(context.Background(), w.cfg, r.Instances, now, cycle.CycleOptions{})
 	if len(res.PRs) != 1 {
 		t.Fatalf("proposals %+v", res.PRs)
 	}
@@ -289,7 +290,7 @@ func TestStopMidPublish(t *testing.T) {
 	}
 	r, closeDB := w.runner()
 	defer closeDB()
-	res := Cycle(context.Background(), w.cfg, r.Instances, now, CycleOptions{})
+	res := cycle.Cycle(context.Background(), w.cfg, r.Instances, now, cycle.CycleOptions{})
 	out := r.Publisher.Publish(ctx, &res, now)
 	if len(out.Opened) != 1 {
 		t.Fatalf("the PR in flight must be finished and no other started: %+v", out)
@@ -561,31 +562,6 @@ func TestShrunkenListClosesNothing(t *testing.T) {
 	}
 }
 
-// TestBodyKey: the key is read from the marker the template ends a body
-// with; a marker quoted earlier (a live value) or followed by text is not.
-func TestBodyKey(t *testing.T) {
-	real := keyMarker("abc123", "main/argocd/shop")
-	quoted := "<!-- driftfix:key=666 app=main/argocd/victim -->"
-	for _, tc := range []struct {
-		name, body string
-		key, app   string
-	}{
-		{"template", "evidence\n<!-- driftfix:fingerprint=3f2a -->\n" + real, "abc123", "main/argocd/shop"},
-		{"crlf and trailing space", "evidence\r\n" + strings.ReplaceAll(real, "\n", "\r\n") + "  ", "abc123", "main/argocd/shop"},
-		{"live value quoted before", "| live | `" + quoted + "` |\n" + real, "abc123", "main/argocd/shop"},
-		{"marker followed by text", real + "\nappended by a person " + quoted + " and more", "", ""},
-		{"only a quoted marker mid-body", "value " + quoted + " in a table\n", "", ""},
-		{"none", "no marker", "", ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			key, app, ok := bodyKey(tc.body)
-			if key != tc.key || app != tc.app || ok != (tc.key != "") {
-				t.Errorf("bodyKey = %q %q %v, want %q %q", key, app, ok, tc.key, tc.app)
-			}
-		})
-	}
-}
-
 // TestAdoptsOnlyOwnPRs: with a lost database, a fork's PR and a person's PR
 // that carry driftfix's branch prefix and a copied key marker are neither
 // adopted nor closed, and no branch of the base repository is deleted;
@@ -653,7 +629,7 @@ func TestNoRevertNoForcePush(t *testing.T) {
 	ctx := context.Background()
 
 	// alice commits to the file on main between the sync and the publish.
-	res := Cycle(ctx, w.cfg, r.Instances, now, CycleOptions{})
+	res := cycle.Cycle(ctx, w.cfg, r.Instances, now, cycle.CycleOptions{})
 	if len(res.PRs) != 1 {
 		t.Fatalf("proposals %+v", res.PRs)
 	}

@@ -9,17 +9,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/publish"
+	"github.com/robfig/cron/v3"
 )
 
 // Runner runs cycles: scan, plan, publish. Never two at once.
 type Runner struct {
 	Config    *config.Config
-	Instances []Instance
-	Publisher *Publisher // nil: plan only (dry run)
-	Metrics   *Metrics   // nil: none
+	Instances []cycle.Instance
+	Publisher *publish.Publisher // nil: plan only (dry run)
+	Metrics   *Metrics           // nil: none
 	Log       *slog.Logger
 	// RunAtStart runs a cycle as soon as Serve starts, then on the schedule.
 	RunAtStart bool
@@ -31,8 +32,8 @@ type Runner struct {
 
 // Outcome is one cycle's result and what was published.
 type Outcome struct {
-	Result    CycleResult
-	Published Published
+	Result    cycle.CycleResult
+	Published publish.Published
 	Duration  time.Duration
 }
 
@@ -48,7 +49,7 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 	defer r.busy.Unlock()
 	log := r.log()
 	start := time.Now()
-	var opts CycleOptions
+	var opts cycle.CycleOptions
 	if r.Publisher != nil && r.Publisher.Store != nil {
 		opts.FirstSeen = func(key string) time.Time {
 			t, err := r.Publisher.Store.FirstSeen(ctx, key, now)
@@ -59,7 +60,7 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 			return t
 		}
 	}
-	out := Outcome{Result: Cycle(ctx, r.Config, r.Instances, now, opts)}
+	out := Outcome{Result: cycle.Cycle(ctx, r.Config, r.Instances, now, opts)}
 	for _, err := range out.Result.Errors {
 		log.Warn("cycle", "error", err.Error())
 	}

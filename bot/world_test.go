@@ -13,10 +13,13 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
 	"github.com/driftfix/driftfix/bot/gitrepo"
+	"github.com/driftfix/driftfix/bot/internal/corpus"
+	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/slack/slacktest"
 	"github.com/driftfix/driftfix/bot/state"
@@ -114,7 +117,7 @@ func (w *world) addRepo(name string) string {
 // setApp serves application name from repo: stuck OutOfSync with the HPA
 // drift, or Synced with none.
 func (w *world) setApp(name, repo string, stuck bool, now time.Time) {
-	s := loadSnapshot(w.t, "../remediations/testdata/plain-remove-hpa.yaml")
+	s := corpus.Load(w.t, "remediations/testdata/plain-remove-hpa.yaml")
 	md := drift.Map(s.Application, "metadata")
 	md["name"] = name
 	drift.Map(s.Application, "spec")["source"] = map[string]any{"repoURL": w.repoURL[repo], "path": "apps/shop", "targetRevision": "main"}
@@ -150,14 +153,14 @@ func (w *world) runner() (*Runner, func()) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	in := Instance{Name: "main", URL: "https://argocd.example.com", Client: ac,
+	in := cycle.Instance{Name: "main", URL: "https://argocd.example.com", Client: ac,
 		Cluster: func(*drift.Snapshot) []drift.Object { return w.base.Cluster },
 		RepoFiles: func(ctx context.Context, s *drift.Snapshot) (map[string]string, error) {
 			src := drift.Sources(s.Application)[0]
 			return gitrepo.Files(ctx, src.RepoURL, src.TargetRevision, gitrepo.Limits{})
 		}}
-	r := &Runner{Config: w.cfg, Instances: []Instance{in}, Metrics: NewMetrics(), Log: log,
-		Publisher: &Publisher{Config: w.cfg, Store: st, GitHub: gh, Slack: sl, Log: log}}
+	r := &Runner{Config: w.cfg, Instances: []cycle.Instance{in}, Metrics: NewMetrics(), Log: log,
+		Publisher: &publish.Publisher{Config: w.cfg, Store: st, GitHub: gh, Slack: sl, Log: log}}
 	return r, func() { st.Close() }
 }
 

@@ -16,13 +16,12 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
-	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/kube"
+	"sigs.k8s.io/yaml"
 )
 
 var (
@@ -213,7 +212,7 @@ spec:
 		if err != nil {
 			t.Fatal(err)
 		}
-		bot.AddClusterContext(snap, cl.For(snap))
+		collect.AddClusterContext(snap, cl.For(snap))
 		argoPaths, err := differingPaths(snap)
 		if err != nil {
 			t.Fatal(err)

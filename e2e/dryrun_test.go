@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/kube"
 )
@@ -92,7 +92,7 @@ spec:
 		t.Fatal(err)
 	}
 	dr.Evidence(ctx, snap)
-	bot.AddClusterContext(snap, cl.For(snap))
+	collect.AddClusterContext(snap, cl.For(snap))
 	byKind := map[string]drift.Object{}
 	for _, r := range snap.Resources {
 		byKind[r.Ref().Kind] = r.DryRun

@@ -23,11 +23,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/kube"
+	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
 )
@@ -189,7 +190,7 @@ func (s *stack) diagnoseWith(t *testing.T, name string, renders bool) *drift.Rep
 	if err != nil {
 		t.Fatal(err)
 	}
-	bot.AddClusterContext(snap, cl.For(snap))
+	collect.AddClusterContext(snap, cl.For(snap))
 	src := drift.Sources(snap.Application)[0]
 	if snap.Repo.Files, err = gitrepo.Files(ctx, src.RepoURL, drift.Str(snap.Application, "status", "sync", "revision"), gitrepo.Limits{}); err != nil {
 		t.Fatal(err)
@@ -204,7 +205,7 @@ func (s *stack) diagnoseWith(t *testing.T, name string, renders bool) *drift.Rep
 			t.Fatal(err)
 		}
 	}
-	rep, err := bot.Diagnose(snap, drift.Sensitivity{})
+	rep, err := pipeline.Diagnose(snap, drift.Sensitivity{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func TestHPAReplicas(t *testing.T) {
 	rep := s.diagnose(t, "e2e-hpa")
 	expectFinding(t, rep, "Deployment", "/spec/replicas", drift.CauseHPAReplicas)
 	// The fix, planned from the repository Argo CD reads, removes replicas and verifies.
-	_, plans, err := bot.Fix(s.last, remediations.RepoFromSnapshot(s.last), drift.Sensitivity{}, time.Now(), render.Limits{})
+	_, plans, err := pipeline.Fix(s.last, remediations.RepoFromSnapshot(s.last), drift.Sensitivity{}, time.Now(), render.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
 )
@@ -57,7 +57,7 @@ func TestPlanGoldens(t *testing.T) {
 				t.Fatal(err)
 			}
 			repo := remediations.RepoFromSnapshot(snap)
-			_, plans, err := bot.Fix(snap, repo, drift.Sensitivity{}, now, render.Limits{})
+			_, plans, err := pipeline.Fix(snap, repo, drift.Sensitivity{}, now, render.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestPlanGoldens(t *testing.T) {
 			for _, f := range after {
 				repo[f.File] = f.After
 			}
-			_, again, err := bot.Fix(snap, repo, drift.Sensitivity{}, now, render.Limits{})
+			_, again, err := pipeline.Fix(snap, repo, drift.Sensitivity{}, now, render.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +153,7 @@ func TestNeverIgnoresSensitivePaths(t *testing.T) {
 	for _, f := range rep.Findings {
 		one := &drift.Report{Application: rep.Application, Findings: []drift.Finding{f}}
 		plans := remediations.PlanAll(snap, one, remediations.RepoFromSnapshot(snap), remediations.Options{Now: now,
-			Rediagnose: func(s *drift.Snapshot) (*drift.Report, error) { return bot.Diagnose(s, drift.Sensitivity{}) }})
+			Rediagnose: func(s *drift.Snapshot) (*drift.Report, error) { return pipeline.Diagnose(s, drift.Sensitivity{}) }})
 		if len(plans) != 1 {
 			t.Fatalf("%s %s: %d plans", f.Resource, f.Path, len(plans))
 		}

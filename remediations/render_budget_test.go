@@ -4,9 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
 )
@@ -26,7 +27,7 @@ func TestRenderOverBudgetDropsThePlan(t *testing.T) {
 				t.Fatal(err)
 			}
 			snap.Repo.Files["charts/cache/templates/bomb.yaml"] = tmpl
-			rep, plans, err := bot.Fix(snap, remediations.RepoFromSnapshot(snap), drift.Sensitivity{}, now, render.Limits{})
+			rep, plans, err := pipeline.Fix(snap, remediations.RepoFromSnapshot(snap), drift.Sensitivity{}, now, render.Limits{})
 			if err != nil {
 				t.Fatalf("a hostile chart must not stop planning: %v", err)
 			}
@@ -59,14 +60,14 @@ func TestPolicyRenderLimitReachesVerification(t *testing.T) {
 		dropped bool
 	}{
 		{"default limits", render.Limits{}, false},
-		{"policy renderedBytes 64", bot.RenderLimits(config.Limits{RenderedBytes: 64}), true},
+		{"policy renderedBytes 64", cycle.RenderLimits(config.Limits{RenderedBytes: 64}), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			snap, err := drift.LoadSnapshot("testdata/helm-set-value.yaml")
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, plans, err := bot.Fix(snap, remediations.RepoFromSnapshot(snap), drift.Sensitivity{}, now, tt.lim)
+			_, plans, err := pipeline.Fix(snap, remediations.RepoFromSnapshot(snap), drift.Sensitivity{}, now, tt.lim)
 			if err != nil {
 				t.Fatal(err)
 			}

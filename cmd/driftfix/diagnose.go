@@ -10,10 +10,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/driftfix/driftfix/bot"
+	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/pipeline"
+	"gopkg.in/yaml.v3"
 )
 
 func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -61,7 +61,7 @@ func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (
 			return exitUsage, err
 		}
 		if clusterCtx != nil {
-			bot.AddClusterContext(snap, clusterCtx(snap))
+			collect.AddClusterContext(snap, clusterCtx(snap))
 		}
 		if af.repoFiles {
 			addRepoFiles(ctx, snap, stderr)
@@ -69,7 +69,7 @@ func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	} else if snap, err = drift.LoadSnapshot(*snapshot); err != nil {
 		return exitUsage, err
 	}
-	rep, err := bot.Diagnose(snap, drift.Sensitivity{})
+	rep, err := pipeline.Diagnose(snap, drift.Sensitivity{})
 	if err != nil {
 		return exitUsage, err
 	}

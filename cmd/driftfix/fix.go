@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
 )
@@ -51,7 +51,7 @@ func cmdFix(_ context.Context, args []string, stdout, stderr io.Writer, now time
 			return exitUsage, err
 		}
 	}
-	rep, plans, err := bot.Fix(snap, repo, drift.Sensitivity{}, now, render.Limits{})
+	rep, plans, err := pipeline.Fix(snap, repo, drift.Sensitivity{}, now, render.Limits{})
 	if err != nil {
 		return exitUsage, err
 	}

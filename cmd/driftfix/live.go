@@ -14,11 +14,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/kube"
+	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/bot/secretfile"
 )
 
@@ -145,7 +146,7 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		return exitUsage, err
 	}
 	if clusterCtx != nil {
-		bot.AddClusterContext(s, clusterCtx(s))
+		collect.AddClusterContext(s, clusterCtx(s))
 	}
 	if af.repoFiles {
 		addRepoFiles(ctx, s, stderr)
@@ -235,7 +236,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	fs.SetOutput(stderr)
 	var af argoFlags
 	af.register(fs)
-	after := fs.Duration("stuck-after", bot.DefaultStuckAfter, "how long an application must stay OutOfSync after a successful sync")
+	after := fs.Duration("stuck-after", collect.DefaultStuckAfter, "how long an application must stay OutOfSync after a successful sync")
 	format := fs.String("format", "text", "output format: text or json")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, err
@@ -254,7 +255,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	if err != nil {
 		return exitUsage, err
 	}
-	results, scanned, err := bot.Scan(ctx, c, now, bot.ScanOptions{StuckAfter: *after, ClusterContext: clusterCtx})
+	results, scanned, err := collect.Scan(ctx, c, now, collect.ScanOptions{StuckAfter: *after, ClusterContext: clusterCtx, Diagnose: func(s *drift.Snapshot) (*drift.Report, error) { return pipeline.Diagnose(s, drift.Sensitivity{}) }})
 	if err != nil {
 		return exitUsage, err
 	}

@@ -8,8 +8,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/templates"
@@ -91,7 +91,7 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 // instance builds one Argo CD instance's clients; its repositories are read
 // within git. The cluster context is
 // read once per cycle.
-func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Limits, stderr io.Writer) (bot.Instance, error) {
+func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Limits, stderr io.Writer) (cycle.Instance, error) {
 	ns := a.Namespace
 	if ns == "" {
 		ns = "argocd"
@@ -101,9 +101,9 @@ func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Limits, stderr i
 		dryRunEvidence: a.DryRunEvidence, dryRunBudget: a.DryRunBudget}
 	c, err := af.client()
 	if err != nil {
-		return bot.Instance{}, fmt.Errorf("argocd %s: %w", a.Name, err)
+		return cycle.Instance{}, fmt.Errorf("argocd %s: %w", a.Name, err)
 	}
-	in := bot.Instance{Name: a.Name, URL: a.Server, Client: c, Shard: a.Shard,
+	in := cycle.Instance{Name: a.Name, URL: a.Server, Client: c, Shard: a.Shard,
 		RepoFiles: func(ctx context.Context, s *drift.Snapshot) (map[string]string, error) {
 			srcs := drift.Sources(s.Application)
 			if len(srcs) == 0 {

@@ -16,12 +16,13 @@ import (
 
 	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/kube"
+	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/secretfile"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/state"
-
 	"k8s.io/klog/v2"
 )
 
@@ -48,19 +49,19 @@ func secret(file, env, what string) (func() string, error) {
 
 // buildRunner makes the bot a policy file describes. Without publishing it
 // plans only: no GitHub, Slack or state is touched.
-func buildRunner(ctx context.Context, cfg *config.Config, publish bool, log *slog.Logger, stderr io.Writer) (*bot.Runner, func(), error) {
+func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *slog.Logger, stderr io.Writer) (*bot.Runner, func(), error) {
 	r := &bot.Runner{Config: cfg, Log: log, Metrics: bot.NewMetrics()}
 	for _, a := range cfg.ArgoCD {
-		in, err := instance(ctx, a, bot.GitLimits(cfg.Limits), stderr)
+		in, err := instance(ctx, a, cycle.GitLimits(cfg.Limits), stderr)
 		if err != nil {
 			return nil, nil, err
 		}
 		r.Instances = append(r.Instances, in)
 	}
-	if !publish {
+	if !publishing {
 		return r, func() {}, nil
 	}
-	p := &bot.Publisher{Config: cfg, Log: log}
+	p := &publish.Publisher{Config: cfg, Log: log}
 	g := cfg.GitHub
 	switch {
 	case g.AppID != 0:

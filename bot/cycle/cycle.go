@@ -1,4 +1,7 @@
-package bot
+// Package cycle runs one cycle of the pipeline over every Argo CD instance:
+// collect the stuck applications, diagnose them, plan their fixes under the
+// policy and say what should be published. It publishes nothing itself.
+package cycle
 
 import (
 	"context"
@@ -13,8 +16,10 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -62,7 +67,7 @@ type AppState struct {
 type CycleResult struct {
 	Scanned int
 	Apps    []AppState // every application of every instance that answered
-	Stuck   []ScanResult
+	Stuck   []collect.ScanResult
 	PRs     []ProposedPR
 	Skipped []string // plans not proposed, and why
 	Digest  templates.DigestView
@@ -124,7 +129,7 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 		}
 		var mu sync.Mutex
 		plans := map[string]planned{}
-		each := func(r *ScanResult) {
+		each := func(r *collect.ScanResult) {
 			if r.Err != nil || !inShard(in.Shard, r.App.Name) {
 				return
 			}
@@ -140,7 +145,7 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 			res.absorb(&part)
 			plans[r.App.Namespace+"/"+r.App.Name] = planned{keys, ok, first}
 		}
-		stuck, listed, err := Scan(ctx, in.Client, now, ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, Each: each})
+		stuck, listed, err := collect.Scan(ctx, in.Client, now, collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, Each: each, Diagnose: diagnoser(cfg)})
 		if err != nil {
 			res.Errors = append(res.Errors, fmt.Errorf("instance %s: %w", in.Name, err))
 			res.FailedInstances = append(res.FailedInstances, in.Name)
@@ -205,7 +210,7 @@ var webhookEvidence = regexp.MustCompile(`^MutatingWebhookConfiguration (\S+) \(
 // Fleet groups findings that share one source across applications: a
 // mutating webhook, or a controller (field manager) writing the same kind.
 // Fleets are per instance: one webhook name on two instances is two webhooks.
-func Fleet(stuck []ScanResult, min int) []templates.FleetLine {
+func Fleet(stuck []collect.ScanResult, min int) []templates.FleetLine {
 	type key struct {
 		instance, source string
 		cause            drift.Cause
@@ -269,13 +274,14 @@ func Fleet(stuck []ScanResult, min int) []templates.FleetLine {
 	return out
 }
 
-// keyMarker ends a PR body with the fix's key and application, so its pull
+// KeyMarker ends a PR body with the fix's key and application, so its pull
 // request is found again from GitHub alone when the state database is lost.
-func keyMarker(key, appKey string) string {
+func KeyMarker(key, appKey string) string {
 	return "\n<!-- driftfix:key=" + key + " app=" + appKey + " -->\n"
 }
 
-var keyMarkerRE = regexp.MustCompile(`<!-- driftfix:key=([0-9a-f]+) app=(\S+) -->`)
+// KeyMarkerRE reads the marker keyMarker writes.
+var KeyMarkerRE = regexp.MustCompile(`<!-- driftfix:key=([0-9a-f]+) app=(\S+) -->`)
 
 func inShard(shard, name string) bool {
 	if shard == "" {
@@ -296,7 +302,7 @@ func (res *CycleResult) absorb(part *CycleResult) {
 
 // planApp plans an application's fixes; it returns the keys of the fixes
 // proposed and whether planning finished.
-func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Instance, r ScanResult, now time.Time) ([]string, bool) {
+func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Instance, r collect.ScanResult, now time.Time) ([]string, bool) {
 	pol := cfg.For(r.App.Project, r.App.Name, r.App.Namespace)
 	var causes []drift.Cause
 	seen := map[drift.Cause]bool{}
@@ -320,7 +326,7 @@ func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Inst
 		res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
 		return nil, false
 	}
-	_, plans, err := Fix(s, remediations.RepoFromSnapshot(s), pol.Sensitivity(), now, RenderLimits(cfg.Limits))
+	_, plans, err := pipeline.Fix(s, remediations.RepoFromSnapshot(s), pol.Sensitivity(), now, RenderLimits(cfg.Limits))
 	if err != nil {
 		res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
 		return nil, false
@@ -351,7 +357,7 @@ func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Inst
 		appKey := AppKey(in.Name, r.App.Namespace, r.App.Name)
 		key := FixKey(appKey, p)
 		keys = append(keys, key)
-		body += keyMarker(key, appKey)
+		body += KeyMarker(key, appKey)
 		res.PRs = append(res.PRs, ProposedPR{Instance: in.Name, App: r.App.Name, Namespace: r.App.Namespace, Key: key, Fingerprint: v.Fingerprint,
 			RepoURL: src.RepoURL, Base: src.TargetRevision, Policy: pol,
 			Branch: Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, key), Title: templates.PRTitle(v), Body: body, Plan: p})
@@ -372,4 +378,14 @@ func allowed(p config.Policy, cause drift.Cause, kind drift.FixKind) bool {
 		}
 	}
 	return false
+}
+
+// diagnoser diagnoses a collected snapshot with the sensitive paths of its
+// application's policy.
+func diagnoser(cfg *config.Config) func(*drift.Snapshot) (*drift.Report, error) {
+	return func(s *drift.Snapshot) (*drift.Report, error) {
+		app := s.Application
+		pol := cfg.For(drift.Str(app, "spec", "project"), drift.Str(app, "metadata", "name"), drift.Str(app, "metadata", "namespace"))
+		return pipeline.Diagnose(s, pol.Sensitivity())
+	}
 }

@@ -1,4 +1,4 @@
-package bot
+package collect
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/internal/corpus"
+	"github.com/driftfix/driftfix/bot/pipeline"
 )
 
 // TestScan runs one cycle against an emulated argocd-server: a stuck app in
@@ -16,7 +18,7 @@ import (
 func TestScan(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	load := func(file, name, ns, sync string, finishedAgo time.Duration, history ...string) *drift.Snapshot {
-		s := loadSnapshot(t, "../testdata/cases/"+file)
+		s := corpus.Load(t, "testdata/cases/"+file)
 		md := drift.Map(s.Application, "metadata")
 		md["name"], md["namespace"] = name, ns
 		st := drift.Map(s.Application, "status")
@@ -40,7 +42,7 @@ func TestScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{})
+	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{Diagnose: diagnose})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func TestScan(t *testing.T) {
 // refresh finds Synced (the drift cleared between cycles) is not reported.
 func TestScanRefreshClears(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	s := loadSnapshot(t, "../testdata/cases/21-manual-kubectl-patch.yaml")
+	s := corpus.Load(t, "testdata/cases/21-manual-kubectl-patch.yaml")
 	st := drift.Map(s.Application, "status")
 	st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
 	srv := argocdtest.NewServer("t", s)
@@ -85,7 +87,7 @@ func TestScanRefreshClears(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{})
+	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{Diagnose: diagnose})
 	if err != nil || len(scanned) != 1 || len(results) != 0 || srv.Refreshes != 1 {
 		t.Fatalf("scanned %d, results %+v, refreshes %d, err %v", len(scanned), results, srv.Refreshes, err)
 	}
@@ -99,7 +101,7 @@ func TestScanRefreshClears(t *testing.T) {
 func TestScanHardRefreshBudget(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	load := func(file, name string) *drift.Snapshot {
-		s := loadSnapshot(t, "../testdata/cases/"+file)
+		s := corpus.Load(t, "testdata/cases/"+file)
 		drift.Map(s.Application, "metadata")["name"] = name
 		st := drift.Map(s.Application, "status")
 		st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
@@ -112,7 +114,7 @@ func TestScanHardRefreshBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, _, err := Scan(context.Background(), c, now, ScanOptions{HardRefreshes: 1})
+	results, _, err := Scan(context.Background(), c, now, ScanOptions{Diagnose: diagnose, HardRefreshes: 1})
 	if err != nil || len(results) != 3 {
 		t.Fatalf("results %d, %v", len(results), err)
 	}
@@ -124,7 +126,12 @@ func TestScanHardRefreshBudget(t *testing.T) {
 	if srv.HardRefreshes != 1 || c.Calls()["GET /api/v1/applications/{name}/manifests"] != 2 {
 		t.Errorf("hard refreshes %d, manifest calls %d; want 1 and 2", srv.HardRefreshes, c.Calls()["GET /api/v1/applications/{name}/manifests"])
 	}
-	if _, _, err := Scan(context.Background(), c, now, ScanOptions{HardRefreshes: -1}); err != nil || srv.HardRefreshes != 1 {
+	if _, _, err := Scan(context.Background(), c, now, ScanOptions{Diagnose: diagnose, HardRefreshes: -1}); err != nil || srv.HardRefreshes != 1 {
 		t.Errorf("a negative budget must disable hard refreshes (%d)", srv.HardRefreshes)
 	}
+}
+
+// diagnose is the diagnosis a cycle gives Scan, with the default sensitive paths.
+func diagnose(s *drift.Snapshot) (*drift.Report, error) {
+	return pipeline.Diagnose(s, drift.Sensitivity{})
 }

@@ -1,4 +1,4 @@
-package bot
+package cycle
 
 import (
 	"context"
@@ -8,20 +8,23 @@ import (
 
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
+	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/internal/corpus"
+	"github.com/driftfix/driftfix/bot/pipeline"
 )
 
 func TestCycleProposesUnderPolicy(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	load := func(file string) *drift.Snapshot {
-		s := loadSnapshot(t, file)
+		s := corpus.Load(t, file)
 		st := drift.Map(s.Application, "status")
 		st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
 		return s
 	}
-	hpa := load("../remediations/testdata/plain-remove-hpa.yaml")
-	manual := load("../testdata/cases/21-manual-kubectl-patch.yaml")
+	hpa := load("remediations/testdata/plain-remove-hpa.yaml")
+	manual := load("testdata/cases/21-manual-kubectl-patch.yaml")
 	srv := argocdtest.NewServer("t", hpa, manual)
 	defer srv.Close()
 	c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "t"})
@@ -65,16 +68,19 @@ func TestCycleProposesUnderPolicy(t *testing.T) {
 // is one digest line with one platform fix; drifting two, it is left to the
 // applications' own lines.
 func TestFleet(t *testing.T) {
-	diag := func(file, name string) ScanResult {
-		_, rep := diagnoseFile(t, file)
-		return ScanResult{Instance: "main", App: argocd.AppSummary{Name: name, Namespace: "argocd"}, Report: rep}
+	diag := func(file, name string) collect.ScanResult {
+		rep, err := pipeline.Diagnose(corpus.Load(t, file), drift.Sensitivity{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return collect.ScanResult{Instance: "main", App: argocd.AppSummary{Name: name, Namespace: "argocd"}, Report: rep}
 	}
-	var stuck []ScanResult
+	var stuck []collect.ScanResult
 	for _, n := range []string{"a", "b", "c"} {
-		stuck = append(stuck, diag("../testdata/cases/17-webhook-adds-label.yaml", n))
+		stuck = append(stuck, diag("testdata/cases/17-webhook-adds-label.yaml", n))
 	}
-	stuck = append(stuck, diag("../testdata/cases/18-webhook-overwrites-git.yaml", "d"), diag("../testdata/cases/18-webhook-overwrites-git.yaml", "e"),
-		diag("../testdata/cases/21-manual-kubectl-patch.yaml", "f"))
+	stuck = append(stuck, diag("testdata/cases/18-webhook-overwrites-git.yaml", "d"), diag("testdata/cases/18-webhook-overwrites-git.yaml", "e"),
+		diag("testdata/cases/21-manual-kubectl-patch.yaml", "f"))
 	lines := Fleet(stuck, FleetMin)
 	if len(lines) != 1 || lines[0].Apps != 5 || lines[0].Cause != drift.CauseWebhookMutation ||
 		!strings.HasPrefix(lines[0].Source, "MutatingWebhookConfiguration ") || !strings.Contains(lines[0].Suggestion, "argocd-cm") {

@@ -1,4 +1,4 @@
-package bot
+package pipeline
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // The real-world corpus is scored, not matched exactly: these are the floors
 // CI holds it to.
 const (
-	realworldDir       = "../testdata/realworld"
+	realworldDir       = "../../testdata/realworld"
 	minRealworldCases  = 40
 	minPrecision       = 0.95
 	minRecall          = 0.95
@@ -153,12 +153,12 @@ func TestRealWorldCorpus(t *testing.T) {
 // all diagnoses is checked on. (The public fixtures beside the repository have
 // their exact expectations in TestSharedFixtures.)
 var corpora = []string{
-	"../testdata/cases/*.yaml",
-	"../testdata/realworld/[0-9]*.yaml",
-	"../testdata/real/*.json",
-	"../testdata/differential/*.json",
-	"../testdata/hostile/*.yaml",
-	"../remediations/testdata/*.yaml",
+	"../../testdata/cases/*.yaml",
+	"../../testdata/realworld/[0-9]*.yaml",
+	"../../testdata/real/*.json",
+	"../../testdata/differential/*.json",
+	"../../testdata/hostile/*.yaml",
+	"../../remediations/testdata/*.yaml",
 }
 
 // TestOutOfSyncAlwaysExplained checks, on every corpus, that each resource

@@ -1,4 +1,4 @@
-package bot
+package pipeline
 
 import (
 	"bytes"
@@ -71,7 +71,7 @@ var caseExpectations = map[string][]string{
 // TestCases diagnoses every snapshot in testdata/cases, checks the findings
 // against caseExpectations and the whole JSON output against its golden file.
 func TestCases(t *testing.T) {
-	files, err := filepath.Glob("../testdata/cases/*.yaml")
+	files, err := filepath.Glob("../../testdata/cases/*.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestCases(t *testing.T) {
 // TestDiagnoseIsDeterministic diagnoses the same snapshot many times: findings,
 // evidence and order must be byte-identical, so PR bodies and digests are too.
 func TestDiagnoseIsDeterministic(t *testing.T) {
-	snap := loadSnapshot(t, "../testdata/cases/27-broad-ignore-system-all.yaml")
+	snap := loadSnapshot(t, "../../testdata/cases/27-broad-ignore-system-all.yaml")
 	var first []byte
 	for i := 0; i < 20; i++ {
 		rep, err := Diagnose(snap, drift.Sensitivity{})

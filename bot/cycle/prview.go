@@ -1,4 +1,4 @@
-package bot
+package cycle
 
 import (
 	"crypto/sha256"

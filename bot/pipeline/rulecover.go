@@ -1,4 +1,4 @@
-package bot
+package pipeline
 
 import (
 	"github.com/driftfix/driftfix/bot/diff"

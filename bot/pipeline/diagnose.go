@@ -1,5 +1,5 @@
 // Package bot runs driftfix: collect, diff, classify, plan a fix, publish.
-package bot
+package pipeline
 
 import (
 	"fmt"

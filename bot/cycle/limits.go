@@ -1,4 +1,4 @@
-package bot
+package cycle
 
 import (
 	"github.com/driftfix/driftfix/bot/config"

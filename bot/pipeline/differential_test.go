@@ -1,4 +1,4 @@
-package bot
+package pipeline
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ var knownDisagreements = map[string]string{
 }
 
 func TestDifferentialSnapshots(t *testing.T) {
-	files, err := filepath.Glob("../testdata/differential/*.json")
+	files, err := filepath.Glob("../../testdata/differential/*.json")
 	if err != nil {
 		t.Fatal(err)
 	}

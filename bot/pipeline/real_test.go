@@ -1,4 +1,4 @@
-package bot
+package pipeline
 
 import (
 	"os"
@@ -28,7 +28,7 @@ var realExpectations = map[string][]string{
 }
 
 func TestRealSnapshots(t *testing.T) {
-	files, err := filepath.Glob("../testdata/real/*.json")
+	files, err := filepath.Glob("../../testdata/real/*.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestRealSnapshots(t *testing.T) {
 			t.Errorf("testdata/real/%s.json is missing", name)
 		}
 	}
-	if _, err := os.Stat("../testdata/real"); err != nil {
+	if _, err := os.Stat("../../testdata/real"); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package bot
+package pipeline
 
 import (
 	"path/filepath"

@@ -1,4 +1,4 @@
-package bot
+package pipeline
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ var protectLine = regexp.MustCompile(`(?m)^# protect: (\S+)/(\S+) (\S+)$`)
 // removes or ignores it; no file a plan writes changes its value; no ignore
 // rule a plan writes covers it; and an existing rule that covers it is flagged.
 func TestHostile(t *testing.T) {
-	files, err := filepath.Glob("../testdata/hostile/*.yaml")
+	files, err := filepath.Glob("../../testdata/hostile/*.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,11 @@
-package bot
+// Package collect reads what a diagnosis needs from Argo CD: it lists every
+// application once, picks the stuck ones and snapshots each, handing the
+// snapshot to the diagnosis it is given.
+package collect
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 	"time"
@@ -18,8 +22,10 @@ type ScanOptions struct {
 	// Workers bound the applications collected and diagnosed at once (default 8).
 	Workers int
 	// Renders asks for two fresh renders per stuck application.
-	Renders     bool
-	Sensitivity drift.Sensitivity
+	Renders bool
+	// Diagnose diagnoses each collected snapshot (pipeline.Diagnose under the
+	// application's policy); collecting decides no cause itself. Required.
+	Diagnose func(*drift.Snapshot) (*drift.Report, error)
 	// HardRefreshes bounds the hard refreshes of one scan (default 3). A hard
 	// refresh re-renders an application, which is expensive for argocd-server;
 	// driftfix asks for one only when a render is suspected: a Helm
@@ -63,6 +69,9 @@ type ScanResult struct {
 // one more call, to read its history for a self-heal loop. It also returns
 // every application listed.
 func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions) ([]ScanResult, []argocd.AppSummary, error) {
+	if opts.Diagnose == nil {
+		return nil, nil, errors.New("scan: no diagnosis given (ScanOptions.Diagnose)")
+	}
 	if opts.StuckAfter == 0 {
 		opts.StuckAfter = DefaultStuckAfter
 	}
@@ -125,7 +134,7 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 		if opts.ClusterContext != nil {
 			AddClusterContext(s, opts.ClusterContext(s))
 		}
-		rep, err := Diagnose(s, opts.Sensitivity)
+		rep, err := opts.Diagnose(s)
 		return s, rep, err
 	}
 	jobs := make(chan int)

@@ -1,4 +1,4 @@
-package bot
+package pipeline
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package bot
+package pipeline
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 
 // sharedFixtures is where the project's public example snapshots live, beside
 // the repository root.
-const sharedFixtures = "../../shared/fixtures"
+const sharedFixtures = "../../../shared/fixtures"
 
 type expectedPath struct {
 	Kind        string `yaml:"kind"`

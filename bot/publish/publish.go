@@ -1,4 +1,7 @@
-package bot
+// Package publish turns a cycle's result into pull requests and digests
+// through the Git host and notifier ports, remembering what it did in the
+// state store. It decides no cause.
+package publish
 
 import (
 	"context"
@@ -17,6 +20,7 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/state"
@@ -61,7 +65,7 @@ var bodyFingerprint = regexp.MustCompile(`<!-- driftfix:fingerprint=([0-9a-f]+) 
 
 // Publish reconciles the pull requests driftfix opened before, publishes
 // the cycle's proposals and posts the digests.
-func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time) Published {
+func (p *Publisher) Publish(ctx context.Context, res *cycle.CycleResult, now time.Time) Published {
 	log := p.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -77,9 +81,9 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 		log.Error("publish", "error", err.Error())
 		out.Errors = append(out.Errors, err)
 	}
-	apps := map[string]AppState{}
+	apps := map[string]cycle.AppState{}
 	for _, a := range res.Apps {
-		apps[AppKey(a.Instance, a.App.Namespace, a.App.Name)] = a
+		apps[cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)] = a
 	}
 	views := map[string]*templates.DigestView{} // by channel and instance
 	view := func(appKey string) *templates.DigestView {
@@ -116,13 +120,13 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 		newStuck[key] = first.Equal(now)
 	}
 	for _, l := range res.Digest.NewStuck {
-		if k := AppKey(l.Instance, l.Namespace, l.App); newStuck[k] {
+		if k := cycle.AppKey(l.Instance, l.Namespace, l.App); newStuck[k] {
 			v := view(k)
 			v.NewStuck = append(v.NewStuck, l)
 		}
 	}
 	for _, l := range res.Digest.ForPeople {
-		k := AppKey(l.Instance, l.Namespace, l.App)
+		k := cycle.AppKey(l.Instance, l.Namespace, l.App)
 		v := view(k)
 		v.ForPeople = append(v.ForPeople, l)
 	}
@@ -138,7 +142,7 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 
 	// 2. Pull requests opened before: merged, closed by a person, asked to
 	// stop, or no longer needed.
-	proposed := map[string]ProposedPR{}
+	proposed := map[string]cycle.ProposedPR{}
 	for _, pr := range res.PRs {
 		proposed[pr.Key] = pr
 	}
@@ -226,7 +230,7 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 		}
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.PerPR)
 		err := p.propose(cctx, pr, now, &out, &opened, &open, openPerRepo, func(kind string, l templates.PRLine) {
-			v := view(AppKey(pr.Instance, pr.Namespace, pr.App))
+			v := view(cycle.AppKey(pr.Instance, pr.Namespace, pr.App))
 			if kind == "opened" {
 				v.Opened = append(v.Opened, l)
 			} else {
@@ -293,7 +297,7 @@ func (p *Publisher) Publish(ctx context.Context, res *CycleResult, now time.Time
 // does not know (a lost or fresh database), by the key marker in their body,
 // in the repositories of every listed application and those the store
 // remembers. Answers that did not change since the last cycle are 304s.
-func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.PR, now time.Time) ([]state.PR, error) {
+func (p *Publisher) adopt(ctx context.Context, res *cycle.CycleResult, known []state.PR, now time.Time) ([]state.PR, error) {
 	repos := map[string]bool{}
 	have := map[string]bool{}
 	for _, k := range known {
@@ -358,7 +362,7 @@ func (p *Publisher) adopt(ctx context.Context, res *CycleResult, known []state.P
 // CloseAfterCycles cycles in a row, and none of an instance whose list shrank
 // by more than MaxListShrink against its last full list (an RBAC or sharding
 // change says nothing about the applications). What waits is said in Skipped.
-func (p *Publisher) unlisted(ctx context.Context, res *CycleResult, known []state.PR, now time.Time, log *slog.Logger, out *Published, fail func(error)) map[string]bool {
+func (p *Publisher) unlisted(ctx context.Context, res *cycle.CycleResult, known []state.PR, now time.Time, log *slog.Logger, out *Published, fail func(error)) map[string]bool {
 	policy := p.Config.Unlisted
 	if policy.CloseAfterCycles == 0 {
 		policy = config.DefaultUnlisted()
@@ -366,7 +370,7 @@ func (p *Publisher) unlisted(ctx context.Context, res *CycleResult, known []stat
 	listed := map[string]bool{}
 	perInstance := map[string]int{}
 	for _, a := range res.Apps {
-		listed[AppKey(a.Instance, a.App.Namespace, a.App.Name)] = true
+		listed[cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)] = true
 		perInstance[a.Instance]++
 	}
 	shrunk := map[string]bool{}
@@ -432,7 +436,7 @@ func (p *Publisher) unlisted(ctx context.Context, res *CycleResult, known []stat
 // nothing but white space follows it, so a live value quoted earlier in the
 // body cannot supply one.
 func bodyKey(body string) (key, app string, ok bool) {
-	m := lastMarker(keyMarkerRE, body)
+	m := lastMarker(cycle.KeyMarkerRE, body)
 	if m == nil {
 		return "", "", false
 	}
@@ -616,7 +620,7 @@ func (p *Publisher) heldComment(ctx context.Context, repo github.Repo, number in
 }
 
 // channel is where an application's digest lines go.
-func (p *Publisher) channel(a AppState, ns, name string) string {
+func (p *Publisher) channel(a cycle.AppState, ns, name string) string {
 	if ch := p.Config.For(a.App.Project, name, ns).SlackChannel; ch != "" {
 		return ch
 	}
@@ -626,8 +630,8 @@ func (p *Publisher) channel(a AppState, ns, name string) string {
 // reconcile looks at one pull request driftfix opened: merged, closed by a
 // person (never proposed again), asked to stop by label or comment, or no
 // longer needed (closed with a comment). It reports whether the PR is done.
-func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR, a AppState, listed, closeUnlisted, notOurs bool,
-	proposed map[string]ProposedPR, now time.Time, out *Published, report func(string, templates.PRLine), line func(title, url string) templates.PRLine) (bool, error) {
+func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR, a cycle.AppState, listed, closeUnlisted, notOurs bool,
+	proposed map[string]cycle.ProposedPR, now time.Time, out *Published, report func(string, templates.PRLine), line func(title, url string) templates.PRLine) (bool, error) {
 	ref := fmt.Sprintf("%s#%d", k.Repo, k.Number)
 	gpr, err := p.GitHub.GetPR(ctx, repo, k.Number)
 	if err != nil {
@@ -709,7 +713,7 @@ func (p *Publisher) reconcile(ctx context.Context, repo github.Repo, k state.PR,
 // existing PR is updated when the fix changed; otherwise the branch is
 // pushed and the PR opened. A PR that cannot be opened takes its new branch
 // with it.
-func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, out *Published, opened, open *int, perRepo map[string]int, report func(string, templates.PRLine)) error {
+func (p *Publisher) propose(ctx context.Context, pr cycle.ProposedPR, now time.Time, out *Published, opened, open *int, perRepo map[string]int, report func(string, templates.PRLine)) error {
 	skip := func(why string) { out.Skipped = append(out.Skipped, pr.Branch+": "+why) }
 	pol := pr.Policy
 	if why, ok, err := p.Store.Rejected(ctx, pr.Key); err != nil {
@@ -749,7 +753,7 @@ func (p *Publisher) propose(ctx context.Context, pr ProposedPR, now time.Time, o
 		files[e.File] = github.Change{Synced: e.Before, Content: e.After}
 	}
 	message := pr.Title + "\n\nPlanned and verified by driftfix for " + pr.Namespace + "/" + pr.App + ".\n\ndriftfix-fix: " + pr.Key
-	rec := state.PR{Fingerprint: pr.Key, App: AppKey(pr.Instance, pr.Namespace, pr.App), Repo: repo.String(), Branch: pr.Branch, State: state.PROpen, Updated: now}
+	rec := state.PR{Fingerprint: pr.Key, App: cycle.AppKey(pr.Instance, pr.Namespace, pr.App), Repo: repo.String(), Branch: pr.Branch, State: state.PROpen, Updated: now}
 	if existing != nil {
 		login, err := p.GitHub.Login(ctx)
 		if err != nil {

@@ -1,4 +1,4 @@
-package bot
+package cycle
 
 import (
 	"strings"
@@ -6,15 +6,17 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/internal/corpus"
+	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
 	"github.com/driftfix/driftfix/templates"
 )
 
 func TestPRViewAndFingerprint(t *testing.T) {
-	s := loadSnapshot(t, "../remediations/testdata/plain-remove-hpa.yaml")
+	s := corpus.Load(t, "remediations/testdata/plain-remove-hpa.yaml")
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-	_, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now, render.Limits{})
+	_, plans, err := pipeline.Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now, render.Limits{})
 	if err != nil || len(plans) != 1 {
 		t.Fatalf("plans %d, %v", len(plans), err)
 	}
@@ -27,7 +29,7 @@ func TestPRViewAndFingerprint(t *testing.T) {
 		t.Fatalf("body (%v):\n%s", err, body)
 	}
 	// The same fix has the same fingerprint in a later cycle; another fix does not.
-	_, again, _ := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now.Add(time.Hour), render.Limits{})
+	_, again, _ := pipeline.Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now.Add(time.Hour), render.Limits{})
 	if Fingerprint("shop", again[0]) != v.Fingerprint {
 		t.Error("the fingerprint of an unchanged fix changed")
 	}
