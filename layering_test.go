@@ -76,3 +76,39 @@ func TestLayering(t *testing.T) {
 		}
 	}
 }
+
+// TestStageImports keeps each stage's direct imports to the stages before
+// it: collecting decides no cause, the pipeline reaches no network, and the
+// publisher knows its outside world only through its ports (bot/githost
+// values, the GitHost and Notifier interfaces), never a host's or Slack's
+// package, and decides no cause.
+func TestStageImports(t *testing.T) {
+	const mod = "github.com/driftfix/driftfix/"
+	rules := []struct {
+		pkg       string
+		forbidden []string // module packages (or prefixes) it must not import directly
+		network   bool     // whether it may import net packages
+	}{
+		{"bot/collect", []string{mod + "bot/pipeline", mod + "classifiers", mod + "remediations", mod + "bot/publish", mod + "bot/cycle"}, false},
+		{"bot/pipeline", []string{mod + "bot/argocd", mod + "bot/kube", mod + "bot/gitrepo", mod + "bot/github", mod + "bot/slack", mod + "bot/state", mod + "bot/collect", mod + "bot/cycle", mod + "bot/publish"}, false},
+		{"bot/cycle", []string{mod + "bot/github", mod + "bot/slack", mod + "bot/state", mod + "bot/publish"}, false},
+		{"bot/publish", []string{mod + "bot/github", mod + "bot/slack", mod + "bot/argocd", mod + "bot/kube", mod + "classifiers", mod + "remediations", mod + "bot/diff", mod + "bot/pipeline", mod + "bot/collect", "github.com/google/go-github", "github.com/slack-go"}, false},
+		{"bot/githost", []string{mod}, false},
+	}
+	for _, r := range rules {
+		out, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", "./"+r.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list ./%s: %v", r.pkg, err)
+		}
+		for _, imp := range strings.Fields(string(out)) {
+			if !r.network && (strings.HasPrefix(imp, "net") || imp == "os/exec") {
+				t.Errorf("%s imports %s: its stage does no I/O of its own", r.pkg, imp)
+			}
+			for _, f := range r.forbidden {
+				if strings.HasPrefix(imp, f) {
+					t.Errorf("%s imports %s, which is not a stage before it", r.pkg, imp)
+				}
+			}
+		}
+	}
+}

@@ -40,7 +40,7 @@ func TestDigestResumesExactlyOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &publish.Publisher{Config: cfg, Store: st, Slack: sl}, func() { st.Close() }
+		return &publish.Publisher{Config: cfg, Store: st, Notifier: sl}, func() { st.Close() }
 	}
 	var lines []templates.PersonLine
 	for i := 0; i < 300; i++ {

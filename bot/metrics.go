@@ -22,6 +22,31 @@ type Metrics struct {
 	lastCycle prometheus.Gauge
 	mu        sync.Mutex
 	seenCalls map[string]int // API calls already counted, by service and call
+	clients   []watched
+}
+
+// Counted is a client that counts its API requests by call: Argo CD's,
+// a Git host's, a notifier's.
+type Counted interface {
+	Calls() map[string]int
+	Errors() map[string]int
+}
+
+type watched struct {
+	service, name string
+	c             Counted
+}
+
+// Watch counts a client's requests under service (argocd, github, slack);
+// name tells apart several clients of one service. Wiring calls it once per
+// client.
+func (m *Metrics) Watch(service, name string, c Counted) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.clients = append(m.clients, watched{service, name, c})
 }
 
 // NewMetrics registers driftfix's metrics in a registry of their own.
@@ -46,7 +71,7 @@ func NewMetrics() *Metrics {
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
 
-func (m *Metrics) observe(r *Runner, o Outcome) {
+func (m *Metrics) observe(o Outcome) {
 	if m == nil {
 		return
 	}
@@ -82,21 +107,8 @@ func (m *Metrics) observe(r *Runner, o Outcome) {
 			m.seenCalls[key] = v
 		}
 	}
-	for _, in := range r.Instances {
-		if in.Client != nil {
-			count(m.calls, "argocd", "argocd calls "+in.Name, in.Client.Calls())
-			count(m.apiErrors, "argocd", "argocd errors "+in.Name, in.Client.Errors())
-		}
-	}
-	if p := r.Publisher; p != nil {
-		if p.GitHub != nil {
-			count(m.calls, "github", "github calls", p.GitHub.Calls())
-			count(m.apiErrors, "github", "github errors", p.GitHub.Errors())
-		}
-		if p.Slack != nil {
-			calls, errs := p.Slack.Calls()
-			count(m.calls, "slack", "slack calls", map[string]int{"post": calls})
-			count(m.apiErrors, "slack", "slack errors", map[string]int{"post": errs})
-		}
+	for _, w := range m.clients {
+		count(m.calls, w.service, w.service+" calls "+w.name, w.c.Calls())
+		count(m.apiErrors, w.service, w.service+" errors "+w.name, w.c.Errors())
 	}
 }

@@ -68,7 +68,7 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 		out.Published = r.Publisher.Publish(ctx, &out.Result, now)
 	}
 	out.Duration = time.Since(start)
-	r.Metrics.observe(r, out)
+	r.Metrics.observe(out)
 	r.mu.Lock()
 	r.last = time.Now()
 	r.mu.Unlock()

@@ -160,7 +160,10 @@ func (w *world) runner() (*Runner, func()) {
 			return gitrepo.Files(ctx, src.RepoURL, src.TargetRevision, gitrepo.Limits{})
 		}}
 	r := &Runner{Config: w.cfg, Instances: []cycle.Instance{in}, Metrics: NewMetrics(), Log: log,
-		Publisher: &publish.Publisher{Config: w.cfg, Store: st, GitHub: gh, Slack: sl, Log: log}}
+		Publisher: &publish.Publisher{Config: w.cfg, Store: st, Hosts: []publish.GitHost{gh}, Notifier: sl, Log: log}}
+	r.Metrics.Watch("argocd", "main", ac)
+	r.Metrics.Watch("github", "", gh)
+	r.Metrics.Watch("slack", "", sl)
 	return r, func() { st.Close() }
 }
 

@@ -84,12 +84,11 @@ type CycleResult struct {
 // instance answered and the name is in the instance's shard. Pull requests
 // of applications it does not own belong to another bot.
 func (res *CycleResult) Owns(appKey string) bool {
-	inst, rest, _ := strings.Cut(appKey, "/")
-	_, name, _ := strings.Cut(rest, "/")
-	if _, ok := res.URLs[inst]; !ok || slices.Contains(res.FailedInstances, inst) {
+	id := ParseAppKey(appKey)
+	if _, ok := res.URLs[id.Instance]; !ok || slices.Contains(res.FailedInstances, id.Instance) {
 		return false
 	}
-	return inShard(res.Shards[inst], name)
+	return inShard(res.Shards[id.Instance], id.Name)
 }
 
 // CycleOptions tune a cycle.
@@ -100,8 +99,19 @@ type CycleOptions struct {
 	FirstSeen func(key string) time.Time
 }
 
-// AppKey names an application across instances.
+// AppKey names an application across instances: instance/namespace/name.
 func AppKey(instance, namespace, name string) string { return instance + "/" + namespace + "/" + name }
+
+// AppID is an application across instances, as AppKey names it.
+type AppID struct{ Instance, Namespace, Name string }
+
+// ParseAppKey reads an AppKey back. Instance and namespace names hold no
+// slash, so the name is everything after the second one.
+func ParseAppKey(key string) AppID {
+	inst, rest, _ := strings.Cut(key, "/")
+	ns, name, _ := strings.Cut(rest, "/")
+	return AppID{Instance: inst, Namespace: ns, Name: name}
+}
 
 // Cycle scans every instance, plans fixes for the stuck applications under
 // the policy, and returns the pull requests and the digest it would publish.

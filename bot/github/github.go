@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/driftfix/driftfix/bot/githost"
 	gh "github.com/google/go-github/v89/github"
 )
 
@@ -66,10 +67,6 @@ type Client struct {
 	calls map[string]int
 	errs  map[string]int
 }
-
-// ErrRateLimited says GitHub asked driftfix to wait longer than it will
-// within one cycle; the work is left for the next cycle.
-var ErrRateLimited = errors.New("github: rate limited")
 
 // New builds a client. It checks the App key or the token but makes no call.
 func New(cfg Config) (*Client, error) {
@@ -161,16 +158,10 @@ func (c *Client) Errors() map[string]int {
 	return maps.Clone(c.errs)
 }
 
-// Repo is a repository on GitHub.
-type Repo struct{ Owner, Name string }
-
-// String is owner/name.
-func (r Repo) String() string { return r.Owner + "/" + r.Name }
-
 // ParseRepo reads owner and name from a repository URL as Argo CD has it:
 // https://host/owner/name(.git), ssh://git@host/owner/name, git@host:owner/name.git,
 // or a file:// path ending in owner/name(.git) (local mirrors and tests).
-func ParseRepo(repoURL string) (Repo, error) {
+func ParseRepo(repoURL string) (githost.Repo, error) {
 	s := strings.TrimSpace(repoURL)
 	if i := strings.Index(s, "@"); i >= 0 && !strings.Contains(s, "://") {
 		if j := strings.Index(s[i:], ":"); j >= 0 {
@@ -179,18 +170,41 @@ func ParseRepo(repoURL string) (Repo, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme == "" {
-		return Repo{}, fmt.Errorf("repository URL %q is not a GitHub repository URL", repoURL)
+		return githost.Repo{}, fmt.Errorf("repository URL %q is not a GitHub repository URL", repoURL)
 	}
 	parts := strings.Split(strings.Trim(strings.TrimSuffix(strings.TrimRight(u.Path, "/"), ".git"), "/"), "/")
 	if len(parts) < 2 || parts[len(parts)-1] == "" || parts[len(parts)-2] == "" {
-		return Repo{}, fmt.Errorf("repository URL %q does not end in owner/name", repoURL)
+		return githost.Repo{}, fmt.Errorf("repository URL %q does not end in owner/name", repoURL)
 	}
-	return Repo{Owner: parts[len(parts)-2], Name: parts[len(parts)-1]}, nil
+	return githost.Repo{Owner: parts[len(parts)-2], Name: parts[len(parts)-1]}, nil
+}
+
+// Host is the web host this client's repositories live on: github.com, or
+// the Enterprise Server's host from the configured API URL.
+func (c *Client) Host() string {
+	if c.cfg.BaseURL == "" {
+		return "github.com"
+	}
+	if u, err := url.Parse(c.cfg.BaseURL); err == nil && u.Host != "" {
+		return strings.ToLower(u.Host)
+	}
+	return c.cfg.BaseURL
+}
+
+// Repo reads a repository URL as Argo CD has it (see ParseRepo) as one of
+// this host's repositories.
+func (c *Client) Repo(repoURL string) (githost.Repo, error) {
+	r, err := ParseRepo(repoURL)
+	if err != nil {
+		return githost.Repo{}, err
+	}
+	r.Host = c.Host()
+	return r, nil
 }
 
 // client returns a client for a repository: in App mode, one for the
 // installation that covers it, looked up once.
-func (c *Client) client(ctx context.Context, r Repo) (*gh.Client, error) {
+func (c *Client) client(ctx context.Context, r githost.Repo) (*gh.Client, error) {
 	if c.token != nil {
 		return c.token, nil
 	}
@@ -223,7 +237,7 @@ func (c *Client) client(ctx context.Context, r Repo) (*gh.Client, error) {
 
 // call runs one API call, retrying 5xx and connection errors with backoff,
 // waiting out secondary rate limits (403/429 with Retry-After) and a
-// primary limit that resets soon; a longer wait gives up with ErrRateLimited.
+// primary limit that resets soon; a longer wait gives up with githost.ErrRateLimited.
 func (c *Client) call(ctx context.Context, what string, f func(context.Context) (*gh.Response, error)) error {
 	backoff := c.cfg.Backoff
 	for attempt := 0; ; attempt++ {
@@ -251,13 +265,13 @@ func (c *Client) call(ctx context.Context, what string, f func(context.Context) 
 				wait = max(*ab.RetryAfter, time.Second)
 			}
 			if wait > c.cfg.MaxWait {
-				return fmt.Errorf("%w: %s: secondary rate limit, GitHub asks to wait %s", ErrRateLimited, what, wait)
+				return fmt.Errorf("%w: %s: secondary rate limit, GitHub asks to wait %s", githost.ErrRateLimited, what, wait)
 			}
 			c.log.Warn("github secondary rate limit, waiting", "call", what, "wait", wait.String())
 		case errors.As(err, &rl):
 			wait = time.Until(rl.Rate.Reset.Time) + time.Second
 			if wait > c.cfg.MaxWait {
-				return fmt.Errorf("%w: %s: the hourly limit of %d requests is used up until %s", ErrRateLimited, what, rl.Rate.Limit, rl.Rate.Reset.Time.UTC().Format(time.RFC3339))
+				return fmt.Errorf("%w: %s: the hourly limit of %d requests is used up until %s", githost.ErrRateLimited, what, rl.Rate.Limit, rl.Rate.Reset.Time.UTC().Format(time.RFC3339))
 			}
 			c.log.Warn("github rate limit, waiting for reset", "call", what, "wait", wait.String())
 		case errors.As(err, &er) && er.Response != nil && er.Response.StatusCode < 500:
@@ -310,29 +324,8 @@ func (c *Client) redact(err error) error {
 	return err
 }
 
-// PR is a pull request as driftfix needs it.
-type PR struct {
-	Number       int
-	URL          string
-	Title, Body  string
-	Branch, Base string
-	State        string // open or closed
-	Merged       bool
-	Draft        bool
-	Labels       []string
-	HeadSHA      string
-	// HeadRepo is the owner/name the head branch lives in: the base
-	// repository's own for driftfix's PRs, another for a fork's.
-	HeadRepo string
-	// Author is the login of the account that opened the pull request.
-	Author         string
-	ClosedAt       time.Time
-	MergedAt       time.Time
-	MergeCommitSHA string
-}
-
-func toPR(p *gh.PullRequest) PR {
-	pr := PR{Number: p.GetNumber(), URL: p.GetHTMLURL(), Title: p.GetTitle(), Body: p.GetBody(),
+func toPR(p *gh.PullRequest) githost.PullRequest {
+	pr := githost.PullRequest{Number: p.GetNumber(), URL: p.GetHTMLURL(), Title: p.GetTitle(), Body: p.GetBody(),
 		Branch: p.GetHead().GetRef(), Base: p.GetBase().GetRef(), State: p.GetState(), Merged: p.GetMerged() || p.MergedAt != nil,
 		Draft: p.GetDraft(), HeadSHA: p.GetHead().GetSHA(), MergeCommitSHA: p.GetMergeCommitSHA(),
 		HeadRepo: p.GetHead().GetRepo().GetFullName(), Author: p.GetUser().GetLogin()}
@@ -386,14 +379,8 @@ func (c *Client) Login(ctx context.Context) (string, error) {
 	return login, nil
 }
 
-// Own reports whether a pull request is driftfix's own in repository r: its
-// head branch is in r itself (not a fork) and login opened it.
-func (pr PR) Own(r Repo, login string) bool {
-	return strings.EqualFold(pr.HeadRepo, r.String()) && login != "" && strings.EqualFold(pr.Author, login)
-}
-
 // FindPR returns the newest pull request from branch, open or closed, or nil.
-func (c *Client) FindPR(ctx context.Context, r Repo, branch string) (*PR, error) {
+func (c *Client) FindPR(ctx context.Context, r githost.Repo, branch string) (*githost.PullRequest, error) {
 	cl, err := c.client(ctx, r)
 	if err != nil {
 		return nil, err
@@ -418,7 +405,7 @@ func (c *Client) FindPR(ctx context.Context, r Repo, branch string) (*PR, error)
 }
 
 // GetPR reads one pull request.
-func (c *Client) GetPR(ctx context.Context, r Repo, number int) (*PR, error) {
+func (c *Client) GetPR(ctx context.Context, r githost.Repo, number int) (*githost.PullRequest, error) {
 	cl, err := c.client(ctx, r)
 	if err != nil {
 		return nil, err
@@ -434,12 +421,12 @@ func (c *Client) GetPR(ctx context.Context, r Repo, number int) (*PR, error) {
 }
 
 // OpenPRs lists the open pull requests whose branch starts with prefix.
-func (c *Client) OpenPRs(ctx context.Context, r Repo, prefix string) ([]PR, error) {
+func (c *Client) OpenPRs(ctx context.Context, r githost.Repo, prefix string) ([]githost.PullRequest, error) {
 	cl, err := c.client(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	var out []PR
+	var out []githost.PullRequest
 	opt := &gh.PullRequestListOptions{State: "open", ListOptions: gh.ListOptions{PerPage: 100}}
 	for {
 		page, resp, err := fetch(ctx, c, "list pull requests", func(ctx context.Context) ([]*gh.PullRequest, *gh.Response, error) {
@@ -463,7 +450,7 @@ func (c *Client) OpenPRs(ctx context.Context, r Repo, prefix string) ([]PR, erro
 }
 
 // DefaultBranch returns the repository's default branch.
-func (c *Client) DefaultBranch(ctx context.Context, r Repo) (string, error) {
+func (c *Client) DefaultBranch(ctx context.Context, r githost.Repo) (string, error) {
 	cl, err := c.client(ctx, r)
 	if err != nil {
 		return "", err

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
 )
@@ -70,16 +71,16 @@ func TestPullRequestLifecycle(t *testing.T) {
 	srv, _ := emulator(t)
 	c := appClient(t, srv)
 	ctx := context.Background()
-	repo := github.Repo{Owner: "acme", Name: "apps"}
+	repo := githost.Repo{Owner: "acme", Name: "apps"}
 	base, err := c.DefaultBranch(ctx, repo)
 	if err != nil || base != "main" {
 		t.Fatalf("default branch %q %v", base, err)
 	}
 	branch := "driftfix/shop/hpa-replicas-abc"
 	if pr, err := c.FindPR(ctx, repo, branch); err != nil || pr != nil {
-		t.Fatalf("no PR yet: %v %v", pr, err)
+		t.Fatalf("no githost.PullRequest yet: %v %v", pr, err)
 	}
-	files := map[string]github.Change{"shop/deploy.yaml": {Synced: []byte("replicas: 3\n"), Content: []byte("# replicas owned by the HPA\n")}}
+	files := map[string]githost.Change{"shop/deploy.yaml": {Synced: []byte("replicas: 3\n"), Content: []byte("# replicas owned by the HPA\n")}}
 	changed, created, err := c.Push(ctx, repo, base, branch, "Stop declaring replicas", files)
 	if err != nil || !changed || !created {
 		t.Fatalf("push: %v %v %v", changed, created, err)
@@ -97,7 +98,7 @@ func TestPullRequestLifecycle(t *testing.T) {
 	if changed, _, err := c.Push(ctx, repo, base, branch, "Stop declaring replicas", files); err != nil || changed {
 		t.Fatalf("second push changed %v %v", changed, err)
 	}
-	pr, err := c.OpenPR(ctx, repo, github.NewPR{Branch: branch, Base: base, Title: "t", Body: "b", Draft: true, Labels: []string{"driftfix"}, Reviewers: []string{"alice"}, Assignees: []string{"bob"}})
+	pr, err := c.OpenPR(ctx, repo, githost.NewPullRequest{Branch: branch, Base: base, Title: "t", Body: "b", Draft: true, Labels: []string{"driftfix"}, Reviewers: []string{"alice"}, Assignees: []string{"bob"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,13 +118,13 @@ func TestPullRequestLifecycle(t *testing.T) {
 	}
 	got = srv.PullRequests("acme", "apps")
 	if got[0].State != "closed" || got[0].ClosedBy != "bot" || got[0].Title != "t2" || got[0].Body != "b2" {
-		t.Fatalf("closed PR %+v", got[0])
+		t.Fatalf("closed githost.PullRequest %+v", got[0])
 	}
 	if cs := srv.Comments("acme", "apps", pr.Number); len(cs) != 1 || cs[0].Body != "drift is gone" {
 		t.Fatalf("comments %+v", cs)
 	}
 	if _, err := srv.File("acme", "apps", branch, "README.md"); err == nil {
-		t.Fatal("the branch of a closed PR must be deleted")
+		t.Fatal("the branch of a closed githost.PullRequest must be deleted")
 	}
 	if srv.Calls["POST /app/installations/{id}/access_tokens"] != 1 || srv.Calls["GET /repos/{owner}/{repo}/installation"] != 1 {
 		t.Errorf("one installation lookup and one token expected: %v", srv.Calls)
@@ -135,12 +136,12 @@ func TestMergeMovesBase(t *testing.T) {
 	srv, _ := emulator(t)
 	c := appClient(t, srv)
 	ctx := context.Background()
-	repo := github.Repo{Owner: "acme", Name: "apps"}
+	repo := githost.Repo{Owner: "acme", Name: "apps"}
 	for i, f := range []string{"a.yaml", "b.yaml"} {
-		if _, _, err := c.Push(ctx, repo, "main", "fix-"+f, "m", map[string]github.Change{f: {Content: []byte(f)}}); err != nil {
+		if _, _, err := c.Push(ctx, repo, "main", "fix-"+f, "m", map[string]githost.Change{f: {Content: []byte(f)}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.OpenPR(ctx, repo, github.NewPR{Branch: "fix-" + f, Base: "main", Title: f, Body: "b"}); err != nil {
+		if _, err := c.OpenPR(ctx, repo, githost.NewPullRequest{Branch: "fix-" + f, Base: "main", Title: f, Body: "b"}); err != nil {
 			t.Fatal(err)
 		}
 		_ = i
@@ -157,7 +158,7 @@ func TestMergeMovesBase(t *testing.T) {
 	}
 	pr, err := c.GetPR(ctx, repo, 2)
 	if err != nil || !pr.Merged || pr.State != "closed" {
-		t.Fatalf("merged PR reads %+v %v", pr, err)
+		t.Fatalf("merged githost.PullRequest reads %+v %v", pr, err)
 	}
 }
 
@@ -165,7 +166,7 @@ func TestRetriesAndLimits(t *testing.T) {
 	srv, _ := emulator(t)
 	c := appClient(t, srv)
 	ctx := context.Background()
-	repo := github.Repo{Owner: "acme", Name: "apps"}
+	repo := githost.Repo{Owner: "acme", Name: "apps"}
 	srv.FailNext(502, 403, 429, 500)
 	start := time.Now()
 	if _, err := c.DefaultBranch(ctx, repo); err != nil {
@@ -182,7 +183,7 @@ func TestRetriesAndLimits(t *testing.T) {
 	// A primary limit that resets later than driftfix waits gives up.
 	srv.SetRateLimit(0, time.Now().Add(time.Hour))
 	_, err := c.FindPR(ctx, repo, "x")
-	if !errors.Is(err, github.ErrRateLimited) || !strings.Contains(err.Error(), "used up until") {
+	if !errors.Is(err, githost.ErrRateLimited) || !strings.Contains(err.Error(), "used up until") {
 		t.Fatalf("rate limit: %v", err)
 	}
 }
@@ -196,12 +197,12 @@ func TestAuthErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.DefaultBranch(ctx, github.Repo{Owner: "acme", Name: "apps"})
+	_, err = c.DefaultBranch(ctx, githost.Repo{Owner: "acme", Name: "apps"})
 	if err == nil || !strings.Contains(err.Error(), "public key") {
 		t.Fatalf("a JWT signed with another key must be refused: %v", err)
 	}
 	c = appClient(t, srv)
-	if _, err := c.DefaultBranch(ctx, github.Repo{Owner: "acme", Name: "nope"}); err == nil || !strings.Contains(err.Error(), "not installed on acme/nope") {
+	if _, err := c.DefaultBranch(ctx, githost.Repo{Owner: "acme", Name: "nope"}); err == nil || !strings.Contains(err.Error(), "not installed on acme/nope") {
 		t.Fatalf("missing installation: %v", err)
 	}
 	if _, err := github.New(github.Config{AppID: 1, PrivateKey: []byte("not a key")}); err == nil || !strings.Contains(err.Error(), "private key") {
@@ -215,12 +216,12 @@ func TestAuthErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := tc.DefaultBranch(ctx, github.Repo{Owner: "acme", Name: "apps"}); err != nil || b != "main" {
+	if b, err := tc.DefaultBranch(ctx, githost.Repo{Owner: "acme", Name: "apps"}); err != nil || b != "main" {
 		t.Fatalf("token mode: %q %v", b, err)
 	}
 	bad := "github_pat_wrong_secret_value"
 	tc, _ = github.New(github.Config{Token: bad, BaseURL: srv.API})
-	_, err = tc.DefaultBranch(ctx, github.Repo{Owner: "acme", Name: "apps"})
+	_, err = tc.DefaultBranch(ctx, githost.Repo{Owner: "acme", Name: "apps"})
 	if err == nil || strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "Bad credentials") {
 		t.Fatalf("bad token: %v", err)
 	}

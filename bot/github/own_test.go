@@ -9,13 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
 	"github.com/driftfix/driftfix/bot/secretfile"
 )
 
 // TestLoginAndOwn: the bot's account is the App's "<slug>[bot]" or the
-// token's user, looked up once; a PR is its own only from the repository
+// token's user, looked up once; a githost.PullRequest is its own only from the repository
 // itself and opened by that account.
 func TestLoginAndOwn(t *testing.T) {
 	ctx := context.Background()
@@ -38,7 +39,7 @@ func TestLoginAndOwn(t *testing.T) {
 	if n := srv.CallCount("GET /app") + srv.CallCount("GET /user"); n != 2 {
 		t.Errorf("the account must be looked up once per client, got %d calls", n)
 	}
-	repo := github.Repo{Owner: "acme", Name: "apps"}
+	repo := githost.Repo{Owner: "acme", Name: "apps"}
 	fork, _ := srv.AddPR("acme", "apps", githubtest.PullRequest{Title: "t", Head: "driftfix/x", HeadRepo: "mallory/apps", Author: "driftfix[bot]"})
 	person, _ := srv.AddPR("acme", "apps", githubtest.PullRequest{Title: "t", Head: "driftfix/y", Author: "alice"})
 	own, _ := srv.AddPR("acme", "apps", githubtest.PullRequest{Title: "t", Head: "driftfix/z", Author: "driftfix[bot]"})
@@ -60,32 +61,32 @@ func TestPushRefusesRevertsAndForeignHeads(t *testing.T) {
 	ctx := context.Background()
 	srv, _ := emulator(t)
 	c := appClient(t, srv)
-	repo := github.Repo{Owner: "acme", Name: "apps"}
-	fix := map[string]github.Change{"shop/deploy.yaml": {Synced: []byte("replicas: 3\n"), Content: []byte("# HPA\n")}}
+	repo := githost.Repo{Owner: "acme", Name: "apps"}
+	fix := map[string]githost.Change{"shop/deploy.yaml": {Synced: []byte("replicas: 3\n"), Content: []byte("# HPA\n")}}
 	if err := srv.CommitFile("acme", "apps", "main", "shop/deploy.yaml", "replicas: 5\n", "alice"); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := c.Push(ctx, repo, "main", "driftfix/a", "m", fix); !errors.Is(err, github.ErrFileChanged) {
+	if _, _, err := c.Push(ctx, repo, "main", "driftfix/a", "m", fix); !errors.Is(err, githost.ErrFileChanged) {
 		t.Fatalf("push over a changed file: %v", err)
 	}
 	if len(srv.Branches("acme", "apps")) != 1 {
 		t.Fatalf("branches %v", srv.Branches("acme", "apps"))
 	}
-	fix["shop/deploy.yaml"] = github.Change{Synced: []byte("replicas: 5\n"), Content: []byte("# HPA\n")}
+	fix["shop/deploy.yaml"] = githost.Change{Synced: []byte("replicas: 5\n"), Content: []byte("# HPA\n")}
 	if _, _, err := c.Push(ctx, repo, "main", "driftfix/a", "m", fix); err != nil {
 		t.Fatal(err)
 	}
 	if err := srv.CommitFile("acme", "apps", "driftfix/a", "README.md", "bob\n", "bob"); err != nil {
 		t.Fatal(err)
 	}
-	fix["shop/deploy.yaml"] = github.Change{Synced: []byte("replicas: 5\n"), Content: []byte("# HPA owns replicas\n")}
-	if _, _, err := c.Push(ctx, repo, "main", "driftfix/a", "m", fix); !errors.Is(err, github.ErrNotOurs) || !strings.Contains(err.Error(), "by bob") {
+	fix["shop/deploy.yaml"] = githost.Change{Synced: []byte("replicas: 5\n"), Content: []byte("# HPA owns replicas\n")}
+	if _, _, err := c.Push(ctx, repo, "main", "driftfix/a", "m", fix); !errors.Is(err, githost.ErrNotOurs) || !strings.Contains(err.Error(), "by bob") {
 		t.Fatalf("push over bob's commit: %v", err)
 	}
 	if got, _ := srv.File("acme", "apps", "driftfix/a", "README.md"); got != "bob\n" {
 		t.Fatalf("bob's commit was overwritten: %q", got)
 	}
-	n, err := c.OpenPR(ctx, repo, github.NewPR{Branch: "driftfix/a", Base: "main", Title: "t", Body: "b"})
+	n, err := c.OpenPR(ctx, repo, githost.NewPullRequest{Branch: "driftfix/a", Base: "main", Title: "t", Body: "b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestTokenRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo := github.Repo{Owner: "acme", Name: "apps"}
+	repo := githost.Repo{Owner: "acme", Name: "apps"}
 	if _, err := c.DefaultBranch(ctx, repo); err != nil {
 		t.Fatal(err)
 	}

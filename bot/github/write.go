@@ -12,23 +12,20 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/driftfix/driftfix/bot/githost"
 	gh "github.com/google/go-github/v89/github"
 )
-
-// Change is one file a fix writes: Content, computed from Synced, the file
-// as it was at the revision the fix was planned on (nil: it did not exist).
-type Change struct{ Synced, Content []byte }
 
 // Push makes branch hold base's head plus files, as one commit through the
 // Git data API (GitHub signs it as the App). It is a three-way change: when
 // a file on base's head is no longer the Synced one the fix was computed
-// from, nothing is written and the error is ErrFileChanged, so commits made
+// from, nothing is written and the error is githost.ErrFileChanged, so commits made
 // to the file since are never reverted. A branch that already holds exactly
 // that content is left alone; a branch whose head commit driftfix did not
-// make (a person pushed to it) is never overwritten: ErrNotOurs. Otherwise
+// make (a person pushed to it) is never overwritten: githost.ErrNotOurs. Otherwise
 // the branch is created or moved to the new commit. It reports whether the
 // branch changed and whether it was created.
-func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string, files map[string]Change) (changed, created bool, err error) {
+func (c *Client) Push(ctx context.Context, r githost.Repo, base, branch, message string, files map[string]githost.Change) (changed, created bool, err error) {
 	cl, err := c.client(ctx, r)
 	if err != nil {
 		return false, false, err
@@ -38,7 +35,7 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 		return false, false, err
 	}
 	if baseSHA == "" {
-		return false, false, fmt.Errorf("%w: %q in %s", ErrNoBase, base, r)
+		return false, false, fmt.Errorf("%w: %q in %s", githost.ErrNoBase, base, r)
 	}
 	baseCommit, err := c.commit(ctx, cl, r, baseSHA)
 	if err != nil {
@@ -50,7 +47,7 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 			return false, false, err
 		}
 		if want := gitBlobSHA(files[f].Synced); cur != want {
-			return false, false, fmt.Errorf("%w: %s on %s of %s", ErrFileChanged, f, base, r)
+			return false, false, fmt.Errorf("%w: %s on %s of %s", githost.ErrFileChanged, f, base, r)
 		}
 	}
 	names := make([]string, 0, len(files))
@@ -96,7 +93,7 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 			return resp, err
 		})
 		if unprocessable(err) {
-			return false, false, fmt.Errorf("%w: %s in %s", ErrRace, branch, r)
+			return false, false, fmt.Errorf("%w: %s in %s", githost.ErrRace, branch, r)
 		}
 		if err != nil {
 			return false, false, fmt.Errorf("create branch %s in %s: %w", branch, r, err)
@@ -114,17 +111,9 @@ func (c *Client) Push(ctx context.Context, r Repo, base, branch, message string,
 	return true, false, nil
 }
 
-// ErrFileChanged says a file the fix writes changed on the base branch since
-// the revision the fix was computed from: writing it would revert that change.
-var ErrFileChanged = errors.New("the file changed since the synced revision")
-
-// ErrNotOurs says a branch's head commit was not made by driftfix's account
-// (a person pushed to it): driftfix does not overwrite or delete it.
-var ErrNotOurs = errors.New("the branch has commits driftfix did not make")
-
 // ours checks that the commit at the head of branch was authored and
 // committed by driftfix's account (GitHub's web-flow may commit for it).
-func (c *Client) ours(ctx context.Context, cl *gh.Client, r Repo, branch, sha string) error {
+func (c *Client) ours(ctx context.Context, cl *gh.Client, r githost.Repo, branch, sha string) error {
 	login, err := c.Login(ctx)
 	if err != nil {
 		return err
@@ -141,14 +130,14 @@ func (c *Client) ours(ctx context.Context, cl *gh.Client, r Repo, branch, sha st
 		if who == "" {
 			who = rc.GetCommit().GetAuthor().GetName() + " (no GitHub account)"
 		}
-		return fmt.Errorf("%w: %s in %s ends in commit %.12s by %s", ErrNotOurs, branch, r, sha, who)
+		return fmt.Errorf("%w: %s in %s ends in commit %.12s by %s", githost.ErrNotOurs, branch, r, sha, who)
 	}
 	return nil
 }
 
 // blobSHA returns the Git blob SHA of a file at a commit, or "" when the
 // file does not exist there.
-func (c *Client) blobSHA(ctx context.Context, cl *gh.Client, r Repo, sha, file string) (string, error) {
+func (c *Client) blobSHA(ctx context.Context, cl *gh.Client, r githost.Repo, sha, file string) (string, error) {
 	fc, _, err := fetch(ctx, c, "get file", func(ctx context.Context) (*gh.RepositoryContent, *gh.Response, error) {
 		fc, _, resp, err := cl.Repositories.GetContents(ctx, r.Owner, r.Name, file, &gh.RepositoryContentGetOptions{Ref: sha})
 		return fc, resp, err
@@ -176,20 +165,13 @@ func gitBlobSHA(b []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ErrRace says another writer created the same branch or pull request first
-// (a second replica): the fix is being published already.
-var ErrRace = errors.New("published concurrently by another writer")
-
 func unprocessable(err error) bool {
 	var er *gh.ErrorResponse
 	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusUnprocessableEntity
 }
 
-// ErrNoBase says the base of a pull request is not a branch of the repository.
-var ErrNoBase = errors.New("no such base branch")
-
 // refSHA returns the commit a branch points at, or "" when it does not exist.
-func (c *Client) refSHA(ctx context.Context, cl *gh.Client, r Repo, branch string) (string, error) {
+func (c *Client) refSHA(ctx context.Context, cl *gh.Client, r githost.Repo, branch string) (string, error) {
 	ref, _, err := fetch(ctx, c, "get branch", func(ctx context.Context) (*gh.Reference, *gh.Response, error) {
 		return cl.Git.GetRef(ctx, r.Owner, r.Name, "heads/"+branch)
 	})
@@ -202,7 +184,7 @@ func (c *Client) refSHA(ctx context.Context, cl *gh.Client, r Repo, branch strin
 	return ref.GetObject().GetSHA(), nil
 }
 
-func (c *Client) commit(ctx context.Context, cl *gh.Client, r Repo, sha string) (*gh.Commit, error) {
+func (c *Client) commit(ctx context.Context, cl *gh.Client, r githost.Repo, sha string) (*gh.Commit, error) {
 	commit, _, err := fetch(ctx, c, "get commit", func(ctx context.Context) (*gh.Commit, *gh.Response, error) {
 		return cl.Git.GetCommit(ctx, r.Owner, r.Name, sha)
 	})
@@ -217,18 +199,10 @@ func notFound(err error) bool {
 	return errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusNotFound
 }
 
-// NewPR is a pull request to open.
-type NewPR struct {
-	Branch, Base, Title, Body string
-	Draft                     bool
-	Labels                    []string
-	Reviewers, Assignees      []string
-}
-
 // OpenPR opens a pull request from an existing branch, then labels it and
 // asks for reviewers and assignees (those extras are best effort: a
 // reviewer who cannot review is logged, not fatal).
-func (c *Client) OpenPR(ctx context.Context, r Repo, n NewPR) (*PR, error) {
+func (c *Client) OpenPR(ctx context.Context, r githost.Repo, n githost.NewPullRequest) (*githost.PullRequest, error) {
 	cl, err := c.client(ctx, r)
 	if err != nil {
 		return nil, err
@@ -237,7 +211,7 @@ func (c *Client) OpenPR(ctx context.Context, r Repo, n NewPR) (*PR, error) {
 		return cl.PullRequests.Create(ctx, r.Owner, r.Name, &gh.NewPullRequest{Title: gh.Ptr(n.Title), Head: gh.Ptr(n.Branch), Base: gh.Ptr(n.Base), Body: gh.Ptr(n.Body), Draft: gh.Ptr(n.Draft)})
 	})
 	if unprocessable(err) && strings.Contains(err.Error(), "already exists") {
-		return nil, fmt.Errorf("%w: a pull request for %s in %s", ErrRace, n.Branch, r)
+		return nil, fmt.Errorf("%w: a pull request for %s in %s", githost.ErrRace, n.Branch, r)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open the pull request for %s in %s: %w", n.Branch, r, err)
@@ -273,7 +247,7 @@ func (c *Client) OpenPR(ctx context.Context, r Repo, n NewPR) (*PR, error) {
 }
 
 // EditPR replaces a pull request's title and body.
-func (c *Client) EditPR(ctx context.Context, r Repo, number int, title, body string) error {
+func (c *Client) EditPR(ctx context.Context, r githost.Repo, number int, title, body string) error {
 	cl, err := c.client(ctx, r)
 	if err != nil {
 		return err
@@ -289,7 +263,7 @@ func (c *Client) EditPR(ctx context.Context, r Repo, number int, title, body str
 }
 
 // ClosePR comments on a pull request, closes it and deletes its branch.
-func (c *Client) ClosePR(ctx context.Context, r Repo, number int, branch, comment string) error {
+func (c *Client) ClosePR(ctx context.Context, r githost.Repo, number int, branch, comment string) error {
 	cl, err := c.client(ctx, r)
 	if err != nil {
 		return err
@@ -324,7 +298,7 @@ func (c *Client) ClosePR(ctx context.Context, r Repo, number int, branch, commen
 }
 
 // Comment adds a conversation comment to a pull request.
-func (c *Client) Comment(ctx context.Context, r Repo, number int, body string) error {
+func (c *Client) Comment(ctx context.Context, r githost.Repo, number int, body string) error {
 	cl, err := c.client(ctx, r)
 	if err != nil {
 		return err
@@ -339,7 +313,7 @@ func (c *Client) Comment(ctx context.Context, r Repo, number int, body string) e
 }
 
 // DeleteBranch deletes a branch; a branch already gone is fine.
-func (c *Client) DeleteBranch(ctx context.Context, r Repo, branch string) error {
+func (c *Client) DeleteBranch(ctx context.Context, r githost.Repo, branch string) error {
 	cl, err := c.client(ctx, r)
 	if err != nil {
 		return err
@@ -358,7 +332,7 @@ func (c *Client) DeleteBranch(ctx context.Context, r Repo, branch string) error 
 }
 
 // Comments returns the bodies of a pull request's conversation comments.
-func (c *Client) Comments(ctx context.Context, r Repo, number int) ([]string, error) {
+func (c *Client) Comments(ctx context.Context, r githost.Repo, number int) ([]string, error) {
 	cl, err := c.client(ctx, r)
 	if err != nil {
 		return nil, err

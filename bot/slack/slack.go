@@ -39,11 +39,18 @@ type Notifier struct {
 	calls, errs int
 }
 
-// Calls returns how many messages were sent and how many attempts failed.
-func (n *Notifier) Calls() (calls, errs int) {
+// Calls counts the messages sent, by API method.
+func (n *Notifier) Calls() map[string]int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.calls, n.errs
+	return map[string]int{"chat.postMessage": n.calls}
+}
+
+// Errors counts the attempts that failed, by API method.
+func (n *Notifier) Errors() map[string]int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return map[string]int{"chat.postMessage": n.errs}
 }
 
 // Config says how to reach Slack. APIURL is for Slack-compatible test servers.

@@ -57,40 +57,28 @@ func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *
 			return nil, nil, err
 		}
 		r.Instances = append(r.Instances, in)
+		r.Metrics.Watch("argocd", a.Name, in.Client)
 	}
 	if !publishing {
 		return r, func() {}, nil
 	}
 	p := &publish.Publisher{Config: cfg, Log: log}
-	g := cfg.GitHub
-	switch {
-	case g.AppID != 0:
-		key, err := os.ReadFile(g.PrivateKeyFile)
-		if err != nil {
-			return nil, nil, fmt.Errorf("read the GitHub App's private key: %w", err)
-		}
-		if p.GitHub, err = github.New(github.Config{AppID: g.AppID, PrivateKey: key, BaseURL: g.BaseURL, Logger: log}); err != nil {
-			return nil, nil, err
-		}
-	case g.TokenFile != "" || g.TokenEnv != "":
-		tok, err := secret(g.TokenFile, g.TokenEnv, "the GitHub token")
-		if err != nil {
-			return nil, nil, err
-		}
-		if p.GitHub, err = github.New(github.Config{TokenFunc: tok, BaseURL: g.BaseURL, Logger: log}); err != nil {
-			return nil, nil, err
-		}
-	default:
-		log.Warn("no GitHub App or token configured: fixes are planned and reported, no pull request is opened")
+	gh, err := gitHub(cfg.GitHub, log)
+	if err != nil {
+		return nil, nil, err
 	}
-	if s := cfg.Slack; s.TokenFile != "" || s.TokenEnv != "" {
-		tok, err := secret(s.TokenFile, s.TokenEnv, "the Slack token")
-		if err != nil {
-			return nil, nil, err
-		}
-		if p.Slack, err = slack.New(slack.Config{TokenFunc: tok, APIURL: s.APIURL, Logger: log}); err != nil {
-			return nil, nil, err
-		}
+	sl, err := slackNotifier(cfg.Slack, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The ports: each Git host and notifier is one line here.
+	if gh != nil {
+		p.Hosts = append(p.Hosts, gh)
+		r.Metrics.Watch("github", "", gh)
+	}
+	if sl != nil {
+		p.Notifier = sl
+		r.Metrics.Watch("slack", "", sl)
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.StateFile), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("state directory: %w", err)
@@ -102,6 +90,39 @@ func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *
 	p.Store = st
 	r.Publisher = p
 	return r, func() { st.Close() }, nil
+}
+
+// gitHub is the GitHub client the policy configures, or nil without
+// credentials.
+func gitHub(g config.GitHub, log *slog.Logger) (*github.Client, error) {
+	switch {
+	case g.AppID != 0:
+		key, err := os.ReadFile(g.PrivateKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("read the GitHub App's private key: %w", err)
+		}
+		return github.New(github.Config{AppID: g.AppID, PrivateKey: key, BaseURL: g.BaseURL, Logger: log})
+	case g.TokenFile != "" || g.TokenEnv != "":
+		tok, err := secret(g.TokenFile, g.TokenEnv, "the GitHub token")
+		if err != nil {
+			return nil, err
+		}
+		return github.New(github.Config{TokenFunc: tok, BaseURL: g.BaseURL, Logger: log})
+	}
+	log.Warn("no GitHub App or token configured: fixes are planned and reported, no pull request is opened")
+	return nil, nil
+}
+
+// slackNotifier is the Slack client the policy configures, or nil without a token.
+func slackNotifier(s config.Slack, log *slog.Logger) (*slack.Notifier, error) {
+	if s.TokenFile == "" && s.TokenEnv == "" {
+		return nil, nil
+	}
+	tok, err := secret(s.TokenFile, s.TokenEnv, "the Slack token")
+	if err != nil {
+		return nil, err
+	}
+	return slack.New(slack.Config{TokenFunc: tok, APIURL: s.APIURL, Logger: log})
 }
 
 // botFlags are the flags run and once share: the policy file and the log level.

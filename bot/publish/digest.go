@@ -1,0 +1,286 @@
+package publish
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/state"
+	"github.com/driftfix/driftfix/templates"
+)
+
+// digests gathers a cycle's digest lines, one view per channel and instance,
+// and posts them through the notifier.
+type digests struct {
+	*run
+	views map[string]*templates.DigestView // by channel "\x00" instance
+}
+
+// forApp is the view an application's lines go in (a throwaway one when
+// its digest goes nowhere).
+func (d *digests) forApp(appKey string) *templates.DigestView {
+	id := cycle.ParseAppKey(appKey)
+	ch := d.channel(d.apps[appKey], id)
+	if ch == "" {
+		return &templates.DigestView{}
+	}
+	return d.forChannel(ch, id.Instance)
+}
+
+func (d *digests) forChannel(ch, instance string) *templates.DigestView {
+	k := ch + "\x00" + instance
+	if d.views[k] == nil {
+		d.views[k] = &templates.DigestView{Instance: instance, ArgoCDURL: d.res.URLs[instance]}
+	}
+	return d.views[k]
+}
+
+// channel is where an application's digest lines go.
+func (d *digests) channel(a cycle.AppState, id cycle.AppID) string {
+	if ch := d.Config.For(a.App.Project, id.Name, id.Namespace).SlackChannel; ch != "" {
+		return ch
+	}
+	return d.Config.Slack.Channel
+}
+
+// prLine reports news of a pull request in its application's digest.
+func (d *digests) prLine(appKey, kind string, l templates.PRLine) {
+	v := d.forApp(appKey)
+	switch kind {
+	case "opened":
+		v.Opened = append(v.Opened, l)
+	case "updated":
+		v.Updated = append(v.Updated, l)
+	case "merged":
+		v.Merged = append(v.Merged, l)
+	default:
+		v.Closed = append(v.Closed, l)
+	}
+}
+
+// stuckNews records first-seen times and puts the newly stuck applications,
+// the findings left for people and the fleet lines in the digests.
+func (r *run) stuckNews() {
+	newStuck := map[string]bool{}
+	for key, a := range r.apps {
+		if !a.Stuck {
+			if err := r.Store.Cleared(r.ctx, key); err != nil {
+				r.fail(err)
+			}
+			continue
+		}
+		first := a.FirstSeen // recorded while the cycle planned it
+		if first.IsZero() {
+			var err error
+			if first, err = r.Store.FirstSeen(r.ctx, key, r.now); err != nil {
+				r.fail(err)
+				continue
+			}
+		}
+		newStuck[key] = first.Equal(r.now)
+	}
+	for _, l := range r.res.Digest.NewStuck {
+		if k := cycle.AppKey(l.Instance, l.Namespace, l.App); newStuck[k] {
+			v := r.digests.forApp(k)
+			v.NewStuck = append(v.NewStuck, l)
+		}
+	}
+	for _, l := range r.res.Digest.ForPeople {
+		v := r.digests.forApp(cycle.AppKey(l.Instance, l.Namespace, l.App))
+		v.ForPeople = append(v.ForPeople, l)
+	}
+	if ch := r.Config.Slack.Channel; ch != "" {
+		for _, l := range r.res.Digest.Fleet { // platform lines go to the platform's channel
+			v := r.digests.forChannel(ch, l.Instance)
+			v.Fleet = append(v.Fleet, l)
+		}
+	}
+}
+
+// sendDigests posts one digest per channel and instance, only when
+// something changed; news of a PR a digest announced goes in that digest's
+// thread. A digest that stopped half-way goes on where it stopped, before
+// anything newer is posted to its channel.
+func (r *run) sendDigests() {
+	quiet := r.Notifier == nil || r.Config.Policy.Quiet(r.now)
+	down := map[string]bool{} // cursors whose queued digest was not taken this cycle
+	if !quiet {
+		for cursor, err := range r.flush("") {
+			down[cursor] = true
+			r.fail(err)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.digests.views)) {
+		v := r.digests.views[k]
+		ch, _, _ := strings.Cut(k, "\x00")
+		replies, err := r.threaded(ch, v)
+		if err != nil {
+			r.fail(err)
+		}
+		if quiet {
+			continue
+		}
+		if !v.Empty() {
+			if err := r.queue(ch, v); err != nil {
+				r.fail(err)
+			}
+			if cursor := ch + " " + v.Instance; !down[cursor] {
+				for _, err := range r.flush(cursor) {
+					r.fail(err)
+				}
+			}
+		}
+		r.reply(ch, replies)
+	}
+}
+
+// reply posts the news for each digest thread, in thread order.
+func (r *run) reply(ch string, replies map[string]*templates.DigestView) {
+	for _, ts := range slices.Sorted(maps.Keys(replies)) {
+		msgs := templates.Digest(*replies[ts])
+		for i, m := range msgs {
+			if _, err := r.Notifier.PostOne(context.WithoutCancel(r.ctx), ch, ts, m); err != nil {
+				r.fail(fmt.Errorf("post message %d of %d to %s: %w", i+1, len(msgs), ch, err))
+				break
+			}
+			r.out.Digests[ch] = append(r.out.Digests[ch], m)
+		}
+	}
+}
+
+// threaded takes out of v the news of PRs that a digest in channel ch
+// announced, grouped by that digest's thread.
+func (r *run) threaded(ch string, v *templates.DigestView) (map[string]*templates.DigestView, error) {
+	out := map[string]*templates.DigestView{}
+	var errs []error
+	thread := func(key string) *templates.DigestView {
+		if key == "" {
+			return nil
+		}
+		ts, err := r.Store.Thread(r.ctx, key, ch)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if ts == "" {
+			return nil
+		}
+		if out[ts] == nil {
+			out[ts] = &templates.DigestView{Instance: v.Instance, ArgoCDURL: v.ArgoCDURL}
+		}
+		return out[ts]
+	}
+	split := func(lines []templates.PRLine, to func(*templates.DigestView) *[]templates.PRLine) []templates.PRLine {
+		kept := lines[:0]
+		for _, l := range lines {
+			if t := thread(l.Key); t != nil {
+				*to(t) = append(*to(t), l)
+				continue
+			}
+			kept = append(kept, l)
+		}
+		return kept
+	}
+	v.Updated = split(v.Updated, func(t *templates.DigestView) *[]templates.PRLine { return &t.Updated })
+	v.Merged = split(v.Merged, func(t *templates.DigestView) *[]templates.PRLine { return &t.Merged })
+	v.Closed = split(v.Closed, func(t *templates.DigestView) *[]templates.PRLine { return &t.Closed })
+	fixed := v.Fixed[:0]
+	for _, l := range v.Fixed {
+		if t := thread(l.Key); t != nil {
+			t.Fixed = append(t.Fixed, l)
+			continue
+		}
+		fixed = append(fixed, l)
+	}
+	v.Fixed = fixed
+	return out, errors.Join(errs...)
+}
+
+// queue queues a channel's digest unless it says what the last one (posted
+// or still queued) said; flush posts it. Each message is recorded as the
+// notifier accepts it, so a digest that failed half-way is continued where
+// it stopped, never posted again from the start.
+func (r *run) queue(ch string, v *templates.DigestView) error {
+	raw, _ := json.Marshal(v)
+	sum := sha256.Sum256(raw)
+	digest := hex.EncodeToString(sum[:8])
+	cursor := ch + " " + v.Instance
+	last, err := r.Store.LastDigest(r.ctx, cursor)
+	if err != nil || last == digest {
+		return err // or nothing new since the last digest
+	}
+	queued, err := r.Store.Outboxes(r.ctx)
+	if err != nil {
+		return err
+	}
+	for _, o := range queued {
+		if o.Cursor == cursor && o.Digest == digest {
+			return nil
+		}
+	}
+	ob := state.Outbox{Cursor: cursor, Digest: digest, Channel: ch}
+	for _, m := range templates.Digest(*v) {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("encode the digest for %s: %w", ch, err)
+		}
+		ob.Messages = append(ob.Messages, string(b))
+	}
+	for _, l := range v.Opened {
+		ob.Opened = append(ob.Opened, l.Key)
+	}
+	return r.Store.QueueDigest(r.ctx, ob)
+}
+
+// flush posts the queued digests (of one cursor, or all for ""), in order,
+// from the first message the notifier has not accepted; a cursor whose
+// digest fails keeps its later ones queued.
+func (r *run) flush(cursor string) map[string]error {
+	queued, err := r.Store.Outboxes(r.ctx)
+	if err != nil {
+		return map[string]error{cursor: err}
+	}
+	errs := map[string]error{}
+	for _, o := range queued {
+		if errs[o.Cursor] != nil || (cursor != "" && o.Cursor != cursor) {
+			continue
+		}
+		if err := r.post(o); err != nil {
+			errs[o.Cursor] = err
+		}
+	}
+	return errs
+}
+
+// post sends a queued digest from its first unposted message.
+func (r *run) post(o state.Outbox) error {
+	for i := o.Posted; i < len(o.Messages); i++ {
+		var m templates.Message
+		if err := json.Unmarshal([]byte(o.Messages[i]), &m); err != nil {
+			return fmt.Errorf("read the queued digest for %s: %w", o.Channel, err)
+		}
+		ts, err := r.Notifier.PostOne(context.WithoutCancel(r.ctx), o.Channel, o.Thread, m)
+		if err != nil {
+			return fmt.Errorf("post message %d of %d to %s (the rest follows next cycle): %w", i+1, len(o.Messages), o.Channel, err)
+		}
+		if o.Thread == "" {
+			o.Thread = ts
+		}
+		if err := r.Store.DigestPosted(r.ctx, o.ID, o.Thread, i+1); err != nil {
+			return err
+		}
+		r.out.Digests[o.Channel] = append(r.out.Digests[o.Channel], m)
+	}
+	for _, key := range o.Opened {
+		if err := r.Store.SetThread(r.ctx, key, o.Channel, o.Thread); err != nil {
+			return err
+		}
+	}
+	return r.Store.DigestDone(r.ctx, o, r.now)
+}

@@ -1,0 +1,55 @@
+package publish
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/cycle"
+)
+
+// closedMarker ends every comment driftfix writes when it closes its own
+// pull request, so a closed PR can be told apart from one a person closed
+// even when the state database is lost.
+const closedMarker = "<!-- driftfix:closed-by-driftfix -->"
+
+// ignoreComment is the command that stops a fix for good.
+var ignoreComment = regexp.MustCompile(`(?m)^\s*/driftfix\s+ignore\b`)
+
+// bodyFingerprint is the marker of the fix's content in a PR body.
+var bodyFingerprint = regexp.MustCompile(`<!-- driftfix:fingerprint=([0-9a-f]+) -->`)
+
+// markerRE is any of the markers the template ends a body with.
+var markerRE = regexp.MustCompile(`<!-- driftfix:[a-z]+=[^<>]* -->`)
+
+// heldMarker marks the one comment that says why a PR's branch was not updated.
+func heldMarker(fingerprint string) string { return "<!-- driftfix:held=" + fingerprint + " -->" }
+
+// bodyKey reads the fix key and application from the marker driftfix's
+// template ends a PR body with. Only the last marker counts, and only when
+// nothing but white space follows it, so a live value quoted earlier in the
+// body cannot supply one.
+func bodyKey(body string) (key, app string, ok bool) {
+	m := lastMarker(cycle.KeyMarkerRE, body)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
+}
+
+// lastMarker is the last match of re in body, provided only white space and
+// further driftfix markers follow it.
+func lastMarker(re *regexp.Regexp, body string) []string {
+	all := re.FindAllStringSubmatchIndex(body, -1)
+	if len(all) == 0 {
+		return nil
+	}
+	last := all[len(all)-1]
+	if rest := strings.TrimSpace(markerRE.ReplaceAllString(body[last[1]:], "")); rest != "" {
+		return nil
+	}
+	out := make([]string, len(last)/2)
+	for i := range out {
+		out[i] = body[last[2*i]:last[2*i+1]]
+	}
+	return out
+}

@@ -1,0 +1,58 @@
+package publish
+
+import (
+	"context"
+
+	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/templates"
+)
+
+// GitHost is the port to a Git host: where the applications' repositories
+// live and their pull requests are opened. bot/github implements it; a
+// GitLab or Gitea package would too, in the same githost terms.
+type GitHost interface {
+	// Host names the host (its web address, e.g. github.com); it is the
+	// Host of the repositories this host serves.
+	Host() string
+	// Repo reads a repository URL as Argo CD has it, or says why it is not
+	// one of this host's repositories.
+	Repo(url string) (githost.Repo, error)
+	// Login is the account driftfix writes as.
+	Login(ctx context.Context) (string, error)
+
+	// DefaultBranch is the repository's default branch.
+	DefaultBranch(ctx context.Context, r githost.Repo) (string, error)
+	// Push makes branch hold base's head plus files as one commit, never
+	// reverting a file changed since it was synced (githost.ErrFileChanged)
+	// and never overwriting a person's commits (githost.ErrNotOurs). It
+	// reports whether the branch changed and whether it was created.
+	Push(ctx context.Context, r githost.Repo, base, branch, message string, files map[string]githost.Change) (changed, created bool, err error)
+	// DeleteBranch deletes a branch driftfix made.
+	DeleteBranch(ctx context.Context, r githost.Repo, branch string) error
+
+	// FindPR is the newest pull request from branch, open or closed, or nil.
+	FindPR(ctx context.Context, r githost.Repo, branch string) (*githost.PullRequest, error)
+	// GetPR reads one pull request.
+	GetPR(ctx context.Context, r githost.Repo, number int) (*githost.PullRequest, error)
+	// OpenPRs lists the open pull requests whose branch starts with prefix.
+	OpenPRs(ctx context.Context, r githost.Repo, prefix string) ([]githost.PullRequest, error)
+	// OpenPR opens a pull request from an existing branch.
+	OpenPR(ctx context.Context, r githost.Repo, n githost.NewPullRequest) (*githost.PullRequest, error)
+	// EditPR sets a pull request's title and body.
+	EditPR(ctx context.Context, r githost.Repo, number int, title, body string) error
+	// ClosePR comments, closes the pull request and deletes its branch.
+	ClosePR(ctx context.Context, r githost.Repo, number int, branch, comment string) error
+
+	// Comments are a pull request's comments, oldest first.
+	Comments(ctx context.Context, r githost.Repo, number int) ([]string, error)
+	// Comment adds a comment to a pull request.
+	Comment(ctx context.Context, r githost.Repo, number int, body string) error
+}
+
+// Notifier is the port to where digests are read (Slack today, by
+// bot/slack). A digest is a first message and its thread.
+type Notifier interface {
+	// PostOne sends one message to channel, in thread unless it is empty,
+	// and returns the message's id (its thread, when it starts one).
+	PostOne(ctx context.Context, channel, thread string, m templates.Message) (string, error)
+}
