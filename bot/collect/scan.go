@@ -81,42 +81,52 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 	if opts.HardRefreshes == 0 {
 		opts.HardRefreshes = 3
 	}
-	var budgetMu sync.Mutex
-	hardLeft := opts.HardRefreshes
-	takeHard := func() bool {
-		budgetMu.Lock()
-		defer budgetMu.Unlock()
-		if hardLeft <= 0 {
-			return false
-		}
-		hardLeft--
-		return true
-	}
-	settings, err := c.Settings(ctx)
-	if err != nil {
+	sc := &scan{ctx: ctx, c: c, now: now, opts: opts, hardLeft: opts.HardRefreshes}
+	var err error
+	if sc.settings, err = c.Settings(ctx); err != nil {
 		return nil, nil, err
 	}
 	apps, err := c.ListApplications(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
+	results := sc.candidates(apps)
+	sc.diagnoseAll(results)
+	return keepFound(results, apps), apps, ctx.Err()
+}
+
+// scan is one Scan call.
+type scan struct {
+	ctx      context.Context
+	c        *argocd.Client
+	now      time.Time
+	opts     ScanOptions
+	settings argocd.Settings
+
+	mu       sync.Mutex
+	hardLeft int // hard refreshes left
+}
+
+// candidates are the applications stuck by the list alone, and those
+// OutOfSync right after a successful sync whose history shows auto-sync
+// re-syncing the same revision (a self-heal loop), sorted by name.
+func (sc *scan) candidates(apps []argocd.AppSummary) []ScanResult {
 	var results []ScanResult
 	for _, a := range apps {
-		if ok, why := Stuck(a, now, opts.StuckAfter); ok {
+		if ok, why := Stuck(a, sc.now, sc.opts.StuckAfter); ok {
 			results = append(results, ScanResult{App: a, Why: why})
 			continue
 		}
-		// OutOfSync right after a successful sync: a passing event, unless
-		// auto-sync keeps re-syncing the same revision (a self-heal loop).
-		if a.SyncStatus == "OutOfSync" && a.OperationPhase == "Succeeded" {
-			app, err := c.GetApplication(ctx, a.Namespace, a.Name)
-			if err != nil {
-				results = append(results, ScanResult{App: a, Why: "could not read its history", Err: err})
-				continue
-			}
-			if SelfHealLoop(app, now, opts.StuckAfter) {
-				results = append(results, ScanResult{App: a, Why: "auto-sync keeps re-syncing the same revision (self-heal loop)"})
-			}
+		if a.SyncStatus != "OutOfSync" || a.OperationPhase != "Succeeded" {
+			continue
+		}
+		app, err := sc.c.GetApplication(sc.ctx, a.Namespace, a.Name)
+		if err != nil {
+			results = append(results, ScanResult{App: a, Why: "could not read its history", Err: err})
+			continue
+		}
+		if SelfHealLoop(app, sc.now, sc.opts.StuckAfter) {
+			results = append(results, ScanResult{App: a, Why: "auto-sync keeps re-syncing the same revision (self-heal loop)"})
 		}
 	}
 	sort.Slice(results, func(i, j int) bool {
@@ -125,67 +135,91 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 		}
 		return results[i].App.Name < results[j].App.Name
 	})
-	// collect snapshots an application from its refreshed Application and diagnoses it.
-	collect := func(a argocd.AppSummary, app map[string]any, renders bool) (*drift.Snapshot, *drift.Report, error) {
-		s, err := c.Snapshot(ctx, a.Namespace, a.Name, argocd.SnapshotOptions{Renders: renders, Settings: &settings, Application: app})
-		if err != nil {
-			return nil, nil, err
-		}
-		if opts.ClusterContext != nil {
-			AddClusterContext(s, opts.ClusterContext(s))
-		}
-		rep, err := opts.Diagnose(s)
-		return s, rep, err
-	}
+	return results
+}
+
+// diagnoseAll diagnoses the candidates in the scan's workers.
+func (sc *scan) diagnoseAll(results []ScanResult) {
 	jobs := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < opts.Workers; w++ {
+	for w := 0; w < sc.opts.Workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				r := &results[i]
-				if r.Err != nil {
-					continue
-				}
-				// A normal refresh confirms the drift is still there.
-				app, err := c.Refresh(ctx, r.App.Namespace, r.App.Name, false)
-				if err != nil {
-					r.Err = err
-					continue
-				}
-				if st := drift.Str(app, "status", "sync", "status"); st != "OutOfSync" {
-					r.Cleared, r.Status = "a refresh found it "+st, st
-					continue
-				}
-				s, rep, err := collect(r.App, app, opts.Renders)
-				if err == nil && suspectRender(s, rep) && !opts.Renders && takeHard() {
-					// A render is suspected: re-render, and render twice more.
-					if app, err = c.Refresh(ctx, r.App.Namespace, r.App.Name, true); err == nil {
-						s, rep, err = collect(r.App, app, true)
-					}
-				}
-				r.Report = rep
-				r.Err = err
-				r.Snapshot = s
-				if opts.Each != nil {
-					opts.Each(r)
-					r.Snapshot = nil
-				}
+				sc.diagnose(&results[i])
 			}
 		}()
 	}
 	for i := range results {
 		select {
 		case jobs <- i:
-		case <-ctx.Done():
+		case <-sc.ctx.Done():
 		}
-		if ctx.Err() != nil {
+		if sc.ctx.Err() != nil {
 			break
 		}
 	}
 	close(jobs)
 	wg.Wait()
+}
+
+// diagnose confirms one candidate's drift with a normal refresh, then
+// snapshots and diagnoses it; a suspected render gets a hard refresh and two
+// more renders, within the scan's budget.
+func (sc *scan) diagnose(r *ScanResult) {
+	if r.Err != nil {
+		return
+	}
+	app, err := sc.c.Refresh(sc.ctx, r.App.Namespace, r.App.Name, false)
+	if err != nil {
+		r.Err = err
+		return
+	}
+	if st := drift.Str(app, "status", "sync", "status"); st != "OutOfSync" {
+		r.Cleared, r.Status = "a refresh found it "+st, st
+		return
+	}
+	s, rep, err := sc.collect(r.App, app, sc.opts.Renders)
+	if err == nil && suspectRender(s, rep) && !sc.opts.Renders && sc.takeHard() {
+		if app, err = sc.c.Refresh(sc.ctx, r.App.Namespace, r.App.Name, true); err == nil {
+			s, rep, err = sc.collect(r.App, app, true)
+		}
+	}
+	r.Report, r.Err, r.Snapshot = rep, err, s
+	if sc.opts.Each != nil {
+		sc.opts.Each(r)
+		r.Snapshot = nil
+	}
+}
+
+// collect snapshots an application from its refreshed Application and diagnoses it.
+func (sc *scan) collect(a argocd.AppSummary, app map[string]any, renders bool) (*drift.Snapshot, *drift.Report, error) {
+	s, err := sc.c.Snapshot(sc.ctx, a.Namespace, a.Name, argocd.SnapshotOptions{Renders: renders, Settings: &sc.settings, Application: app})
+	if err != nil {
+		return nil, nil, err
+	}
+	if sc.opts.ClusterContext != nil {
+		AddClusterContext(s, sc.opts.ClusterContext(s))
+	}
+	rep, err := sc.opts.Diagnose(s)
+	return s, rep, err
+}
+
+// takeHard takes one hard refresh from the scan's budget.
+func (sc *scan) takeHard() bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.hardLeft <= 0 {
+		return false
+	}
+	sc.hardLeft--
+	return true
+}
+
+// keepFound drops the candidates a refresh cleared, keeping in the list the
+// sync status the refresh found (the list was read before it).
+func keepFound(results []ScanResult, apps []argocd.AppSummary) []ScanResult {
 	kept := results[:0]
 	index := map[string]int{}
 	for i, a := range apps {
@@ -196,12 +230,11 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 			kept = append(kept, r)
 			continue
 		}
-		// The list was read before the refresh; keep what the refresh found.
 		if i, ok := index[r.App.Namespace+"/"+r.App.Name]; ok && r.Status != "" {
 			apps[i].SyncStatus = r.Status
 		}
 	}
-	return kept, apps, ctx.Err()
+	return kept
 }
 
 // AddClusterContext adds cluster objects to a snapshot. An argocd-cm read from

@@ -120,75 +120,95 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 	res := CycleResult{URLs: map[string]string{}, Shards: map[string]string{}}
 	for _, in := range instances {
 		res.URLs[in.Name], res.Shards[in.Name] = in.URL, in.Shard
-		cluster := in.Cluster
-		if in.ReadCluster != nil {
-			c, err := in.ReadCluster(ctx)
-			if err != nil {
-				res.Errors = append(res.Errors, fmt.Errorf("instance %s: read the cluster: %w", in.Name, err))
-				res.FailedInstances = append(res.FailedInstances, in.Name)
-				continue
-			}
-			cluster = c
-		}
-		// Each stuck application is planned as soon as it is diagnosed, in
-		// the scan's worker, so its snapshot is let go right after.
-		type planned struct {
-			keys  []string
-			ok    bool
-			first time.Time
-		}
-		var mu sync.Mutex
-		plans := map[string]planned{}
-		each := func(r *collect.ScanResult) {
-			if r.Err != nil || !inShard(in.Shard, r.App.Name) {
-				return
-			}
-			at, first := now, time.Time{}
-			if opts.FirstSeen != nil {
-				first = opts.FirstSeen(AppKey(in.Name, r.App.Namespace, r.App.Name))
-				at = first
-			}
-			var part CycleResult
-			keys, ok := part.planApp(ctx, cfg, in, *r, at)
-			mu.Lock()
-			defer mu.Unlock()
-			res.absorb(&part)
-			plans[r.App.Namespace+"/"+r.App.Name] = planned{keys, ok, first}
-		}
-		stuck, listed, err := collect.Scan(ctx, in.Client, now, collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, Each: each, Diagnose: diagnoser(cfg)})
-		if err != nil {
+		if err := res.scanInstance(ctx, cfg, in, now, opts); err != nil {
 			res.Errors = append(res.Errors, fmt.Errorf("instance %s: %w", in.Name, err))
 			res.FailedInstances = append(res.FailedInstances, in.Name)
-			continue
-		}
-		index := map[string]int{}
-		for _, a := range listed {
-			if !inShard(in.Shard, a.Name) {
-				continue
-			}
-			res.Scanned++
-			index[a.Namespace+"/"+a.Name] = len(res.Apps)
-			res.Apps = append(res.Apps, AppState{Instance: in.Name, App: a})
-		}
-		res.Digest.Instance, res.Digest.ArgoCDURL = in.Name, in.URL
-		for _, r := range stuck {
-			i, ok := index[r.App.Namespace+"/"+r.App.Name]
-			if !ok {
-				continue
-			}
-			res.Apps[i].Stuck = true
-			r.Instance = in.Name
-			res.Stuck = append(res.Stuck, r)
-			if r.Err != nil {
-				res.Apps[i].Failed = true
-				res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, r.Err))
-				continue
-			}
-			p := plans[r.App.Namespace+"/"+r.App.Name]
-			res.Apps[i].Keys, res.Apps[i].Failed, res.Apps[i].FirstSeen = p.keys, !p.ok, p.first
 		}
 	}
-	// Workers finish in any order; what is published must not depend on it.
+	res.sortForPublishing()
+	res.Digest.Fleet = Fleet(res.Stuck, FleetMin)
+	return res
+}
+
+// planned is what planning one application gave.
+type planned struct {
+	keys  []string
+	ok    bool
+	first time.Time
+}
+
+// scanInstance scans one instance and plans each stuck application of its
+// shard as soon as it is diagnosed, in the scan's worker, so its snapshot is
+// let go right after.
+func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in Instance, now time.Time, opts CycleOptions) error {
+	cluster := in.Cluster
+	if in.ReadCluster != nil {
+		c, err := in.ReadCluster(ctx)
+		if err != nil {
+			return fmt.Errorf("read the cluster: %w", err)
+		}
+		cluster = c
+	}
+	var mu sync.Mutex
+	plans := map[string]planned{}
+	each := func(r *collect.ScanResult) {
+		if r.Err != nil || !inShard(in.Shard, r.App.Name) {
+			return
+		}
+		at, first := now, time.Time{}
+		if opts.FirstSeen != nil {
+			first = opts.FirstSeen(AppKey(in.Name, r.App.Namespace, r.App.Name))
+			at = first
+		}
+		var part CycleResult
+		keys, ok := part.planApp(ctx, cfg, in, *r, at)
+		mu.Lock()
+		defer mu.Unlock()
+		res.absorb(&part)
+		plans[r.App.Namespace+"/"+r.App.Name] = planned{keys, ok, first}
+	}
+	stuck, listed, err := collect.Scan(ctx, in.Client, now, collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, Each: each, Diagnose: diagnoser(cfg)})
+	if err != nil {
+		return err
+	}
+	res.record(in, stuck, listed, plans)
+	return nil
+}
+
+// record adds an instance's listed applications of its shard and its stuck
+// ones, with what planning them gave.
+func (res *CycleResult) record(in Instance, stuck []collect.ScanResult, listed []argocd.AppSummary, plans map[string]planned) {
+	index := map[string]int{}
+	for _, a := range listed {
+		if !inShard(in.Shard, a.Name) {
+			continue
+		}
+		res.Scanned++
+		index[a.Namespace+"/"+a.Name] = len(res.Apps)
+		res.Apps = append(res.Apps, AppState{Instance: in.Name, App: a})
+	}
+	res.Digest.Instance, res.Digest.ArgoCDURL = in.Name, in.URL
+	for _, r := range stuck {
+		i, ok := index[r.App.Namespace+"/"+r.App.Name]
+		if !ok {
+			continue
+		}
+		res.Apps[i].Stuck = true
+		r.Instance = in.Name
+		res.Stuck = append(res.Stuck, r)
+		if r.Err != nil {
+			res.Apps[i].Failed = true
+			res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, r.Err))
+			continue
+		}
+		p := plans[r.App.Namespace+"/"+r.App.Name]
+		res.Apps[i].Keys, res.Apps[i].Failed, res.Apps[i].FirstSeen = p.keys, !p.ok, p.first
+	}
+}
+
+// sortForPublishing orders what workers found in any order, so that what is
+// published does not depend on it.
+func (res *CycleResult) sortForPublishing() {
 	sort.SliceStable(res.Digest.NewStuck, func(i, j int) bool {
 		a, b := res.Digest.NewStuck[i], res.Digest.NewStuck[j]
 		return AppKey(a.Instance, a.Namespace, a.App) < AppKey(b.Instance, b.Namespace, b.App)
@@ -207,8 +227,6 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 	sort.Strings(res.Skipped)
 	sort.SliceStable(res.Errors, func(i, j int) bool { return res.Errors[i].Error() < res.Errors[j].Error() })
 	sort.SliceStable(res.PRs, func(i, j int) bool { return res.PRs[i].Branch < res.PRs[j].Branch })
-	res.Digest.Fleet = Fleet(res.Stuck, FleetMin)
-	return res
 }
 
 // FleetMin is how many applications one source must drift before the

@@ -1,6 +1,7 @@
 // Package drift holds the vocabulary every stage of driftfix shares: resource
 // references, JSON pointers, the snapshot a diagnosis reads, the differences the
-// diff finds, and the findings a diagnosis reports. It imports only the standard library.
+// diff finds, and the findings a diagnosis reports. Besides the standard library
+// it imports only gopkg.in/yaml.v3, to read snapshots (TestLayering holds it to that).
 package drift
 
 import (
