@@ -114,8 +114,15 @@ func (h *memHost) ClosePR(_ context.Context, _ githost.Repo, number int, _, _ st
 	return nil
 }
 
-func (h *memHost) Comments(context.Context, githost.Repo, int) ([]string, error) { return nil, nil }
-func (h *memHost) Comment(context.Context, githost.Repo, int, string) error      { return nil }
+func (h *memHost) Comments(context.Context, githost.Repo, int) ([]githost.Comment, error) {
+	return nil, nil
+}
+
+func (h *memHost) Comment(context.Context, githost.Repo, int, string) error { return nil }
+
+func (h *memHost) Permission(context.Context, githost.Repo, string) (string, error) {
+	return githost.PermissionNone, nil
+}
 
 // memNotifier keeps the messages it is given, by channel.
 type memNotifier struct {

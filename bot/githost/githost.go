@@ -83,6 +83,36 @@ type NewPullRequest struct {
 	Reviewers, Assignees      []string
 }
 
+// Comment is one comment on a pull request's conversation.
+type Comment struct {
+	ID     int64
+	Author string // the login that wrote it
+	// Association is the author's relation to the repository as the host
+	// states it (GitHub: OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, ...).
+	Association string
+	Body        string
+}
+
+// Permission levels a host reports for an account on a repository.
+const (
+	PermissionAdmin    = "admin"
+	PermissionMaintain = "maintain"
+	PermissionWrite    = "write"
+	PermissionTriage   = "triage"
+	PermissionRead     = "read"
+	PermissionNone     = "none"
+)
+
+// CanWrite reports whether a permission level lets an account push to the
+// repository: only such accounts may steer driftfix.
+func CanWrite(permission string) bool {
+	switch permission {
+	case PermissionAdmin, PermissionMaintain, PermissionWrite:
+		return true
+	}
+	return false
+}
+
 // Change is one file a fix writes: Content, computed from Synced, the file
 // as it was at the revision the fix was planned on (nil: it did not exist).
 type Change struct{ Synced, Content []byte }

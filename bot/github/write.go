@@ -331,13 +331,13 @@ func (c *Client) DeleteBranch(ctx context.Context, r githost.Repo, branch string
 	return nil
 }
 
-// Comments returns the bodies of a pull request's conversation comments.
-func (c *Client) Comments(ctx context.Context, r githost.Repo, number int) ([]string, error) {
+// Comments returns a pull request's conversation comments with their authors.
+func (c *Client) Comments(ctx context.Context, r githost.Repo, number int) ([]githost.Comment, error) {
 	cl, err := c.client(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	var out []githost.Comment
 	opt := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
 	for {
 		page, resp, err := fetch(ctx, c, "list comments", func(ctx context.Context) ([]*gh.IssueComment, *gh.Response, error) {
@@ -347,11 +347,31 @@ func (c *Client) Comments(ctx context.Context, r githost.Repo, number int) ([]st
 			return nil, fmt.Errorf("read comments of %s#%d: %w", r, number, err)
 		}
 		for _, cm := range page {
-			out = append(out, cm.GetBody())
+			out = append(out, githost.Comment{ID: cm.GetID(), Author: cm.GetUser().GetLogin(), Association: cm.GetAuthorAssociation(), Body: cm.GetBody()})
 		}
 		if resp == nil || resp.NextPage == 0 {
 			return out, nil
 		}
 		opt.Page = resp.NextPage
 	}
+}
+
+// Permission is an account's permission on a repository, from the
+// collaborator permission API: admin, write (maintainers too), read (triage
+// too) or none. Custom roles report the base permission they extend.
+func (c *Client) Permission(ctx context.Context, r githost.Repo, login string) (string, error) {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	level, _, err := fetch(ctx, c, "get permission", func(ctx context.Context) (*gh.RepositoryPermissionLevel, *gh.Response, error) {
+		return cl.Repositories.GetPermissionLevel(ctx, r.Owner, r.Name, login)
+	})
+	if notFound(err) {
+		return githost.PermissionNone, nil // not a collaborator
+	}
+	if err != nil {
+		return "", fmt.Errorf("read %s's permission on %s: %w", login, r, err)
+	}
+	return level.GetPermission(), nil
 }

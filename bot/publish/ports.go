@@ -43,10 +43,14 @@ type GitHost interface {
 	// ClosePR comments, closes the pull request and deletes its branch.
 	ClosePR(ctx context.Context, r githost.Repo, number int, branch, comment string) error
 
-	// Comments are a pull request's comments, oldest first.
-	Comments(ctx context.Context, r githost.Repo, number int) ([]string, error)
+	// Comments are a pull request's comments, oldest first, with their authors.
+	Comments(ctx context.Context, r githost.Repo, number int) ([]githost.Comment, error)
 	// Comment adds a comment to a pull request.
 	Comment(ctx context.Context, r githost.Repo, number int, body string) error
+
+	// Permission is an account's permission on the repository (githost's
+	// Permission levels); only accounts that can write may steer driftfix.
+	Permission(ctx context.Context, r githost.Repo, login string) (string, error)
 }
 
 // Notifier is the port to where digests are read (Slack today, by

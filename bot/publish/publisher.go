@@ -67,6 +67,7 @@ type run struct {
 	// limited says a host's rate limit is used up: the rest waits for the next cycle.
 	limited bool
 	open    openCount
+	writers map[string]bool // "repo login" → may steer driftfix, asked this cycle
 }
 
 // openCount counts driftfix's open pull requests against the policy's limits.
@@ -94,7 +95,7 @@ func (p *Publisher) start(ctx context.Context, res *cycle.CycleResult, now time.
 		p.PerPR = 2 * time.Minute
 	}
 	r := &run{Publisher: p, ctx: ctx, res: res, now: now, log: p.Log, out: &Published{Digests: map[string][]templates.Message{}},
-		apps: map[string]cycle.AppState{}, proposed: map[string]cycle.ProposedPR{}, open: openCount{perRepo: map[string]int{}}}
+		apps: map[string]cycle.AppState{}, proposed: map[string]cycle.ProposedPR{}, open: openCount{perRepo: map[string]int{}}, writers: map[string]bool{}}
 	if r.log == nil {
 		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -115,7 +115,8 @@ func (p *proposal) locate() error {
 
 // settled handles a pull request from the fix's branch that is not
 // driftfix's, merged, or closed; it reports whether nothing more is to do.
-// A PR driftfix closed when the drift went is forgotten: the drift is back.
+// A PR driftfix closed when the drift went (its own last comment says so) is
+// forgotten: the drift is back.
 func (p *proposal) settled() (bool, error) {
 	login, err := p.host.Login(p.ctx)
 	if err != nil {
@@ -140,7 +141,7 @@ func (p *proposal) settled() (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	if len(comments) > 0 && strings.Contains(comments[len(comments)-1], closedMarker) {
+	if last := len(comments) - 1; last >= 0 && strings.EqualFold(comments[last].Author, login) && strings.Contains(comments[last].Body, closedMarker) {
 		p.existing = nil
 		return false, nil
 	}
@@ -211,8 +212,12 @@ func (p *proposal) heldComment(why error) error {
 	if err != nil {
 		return err
 	}
+	login, err := p.host.Login(p.ctx)
+	if err != nil {
+		return err
+	}
 	for _, c := range comments {
-		if strings.Contains(c, marker) {
+		if strings.EqualFold(c.Author, login) && strings.Contains(c.Body, marker) {
 			return nil
 		}
 	}

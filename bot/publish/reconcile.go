@@ -151,7 +151,8 @@ func (c *followed) report(kind, note string) {
 }
 
 // stopAsked closes the pull request for good when a person asked to stop
-// it by label or by a /driftfix ignore comment.
+// it by label or by a /driftfix ignore comment from an account that can
+// write to the repository; anyone else's command is not followed, and said so.
 func (c *followed) stopAsked() (bool, error) {
 	stop := slices.Contains(c.pr.Labels, c.IgnoreLabel)
 	if !stop {
@@ -160,7 +161,18 @@ func (c *followed) stopAsked() (bool, error) {
 			return false, err
 		}
 		for _, m := range comments {
-			stop = stop || ignoreComment.MatchString(m)
+			if !ignoreComment.MatchString(m.Body) {
+				continue
+			}
+			ok, err := c.steers(c.ctx, c.host, c.repo, m)
+			if err != nil {
+				return false, err
+			}
+			if !ok {
+				c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: /driftfix ignore from %s (%s) not followed: only accounts that can write to %s steer driftfix", c.ref(), m.Author, m.Association, c.repo))
+				continue
+			}
+			stop = true
 		}
 	}
 	if !stop {

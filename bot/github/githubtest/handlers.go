@@ -316,7 +316,7 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 	case "GET /repos/{owner}/{repo}/issues/{number}/comments":
 		var out []any
 		for i, c := range rp.comments[num] {
-			out = append(out, map[string]any{"id": i + 1, "body": c.Body, "user": map[string]any{"login": c.Author}})
+			out = append(out, map[string]any{"id": i + 1, "body": c.Body, "user": map[string]any{"login": c.Author}, "author_association": c.Association})
 		}
 		return http.StatusOK, s.page(r, out)
 	case "POST /repos/{owner}/{repo}/issues/{number}/comments":
@@ -327,8 +327,14 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		if !decode(&body) || body.Body == "" {
 			return http.StatusUnprocessableEntity, "body is required"
 		}
-		rp.comments[num] = append(rp.comments[num], Comment{Author: "driftfix[bot]", Body: body.Body})
+		rp.comments[num] = append(rp.comments[num], Comment{Author: "driftfix[bot]", Association: "NONE", Body: body.Body})
 		return http.StatusCreated, map[string]any{"id": len(rp.comments[num]), "body": body.Body}
+	case "GET /repos/{owner}/{repo}/collaborators/{username}/permission":
+		perm := rp.perms[p["username"]]
+		if perm == "" {
+			perm = "none"
+		}
+		return http.StatusOK, map[string]any{"permission": perm, "role_name": perm, "user": map[string]any{"login": p["username"]}}
 	}
 	return http.StatusNotFound, "Not Found"
 }

@@ -79,6 +79,7 @@ type repo struct {
 	git         *git.Repository
 	prs         []*PullRequest
 	comments    map[int][]Comment
+	perms       map[string]string // login → permission; others have none
 }
 
 // PullRequest is a pull request as the emulator keeps it.
@@ -98,8 +99,9 @@ type PullRequest struct {
 	Author, HeadRepo string
 }
 
-// Comment is one conversation comment.
-type Comment struct{ Author, Body string }
+// Comment is one conversation comment; Association is the author's
+// author_association (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, ...).
+type Comment struct{ Author, Association, Body string }
 
 // NewServer starts the emulator with a fresh App key.
 func NewServer() (*Server, error) {
@@ -131,7 +133,7 @@ func (s *Server) AddRepo(dir, owner, name string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.repos[owner+"/"+name] = &repo{owner: owner, name: name, git: r, comments: map[int][]Comment{}}
+	s.repos[owner+"/"+name] = &repo{owner: owner, name: name, git: r, comments: map[int][]Comment{}, perms: map[string]string{"person": "write"}}
 	if s.installs[owner] == 0 {
 		s.installs[owner] = int64(1000 + len(s.installs))
 	}
@@ -378,12 +380,27 @@ func (s *Server) CloseUnmerged(owner, name string, number int) error {
 	return nil
 }
 
-// Comment adds a comment as a person.
+// Comment adds a comment as "person", a collaborator with write access.
 func (s *Server) Comment(owner, name string, number int, body string) {
+	s.CommentAs(owner, name, number, "person", "COLLABORATOR", body)
+}
+
+// CommentAs adds a comment as login, with its author association.
+func (s *Server) CommentAs(owner, name string, number int, login, association, body string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := s.repos[owner+"/"+name]; r != nil {
-		r.comments[number] = append(r.comments[number], Comment{Author: "person", Body: body})
+		r.comments[number] = append(r.comments[number], Comment{Author: login, Association: association, Body: body})
+	}
+}
+
+// SetPermission gives login a permission on a repository (admin, write,
+// read, none), as the collaborator permission API answers it.
+func (s *Server) SetPermission(owner, name, login, permission string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.repos[owner+"/"+name]; r != nil {
+		r.perms[login] = permission
 	}
 }
 
@@ -548,6 +565,7 @@ var routes = []string{
 	"POST /repos/{owner}/{repo}/issues/{number}/assignees",
 	"GET /repos/{owner}/{repo}/issues/{number}/comments",
 	"POST /repos/{owner}/{repo}/issues/{number}/comments",
+	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",
 }
 
 // match finds the route of a request and its parameters.

@@ -1,0 +1,93 @@
+package bot
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/githost"
+)
+
+// TestCommandsOnlyFromWriters: on a public repository anyone can comment, so
+// a `/driftfix ignore` counts only from an account that can write to the
+// repository. A passer-by's and a read-only collaborator's commands are not
+// followed (and the cycle says so); a maintainer's is.
+func TestCommandsOnlyFromWriters(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop")
+	ctx := context.Background()
+	cycle := func() Outcome {
+		t.Helper()
+		r, closeDB := w.runner()
+		defer closeDB()
+		out, err := r.Once(ctx, now)
+		if err != nil || len(out.Result.Errors)+len(out.Published.Errors) > 0 {
+			t.Fatalf("cycle: %v %v %v", err, out.Result.Errors, out.Published.Errors)
+		}
+		now = now.Add(15 * time.Minute)
+		return out
+	}
+	cycle()
+	prs := w.open("shop")
+	if len(prs) != 1 {
+		t.Fatalf("one PR expected, got %+v", prs)
+	}
+	n := prs[0].Number
+	w.gh.SetPermission("acme", "shop", "reader", githost.PermissionRead)
+	for _, tc := range []struct{ login, association string }{
+		{"mallory", "NONE"},
+		{"drive-by", "CONTRIBUTOR"},
+		{"reader", "COLLABORATOR"}, // a collaborator, but read-only
+		{"ghost", "MEMBER"},        // an organization member without access to this repository
+	} {
+		w.gh.CommentAs("acme", "shop", n, tc.login, tc.association, "/driftfix ignore")
+		out := cycle()
+		if len(w.open("shop")) != 1 || len(out.Published.Rejected) != 0 {
+			t.Fatalf("a /driftfix ignore from %s (%s) stopped the fix: %+v", tc.login, tc.association, out.Published)
+		}
+		if !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "/driftfix ignore from "+tc.login) {
+			t.Errorf("the cycle must say the command of %s was not followed: %q", tc.login, out.Published.Skipped)
+		}
+	}
+	if c := w.gh.CallCount("GET /repos/{owner}/{repo}/collaborators/{username}/permission"); c == 0 || c > 8 {
+		t.Errorf("the permission API is asked only for members and collaborators, once per cycle: %d calls", c)
+	}
+	w.gh.SetPermission("acme", "shop", "maintainer", githost.PermissionWrite)
+	w.gh.CommentAs("acme", "shop", n, "maintainer", "MEMBER", "/driftfix ignore")
+	out := cycle()
+	if len(w.open("shop")) != 0 || len(out.Published.Rejected) != 1 {
+		t.Fatalf("a maintainer's /driftfix ignore must stop the fix: %+v", out.Published)
+	}
+}
+
+// TestForgedClosedMarker: a person who closes driftfix's PR and pastes the
+// "closed by driftfix" marker into a comment cannot make driftfix treat the
+// rejection as its own and reopen the fix after a lost database.
+func TestForgedClosedMarker(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop")
+	run := func() Outcome {
+		t.Helper()
+		r, closeDB := w.runner()
+		defer closeDB()
+		out, err := r.Once(context.Background(), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(15 * time.Minute)
+		return out
+	}
+	run()
+	prs := w.open("shop")
+	if len(prs) != 1 {
+		t.Fatalf("one PR expected, got %+v", prs)
+	}
+	if err := w.gh.CloseUnmerged("acme", "shop", prs[0].Number); err != nil {
+		t.Fatal(err)
+	}
+	w.gh.CommentAs("acme", "shop", prs[0].Number, "person", "COLLABORATOR", "closing.\n\n<!-- driftfix:closed-by-driftfix -->")
+	w.loseDatabase()
+	out := run()
+	if len(w.gh.PullRequests("acme", "shop")) != 1 || !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "a person closed") {
+		t.Fatalf("a forged marker reopened a rejected fix: %+v, PRs %+v", out.Published, w.gh.PullRequests("acme", "shop"))
+	}
+}
