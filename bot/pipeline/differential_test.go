@@ -9,6 +9,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/internal/corpus"
 )
 
 // TestDifferentialSnapshots replays the disagreements the differential test
@@ -16,7 +17,8 @@ import (
 // -update-differential): each file keeps Argo CD's normalizedLive and
 // predictedLive, the ground truth. driftfix's emulated diff, run on the same
 // snapshot without them, must reach the same verdict (some path differs, or
-// none) and the same set of differing paths.
+// none) and the same set of differing paths; and the diagnosis of the file,
+// with Argo CD's states, must match the .expected.yaml beside it exactly.
 // knownDisagreements are the differential snapshots where driftfix's emulation
 // still differs from Argo CD, each with why it is left. The test fails when one
 // of them starts to agree (take it off the list) as well as when any other
@@ -28,10 +30,7 @@ var knownDisagreements = map[string]string{
 }
 
 func TestDifferentialSnapshots(t *testing.T) {
-	files, err := filepath.Glob("../../testdata/differential/*.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := corpus.Snapshots(t, "testdata/differential", ".json")
 	if len(files) == 0 {
 		t.Fatal("no snapshots in testdata/differential")
 	}
@@ -47,6 +46,11 @@ func TestDifferentialSnapshots(t *testing.T) {
 					t.Fatalf("resource %d (%s) lacks Argo CD's normalizedLive/predictedLive: the file has no ground truth", i, r.Ref())
 				}
 			}
+			rep, err := Diagnose(s, drift.Sensitivity{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			corpus.Expect(t, file).Check(t, rep)
 			argo := emulatedPaths(t, s)
 			mine := emulatedPaths(t, s.WithoutArgoStates())
 			statuses := drift.ArgoStatuses(s.Application)

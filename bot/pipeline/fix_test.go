@@ -7,25 +7,20 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/internal/corpus"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
 )
 
 // TestFixSharedFixtures plans fixes for every public fixture: each expected
 // finding with a fix is covered by a plan of the expected kind, and that plan
-// passed verification.
+// passed verification. It fails when the fixtures are missing.
 func TestFixSharedFixtures(t *testing.T) {
-	snaps, _ := filepath.Glob(filepath.Join(sharedFixtures, "[0-9]*.yaml"))
-	n := 0
-	for _, in := range snaps {
-		if strings.HasSuffix(in, ".expected.yaml") {
-			continue
-		}
-		n++
+	for _, in := range corpus.SharedFixtures(t) {
 		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
 		t.Run(name, func(t *testing.T) {
 			s := loadSnapshot(t, in)
-			exp := readExpectation(t, in)
+			exp := corpus.Expect(t, in)
 			_, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), render.Limits{})
 			if err != nil {
 				t.Fatal(err)
@@ -57,8 +52,5 @@ func TestFixSharedFixtures(t *testing.T) {
 				}
 			}
 		})
-	}
-	if n == 0 {
-		t.Skipf("no fixtures in %s (the shared folder sits beside the project root); skipping", sharedFixtures)
 	}
 }

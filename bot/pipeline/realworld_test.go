@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/internal/corpus"
 	"github.com/driftfix/driftfix/classifiers"
 )
 
 // The real-world corpus is scored, not matched exactly: these are the floors
 // CI holds it to.
 const (
-	realworldDir       = "../../testdata/realworld"
+	realworldDir       = "testdata/realworld"
 	minRealworldCases  = 40
 	minPrecision       = 0.95
 	minRecall          = 0.95
@@ -41,18 +42,9 @@ func ratio(a, b int) float64 {
 // either falls below its floor, when a must_not answer is given, or when the
 // corpus lacks cases, sources, mixed cases, negatives or a cause.
 func TestRealWorldCorpus(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(realworldDir, "[0-9]*.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var inputs []string
-	for _, f := range files {
-		if !strings.HasSuffix(f, ".expected.yaml") {
-			inputs = append(inputs, f)
-		}
-	}
+	inputs := corpus.Snapshots(t, realworldDir, ".yaml")
 	if len(inputs) < minRealworldCases {
-		t.Errorf("testdata/realworld has %d cases, want at least %d", len(inputs), minRealworldCases)
+		t.Errorf("%s has %d cases, want at least %d", realworldDir, len(inputs), minRealworldCases)
 	}
 	scores := map[drift.Cause]*score{}
 	for _, cl := range classifiers.Registry {
@@ -63,7 +55,7 @@ func TestRealWorldCorpus(t *testing.T) {
 	var wrong []string
 	for _, in := range inputs {
 		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
-		exp := readExpectation(t, in)
+		exp := corpus.Expect(t, in)
 		if !strings.HasPrefix(exp.Source, "https://github.com/") {
 			t.Errorf("%s: source %q is not the URL of a public GitHub thread", name, exp.Source)
 		}
@@ -76,7 +68,7 @@ func TestRealWorldCorpus(t *testing.T) {
 		_, rep := diagnoseFile(t, in)
 		got := map[string]drift.Finding{}
 		for _, f := range rep.Findings {
-			got[f.Resource.Kind+"/"+f.Resource.Name+f.Path.String()] = f
+			got[corpus.FindingKey(f)] = f
 		}
 		for _, e := range exp.Findings {
 			sc, ok := scores[drift.Cause(e.Cause)]
@@ -84,7 +76,7 @@ func TestRealWorldCorpus(t *testing.T) {
 				t.Errorf("%s: expected cause %q is not a cause", name, e.Cause)
 				continue
 			}
-			key := e.Kind + "/" + e.Name + e.Path
+			key := e.Key()
 			f, found := got[key]
 			switch {
 			case !found:
@@ -111,7 +103,7 @@ func TestRealWorldCorpus(t *testing.T) {
 		}
 		for _, m := range exp.MustNot {
 			for _, f := range rep.Findings {
-				if m.violatedBy(f) {
+				if m.ViolatedBy(f) {
 					t.Errorf("%s: wrong answer %s/%s %s %s (%s)", name, m.Kind, m.Name, m.Path, f.Cause, m.Why)
 				}
 			}
