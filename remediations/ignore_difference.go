@@ -13,9 +13,11 @@ import (
 // IgnoreDifference adds an ignoreDifferences entry scoped to one resource and
 // its exact paths, where another system legitimately owns the field.
 var IgnoreDifference = Remedy{
-	Kind: drift.FixIgnoreDifference,
-	Doc:  "ignore exactly these paths of this one resource, with the reason beside the rule",
-	Plan: planIgnoreDifference,
+	Kind:   drift.FixIgnoreDifference,
+	Doc:    "an `ignoreDifferences` entry for one group/kind/name/namespace and the exact paths (a `jqPathExpressions` `select(.name == …)` for list items), with the cause, owner and date in a comment beside it, plus `RespectIgnoreDifferences=true` where a sync would otherwise write Git's value back",
+	Title:  "Ignore {paths} of {resource} only",
+	Locate: applicationManifest,
+	Plan:   planIgnoreDifference,
 }
 
 // ignoreRule is an ignoreDifferences entry, fields in the order Argo CD's docs use.

@@ -12,9 +12,13 @@ import (
 // NarrowIgnore rewrites a broad ignore rule into rules for only the paths that
 // another system legitimately owns, and lets everything else it hid show again.
 var NarrowIgnore = Remedy{
-	Kind: drift.FixNarrowIgnore,
-	Doc:  "replace a broad ignore rule with rules for the exact paths it needs, surfacing what it hid",
-	Plan: planNarrowIgnore,
+	Kind:  drift.FixNarrowIgnore,
+	Doc:   "a broad rule is replaced by rules for just the paths another system owns; what it hid shows again",
+	Title: "Narrow the broad ignore rule {paths} of {resource}",
+	// one plan per rule
+	Group:  func(f drift.Finding) string { return f.Resource.String() + f.Path.String() },
+	Locate: applicationManifest,
+	Plan:   planNarrowIgnore,
 }
 
 // legitimate are the causes whose paths an ignore rule may keep hiding.

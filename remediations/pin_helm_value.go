@@ -15,8 +15,16 @@ import (
 // Secret managed outside it (existingSecret) instead of a random value. It
 // never writes a secret value into Git.
 var PinHelmValue = Remedy{
-	Kind: drift.FixPinHelmValue,
-	Doc:  "set the chart value that feeds a random or time-based function to a stable reference",
+	Kind:  drift.FixPinHelmValue,
+	Doc:   "a chart value that feeds `randAlphaNum`/`genCA`/`lookup` points at a Secret managed outside the chart (`existingSecret`); no secret is ever written to Git",
+	Title: "Pin the value the chart generates for {resource}",
+	Group: perApplication,
+	Locate: func(s *drift.Snapshot, _ Repo, _ drift.Ref) string {
+		if src, ok := s.HelmSource(); ok {
+			return valuesFile(s, src)
+		}
+		return ""
+	},
 	Plan: planPinHelmValue,
 }
 

@@ -77,10 +77,24 @@ type Options struct {
 	Render render.Limits
 }
 
-// Remedy plans one fix kind.
+// Remedy plans one fix kind. Everything driftfix knows about a kind is here:
+// the policy accepts its Kind, the README's fix table shows its Doc, the pull
+// request is titled by its Title, findings are grouped and located by it.
 type Remedy struct {
+	// Kind is the fix kind, as used in the policy, PRs and output.
 	Kind drift.FixKind
-	Doc  string
+	// Doc says in one line what the fix changes (the README's fix table).
+	Doc string
+	// Title is what the pull request does, for its title: {paths} stands for
+	// the fixed paths and {resource} for the resource.
+	Title string
+	// Group names the plan a finding joins: findings with the same group share
+	// one plan. Nil groups by resource.
+	Group func(f drift.Finding) string
+	// Locate returns the file of the repository the fix is written in, or ""
+	// when it cannot be located with certainty. Nil locates the resource's own
+	// source: its chart template or values, or its manifest.
+	Locate func(s *drift.Snapshot, repo Repo, ref drift.Ref) string
 	// Plan builds the plan for a group of findings of this kind. It returns the
 	// changed snapshot the plan's effect is verified on, or nil when the plan
 	// cannot be verified offline.
@@ -89,6 +103,28 @@ type Remedy struct {
 
 // Remedies lists the fix kinds in order of preference.
 var Remedies = []Remedy{RemoveField, SetValue, PinHelmValue, IgnoreDifference, TrackingMethod, NarrowIgnore}
+
+// Lookup returns the remedy of a fix kind.
+func Lookup(k drift.FixKind) (Remedy, bool) {
+	for _, r := range Remedies {
+		if r.Kind == k {
+			return r, true
+		}
+	}
+	return Remedy{}, false
+}
+
+// group names the plan a finding of this remedy's kind joins.
+func (r Remedy) group(f drift.Finding) string {
+	if r.Group != nil {
+		return r.Group(f)
+	}
+	return f.Resource.String()
+}
+
+// perApplication groups every finding of an application into one plan (one
+// platform setting, or one chart value).
+func perApplication(drift.Finding) string { return "" }
 
 // Context is what every remedy of one planning run shares.
 type Context struct {
@@ -123,7 +159,11 @@ func PlanAll(s *drift.Snapshot, rep *drift.Report, repo Repo, opt Options) []Pla
 			plans = append(plans, refusedPlan(f, why))
 			continue
 		}
-		key := string(k) + "\x00" + groupKey(k, f)
+		remedy, ok := Lookup(k)
+		if !ok {
+			continue
+		}
+		key := string(k) + "\x00" + remedy.group(f)
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
 		}
@@ -131,10 +171,7 @@ func PlanAll(s *drift.Snapshot, rep *drift.Report, repo Repo, opt Options) []Pla
 	}
 	for _, key := range order {
 		g := groups[key]
-		remedy, ok := remedyFor(g[0].Remediation.Kind)
-		if !ok {
-			continue
-		}
+		remedy, _ := Lookup(g[0].Remediation.Kind)
 		p, changed := remedy.Plan(c, g)
 		p.Kind, p.Findings = remedy.Kind, g
 		if p.Resource == (drift.Ref{}) {
@@ -163,27 +200,6 @@ func PlanAll(s *drift.Snapshot, rep *drift.Report, repo Repo, opt Options) []Pla
 	}
 	combine(plans, repo)
 	return plans
-}
-
-func remedyFor(k drift.FixKind) (Remedy, bool) {
-	for _, r := range Remedies {
-		if r.Kind == k {
-			return r, true
-		}
-	}
-	return Remedy{}, false
-}
-
-// groupKey decides which findings share one plan: per resource for edits and
-// ignore rules, per rule for narrow-ignore, one for the tracking method.
-func groupKey(k drift.FixKind, f drift.Finding) string {
-	switch k {
-	case drift.FixTrackingMethod, drift.FixPinHelmValue:
-		return "" // one platform setting, or one chart value, per application
-	case drift.FixNarrowIgnore:
-		return f.Resource.String() + f.Path.String()
-	}
-	return f.Resource.String()
 }
 
 // verify re-diagnoses the changed snapshot: every finding the plan fixes must be

@@ -11,9 +11,10 @@ import (
 // RemoveField stops Git declaring a field that another owner sets: replicas an
 // HPA owns, a caBundle a controller injects, an empty value the API server drops.
 var RemoveField = Remedy{
-	Kind: drift.FixRemoveField,
-	Doc:  "remove the field from the manifest so its real owner keeps it",
-	Plan: planRemoveField,
+	Kind:  drift.FixRemoveField,
+	Doc:   "Git stops declaring a field another owner sets (HPA replicas, injected caBundle, empty values)",
+	Title: "Stop declaring {paths} of {resource}",
+	Plan:  planRemoveField,
 }
 
 func planRemoveField(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {

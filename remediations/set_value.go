@@ -11,9 +11,10 @@ import (
 // SetValue writes a value in the form Kubernetes stores it: 1 for 1000m, 1Gi for
 // 1024Mi, the defaults a CRD or a webhook fills in.
 var SetValue = Remedy{
-	Kind: drift.FixSetValue,
-	Doc:  "write the value in the form the cluster stores",
-	Plan: planSetValue,
+	Kind:  drift.FixSetValue,
+	Doc:   "the value is written the way the cluster stores it (`\"1\"` for `1000m`, `1Gi` for `1024Mi`)",
+	Title: "Write {paths} of {resource} as the cluster stores it",
+	Plan:  planSetValue,
 }
 
 func planSetValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {

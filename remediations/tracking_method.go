@@ -10,8 +10,13 @@ import (
 // TrackingMethod switches Argo CD to annotation tracking, a platform-repo
 // change to argocd-cm, so Argo CD stops claiming the label other tools set.
 var TrackingMethod = Remedy{
-	Kind: drift.FixTrackingMethod,
-	Doc:  "set application.resourceTrackingMethod: annotation in argocd-cm",
+	Kind:  drift.FixTrackingMethod,
+	Doc:   "`application.resourceTrackingMethod: annotation` in `argocd-cm`",
+	Title: "Switch Argo CD to annotation tracking",
+	Group: perApplication,
+	Locate: func(_ *drift.Snapshot, repo Repo, _ drift.Ref) string {
+		return manifest(repo, "", drift.Ref{Kind: "ConfigMap", Name: "argocd-cm"})
+	},
 	Plan: planTrackingMethod,
 }
 
