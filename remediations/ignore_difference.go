@@ -17,7 +17,16 @@ var IgnoreDifference = Remedy{
 	Doc:    "an `ignoreDifferences` entry for one group/kind/name/namespace and the exact paths (a `jqPathExpressions` `select(.name == …)` for list items), with the cause, owner and date in a comment beside it, plus `RespectIgnoreDifferences=true` where a sync would otherwise write Git's value back",
 	Title:  "Ignore {paths} of {resource} only",
 	Locate: applicationManifest,
-	Plan:   planIgnoreDifference,
+	Applies: func(_ *Context, f drift.Finding) string {
+		if why := fieldFinding(f); why != "" {
+			return why
+		}
+		if len(f.Path) == 0 {
+			return wholeResource
+		}
+		return ""
+	},
+	Plan: planIgnoreDifference,
 }
 
 // ignoreRule is an ignoreDifferences entry, fields in the order Argo CD's docs use.
@@ -51,6 +60,8 @@ func (r ignoreRule) object() map[string]any {
 	return m
 }
 
+const wholeResource = "a whole resource is never ignored"
+
 const respectIgnore = "RespectIgnoreDifferences=true"
 
 func planIgnoreDifference(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
@@ -61,7 +72,7 @@ func planIgnoreDifference(c *Context, group []drift.Finding) (Plan, *drift.Snaps
 	respect := false
 	for _, f := range group {
 		if len(f.Path) == 0 {
-			p.Dropped = "a whole resource is never ignored"
+			p.Dropped = wholeResource
 			return p, nil
 		}
 		if why, refused := c.refuse(drift.FixIgnoreDifference, f); refused {

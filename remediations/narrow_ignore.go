@@ -18,7 +18,13 @@ var NarrowIgnore = Remedy{
 	// one plan per rule
 	Group:  func(f drift.Finding) string { return f.Resource.String() + f.Path.String() },
 	Locate: applicationManifest,
-	Plan:   planNarrowIgnore,
+	Applies: func(_ *Context, f drift.Finding) string {
+		if f.Cause != drift.CauseBroadIgnore {
+			return "it narrows an ignore rule, and the finding is not one"
+		}
+		return ""
+	},
+	Plan: planNarrowIgnore,
 }
 
 // legitimate are the causes whose paths an ignore rule may keep hiding.

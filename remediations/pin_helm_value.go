@@ -25,8 +25,19 @@ var PinHelmValue = Remedy{
 		}
 		return ""
 	},
+	Applies: func(c *Context, f drift.Finding) string {
+		if why := fieldFinding(f); why != "" {
+			return why
+		}
+		if _, ok := c.Snapshot.HelmSource(); !ok {
+			return noChart
+		}
+		return ""
+	},
 	Plan: planPinHelmValue,
 }
+
+const noChart = "the application does not render a Helm chart"
 
 var valuesRef = regexp.MustCompile(`\.Values\.([A-Za-z0-9_.]+)`)
 
@@ -34,7 +45,7 @@ func planPinHelmValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 	p := Plan{Resource: group[0].Resource}
 	src, ok := c.Snapshot.HelmSource()
 	if !ok {
-		p.Dropped = "the application does not render a Helm chart"
+		p.Dropped = noChart
 		return p, nil
 	}
 	values := ""

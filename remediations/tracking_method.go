@@ -17,6 +17,12 @@ var TrackingMethod = Remedy{
 	Locate: func(_ *drift.Snapshot, repo Repo, _ drift.Ref) string {
 		return manifest(repo, "", drift.Ref{Kind: "ConfigMap", Name: "argocd-cm"})
 	},
+	Applies: func(_ *Context, f drift.Finding) string {
+		if f.Cause != drift.CauseTrackingClash {
+			return "the tracking method ends only a tracking clash"
+		}
+		return ""
+	},
 	Plan: planTrackingMethod,
 }
 
