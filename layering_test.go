@@ -36,6 +36,29 @@ func TestLayering(t *testing.T) {
 			t.Errorf("remediations imports %s, which the design does not allow", imp)
 		}
 	}
+	// The policy reads the registries (classifiers.Registry, remediations.Remedies)
+	// for its names and decides which fix kinds are planned; the stages it
+	// tunes never read the policy.
+	policy, err := exec.Command("go", "list", "-f", "{{join .Imports \" \"}}", "./bot/config").Output()
+	if err != nil {
+		t.Fatalf("go list ./bot/config: %v", err)
+	}
+	for _, imp := range strings.Fields(string(policy)) {
+		if strings.HasPrefix(imp, mod) && imp != mod+"bot/drift" && imp != mod+"classifiers" && imp != mod+"remediations" {
+			t.Errorf("bot/config imports %s; the policy may read only the vocabulary and the registries", imp)
+		}
+	}
+	for _, pkg := range []string{"./classifiers", "./remediations", "./remediations/render", "./remediations/yamledit", "./bot/diff", "./bot/drift", "./templates"} {
+		deps, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(deps)) {
+			if dep == mod+"bot/config" {
+				t.Errorf("%s depends on bot/config: the policy is decided above the stages it tunes", pkg)
+			}
+		}
+	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", "./"+r.pkg).Output()
 		if err != nil {

@@ -13,8 +13,19 @@ import (
 // IgnoreDifference adds an ignoreDifferences entry scoped to one resource and
 // its exact paths, where another system legitimately owns the field.
 var IgnoreDifference = Remedy{
-	Kind: drift.FixIgnoreDifference,
-	Doc:  "ignore exactly these paths of this one resource, with the reason beside the rule",
+	Kind:   drift.FixIgnoreDifference,
+	Doc:    "an `ignoreDifferences` entry for one group/kind/name/namespace and the exact paths (a `jqPathExpressions` `select(.name == …)` for list items), with the cause, owner and date in a comment beside it, plus `RespectIgnoreDifferences=true` where a sync would otherwise write Git's value back",
+	Title:  "Ignore {paths} of {resource} only",
+	Locate: applicationManifest,
+	Applies: func(_ *Context, f drift.Finding) string {
+		if why := fieldFinding(f); why != "" {
+			return why
+		}
+		if len(f.Path) == 0 {
+			return wholeResource
+		}
+		return ""
+	},
 	Plan: planIgnoreDifference,
 }
 
@@ -49,6 +60,8 @@ func (r ignoreRule) object() map[string]any {
 	return m
 }
 
+const wholeResource = "a whole resource is never ignored"
+
 const respectIgnore = "RespectIgnoreDifferences=true"
 
 func planIgnoreDifference(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
@@ -59,7 +72,7 @@ func planIgnoreDifference(c *Context, group []drift.Finding) (Plan, *drift.Snaps
 	respect := false
 	for _, f := range group {
 		if len(f.Path) == 0 {
-			p.Dropped = "a whole resource is never ignored"
+			p.Dropped = wholeResource
 			return p, nil
 		}
 		if why, refused := c.refuse(drift.FixIgnoreDifference, f); refused {

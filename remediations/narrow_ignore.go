@@ -12,8 +12,18 @@ import (
 // NarrowIgnore rewrites a broad ignore rule into rules for only the paths that
 // another system legitimately owns, and lets everything else it hid show again.
 var NarrowIgnore = Remedy{
-	Kind: drift.FixNarrowIgnore,
-	Doc:  "replace a broad ignore rule with rules for the exact paths it needs, surfacing what it hid",
+	Kind:  drift.FixNarrowIgnore,
+	Doc:   "a broad rule is replaced by rules for just the paths another system owns; what it hid shows again",
+	Title: "Narrow the broad ignore rule {paths} of {resource}",
+	// one plan per rule
+	Group:  func(f drift.Finding) string { return f.Resource.String() + f.Path.String() },
+	Locate: applicationManifest,
+	Applies: func(_ *Context, f drift.Finding) string {
+		if f.Cause != drift.CauseBroadIgnore {
+			return "it narrows an ignore rule, and the finding is not one"
+		}
+		return ""
+	},
 	Plan: planNarrowIgnore,
 }
 

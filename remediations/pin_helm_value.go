@@ -15,10 +15,29 @@ import (
 // Secret managed outside it (existingSecret) instead of a random value. It
 // never writes a secret value into Git.
 var PinHelmValue = Remedy{
-	Kind: drift.FixPinHelmValue,
-	Doc:  "set the chart value that feeds a random or time-based function to a stable reference",
+	Kind:  drift.FixPinHelmValue,
+	Doc:   "a chart value that feeds `randAlphaNum`/`genCA`/`lookup` points at a Secret managed outside the chart (`existingSecret`); no secret is ever written to Git",
+	Title: "Pin the value the chart generates for {resource}",
+	Group: perApplication,
+	Locate: func(s *drift.Snapshot, _ Repo, _ drift.Ref) string {
+		if src, ok := s.HelmSource(); ok {
+			return valuesFile(s, src)
+		}
+		return ""
+	},
+	Applies: func(c *Context, f drift.Finding) string {
+		if why := fieldFinding(f); why != "" {
+			return why
+		}
+		if _, ok := c.Snapshot.HelmSource(); !ok {
+			return noChart
+		}
+		return ""
+	},
 	Plan: planPinHelmValue,
 }
+
+const noChart = "the application does not render a Helm chart"
 
 var valuesRef = regexp.MustCompile(`\.Values\.([A-Za-z0-9_.]+)`)
 
@@ -26,7 +45,7 @@ func planPinHelmValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 	p := Plan{Resource: group[0].Resource}
 	src, ok := c.Snapshot.HelmSource()
 	if !ok {
-		p.Dropped = "the application does not render a Helm chart"
+		p.Dropped = noChart
 		return p, nil
 	}
 	values := ""

@@ -57,6 +57,10 @@ type Plan struct {
 	// a platform repository).
 	Instructions string
 	Dropped      string // why nothing is proposed
+	// Passed are the fix kinds considered for these findings before this
+	// one, and why they were not used (the policy, the safety model, a plan
+	// that did not verify).
+	Passed []Attempt
 	// assumes states what re-diagnosis had to assume, added to Verification.
 	assumes string
 }
@@ -75,12 +79,33 @@ type Options struct {
 	// Render bounds every render a plan is verified with (zero fields take
 	// render.DefaultLimits).
 	Render render.Limits
+	// Decide chooses each finding's fix kinds, in order, before anything is
+	// rendered (the policy's Decide); nil keeps the classifier's suggestion.
+	Decide Decider
 }
 
-// Remedy plans one fix kind.
+// Remedy plans one fix kind. Everything driftfix knows about a kind is here:
+// the policy accepts its Kind, the README's fix table shows its Doc, the pull
+// request is titled by its Title, findings are grouped and located by it.
 type Remedy struct {
+	// Kind is the fix kind, as used in the policy, PRs and output.
 	Kind drift.FixKind
-	Doc  string
+	// Doc says in one line what the fix changes (the README's fix table).
+	Doc string
+	// Title is what the pull request does, for its title: {paths} stands for
+	// the fixed paths and {resource} for the resource.
+	Title string
+	// Group names the plan a finding joins: findings with the same group share
+	// one plan. Nil groups by resource.
+	Group func(f drift.Finding) string
+	// Locate returns the file of the repository the fix is written in, or ""
+	// when it cannot be located with certainty. Nil locates the resource's own
+	// source: its chart template or values, or its manifest.
+	Locate func(s *drift.Snapshot, repo Repo, ref drift.Ref) string
+	// Applies says why the kind cannot fix a finding, or "" when it may be
+	// planned for it; it is asked before anything is rendered. Nil applies to
+	// every finding.
+	Applies func(c *Context, f drift.Finding) string
 	// Plan builds the plan for a group of findings of this kind. It returns the
 	// changed snapshot the plan's effect is verified on, or nil when the plan
 	// cannot be verified offline.
@@ -90,82 +115,8 @@ type Remedy struct {
 // Remedies lists the fix kinds in order of preference.
 var Remedies = []Remedy{RemoveField, SetValue, PinHelmValue, IgnoreDifference, TrackingMethod, NarrowIgnore}
 
-// Context is what every remedy of one planning run shares.
-type Context struct {
-	Snapshot *drift.Snapshot
-	Report   *drift.Report
-	Repo     Repo
-	Options
-}
-
-// PlanAll plans fixes for a diagnosis: findings are grouped by fix kind and
-// resource, each group planned by its remedy and verified by re-diagnosing the
-// snapshot with the plan applied. Findings with no fix are not planned.
-func PlanAll(s *drift.Snapshot, rep *drift.Report, repo Repo, opt Options) []Plan {
-	c := &Context{Snapshot: s, Report: rep, Repo: repo, Options: opt}
-	handled := map[string]bool{}
-	for _, f := range rep.Findings {
-		if f.Remediation.Kind == drift.FixNarrowIgnore {
-			for k := range c.keptByNarrowing(f) {
-				handled[k] = true
-			}
-		}
-	}
-	groups := map[string][]drift.Finding{}
-	var order []string
-	var plans []Plan
-	for _, f := range rep.Findings {
-		k := f.Remediation.Kind
-		if k == drift.FixNone || k == "" || handled[findingKey(f)] {
-			continue
-		}
-		if why, refused := c.refuse(k, f); refused {
-			plans = append(plans, refusedPlan(f, why))
-			continue
-		}
-		key := string(k) + "\x00" + groupKey(k, f)
-		if _, ok := groups[key]; !ok {
-			order = append(order, key)
-		}
-		groups[key] = append(groups[key], f)
-	}
-	for _, key := range order {
-		g := groups[key]
-		remedy, ok := remedyFor(g[0].Remediation.Kind)
-		if !ok {
-			continue
-		}
-		p, changed := remedy.Plan(c, g)
-		p.Kind, p.Findings = remedy.Kind, g
-		if p.Resource == (drift.Ref{}) {
-			p.Resource = g[0].Resource
-		}
-		if p.Rationale.Cause == "" {
-			p.Rationale.Cause = g[0].Cause
-		}
-		if len(p.Rationale.Evidence) == 0 {
-			for _, f := range g {
-				p.Rationale.Evidence = append(p.Rationale.Evidence, f.Evidence...)
-			}
-		}
-		if p.Dropped == "" {
-			if why, refused := c.refuseEffect(&p, changed); refused {
-				p.Dropped = why
-			}
-		}
-		if p.Dropped == "" && p.Verification == "" {
-			c.verify(&p, changed)
-		}
-		if p.Dropped != "" {
-			p.Edits, p.Instructions = nil, ""
-		}
-		plans = append(plans, p)
-	}
-	combine(plans, repo)
-	return plans
-}
-
-func remedyFor(k drift.FixKind) (Remedy, bool) {
+// Lookup returns the remedy of a fix kind.
+func Lookup(k drift.FixKind) (Remedy, bool) {
 	for _, r := range Remedies {
 		if r.Kind == k {
 			return r, true
@@ -174,16 +125,181 @@ func remedyFor(k drift.FixKind) (Remedy, bool) {
 	return Remedy{}, false
 }
 
-// groupKey decides which findings share one plan: per resource for edits and
-// ignore rules, per rule for narrow-ignore, one for the tracking method.
-func groupKey(k drift.FixKind, f drift.Finding) string {
-	switch k {
-	case drift.FixTrackingMethod, drift.FixPinHelmValue:
-		return "" // one platform setting, or one chart value, per application
-	case drift.FixNarrowIgnore:
-		return f.Resource.String() + f.Path.String()
+// group names the plan a finding of this remedy's kind joins.
+func (r Remedy) group(f drift.Finding) string {
+	if r.Group != nil {
+		return r.Group(f)
 	}
 	return f.Resource.String()
+}
+
+// perApplication groups every finding of an application into one plan (one
+// platform setting, or one chart value).
+func perApplication(drift.Finding) string { return "" }
+
+// Context is what every remedy of one planning run shares.
+type Context struct {
+	Snapshot *drift.Snapshot
+	Report   *drift.Report
+	Repo     Repo
+	Options
+}
+
+// PlanAll plans fixes for a diagnosis. Each finding's fix kinds are decided
+// first (Options.Decide; without it the classifier's suggestion), before
+// anything is rendered. Findings are then grouped by fix kind and remedy
+// group, each group planned by its remedy and verified by re-diagnosing the
+// snapshot with the plan applied; a finding whose plan does not verify is
+// planned again with its next kind, and the first that verifies is kept.
+// Findings with no fix are not planned.
+func PlanAll(s *drift.Snapshot, rep *drift.Report, repo Repo, opt Options) []Plan {
+	c := &Context{Snapshot: s, Report: rep, Repo: repo, Options: opt}
+	decide := opt.Decide
+	if decide == nil {
+		decide = Suggested
+	}
+	handled := map[string]bool{}
+	for _, f := range rep.Findings {
+		if f.Remediation.Kind == drift.FixNarrowIgnore {
+			for k := range c.keptByNarrowing(f) {
+				handled[k] = true
+			}
+		}
+	}
+	var plans []Plan
+	var work []*pending
+	byPolicy := map[string]int{} // refused by the policy: one plan per kind and group, as a planned group would be
+	for _, f := range rep.Findings {
+		k := f.Remediation.Kind
+		if _, ok := Lookup(k); !ok || handled[findingKey(f)] {
+			continue // no fix (none), or kept by a narrowed rule
+		}
+		d := decide(f, c.candidates(f))
+		if len(d.Kinds) == 0 {
+			if !d.ByPolicy {
+				plans = append(plans, refusedPlan(f, d.Why))
+				continue
+			}
+			r, _ := Lookup(k)
+			key := string(k) + "\x00" + r.group(f) + "\x00" + d.Why
+			if i, ok := byPolicy[key]; ok {
+				plans[i].Findings = append(plans[i].Findings, f)
+				plans[i].Rationale.Evidence = append(plans[i].Rationale.Evidence, f.Evidence...)
+				continue
+			}
+			byPolicy[key] = len(plans)
+			plans = append(plans, refusedPlan(f, d.Why))
+			continue
+		}
+		work = append(work, &pending{f: f, kinds: d.Kinds, passed: d.Passed})
+	}
+	for len(work) > 0 {
+		var again []*pending
+		for _, g := range groupPending(work) {
+			p := c.plan(g)
+			var last []*pending // findings with no kind left to try
+			if p.Dropped != "" {
+				for _, w := range g {
+					if len(w.kinds) > 1 {
+						w.passed = append(w.passed, Attempt{Kind: w.kinds[0], Why: p.Dropped})
+						w.kinds = w.kinds[1:]
+						again = append(again, w)
+					} else {
+						last = append(last, w)
+					}
+				}
+				if len(last) == 0 {
+					continue
+				}
+				if len(last) < len(g) {
+					p = c.plan(last)
+				}
+				g = last
+			}
+			for _, w := range g {
+				p.Passed = appendNew(p.Passed, w.passed...)
+			}
+			plans = append(plans, p)
+		}
+		work = again
+	}
+	combine(plans, repo)
+	return plans
+}
+
+// pending is a finding still to plan: the kinds left to try, in order, and
+// those passed over so far.
+type pending struct {
+	f      drift.Finding
+	kinds  []drift.FixKind
+	passed []Attempt
+}
+
+// groupPending groups findings by their next kind and its remedy's group, in
+// the order the groups first appear.
+func groupPending(work []*pending) [][]*pending {
+	index := map[string]int{}
+	var out [][]*pending
+	for _, w := range work {
+		r, _ := Lookup(w.kinds[0])
+		key := string(r.Kind) + "\x00" + r.group(w.f)
+		i, ok := index[key]
+		if !ok {
+			i = len(out)
+			index[key] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], w)
+	}
+	return out
+}
+
+// plan plans one group of findings with the remedy of their next kind, judges
+// its effect and verifies it.
+func (c *Context) plan(g []*pending) Plan {
+	remedy, _ := Lookup(g[0].kinds[0])
+	fs := make([]drift.Finding, len(g))
+	for i, w := range g {
+		fs[i] = w.f
+	}
+	p, changed := remedy.Plan(c, fs)
+	p.Kind, p.Findings = remedy.Kind, fs
+	if p.Resource == (drift.Ref{}) {
+		p.Resource = fs[0].Resource
+	}
+	if p.Rationale.Cause == "" {
+		p.Rationale.Cause = fs[0].Cause
+	}
+	if len(p.Rationale.Evidence) == 0 {
+		for _, f := range fs {
+			p.Rationale.Evidence = append(p.Rationale.Evidence, f.Evidence...)
+		}
+	}
+	if p.Dropped == "" {
+		if why, refused := c.refuseEffect(&p, changed); refused {
+			p.Dropped = why
+		}
+	}
+	if p.Dropped == "" && p.Verification == "" {
+		c.verify(&p, changed)
+	}
+	if p.Dropped != "" {
+		p.Edits, p.Instructions = nil, ""
+	}
+	return p
+}
+
+func appendNew(as []Attempt, more ...Attempt) []Attempt {
+next:
+	for _, m := range more {
+		for _, a := range as {
+			if a == m {
+				continue next
+			}
+		}
+		as = append(as, m)
+	}
+	return as
 }
 
 // verify re-diagnoses the changed snapshot: every finding the plan fixes must be

@@ -11,8 +11,15 @@ import (
 // RemoveField stops Git declaring a field that another owner sets: replicas an
 // HPA owns, a caBundle a controller injects, an empty value the API server drops.
 var RemoveField = Remedy{
-	Kind: drift.FixRemoveField,
-	Doc:  "remove the field from the manifest so its real owner keeps it",
+	Kind:  drift.FixRemoveField,
+	Doc:   "Git stops declaring a field another owner sets (HPA replicas, injected caBundle, empty values)",
+	Title: "Stop declaring {paths} of {resource}",
+	Applies: func(_ *Context, f drift.Finding) string {
+		if why := fieldFinding(f); why != "" {
+			return why
+		}
+		return notInGit(f)
+	},
 	Plan: planRemoveField,
 }
 
@@ -20,12 +27,7 @@ func planRemoveField(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) 
 	p, changed := c.planFieldOps(group, fieldOp{
 		every:  true,
 		remove: true,
-		check: func(f drift.Finding) string {
-			if !f.InGit || len(f.GitPath) == 0 {
-				return fmt.Sprintf("%s is not declared in Git; there is nothing to remove", f.Path)
-			}
-			return ""
-		},
+		check:  notInGit,
 		edit: func(doc int, p drift.Pointer, _ drift.Finding) func([]byte) ([]byte, error) {
 			return func(b []byte) ([]byte, error) { return yamledit.Remove(b, doc, p) }
 		},
@@ -43,6 +45,13 @@ func planRemoveField(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) 
 		}
 	}
 	return p, changed
+}
+
+func notInGit(f drift.Finding) string {
+	if !f.InGit || len(f.GitPath) == 0 {
+		return fmt.Sprintf("%s is not declared in Git; there is nothing to remove", f.Path)
+	}
+	return ""
 }
 
 func removeRisk(c *Context, f drift.Finding) string {

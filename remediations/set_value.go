@@ -11,19 +11,25 @@ import (
 // SetValue writes a value in the form Kubernetes stores it: 1 for 1000m, 1Gi for
 // 1024Mi, the defaults a CRD or a webhook fills in.
 var SetValue = Remedy{
-	Kind: drift.FixSetValue,
-	Doc:  "write the value in the form the cluster stores",
+	Kind:  drift.FixSetValue,
+	Doc:   "the value is written the way the cluster stores it (`\"1\"` for `1000m`, `1Gi` for `1024Mi`)",
+	Title: "Write {paths} of {resource} as the cluster stores it",
+	Applies: func(_ *Context, f drift.Finding) string {
+		if why := fieldFinding(f); why != "" {
+			return why
+		}
+		if f.Cause != drift.CauseNormalized && f.Cause != drift.CauseWebhookMutation {
+			// another owner's value is a moment of it, not a form of Git's
+			return fmt.Sprintf("the live value of %s is another owner's (%s), not Git's value as the cluster stores it; writing it into Git would pin it", f.Path, f.Cause)
+		}
+		return notOnBothSides(f)
+	},
 	Plan: planSetValue,
 }
 
 func planSetValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
 	p, changed := c.planFieldOps(group, fieldOp{
-		check: func(f drift.Finding) string {
-			if !f.InGit || !f.InLive || len(f.GitPath) == 0 {
-				return fmt.Sprintf("%s is not on both sides; there is no value to rewrite", f.Path)
-			}
-			return ""
-		},
+		check: notOnBothSides,
 		edit: func(doc int, p drift.Pointer, f drift.Finding) func([]byte) ([]byte, error) {
 			return func(b []byte) ([]byte, error) { return yamledit.SetScalar(b, doc, p, f.Live) }
 		},
@@ -39,6 +45,13 @@ func planSetValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
 		}
 	}
 	return p, changed
+}
+
+func notOnBothSides(f drift.Finding) string {
+	if !f.InGit || !f.InLive || len(f.GitPath) == 0 {
+		return fmt.Sprintf("%s is not on both sides; there is no value to rewrite", f.Path)
+	}
+	return ""
 }
 
 // setAt sets v at p in doc; it fails when the path runs through a scalar.

@@ -33,24 +33,23 @@ func Suggest(s *drift.Snapshot, repo Repo, sens drift.Sensitivity, f *drift.Find
 }
 
 // Locate finds the file in the repository where a fix of the given kind for the
-// resource is written, or "" when it cannot be located with certainty.
+// resource is written (the kind's Remedy.Locate), or "" when it cannot be
+// located with certainty.
 func Locate(s *drift.Snapshot, repo Repo, ref drift.Ref, kind drift.FixKind) string {
-	if len(s.Repo.Files) == 0 {
+	r, ok := Lookup(kind)
+	if len(s.Repo.Files) == 0 || !ok {
 		return ""
 	}
-	switch kind {
-	case drift.FixNone, "":
-		return ""
-	case drift.FixIgnoreDifference, drift.FixNarrowIgnore:
-		return manifest(repo, "", drift.Ref{Group: "argoproj.io", Kind: "Application", Name: s.AppName()})
-	case drift.FixTrackingMethod:
-		return manifest(repo, "", drift.Ref{Kind: "ConfigMap", Name: "argocd-cm"})
-	case drift.FixPinHelmValue:
-		if src, ok := s.HelmSource(); ok {
-			return valuesFile(s, src)
-		}
-		return ""
+	if r.Locate != nil {
+		return r.Locate(s, repo, ref)
 	}
+	return resourceSource(s, repo, ref)
+}
+
+// resourceSource is where a field of the resource itself is written: in a
+// chart, the template that renders its kind, else the values file; else the
+// one manifest of it under a source path.
+func resourceSource(s *drift.Snapshot, repo Repo, ref drift.Ref) string {
 	if src, ok := s.HelmSource(); ok {
 		// In a chart the field is written by a template; the value may come from values.
 		for _, f := range s.TemplateFiles() {
@@ -66,6 +65,12 @@ func Locate(s *drift.Snapshot, repo Repo, ref drift.Ref, kind drift.FixKind) str
 		}
 	}
 	return ""
+}
+
+// applicationManifest is where an ignore rule is written: the Application's
+// own manifest (app-of-apps repositories).
+func applicationManifest(s *drift.Snapshot, repo Repo, _ drift.Ref) string {
+	return manifest(repo, "", drift.Ref{Group: "argoproj.io", Kind: "Application", Name: s.AppName()})
 }
 
 func valuesFile(s *drift.Snapshot, src drift.Source) string {

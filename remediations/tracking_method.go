@@ -10,8 +10,19 @@ import (
 // TrackingMethod switches Argo CD to annotation tracking, a platform-repo
 // change to argocd-cm, so Argo CD stops claiming the label other tools set.
 var TrackingMethod = Remedy{
-	Kind: drift.FixTrackingMethod,
-	Doc:  "set application.resourceTrackingMethod: annotation in argocd-cm",
+	Kind:  drift.FixTrackingMethod,
+	Doc:   "`application.resourceTrackingMethod: annotation` in `argocd-cm`",
+	Title: "Switch Argo CD to annotation tracking",
+	Group: perApplication,
+	Locate: func(_ *drift.Snapshot, repo Repo, _ drift.Ref) string {
+		return manifest(repo, "", drift.Ref{Kind: "ConfigMap", Name: "argocd-cm"})
+	},
+	Applies: func(_ *Context, f drift.Finding) string {
+		if f.Cause != drift.CauseTrackingClash {
+			return "the tracking method ends only a tracking clash"
+		}
+		return ""
+	},
 	Plan: planTrackingMethod,
 }
 

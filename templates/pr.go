@@ -23,15 +23,18 @@ type PRView struct {
 	App, AppNamespace string
 	ArgoCDURL         string
 	Kind              drift.FixKind
-	Cause             drift.Cause
-	CauseDoc          string
-	Resource          drift.Ref
-	Findings          []FindingView
-	Why, Risk, Undo   string
-	Verification      string
-	Instructions      string
-	Diffs             []FileDiff
-	Fingerprint       string
+	// Action is what the fix does, for the title: its remedy's Title, in which
+	// PRTitle fills {paths} and {resource}.
+	Action          string
+	Cause           drift.Cause
+	CauseDoc        string
+	Resource        drift.Ref
+	Findings        []FindingView
+	Why, Risk, Undo string
+	Verification    string
+	Instructions    string
+	Diffs           []FileDiff
+	Fingerprint     string
 }
 
 // FindingView is one differing field as a reviewer reads it.
@@ -69,23 +72,11 @@ func PRTitle(v PRView) string {
 	if len(paths) > 2 {
 		what = fmt.Sprintf("%s and %d more", paths[0], len(paths)-1)
 	}
-	var t string
-	switch v.Kind {
-	case drift.FixRemoveField:
-		t = fmt.Sprintf("Stop declaring %s of %s", what, v.Resource)
-	case drift.FixSetValue:
-		t = fmt.Sprintf("Write %s of %s as the cluster stores it", what, v.Resource)
-	case drift.FixPinHelmValue:
-		t = fmt.Sprintf("Pin the value the chart generates for %s", v.Resource)
-	case drift.FixIgnoreDifference:
-		t = fmt.Sprintf("Ignore %s of %s only", what, v.Resource)
-	case drift.FixTrackingMethod:
-		t = "Switch Argo CD to annotation tracking"
-	case drift.FixNarrowIgnore:
-		t = fmt.Sprintf("Narrow the broad ignore rule %s of %s", what, v.Resource)
-	default:
-		t = fmt.Sprintf("Fix drift of %s", v.Resource)
+	action := v.Action
+	if action == "" {
+		action = "Fix drift of {resource}"
 	}
+	t := strings.NewReplacer("{paths}", what, "{resource}", v.Resource.String()).Replace(action)
 	return fmt.Sprintf("driftfix(%s): %s", v.App, t)
 }
 

@@ -34,7 +34,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 var pr = PRView{
 	App: "storefront-web", AppNamespace: "argocd", ArgoCDURL: "https://argocd.example.com/",
-	Kind: drift.FixRemoveField, Cause: drift.CauseHPAReplicas, CauseDoc: "spec.replicas of a workload that a HorizontalPodAutoscaler scales",
+	Kind: drift.FixRemoveField, Action: "Stop declaring {paths} of {resource}", Cause: drift.CauseHPAReplicas, CauseDoc: "spec.replicas of a workload that a HorizontalPodAutoscaler scales",
 	Resource: drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "storefront", Name: "web"},
 	Findings: []FindingView{{Resource: drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "storefront", Name: "web"}, Path: "/spec/replicas",
 		Git: "2", Live: "6", Owner: "kube-controller-manager (scale)",

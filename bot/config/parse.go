@@ -11,6 +11,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/classifiers"
+	"github.com/driftfix/driftfix/remediations"
 )
 
 type parser struct{ errs Errors }
@@ -232,13 +234,12 @@ func (p *parser) channel(key string, n *yaml.Node) string {
 	return s
 }
 
-var (
-	causes = map[drift.Cause]bool{drift.CauseNormalized: true, drift.CauseWebhookMutation: true, drift.CauseControllerWrite: true,
-		drift.CauseHPAReplicas: true, drift.CauseNondeterministicRender: true, drift.CauseTrackingClash: true,
-		drift.CauseManualChange: true, drift.CauseBroadIgnore: true, drift.CauseUnknown: true}
-	fixKinds = map[drift.FixKind]bool{drift.FixRemoveField: true, drift.FixSetValue: true, drift.FixPinHelmValue: true,
-		drift.FixIgnoreDifference: true, drift.FixTrackingMethod: true, drift.FixNarrowIgnore: true}
-)
+// isFixKind reports whether a fix kind has a remedy in remediations.Remedies,
+// the one list of fix kinds.
+func isFixKind(k drift.FixKind) bool {
+	_, ok := remediations.Lookup(k)
+	return ok
+}
 
 func (p *parser) policy(key string, n *yaml.Node, pol *Policy) {
 	p.mapping(n, key, map[string]func(string, *yaml.Node){
@@ -280,17 +281,18 @@ func (p *parser) sensitivePaths(key string, n *yaml.Node) []string {
 	return out
 }
 
-// fixHandlers accepts one key per cause; manual changes can never be fixed.
+// fixHandlers accepts one key per cause of classifiers.Registry, the one list
+// of causes; manual changes can never be fixed.
 func (p *parser) fixHandlers(at string, pol *Policy) map[string]func(string, *yaml.Node) {
 	h := map[string]func(string, *yaml.Node){}
-	for c := range causes {
-		c := c
+	for _, cl := range classifiers.Registry {
+		c := cl.Name
 		h[string(c)] = func(k string, v *yaml.Node) {
 			kinds := []drift.FixKind{}
 			for _, s := range p.strings(k, v) {
 				kind := drift.FixKind(s)
 				switch {
-				case !fixKinds[kind]:
+				case !isFixKind(kind):
 					p.fail(k, v.Line, fmt.Sprintf("unknown fix kind %q", s))
 				case c == drift.CauseManualChange:
 					p.fail(k, v.Line, "a manual change is real drift: driftfix never fixes it, so it takes no fix kinds")

@@ -354,7 +354,8 @@ func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Inst
 		res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
 		return nil, false
 	}
-	_, plans, err := pipeline.Fix(s, remediations.RepoFromSnapshot(s), pol.Sensitivity(), now, RenderLimits(cfg.Limits))
+	_, plans, err := pipeline.FixWith(s, remediations.RepoFromSnapshot(s), pipeline.FixOptions{
+		Sensitivity: pol.Sensitivity(), Now: now, Render: RenderLimits(cfg.Limits), Decide: pol.Decide})
 	if err != nil {
 		res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
 		return nil, false
@@ -365,18 +366,24 @@ func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Inst
 	}
 	var keys []string
 	for _, p := range plans {
+		// what was passed over first (a kind the policy does not allow, one
+		// that did not verify) is said before why this plan is not proposed
+		var passed string
+		for _, a := range p.Passed {
+			passed += a.String() + "; "
+		}
 		switch {
 		case p.Dropped != "":
-			res.Skipped = append(res.Skipped, fmt.Sprintf("%s/%s %s %s: %s", r.App.Namespace, r.App.Name, p.Kind, p.Resource, p.Dropped))
-			continue
-		case !allowed(pol, p.Rationale.Cause, p.Kind):
-			res.Skipped = append(res.Skipped, fmt.Sprintf("%s/%s %s %s: the policy does not allow %s for %s", r.App.Namespace, r.App.Name, p.Kind, p.Resource, p.Kind, p.Rationale.Cause))
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%s/%s %s %s: %s%s", r.App.Namespace, r.App.Name, p.Kind, p.Resource, passed, p.Dropped))
 			continue
 		case len(p.Edits) == 0:
-			res.Skipped = append(res.Skipped, fmt.Sprintf("%s/%s %s %s: to do by hand: %s", r.App.Namespace, r.App.Name, p.Kind, p.Resource, p.Instructions))
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%s/%s %s %s: %sto do by hand: %s", r.App.Namespace, r.App.Name, p.Kind, p.Resource, passed, p.Instructions))
 			continue
 		}
 		v := PRView(r.App.Name, r.App.Namespace, in.URL, p)
+		if remedy, ok := remediations.Lookup(p.Kind); ok {
+			v.Action = remedy.Title
+		}
 		body, err := templates.PRBody(v)
 		if err != nil {
 			res.Errors = append(res.Errors, err)
@@ -391,21 +398,6 @@ func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Inst
 			Branch: Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, key), Title: templates.PRTitle(v), Body: body, Plan: p})
 	}
 	return keys, true
-}
-
-// allowed applies the policy's fix kinds for a cause; a cause the policy
-// does not mention keeps driftfix's choice.
-func allowed(p config.Policy, cause drift.Cause, kind drift.FixKind) bool {
-	kinds, ok := p.Fixes[cause]
-	if !ok {
-		return true
-	}
-	for _, k := range kinds {
-		if k == kind {
-			return true
-		}
-	}
-	return false
 }
 
 // diagnoser diagnoses a collected snapshot with the sensitive paths of its

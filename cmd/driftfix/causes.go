@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/driftfix/driftfix/classifiers"
+	"github.com/driftfix/driftfix/remediations"
 )
 
 // causesTable renders the classifier registry as the Markdown table in the README.
@@ -20,5 +21,20 @@ func causesTable() string {
 
 func cmdCauses(stdout io.Writer) int {
 	fmt.Fprint(stdout, causesTable())
+	return exitClean
+}
+
+// fixesTable renders the remedy registry as the Markdown table in the README.
+func fixesTable() string {
+	var b strings.Builder
+	b.WriteString("| kind | what changes | pull request title |\n|---|---|---|\n")
+	for _, r := range remediations.Remedies {
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.Kind, r.Doc, r.Title)
+	}
+	return b.String()
+}
+
+func cmdFixes(stdout io.Writer) int {
+	fmt.Fprint(stdout, fixesTable())
 	return exitClean
 }

@@ -38,6 +38,7 @@ Usage:
   driftfix once --config FILE [--dry-run]
   driftfix config validate FILE
   driftfix causes        print the causes driftfix names, in the order they are tried
+  driftfix fixes         print the fix kinds driftfix plans, in order of preference
   driftfix version
 
 The Argo CD API token is read from --argocd-token-file or ARGOCD_AUTH_TOKEN.
@@ -81,6 +82,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = cmdConfig(args[1:], stdout, stderr)
 	case "causes":
 		return cmdCauses(stdout)
+	case "fixes":
+		return cmdFixes(stdout)
 	case "version", "--version":
 		fmt.Fprintln(stdout, versionString())
 		return exitClean

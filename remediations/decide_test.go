@@ -1,0 +1,87 @@
+package remediations_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/pipeline"
+	"github.com/driftfix/driftfix/remediations"
+)
+
+// TestPlanFallsBackToNextAllowedKind: with hpa-replicas allowed
+// [remove-field, ignore-difference], a replicas field whose manifest cannot
+// be told apart (two files declare the Deployment) cannot be removed, so the
+// ignore rule is planned, verified and written to the Application manifest.
+// Without the policy only remove-field is planned, and it is dropped.
+func TestPlanFallsBackToNextAllowedKind(t *testing.T) {
+	load := func(t *testing.T) *drift.Snapshot {
+		s, err := drift.LoadSnapshot("testdata/plain-remove-hpa.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		web := s.Repo.Files["apps/shop/web.yaml"]
+		s.Repo.Files["apps/shop/web-copy.yaml"] = web[strings.Index(web, "apiVersion: apps/v1"):]
+		s.Repo.Files["argocd/shop.yaml"] = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: shop\n  namespace: argocd\nspec:\n  project: default\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: shop\n  source:\n    repoURL: https://git.example.com/shop.git\n    path: apps/shop\n    targetRevision: main\n"
+		return s
+	}
+	cfg, err := config.Parse([]byte("argocd: [{server: https://a.example.com, tokenFile: t}]\npolicy: {fixes: {hpa-replicas: [remove-field, ignore-difference]}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol := cfg.For("default", "shop", "argocd")
+
+	s := load(t)
+	_, plans, err := pipeline.FixWith(s, remediations.RepoFromSnapshot(s), pipeline.FixOptions{Now: now, Decide: pol.Decide})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans) != 1 {
+		t.Fatalf("want one plan, got %d:\n%s", len(plans), summary(plans))
+	}
+	p := plans[0]
+	if p.Kind != drift.FixIgnoreDifference || p.Dropped != "" || p.Verification == "" || len(p.Edits) != 1 || p.Edits[0].File != "argocd/shop.yaml" {
+		t.Fatalf("want a verified ignore-difference in argocd/shop.yaml:\n%s", summary(plans))
+	}
+	if !strings.Contains(string(p.Edits[0].After), "/spec/replicas") {
+		t.Errorf("the rule does not name /spec/replicas:\n%s", p.Edits[0].After)
+	}
+	if len(p.Passed) != 1 || p.Passed[0].Kind != drift.FixRemoveField || !strings.Contains(p.Passed[0].Why, "2 manifests of Deployment shop/web") {
+		t.Errorf("the plan must say why remove-field was passed over: %+v", p.Passed)
+	}
+
+	s = load(t)
+	_, plans, err = pipeline.FixWith(s, remediations.RepoFromSnapshot(s), pipeline.FixOptions{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans) != 1 || plans[0].Kind != drift.FixRemoveField || !strings.Contains(plans[0].Dropped, "2 manifests") || len(plans[0].Passed) != 0 {
+		t.Fatalf("without a policy the suggested remove-field alone is planned, and dropped:\n%s", summary(plans))
+	}
+}
+
+// TestPlanSkipsKindsThatDoNotApply: a kind that cannot fix the finding is
+// passed over before anything is rendered, with the reason.
+func TestPlanSkipsKindsThatDoNotApply(t *testing.T) {
+	cfg, err := config.Parse([]byte("argocd: [{server: https://a.example.com, tokenFile: t}]\npolicy: {fixes: {hpa-replicas: [set-value, tracking-method]}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := drift.LoadSnapshot("testdata/plain-remove-hpa.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, plans, err := pipeline.FixWith(s, remediations.RepoFromSnapshot(s), pipeline.FixOptions{Now: now, Decide: cfg.For("", "shop", "argocd").Decide})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans) != 1 || plans[0].Kind != drift.FixRemoveField || len(plans[0].Edits) != 0 {
+		t.Fatalf("want one plan refused by the policy:\n%s", summary(plans))
+	}
+	for _, want := range []string{"the policy does not allow remove-field for hpa-replicas", "set-value: the live value of /spec/replicas is another owner's", "tracking-method: the tracking method ends only a tracking clash"} {
+		if !strings.Contains(plans[0].Dropped, want) {
+			t.Errorf("dropped %q lacks %q", plans[0].Dropped, want)
+		}
+	}
+}
