@@ -70,3 +70,45 @@ func TestTrackingClash(t *testing.T) {
 		})
 	}
 }
+
+// orphan is ConfigMap shop/flags in the cluster only, with a tracking label
+// and annotation that manager wrote; owned adds a controller ownerReference.
+func orphan(manager string, owned bool) string {
+	refs := ""
+	if owned {
+		refs = `, ownerReferences: [{apiVersion: example.com/v1, kind: FlagSet, name: flags, uid: 6d1f, controller: true}]`
+	}
+	return `{apiVersion: v1, kind: ConfigMap, metadata: {name: flags, namespace: shop, labels: {app.kubernetes.io/instance: shop}, annotations: {` + shopID + `}` + refs +
+		`, managedFields: [{manager: ` + manager + `, operation: Update, apiVersion: v1, time: "2026-09-01T00:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {"f:annotations": {"f:argocd.argoproj.io/tracking-id": {}}, "f:labels": {"f:app.kubernetes.io/instance": {}}}}}]}, data: {BETA: "false"}}`
+}
+
+// TestTrackingClashExtraObject: a live object Git does not declare that
+// Argo CD counts as the application's.
+func TestTrackingClashExtraObject(t *testing.T) {
+	managedBy := func(instance string) string {
+		return namespace(`argocd.argoproj.io/managed-by: ` + instance)
+	}
+	tests := []struct {
+		name string
+		s    snap
+		want want
+	}{
+		{"a controller copied the tracking label onto its child", snap{live: orphan("flagset-operator", true), cluster: []string{argocdCM("label")}},
+			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
+				"ConfigMap shop/flags is not in Git", "label app.kubernetes.io/instance=shop, which flagset-operator", "it is owned by FlagSet flags (ownerReferences)"}}},
+		{"another Argo CD instance manages the namespace", snap{live: orphan("argocd-controller", false), cluster: []string{managedBy("argocd-tenants")}},
+			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
+				"its tracking metadata was written by Argo CD", "argocd.argoproj.io/managed-by=argocd-tenants", "controller runs in argocd", "installationID"}}},
+		{"this instance manages the namespace: it waits to be pruned", snap{live: orphan("argocd-controller", false), cluster: []string{managedBy("argocd")}},
+			want{claims: false, cause: drift.CauseUnknown}},
+		{"Argo CD wrote it and no instance is named", snap{live: orphan("argocd-controller", false)},
+			want{claims: false, cause: drift.CauseUnknown}},
+		{"a person copied the label", snap{live: orphan("kubectl-label", false), cluster: []string{argocdCM("label")}},
+			want{claims: false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkDiff(t, classifiers.TrackingClash, tt.s, "", tt.want)
+		})
+	}
+}
