@@ -17,6 +17,7 @@ type snap struct {
 	app     string // the Application; a default one deploying to namespace shop when empty
 	target  string // the one resource's desired state ("" = not in Git)
 	live    string // its live state ("" = not in the cluster)
+	dryRun  string // optional: a server-side dry-run apply of target
 	cluster []string
 	renders [][]string
 	files   map[string]string
@@ -56,6 +57,9 @@ func (s snap) build(t *testing.T) *drift.Snapshot {
 	}
 	if s.live != "" {
 		res["live"] = parseYAML(t, s.live)
+	}
+	if s.dryRun != "" {
+		res["dryRun"] = parseYAML(t, s.dryRun)
 	}
 	doc := map[string]any{"apiVersion": "driftfix/v1", "kind": "Snapshot", "application": parseYAML(t, app), "resources": []any{res}}
 	if len(s.cluster) > 0 {

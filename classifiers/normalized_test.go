@@ -69,3 +69,41 @@ func TestNormalized(t *testing.T) {
 		})
 	}
 }
+
+// apiDeployment is Deployment shop/api with a CPU limit; extra is more of its
+// spec (the body of a flow map, with a leading comma).
+func apiDeployment(cpu, extra string, live bool) string {
+	mf := ""
+	if live {
+		mf = `, managedFields: [{manager: argocd-controller, operation: Apply, apiVersion: apps/v1, time: "2026-09-01T00:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:spec": {"f:selector": {}, "f:template": {"f:metadata": {"f:labels": {"f:app": {}}}, "f:spec": {"f:containers": {"k:{\"name\":\"api\"}": {".": {}, "f:image": {}, "f:name": {}, "f:resources": {"f:limits": {"f:cpu": {}}}}}}}}}}]`
+	}
+	return fmt.Sprintf(`{apiVersion: apps/v1, kind: Deployment, metadata: {name: api, namespace: shop%s}, spec: {replicas: 1, selector: {matchLabels: {app: api}}%s, template: {metadata: {labels: {app: api}}, spec: {containers: [{name: api, image: "registry.example.com/api:2", resources: {limits: {cpu: %q}}}]}}}}`, mf, extra, cpu)
+}
+
+// TestNormalizedStoredForm: what the API server stores, derived from the
+// type of a built-in kind or answered by a dry-run apply.
+func TestNormalizedStoredForm(t *testing.T) {
+	const cpu = "/spec/template/spec/containers/0/resources/limits/cpu"
+	misfit := snap{app: ssaApp, target: apiDeployment("1000m", ", serviceName: api", false), live: apiDeployment("1", "", true)}
+	tests := []struct {
+		name string
+		s    snap
+		path string
+		want want
+	}{
+		{"a field the type lacks is dropped", misfit, "/spec/serviceName",
+			want{claims: true, fix: drift.FixRemoveField, cause: drift.CauseNormalized, evidence: []string{
+				"serviceName is not a field of the type, so the API server drops it", "does not decode strictly into its type"}}},
+		{"so the quantity spelling shows", misfit, cpu,
+			want{claims: true, fix: drift.FixSetValue, cause: drift.CauseNormalized, evidence: []string{`Git writes "1000m"`, `it is "1", which is what the live object holds`}}},
+		{"the dry-run stores what live holds", snap{target: cache(`cpu: "2", size: 3`), live: cache(`cpu: "2", size: 4`), dryRun: cache(`cpu: "2", size: 4`)}, "/spec/size",
+			want{claims: true, fix: drift.FixSetValue, cause: drift.CauseNormalized, evidence: []string{"a server-side dry-run apply of Git's manifest shows the API server stores 4"}}},
+		{"the dry-run stores Git's value", snap{target: cache(`cpu: "2", size: 3`), live: cache(`cpu: "2", size: 4`), dryRun: cache(`cpu: "2", size: 3`)}, "/spec/size",
+			want{claims: false, cause: drift.CauseUnknown}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkDiff(t, classifiers.Normalized, tt.s, tt.path, tt.want)
+		})
+	}
+}
