@@ -1,6 +1,8 @@
 package classifiers_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -36,5 +38,26 @@ func TestManualChange(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			checkDiff(t, classifiers.ManualChange, tt.s, "/spec/replicas", tt.want)
 		})
+	}
+}
+
+// TestManualChangeToSecretData: a hand edit of Secret data is reported
+// without showing either value.
+func TestManualChangeToSecretData(t *testing.T) {
+	secret := func(pw, mf string) string {
+		return `{apiVersion: v1, kind: Secret, metadata: {name: db, namespace: shop` + mf + `}, type: Opaque, data: {password: ` + pw + `}}`
+	}
+	const edited = `, managedFields: [{manager: argocd-controller, operation: Update, apiVersion: v1, time: "2026-09-01T00:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:type": {}}}, {manager: kubectl-edit, operation: Update, apiVersion: v1, time: "2026-09-02T00:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:password": {}}}}]`
+	s := snap{target: secret("aHVudGVyMg==", ""), live: secret("c3dvcmRmaXNo", edited)}
+	checkDiff(t, classifiers.ManualChange, s, "/data/password",
+		want{claims: true, fix: drift.FixNone, cause: drift.CauseManualChange, evidence: []string{"changed by hand with kubectl edit", "(secret value, not shown)"}})
+	in := diagnose(t, s.build(t))
+	for _, f := range classifiers.Run(in, classifiers.Registry) {
+		text := strings.Join(f.Evidence, "\n") + fmt.Sprint(f.Git, f.Live)
+		for _, v := range []string{"aHVudGVyMg==", "c3dvcmRmaXNo"} {
+			if strings.Contains(text, v) {
+				t.Errorf("finding at %s shows the secret value %s: %q", f.Path, v, text)
+			}
+		}
 	}
 }
