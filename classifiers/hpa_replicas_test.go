@@ -87,6 +87,8 @@ func TestHPAReplicas(t *testing.T) {
 			want{claims: false, cause: drift.CauseControllerWrite}},
 		{"a person scaled it by hand and the HPA takes it back", snap{target: webTarget(2), live: webLive(5, "kubectl", "Update", "scale"), cluster: []string{hpa("web", "Deployment", "web")}},
 			want{claims: true, fix: drift.FixRemoveField, cause: drift.CauseHPAReplicas, evidence: []string{"HorizontalPodAutoscaler shop/web", "last written by hand (kubectl", "the HPA takes it back"}}},
+		{"an HPA without minReplicas scales from 1", snap{target: webTarget(2), live: webLive(5, "kube-controller-manager", "Update", "scale"), cluster: []string{replaceOnce(hpa("web", "Deployment", "web"), "minReplicas: 2", "")}},
+			want{claims: true, fix: drift.FixRemoveField, cause: drift.CauseHPAReplicas, evidence: []string{"minReplicas 1, maxReplicas 10"}}},
 		{"the HPA targets another Deployment", snap{target: webTarget(2), live: webLive(5, "kubectl", "Update", "scale"), cluster: []string{hpa("api", "Deployment", "api")}},
 			want{claims: false, cause: drift.CauseManualChange}},
 		{"the HPA targets a StatefulSet of the same name", snap{target: webTarget(2), live: webLive(5, "kubectl", "Update", "scale"), cluster: []string{hpa("web", "StatefulSet", "web")}},

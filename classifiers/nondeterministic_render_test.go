@@ -60,3 +60,29 @@ func TestNondeterministicRender(t *testing.T) {
 		})
 	}
 }
+
+// TestNondeterministicChecksum: a pod template annotation that checksums a
+// template which generates a random value changes on every render too.
+func TestNondeterministicChecksum(t *testing.T) {
+	web := func(sum string) string {
+		return replaceOnce(webTarget(2), "metadata: {labels: {app: web}}", "metadata: {labels: {app: web}, annotations: {checksum/config: "+sum+"}}")
+	}
+	files := map[string]string{
+		"apps/web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+		"apps/web/templates/deployment.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    metadata:
+      annotations:
+        checksum/config: {{ include (print $.Template.BasePath "/secret.yaml") . | sha256sum }}
+`,
+		"apps/web/templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: web\nstringData:\n  key: {{ randAlphaNum 32 }}\n",
+	}
+	s := snap{target: web("9f1c"), live: replaceOnce(webLive(2, "", "", ""), "metadata: {labels: {app: web}}", "metadata: {labels: {app: web}, annotations: {checksum/config: 77ab}}"), files: files}
+	checkDiff(t, classifiers.NondeterministicRender, s, "/spec/template/metadata/annotations/checksum~1config",
+		want{claims: true, fix: drift.FixPinHelmValue, cause: drift.CauseNondeterministicRender, evidence: []string{
+			"apps/web/templates/deployment.yaml:9 writes checksum/config as a checksum of secret.yaml, which changes every render: apps/web/templates/secret.yaml:6 calls randAlphaNum"}})
+}
