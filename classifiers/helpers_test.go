@@ -1,0 +1,167 @@
+package classifiers_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/driftfix/driftfix/bot/diff"
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/classifiers"
+)
+
+// snap describes a small snapshot; every object is YAML text.
+type snap struct {
+	app     string // the Application; a default one deploying to namespace shop when empty
+	target  string // the one resource's desired state ("" = not in Git)
+	live    string // its live state ("" = not in the cluster)
+	dryRun  string // optional: a server-side dry-run apply of target
+	cluster []string
+	renders [][]string
+	files   map[string]string
+}
+
+const defaultApp = `
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: shop, namespace: argocd}
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: shop}
+  source: {repoURL: https://git.example.com/shop.git, path: apps/web, targetRevision: main}
+status: {sync: {status: OutOfSync}}
+`
+
+func parseYAML(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := yaml.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("test object does not parse: %v\n%s", err, s)
+	}
+	return v
+}
+
+// build turns the description into a snapshot through the snapshot reader,
+// so the objects take the same shape as a file's.
+func (s snap) build(t *testing.T) *drift.Snapshot {
+	t.Helper()
+	app := s.app
+	if app == "" {
+		app = defaultApp
+	}
+	res := map[string]any{}
+	if s.target != "" {
+		res["target"] = parseYAML(t, s.target)
+	}
+	if s.live != "" {
+		res["live"] = parseYAML(t, s.live)
+	}
+	if s.dryRun != "" {
+		res["dryRun"] = parseYAML(t, s.dryRun)
+	}
+	doc := map[string]any{"apiVersion": "driftfix/v1", "kind": "Snapshot", "application": parseYAML(t, app), "resources": []any{res}}
+	if len(s.cluster) > 0 {
+		var cl []any
+		for _, o := range s.cluster {
+			cl = append(cl, parseYAML(t, o))
+		}
+		doc["cluster"] = cl
+	}
+	if len(s.renders) > 0 {
+		var rs []any
+		for _, r := range s.renders {
+			var objs []any
+			for _, o := range r {
+				objs = append(objs, parseYAML(t, o))
+			}
+			rs = append(rs, objs)
+		}
+		doc["renders"] = rs
+	}
+	if len(s.files) > 0 {
+		doc["repo"] = map[string]any{"files": s.files}
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := drift.ParseSnapshot(data)
+	if err != nil {
+		t.Fatalf("snapshot does not parse: %v", err)
+	}
+	return out
+}
+
+// want is what a row expects of one classifier at one path.
+type want struct {
+	claims   bool
+	fix      drift.FixKind
+	evidence []string    // substrings, each in some evidence line
+	cause    drift.Cause // what Run names for the path with the whole registry; "" = not checked
+}
+
+// diagnose builds the Input the way a diagnosis does.
+func diagnose(t *testing.T, s *drift.Snapshot) *classifiers.Input {
+	t.Helper()
+	cmp, settings, err := diff.Compare(s)
+	if err != nil {
+		t.Fatalf("compare: %v", err)
+	}
+	return classifiers.NewInput(s, settings, cmp)
+}
+
+// checkDiff asks cl about the difference at path and Run about the same path.
+func checkDiff(t *testing.T, cl classifiers.Classifier, s snap, path string, w want) {
+	t.Helper()
+	in := diagnose(t, s.build(t))
+	var d *drift.Difference
+	var paths []string
+	for i := range in.Comparison.Diffs {
+		paths = append(paths, in.Comparison.Diffs[i].Path.String())
+		if in.Comparison.Diffs[i].Path.String() == path {
+			d = &in.Comparison.Diffs[i]
+		}
+	}
+	if d == nil {
+		t.Fatalf("the diff finds no difference at %q (it finds %q)", path, paths)
+	}
+	v, ok := cl.Classify(&classifiers.Case{Input: in, Diff: d})
+	checkVerdict(t, cl, v, ok, w)
+	if w.cause != "" {
+		var got []drift.Cause
+		for _, f := range classifiers.Run(in, classifiers.Registry) {
+			if f.Path.String() == path && f.Resource == d.Resource {
+				got = append(got, f.Cause)
+			}
+		}
+		if len(got) != 1 || got[0] != w.cause {
+			t.Errorf("Run names %v for %s, want %s", got, path, w.cause)
+		}
+	}
+}
+
+func checkVerdict(t *testing.T, cl classifiers.Classifier, v classifiers.Verdict, ok bool, w want) {
+	t.Helper()
+	if ok != w.claims {
+		t.Fatalf("%s claims = %v, want %v (evidence %q)", cl.Name, ok, w.claims, v.Evidence)
+	}
+	if !ok {
+		return
+	}
+	if v.Fix != w.fix {
+		t.Errorf("fix = %q, want %q (evidence %q)", v.Fix, w.fix, v.Evidence)
+	}
+	if v.Fix == drift.FixNone && v.Reason == "" {
+		t.Errorf("fix none without a reason")
+	}
+	all := strings.Join(v.Evidence, "\n")
+	for _, s := range w.evidence {
+		if !strings.Contains(all, s) {
+			t.Errorf("evidence lacks %q:\n%s", s, all)
+		}
+	}
+}
+
+func replaceOnce(s, old, new string) string { return strings.Replace(s, old, new, 1) }

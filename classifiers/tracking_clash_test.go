@@ -1,0 +1,114 @@
+package classifiers_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/classifiers"
+)
+
+// flags is ConfigMap shop/flags; labels, annotations and data are bodies of
+// flow maps, managedFields the body of a flow list.
+func flags(labels, annotations, data, managedFields string) string {
+	return fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: flags, namespace: shop, labels: {%s}, annotations: {%s}, managedFields: [%s]}, data: {%s}}`,
+		labels, annotations, managedFields, data)
+}
+
+func argocdCM(method string) string {
+	return fmt.Sprintf(`{apiVersion: v1, kind: ConfigMap, metadata: {name: argocd-cm, namespace: argocd}, data: {application.resourceTrackingMethod: %q}}`, method)
+}
+
+const (
+	argoOwnsFlags   = `{manager: argocd-controller, operation: Update, apiVersion: v1, time: "2026-09-01T00:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:BETA": {}}, "f:metadata": {"f:annotations": {"f:argocd.argoproj.io/tracking-id": {}}, "f:labels": {"f:app.kubernetes.io/instance": {}}}}}`
+	fluxOwnsLabel   = `{manager: kustomize-controller, operation: Apply, apiVersion: v1, time: "2026-09-02T00:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {"f:labels": {"f:app.kubernetes.io/instance": {}}}}}`
+	kubectlOwnsBeta = `{manager: kubectl-edit, operation: Update, apiVersion: v1, time: "2026-09-02T00:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:BETA": {}}}}`
+	shopID          = `argocd.argoproj.io/tracking-id: "shop:/ConfigMap:shop/flags"`
+	billingID       = `argocd.argoproj.io/tracking-id: "billing:/ConfigMap:shop/flags"`
+)
+
+func TestTrackingClash(t *testing.T) {
+	const (
+		label = "/metadata/labels/app.kubernetes.io~1instance"
+		annot = "/metadata/annotations/argocd.argoproj.io~1tracking-id"
+		beta  = "/data/BETA"
+	)
+	tests := []struct {
+		name string
+		s    snap
+		path string
+		want want
+	}{
+		{"Flux writes the instance label Argo CD tracks by", snap{target: flags("app.kubernetes.io/instance: shop", shopID, `BETA: "false"`, ""),
+			live:    flags("app.kubernetes.io/instance: shop-flux", shopID, `BETA: "false"`, argoOwnsFlags+", "+fluxOwnsLabel),
+			cluster: []string{argocdCM("annotation+label")}}, label,
+			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
+				"application.resourceTrackingMethod is annotation+label", `label app.kubernetes.io/instance="shop"`,
+				`carries app.kubernetes.io/instance="shop-flux" instead`, "kustomize-controller writes that label back"}}},
+		{"with annotation tracking the label is no tracking metadata", snap{target: flags("app.kubernetes.io/instance: shop", shopID, `BETA: "false"`, ""),
+			live:    flags("app.kubernetes.io/instance: shop-flux", shopID, `BETA: "false"`, argoOwnsFlags+", "+fluxOwnsLabel),
+			cluster: []string{argocdCM("annotation")}}, label,
+			want{claims: false, cause: drift.CauseControllerWrite}},
+		{"another application's tracking annotation", snap{target: flags("", shopID, `BETA: "false"`, ""),
+			live: flags("", billingID, `BETA: "false"`, argoOwnsFlags)}, annot,
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseTrackingClash, evidence: []string{
+				"no argocd-cm was collected", `belongs to "billing", not to "shop"`, "two Applications render the same object"}}},
+		{"a field of an object another application synced", snap{target: flags("", shopID, `BETA: "false"`, ""),
+			live: flags("", billingID, `BETA: "true"`, argoOwnsFlags)}, beta,
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseTrackingClash, evidence: []string{
+				`belongs to Application "billing", not to "shop"`, "written by argocd-controller", `Git declares "false" here, the other application "true"`}}},
+		{"a field a person changed on the application's own object", snap{target: flags("", shopID, `BETA: "false"`, ""),
+			live: flags("", shopID, `BETA: "true"`, argoOwnsFlags+", "+kubectlOwnsBeta)}, beta,
+			want{claims: false, cause: drift.CauseManualChange}},
+		{"a field a person changed on another application's object", snap{target: flags("", shopID, `BETA: "false"`, ""),
+			live: flags("", billingID, `BETA: "true"`, argoOwnsFlags+", "+kubectlOwnsBeta)}, beta,
+			want{claims: false, cause: drift.CauseManualChange}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkDiff(t, classifiers.TrackingClash, tt.s, tt.path, tt.want)
+		})
+	}
+}
+
+// orphan is ConfigMap shop/flags in the cluster only, with a tracking label
+// and annotation that manager wrote; owned adds a controller ownerReference.
+func orphan(manager string, owned bool) string {
+	refs := ""
+	if owned {
+		refs = `, ownerReferences: [{apiVersion: example.com/v1, kind: FlagSet, name: flags, uid: 6d1f, controller: true}]`
+	}
+	return `{apiVersion: v1, kind: ConfigMap, metadata: {name: flags, namespace: shop, labels: {app.kubernetes.io/instance: shop}, annotations: {` + shopID + `}` + refs +
+		`, managedFields: [{manager: ` + manager + `, operation: Update, apiVersion: v1, time: "2026-09-01T00:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {"f:annotations": {"f:argocd.argoproj.io/tracking-id": {}}, "f:labels": {"f:app.kubernetes.io/instance": {}}}}}]}, data: {BETA: "false"}}`
+}
+
+// TestTrackingClashExtraObject: a live object Git does not declare that
+// Argo CD counts as the application's.
+func TestTrackingClashExtraObject(t *testing.T) {
+	managedBy := func(instance string) string {
+		return namespace(`argocd.argoproj.io/managed-by: ` + instance)
+	}
+	tests := []struct {
+		name string
+		s    snap
+		want want
+	}{
+		{"a controller copied the tracking label onto its child", snap{live: orphan("flagset-operator", true), cluster: []string{argocdCM("label")}},
+			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
+				"ConfigMap shop/flags is not in Git", "label app.kubernetes.io/instance=shop, which flagset-operator", "it is owned by FlagSet flags (ownerReferences)"}}},
+		{"another Argo CD instance manages the namespace", snap{live: orphan("argocd-controller", false), cluster: []string{managedBy("argocd-tenants")}},
+			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
+				"its tracking metadata was written by Argo CD", "argocd.argoproj.io/managed-by=argocd-tenants", "controller runs in argocd", "installationID"}}},
+		{"this instance manages the namespace: it waits to be pruned", snap{live: orphan("argocd-controller", false), cluster: []string{managedBy("argocd")}},
+			want{claims: false, cause: drift.CauseUnknown}},
+		{"Argo CD wrote it and no instance is named", snap{live: orphan("argocd-controller", false)},
+			want{claims: false, cause: drift.CauseUnknown}},
+		{"a person copied the label", snap{live: orphan("kubectl-label", false), cluster: []string{argocdCM("label")}},
+			want{claims: false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkDiff(t, classifiers.TrackingClash, tt.s, "", tt.want)
+		})
+	}
+}

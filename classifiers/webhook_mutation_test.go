@@ -1,0 +1,104 @@
+package classifiers_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/classifiers"
+)
+
+// labelled is Deployment shop/web with labels (the body of a flow map) and
+// managedFields (the body of a flow list).
+func labelled(labels string, managedFields string) string {
+	return fmt.Sprintf(`
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+  labels: {%s}
+  managedFields: [%s]
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: "registry.example.com/web:1.0"}]}
+`, labels, managedFields)
+}
+
+const argoOwnsLabels = `{manager: argocd-controller, operation: Apply, apiVersion: apps/v1, time: "2026-09-01T00:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {"f:labels": {"f:app": {}, "f:team": {}, "f:skip": {}}}, "f:spec": {"f:replicas": {}, "f:selector": {}, "f:template": {"f:metadata": {"f:labels": {"f:app": {}}}, "f:spec": {"f:containers": {"k:{\"name\":\"web\"}": {".": {}, "f:image": {}, "f:name": {}}}}}}}}`
+
+const kubectlOwnsTeam = `{manager: kubectl-label, operation: Update, apiVersion: apps/v1, time: "2026-09-02T00:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {"f:labels": {"f:team": {}}}}}`
+
+func namespace(labels string) string {
+	return fmt.Sprintf("{apiVersion: v1, kind: Namespace, metadata: {name: shop, labels: {%s}}}", labels)
+}
+
+func mutator(nsSelector, objSelector, resources string) string {
+	return fmt.Sprintf(`
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: policy-mutator}
+webhooks:
+- name: team.policy.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {service: {name: policy, namespace: policy-system, path: /mutate}}
+  namespaceSelector: %s
+  objectSelector: %s
+  rules: [{apiGroups: ["apps"], apiVersions: ["*"], operations: [CREATE, UPDATE], resources: [%s], scope: Namespaced}]
+`, nsSelector, objSelector, resources)
+}
+
+// ssaApp syncs with server-side apply, so a field Git does not declare shows
+// in the diff when the live object has it.
+var ssaApp = strings.Replace(defaultApp, "  source:", "  syncPolicy: {syncOptions: [ServerSideApply=true]}\n  source:", 1)
+
+const enforced = `{matchLabels: {enforce: "true"}}`
+
+func TestWebhookMutation(t *testing.T) {
+	const path = "/metadata/labels/team"
+	tests := []struct {
+		name string
+		s    snap
+		want want
+	}{
+		{"a webhook adds a label", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), mutator(enforced, "{}", "deployments")}},
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{
+				"MutatingWebhookConfiguration policy-mutator (webhook team.policy.example.com) admits this object: rule apps/v1 deployments on CREATE, UPDATE",
+				"namespaceSelector enforce=true matches Namespace shop", "recorded under argocd-controller", `the webhook adds "shop" on every apply`}}},
+		{"a webhook overwrites Git's value", snap{app: ssaApp, target: labelled("app: web, team: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), mutator(enforced, "{}", `"*"`)}},
+			want{claims: true, fix: drift.FixSetValue, cause: drift.CauseWebhookMutation, evidence: []string{`Git declares "web", the webhook stores "shop"`}}},
+		{"the Namespace was not collected: only its name label is known", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{mutator(`{matchLabels: {kubernetes.io/metadata.name: shop}}`, "{}", "deployments")}},
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"labels not collected; only kubernetes.io/metadata.name known"}}},
+		{"the namespaceSelector excludes the namespace", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "false"`), mutator(enforced, "{}", "deployments")}},
+			want{claims: false, cause: drift.CauseUnknown}},
+		{"the objectSelector excludes the object", snap{app: ssaApp, target: labelled(`app: web, skip: "yes"`, ""), live: labelled(`app: web, skip: "yes", team: shop`, argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), mutator(enforced, "{matchExpressions: [{key: skip, operator: DoesNotExist}]}", "deployments")}},
+			want{claims: false, cause: drift.CauseUnknown}},
+		{"the rules admit other resources only", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), mutator(enforced, "{}", "statefulsets")}},
+			want{claims: false, cause: drift.CauseUnknown}},
+		{"a rule for cluster-scoped objects only", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), replaceOnce(mutator(enforced, "{}", "deployments"), "scope: Namespaced", "scope: Cluster")}},
+			want{claims: false, cause: drift.CauseUnknown}},
+		{"two webhooks admit it: the first is named, the other counted", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), mutator(enforced, "{}", "deployments"), replaceOnce(mutator("{}", "{}", "deployments"), "policy-mutator", "sidecar-injector")}},
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"MutatingWebhookConfiguration policy-mutator", "1 other mutating webhooks also admit this object"}}},
+		{"a person labelled it after admission", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels+", "+kubectlOwnsTeam),
+			cluster: []string{namespace(`enforce: "true"`), mutator(enforced, "{}", "deployments")}},
+			want{claims: false, cause: drift.CauseManualChange}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkDiff(t, classifiers.WebhookMutation, tt.s, path, tt.want)
+		})
+	}
+}
