@@ -381,9 +381,6 @@ func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Inst
 			continue
 		}
 		v := PRView(r.App.Name, r.App.Namespace, in.URL, p)
-		if remedy, ok := remediations.Lookup(p.Kind); ok {
-			v.Action = remedy.Title
-		}
 		body, err := templates.PRBody(v)
 		if err != nil {
 			res.Errors = append(res.Errors, err)

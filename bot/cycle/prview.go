@@ -74,6 +74,9 @@ func PRView(app, appNamespace, argoURL string, p remediations.Plan) templates.PR
 		Verification: p.Verification, Instructions: p.Instructions,
 		Fingerprint: Fingerprint(app, p),
 	}
+	if remedy, ok := remediations.Lookup(p.Kind); ok {
+		v.Action = remedy.Title
+	}
 	for _, c := range classifiers.Registry {
 		if c.Name == p.Rationale.Cause {
 			v.CauseDoc = c.Doc
