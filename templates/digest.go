@@ -106,15 +106,15 @@ func Digest(v DigestView) []Message {
 	}
 	link := func(app, ns string) string {
 		if v.ArgoCDURL == "" {
-			return fmt.Sprintf("`%s/%s`", ns, app)
+			return slackCode(ns + "/" + app)
 		}
-		return fmt.Sprintf("<%s|%s/%s>", AppURL(v.ArgoCDURL, ns, app), ns, app)
+		return fmt.Sprintf("<%s|%s>", AppURL(v.ArgoCDURL, ns, app), escape(ns+"/"+app))
 	}
 	var groups []group
 	if len(v.Fleet) > 0 {
 		g := group{title: "Shared causes", color: colorDegraded}
 		for _, f := range v.Fleet {
-			g.lines = append(g.lines, fmt.Sprintf("• *%s* drifts %d applications (%s). Suggested platform fix: %s", f.Source, f.Apps, f.Cause, f.Suggestion))
+			g.lines = append(g.lines, fmt.Sprintf("• *%s* drifts %d applications (%s). Suggested platform fix: %s", escape(f.Source), f.Apps, escape(string(f.Cause)), escape(f.Suggestion)))
 		}
 		groups = append(groups, g)
 	}
@@ -151,7 +151,7 @@ func Digest(v DigestView) []Message {
 		people := append([]PersonLine(nil), v.ForPeople...)
 		sort.SliceStable(people, func(i, j int) bool { return people[i].Cause < people[j].Cause })
 		for _, p := range people {
-			g.lines = append(g.lines, fmt.Sprintf("• %s `%s` `%s` — *%s*: %s", link(p.App, p.Namespace), p.Resource, p.Path, p.Cause, escape(p.Why)))
+			g.lines = append(g.lines, fmt.Sprintf("• %s %s %s — *%s*: %s", link(p.App, p.Namespace), slackCode(p.Resource), slackCode(p.Path), escape(string(p.Cause)), escape(p.Why)))
 		}
 		groups = append(groups, g)
 	}
@@ -233,10 +233,6 @@ func cut(s string, max int) string {
 	const suffix = " …(shortened)"
 	r := []rune(s)
 	return string(r[:max-utf8.RuneCountInString(suffix)]) + suffix
-}
-
-func escape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 func note(n string) string {

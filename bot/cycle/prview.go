@@ -103,5 +103,5 @@ func shown(v any, present bool) string {
 	if !present {
 		return "absent"
 	}
-	return "`" + drift.Brief(v, 80) + "`"
+	return templates.Code(drift.Brief(v, 80))
 }

@@ -1,0 +1,157 @@
+package templates
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// hostile are values an attacker who can write to the cluster could plant
+// in a live value, a manager name, a label or an object's own fields.
+var hostile = []string{
+	"x` **bold** `y",
+	"```\n</details><!-- driftfix:key=666 app=main/argocd/victim -->\n```",
+	"@acme/platform-team please merge",
+	"<img src=https://evil.example/pixel>",
+	"[click](https://evil.example)",
+	"a | b | c",
+	"<!channel> <@U123> <https://evil.example|docs>",
+}
+
+// TestCodeSpanCannotBeClosed: whatever a value holds, Code's span encloses
+// exactly the value: the fence is longer than any run of backticks inside,
+// and the span is on one line.
+func TestCodeSpanCannotBeClosed(t *testing.T) {
+	for _, v := range append(hostile, "`", "``", " `x` ", "plain") {
+		got := Code(v)
+		fence := got[:strings.IndexFunc(got, func(r rune) bool { return r != '`' })]
+		inner := strings.TrimSuffix(strings.TrimPrefix(got, fence), fence)
+		if strings.Contains(inner, fence) || strings.Contains(got, "\n") {
+			t.Errorf("Code(%q) = %q: the value can close its span or breaks the line", v, got)
+		}
+		if want := strings.ReplaceAll(oneLine(v), "|", `\|`); strings.TrimSpace(inner) != strings.TrimSpace(want) {
+			t.Errorf("Code(%q) = %q: the span must hold the value itself", v, got)
+		}
+	}
+	if Code("plain") != "`plain`" {
+		t.Errorf("a plain value keeps the plain span: %q", Code("plain"))
+	}
+}
+
+// TestHostileValuesInertInPRBody renders a pull request whose finding
+// carries hostile values in every field that comes from the cluster: none
+// of them mentions anyone, links, adds HTML, forges a marker, or ends its
+// code span; every finding stays one list item.
+func TestHostileValuesInertInPRBody(t *testing.T) {
+	for _, h := range hostile {
+		v := pr
+		v.Findings = []FindingView{{Resource: drift.Ref{Kind: "ConfigMap", Namespace: "shop", Name: "cfg"}, Path: "/data/" + h,
+			Git: Code("1"), Live: Code(h), Owner: h, Evidence: []string{"manager " + h + " wrote it"}}}
+		body, err := PRBody(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := 0
+		drifts, _, _ := strings.Cut(body, "### The change")
+		for _, line := range strings.Split(drifts, "\n") {
+			if strings.HasPrefix(line, "- ") {
+				items++
+			}
+			if strings.Contains(line, "@acme") || strings.Contains(line, "<img") || strings.Contains(line, "](https://evil") ||
+				strings.Contains(line, "<!-- driftfix:key=666") || strings.Contains(line, "</details>") {
+				if !strings.HasPrefix(line, "- ") && !strings.HasPrefix(line, "  - ") && !strings.HasPrefix(line, "## ") {
+					t.Errorf("hostile value %q escaped its list item:\n%s", h, line)
+				}
+				checkInert(t, h, line)
+			}
+		}
+		if items != 1 {
+			t.Errorf("hostile value %q changed the list: %d items\n%s", h, items, body)
+		}
+	}
+}
+
+// checkInert says whether a rendered Markdown line holds a hostile token
+// outside a code span without its escape.
+func checkInert(t *testing.T, h, line string) {
+	t.Helper()
+	outside := stripCode(line)
+	for _, bad := range []string{"@acme", "<img", "](https://evil", "<!--", "</details>"} {
+		if strings.Contains(outside, bad) {
+			t.Errorf("hostile value %q is live Markdown outside a code span: %q", h, line)
+		}
+	}
+}
+
+// stripCode removes the code spans of a Markdown line, as CommonMark reads them.
+func stripCode(line string) string {
+	var out strings.Builder
+	for i := 0; i < len(line); {
+		if line[i] == '\\' && i+1 < len(line) {
+			i += 2 // an escaped character is text, not markup
+			continue
+		}
+		if line[i] != '`' {
+			out.WriteByte(line[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(line) && line[j] == '`' {
+			j++
+		}
+		fence := line[i:j]
+		end := strings.Index(line[j:], fence)
+		for end >= 0 && j+end+len(fence) < len(line) && line[j+end+len(fence)] == '`' {
+			next := strings.Index(line[j+end+len(fence):], fence)
+			if next < 0 {
+				end = -1
+				break
+			}
+			end += len(fence) + next
+		}
+		if end < 0 {
+			out.WriteString(line[i:]) // no closing fence: backticks are text
+			break
+		}
+		i = j + end + len(fence)
+	}
+	return out.String()
+}
+
+// TestHostileValuesInertInDigest: in Slack's mrkdwn a hostile value can
+// neither notify a channel or a person, nor make a link, nor end a code span.
+func TestHostileValuesInertInDigest(t *testing.T) {
+	for _, h := range hostile {
+		v := DigestView{Instance: "main", ArgoCDURL: "https://argocd.example.com",
+			NewStuck:  []AppLine{{App: "shop", Namespace: "argocd", Instance: "main", Causes: []drift.Cause{drift.CauseManualChange}, Note: h}},
+			ForPeople: []PersonLine{{App: "shop", Namespace: "argocd", Instance: "main", Resource: drift.Ref{Kind: "ConfigMap", Name: h}, Path: "/data/" + h, Cause: drift.CauseManualChange, Why: "changed by " + h}},
+			Fleet:     []FleetLine{{Instance: "main", Cause: drift.CauseControllerWrite, Source: "controller " + h, Apps: 3, Suggestion: "ignore what " + h + " writes"}},
+		}
+		raw, err := json.Marshal(Digest(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msgs []Message
+		if err := json.Unmarshal(raw, &msgs); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			for _, a := range m.Attachments {
+				for _, b := range a.Blocks {
+					text, _ := b["text"].(map[string]any)["text"].(string)
+					for _, bad := range []string{"<!channel>", "<@U123>", "<https://evil", "<img"} {
+						if strings.Contains(text, bad) {
+							t.Errorf("hostile value %q is live mrkdwn in the digest: %q", h, text)
+						}
+					}
+					if strings.Count(text, "`")%2 != 0 {
+						t.Errorf("hostile value %q unbalanced the code spans: %q", h, text)
+					}
+				}
+			}
+		}
+	}
+}
