@@ -120,6 +120,8 @@ func (h *memHost) Comments(context.Context, githost.Repo, int) ([]githost.Commen
 
 func (h *memHost) Comment(context.Context, githost.Repo, int, string) error { return nil }
 
+func (h *memHost) React(context.Context, githost.Repo, int64, string) error { return nil }
+
 func (h *memHost) Permission(context.Context, githost.Repo, string) (string, error) {
 	return githost.PermissionNone, nil
 }

@@ -58,6 +58,14 @@ func TestCommandsOnlyFromWriters(t *testing.T) {
 	if len(w.open("shop")) != 0 || len(out.Published.Rejected) != 1 {
 		t.Fatalf("a maintainer's /driftfix ignore must stop the fix: %+v", out.Published)
 	}
+	for _, c := range w.gh.Comments("acme", "shop", n) {
+		switch {
+		case c.Author == "maintainer" && (len(c.Reactions) != 1 || c.Reactions[0] != "+1 by driftfix[bot]"):
+			t.Errorf("the followed command must be acknowledged with one +1 by driftfix: %q", c.Reactions)
+		case c.Author != "maintainer" && len(c.Reactions) != 0:
+			t.Errorf("a command not followed must not be acknowledged: %s got %q", c.Author, c.Reactions)
+		}
+	}
 }
 
 // TestForgedClosedMarker: a person who closes driftfix's PR and pastes the

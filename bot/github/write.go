@@ -356,6 +356,22 @@ func (c *Client) Comments(ctx context.Context, r githost.Repo, number int) ([]gi
 	}
 }
 
+// React adds a reaction ("+1", "eyes", ...) to a pull request's comment, to
+// acknowledge a command.
+func (c *Client) React(ctx context.Context, r githost.Repo, commentID int64, reaction string) error {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return err
+	}
+	_, _, err = fetch(ctx, c, "react to comment", func(ctx context.Context) (*gh.Reaction, *gh.Response, error) {
+		return cl.Reactions.CreateIssueCommentReaction(ctx, r.Owner, r.Name, commentID, reaction)
+	})
+	if err != nil {
+		return fmt.Errorf("react to comment %d on %s: %w", commentID, r, err)
+	}
+	return nil
+}
+
 // Permission is an account's permission on a repository, from the
 // collaborator permission API: admin, write (maintainers too), read (triage
 // too) or none. Custom roles report the base permission they extend.

@@ -48,6 +48,9 @@ type GitHost interface {
 	// Comment adds a comment to a pull request.
 	Comment(ctx context.Context, r githost.Repo, number int, body string) error
 
+	// React acknowledges a comment with a reaction ("+1": a command followed).
+	React(ctx context.Context, r githost.Repo, commentID int64, reaction string) error
+
 	// Permission is an account's permission on the repository (githost's
 	// Permission levels); only accounts that can write may steer driftfix.
 	Permission(ctx context.Context, r githost.Repo, login string) (string, error)

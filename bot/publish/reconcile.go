@@ -173,6 +173,9 @@ func (c *followed) stopAsked() (bool, error) {
 				continue
 			}
 			stop = true
+			if err := c.host.React(c.ctx, c.repo, m.ID, "+1"); err != nil {
+				c.log.Warn("acknowledge a command", "pr", c.ref(), "error", err.Error()) // the command is followed all the same
+			}
 		}
 	}
 	if !stop {

@@ -315,8 +315,8 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		return http.StatusCreated, map[string]any{"number": num}
 	case "GET /repos/{owner}/{repo}/issues/{number}/comments":
 		var out []any
-		for i, c := range rp.comments[num] {
-			out = append(out, map[string]any{"id": i + 1, "body": c.Body, "user": map[string]any{"login": c.Author}, "author_association": c.Association})
+		for _, c := range rp.comments[num] {
+			out = append(out, map[string]any{"id": c.ID, "body": c.Body, "user": map[string]any{"login": c.Author}, "author_association": c.Association})
 		}
 		return http.StatusOK, s.page(r, out)
 	case "POST /repos/{owner}/{repo}/issues/{number}/comments":
@@ -327,8 +327,24 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		if !decode(&body) || body.Body == "" {
 			return http.StatusUnprocessableEntity, "body is required"
 		}
-		rp.comments[num] = append(rp.comments[num], Comment{Author: "driftfix[bot]", Association: "NONE", Body: body.Body})
-		return http.StatusCreated, map[string]any{"id": len(rp.comments[num]), "body": body.Body}
+		s.commentID++
+		rp.comments[num] = append(rp.comments[num], Comment{ID: s.commentID, Author: "driftfix[bot]", Association: "NONE", Body: body.Body})
+		return http.StatusCreated, map[string]any{"id": s.commentID, "body": body.Body}
+	case "POST /repos/{owner}/{repo}/issues/comments/{id}/reactions":
+		var body struct{ Content string }
+		id, _ := strconv.ParseInt(p["id"], 10, 64)
+		if !decode(&body) || body.Content == "" {
+			return http.StatusUnprocessableEntity, "content is required"
+		}
+		for n := range rp.comments {
+			for i := range rp.comments[n] {
+				if c := &rp.comments[n][i]; c.ID == id {
+					c.Reactions = append(c.Reactions, body.Content+" by "+s.caller)
+					return http.StatusCreated, map[string]any{"id": len(c.Reactions), "content": body.Content}
+				}
+			}
+		}
+		return http.StatusNotFound, "Not Found"
 	case "GET /repos/{owner}/{repo}/collaborators/{username}/permission":
 		perm := rp.perms[p["username"]]
 		if perm == "" {

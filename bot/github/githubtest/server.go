@@ -65,6 +65,8 @@ type Server struct {
 	NotModified int
 	Secondary   int // secondary-limit answers given
 
+	commentID int64 // the last comment's id, unique across repositories
+
 	link   string // Link header of the list being served
 	caller string // login of the request being served
 }
@@ -100,8 +102,13 @@ type PullRequest struct {
 }
 
 // Comment is one conversation comment; Association is the author's
-// author_association (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, ...).
-type Comment struct{ Author, Association, Body string }
+// author_association (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, ...),
+// Reactions the reactions on it ("+1", "eyes", ...), by whom.
+type Comment struct {
+	ID                        int64
+	Author, Association, Body string
+	Reactions                 []string // "content by login"
+}
 
 // NewServer starts the emulator with a fresh App key.
 func NewServer() (*Server, error) {
@@ -390,7 +397,8 @@ func (s *Server) CommentAs(owner, name string, number int, login, association, b
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := s.repos[owner+"/"+name]; r != nil {
-		r.comments[number] = append(r.comments[number], Comment{Author: login, Association: association, Body: body})
+		s.commentID++
+		r.comments[number] = append(r.comments[number], Comment{ID: s.commentID, Author: login, Association: association, Body: body})
 	}
 }
 
@@ -566,6 +574,7 @@ var routes = []string{
 	"GET /repos/{owner}/{repo}/issues/{number}/comments",
 	"POST /repos/{owner}/{repo}/issues/{number}/comments",
 	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",
+	"POST /repos/{owner}/{repo}/issues/comments/{id}/reactions",
 }
 
 // match finds the route of a request and its parameters.
