@@ -33,18 +33,7 @@ policy: {labels: [driftfix], reviewers: [platform-oncall], draft: true}
 // drift goes away.
 func TestPublishLifecycle(t *testing.T) {
 	w, now := stuckWorld(t, worldConfig, "shop")
-	ctx := context.Background()
-	cycle := func() Outcome {
-		t.Helper()
-		r, closeDB := w.runner()
-		defer closeDB()
-		out, err := r.Once(ctx, now)
-		if err != nil || len(out.Result.Errors) > 0 || len(out.Published.Errors) > 0 {
-			t.Fatalf("cycle: %v %v %v", err, out.Result.Errors, out.Published.Errors)
-		}
-		now = now.Add(15 * time.Minute)
-		return out
-	}
+	cycle := func() Outcome { return w.cycle(&now) }
 
 	out := cycle()
 	prs := w.open("shop")

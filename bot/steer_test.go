@@ -1,10 +1,8 @@
 package bot
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/driftfix/driftfix/bot/githost"
 )
@@ -15,18 +13,7 @@ import (
 // followed (and the cycle says so); a maintainer's is.
 func TestCommandsOnlyFromWriters(t *testing.T) {
 	w, now := stuckWorld(t, worldConfig, "shop")
-	ctx := context.Background()
-	cycle := func() Outcome {
-		t.Helper()
-		r, closeDB := w.runner()
-		defer closeDB()
-		out, err := r.Once(ctx, now)
-		if err != nil || len(out.Result.Errors)+len(out.Published.Errors) > 0 {
-			t.Fatalf("cycle: %v %v %v", err, out.Result.Errors, out.Published.Errors)
-		}
-		now = now.Add(15 * time.Minute)
-		return out
-	}
+	cycle := func() Outcome { return w.cycle(&now) }
 	cycle()
 	prs := w.open("shop")
 	if len(prs) != 1 {
@@ -73,17 +60,7 @@ func TestCommandsOnlyFromWriters(t *testing.T) {
 // rejection as its own and reopen the fix after a lost database.
 func TestForgedClosedMarker(t *testing.T) {
 	w, now := stuckWorld(t, worldConfig, "shop")
-	run := func() Outcome {
-		t.Helper()
-		r, closeDB := w.runner()
-		defer closeDB()
-		out, err := r.Once(context.Background(), now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		now = now.Add(15 * time.Minute)
-		return out
-	}
+	run := func() Outcome { return w.cycle(&now) }
 	run()
 	prs := w.open("shop")
 	if len(prs) != 1 {

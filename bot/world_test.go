@@ -167,6 +167,20 @@ func (w *world) runner() (*Runner, func()) {
 	return r, func() { st.Close() }
 }
 
+// cycle runs one cycle at *now as a fresh process would, fails the test on
+// any error, and moves *now on by 15 minutes.
+func (w *world) cycle(now *time.Time) Outcome {
+	w.t.Helper()
+	r, closeDB := w.runner()
+	defer closeDB()
+	out, err := r.Once(context.Background(), *now)
+	if err != nil || len(out.Result.Errors)+len(out.Published.Errors) > 0 {
+		w.t.Fatalf("cycle: %v %v %v", err, out.Result.Errors, out.Published.Errors)
+	}
+	*now = now.Add(15 * time.Minute)
+	return out
+}
+
 func (w *world) loseDatabase() {
 	for _, f := range []string{w.dbPath, w.dbPath + "-wal", w.dbPath + "-shm"} {
 		os.Remove(f)
