@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations/render"
 	"github.com/driftfix/driftfix/remediations/yamledit"
@@ -241,14 +242,24 @@ func (c *Context) rebuild(edited Repo) (*drift.Snapshot, error) {
 		if o == nil {
 			return nil, fmt.Errorf("%s no longer renders", res.Ref())
 		}
-		out = withTarget(out, i, withArgoMetadata(drift.DeepCopy(o).(map[string]any), res.Target))
+		out = withTarget(out, i, withArgoMetadata(drift.DeepCopy(o).(map[string]any), res.Target, c.instanceLabel()))
 	}
 	return out, nil
 }
 
+// instanceLabel is the label Argo CD tracks resources by, when it does.
+func (c *Context) instanceLabel() string {
+	st, _, err := diff.ReadSettings(c.Snapshot.Cluster)
+	if err != nil || !st.LabelTracking() {
+		return ""
+	}
+	return st.InstanceLabelKey
+}
+
 // withArgoMetadata gives a rendered object what Argo CD adds to the target:
-// the namespace, the tracking annotation and the instance label it had.
-func withArgoMetadata(o, old drift.Object) drift.Object {
+// the namespace, the tracking annotation and the instance label (labelKey,
+// empty when Argo CD tracks by annotation only) it had.
+func withArgoMetadata(o, old drift.Object, labelKey string) drift.Object {
 	md, _ := o["metadata"].(map[string]any)
 	if md == nil {
 		md = map[string]any{}
@@ -264,6 +275,14 @@ func withArgoMetadata(o, old drift.Object) drift.Object {
 			md["annotations"] = ann
 		}
 		ann["argocd.argoproj.io/tracking-id"] = id
+	}
+	if v, ok := drift.Labels(old)[labelKey]; ok && labelKey != "" {
+		labels, _ := md["labels"].(map[string]any)
+		if labels == nil {
+			labels = map[string]any{}
+			md["labels"] = labels
+		}
+		labels[labelKey] = v
 	}
 	return o
 }

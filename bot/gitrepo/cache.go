@@ -65,10 +65,17 @@ func (c *Cache) Fetches() int64 { return c.fetches.Load() }
 // repository at revision (a commit, branch or tag, or HEAD), keyed by their
 // path in the repository. The map is the caller's to change.
 func (c *Cache) Files(ctx context.Context, repoURL, revision string, lim Limits) (map[string]string, error) {
+	files, _, err := c.Head(ctx, repoURL, revision, lim)
+	return files, err
+}
+
+// Head is Files with the commit revision resolved to (a full hash), so
+// that what was read can be named: a pull request's head commit.
+func (c *Cache) Head(ctx context.Context, repoURL, revision string, lim Limits) (map[string]string, string, error) {
 	lim = lim.withDefaults()
 	name := redact(repoURL)
 	if !strings.HasPrefix(repoURL, "file://") && !strings.HasPrefix(repoURL, "https://") {
-		return nil, fmt.Errorf("read repository %s: only file:// and https:// repositories are read", name)
+		return nil, "", fmt.Errorf("read repository %s: only file:// and https:// repositories are read", name)
 	}
 	wrap := func(err error) error { return fmt.Errorf("read repository %s at %s: %w", name, revision, err) }
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lim.Timeout)
@@ -82,7 +89,7 @@ func (c *Cache) Files(ctx context.Context, repoURL, revision string, lim Limits)
 	if commit.IsZero() || !c.cached(key) {
 		var err error
 		if commit, ref, err = remoteCommit(fctx, rem, revision); err != nil {
-			return nil, wrap(err)
+			return nil, "", wrap(err)
 		}
 		key.commit = commit
 	}
@@ -95,12 +102,12 @@ func (c *Cache) Files(ctx context.Context, repoURL, revision string, lim Limits)
 		select {
 		case <-e.done:
 		case <-ctx.Done():
-			return nil, wrap(ctx.Err())
+			return nil, "", wrap(ctx.Err())
 		}
 		if e.err != nil {
-			return nil, wrap(e.err)
+			return nil, "", wrap(e.err)
 		}
-		return copyFiles(e.files), nil
+		return copyFiles(e.files), commit.String(), nil
 	}
 	e := &cacheEntry{key: key, done: make(chan struct{})}
 	c.entries[key] = c.lru.PushFront(e)
@@ -127,9 +134,9 @@ func (c *Cache) Files(ctx context.Context, repoURL, revision string, lim Limits)
 	c.mu.Unlock()
 	close(e.done)
 	if err != nil {
-		return nil, wrap(err)
+		return nil, "", wrap(err)
 	}
-	return copyFiles(files), nil
+	return copyFiles(files), commit.String(), nil
 }
 
 func (c *Cache) cached(k cacheKey) bool {

@@ -87,6 +87,11 @@ func Files(ctx context.Context, repoURL, revision string, lim Limits) (map[strin
 	return Shared.Files(ctx, repoURL, revision, lim)
 }
 
+// Head is Files with the commit the revision resolved to, through the Shared cache.
+func Head(ctx context.Context, repoURL, revision string, lim Limits) (map[string]string, string, error) {
+	return Shared.Head(ctx, repoURL, revision, lim)
+}
+
 // redact removes credentials from a repository URL for messages.
 func redact(repoURL string) string {
 	u, err := url.Parse(repoURL)
