@@ -132,3 +132,16 @@ var (
 	// ErrNoBase says the base branch does not exist.
 	ErrNoBase = errors.New("no such base branch")
 )
+
+// Check is the result of driftfix's check of a pull request's head commit,
+// published as a check run (GitHub App) or a commit status (token mode).
+type Check struct {
+	// Name is the check's name on the commit (driftfix/verify).
+	Name string
+	// Success is the conclusion: success, or failure.
+	Success bool
+	// Title is one line; Summary and Text are Markdown (Text holds the table).
+	Title, Summary, Text string
+	// DetailsURL links to where the check's subject is seen (the application in Argo CD).
+	DetailsURL string
+}

@@ -48,6 +48,10 @@ type GitHost interface {
 	// Comment adds a comment to a pull request.
 	Comment(ctx context.Context, r githost.Repo, number int, body string) error
 
+	// SetCheck publishes a check of a commit under c.Name, replacing the
+	// one published before under that name on the same commit.
+	SetCheck(ctx context.Context, r githost.Repo, sha string, c githost.Check) error
+
 	// React acknowledges a comment with a reaction ("+1": a command followed).
 	React(ctx context.Context, r githost.Repo, commentID int64, reaction string) error
 

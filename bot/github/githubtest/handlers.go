@@ -352,6 +352,9 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		}
 		return http.StatusOK, map[string]any{"permission": perm, "role_name": perm, "user": map[string]any{"login": p["username"]}}
 	}
+	if status, body, ok := s.handleChecks(route, p, r, rp); ok {
+		return status, body
+	}
 	return http.StatusNotFound, "Not Found"
 }
 

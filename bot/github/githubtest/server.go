@@ -66,6 +66,7 @@ type Server struct {
 	Secondary   int // secondary-limit answers given
 
 	commentID int64 // the last comment's id, unique across repositories
+	checkID   int64 // the last check run's id
 
 	link   string // Link header of the list being served
 	caller string // login of the request being served
@@ -82,6 +83,8 @@ type repo struct {
 	prs         []*PullRequest
 	comments    map[int][]Comment
 	perms       map[string]string // login → permission; others have none
+	checks      []*CheckRun
+	statuses    []Status
 }
 
 // PullRequest is a pull request as the emulator keeps it.
@@ -575,6 +578,10 @@ var routes = []string{
 	"POST /repos/{owner}/{repo}/issues/{number}/comments",
 	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",
 	"POST /repos/{owner}/{repo}/issues/comments/{id}/reactions",
+	"POST /repos/{owner}/{repo}/check-runs",
+	"PATCH /repos/{owner}/{repo}/check-runs/{id}",
+	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
+	"POST /repos/{owner}/{repo}/statuses/{sha}",
 }
 
 // match finds the route of a request and its parameters.

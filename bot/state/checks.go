@@ -1,0 +1,122 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Checked is the check last published on a fix's pull request head.
+type Checked struct {
+	SHA, Digest string
+	// Planned says it was the plan's verification, published when driftfix
+	// pushed the head, not yet a check of the head's own files.
+	Planned bool
+}
+
+// SaveCheck remembers the check published on a fix's pull request head.
+func (s *Store) SaveCheck(ctx context.Context, fingerprint string, c Checked, now time.Time) error {
+	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO checks (fingerprint, sha, digest, planned, at) VALUES (?, ?, ?, ?, ?)`,
+		fingerprint, c.SHA, c.Digest, c.Planned, now.UnixNano())
+	if err != nil {
+		return fmt.Errorf("remember the check of fix %s: %w", fingerprint, err)
+	}
+	return nil
+}
+
+// CheckFor is the check last published on a fix's pull request head.
+func (s *Store) CheckFor(ctx context.Context, fingerprint string) (Checked, bool, error) {
+	var c Checked
+	err := s.db.QueryRowContext(ctx, `SELECT sha, digest, planned FROM checks WHERE fingerprint = ?`, fingerprint).Scan(&c.SHA, &c.Digest, &c.Planned)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, false, nil
+	}
+	if err != nil {
+		return c, false, fmt.Errorf("read the check of fix %s: %w", fingerprint, err)
+	}
+	return c, true, nil
+}
+
+// Followed records that a command comment was acted on, and reports whether
+// it had been already: each command is followed once.
+func (s *Store) Followed(ctx context.Context, repo string, comment int64, now time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `INSERT OR IGNORE INTO commands (repo, comment, at) VALUES (?, ?, ?)`, repo, comment, now.UnixNano())
+	if err != nil {
+		return false, fmt.Errorf("remember command %d in %s: %w", comment, repo, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("remember command %d in %s: %w", comment, repo, err)
+	}
+	return n == 0, nil
+}
+
+// WasFollowed reports whether a command comment was acted on before.
+func (s *Store) WasFollowed(ctx context.Context, repo string, comment int64) (bool, error) {
+	var at int64
+	err := s.db.QueryRowContext(ctx, `SELECT at FROM commands WHERE repo = ? AND comment = ?`, repo, comment).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read command %d in %s: %w", comment, repo, err)
+	}
+	return true, nil
+}
+
+// Sighting is how long and how often a fix has been proposed by cycles.
+type Sighting struct {
+	First  time.Time
+	Cycles int
+}
+
+// Seen counts a cycle that proposed a fix and returns its sightings so far.
+// A cycle is counted once however often it asks (at the same now).
+func (s *Store) Seen(ctx context.Context, fingerprint string, now time.Time) (Sighting, error) {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO sightings (fingerprint, first, cycles, last) VALUES (?, ?, 1, ?)
+		ON CONFLICT (fingerprint) DO UPDATE SET cycles = cycles + (CASE WHEN last < excluded.last THEN 1 ELSE 0 END), last = MAX(last, excluded.last)`,
+		fingerprint, now.UnixNano(), now.UnixNano())
+	if err != nil {
+		return Sighting{}, fmt.Errorf("count fix %s: %w", fingerprint, err)
+	}
+	var first int64
+	var sg Sighting
+	if err := s.db.QueryRowContext(ctx, `SELECT first, cycles FROM sightings WHERE fingerprint = ?`, fingerprint).Scan(&first, &sg.Cycles); err != nil {
+		return Sighting{}, fmt.Errorf("count fix %s: %w", fingerprint, err)
+	}
+	sg.First = time.Unix(0, first)
+	return sg, nil
+}
+
+// Unseen forgets a fix's sightings: a fix that comes back cools down again.
+func (s *Store) Unseen(ctx context.Context, fingerprint string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM sightings WHERE fingerprint = ?`, fingerprint); err != nil {
+		return fmt.Errorf("forget fix %s: %w", fingerprint, err)
+	}
+	return nil
+}
+
+// Snooze holds a fix back until a time, with who asked and why.
+func (s *Store) Snooze(ctx context.Context, fingerprint string, until time.Time, reason string) error {
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO snoozed (fingerprint, until, reason) VALUES (?, ?, ?)`, fingerprint, until.UnixNano(), reason); err != nil {
+		return fmt.Errorf("snooze fix %s: %w", fingerprint, err)
+	}
+	return nil
+}
+
+// Snoozed reports whether a fix is held back at now, until when and why.
+func (s *Store) Snoozed(ctx context.Context, fingerprint string, now time.Time) (time.Time, string, bool, error) {
+	var until int64
+	var reason string
+	err := s.db.QueryRowContext(ctx, `SELECT until, reason FROM snoozed WHERE fingerprint = ?`, fingerprint).Scan(&until, &reason)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, "", false, nil
+	}
+	if err != nil {
+		return time.Time{}, "", false, fmt.Errorf("read snooze of fix %s: %w", fingerprint, err)
+	}
+	t := time.Unix(0, until)
+	return t, reason, now.Before(t), nil
+}
