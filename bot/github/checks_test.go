@@ -76,4 +76,3 @@ func TestCheckTokenModeIsCommitStatus(t *testing.T) {
 		t.Fatalf("%d check runs from a token", n)
 	}
 }
-
