@@ -21,6 +21,7 @@ type memHost struct {
 	mu       sync.Mutex
 	branches map[string]map[string][]byte // "owner/name branch" → files written
 	prs      []githost.PullRequest
+	checks   map[string]githost.Check // by commit
 }
 
 func (h *memHost) Host() string { return "git.example.org" }
@@ -119,6 +120,16 @@ func (h *memHost) Comments(context.Context, githost.Repo, int) ([]githost.Commen
 }
 
 func (h *memHost) Comment(context.Context, githost.Repo, int, string) error { return nil }
+
+func (h *memHost) SetCheck(_ context.Context, _ githost.Repo, sha string, c githost.Check) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.checks == nil {
+		h.checks = map[string]githost.Check{}
+	}
+	h.checks[sha] = c
+	return nil
+}
 
 func (h *memHost) React(context.Context, githost.Repo, int64, string) error { return nil }
 

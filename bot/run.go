@@ -60,6 +60,9 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 			return t
 		}
 	}
+	if r.Publisher != nil {
+		opts.Open = r.Publisher.OpenPRs(ctx)
+	}
 	out := Outcome{Result: cycle.Cycle(ctx, r.Config, r.Instances, now, opts)}
 	for _, err := range out.Result.Errors {
 		log.Warn("cycle", "error", err.Error())

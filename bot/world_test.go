@@ -158,6 +158,9 @@ func (w *world) runner() (*Runner, func()) {
 		RepoFiles: func(ctx context.Context, s *drift.Snapshot) (map[string]string, error) {
 			src := drift.Sources(s.Application)[0]
 			return gitrepo.Files(ctx, src.RepoURL, src.TargetRevision, gitrepo.Limits{})
+		},
+		BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
+			return gitrepo.Head(ctx, repoURL, branch, gitrepo.Limits{})
 		}}
 	r := &Runner{Config: w.cfg, Instances: []cycle.Instance{in}, Metrics: NewMetrics(), Log: log,
 		Publisher: &publish.Publisher{Config: w.cfg, Store: st, Hosts: []publish.GitHost{gh}, Notifier: sl, Log: log}}

@@ -88,6 +88,12 @@ type Policy struct {
 	SensitivePaths []string
 	QuietHours     *QuietHours
 	SlackChannel   string
+	// MinStuckFor and MinCycles hold a fix's first pull request back until
+	// its application has been OutOfSync that long since its last sync and
+	// driftfix has proposed the fix in that many cycles, so a passing
+	// rollout never gets one (defaults 1h and 1; MinStuckFor nil: unset).
+	MinStuckFor *time.Duration
+	MinCycles   int
 }
 
 // QuietHours is a daily window in which no PR is opened and no digest posted.
@@ -129,7 +135,19 @@ func (es Errors) Error() string {
 
 // Defaults is the policy used where the file says nothing.
 func Defaults() Policy {
-	return Policy{StuckAfter: 10 * time.Minute, PRsPerCycle: 5, OpenPRs: 20, PRsPerRepo: 3, BranchPrefix: "driftfix", Labels: []string{"driftfix"}}
+	hour := time.Hour
+	return Policy{StuckAfter: 10 * time.Minute, PRsPerCycle: 5, OpenPRs: 20, PRsPerRepo: 3, BranchPrefix: "driftfix", Labels: []string{"driftfix"},
+		MinStuckFor: &hour, MinCycles: 1}
+}
+
+// Cooldown is how long an application must have been OutOfSync and in how
+// many cycles a fix must have been proposed before its first pull request.
+func (p Policy) Cooldown() (time.Duration, int) {
+	d, n := time.Hour, max(p.MinCycles, 1)
+	if p.MinStuckFor != nil {
+		d = *p.MinStuckFor
+	}
+	return d, n
 }
 
 // Load reads and validates a policy file.
@@ -242,10 +260,13 @@ func (p *Policy) merge(o Policy) {
 	if o.StuckAfter != 0 {
 		p.StuckAfter = o.StuckAfter
 	}
+	if o.MinStuckFor != nil {
+		p.MinStuckFor = o.MinStuckFor
+	}
 	for _, f := range []struct {
 		dst *int
 		v   int
-	}{{&p.PRsPerCycle, o.PRsPerCycle}, {&p.OpenPRs, o.OpenPRs}, {&p.PRsPerRepo, o.PRsPerRepo}} {
+	}{{&p.PRsPerCycle, o.PRsPerCycle}, {&p.OpenPRs, o.OpenPRs}, {&p.PRsPerRepo, o.PRsPerRepo}, {&p.MinCycles, o.MinCycles}} {
 		if f.v != 0 {
 			*f.dst = f.v
 		}

@@ -260,6 +260,11 @@ func (p *parser) policy(key string, n *yaml.Node, pol *Policy) {
 		"sensitivePaths": func(k string, v *yaml.Node) { pol.SensitivePaths = p.sensitivePaths(k, v) },
 		"quietHours":     func(k string, v *yaml.Node) { pol.QuietHours = p.quietHours(k, v) },
 		"slackChannel":   func(k string, v *yaml.Node) { pol.SlackChannel = p.channel(k, v) },
+		"minStuckFor": func(k string, v *yaml.Node) {
+			d := p.duration(k, v)
+			pol.MinStuckFor = &d
+		},
+		"minCycles": func(k string, v *yaml.Node) { pol.MinCycles = p.positive(k, v) },
 	})
 }
 

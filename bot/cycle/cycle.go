@@ -35,6 +35,9 @@ type Instance struct {
 	// replaces Cluster for that cycle.
 	ReadCluster func(context.Context) (func(*drift.Snapshot) []drift.Object, error)
 	RepoFiles   func(ctx context.Context, s *drift.Snapshot) (map[string]string, error)
+	// BranchFiles reads a branch of a repository: its files and its head
+	// commit. Nil: fix pull requests' heads are not checked.
+	BranchFiles func(ctx context.Context, repoURL, branch string) (map[string]string, string, error)
 }
 
 // ProposedPR is a pull request a cycle would open or update.
@@ -46,6 +49,12 @@ type ProposedPR struct {
 	Branch, Title, Body      string
 	Policy                   config.Policy
 	Plan                     remediations.Plan
+	// Planned is the check of the fix as it was verified while planned; it
+	// is published on a head driftfix pushes.
+	Planned HeadCheck
+	// Check is the check of the fix's open pull request's head as it is
+	// now (nil: none open, or its head could not be read).
+	Check *HeadCheck
 }
 
 // AppState is one listed application and whether the cycle found it stuck.
@@ -97,6 +106,9 @@ type CycleOptions struct {
 	// fixes are dated by it so that the same fix reads the same every day.
 	// Nil dates fixes now.
 	FirstSeen func(key string) time.Time
+	// Open says whether a fix (by key) has an open pull request, whose head
+	// is then read and checked. Nil checks no head.
+	Open func(key string) bool
 }
 
 // AppKey names an application across instances: instance/namespace/name.
@@ -161,7 +173,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 			at = first
 		}
 		var part CycleResult
-		keys, ok := part.planApp(ctx, cfg, in, *r, at)
+		keys, ok := planning{cfg: cfg, in: in, opts: opts}.planApp(ctx, &part, *r, at)
 		mu.Lock()
 		defer mu.Unlock()
 		res.absorb(&part)
@@ -328,9 +340,17 @@ func (res *CycleResult) absorb(part *CycleResult) {
 	res.Errors = append(res.Errors, part.Errors...)
 }
 
-// planApp plans an application's fixes; it returns the keys of the fixes
-// proposed and whether planning finished.
-func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Instance, r collect.ScanResult, now time.Time) ([]string, bool) {
+// planning is what planning an application's fixes needs besides the application.
+type planning struct {
+	cfg  *config.Config
+	in   Instance
+	opts CycleOptions
+}
+
+// planApp plans an application's fixes into part; it returns the keys of
+// the fixes proposed and whether planning finished.
+func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.ScanResult, now time.Time) ([]string, bool) {
+	cfg, in := pl.cfg, pl.in
 	pol := cfg.For(r.App.Project, r.App.Name, r.App.Namespace)
 	var causes []drift.Cause
 	seen := map[drift.Cause]bool{}
@@ -340,61 +360,76 @@ func (res *CycleResult) planApp(ctx context.Context, cfg *config.Config, in Inst
 			causes = append(causes, f.Cause)
 		}
 		if f.Remediation.Kind == drift.FixNone {
-			res.Digest.ForPeople = append(res.Digest.ForPeople, templates.PersonLine{App: r.App.Name, Namespace: r.App.Namespace, Instance: in.Name,
+			part.Digest.ForPeople = append(part.Digest.ForPeople, templates.PersonLine{App: r.App.Name, Namespace: r.App.Namespace, Instance: in.Name,
 				Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Why: f.Remediation.Reason})
 		}
 	}
-	res.Digest.NewStuck = append(res.Digest.NewStuck, templates.AppLine{App: r.App.Name, Namespace: r.App.Namespace, Instance: in.Name, Causes: causes, Note: r.Why})
+	part.Digest.NewStuck = append(part.Digest.NewStuck, templates.AppLine{App: r.App.Name, Namespace: r.App.Namespace, Instance: in.Name, Causes: causes, Note: r.Why})
 	if in.RepoFiles == nil {
 		return nil, true
 	}
 	s := r.Snapshot
 	var err error
 	if s.Repo.Files, err = in.RepoFiles(ctx, s); err != nil {
-		res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
+		part.Errors = append(part.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
 		return nil, false
 	}
-	_, plans, err := pipeline.FixWith(s, remediations.RepoFromSnapshot(s), pipeline.FixOptions{
-		Sensitivity: pol.Sensitivity(), Now: now, Render: RenderLimits(cfg.Limits), Decide: pol.Decide})
+	fo := pipeline.FixOptions{Sensitivity: pol.Sensitivity(), Now: now, Render: RenderLimits(cfg.Limits), Decide: pol.Decide}
+	_, plans, err := pipeline.FixWith(s, remediations.RepoFromSnapshot(s), fo)
 	if err != nil {
-		res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
+		part.Errors = append(part.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
 		return nil, false
-	}
-	var src drift.Source
-	if srcs := drift.Sources(s.Application); len(srcs) > 0 {
-		src = srcs[0]
 	}
 	var keys []string
 	for _, p := range plans {
-		// what was passed over first (a kind the policy does not allow, one
-		// that did not verify) is said before why this plan is not proposed
-		var passed string
-		for _, a := range p.Passed {
-			passed += a.String() + "; "
-		}
-		switch {
-		case p.Dropped != "":
-			res.Skipped = append(res.Skipped, fmt.Sprintf("%s/%s %s %s: %s%s", r.App.Namespace, r.App.Name, p.Kind, p.Resource, passed, p.Dropped))
-			continue
-		case len(p.Edits) == 0:
-			res.Skipped = append(res.Skipped, fmt.Sprintf("%s/%s %s %s: %sto do by hand: %s", r.App.Namespace, r.App.Name, p.Kind, p.Resource, passed, p.Instructions))
-			continue
-		}
-		v := PRView(r.App.Name, r.App.Namespace, in.URL, p)
-		body, err := templates.PRBody(v)
+		pr, ok, err := pl.propose(r, pol, p)
 		if err != nil {
-			res.Errors = append(res.Errors, err)
+			part.Errors = append(part.Errors, err)
 			return keys, false
 		}
-		appKey := AppKey(in.Name, r.App.Namespace, r.App.Name)
-		key := FixKey(appKey, p)
-		keys = append(keys, key)
-		body += KeyMarker(key, appKey)
-		res.PRs = append(res.PRs, ProposedPR{Instance: in.Name, App: r.App.Name, Namespace: r.App.Namespace, Key: key, Fingerprint: v.Fingerprint,
-			RepoURL: src.RepoURL, Base: src.TargetRevision, Policy: pol,
-			Branch: Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, key), Title: templates.PRTitle(v), Body: body, Plan: p})
+		if !ok {
+			part.Skipped = append(part.Skipped, pr.Body)
+			continue
+		}
+		pl.checkHead(ctx, part, &pr, r, fo)
+		keys = append(keys, pr.Key)
+		part.PRs = append(part.PRs, pr)
 	}
 	return keys, true
+}
+
+// propose turns a plan into the pull request that carries it; a plan that
+// is not proposed comes back with why in Body.
+func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediations.Plan) (ProposedPR, bool, error) {
+	app := r.App.Namespace + "/" + r.App.Name
+	// what was passed over first (a kind the policy does not allow, one
+	// that did not verify) is said before why this plan is not proposed
+	var passed string
+	for _, a := range p.Passed {
+		passed += a.String() + "; "
+	}
+	switch {
+	case p.Dropped != "":
+		return ProposedPR{Body: fmt.Sprintf("%s %s %s: %s%s", app, p.Kind, p.Resource, passed, p.Dropped)}, false, nil
+	case len(p.Edits) == 0:
+		return ProposedPR{Body: fmt.Sprintf("%s %s %s: %sto do by hand: %s", app, p.Kind, p.Resource, passed, p.Instructions)}, false, nil
+	}
+	var src drift.Source
+	if srcs := drift.Sources(r.Snapshot.Application); len(srcs) > 0 {
+		src = srcs[0]
+	}
+	v := PRView(r.App.Name, r.App.Namespace, pl.in.URL, p)
+	body, err := templates.PRBody(v)
+	if err != nil {
+		return ProposedPR{}, false, err
+	}
+	appKey := AppKey(pl.in.Name, r.App.Namespace, r.App.Name)
+	key := FixKey(appKey, p)
+	pr := ProposedPR{Instance: pl.in.Name, App: r.App.Name, Namespace: r.App.Namespace, Key: key, Fingerprint: v.Fingerprint,
+		RepoURL: src.RepoURL, Base: src.TargetRevision, Policy: pol,
+		Branch: Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, key), Title: templates.PRTitle(v), Body: body + KeyMarker(key, appKey), Plan: p}
+	pr.Planned, err = pl.headCheck(r, pipeline.CheckPlanned(p), "")
+	return pr, true, err
 }
 
 // diagnoser diagnoses a collected snapshot with the sensitive paths of its

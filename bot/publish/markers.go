@@ -12,9 +12,6 @@ import (
 // even when the state database is lost.
 const closedMarker = "<!-- driftfix:closed-by-driftfix -->"
 
-// ignoreComment is the command that stops a fix for good.
-var ignoreComment = regexp.MustCompile(`(?m)^\s*/driftfix\s+ignore\b`)
-
 // bodyFingerprint is the marker of the fix's content in a PR body.
 var bodyFingerprint = regexp.MustCompile(`<!-- driftfix:fingerprint=([0-9a-f]+) -->`)
 

@@ -44,6 +44,9 @@ type Publisher struct {
 // Published is what one publishing step did.
 type Published struct {
 	Opened, Updated, Unchanged, Closed, Merged, Rejected, Fixed []string // "owner/name#number"
+	// Snoozed are pull requests closed by /driftfix snooze; Checked those
+	// whose head got a new or changed check.
+	Snoozed, Checked []string
 	// Skipped are proposals not published, with why.
 	Skipped []string
 	// Digests are the messages posted, by channel.
@@ -68,6 +71,8 @@ type run struct {
 	limited bool
 	open    openCount
 	writers map[string]bool // "repo login" → may steer driftfix, asked this cycle
+	// rechecks are fixes whose check a /driftfix recheck asked to publish again.
+	rechecks map[string]bool
 }
 
 // openCount counts driftfix's open pull requests against the policy's limits.
@@ -95,7 +100,7 @@ func (p *Publisher) start(ctx context.Context, res *cycle.CycleResult, now time.
 		p.PerPR = 2 * time.Minute
 	}
 	r := &run{Publisher: p, ctx: ctx, res: res, now: now, log: p.Log, out: &Published{Digests: map[string][]templates.Message{}},
-		apps: map[string]cycle.AppState{}, proposed: map[string]cycle.ProposedPR{}, open: openCount{perRepo: map[string]int{}}, writers: map[string]bool{}}
+		apps: map[string]cycle.AppState{}, proposed: map[string]cycle.ProposedPR{}, open: openCount{perRepo: map[string]int{}}, writers: map[string]bool{}, rechecks: map[string]bool{}}
 	if r.log == nil {
 		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
@@ -82,6 +83,17 @@ func (p *proposal) held() (string, error) {
 		}
 		return "", err
 	}
+	if until, why, on, err := p.Store.Snoozed(p.ctx, p.pr.Key, p.now); err != nil || on {
+		if on {
+			return fmt.Sprintf("%s, until %s", why, until.UTC().Format(time.RFC3339)), err
+		}
+		return "", err
+	}
+	// every cycle that proposes the fix counts towards its cooldown, quiet hours and dry runs too
+	seen, err := p.Store.Seen(p.ctx, p.pr.Key, p.now)
+	if err != nil {
+		return "", err
+	}
 	switch {
 	case p.Config.DryRun || (pol.DryRun != nil && *pol.DryRun):
 		return "dry run by policy", nil
@@ -90,7 +102,7 @@ func (p *proposal) held() (string, error) {
 	case len(p.Hosts) == 0:
 		return "no Git host credentials configured", nil
 	}
-	return "", nil
+	return p.coolingDown(seen)
 }
 
 // locate finds the repository's host, the proposal's pull request if one
@@ -179,7 +191,7 @@ func (p *proposal) update() error {
 	if m := lastMarker(bodyFingerprint, ex.Body); m == nil || m[1] != p.pr.Fingerprint {
 		unchanged = false
 	}
-	_, _, err := p.host.Push(p.ctx, p.repo, p.base, p.pr.Branch, p.message(), p.files())
+	pushed, _, err := p.host.Push(p.ctx, p.repo, p.base, p.pr.Branch, p.message(), p.files())
 	switch {
 	case errors.Is(err, githost.ErrNotOurs) || errors.Is(err, githost.ErrFileChanged):
 		if !unchanged {
@@ -188,10 +200,23 @@ func (p *proposal) update() error {
 			}
 		}
 		p.skip(fmt.Sprintf("%s not updated: %v", ref(p.repo, ex.Number), err))
-		return p.Store.SavePR(p.ctx, p.rec)
+		return errors.Join(p.publishCheck(ex.HeadSHA, false), p.Store.SavePR(p.ctx, p.rec))
 	case err != nil:
 		return err
-	case unchanged:
+	case unchanged && !pushed:
+		p.out.Unchanged = append(p.out.Unchanged, ref(p.repo, ex.Number))
+		return errors.Join(p.publishCheck(ex.HeadSHA, true), p.Store.SavePR(p.ctx, p.rec))
+	}
+	head := ex.HeadSHA
+	if pushed {
+		if now, err := p.host.GetPR(p.ctx, p.repo, ex.Number); err == nil {
+			head = now.HeadSHA
+		}
+	}
+	if err := p.publishCheck(head, true); err != nil {
+		return err
+	}
+	if unchanged {
 		p.out.Unchanged = append(p.out.Unchanged, ref(p.repo, ex.Number))
 		return p.Store.SavePR(p.ctx, p.rec)
 	}
@@ -278,7 +303,10 @@ func (p *proposal) openNew() error {
 	p.rec.Number = gpr.Number
 	p.out.Opened = append(p.out.Opened, ref(p.repo, gpr.Number))
 	p.digests.prLine(p.rec.App, "opened", p.line(gpr.URL))
-	return p.Store.SavePR(p.ctx, p.rec)
+	if err := p.Store.SavePR(p.ctx, p.rec); err != nil {
+		return err
+	}
+	return p.publishCheck(gpr.HeadSHA, true)
 }
 
 // pushRefused says why a new fix's branch was not pushed, for the refusals

@@ -3,7 +3,6 @@ package publish
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
@@ -131,8 +130,8 @@ func (c *followed) reconcile() (bool, error) {
 		c.out.Rejected = append(c.out.Rejected, c.ref())
 		return true, c.save(state.PRClosed)
 	}
-	if stop, err := c.stopAsked(); err != nil || stop {
-		return stop, err
+	if done, err := c.steer(); err != nil || done {
+		return done, err
 	}
 	return c.closeIfUnneeded()
 }
@@ -148,49 +147,6 @@ func (c *followed) save(st string) error {
 func (c *followed) report(kind, note string) {
 	id := cycle.ParseAppKey(c.k.App)
 	c.digests.prLine(c.k.App, kind, templates.PRLine{App: id.Name, Namespace: id.Namespace, Instance: id.Instance, Title: c.pr.Title + note, URL: c.pr.URL, Key: c.k.Fingerprint})
-}
-
-// stopAsked closes the pull request for good when a person asked to stop
-// it by label or by a /driftfix ignore comment from an account that can
-// write to the repository; anyone else's command is not followed, and said so.
-func (c *followed) stopAsked() (bool, error) {
-	stop := slices.Contains(c.pr.Labels, c.IgnoreLabel)
-	if !stop {
-		comments, err := c.host.Comments(c.ctx, c.repo, c.k.Number)
-		if err != nil {
-			return false, err
-		}
-		for _, m := range comments {
-			if !ignoreComment.MatchString(m.Body) {
-				continue
-			}
-			ok, err := c.steers(c.ctx, c.host, c.repo, m)
-			if err != nil {
-				return false, err
-			}
-			if !ok {
-				c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: /driftfix ignore from %s (%s) not followed: only accounts that can write to %s steer driftfix", c.ref(), m.Author, m.Association, c.repo))
-				continue
-			}
-			stop = true
-			if err := c.host.React(c.ctx, c.repo, m.ID, "+1"); err != nil {
-				c.log.Warn("acknowledge a command", "pr", c.ref(), "error", err.Error()) // the command is followed all the same
-			}
-		}
-	}
-	if !stop {
-		return false, nil
-	}
-	if err := c.Store.Reject(c.ctx, c.k.Fingerprint, c.k.App, "asked to stop on "+c.ref(), c.now); err != nil {
-		return false, err
-	}
-	msg := "driftfix will not propose this fix again, as asked. The drift stays visible in the digest.\n\n" + closedMarker
-	if err := c.host.ClosePR(c.ctx, c.repo, c.k.Number, c.k.Branch, msg); err != nil {
-		return false, err
-	}
-	c.report("closed", " (asked to stop)")
-	c.out.Rejected = append(c.out.Rejected, c.ref())
-	return true, c.save(state.PRClosed)
 }
 
 // closeIfUnneeded closes the pull request when its drift is gone: the

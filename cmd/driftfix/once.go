@@ -111,6 +111,9 @@ func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Limits, stderr i
 			}
 			return gitrepo.Files(ctx, srcs[0].RepoURL, drift.Str(s.Application, "status", "sync", "revision"), git)
 		},
+		BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
+			return gitrepo.Head(ctx, repoURL, branch, git)
+		},
 		ReadCluster: func(ctx context.Context) (func(*drift.Snapshot) []drift.Object, error) {
 			return af.cluster(ctx, stderr)
 		}}

@@ -1,0 +1,150 @@
+package publish
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/state"
+)
+
+// commandRE is a /driftfix command at the start of a comment's line: its
+// verb and first argument.
+var commandRE = regexp.MustCompile(`(?m)^[ \t]*/driftfix[ \t]+([A-Za-z]+)(?:[ \t]+(\S+))?`)
+
+// maxSnooze bounds /driftfix snooze: longer than that is a /driftfix ignore.
+const maxSnooze = 180 * 24 * time.Hour
+
+// asked is what a pull request's commands, new this cycle, ask.
+type asked struct {
+	ignore, recheck bool
+	snooze          time.Time // zero: no snooze asked
+	by              string    // who asked what is done (the last such command)
+	comments        []int64   // the commands acted on, to remember as followed
+}
+
+// parseSnooze reads a snooze length: a number of hours, days or weeks.
+func parseSnooze(arg string) (time.Duration, error) {
+	if len(arg) < 2 {
+		return 0, fmt.Errorf("say how long, such as 14d, 2w or 12h")
+	}
+	n, err := strconv.Atoi(arg[:len(arg)-1])
+	unit := map[byte]time.Duration{'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[arg[len(arg)-1]]
+	if err != nil || n <= 0 || unit == 0 {
+		return 0, fmt.Errorf("%q is not a length such as 14d, 2w or 12h", arg)
+	}
+	if d := time.Duration(n) * unit; d <= maxSnooze {
+		return d, nil
+	}
+	return 0, fmt.Errorf("%s is longer than %d days; use /driftfix ignore to stop this fix for good", arg, int(maxSnooze.Hours()/24))
+}
+
+// commands reads the pull request's /driftfix commands that were not acted
+// on before. Only accounts that can write to the repository steer driftfix;
+// others are not followed, and the cycle says so. A command followed gets a
+// +1 reaction; one that cannot be read gets a confused one.
+func (c *followed) commands() (asked, error) {
+	var a asked
+	if slices.Contains(c.pr.Labels, c.IgnoreLabel) {
+		a.ignore, a.by = true, "the "+c.IgnoreLabel+" label"
+	}
+	comments, err := c.host.Comments(c.ctx, c.repo, c.k.Number)
+	if err != nil {
+		return a, err
+	}
+	for _, m := range comments {
+		cmd := commandRE.FindStringSubmatch(m.Body)
+		if cmd == nil {
+			continue
+		}
+		if done, err := c.Store.WasFollowed(c.ctx, c.repo.Key(), m.ID); err != nil || done {
+			if err != nil {
+				return a, err
+			}
+			continue
+		}
+		ok, err := c.steers(c.ctx, c.host, c.repo, m)
+		if err != nil {
+			return a, err
+		}
+		verb := strings.ToLower(cmd[1])
+		if !ok {
+			c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: /driftfix %s from %s (%s) not followed: only accounts that can write to %s steer driftfix", c.ref(), verb, m.Author, m.Association, c.repo))
+			continue
+		}
+		reaction := "+1"
+		switch verb {
+		case "ignore":
+			a.ignore, a.by = true, "@"+m.Author
+		case "recheck":
+			a.recheck = true
+		case "snooze":
+			d, err := parseSnooze(cmd[2])
+			if err != nil {
+				reaction = "confused"
+				c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: /driftfix snooze from %s not followed: %v", c.ref(), m.Author, err))
+				break
+			}
+			a.snooze, a.by = c.now.Add(d), "@"+m.Author
+		default:
+			reaction = "confused"
+			c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: /driftfix %s from %s is not a command (ignore, recheck, snooze)", c.ref(), verb, m.Author))
+		}
+		a.comments = append(a.comments, m.ID)
+		if err := c.host.React(c.ctx, c.repo, m.ID, reaction); err != nil {
+			c.log.Warn("acknowledge a command", "pr", c.ref(), "error", err.Error()) // the command is acted on all the same
+		}
+	}
+	return a, nil
+}
+
+// remember records the commands acted on, once what they asked is done.
+func (c *followed) remember(a asked) error {
+	for _, id := range a.comments {
+		if _, err := c.Store.Followed(c.ctx, c.repo.Key(), id, c.now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// steer does what the commands ask; it reports whether the pull request is
+// closed by it.
+func (c *followed) steer() (bool, error) {
+	a, err := c.commands()
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case a.ignore:
+		if err := c.Store.Reject(c.ctx, c.k.Fingerprint, c.k.App, "asked to stop on "+c.ref()+" by "+a.by, c.now); err != nil {
+			return false, err
+		}
+		msg := "driftfix will not propose this fix again, as asked. The drift stays visible in the digest.\n\n" + closedMarker
+		if err := c.host.ClosePR(c.ctx, c.repo, c.k.Number, c.k.Branch, msg); err != nil {
+			return false, err
+		}
+		c.report("closed", " (asked to stop)")
+		c.out.Rejected = append(c.out.Rejected, c.ref())
+		return true, errors.Join(c.remember(a), c.save(state.PRClosed))
+	case !a.snooze.IsZero():
+		until := a.snooze.UTC().Format("2006-01-02 15:04 MST")
+		if err := c.Store.Snooze(c.ctx, c.k.Fingerprint, a.snooze, "snoozed on "+c.ref()+" by "+a.by); err != nil {
+			return false, err
+		}
+		msg := fmt.Sprintf("Snoozed until %s, as %s asked: driftfix proposes this fix again after that if the drift is still there.\n\n%s", until, a.by, closedMarker)
+		if err := c.host.ClosePR(c.ctx, c.repo, c.k.Number, c.k.Branch, msg); err != nil {
+			return false, err
+		}
+		c.report("closed", " (snoozed until "+until+")")
+		c.out.Snoozed = append(c.out.Snoozed, c.ref())
+		return true, errors.Join(c.remember(a), c.save(state.PRClosed))
+	case a.recheck:
+		c.rechecks[c.k.Fingerprint] = true
+	}
+	return false, c.remember(a)
+}
