@@ -117,6 +117,11 @@ func (w *world) addRepo(name string) string {
 // setApp serves application name from repo: stuck OutOfSync with the HPA
 // drift, or Synced with none.
 func (w *world) setApp(name, repo string, stuck bool, now time.Time) {
+	w.setAppAt(name, repo, stuck, now, "main")
+}
+
+// setAppAt is setApp with the revision Argo CD compared (synced).
+func (w *world) setAppAt(name, repo string, stuck bool, now time.Time, revision string) {
 	s := corpus.Load(w.t, "remediations/testdata/plain-remove-hpa.yaml")
 	md := drift.Map(s.Application, "metadata")
 	md["name"] = name
@@ -124,9 +129,9 @@ func (w *world) setApp(name, repo string, stuck bool, now time.Time) {
 	st := drift.Map(s.Application, "status")
 	st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
 	if stuck {
-		st["sync"] = map[string]any{"status": "OutOfSync", "revision": "main"}
+		st["sync"] = map[string]any{"status": "OutOfSync", "revision": revision}
 	} else {
-		st["sync"] = map[string]any{"status": "Synced", "revision": "main"}
+		st["sync"] = map[string]any{"status": "Synced", "revision": revision}
 		s.Resources = nil
 	}
 	w.argo.Add(s)

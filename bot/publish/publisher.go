@@ -45,8 +45,9 @@ type Publisher struct {
 type Published struct {
 	Opened, Updated, Unchanged, Closed, Merged, Rejected, Fixed []string // "owner/name#number"
 	// Snoozed are pull requests closed by /driftfix snooze; Checked those
-	// whose head got a new or changed check.
-	Snoozed, Checked []string
+	// whose head got a new or changed check; StillDrifts merged ones whose
+	// revision Argo CD synced while the application stayed OutOfSync.
+	Snoozed, Checked, StillDrifts []string
 	// Skipped are proposals not published, with why.
 	Skipped []string
 	// Digests are the messages posted, by channel.

@@ -141,8 +141,8 @@ func (p *proposal) settled() (bool, error) {
 		return true, nil
 	case ex.Merged:
 		p.skip(fmt.Sprintf("merged in %s; waiting for Argo CD to sync it", ref(p.repo, ex.Number)))
-		p.rec.Number, p.rec.State = ex.Number, state.PRMerged
-		if old, ok, _ := p.Store.PRFor(p.ctx, p.pr.Key); ok && old.State == state.PRFixed {
+		p.rec.Number, p.rec.State, p.rec.MergeSHA = ex.Number, state.PRMerged, ex.MergeCommitSHA
+		if old, ok, _ := p.Store.PRFor(p.ctx, p.pr.Key); ok && (old.State == state.PRFixed || old.State == state.PRStillDrifts) {
 			return true, nil
 		}
 		return true, p.Store.SavePR(p.ctx, p.rec)

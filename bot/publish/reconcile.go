@@ -56,19 +56,9 @@ func (r *run) follow(k state.PR) {
 			k = cur
 		}
 	}
-	a, listed := r.apps[k.App]
-	if k.State != state.PRMerged || !listed || a.Stuck || a.App.SyncStatus != "Synced" {
-		return
+	if k.State == state.PRMerged {
+		r.afterMerge(k)
 	}
-	// A merged fix whose application is Synced again: fixed.
-	id := cycle.ParseAppKey(k.App)
-	v := r.digests.forApp(k.App)
-	v.Fixed = append(v.Fixed, templates.AppLine{App: id.Name, Namespace: id.Namespace, Instance: id.Instance, Key: k.Fingerprint, Note: "after " + r.displayRef(k) + " was merged"})
-	k.State, k.Updated = state.PRFixed, r.now
-	if err := r.Store.SavePR(r.ctx, k); err != nil {
-		r.fail(err)
-	}
-	r.out.Fixed = append(r.out.Fixed, r.displayRef(k))
 }
 
 // reconcileOpen reconciles an open pull request on its host and reports
@@ -119,6 +109,7 @@ func (c *followed) reconcile() (bool, error) {
 	}
 	switch {
 	case c.pr.Merged:
+		c.k.MergeSHA = c.pr.MergeCommitSHA
 		c.report("merged", "")
 		c.out.Merged = append(c.out.Merged, c.ref())
 		return true, c.save(state.PRMerged)

@@ -39,7 +39,8 @@ var migrations = []string{
 	`CREATE TABLE checks (fingerprint TEXT PRIMARY KEY, sha TEXT NOT NULL, digest TEXT NOT NULL, planned INTEGER NOT NULL, at INTEGER NOT NULL);
 	 CREATE TABLE commands (repo TEXT NOT NULL, comment INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (repo, comment));
 	 CREATE TABLE sightings (fingerprint TEXT PRIMARY KEY, first INTEGER NOT NULL, cycles INTEGER NOT NULL, last INTEGER NOT NULL);
-	 CREATE TABLE snoozed (fingerprint TEXT PRIMARY KEY, until INTEGER NOT NULL, reason TEXT NOT NULL);`,
+	 CREATE TABLE snoozed (fingerprint TEXT PRIMARY KEY, until INTEGER NOT NULL, reason TEXT NOT NULL);
+	 ALTER TABLE prs ADD COLUMN merge_sha TEXT NOT NULL DEFAULT '';`,
 }
 
 // Store is an open state database.
@@ -207,6 +208,8 @@ type PR struct {
 	Fingerprint, App, Repo, Branch, State string
 	Number                                int
 	Updated                               time.Time
+	// MergeSHA is the merge commit of a merged pull request.
+	MergeSHA string
 }
 
 // PRState values.
@@ -216,13 +219,17 @@ const (
 	PRClosed = "closed"
 	// PRFixed is a merged fix whose application was seen Synced again.
 	PRFixed = "fixed"
+	// PRStillDrifts is a merged fix whose revision Argo CD synced while the
+	// application stayed OutOfSync.
+	PRStillDrifts = "still-drifts"
 )
 
 // SavePR records (or updates) the pull request of a fix.
 func (s *Store) SavePR(ctx context.Context, pr PR) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO prs (fingerprint, app, repo, number, branch, state, updated) VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (fingerprint) DO UPDATE SET repo = excluded.repo, number = excluded.number, branch = excluded.branch, state = excluded.state, updated = excluded.updated`,
-		pr.Fingerprint, pr.App, pr.Repo, pr.Number, pr.Branch, pr.State, pr.Updated.UnixNano())
+	_, err := s.db.ExecContext(ctx, `INSERT INTO prs (fingerprint, app, repo, number, branch, state, updated, merge_sha) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (fingerprint) DO UPDATE SET repo = excluded.repo, number = excluded.number, branch = excluded.branch, state = excluded.state, updated = excluded.updated,
+		merge_sha = CASE WHEN excluded.merge_sha = '' THEN merge_sha ELSE excluded.merge_sha END`,
+		pr.Fingerprint, pr.App, pr.Repo, pr.Number, pr.Branch, pr.State, pr.Updated.UnixNano(), pr.MergeSHA)
 	if err != nil {
 		return fmt.Errorf("save pull request %s#%d: %w", pr.Repo, pr.Number, err)
 	}
@@ -233,8 +240,8 @@ func (s *Store) SavePR(ctx context.Context, pr PR) error {
 func (s *Store) PRFor(ctx context.Context, fingerprint string) (PR, bool, error) {
 	var pr PR
 	var updated int64
-	err := s.db.QueryRowContext(ctx, `SELECT fingerprint, app, repo, number, branch, state, updated FROM prs WHERE fingerprint = ?`, fingerprint).
-		Scan(&pr.Fingerprint, &pr.App, &pr.Repo, &pr.Number, &pr.Branch, &pr.State, &updated)
+	err := s.db.QueryRowContext(ctx, `SELECT fingerprint, app, repo, number, branch, state, updated, merge_sha FROM prs WHERE fingerprint = ?`, fingerprint).
+		Scan(&pr.Fingerprint, &pr.App, &pr.Repo, &pr.Number, &pr.Branch, &pr.State, &updated, &pr.MergeSHA)
 	if errors.Is(err, sql.ErrNoRows) {
 		return PR{}, false, nil
 	}
@@ -249,14 +256,14 @@ func (s *Store) PRFor(ctx context.Context, fingerprint string) (PR, bool, error)
 func (s *Store) PRs(ctx context.Context, states ...string) ([]PR, error) {
 	var out []PR
 	for _, st := range states {
-		rows, err := s.db.QueryContext(ctx, `SELECT fingerprint, app, repo, number, branch, state, updated FROM prs WHERE state = ? ORDER BY updated, number`, st)
+		rows, err := s.db.QueryContext(ctx, `SELECT fingerprint, app, repo, number, branch, state, updated, merge_sha FROM prs WHERE state = ? ORDER BY updated, number`, st)
 		if err != nil {
 			return nil, fmt.Errorf("list %s pull requests: %w", st, err)
 		}
 		for rows.Next() {
 			var pr PR
 			var updated int64
-			if err := rows.Scan(&pr.Fingerprint, &pr.App, &pr.Repo, &pr.Number, &pr.Branch, &pr.State, &updated); err != nil {
+			if err := rows.Scan(&pr.Fingerprint, &pr.App, &pr.Repo, &pr.Number, &pr.Branch, &pr.State, &updated, &pr.MergeSHA); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("list %s pull requests: %w", st, err)
 			}

@@ -186,3 +186,18 @@ func (c *CheckRun) json() map[string]any {
 		"details_url": c.DetailsURL, "app": map[string]any{"id": c.AppID},
 		"output": map[string]any{"title": c.Title, "summary": c.Summary, "text": c.Text}}
 }
+
+// Head is the commit a branch points at, or "".
+func (s *Server) Head(owner, name, branch string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[owner+"/"+name]
+	if r == nil {
+		return ""
+	}
+	ref, err := r.git.Reference(plumbing.NewBranchReferenceName(branch), true)
+	if err != nil {
+		return ""
+	}
+	return ref.Hash().String()
+}

@@ -1,0 +1,228 @@
+package bot
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/github/githubtest"
+)
+
+const checkRuns = "POST /repos/{owner}/{repo}/check-runs"
+const checkUpdates = "PATCH /repos/{owner}/{repo}/check-runs/{id}"
+
+// verify is the one driftfix/verify check run on a commit.
+func (w *world) verify(repo, sha string) githubtest.CheckRun {
+	w.t.Helper()
+	runs := w.gh.CheckRuns("acme", repo, sha)
+	if len(runs) != 1 || runs[0].Name != "driftfix/verify" {
+		w.t.Fatalf("want one driftfix/verify check run on %s, got %+v", sha, runs)
+	}
+	return runs[0]
+}
+
+// TestCheckRunFixingPR: a fix PR gets a passing check on its head when it is
+// opened (the plan's verification), the next cycle checks the head's own
+// files and says so, and later cycles publish nothing while nothing changes.
+func TestCheckRunFixingPR(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop")
+	w.cycle(&now)
+	pr := w.open("shop")[0]
+	head := w.gh.Head("acme", "shop", pr.Head)
+	run := w.verify("shop", head)
+	if run.Conclusion != "success" || !strings.HasPrefix(run.Title, "Fixes 1 of 1 differing path") || !strings.Contains(run.Summary, "while planning it") {
+		t.Fatalf("check on opening: %+v", run)
+	}
+	if !strings.Contains(run.Text, "`/spec/replicas`") || !strings.Contains(run.Text, "| fixed |") || !strings.Contains(run.Text, "HorizontalPodAutoscaler") {
+		t.Errorf("the check's table must show the path, its status and the evidence:\n%s", run.Text)
+	}
+	if run.DetailsURL != "https://argocd.example.com/applications/argocd/shop" {
+		t.Errorf("details link %q", run.DetailsURL)
+	}
+
+	out := w.cycle(&now) // the head's own files are checked now
+	run = w.verify("shop", head)
+	if run.Conclusion != "success" || !strings.Contains(run.Summary, "from commit") || run.Updates != 1 || len(out.Published.Checked) != 1 {
+		t.Fatalf("check of the head's files: %+v, published %+v", run, out.Published.Checked)
+	}
+	posts, patches := w.gh.CallCount(checkRuns), w.gh.CallCount(checkUpdates)
+	for i := 0; i < 2; i++ {
+		if out := w.cycle(&now); len(out.Published.Checked) != 0 {
+			t.Fatalf("an unchanged head and result must not be published again: %+v", out.Published.Checked)
+		}
+	}
+	if w.gh.CallCount(checkRuns) != posts || w.gh.CallCount(checkUpdates) != patches {
+		t.Errorf("check API calls while nothing changed: %d→%d creates, %d→%d updates", posts, w.gh.CallCount(checkRuns), patches, w.gh.CallCount(checkUpdates))
+	}
+}
+
+// TestCheckRunPersonEditedPR: a person's commit on the fix's branch is
+// checked on its own the next cycle: putting replicas back fails (the path
+// still differs), changing the image as well fails (a new difference), and
+// a different edit that does fix passes.
+func TestCheckRunPersonEditedPR(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop")
+	w.cycle(&now)
+	pr := w.open("shop")[0]
+	fixed, err := w.gh.File("acme", "shop", pr.Head, "apps/shop/web.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, err := w.gh.File("acme", "shop", "main", "apps/shop/web.yaml")
+	if err != nil || !strings.Contains(orig, "replicas: 2") || !strings.Contains(fixed, "registry.example.com/web:1.0.0") {
+		t.Fatalf("not the manifest this test edits: %v\n%s", err, orig)
+	}
+	for _, tc := range []struct {
+		name, content, conclusion, title, row string
+	}{
+		{"replicas put back", strings.Replace(orig, "replicas: 2", "replicas: 4", 1), "failure", "1 of 1 path still differs", "| still differs |"},
+		{"the fix and a new image", strings.Replace(fixed, "registry.example.com/web:1.0.0", "registry.example.com/web:2.0.0", 1), "failure", "Makes 1 new difference", "| new difference |"},
+		{"another edit that fixes", fixed + "# replicas are the HPA's\n", "success", "Fixes 1 of 1 differing path", "| fixed |"},
+	} {
+		if err := w.gh.CommitFile("acme", "shop", pr.Head, "apps/shop/web.yaml", tc.content, "dev"); err != nil {
+			t.Fatal(err)
+		}
+		head := w.gh.Head("acme", "shop", pr.Head)
+		out := w.cycle(&now)
+		run := w.verify("shop", head)
+		if run.Conclusion != tc.conclusion || !strings.HasPrefix(run.Title, tc.title) || !strings.Contains(run.Text, tc.row) || !strings.Contains(run.Summary, "apps/shop/web.yaml") {
+			t.Errorf("%s: check %+v\n%s", tc.name, run, run.Text)
+		}
+		if len(out.Published.Checked) != 1 || len(w.open("shop")) != 1 {
+			t.Errorf("%s: the person's head must be checked once and the PR stay open: %+v", tc.name, out.Published)
+		}
+	}
+	if got, _ := w.gh.File("acme", "shop", pr.Head, "apps/shop/web.yaml"); !strings.HasSuffix(got, "# replicas are the HPA's\n") {
+		t.Errorf("driftfix must not overwrite the person's commits:\n%s", got)
+	}
+}
+
+// TestCooldownHoldsBackFreshFinding: right after a sync, a stuck
+// application's fix waits for minStuckFor since that sync and minCycles
+// cycles; "open now" is not needed for a finding that has waited.
+func TestCooldownHoldsBackFreshFinding(t *testing.T) {
+	cfg := strings.Replace(worldConfig, "draft: true}", "draft: true, minStuckFor: 40m, minCycles: 2}", 1)
+	w := newWorld(t, cfg)
+	now := worldNow
+	w.addRepo("shop")
+	w.setApp("shop", "shop", true, now.Add(45*time.Minute)) // synced 15 minutes ago
+	for i := 0; i < 2; i++ {
+		out := w.cycle(&now)
+		if len(w.open("shop")) != 0 || !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "cooling down") {
+			t.Fatalf("cycle %d: a fresh finding must wait: %+v", i+1, out.Published)
+		}
+	}
+	out := w.cycle(&now) // 45 minutes since the sync, third cycle
+	if len(w.open("shop")) != 1 || len(out.Published.Opened) != 1 {
+		t.Fatalf("after the cooldown the PR opens: %+v", out.Published)
+	}
+
+	// Zero means zero: no wait at all.
+	cfg = strings.Replace(worldConfig, "draft: true}", "draft: true, minStuckFor: 0s}", 1)
+	w = newWorld(t, cfg)
+	now = worldNow
+	w.addRepo("cart")
+	w.setApp("cart", "cart", true, now.Add(50*time.Minute))
+	if w.cycle(&now); len(w.open("cart")) != 1 {
+		t.Fatal("minStuckFor: 0s must not hold a fix back")
+	}
+}
+
+// TestRecheckAndSnoozeCommands: /driftfix recheck from a writer publishes
+// the check again once; /driftfix snooze 14d closes the PR and holds the fix
+// until then, after which it is proposed again; a command that cannot be read
+// is answered with a confused reaction; a passer-by's snooze is not followed.
+func TestRecheckAndSnoozeCommands(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop")
+	w.cycle(&now)
+	w.cycle(&now)
+	n := w.open("shop")[0].Number
+	w.gh.SetPermission("acme", "shop", "ops", githost.PermissionWrite)
+	w.gh.CommentAs("acme", "shop", n, "ops", "MEMBER", "/driftfix recheck")
+	patches := w.gh.CallCount(checkUpdates)
+	out := w.cycle(&now)
+	if len(out.Published.Checked) != 1 || w.gh.CallCount(checkUpdates) != patches+1 {
+		t.Fatalf("/driftfix recheck must publish the check again: %+v", out.Published)
+	}
+	if out := w.cycle(&now); len(out.Published.Checked) != 0 {
+		t.Fatal("a recheck must be followed once, not every cycle")
+	}
+	w.gh.CommentAs("acme", "shop", n, "mallory", "NONE", "/driftfix snooze 30d")
+	w.gh.CommentAs("acme", "shop", n, "ops", "MEMBER", "/driftfix snooze 14x")
+	out = w.cycle(&now)
+	if len(w.open("shop")) != 1 || len(out.Published.Snoozed) != 0 {
+		t.Fatalf("neither a passer-by's nor an unreadable snooze may close the PR: %+v", out.Published)
+	}
+	w.gh.CommentAs("acme", "shop", n, "ops", "MEMBER", "/driftfix snooze 14d")
+	out = w.cycle(&now)
+	if len(w.open("shop")) != 0 || len(out.Published.Snoozed) != 1 {
+		t.Fatalf("/driftfix snooze 14d must close the PR: %+v", out.Published)
+	}
+	comments := w.gh.Comments("acme", "shop", n)
+	reactions := map[string]string{}
+	for _, c := range comments {
+		reactions[c.Body+" "+c.Author] = strings.Join(c.Reactions, ",")
+	}
+	for body, want := range map[string]string{
+		"/driftfix recheck ops": "+1 by driftfix[bot]", "/driftfix snooze 14x ops": "confused by driftfix[bot]",
+		"/driftfix snooze 14d ops": "+1 by driftfix[bot]", "/driftfix snooze 30d mallory": "",
+	} {
+		if reactions[body] != want {
+			t.Errorf("reactions on %q: %q, want %q", body, reactions[body], want)
+		}
+	}
+	if last := comments[len(comments)-1]; last.Author != "driftfix[bot]" || !strings.Contains(last.Body, "Snoozed until") || !strings.Contains(last.Body, "@ops") {
+		t.Errorf("closing comment %+v", last)
+	}
+	for i := 0; i < 2; i++ {
+		out = w.cycle(&now)
+		if len(w.gh.PullRequests("acme", "shop")) != 1 || !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "snoozed on") {
+			t.Fatalf("a snoozed fix came back early: %+v", out.Published)
+		}
+	}
+	now = now.Add(15 * 24 * time.Hour)
+	w.setApp("shop", "shop", true, now)
+	w.cycle(&now)
+	if len(w.open("shop")) != 1 || len(w.gh.PullRequests("acme", "shop")) != 2 {
+		t.Fatalf("after the snooze the fix is proposed again: %+v", w.gh.PullRequests("acme", "shop"))
+	}
+}
+
+// TestAfterMergeComment: when Argo CD has synced a merged fix, driftfix says
+// the result once on the merged PR: Synced, or the paths that still differ
+// at the merged revision.
+func TestAfterMergeComment(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop", "cart")
+	w.cycle(&now)
+	for _, repo := range []string{"shop", "cart"} {
+		if err := w.gh.Merge("acme", repo, w.open(repo)[0].Number); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.cycle(&now) // merged; Argo CD has not synced yet
+	for _, repo := range []string{"shop", "cart"} {
+		if cs := w.gh.Comments("acme", repo, 1); len(cs) != 0 {
+			t.Fatalf("%s: nothing to say before Argo CD syncs: %+v", repo, cs)
+		}
+	}
+	w.setApp("shop", "shop", false, now) // Synced
+	merged := w.gh.PullRequests("acme", "cart")[0].MergeSHA
+	w.setAppAt("cart", "cart", true, now, merged) // synced the merge, still stuck
+	out := w.cycle(&now)
+	if len(out.Published.Fixed) != 1 || len(out.Published.StillDrifts) != 1 {
+		t.Fatalf("outcomes after the sync: %+v", out.Published)
+	}
+	shop := w.gh.Comments("acme", "shop", 1)
+	if len(shop) != 1 || !strings.Contains(shop[0].Body, "is Synced") {
+		t.Errorf("shop: %+v", shop)
+	}
+	cart := w.gh.Comments("acme", "cart", 1)
+	if len(cart) != 1 || !strings.Contains(cart[0].Body, "still OutOfSync") || !strings.Contains(cart[0].Body, "`/spec/replicas`") {
+		t.Errorf("cart: %+v", cart)
+	}
+	w.cycle(&now)
+	if len(w.gh.Comments("acme", "shop", 1))+len(w.gh.Comments("acme", "cart", 1)) != 2 {
+		t.Error("the result of a merge is said once")
+	}
+}

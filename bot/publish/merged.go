@@ -1,0 +1,81 @@
+package publish
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/state"
+	"github.com/driftfix/driftfix/templates"
+)
+
+// afterMerge closes the loop on a merged fix once Argo CD has synced it:
+// the application is Synced again (fixed), or Argo CD compares the merged
+// revision and it is still stuck. Each outcome is said once, on the merged
+// pull request and in the digest. Nothing is concluded about an application
+// this cycle did not diagnose, or that has not synced the merge yet.
+func (r *run) afterMerge(k state.PR) {
+	a, listed := r.apps[k.App]
+	if !listed || a.Failed {
+		return
+	}
+	id := cycle.ParseAppKey(k.App)
+	app := templates.Code(id.Namespace + "/" + id.Name)
+	var msg string
+	switch {
+	case !a.Stuck && a.App.SyncStatus == "Synced":
+		v := r.digests.forApp(k.App)
+		v.Fixed = append(v.Fixed, templates.AppLine{App: id.Name, Namespace: id.Namespace, Instance: id.Instance, Key: k.Fingerprint, Note: "after " + r.displayRef(k) + " was merged"})
+		k.State = state.PRFixed
+		r.out.Fixed = append(r.out.Fixed, r.displayRef(k))
+		msg = fmt.Sprintf("Argo CD synced this change: application %s is Synced%s.", app, revision(a.App.Revision))
+	case a.Stuck && k.MergeSHA != "" && a.App.Revision == k.MergeSHA:
+		k.State = state.PRStillDrifts
+		r.out.StillDrifts = append(r.out.StillDrifts, r.displayRef(k))
+		msg = fmt.Sprintf("Argo CD synced this change%s, but application %s is still OutOfSync at:\n\n%s\ndriftfix keeps diagnosing it; what is left is in the digest.",
+			revision(a.App.Revision), app, r.stillDiffering(k.App))
+	default:
+		return // not synced yet, or not long enough to tell
+	}
+	k.Updated = r.now
+	if host, repo, err := r.hostOf(k.Repo); err == nil && !r.limited {
+		if err := host.Comment(r.ctx, repo, k.Number, msg+"\n\n"+afterMergeMarker); err != nil {
+			r.fail(fmt.Errorf("comment on merged %s: %w", r.displayRef(k), err))
+			r.rateLimited(err)
+			return // said next cycle
+		}
+	}
+	if err := r.Store.SavePR(r.ctx, k); err != nil {
+		r.fail(err)
+	}
+}
+
+// afterMergeMarker ends driftfix's comment on a merged pull request.
+const afterMergeMarker = "<!-- driftfix:after-merge -->"
+
+func revision(rev string) string {
+	if rev == "" {
+		return ""
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	return " at revision " + templates.Code(rev)
+}
+
+// stillDiffering lists the application's findings this cycle, one per line.
+func (r *run) stillDiffering(appKey string) string {
+	var b strings.Builder
+	for _, s := range r.res.Stuck {
+		if cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey || s.Report == nil {
+			continue
+		}
+		for _, f := range s.Report.Findings {
+			fmt.Fprintf(&b, "- %s %s (%s)\n", templates.Code(f.Resource.String()), templates.Code(f.Path.String()), f.Cause)
+		}
+	}
+	if b.Len() == 0 {
+		return "- (no finding could be named)\n"
+	}
+	return b.String()
+}
