@@ -67,7 +67,7 @@ argocd:
     kubeconfig: `+s.kubeconfig+`
 github: {appID: `+strconv.FormatInt(gh.AppID, 10)+`, privateKeyFile: `+key+`, baseURL: "`+gh.API+`"}
 slack: {tokenFile: `+slackFile+`, channel: "#e2e", apiURL: "`+sl.URL+`"}
-policy: {stuckAfter: 1s, labels: [driftfix]}
+policy: {stuckAfter: 1s, minStuckFor: 0s, labels: [driftfix]}
 `)
 	return &botEnv{dir: dir, bin: bin, cfg: cfg, repo: repo, gh: gh, sl: sl}
 }

@@ -160,7 +160,7 @@ func TestInstallAsREADME(t *testing.T) {
 	s.run(t, "helm", "--kubeconfig", s.kubeconfig, "install", "driftfix", "../deploy/chart", "-n", "driftfix",
 		"--set", "github.appID="+strconv.FormatInt(env.gh.AppID, 10), "--set", "github.baseURL="+env.gh.API,
 		"--set", "slack.channel=#gitops-drift", "--set", "slack.apiURL="+env.sl.URL, "--set", "argocd.server="+argoURL, "--set", "argocd.insecurePlaintext=true",
-		"--set", "policy.stuckAfter=1s")
+		"--set", "policy.stuckAfter=1s", "--set", "policy.minStuckFor=0s")
 	t.Cleanup(func() {
 		exec.Command(filepath.Join(s.root, "bin", "helm"), "--kubeconfig", s.kubeconfig, "uninstall", "driftfix", "-n", "driftfix").Run()
 	})
