@@ -17,7 +17,8 @@ import (
 // ScanOptions tune one scan of an Argo CD instance.
 type ScanOptions struct {
 	// StuckAfter is how long an application must stay OutOfSync after a
-	// successful sync (default DefaultStuckAfter).
+	// successful sync; zero means at once (callers wanting the default pass
+	// DefaultStuckAfter).
 	StuckAfter time.Duration
 	// Workers bound the applications collected and diagnosed at once (default 8).
 	Workers int
@@ -71,9 +72,6 @@ type ScanResult struct {
 func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions) ([]ScanResult, []argocd.AppSummary, error) {
 	if opts.Diagnose == nil {
 		return nil, nil, errors.New("scan: no diagnosis given (ScanOptions.Diagnose)")
-	}
-	if opts.StuckAfter == 0 {
-		opts.StuckAfter = DefaultStuckAfter
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 8

@@ -42,7 +42,7 @@ func TestScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{Diagnose: diagnose})
+	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{StuckAfter: DefaultStuckAfter, Diagnose: diagnose})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestScanRefreshClears(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{Diagnose: diagnose})
+	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{StuckAfter: DefaultStuckAfter, Diagnose: diagnose})
 	if err != nil || len(scanned) != 1 || len(results) != 0 || srv.Refreshes != 1 {
 		t.Fatalf("scanned %d, results %+v, refreshes %d, err %v", len(scanned), results, srv.Refreshes, err)
 	}
@@ -114,7 +114,7 @@ func TestScanHardRefreshBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, _, err := Scan(context.Background(), c, now, ScanOptions{Diagnose: diagnose, HardRefreshes: 1})
+	results, _, err := Scan(context.Background(), c, now, ScanOptions{StuckAfter: DefaultStuckAfter, Diagnose: diagnose, HardRefreshes: 1})
 	if err != nil || len(results) != 3 {
 		t.Fatalf("results %d, %v", len(results), err)
 	}
@@ -126,7 +126,7 @@ func TestScanHardRefreshBudget(t *testing.T) {
 	if srv.HardRefreshes != 1 || c.Calls()["GET /api/v1/applications/{name}/manifests"] != 2 {
 		t.Errorf("hard refreshes %d, manifest calls %d; want 1 and 2", srv.HardRefreshes, c.Calls()["GET /api/v1/applications/{name}/manifests"])
 	}
-	if _, _, err := Scan(context.Background(), c, now, ScanOptions{Diagnose: diagnose, HardRefreshes: -1}); err != nil || srv.HardRefreshes != 1 {
+	if _, _, err := Scan(context.Background(), c, now, ScanOptions{StuckAfter: DefaultStuckAfter, Diagnose: diagnose, HardRefreshes: -1}); err != nil || srv.HardRefreshes != 1 {
 		t.Errorf("a negative budget must disable hard refreshes (%d)", srv.HardRefreshes)
 	}
 }
@@ -134,4 +134,42 @@ func TestScanHardRefreshBudget(t *testing.T) {
 // diagnose is the diagnosis a cycle gives Scan, with the default sensitive paths.
 func diagnose(s *drift.Snapshot) (*drift.Report, error) {
 	return pipeline.Diagnose(s, drift.Sensitivity{})
+}
+
+// TestScanStuckAfter: the threshold is what the caller passes, zero
+// included: 0 makes every application OutOfSync after a successful sync
+// stuck at once.
+func TestScanStuckAfter(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name       string
+		after, age time.Duration
+		stuck      bool
+	}{
+		{"zero, synced just now", 0, 0, true},
+		{"zero, synced a minute ago", 0, time.Minute, true},
+		{"default, synced a minute ago", DefaultStuckAfter, time.Minute, false},
+		{"default, synced eleven minutes ago", DefaultStuckAfter, 11 * time.Minute, true},
+		{"one hour, synced eleven minutes ago", time.Hour, 11 * time.Minute, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := corpus.Load(t, "testdata/cases/21-manual-kubectl-patch.yaml")
+			st := drift.Map(s.Application, "status")
+			st["sync"] = map[string]any{"status": "OutOfSync", "revision": "r1"}
+			st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-tc.age).Format(time.RFC3339)}
+			srv := argocdtest.NewServer("t", s)
+			defer srv.Close()
+			c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			results, _, err := Scan(context.Background(), c, now, ScanOptions{StuckAfter: tc.after, Diagnose: diagnose})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(results) == 1; got != tc.stuck {
+				t.Fatalf("stuck after %s, synced %s ago: got %d results, want stuck=%v", tc.after, tc.age, len(results), tc.stuck)
+			}
+		})
+	}
 }

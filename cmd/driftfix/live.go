@@ -236,7 +236,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	fs.SetOutput(stderr)
 	var af argoFlags
 	af.register(fs)
-	after := fs.Duration("stuck-after", collect.DefaultStuckAfter, "how long an application must stay OutOfSync after a successful sync")
+	after := fs.Duration("stuck-after", collect.DefaultStuckAfter, "how long an application must stay OutOfSync after a successful sync (0s: at once)")
 	format := fs.String("format", "text", "output format: text or json")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, err
@@ -246,6 +246,9 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	}
 	if *format != "text" && *format != "json" {
 		return exitUsage, fmt.Errorf("--format %q: want text or json", *format)
+	}
+	if *after < 0 {
+		return exitUsage, fmt.Errorf("--stuck-after %s: want zero or more", *after)
 	}
 	c, err := af.client()
 	if err != nil {

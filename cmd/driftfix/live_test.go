@@ -272,3 +272,54 @@ func TestOnceNamesTheMissingTokenFile(t *testing.T) {
 		t.Fatalf("exit %d, %v", code, err)
 	}
 }
+
+// TestScanStuckAfter: --stuck-after is the threshold as given, 0s included
+// (0s makes the application that went OutOfSync a minute after its sync
+// stuck too); a negative one is refused.
+func TestScanStuckAfter(t *testing.T) {
+	now := time.Now()
+	srv, tokenFile := liveServer(t, now)
+	base := []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig"), "--format", "json"}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		code  int
+		stuck []string
+	}{
+		{"default 10m", nil, exitDrift, []string{"queue"}},
+		{"0s", []string{"--stuck-after", "0s"}, exitDrift, []string{"orders", "queue"}},
+		{"0", []string{"--stuck-after=0"}, exitDrift, []string{"orders", "queue"}},
+		{"30s", []string{"--stuck-after", "30s"}, exitDrift, []string{"orders", "queue"}},
+		{"2h", []string{"--stuck-after", "2h"}, exitClean, nil},
+		{"negative", []string{"--stuck-after", "-1m"}, exitUsage, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb strings.Builder
+			code, err := cmdScan(context.Background(), append(append([]string{}, base...), tc.args...), &out, &errb, now)
+			if code != tc.code {
+				t.Fatalf("exit %d (%v), want %d\n%s", code, err, tc.code, errb.String())
+			}
+			if code == exitUsage {
+				if err == nil || !strings.Contains(err.Error(), "--stuck-after") {
+					t.Fatalf("a negative --stuck-after: %v", err)
+				}
+				return
+			}
+			var res struct {
+				Stuck []struct {
+					Application string `json:"application"`
+				} `json:"stuck"`
+			}
+			if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range res.Stuck {
+				got = append(got, s.Application)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.stuck) {
+				t.Errorf("stuck %v, want %v", got, tc.stuck)
+			}
+		})
+	}
+}
