@@ -115,8 +115,9 @@ func (w *world) addRepo(name string) string {
 }
 
 // setApp serves application name from repo: stuck OutOfSync with the HPA
-// drift, or Synced with none.
-func (w *world) setApp(name, repo string, stuck bool, now time.Time) {
+// drift, or Synced with none. It returns the snapshot served, which a test
+// may change between cycles.
+func (w *world) setApp(name, repo string, stuck bool, now time.Time) *drift.Snapshot {
 	s := corpus.Load(w.t, "remediations/testdata/plain-remove-hpa.yaml")
 	md := drift.Map(s.Application, "metadata")
 	md["name"] = name
@@ -130,6 +131,7 @@ func (w *world) setApp(name, repo string, stuck bool, now time.Time) {
 		s.Resources = nil
 	}
 	w.argo.Add(s)
+	return s
 }
 
 // runner builds a bot as a fresh process would: new clients, the state

@@ -67,8 +67,12 @@ type ScanResult struct {
 // for renders); the Application call is a normal refresh, which confirms the
 // drift before it is diagnosed. One application's failure is reported in its result and never
 // stops the scan. An application OutOfSync right after a successful sync costs
-// one more call, to read its history for a self-heal loop. It also returns
-// every application listed.
+// one more call, to read its history for a self-heal loop, and so does an
+// application whose sync status is Unknown, to read Argo CD's message. It
+// also returns every application listed; those Argo CD cannot compare (sync
+// status Unknown, or a ComparisonError condition on an Application the scan
+// read) are marked CannotCompare there with Argo CD's message and are never
+// diagnosed.
 func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions) ([]ScanResult, []argocd.AppSummary, error) {
 	if opts.Diagnose == nil {
 		return nil, nil, errors.New("scan: no diagnosis given (ScanOptions.Diagnose)")
@@ -110,7 +114,16 @@ type scan struct {
 // re-syncing the same revision (a self-heal loop), sorted by name.
 func (sc *scan) candidates(apps []argocd.AppSummary) []ScanResult {
 	var results []ScanResult
-	for _, a := range apps {
+	for i := range apps {
+		a := apps[i]
+		if a.SyncStatus == "Unknown" {
+			// Argo CD cannot compare it; its conditions say why. A failed
+			// read leaves it listed without a message.
+			if app, err := sc.c.GetApplication(sc.ctx, a.Namespace, a.Name); err == nil {
+				_, apps[i].ComparisonError = CannotCompare(app)
+			}
+			continue
+		}
 		if ok, why := Stuck(a, sc.now, sc.opts.StuckAfter); ok {
 			results = append(results, ScanResult{App: a, Why: why})
 			continue
@@ -121,6 +134,10 @@ func (sc *scan) candidates(apps []argocd.AppSummary) []ScanResult {
 		app, err := sc.c.GetApplication(sc.ctx, a.Namespace, a.Name)
 		if err != nil {
 			results = append(results, ScanResult{App: a, Why: "could not read its history", Err: err})
+			continue
+		}
+		if no, msg := CannotCompare(app); no {
+			apps[i].CannotCompare, apps[i].ComparisonError = true, msg
 			continue
 		}
 		if SelfHealLoop(app, sc.now, sc.opts.StuckAfter) {
@@ -174,7 +191,13 @@ func (sc *scan) diagnose(r *ScanResult) {
 		r.Err = err
 		return
 	}
-	if st := drift.Str(app, "status", "sync", "status"); st != "OutOfSync" {
+	st := drift.Str(app, "status", "sync", "status")
+	if no, msg := CannotCompare(app); no {
+		r.Cleared, r.Status = "Argo CD cannot compare it", st
+		r.App.CannotCompare, r.App.ComparisonError = true, msg
+		return
+	}
+	if st != "OutOfSync" {
 		r.Cleared, r.Status = "a refresh found it "+st, st
 		return
 	}
@@ -216,7 +239,8 @@ func (sc *scan) takeHard() bool {
 }
 
 // keepFound drops the candidates a refresh cleared, keeping in the list the
-// sync status the refresh found (the list was read before it).
+// sync status the refresh found (the list was read before it) and whether
+// Argo CD could compare it.
 func keepFound(results []ScanResult, apps []argocd.AppSummary) []ScanResult {
 	kept := results[:0]
 	index := map[string]int{}
@@ -228,9 +252,14 @@ func keepFound(results []ScanResult, apps []argocd.AppSummary) []ScanResult {
 			kept = append(kept, r)
 			continue
 		}
-		if i, ok := index[r.App.Namespace+"/"+r.App.Name]; ok && r.Status != "" {
+		i, ok := index[r.App.Namespace+"/"+r.App.Name]
+		if !ok {
+			continue
+		}
+		if r.Status != "" {
 			apps[i].SyncStatus = r.Status
 		}
+		apps[i].CannotCompare, apps[i].ComparisonError = r.App.CannotCompare, r.App.ComparisonError
 	}
 	return kept
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/driftfix/driftfix/bot/kube"
 	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/bot/secretfile"
+	"github.com/driftfix/driftfix/templates"
 )
 
 // argoFlags are the flags that reach argocd-server. The token comes from a
@@ -270,6 +271,18 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 		Findings    int            `json:"findings"`
 		Error       string         `json:"error,omitempty"`
 	}
+	type uncompared struct {
+		Application string `json:"application"`
+		Namespace   string `json:"namespace"`
+		SyncStatus  string `json:"syncStatus"`
+		Message     string `json:"message"` // Argo CD's, "" when none was read
+	}
+	cannot := []uncompared{}
+	for _, a := range scanned {
+		if a.CannotCompare {
+			cannot = append(cannot, uncompared{Application: a.Name, Namespace: a.Namespace, SyncStatus: a.SyncStatus, Message: a.ComparisonError})
+		}
+	}
 	var stuck []result
 	for _, sr := range results {
 		r := result{Application: sr.App.Name, Namespace: sr.App.Namespace, Why: sr.Why, Causes: map[string]int{}}
@@ -289,7 +302,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 		if stuck == nil {
 			stuck = []result{}
 		}
-		if err := enc.Encode(map[string]any{"scanned": len(scanned), "stuck": stuck}); err != nil {
+		if err := enc.Encode(map[string]any{"scanned": len(scanned), "stuck": stuck, "cannotCompare": cannot}); err != nil {
 			return exitUsage, err
 		}
 	} else {
@@ -308,6 +321,23 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 					causes = "error: " + r.Error
 				}
 				fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%s\n", r.Namespace, r.Application, r.Findings, causes, r.Why)
+			}
+			tw.Flush()
+		}
+		if len(cannot) > 0 {
+			noun := "applications"
+			if len(cannot) == 1 {
+				noun = "application"
+			}
+			fmt.Fprintf(stdout, "\nArgo CD cannot compare %d %s (not drift; nothing is proposed for them):\n", len(cannot), noun)
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "APPLICATION\tSYNC STATUS\tARGO CD SAYS")
+			for _, u := range cannot {
+				says := "(no message was read)"
+				if u.Message != "" {
+					says = templates.Terminal(u.Message)
+				}
+				fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", templates.Terminal(u.Namespace), templates.Terminal(u.Application), templates.Terminal(u.SyncStatus), says)
 			}
 			tw.Flush()
 		}
