@@ -91,6 +91,29 @@ func TestChartAndKustomizeRenderTheSameObjects(t *testing.T) {
 	if !reflect.DeepEqual(keys, want) {
 		t.Fatalf("the chart renders %q, want %q", keys, want)
 	}
+	// The fields that matter are there to compare, in both: an object that
+	// lost them on both sides would still be equal.
+	dep := k["Deployment driftfix/driftfix"]
+	pod := drift.Map(dep, "spec", "template", "spec")
+	ctr := map[string]any{}
+	if cs := drift.List(pod, "containers"); len(cs) > 0 {
+		ctr, _ = cs[0].(map[string]any)
+	}
+	for what, v := range map[string]any{
+		"image":                     ctr["image"],
+		"args":                      ctr["args"],
+		"container securityContext": ctr["securityContext"],
+		"volumeMounts":              ctr["volumeMounts"],
+		"serviceAccountName":        pod["serviceAccountName"],
+		"pod securityContext":       pod["securityContext"],
+		"volumes":                   pod["volumes"],
+		"ClusterRole rules":         drift.Lookup(k["ClusterRole /driftfix"], "rules"),
+	} {
+		if v == nil || reflect.ValueOf(v).IsZero() {
+			t.Errorf("the Kustomize base renders no %s", what)
+		}
+	}
+	// No difference is intended: every object is compared whole.
 	for _, key := range keys {
 		if !reflect.DeepEqual(c[key], k[key]) {
 			a, _ := json.MarshalIndent(c[key], "", "  ")
