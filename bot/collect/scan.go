@@ -53,12 +53,15 @@ type ScanResult struct {
 	Report   *drift.Report
 	Err      error
 	// Cleared says why a candidate turned out not to be stuck (a refresh
-	// found it Synced); such results carry no report.
+	// found it Synced, or Argo CD cannot compare it); such results carry no
+	// report and Scan does not return them.
 	Cleared string
 	// Status is the sync status a refresh found, when it cleared the candidate.
 	Status string
 	// Snapshot is what the report was diagnosed from.
 	Snapshot *drift.Snapshot
+
+	unknown bool // listed with sync status Unknown: only Argo CD's message is read
 }
 
 // Scan lists every application once, picks the stuck ones, and collects and
@@ -117,11 +120,8 @@ func (sc *scan) candidates(apps []argocd.AppSummary) []ScanResult {
 	for i := range apps {
 		a := apps[i]
 		if a.SyncStatus == "Unknown" {
-			// Argo CD cannot compare it; its conditions say why. A failed
-			// read leaves it listed without a message.
-			if app, err := sc.c.GetApplication(sc.ctx, a.Namespace, a.Name); err == nil {
-				_, apps[i].ComparisonError = CannotCompare(app)
-			}
+			// Argo CD cannot compare it; a worker reads why.
+			results = append(results, ScanResult{App: a, Why: "sync status Unknown", unknown: true})
 			continue
 		}
 		if ok, why := Stuck(a, sc.now, sc.opts.StuckAfter); ok {
@@ -186,6 +186,14 @@ func (sc *scan) diagnose(r *ScanResult) {
 	if r.Err != nil {
 		return
 	}
+	if r.unknown {
+		// A failed read leaves it listed without a message.
+		if app, err := sc.c.GetApplication(sc.ctx, r.App.Namespace, r.App.Name); err == nil {
+			_, r.App.ComparisonError = CannotCompare(app)
+		}
+		r.App.CannotCompare, r.Cleared = true, "Argo CD cannot compare it"
+		return
+	}
 	app, err := sc.c.Refresh(sc.ctx, r.App.Namespace, r.App.Name, false)
 	if err != nil {
 		r.Err = err
@@ -248,7 +256,7 @@ func keepFound(results []ScanResult, apps []argocd.AppSummary) []ScanResult {
 		index[a.Namespace+"/"+a.Name] = i
 	}
 	for _, r := range results {
-		if r.Cleared == "" {
+		if r.Cleared == "" && !r.unknown {
 			kept = append(kept, r)
 			continue
 		}
