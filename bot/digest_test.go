@@ -87,3 +87,94 @@ func TestDigestResumesExactlyOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestCannotCompareInDigest: an application Argo CD cannot compare is listed
+// in the digest with Argo CD's message, inert as Slack text; it is not
+// stuck, gets no pull request, and its open pull request is neither closed
+// nor announced again; once Argo CD compares it again and it is still
+// stuck, it is not "newly stuck" either.
+func TestCannotCompareInDigest(t *testing.T) {
+	const msg = "Failed to load target state: <!channel> <https://evil.example|log in> `x` & <@U123>\nfake line"
+	for _, tc := range []struct {
+		name string
+		sync string // the sync status the list shows
+	}{
+		{"sync status Unknown", "Unknown"},
+		{"OutOfSync with a ComparisonError on refresh", "OutOfSync"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, now := stuckWorld(t, worldConfig, "shop")
+			w.cycle(&now)
+			if len(w.open("shop")) != 1 {
+				t.Fatalf("first cycle: open %+v", w.open("shop"))
+			}
+			posts := len(w.slack.Posts())
+
+			s := w.setApp("shop", "shop", true, now)
+			st := drift.Map(s.Application, "status")
+			drift.Map(st, "sync")["status"] = tc.sync
+			st["conditions"] = []any{map[string]any{"type": "ComparisonError", "message": msg}}
+			out := w.cycle(&now)
+			if len(out.Result.Stuck) != 0 || len(out.Result.PRs) != 0 || len(out.Published.Closed)+len(out.Published.Opened)+len(out.Published.Updated) != 0 {
+				t.Fatalf("an application Argo CD cannot compare was treated as drifting or fixed: stuck %d, PRs %d, %+v", len(out.Result.Stuck), len(out.Result.PRs), out.Published)
+			}
+			if len(w.open("shop")) != 1 {
+				t.Fatal("its open pull request was closed")
+			}
+			all := w.slack.Posts()
+			if len(all) != posts+1 {
+				t.Fatalf("%d new digests, want 1", len(all)-posts)
+			}
+			text := digestText(t, all[len(all)-1])
+			var lines []string
+			for _, l := range strings.Split(text, "\n") {
+				if strings.Contains(l, "argocd/shop") {
+					lines = append(lines, l)
+				}
+			}
+			want := "Argo CD says: Failed to load target state: &lt;!channel&gt; &lt;https://evil.example|log in&gt; ˋxˋ &amp; &lt;@U123&gt; ⏎ fake line"
+			if len(lines) != 1 || !strings.Contains(lines[0], want) {
+				t.Errorf("shop is not on its own line with Argo CD's message, escaped: %q\n%s", lines, text)
+			}
+			for _, bad := range []string{"<!channel>", "<https://evil", "<@U123>", "Newly stuck"} {
+				if strings.Contains(text, bad) {
+					t.Errorf("the digest holds %q:\n%s", bad, text)
+				}
+			}
+
+			w.cycle(&now) // nothing new: no digest
+			if n := len(w.slack.Posts()); n != posts+1 {
+				t.Errorf("an unchanged digest was posted again (%d posts)", n)
+			}
+			w.setApp("shop", "shop", true, now) // compared again, still stuck
+			out = w.cycle(&now)
+			if len(out.Result.Stuck) != 1 || len(out.Published.Opened) != 0 || len(w.open("shop")) != 1 {
+				t.Fatalf("compared again: stuck %d, %+v", len(out.Result.Stuck), out.Published)
+			}
+			for _, p := range w.slack.Posts()[posts+1:] {
+				if strings.Contains(digestText(t, p), "Newly stuck") {
+					t.Error("an application stuck before Argo CD could not compare it was announced newly stuck again")
+				}
+			}
+		})
+	}
+}
+
+// digestText is the mrkdwn text of a posted digest's blocks, one block a line.
+func digestText(t *testing.T, post map[string]string) string {
+	t.Helper()
+	var atts []templates.Attachment
+	if err := json.Unmarshal([]byte(post["attachments"]), &atts); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, a := range atts {
+		for _, bl := range a.Blocks {
+			if tx, ok := bl["text"].(map[string]any); ok {
+				s, _ := tx["text"].(string)
+				b.WriteString(s + "\n")
+			}
+		}
+	}
+	return b.String()
+}

@@ -115,13 +115,14 @@ func (w *world) addRepo(name string) string {
 }
 
 // setApp serves application name from repo: stuck OutOfSync with the HPA
-// drift, or Synced with none.
-func (w *world) setApp(name, repo string, stuck bool, now time.Time) {
-	w.setAppAt(name, repo, stuck, now, "main")
+// drift, or Synced with none. It returns the snapshot served, which a test
+// may change between cycles.
+func (w *world) setApp(name, repo string, stuck bool, now time.Time) *drift.Snapshot {
+	return w.setAppAt(name, repo, stuck, now, "main")
 }
 
 // setAppAt is setApp with the revision Argo CD compared (synced).
-func (w *world) setAppAt(name, repo string, stuck bool, now time.Time, revision string) {
+func (w *world) setAppAt(name, repo string, stuck bool, now time.Time, revision string) *drift.Snapshot {
 	s := corpus.Load(w.t, "remediations/testdata/plain-remove-hpa.yaml")
 	md := drift.Map(s.Application, "metadata")
 	md["name"] = name
@@ -135,6 +136,7 @@ func (w *world) setAppAt(name, repo string, stuck bool, now time.Time, revision 
 		s.Resources = nil
 	}
 	w.argo.Add(s)
+	return s
 }
 
 // runner builds a bot as a fresh process would: new clients, the state

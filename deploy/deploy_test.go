@@ -9,10 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
 	"sigs.k8s.io/yaml"
@@ -88,6 +91,29 @@ func TestChartAndKustomizeRenderTheSameObjects(t *testing.T) {
 	if !reflect.DeepEqual(keys, want) {
 		t.Fatalf("the chart renders %q, want %q", keys, want)
 	}
+	// The fields that matter are there to compare, in both: an object that
+	// lost them on both sides would still be equal.
+	dep := k["Deployment driftfix/driftfix"]
+	pod := drift.Map(dep, "spec", "template", "spec")
+	ctr := map[string]any{}
+	if cs := drift.List(pod, "containers"); len(cs) > 0 {
+		ctr, _ = cs[0].(map[string]any)
+	}
+	for what, v := range map[string]any{
+		"image":                     ctr["image"],
+		"args":                      ctr["args"],
+		"container securityContext": ctr["securityContext"],
+		"volumeMounts":              ctr["volumeMounts"],
+		"serviceAccountName":        pod["serviceAccountName"],
+		"pod securityContext":       pod["securityContext"],
+		"volumes":                   pod["volumes"],
+		"ClusterRole rules":         drift.Lookup(k["ClusterRole /driftfix"], "rules"),
+	} {
+		if v == nil || reflect.ValueOf(v).IsZero() {
+			t.Errorf("the Kustomize base renders no %s", what)
+		}
+	}
+	// No difference is intended: every object is compared whole.
 	for _, key := range keys {
 		if !reflect.DeepEqual(c[key], k[key]) {
 			a, _ := json.MarshalIndent(c[key], "", "  ")
@@ -97,6 +123,46 @@ func TestChartAndKustomizeRenderTheSameObjects(t *testing.T) {
 	}
 	if len(k) != len(c) {
 		t.Errorf("the Kustomize base renders %d objects, the chart %d", len(k), len(c))
+	}
+}
+
+// TestChartKubeVersionFloor: the chart's kubeVersion admits the Kubernetes
+// versions the README says are supported, including providers' versions such
+// as v1.25.16-eks-1234, and refuses older ones, by the check `helm install`
+// and `helm template --kube-version` make (chartutil.IsCompatibleRange on the
+// chart's kubeVersion; Helm's action package would add modules).
+func TestChartKubeVersionFloor(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`Kubernetes 1\.(\d+) or newer`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the README states no supported Kubernetes version (\"Kubernetes 1.N or newer\")")
+	}
+	var minor int
+	fmt.Sscan(string(m[1]), &minor)
+	ch, err := loader.Load("chart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		version string
+		ok      bool
+	}{
+		{fmt.Sprintf("v1.%d.0", minor), true},
+		{fmt.Sprintf("v1.%d.16-eks-1234", minor), true},
+		{"v1.37.2", true}, // what client-go in go.mod is built for
+		{fmt.Sprintf("v1.%d.17", minor-1), false},
+		{"v1.20.0", false},
+	} {
+		kv, err := chartutil.ParseKubeVersion(tc.version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, kv.String()); got != tc.ok {
+			t.Errorf("kubeVersion %q admits Kubernetes %s: %v, want %v (the README: Kubernetes 1.%d or newer)", ch.Metadata.KubeVersion, tc.version, got, tc.ok, minor)
+		}
 	}
 }
 

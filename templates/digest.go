@@ -38,6 +38,10 @@ type DigestView struct {
 	Fixed     []AppLine // Synced again after a merged fix
 	ForPeople []PersonLine
 	Fleet     []FleetLine
+	// CannotCompare are the applications Argo CD cannot compare with Git,
+	// each with Argo CD's message as its Note: neither drift nor stuck, and
+	// nothing is proposed for them.
+	CannotCompare []AppLine
 }
 
 // AppLine is one application and a short note. Instance (not shown) routes
@@ -90,7 +94,7 @@ type Attachment struct {
 
 // Empty reports whether nothing changed, so no digest is sent.
 func (v DigestView) Empty() bool {
-	return len(v.NewStuck)+len(v.Opened)+len(v.Updated)+len(v.Merged)+len(v.Closed)+len(v.Fixed)+len(v.ForPeople)+len(v.Fleet) == 0
+	return len(v.NewStuck)+len(v.Opened)+len(v.Updated)+len(v.Merged)+len(v.Closed)+len(v.Fixed)+len(v.ForPeople)+len(v.Fleet)+len(v.CannotCompare) == 0
 }
 
 type group struct {
@@ -155,8 +159,23 @@ func Digest(v DigestView) []Message {
 		}
 		groups = append(groups, g)
 	}
+	if len(v.CannotCompare) > 0 {
+		g := group{title: "Argo CD cannot compare (not drift; nothing proposed)", color: colorFailed}
+		for _, a := range v.CannotCompare {
+			says := "sync status Unknown; no message from Argo CD was read"
+			if a.Note != "" {
+				says = "Argo CD says: " + escape(cut(a.Note, maxCompareMessage))
+			}
+			g.lines = append(g.lines, fmt.Sprintf("• %s: %s", link(a.App, a.Namespace), says))
+		}
+		groups = append(groups, g)
+	}
 	return pack(v, groups)
 }
+
+// maxCompareMessage bounds the Argo CD message quoted for an application it
+// cannot compare (a manifest generation error can run to pages).
+const maxCompareMessage = 500
 
 // pack lays groups out as sections of at most maxSectionText characters and
 // messages of at most maxBlocks blocks.

@@ -3,6 +3,7 @@ package templates
 import (
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // Values from a cluster (live values, label and annotation values, manager
@@ -61,3 +62,20 @@ func escape(s string) string { return slackText.Replace(oneLine(s)) }
 
 // slackCode renders a value as an inline code span in mrkdwn.
 func slackCode(v any) string { return "`" + escape(fmt.Sprint(v)) + "`" }
+
+// Terminal renders a value for a terminal, on one line: a control or
+// invisible formatting character (escape sequences, tabs, carriage returns,
+// bidirectional overrides, zero-width marks) is written as its \u escape, so
+// it can neither move the cursor, recolour, retitle the window, split a
+// table column, nor reorder or hide what is printed around it.
+func Terminal(v any) string {
+	var b strings.Builder
+	for _, r := range oneLine(fmt.Sprint(v)) {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -129,6 +129,8 @@ func TestHostileValuesInertInDigest(t *testing.T) {
 			NewStuck:  []AppLine{{App: "shop", Namespace: "argocd", Instance: "main", Causes: []drift.Cause{drift.CauseManualChange}, Note: h}},
 			ForPeople: []PersonLine{{App: "shop", Namespace: "argocd", Instance: "main", Resource: drift.Ref{Kind: "ConfigMap", Name: h}, Path: "/data/" + h, Cause: drift.CauseManualChange, Why: "changed by " + h}},
 			Fleet:     []FleetLine{{Instance: "main", Cause: drift.CauseControllerWrite, Source: "controller " + h, Apps: 3, Suggestion: "ignore what " + h + " writes"}},
+			// Argo CD's message for an application it cannot compare.
+			CannotCompare: []AppLine{{App: "broken", Namespace: "argocd", Instance: "main", Note: "Failed to load target state: " + h}},
 		}
 		raw, err := json.Marshal(Digest(v))
 		if err != nil {
@@ -138,6 +140,7 @@ func TestHostileValuesInertInDigest(t *testing.T) {
 		if err := json.Unmarshal(raw, &msgs); err != nil {
 			t.Fatal(err)
 		}
+		says := 0
 		for _, m := range msgs {
 			for _, a := range m.Attachments {
 				for _, b := range a.Blocks {
@@ -150,7 +153,39 @@ func TestHostileValuesInertInDigest(t *testing.T) {
 					if strings.Count(text, "`")%2 != 0 {
 						t.Errorf("hostile value %q unbalanced the code spans: %q", h, text)
 					}
+					for _, line := range strings.Split(text, "\n") {
+						if strings.Contains(line, "Argo CD says: Failed to load target state: ") {
+							says++
+						}
+					}
 				}
+			}
+		}
+		if says != 1 {
+			t.Errorf("hostile value %q: the application Argo CD cannot compare is on %d lines, want its own one", h, says)
+		}
+	}
+}
+
+// TestTerminalInert: printed to a terminal, a value stays on one line and no
+// character in it is a control or invisible formatting character; printable
+// text is kept as it is.
+func TestTerminalInert(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain text: rpc error", "plain text: rpc error"},
+		{"\x1b[2J\x1b]0;pwned\x07cleared", `\u001b[2J\u001b]0;pwned\u0007cleared`},
+		{"a\tb\rc\nd", `a\u0009b ⏎ c ⏎ d`},
+		{"evil\u202etxt.exe \u200bhidden \U000e0041", `evil\u202etxt.exe \u200bhidden \ue0041`},
+		{"line\u2028sep \x7f \u0085", `line\u2028sep \u007f \u0085`},
+		{"<!channel> `x` ⏎ é", "<!channel> `x` ⏎ é"},
+	} {
+		got := Terminal(tc.in)
+		if got != tc.want {
+			t.Errorf("Terminal(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		for _, r := range got {
+			if r < 0x20 || (r >= 0x7f && r < 0xa0) {
+				t.Errorf("Terminal(%q) kept control character %U", tc.in, r)
 			}
 		}
 	}

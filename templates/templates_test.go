@@ -77,6 +77,8 @@ func TestDigestSmall(t *testing.T) {
 		Fixed:     []AppLine{{App: "orders", Namespace: "argocd", Note: "after #6 merged"}},
 		ForPeople: []PersonLine{{App: "reports", Namespace: "argocd", Resource: drift.Ref{Kind: "ConfigMap", Namespace: "reports", Name: "cfg"}, Path: "/data/LOG_LEVEL", Cause: drift.CauseManualChange, Why: "changed with kubectl edit <alice>"}},
 		Fleet:     []FleetLine{{Cause: drift.CauseWebhookMutation, Source: "MutatingWebhookConfiguration istio-sidecar-injector", Apps: 40, Suggestion: "one system-level ignore rule for the injected container"}},
+		CannotCompare: []AppLine{{App: "payments", Namespace: "argocd", Note: "Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = permission denied"},
+			{App: "ghost", Namespace: "argocd"}},
 	}
 	msgs := Digest(v)
 	if len(msgs) != 1 {

@@ -25,6 +25,15 @@ type AppSummary struct {
 	OperationStarted  time.Time
 	OperationFinished time.Time
 	OutOfSync         int // resources reported OutOfSync
+	// CannotCompare says Argo CD cannot compare the application with Git:
+	// its sync status is Unknown, or it carries a ComparisonError condition.
+	// The list shows only the first; a scan adds the second from the
+	// Applications it reads.
+	CannotCompare bool
+	// ComparisonError is Argo CD's message for an application it cannot
+	// compare, from its conditions ("" when none was read). It is
+	// cluster-written text: escape it where it lands.
+	ComparisonError string
 }
 
 type listResponse struct {
@@ -69,7 +78,7 @@ func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
 	out := make([]AppSummary, 0, len(resp.Items))
 	for _, it := range resp.Items {
 		s := AppSummary{Name: it.Metadata.Name, Namespace: it.Metadata.Namespace, Project: it.Spec.Project,
-			SyncStatus: it.Status.Sync.Status, Revision: it.Status.Sync.Revision}
+			SyncStatus: it.Status.Sync.Status, Revision: it.Status.Sync.Revision, CannotCompare: it.Status.Sync.Status == "Unknown"}
 		if src := it.Spec.Source; src != nil {
 			s.RepoURL = src.RepoURL
 		} else if len(it.Spec.Sources) > 0 {

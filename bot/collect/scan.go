@@ -17,7 +17,8 @@ import (
 // ScanOptions tune one scan of an Argo CD instance.
 type ScanOptions struct {
 	// StuckAfter is how long an application must stay OutOfSync after a
-	// successful sync (default DefaultStuckAfter).
+	// successful sync; zero means at once (callers wanting the default pass
+	// DefaultStuckAfter).
 	StuckAfter time.Duration
 	// Workers bound the applications collected and diagnosed at once (default 8).
 	Workers int
@@ -52,12 +53,15 @@ type ScanResult struct {
 	Report   *drift.Report
 	Err      error
 	// Cleared says why a candidate turned out not to be stuck (a refresh
-	// found it Synced); such results carry no report.
+	// found it Synced, or Argo CD cannot compare it); such results carry no
+	// report and Scan does not return them.
 	Cleared string
 	// Status is the sync status a refresh found, when it cleared the candidate.
 	Status string
 	// Snapshot is what the report was diagnosed from.
 	Snapshot *drift.Snapshot
+
+	unknown bool // listed with sync status Unknown: only Argo CD's message is read
 }
 
 // Scan lists every application once, picks the stuck ones, and collects and
@@ -66,14 +70,15 @@ type ScanResult struct {
 // for renders); the Application call is a normal refresh, which confirms the
 // drift before it is diagnosed. One application's failure is reported in its result and never
 // stops the scan. An application OutOfSync right after a successful sync costs
-// one more call, to read its history for a self-heal loop. It also returns
-// every application listed.
+// one more call, to read its history for a self-heal loop, and so does an
+// application whose sync status is Unknown, to read Argo CD's message. It
+// also returns every application listed; those Argo CD cannot compare (sync
+// status Unknown, or a ComparisonError condition on an Application the scan
+// read) are marked CannotCompare there with Argo CD's message and are never
+// diagnosed.
 func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions) ([]ScanResult, []argocd.AppSummary, error) {
 	if opts.Diagnose == nil {
 		return nil, nil, errors.New("scan: no diagnosis given (ScanOptions.Diagnose)")
-	}
-	if opts.StuckAfter == 0 {
-		opts.StuckAfter = DefaultStuckAfter
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = 8
@@ -112,7 +117,13 @@ type scan struct {
 // re-syncing the same revision (a self-heal loop), sorted by name.
 func (sc *scan) candidates(apps []argocd.AppSummary) []ScanResult {
 	var results []ScanResult
-	for _, a := range apps {
+	for i := range apps {
+		a := apps[i]
+		if a.SyncStatus == "Unknown" {
+			// Argo CD cannot compare it; a worker reads why.
+			results = append(results, ScanResult{App: a, Why: "sync status Unknown", unknown: true})
+			continue
+		}
 		if ok, why := Stuck(a, sc.now, sc.opts.StuckAfter); ok {
 			results = append(results, ScanResult{App: a, Why: why})
 			continue
@@ -123,6 +134,10 @@ func (sc *scan) candidates(apps []argocd.AppSummary) []ScanResult {
 		app, err := sc.c.GetApplication(sc.ctx, a.Namespace, a.Name)
 		if err != nil {
 			results = append(results, ScanResult{App: a, Why: "could not read its history", Err: err})
+			continue
+		}
+		if no, msg := CannotCompare(app); no {
+			apps[i].CannotCompare, apps[i].ComparisonError = true, msg
 			continue
 		}
 		if SelfHealLoop(app, sc.now, sc.opts.StuckAfter) {
@@ -171,12 +186,26 @@ func (sc *scan) diagnose(r *ScanResult) {
 	if r.Err != nil {
 		return
 	}
+	if r.unknown {
+		// A failed read leaves it listed without a message.
+		if app, err := sc.c.GetApplication(sc.ctx, r.App.Namespace, r.App.Name); err == nil {
+			_, r.App.ComparisonError = CannotCompare(app)
+		}
+		r.App.CannotCompare, r.Cleared = true, "Argo CD cannot compare it"
+		return
+	}
 	app, err := sc.c.Refresh(sc.ctx, r.App.Namespace, r.App.Name, false)
 	if err != nil {
 		r.Err = err
 		return
 	}
-	if st := drift.Str(app, "status", "sync", "status"); st != "OutOfSync" {
+	st := drift.Str(app, "status", "sync", "status")
+	if no, msg := CannotCompare(app); no {
+		r.Cleared, r.Status = "Argo CD cannot compare it", st
+		r.App.CannotCompare, r.App.ComparisonError = true, msg
+		return
+	}
+	if st != "OutOfSync" {
 		r.Cleared, r.Status = "a refresh found it "+st, st
 		return
 	}
@@ -218,7 +247,8 @@ func (sc *scan) takeHard() bool {
 }
 
 // keepFound drops the candidates a refresh cleared, keeping in the list the
-// sync status the refresh found (the list was read before it).
+// sync status the refresh found (the list was read before it) and whether
+// Argo CD could compare it.
 func keepFound(results []ScanResult, apps []argocd.AppSummary) []ScanResult {
 	kept := results[:0]
 	index := map[string]int{}
@@ -226,13 +256,18 @@ func keepFound(results []ScanResult, apps []argocd.AppSummary) []ScanResult {
 		index[a.Namespace+"/"+a.Name] = i
 	}
 	for _, r := range results {
-		if r.Cleared == "" {
+		if r.Cleared == "" && !r.unknown {
 			kept = append(kept, r)
 			continue
 		}
-		if i, ok := index[r.App.Namespace+"/"+r.App.Name]; ok && r.Status != "" {
+		i, ok := index[r.App.Namespace+"/"+r.App.Name]
+		if !ok {
+			continue
+		}
+		if r.Status != "" {
 			apps[i].SyncStatus = r.Status
 		}
+		apps[i].CannotCompare, apps[i].ComparisonError = r.App.CannotCompare, r.App.ComparisonError
 	}
 	return kept
 }

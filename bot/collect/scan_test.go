@@ -42,7 +42,7 @@ func TestScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{Diagnose: diagnose})
+	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{StuckAfter: DefaultStuckAfter, Diagnose: diagnose})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestScanRefreshClears(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{Diagnose: diagnose})
+	results, scanned, err := Scan(context.Background(), c, now, ScanOptions{StuckAfter: DefaultStuckAfter, Diagnose: diagnose})
 	if err != nil || len(scanned) != 1 || len(results) != 0 || srv.Refreshes != 1 {
 		t.Fatalf("scanned %d, results %+v, refreshes %d, err %v", len(scanned), results, srv.Refreshes, err)
 	}
@@ -114,7 +114,7 @@ func TestScanHardRefreshBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	results, _, err := Scan(context.Background(), c, now, ScanOptions{Diagnose: diagnose, HardRefreshes: 1})
+	results, _, err := Scan(context.Background(), c, now, ScanOptions{StuckAfter: DefaultStuckAfter, Diagnose: diagnose, HardRefreshes: 1})
 	if err != nil || len(results) != 3 {
 		t.Fatalf("results %d, %v", len(results), err)
 	}
@@ -126,7 +126,7 @@ func TestScanHardRefreshBudget(t *testing.T) {
 	if srv.HardRefreshes != 1 || c.Calls()["GET /api/v1/applications/{name}/manifests"] != 2 {
 		t.Errorf("hard refreshes %d, manifest calls %d; want 1 and 2", srv.HardRefreshes, c.Calls()["GET /api/v1/applications/{name}/manifests"])
 	}
-	if _, _, err := Scan(context.Background(), c, now, ScanOptions{Diagnose: diagnose, HardRefreshes: -1}); err != nil || srv.HardRefreshes != 1 {
+	if _, _, err := Scan(context.Background(), c, now, ScanOptions{StuckAfter: DefaultStuckAfter, Diagnose: diagnose, HardRefreshes: -1}); err != nil || srv.HardRefreshes != 1 {
 		t.Errorf("a negative budget must disable hard refreshes (%d)", srv.HardRefreshes)
 	}
 }
@@ -134,4 +134,101 @@ func TestScanHardRefreshBudget(t *testing.T) {
 // diagnose is the diagnosis a cycle gives Scan, with the default sensitive paths.
 func diagnose(s *drift.Snapshot) (*drift.Report, error) {
 	return pipeline.Diagnose(s, drift.Sensitivity{})
+}
+
+// TestScanStuckAfter: the threshold is what the caller passes, zero
+// included: 0 makes every application OutOfSync after a successful sync
+// stuck at once.
+func TestScanStuckAfter(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name       string
+		after, age time.Duration
+		stuck      bool
+	}{
+		{"zero, synced just now", 0, 0, true},
+		{"zero, synced a minute ago", 0, time.Minute, true},
+		{"default, synced a minute ago", DefaultStuckAfter, time.Minute, false},
+		{"default, synced eleven minutes ago", DefaultStuckAfter, 11 * time.Minute, true},
+		{"one hour, synced eleven minutes ago", time.Hour, 11 * time.Minute, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := corpus.Load(t, "testdata/cases/21-manual-kubectl-patch.yaml")
+			st := drift.Map(s.Application, "status")
+			st["sync"] = map[string]any{"status": "OutOfSync", "revision": "r1"}
+			st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-tc.age).Format(time.RFC3339)}
+			srv := argocdtest.NewServer("t", s)
+			defer srv.Close()
+			c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			results, _, err := Scan(context.Background(), c, now, ScanOptions{StuckAfter: tc.after, Diagnose: diagnose})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(results) == 1; got != tc.stuck {
+				t.Fatalf("stuck after %s, synced %s ago: got %d results, want stuck=%v", tc.after, tc.age, len(results), tc.stuck)
+			}
+		})
+	}
+}
+
+// TestScanCannotCompare: an application Argo CD cannot compare (sync status
+// Unknown, or a ComparisonError condition on the Application the scan reads)
+// is listed with Argo CD's message, word for word, and is never diagnosed nor
+// reported stuck; other error conditions do not make an OutOfSync
+// application uncomparable.
+func TestScanCannotCompare(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	const hostile = "Failed to load target state: <!channel> <https://evil.example|click> `x` \x1b[2J\nsecond line \u202e"
+	cond := func(typ, msg string) map[string]any { return map[string]any{"type": typ, "message": msg} }
+	for _, tc := range []struct {
+		name       string
+		sync       string
+		age        time.Duration
+		conditions []any
+		// want
+		cannot    bool
+		message   string
+		appCalls  int // plain GET application
+		diagnosed int
+	}{
+		{"Unknown with a ComparisonError", "Unknown", time.Hour, []any{cond("ComparisonError", hostile)}, true, hostile, 1, 0},
+		{"Unknown with two ComparisonErrors", "Unknown", time.Hour, []any{cond("ComparisonError", "a"), cond("SharedResourceWarning", "w"), cond("ComparisonError", "b")}, true, "a; b", 1, 0},
+		{"Unknown with another error condition", "Unknown", time.Hour, []any{cond("InvalidSpecError", "destination not permitted")}, true, "InvalidSpecError: destination not permitted", 1, 0},
+		{"Unknown with no condition", "Unknown", time.Hour, nil, true, "", 1, 0},
+		{"stuck OutOfSync, ComparisonError seen on refresh", "OutOfSync", time.Hour, []any{cond("ComparisonError", hostile)}, true, hostile, 0, 0},
+		{"OutOfSync right after a sync, ComparisonError seen in its history read", "OutOfSync", 30 * time.Second, []any{cond("ComparisonError", "rpc error")}, true, "rpc error", 1, 0},
+		{"stuck OutOfSync with a SyncError only", "OutOfSync", time.Hour, []any{cond("SyncError", "hook failed")}, false, "", 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := corpus.Load(t, "testdata/cases/21-manual-kubectl-patch.yaml")
+			st := drift.Map(s.Application, "status")
+			st["sync"] = map[string]any{"status": tc.sync, "revision": "r1"}
+			st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-tc.age).Format(time.RFC3339)}
+			st["conditions"] = tc.conditions
+			srv := argocdtest.NewServer("t", s)
+			defer srv.Close()
+			c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			results, scanned, err := Scan(context.Background(), c, now, ScanOptions{StuckAfter: DefaultStuckAfter, Diagnose: diagnose})
+			if err != nil || len(scanned) != 1 {
+				t.Fatalf("scanned %v, %v", scanned, err)
+			}
+			a := scanned[0]
+			if a.CannotCompare != tc.cannot || a.ComparisonError != tc.message {
+				t.Errorf("listed as cannot compare=%v with %q, want %v with %q", a.CannotCompare, a.ComparisonError, tc.cannot, tc.message)
+			}
+			if len(results) != tc.diagnosed {
+				t.Errorf("%d results (stuck or failed), want %d: %+v", len(results), tc.diagnosed, results)
+			}
+			calls := c.Calls()
+			if calls["GET /api/v1/applications/{name}"] != tc.appCalls || calls["GET /api/v1/applications/{name}/managed-resources"] != tc.diagnosed {
+				t.Errorf("calls %v: want %d plain Application reads and %d managed-resources reads", calls, tc.appCalls, tc.diagnosed)
+			}
+		})
+	}
 }

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/argocd"
@@ -51,6 +52,32 @@ func SelfHealLoop(app drift.Object, now time.Time, window time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// CannotCompare reads from an Application whether Argo CD could not compare
+// it with Git, and Argo CD's message: the messages of its ComparisonError
+// conditions, in order; with sync status Unknown and no such condition, those
+// of its other error conditions, each after its type. An application that
+// cannot be compared shows no drift driftfix could diagnose: it is neither
+// stuck nor drifting.
+func CannotCompare(app drift.Object) (bool, string) {
+	var compare, other []string
+	for _, c := range drift.List(app, "status", "conditions") {
+		typ, msg := drift.Str(c, "type"), drift.Str(c, "message")
+		switch {
+		case typ == "ComparisonError":
+			compare = append(compare, msg)
+		case strings.HasSuffix(typ, "Error") && msg != "":
+			other = append(other, typ+": "+msg)
+		}
+	}
+	if len(compare) > 0 {
+		return true, strings.Join(compare, "; ")
+	}
+	if drift.Str(app, "status", "sync", "status") == "Unknown" {
+		return true, strings.Join(other, "; ")
+	}
+	return false, ""
 }
 
 func orUnknown(s string) string {

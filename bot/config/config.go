@@ -76,7 +76,7 @@ type Policy struct {
 	// that is not listed keeps driftfix's choice, an empty list means report only.
 	Fixes          map[drift.Cause][]drift.FixKind
 	DryRun         *bool
-	StuckAfter     time.Duration
+	StuckAfter     time.Duration // zero means at once; Defaults gives 10m
 	PRsPerCycle    int
 	OpenPRs        int
 	PRsPerRepo     int
@@ -94,6 +94,8 @@ type Policy struct {
 	// rollout never gets one (defaults 1h and 1; MinStuckFor nil: unset).
 	MinStuckFor *time.Duration
 	MinCycles   int
+
+	stuckAfterSet bool // the file sets stuckAfter (0s included)
 }
 
 // QuietHours is a daily window in which no PR is opened and no digest posted.
@@ -257,8 +259,8 @@ func (p *Policy) merge(o Policy) {
 	if o.Draft != nil {
 		p.Draft = o.Draft
 	}
-	if o.StuckAfter != 0 {
-		p.StuckAfter = o.StuckAfter
+	if o.stuckAfterSet {
+		p.StuckAfter, p.stuckAfterSet = o.StuckAfter, true
 	}
 	if o.MinStuckFor != nil {
 		p.MinStuckFor = o.MinStuckFor

@@ -229,3 +229,40 @@ func TestLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestStuckAfterZero: stuckAfter 0s means at once, globally and in an
+// override; a key left out keeps what applied before (10m by default).
+func TestStuckAfterZero(t *testing.T) {
+	const head = "argocd: [{server: https://a.example.com, tokenFile: t}]\n"
+	for _, tc := range []struct {
+		name         string
+		yaml         string
+		global, shop time.Duration
+		other        time.Duration // an application no override matches
+	}{
+		{"unset", "", 10 * time.Minute, 10 * time.Minute, 10 * time.Minute},
+		{"global 0s", "policy: {stuckAfter: 0s}\n", 0, 0, 0},
+		{"override 0s", "overrides: [{match: {app: shop}, policy: {stuckAfter: 0s}}]\n", 10 * time.Minute, 0, 10 * time.Minute},
+		{"global 0s, override 5m", "policy: {stuckAfter: 0s}\noverrides: [{match: {app: shop}, policy: {stuckAfter: 5m}}]\n", 0, 5 * time.Minute, 0},
+		{"override without the key keeps the global 0s", "policy: {stuckAfter: 0s}\noverrides: [{match: {app: shop}, policy: {draft: true}}]\n", 0, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(head + tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Policy.StuckAfter != tc.global {
+				t.Errorf("global stuckAfter %s, want %s", c.Policy.StuckAfter, tc.global)
+			}
+			if got := c.For("", "shop", "argocd").StuckAfter; got != tc.shop {
+				t.Errorf("shop's stuckAfter %s, want %s", got, tc.shop)
+			}
+			if got := c.For("", "web", "argocd").StuckAfter; got != tc.other {
+				t.Errorf("web's stuckAfter %s, want %s", got, tc.other)
+			}
+		})
+	}
+	if _, err := Parse([]byte(head + "policy: {stuckAfter: -1m}\n")); err == nil || !strings.Contains(err.Error(), "stuckAfter") {
+		t.Errorf("a negative stuckAfter: %v", err)
+	}
+}

@@ -248,7 +248,7 @@ func (p *parser) policy(key string, n *yaml.Node, pol *Policy) {
 			p.mapping(v, k, p.fixHandlers(k, pol))
 		},
 		"dryRun":         func(k string, v *yaml.Node) { pol.DryRun = p.boolPtr(k, v) },
-		"stuckAfter":     func(k string, v *yaml.Node) { pol.StuckAfter = p.duration(k, v) },
+		"stuckAfter":     func(k string, v *yaml.Node) { pol.StuckAfter, pol.stuckAfterSet = p.duration(k, v), true },
 		"prsPerCycle":    func(k string, v *yaml.Node) { pol.PRsPerCycle = p.positive(k, v) },
 		"openPRs":        func(k string, v *yaml.Node) { pol.OpenPRs = p.positive(k, v) },
 		"prsPerRepo":     func(k string, v *yaml.Node) { pol.PRsPerRepo = p.positive(k, v) },

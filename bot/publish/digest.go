@@ -66,10 +66,14 @@ func (d *digests) prLine(appKey, kind string, l templates.PRLine) {
 }
 
 // stuckNews records first-seen times and puts the newly stuck applications,
-// the findings left for people and the fleet lines in the digests.
+// the findings left for people, the fleet lines and the applications Argo CD
+// cannot compare in the digests.
 func (r *run) stuckNews() {
 	newStuck := map[string]bool{}
 	for key, a := range r.apps {
+		if a.App.CannotCompare {
+			continue // nothing is known of its drift: its first-seen time stays
+		}
 		if !a.Stuck {
 			if err := r.Store.Cleared(r.ctx, key); err != nil {
 				r.fail(err)
@@ -100,6 +104,12 @@ func (r *run) stuckNews() {
 		for _, l := range r.res.Digest.Fleet { // platform lines go to the platform's channel
 			v := r.digests.forChannel(ch, l.Instance)
 			v.Fleet = append(v.Fleet, l)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(r.apps)) {
+		if a := r.apps[key]; a.App.CannotCompare {
+			v := r.digests.forApp(key)
+			v.CannotCompare = append(v.CannotCompare, templates.AppLine{App: a.App.Name, Namespace: a.App.Namespace, Instance: a.Instance, Note: a.App.ComparisonError})
 		}
 	}
 }

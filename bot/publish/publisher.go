@@ -106,6 +106,9 @@ func (p *Publisher) start(ctx context.Context, res *cycle.CycleResult, now time.
 		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	for _, a := range res.Apps {
+		// Nothing about the pull requests of an application Argo CD cannot
+		// compare can be concluded this cycle (it is not Synced again).
+		a.Failed = a.Failed || a.App.CannotCompare
 		r.apps[cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)] = a
 	}
 	for _, pr := range res.PRs {

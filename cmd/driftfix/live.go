@@ -21,6 +21,7 @@ import (
 	"github.com/driftfix/driftfix/bot/kube"
 	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/bot/secretfile"
+	"github.com/driftfix/driftfix/templates"
 )
 
 // argoFlags are the flags that reach argocd-server. The token comes from a
@@ -236,7 +237,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	fs.SetOutput(stderr)
 	var af argoFlags
 	af.register(fs)
-	after := fs.Duration("stuck-after", collect.DefaultStuckAfter, "how long an application must stay OutOfSync after a successful sync")
+	after := fs.Duration("stuck-after", collect.DefaultStuckAfter, "how long an application must stay OutOfSync after a successful sync (0s: at once)")
 	format := fs.String("format", "text", "output format: text or json")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, err
@@ -246,6 +247,9 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	}
 	if *format != "text" && *format != "json" {
 		return exitUsage, fmt.Errorf("--format %q: want text or json", *format)
+	}
+	if *after < 0 {
+		return exitUsage, fmt.Errorf("--stuck-after %s: want zero or more", *after)
 	}
 	c, err := af.client()
 	if err != nil {
@@ -267,6 +271,18 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 		Findings    int            `json:"findings"`
 		Error       string         `json:"error,omitempty"`
 	}
+	type uncompared struct {
+		Application string `json:"application"`
+		Namespace   string `json:"namespace"`
+		SyncStatus  string `json:"syncStatus"`
+		Message     string `json:"message"` // Argo CD's, "" when none was read
+	}
+	cannot := []uncompared{}
+	for _, a := range scanned {
+		if a.CannotCompare {
+			cannot = append(cannot, uncompared{Application: a.Name, Namespace: a.Namespace, SyncStatus: a.SyncStatus, Message: a.ComparisonError})
+		}
+	}
 	var stuck []result
 	for _, sr := range results {
 		r := result{Application: sr.App.Name, Namespace: sr.App.Namespace, Why: sr.Why, Causes: map[string]int{}}
@@ -286,7 +302,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 		if stuck == nil {
 			stuck = []result{}
 		}
-		if err := enc.Encode(map[string]any{"scanned": len(scanned), "stuck": stuck}); err != nil {
+		if err := enc.Encode(map[string]any{"scanned": len(scanned), "stuck": stuck, "cannotCompare": cannot}); err != nil {
 			return exitUsage, err
 		}
 	} else {
@@ -305,6 +321,23 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 					causes = "error: " + r.Error
 				}
 				fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%s\n", r.Namespace, r.Application, r.Findings, causes, r.Why)
+			}
+			tw.Flush()
+		}
+		if len(cannot) > 0 {
+			noun := "applications"
+			if len(cannot) == 1 {
+				noun = "application"
+			}
+			fmt.Fprintf(stdout, "\nArgo CD cannot compare %d %s (not drift; nothing is proposed for them):\n", len(cannot), noun)
+			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "APPLICATION\tSYNC STATUS\tARGO CD SAYS")
+			for _, u := range cannot {
+				says := "(no message was read)"
+				if u.Message != "" {
+					says = templates.Terminal(u.Message)
+				}
+				fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", templates.Terminal(u.Namespace), templates.Terminal(u.Application), templates.Terminal(u.SyncStatus), says)
 			}
 			tw.Flush()
 		}

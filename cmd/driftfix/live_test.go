@@ -272,3 +272,121 @@ func TestOnceNamesTheMissingTokenFile(t *testing.T) {
 		t.Fatalf("exit %d, %v", code, err)
 	}
 }
+
+// TestScanStuckAfter: --stuck-after is the threshold as given, 0s included
+// (0s makes the application that went OutOfSync a minute after its sync
+// stuck too); a negative one is refused.
+func TestScanStuckAfter(t *testing.T) {
+	now := time.Now()
+	srv, tokenFile := liveServer(t, now)
+	base := []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig"), "--format", "json"}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		code  int
+		stuck []string
+	}{
+		{"default 10m", nil, exitDrift, []string{"queue"}},
+		{"0s", []string{"--stuck-after", "0s"}, exitDrift, []string{"orders", "queue"}},
+		{"0", []string{"--stuck-after=0"}, exitDrift, []string{"orders", "queue"}},
+		{"30s", []string{"--stuck-after", "30s"}, exitDrift, []string{"orders", "queue"}},
+		{"2h", []string{"--stuck-after", "2h"}, exitClean, nil},
+		{"negative", []string{"--stuck-after", "-1m"}, exitUsage, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb strings.Builder
+			code, err := cmdScan(context.Background(), append(append([]string{}, base...), tc.args...), &out, &errb, now)
+			if code != tc.code {
+				t.Fatalf("exit %d (%v), want %d\n%s", code, err, tc.code, errb.String())
+			}
+			if code == exitUsage {
+				if err == nil || !strings.Contains(err.Error(), "--stuck-after") {
+					t.Fatalf("a negative --stuck-after: %v", err)
+				}
+				return
+			}
+			var res struct {
+				Stuck []struct {
+					Application string `json:"application"`
+				} `json:"stuck"`
+			}
+			if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range res.Stuck {
+				got = append(got, s.Application)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.stuck) {
+				t.Errorf("stuck %v, want %v", got, tc.stuck)
+			}
+		})
+	}
+}
+
+// TestScanListsWhatArgoCDCannotCompare: an application Argo CD cannot
+// compare is listed on its own line with Argo CD's message, never as stuck;
+// a message written to make the terminal or the table lie is printed inert.
+func TestScanListsWhatArgoCDCannotCompare(t *testing.T) {
+	now := time.Now()
+	srv, tokenFile := liveServer(t, now)
+	const msg = "Failed to load target state: \x1b[2J\x1b]0;owned\x07 rpc error\n2 applications scanned, 0 stuck OutOfSync.\tfake \u202eexe"
+	broken, err := drift.LoadSnapshot("../../testdata/cases/11-builtin-quantity-hidden.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	drift.Map(broken.Application, "metadata")["name"] = "broken"
+	st := drift.Map(broken.Application, "status")
+	st["sync"] = map[string]any{"status": "Unknown"}
+	st["conditions"] = []any{map[string]any{"type": "ComparisonError", "message": msg}}
+	srv.Add(broken)
+	base := []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig")}
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			var out, errb strings.Builder
+			code, err := cmdScan(context.Background(), append(base, "--format", format), &out, &errb, now)
+			if err != nil || code != exitDrift {
+				t.Fatalf("exit %d, %v\n%s", code, err, errb.String())
+			}
+			text := out.String()
+			if format == "json" {
+				var res struct {
+					Stuck []struct {
+						Application string `json:"application"`
+					} `json:"stuck"`
+					CannotCompare []struct {
+						Application, Namespace, SyncStatus, Message string
+					} `json:"cannotCompare"`
+				}
+				if err := json.Unmarshal([]byte(text), &res); err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Stuck) != 1 || res.Stuck[0].Application != "queue" {
+					t.Errorf("stuck %+v, want queue alone", res.Stuck)
+				}
+				if len(res.CannotCompare) != 1 || res.CannotCompare[0].Application != "broken" || res.CannotCompare[0].SyncStatus != "Unknown" || res.CannotCompare[0].Message != msg {
+					t.Errorf("cannotCompare %+v", res.CannotCompare)
+				}
+				return
+			}
+			if strings.ContainsAny(text, "\x1b\x07\t\u202e") {
+				t.Errorf("a control character reached the terminal:\n%q", text)
+			}
+			var lines []string
+			for _, l := range strings.Split(text, "\n") {
+				if strings.Contains(l, "broken") {
+					lines = append(lines, l)
+				}
+			}
+			if len(lines) != 1 || !strings.Contains(lines[0], "Unknown") || !strings.Contains(lines[0], `Failed to load target state: \u001b[2J\u001b]0;owned\u0007 rpc error ⏎ 2 applications scanned`) {
+				t.Errorf("broken is not on one line with Argo CD's message: %q\n%s", lines, text)
+			}
+			if !strings.Contains(text, "Argo CD cannot compare 1 application (not drift") || strings.Count(text, "applications scanned") != 2 {
+				t.Errorf("output:\n%s", text)
+			}
+			if !strings.HasPrefix(text, "4 applications scanned, 1 stuck OutOfSync.\n") {
+				t.Errorf("the summary line: %q", text)
+			}
+		})
+	}
+}
