@@ -128,8 +128,18 @@ func TestFullCycle(t *testing.T) {
 	if err != nil || strings.Contains(fixed, "replicas") {
 		t.Fatalf("the PR's branch must drop replicas: %v\n%s", err, fixed)
 	}
+	head := gh.Head("acme", "e2e-cycle", prs[0].Head)
+	if runs := gh.CheckRuns("acme", "e2e-cycle", head); len(runs) != 1 || runs[0].Name != "driftfix/verify" || runs[0].Conclusion != "success" {
+		t.Fatalf("the PR's head must carry a passing driftfix/verify check: %+v", runs)
+	}
 	if out := once(); strings.Contains(out, "opened:") || len(gh.PullRequests("acme", "e2e-cycle")) != 1 {
 		t.Fatalf("a second cycle must not open another PR:\n%s", out)
+	}
+	// The second cycle renders the head's own files and diagnoses them
+	// against the real live state: the check still passes, now said of the commit.
+	runs := gh.CheckRuns("acme", "e2e-cycle", head)
+	if len(runs) != 1 || runs[0].Conclusion != "success" || !strings.Contains(runs[0].Summary, "from commit") || !strings.Contains(runs[0].Text, "| fixed |") {
+		t.Fatalf("the head's own check must pass: %+v", runs)
 	}
 
 	if err := gh.Merge("acme", "e2e-cycle", prs[0].Number); err != nil {
@@ -146,6 +156,9 @@ func TestFullCycle(t *testing.T) {
 		t.Fatalf("after the merge driftfix must report the PR merged and the app Synced:\n%s", all.String())
 	}
 	s.waitFor(t, "e2e-cycle", func(a argocd.AppSummary) bool { return a.SyncStatus == "Synced" }, "Synced after the merge")
+	if cs := gh.Comments("acme", "e2e-cycle", prs[0].Number); len(cs) != 1 || !strings.Contains(cs[0].Body, "is Synced") {
+		t.Fatalf("the merged PR must get one comment saying the application is Synced: %+v", cs)
+	}
 	posts := sl.Posts()
 	if len(posts) == 0 || !strings.Contains(posts[len(posts)-1]["attachments"], "Synced again") {
 		t.Fatalf("the last digest must say the app is Synced again: %+v", posts)
