@@ -67,7 +67,8 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 			what string
 			refs []string
 		}{{"opened", p.Opened}, {"updated", p.Updated}, {"unchanged", p.Unchanged}, {"closed (drift gone)", p.Closed},
-			{"merged", p.Merged}, {"turned down by a person", p.Rejected}, {"fixed (Synced again)", p.Fixed}, {"not published", p.Skipped}} {
+			{"merged", p.Merged}, {"turned down by a person", p.Rejected}, {"snoozed", p.Snoozed}, {"fixed (Synced again)", p.Fixed},
+			{"synced but still OutOfSync", p.StillDrifts}, {"checked", p.Checked}, {"not published", p.Skipped}} {
 			for _, ref := range l.refs {
 				fmt.Fprintf(stdout, "%s: %s\n", l.what, ref)
 			}
