@@ -65,6 +65,19 @@ func classifyManualChange(c *Case) (Verdict, bool) {
 	return Verdict{
 		Evidence: ev,
 		Fix:      drift.FixNone,
-		Reason:   "real drift: revert it with a sync, or commit the change to Git; driftfix never ignores it",
+		Reason:   "real drift: " + c.revertedWhen() + "; sync to revert it, or commit the change to Git (policy manualChanges: adopt proposes that as a draft pull request); driftfix never ignores it",
 	}, true
+}
+
+// revertedWhen says whether Argo CD reverts a change made by hand by itself,
+// from the Application's sync policy.
+func (c *Case) revertedWhen() string {
+	auto, ok := drift.Map(c.Snapshot.Application, "spec", "syncPolicy")["automated"].(map[string]any)
+	switch {
+	case !ok || auto["enabled"] == false:
+		return "it stays until someone syncs the application (no automated sync)"
+	case auto["selfHeal"] == true:
+		return "Argo CD's self-heal reverts it on its next sync"
+	}
+	return "automated sync without selfHeal leaves it until Git changes or someone syncs"
 }

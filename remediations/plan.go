@@ -113,7 +113,7 @@ type Remedy struct {
 }
 
 // Remedies lists the fix kinds in order of preference.
-var Remedies = []Remedy{RemoveField, SetValue, PinHelmValue, IgnoreDifference, TrackingMethod, NarrowIgnore}
+var Remedies = []Remedy{RemoveField, SetValue, PinHelmValue, IgnoreDifference, TrackingMethod, NarrowIgnore, AdoptLive}
 
 // Lookup returns the remedy of a fix kind.
 func Lookup(k drift.FixKind) (Remedy, bool) {
@@ -171,10 +171,17 @@ func PlanAll(s *drift.Snapshot, rep *drift.Report, repo Repo, opt Options) []Pla
 	byPolicy := map[string]int{} // refused by the policy: one plan per kind and group, as a planned group would be
 	for _, f := range rep.Findings {
 		k := f.Remediation.Kind
-		if _, ok := Lookup(k); !ok || handled[findingKey(f)] {
-			continue // no fix (none), or kept by a narrowed rule
+		if handled[findingKey(f)] {
+			continue // kept by a narrowed rule
+		}
+		_, fixable := Lookup(k)
+		if !fixable && f.Cause != drift.CauseManualChange {
+			continue // no fix (none); a manual change may be adopted by policy
 		}
 		d := decide(f, c.candidates(f))
+		if !fixable && len(d.Kinds) == 0 {
+			continue // left for people, as the finding says
+		}
 		if len(d.Kinds) == 0 {
 			if !d.ByPolicy {
 				plans = append(plans, refusedPlan(f, d.Why))

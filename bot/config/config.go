@@ -94,6 +94,10 @@ type Policy struct {
 	// rollout never gets one (defaults 1h and 1; MinStuckFor nil: unset).
 	MinStuckFor *time.Duration
 	MinCycles   int
+	// ManualChanges is report (the default: a person reverts or commits a
+	// change made by hand) or adopt (a draft pull request labelled
+	// driftfix/adopt writes the live value into Git).
+	ManualChanges string
 
 	stuckAfterSet bool // the file sets stuckAfter (0s included)
 }
@@ -264,6 +268,9 @@ func (p *Policy) merge(o Policy) {
 	}
 	if o.MinStuckFor != nil {
 		p.MinStuckFor = o.MinStuckFor
+	}
+	if o.ManualChanges != "" {
+		p.ManualChanges = o.ManualChanges
 	}
 	for _, f := range []struct {
 		dst *int

@@ -13,7 +13,19 @@ import (
 // (cands, in the order of remediations.Remedies) is passed over with the
 // reason. A finding driftfix gives no fix (a manual change, an unknown
 // cause, a sensitive path) is never planned, whatever the policy lists.
+//
+// The one exception is a manual change under manualChanges: adopt, which is
+// planned as adopt-live (a draft pull request a person decides on), unless the
+// safety model refuses it for a security-relevant path.
 func (p Policy) Decide(f drift.Finding, cands []remediations.Candidate) remediations.Decision {
+	if f.Cause == drift.CauseManualChange && p.ManualChanges == "adopt" {
+		for _, c := range cands {
+			if c.Kind == drift.FixAdoptLive && c.Refused != "" {
+				return remediations.Decision{Why: f.Remediation.Reason + "; not adopted: " + c.Refused}
+			}
+		}
+		return remediations.Decision{Kinds: []drift.FixKind{drift.FixAdoptLive}}
+	}
 	if f.Remediation.Kind == drift.FixNone || f.Remediation.Kind == "" {
 		return remediations.Decision{Why: f.Remediation.Reason}
 	}

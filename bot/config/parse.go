@@ -265,6 +265,11 @@ func (p *parser) policy(key string, n *yaml.Node, pol *Policy) {
 			pol.MinStuckFor = &d
 		},
 		"minCycles": func(k string, v *yaml.Node) { pol.MinCycles = p.positive(k, v) },
+		"manualChanges": func(k string, v *yaml.Node) {
+			if pol.ManualChanges = p.str(k, v); pol.ManualChanges != "report" && pol.ManualChanges != "adopt" {
+				p.fail(k, v.Line, fmt.Sprintf("must be report or adopt, not %q", v.Value))
+			}
+		},
 	})
 }
 

@@ -425,6 +425,10 @@ func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediatio
 	}
 	appKey := AppKey(pl.in.Name, r.App.Namespace, r.App.Name)
 	key := FixKey(appKey, p)
+	if p.Kind == drift.FixAdoptLive { // a person decides: always a draft, always labelled
+		draft := true
+		pol.Draft, pol.Labels = &draft, append(slices.Clone(pol.Labels), remediations.AdoptLabel)
+	}
 	pr := ProposedPR{Instance: pl.in.Name, App: r.App.Name, Namespace: r.App.Namespace, Key: key, Fingerprint: v.Fingerprint,
 		RepoURL: src.RepoURL, Base: src.TargetRevision, Policy: pol,
 		Branch: Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, key), Title: templates.PRTitle(v), Body: body + KeyMarker(key, appKey), Plan: p}

@@ -141,7 +141,10 @@ const (
 	FixIgnoreDifference FixKind = "ignore-difference"
 	FixTrackingMethod   FixKind = "tracking-method"
 	FixNarrowIgnore     FixKind = "narrow-ignore"
-	FixNone             FixKind = "none"
+	// FixAdoptLive writes a manual change's live value into Git, in a draft
+	// pull request a person decides on; only under policy manualChanges: adopt.
+	FixAdoptLive FixKind = "adopt-live"
+	FixNone      FixKind = "none"
 )
 
 // Owner is one managedFields entry that owns a path in the live object.

@@ -789,11 +789,12 @@ func (s Sensitivity) Refuse(k FixKind, f *Finding, target, live Object) (string,
 			return "", false
 		}
 		return fmt.Sprintf("ignoring %s would hide %s: driftfix never ignores a security-relevant path; a person must review this change", f.Path, what), true
-	case FixRemoveField, FixSetValue, FixPinHelmValue:
+	case FixRemoveField, FixSetValue, FixPinHelmValue, FixAdoptLive:
 	default:
 		return "", false
 	}
-	verb := map[FixKind]string{FixRemoveField: "removes it from Git", FixSetValue: "rewrites it in Git", FixPinHelmValue: "changes where the chart takes it from"}[k]
+	verb := map[FixKind]string{FixRemoveField: "removes it from Git", FixSetValue: "rewrites it in Git", FixPinHelmValue: "changes where the chart takes it from",
+		FixAdoptLive: "writes a change made by hand into Git"}[k]
 	// An empty value the API server drops (live has nothing there) asserts
 	// nothing: removing it changes nothing in the cluster.
 	if k == FixRemoveField && f.InGit && !f.InLive && IsEmpty(f.Git) {
@@ -814,7 +815,7 @@ func (s Sensitivity) Refuse(k FixKind, f *Finding, target, live Object) (string,
 			return fmt.Sprintf("%s holds %s, which Git declares: driftfix never %s by itself; a person must review this change", f.Path, m, verb), true
 		}
 	}
-	if k == FixSetValue && f.InLive {
+	if (k == FixSetValue || k == FixAdoptLive) && f.InLive {
 		if m, ok := s.first(f.Resource, f.Path, f.Live); ok {
 			return fmt.Sprintf("writing the live value of %s into Git would write %s: driftfix never does that by itself; a person must review this change", f.Path, m), true
 		}

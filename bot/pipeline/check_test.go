@@ -30,7 +30,7 @@ func withEdits(repo remediations.Repo, p remediations.Plan) remediations.Repo {
 // itself fails with every path still differing.
 func TestCheckHeadAgreesWithVerification(t *testing.T) {
 	files, _ := filepath.Glob(corpus.Path("remediations/testdata/*.yaml"))
-	files = append(files, corpus.Snapshots(t, corpus.Path("testdata/realworld"), ".yaml")...)
+	files = append(files, corpus.Snapshots(t, "testdata/realworld", ".yaml")...)
 	files = append(files, corpus.SharedFixtures(t)...)
 	// The effect of these kinds is not all in the application's files: the
 	// Secret a pinned value points at is created outside the chart, and the
