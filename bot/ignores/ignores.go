@@ -150,6 +150,32 @@ func (p Path) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
+// UnmarshalJSON reads a path as MarshalJSON writes it.
+func (p *Path) UnmarshalJSON(b []byte) error {
+	var in struct {
+		Path    string          `json:"path"`
+		Differs bool            `json:"differs"`
+		Git     json.RawMessage `json:"git"`
+		Live    json.RawMessage `json:"live"`
+		Masked  bool            `json:"masked"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return fmt.Errorf("read path: %w", err)
+	}
+	*p = Path{Path: in.Path, Differs: in.Differs, Masked: in.Masked, InGit: in.Git != nil, InLive: in.Live != nil}
+	for _, side := range []struct {
+		raw json.RawMessage
+		dst *any
+	}{{in.Git, &p.Git}, {in.Live, &p.Live}} {
+		if side.raw != nil {
+			if err := json.Unmarshal(side.raw, side.dst); err != nil {
+				return fmt.Errorf("read path %s: %w", in.Path, err)
+			}
+		}
+	}
+	return nil
+}
+
 func jsonValue(v any, present bool) (json.RawMessage, error) {
 	if !present {
 		return nil, nil
