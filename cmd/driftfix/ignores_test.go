@@ -205,3 +205,25 @@ func TestIgnoresUsage(t *testing.T) {
 		t.Errorf("files listed after --snapshot, flags after them: exit %d\n%s", code, out)
 	}
 }
+
+// TestReadmeIgnoresExample keeps the README's example a real output: each
+// of its lines is a line of `driftfix ignores` on the test snapshots, in order.
+func TestReadmeIgnoresExample(t *testing.T) {
+	ex := strings.TrimSpace(readmeSection(t, "ignores"))
+	ex = strings.TrimSuffix(strings.TrimPrefix(ex, "```\n"), "\n```")
+	code, out, stderr := runCLI("ignores", "--snapshot", ignoreSnaps[0], ignoreSnaps[1])
+	if code != exitClean {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got := strings.Split(out, "\n")
+	at := 0
+	for _, line := range strings.Split(ex, "\n") {
+		for at < len(got) && got[at] != line {
+			at++
+		}
+		if at == len(got) {
+			t.Fatalf("the README's example line %q is not in the output, in order (replace the example with lines of `go run ./cmd/driftfix ignores --snapshot bot/ignores/testdata/shop.yaml bot/ignores/testdata/platform.yaml`):\n%s", line, out)
+		}
+		at++
+	}
+}
