@@ -162,7 +162,11 @@ func liveIgnoreSnapshots(ctx context.Context, c *argocd.Client, af *argoFlags, s
 				fmt.Fprintf(stderr, "driftfix: application %s/%s left out: %v\n", a.Namespace, a.Name, err)
 				continue
 			}
-			full.Cluster = s.Cluster
+			// The cluster context is read for the resources now known.
+			full.Cluster = []drift.Object{settings.ConfigMap()}
+			if clusterCtx != nil {
+				collect.AddClusterContext(full, clusterCtx(full))
+			}
 			s = full
 		}
 		if af.repoFiles {
