@@ -35,6 +35,9 @@ var migrations = []string{
 	// 4: digests being posted, message by message, so a failed one resumes where it stopped.
 	`CREATE TABLE digest_outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, cursor TEXT NOT NULL, digest TEXT NOT NULL, channel TEXT NOT NULL,
 	                             thread TEXT NOT NULL, opened TEXT NOT NULL, messages TEXT NOT NULL, posted INTEGER NOT NULL);`,
+	// 5: per application, resource and path, the value (a fingerprint, never the value) and its writer seen each cycle, to tell a fight.
+	`CREATE TABLE path_writes (app TEXT NOT NULL, resource TEXT NOT NULL, path TEXT NOT NULL, at INTEGER NOT NULL,
+	                           value TEXT NOT NULL, manager TEXT NOT NULL, PRIMARY KEY (app, resource, path, at));`,
 }
 
 // Store is an open state database.
