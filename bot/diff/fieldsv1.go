@@ -242,3 +242,10 @@ func ownersOf(entries []managed, live any, p drift.Pointer) []drift.Owner {
 	}
 	return out
 }
+
+// Owners returns the managedFields entries of a live object that own p (or
+// a part of it), with their manager, operation, subresource and time.
+func Owners(live drift.Object, p drift.Pointer) []drift.Owner {
+	entries, _ := parseManagedFields(live)
+	return ownersOf(entries, live, p)
+}

@@ -305,3 +305,48 @@ func toJQ(v any) any {
 	}
 	return v
 }
+
+// keyUpdatesPrefix and keyUpdatesEnabled are argocd-cm's keys for the paths
+// whose changes do not make Argo CD refresh an application.
+const (
+	keyUpdatesPrefix  = "resource.customizations.ignoreResourceUpdates."
+	keyUpdatesEnabled = "resource.ignoreResourceUpdatesEnabled"
+)
+
+// ReadResourceUpdateRules reads resource.customizations.ignoreResourceUpdates.*
+// from the argocd-cm ConfigMap among the cluster objects: the paths whose
+// changes do not trigger a refresh of the application. They hide nothing from
+// the diff. None are returned when resource.ignoreResourceUpdatesEnabled is
+// "false" (Argo CD 3.x enables them by default).
+func ReadResourceUpdateRules(cluster []drift.Object) ([]drift.IgnoreRule, error) {
+	var cm drift.Object
+	for _, o := range cluster {
+		if drift.Str(o, "kind") == "ConfigMap" && drift.Str(o, "apiVersion") == "v1" && drift.Str(o, "metadata", "name") == cmName {
+			cm = o
+			break
+		}
+	}
+	data := drift.Map(cm, "data")
+	if strings.EqualFold(strings.TrimSpace(drift.Str(data, keyUpdatesEnabled)), "false") {
+		return nil, nil
+	}
+	holder := drift.RefOf(cm)
+	var rules []drift.IgnoreRule
+	for _, k := range drift.SortedKeys(data) {
+		if !strings.HasPrefix(k, keyUpdatesPrefix) {
+			continue
+		}
+		raw, _ := data[k].(string)
+		group, kind := splitOverrideKey(strings.TrimPrefix(k, keyUpdatesPrefix))
+		r, err := parseSystemRule(raw, holder, drift.Pointer{"data", k}, group, kind)
+		if err != nil {
+			return nil, fmt.Errorf("argocd-cm %s: %w", k, err)
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
+// RuleApplies reports whether an ignore rule's group, kind, name and
+// namespace select the resource, as Argo CD matches them.
+func RuleApplies(r *drift.IgnoreRule, ref drift.Ref) bool { return ruleMatches(r, ref) }

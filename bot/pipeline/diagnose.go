@@ -17,7 +17,7 @@ func Diagnose(s *drift.Snapshot, sens drift.Sensitivity) (*drift.Report, error) 
 	if err != nil {
 		return nil, fmt.Errorf("diagnose application %s: %w", s.AppName(), err)
 	}
-	coverManagedFields(s, cmp)
+	diff.CoverManagedFields(s, cmp)
 	in := classifiers.NewInput(s, settings, cmp)
 	in.Sensitivity = sens
 	findings := classifiers.Run(in, classifiers.Registry)

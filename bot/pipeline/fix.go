@@ -3,6 +3,7 @@ package pipeline
 import (
 	"time"
 
+	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
@@ -39,7 +40,7 @@ func FixWith(s *drift.Snapshot, repo remediations.Repo, opt FixOptions) (*drift.
 		Now:         opt.Now,
 		Sensitivity: sens,
 		Rediagnose:  func(c *drift.Snapshot) (*drift.Report, error) { return Diagnose(c, sens) },
-		RuleCovers:  func(r drift.IgnoreRule, res *drift.Resource) []drift.Pointer { return ruleCovers(&r, res) },
+		RuleCovers:  func(r drift.IgnoreRule, res *drift.Resource) []drift.Pointer { return diff.RuleCovers(&r, res) },
 		Render:      opt.Render,
 		Decide:      opt.Decide,
 	})

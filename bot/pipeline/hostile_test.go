@@ -123,7 +123,7 @@ func checkPlanSafety(t *testing.T, s *drift.Snapshot, rep *drift.Report, plans [
 	if err != nil {
 		t.Fatal(err)
 	}
-	coverManagedFields(s, cmp)
+	diff.CoverManagedFields(s, cmp)
 	for _, r := range cmp.Rules {
 		covers := false
 		for _, cov := range r.Covered {
@@ -156,7 +156,7 @@ func checkRule(t *testing.T, s *drift.Snapshot, r drift.IgnoreRule, prot []prote
 			(r.Name != "" && r.Name != ref.Name) || (r.Namespace != "" && r.Namespace != ref.Namespace) {
 			continue
 		}
-		for _, p := range ruleCovers(&r, res) {
+		for _, p := range diff.RuleCovers(&r, res) {
 			for _, pr := range prot {
 				if ref.Kind == pr.kind && ref.Name == pr.name && p.Related(pr.path) {
 					t.Errorf("%s hides %s %s", what, ref, p)

@@ -41,6 +41,9 @@ var migrations = []string{
 	 CREATE TABLE sightings (fingerprint TEXT PRIMARY KEY, first INTEGER NOT NULL, cycles INTEGER NOT NULL, last INTEGER NOT NULL);
 	 CREATE TABLE snoozed (fingerprint TEXT PRIMARY KEY, until INTEGER NOT NULL, reason TEXT NOT NULL);
 	 ALTER TABLE prs ADD COLUMN merge_sha TEXT NOT NULL DEFAULT '';`,
+	// 6: per application, resource and path, the value (a fingerprint, never the value) and its writer seen each cycle, to tell a fight.
+	`CREATE TABLE path_writes (app TEXT NOT NULL, resource TEXT NOT NULL, path TEXT NOT NULL, at INTEGER NOT NULL,
+	                           value TEXT NOT NULL, manager TEXT NOT NULL, PRIMARY KEY (app, resource, path, at));`,
 }
 
 // Store is an open state database.

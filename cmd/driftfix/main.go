@@ -34,6 +34,8 @@ Usage:
   driftfix snapshot APP --argocd-server URL [--app-namespace NS] [-o FILE]
   driftfix scan --argocd-server URL [--stuck-after 10m] [--format text|json]
   driftfix fix --snapshot FILE [--repo DIR] [--dry-run] [--format text|json]
+  driftfix ignores --snapshot FILE... [--repo DIR] [--format text|json|yaml]
+  driftfix ignores --argocd-server URL [--repo DIR] [--format ...]   every active ignore rule and what it hides
   driftfix run --config FILE [--listen :8080] [--dry-run] [--leader-elect]
   driftfix once --config FILE [--dry-run]
   driftfix config validate FILE
@@ -74,6 +76,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = cmdScan(ctx, args[1:], stdout, stderr, time.Now())
 	case "fix":
 		code, err = cmdFix(ctx, args[1:], stdout, stderr, time.Now())
+	case "ignores":
+		code, err = cmdIgnores(ctx, args[1:], stdout, stderr, time.Now())
 	case "run":
 		code, err = cmdRun(ctx, args[1:], stdout, stderr)
 	case "once":

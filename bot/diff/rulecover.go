@@ -1,15 +1,14 @@
-package pipeline
+package diff
 
 import (
-	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
 )
 
-// ruleCovers returns the paths an ignore rule removes from a resource, as Argo
+// RuleCovers returns the paths an ignore rule removes from a resource, as Argo
 // CD applies it: its jsonPointers, the paths its jqPathExpressions select in
 // the desired and the live object, and every field its managedFieldsManagers
 // own in the live object. Ignore rules are judged by what these paths hold.
-func ruleCovers(r *drift.IgnoreRule, res *drift.Resource) []drift.Pointer {
+func RuleCovers(r *drift.IgnoreRule, res *drift.Resource) []drift.Pointer {
 	var out []drift.Pointer
 	seen := map[string]bool{}
 	add := func(p drift.Pointer) {
@@ -28,21 +27,21 @@ func ruleCovers(r *drift.IgnoreRule, res *drift.Resource) []drift.Pointer {
 			if doc == nil {
 				continue
 			}
-			ps, _ := diff.JQPaths(expr, doc)
+			ps, _ := JQPaths(expr, doc)
 			for _, p := range ps {
 				add(p)
 			}
 		}
 	}
-	for _, p := range managerPaths(res.Live, r.ManagedFieldsManagers) {
+	for _, p := range ManagerPaths(res.Live, r.ManagedFieldsManagers) {
 		add(p)
 	}
 	return out
 }
 
-// managerPaths returns the fields (leaves of the live object) that the given
+// ManagerPaths returns the fields (leaves of the live object) that the given
 // field managers own in metadata.managedFields, read with the FieldsV1 parser.
-func managerPaths(live drift.Object, managers []string) []drift.Pointer {
+func ManagerPaths(live drift.Object, managers []string) []drift.Pointer {
 	if live == nil || len(managers) == 0 {
 		return nil
 	}
@@ -50,13 +49,13 @@ func managerPaths(live drift.Object, managers []string) []drift.Pointer {
 	for _, m := range managers {
 		want[m] = true
 	}
-	var sets []*diff.FieldSet
+	var sets []*FieldSet
 	for _, e := range drift.List(live, "metadata", "managedFields") {
 		m := drift.Map(e)
 		if !want[drift.Str(m, "manager")] {
 			continue
 		}
-		if set, err := diff.ParseFieldsV1(m["fieldsV1"]); err == nil {
+		if set, err := ParseFieldsV1(m["fieldsV1"]); err == nil {
 			sets = append(sets, set)
 		}
 	}
@@ -99,10 +98,10 @@ func managerPaths(live drift.Object, managers []string) []drift.Pointer {
 	return out
 }
 
-// coverManagedFields adds to each managedFieldsManagers rule the fields its
+// CoverManagedFields adds to each managedFieldsManagers rule the fields its
 // managers own in each resource it applies to, so that classifiers judge the
-// rule by them (the diff resolves only pointers and jq expressions).
-func coverManagedFields(s *drift.Snapshot, cmp *drift.Comparison) {
+// rule by them (Compare resolves only pointers and jq expressions).
+func CoverManagedFields(s *drift.Snapshot, cmp *drift.Comparison) {
 	for ri := range cmp.Rules {
 		r := &cmp.Rules[ri]
 		if len(r.ManagedFieldsManagers) == 0 {
@@ -114,7 +113,7 @@ func coverManagedFields(s *drift.Snapshot, cmp *drift.Comparison) {
 			for _, p := range cov.Paths {
 				have[p.String()] = true
 			}
-			for _, p := range managerPaths(s.Resources[cov.Index].Live, r.ManagedFieldsManagers) {
+			for _, p := range ManagerPaths(s.Resources[cov.Index].Live, r.ManagedFieldsManagers) {
 				if !have[p.String()] {
 					cov.Paths = append(cov.Paths, p)
 				}
