@@ -260,6 +260,7 @@ func (p *parser) policy(key string, n *yaml.Node, pol *Policy) {
 		"sensitivePaths": func(k string, v *yaml.Node) { pol.SensitivePaths = p.sensitivePaths(k, v) },
 		"quietHours":     func(k string, v *yaml.Node) { pol.QuietHours = p.quietHours(k, v) },
 		"slackChannel":   func(k string, v *yaml.Node) { pol.SlackChannel = p.channel(k, v) },
+		"dashboard":      func(k string, v *yaml.Node) { pol.Dashboard = p.dashboard(k, v) },
 	})
 }
 
