@@ -35,6 +35,9 @@ var migrations = []string{
 	// 4: digests being posted, message by message, so a failed one resumes where it stopped.
 	`CREATE TABLE digest_outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, cursor TEXT NOT NULL, digest TEXT NOT NULL, channel TEXT NOT NULL,
 	                             thread TEXT NOT NULL, opened TEXT NOT NULL, messages TEXT NOT NULL, posted INTEGER NOT NULL);`,
+	// 5: what people asked for a fix (a ticked dashboard box), and each repository's dashboard issue.
+	`CREATE TABLE requests (fix TEXT NOT NULL, action TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (fix, action));
+	 CREATE TABLE dashboards (repo TEXT NOT NULL, scope TEXT NOT NULL, number INTEGER NOT NULL, PRIMARY KEY (repo, scope));`,
 }
 
 // Store is an open state database.
