@@ -132,3 +132,13 @@ var (
 	// ErrNoBase says the base branch does not exist.
 	ErrNoBase = errors.New("no such base branch")
 )
+
+// Issue is an issue (not a pull request) as the Drift Dashboard needs it.
+type Issue struct {
+	Number      int
+	URL         string
+	Title, Body string
+	State       string // open or closed
+	// Author is the login of the account that opened the issue.
+	Author string
+}

@@ -82,6 +82,7 @@ type repo struct {
 	prs         []*PullRequest
 	comments    map[int][]Comment
 	perms       map[string]string // login → permission; others have none
+	issues      []*Issue          // see issues.go
 }
 
 // PullRequest is a pull request as the emulator keeps it.
@@ -575,6 +576,12 @@ var routes = []string{
 	"POST /repos/{owner}/{repo}/issues/{number}/comments",
 	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",
 	"POST /repos/{owner}/{repo}/issues/comments/{id}/reactions",
+	// issues.go
+	"GET /repos/{owner}/{repo}/issues",
+	"POST /repos/{owner}/{repo}/issues",
+	"GET /repos/{owner}/{repo}/issues/{number}",
+	"PATCH /repos/{owner}/{repo}/issues/{number}",
+	"POST /api/graphql",
 }
 
 // match finds the route of a request and its parameters.
