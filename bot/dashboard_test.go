@@ -3,14 +3,18 @@ package bot
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
+	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/state"
 )
 
@@ -134,25 +138,45 @@ func TestDashboardOnePerRepository(t *testing.T) {
 
 // TestDashboardTwoReplicasOpenAtOnce: two replicas that both find no
 // dashboard and open one at the same moment keep the older open and close
-// the newer.
+// the newer. The second replica's whole cycle runs while the first one's
+// request to open the issue is on the wire.
 func TestDashboardTwoReplicasOpenAtOnce(t *testing.T) {
-	names := []string{"shop"}
-	w, now := stuckWorld(t, dashboardConfig, names...)
-	var wg sync.WaitGroup
-	for i := 0; i < 2; i++ {
-		w.dbPath = filepath.Join(w.dir, fmt.Sprintf("replica%d.db", i))
-		r, closeDB := w.runner()
-		defer closeDB()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.Once(context.Background(), now)
-		}()
+	w, now := stuckWorld(t, dashboardConfig, "shop")
+	w.dbPath = filepath.Join(w.dir, "replica-a.db")
+	a, closeA := w.runner()
+	defer closeA()
+	var once sync.Once
+	gh, err := github.New(github.Config{AppID: w.gh.AppID, PrivateKey: w.gh.PrivateKeyPEM, BaseURL: w.gh.API, Backoff: 5 * time.Millisecond,
+		Transport: roundTrip(func(req *http.Request) (*http.Response, error) {
+			if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/repos/acme/shop/issues") {
+				once.Do(func() {
+					w.dbPath = filepath.Join(w.dir, "replica-b.db")
+					b, closeB := w.runner()
+					defer closeB()
+					if out, err := b.Once(context.Background(), now); err != nil || len(out.Published.Errors) > 0 {
+						t.Errorf("replica b: %v %v", err, out.Published.Errors)
+					}
+				})
+			}
+			return http.DefaultTransport.RoundTrip(req)
+		})})
+	if err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	w.dashboard("shop")
-	t.Logf("dashboards opened: %d (the newer closed when two were)", len(w.dashboards("shop", false)))
+	a.Publisher.Hosts = []publish.GitHost{gh}
+	if out, err := a.Once(context.Background(), now); err != nil || len(out.Published.Errors) > 0 {
+		t.Fatalf("replica a: %v %v", err, out.Published.Errors)
+	}
+	all := w.dashboards("shop", false)
+	d := w.dashboard("shop")
+	if len(all) != 2 || d.Number != all[0].Number || all[1].State != "closed" {
+		t.Fatalf("both replicas opened one; the older must stay open and the newer be closed: %+v", all)
+	}
 }
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 var boxKey = regexp.MustCompile(`- \[ \] (?:stop proposing this fix and close #\d+|recheck|open the fix PR now|stop proposing this fix) <!-- driftfix:do=[a-z-]+ key=([0-9a-f]+) -->`)
 
@@ -280,4 +304,26 @@ func TestDashboardForgedMarker(t *testing.T) {
 			t.Errorf("the person's issue was changed:\n%s", i.Body)
 		}
 	}
+}
+
+// TestDashboardOverTheLimit: a repository with more applications than one
+// issue body holds gets a dashboard GitHub accepts (the emulator refuses a
+// body over 65,536 characters), its sections collapsed and the rest named,
+// each section whole.
+func TestDashboardOverTheLimit(t *testing.T) {
+	w, now := stuckWorld(t, dashboardConfig, "shop")
+	const n = 120
+	for i := 0; i < n; i++ {
+		w.setApp(fmt.Sprintf("shop-%03d", i), "shop", true, now)
+	}
+	w.cycle(&now)
+	d := w.dashboard("shop")
+	if len(d.Body) > 65536 || strings.Contains(d.Body, "<details open>") {
+		t.Fatalf("%d bytes, expanded %v", len(d.Body), strings.Contains(d.Body, "<details open>"))
+	}
+	whole := strings.Count(d.Body, "</details>")
+	if strings.Count(d.Body, "<details>") != whole || !strings.Contains(d.Body, fmt.Sprintf("%d of %d applications are shortened to their names", n+1-whole, n+1)) {
+		t.Fatalf("%d whole sections; the rest must be counted:\n%s", whole, d.Body[len(d.Body)-2000:])
+	}
+	t.Logf("%d applications: %d sections whole, %d bytes", n+1, whole, len(d.Body))
 }

@@ -156,3 +156,27 @@ func TestDashboardSplitNeverCuts(t *testing.T) {
 		t.Errorf("a small limit must shorten: %d bytes", len(body))
 	}
 }
+
+// FuzzTicks: whatever a person writes into the dashboard, Ticks does not
+// fail, and each tick it returns is a ticked box line of the body with the
+// marker of that action and key.
+func FuzzTicks(f *testing.F) {
+	body, _ := Dashboard(DashboardView{Marker: "<!-- driftfix:dashboard=all -->", Apps: []DashboardApp{dashboardApp("shop")}})
+	f.Add(body)
+	f.Add(strings.ReplaceAll(body, "[ ]", "[x]"))
+	f.Add("- [x] recheck <!-- driftfix:do=recheck key=abc -->\r\n  - [X] open the fix PR now <!-- driftfix:do=open-now key=0 -->")
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, tk := range Ticks(body) {
+			found := false
+			for _, line := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n") {
+				trimmed := strings.TrimLeft(line, " ")
+				if (strings.HasPrefix(trimmed, "- [x] ") || strings.HasPrefix(trimmed, "- [X] ")) && strings.HasSuffix(line, "<!-- driftfix:do="+tk.Action+" key="+tk.Key+" -->") {
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("tick %+v is not a ticked box of %q", tk, body)
+			}
+		}
+	})
+}
