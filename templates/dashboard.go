@@ -133,7 +133,7 @@ func Dashboard(v DashboardView) (string, error) {
 	b.WriteString(head)
 	n := len(collapsed)
 	// The most the closing lines can take: the count line and an "and N more".
-	reserve := len(shortenedLine(n, n)) + len(moreLine(n))
+	reserve := len("\n"+shortenedLine(n, n)) + len(moreLine(n))
 	whole := 0
 	for whole < n && b.Len()+len(collapsed[whole])+reserve <= limit {
 		b.WriteString(collapsed[whole])

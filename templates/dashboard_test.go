@@ -151,6 +151,11 @@ func TestDashboardSplitNeverCuts(t *testing.T) {
 			t.Fatalf("application %s is neither whole, named nor counted", a.App)
 		}
 	}
+	for limit := 1000; limit < 3000; limit++ { // every limit is kept, to the byte
+		if body, _ := Dashboard(DashboardView{Marker: v.Marker, Apps: apps[:3], Limit: limit}); len(body) > limit {
+			t.Fatalf("limit %d: %d bytes", limit, len(body))
+		}
+	}
 	small := DashboardView{Marker: v.Marker, Apps: apps[:3], Limit: 3000}
 	if body, _ := Dashboard(small); len(body) > 3000 || strings.Count(body, "</details>") == 3 {
 		t.Errorf("a small limit must shorten: %d bytes", len(body))

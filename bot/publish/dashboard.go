@@ -145,8 +145,8 @@ func (d *dashboard) publish() error {
 	return nil
 }
 
-// find reads the dashboard the state store remembers, checking it is still
-// driftfix's own, or looks it up on the host. It reports whether the
+// find reads the dashboard the state store remembers, checking that
+// driftfix's own account opened it, or looks it up on the host. It reports whether the
 // lookup was done (or is known to have found none before).
 func (d *dashboard) find() (bool, error) {
 	n, err := d.Store.Dashboard(d.ctx, d.repo.Key(), d.scope)
@@ -162,7 +162,9 @@ func (d *dashboard) find() (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if is != nil && strings.EqualFold(is.Author, login) && strings.HasPrefix(is.Body, d.marker) {
+		// driftfix's own issue by the number it remembers, even when a
+		// person's edit dropped the marker: the next write restores it.
+		if is != nil && strings.EqualFold(is.Author, login) {
 			d.issue = is
 			return true, nil
 		}
