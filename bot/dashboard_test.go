@@ -327,3 +327,19 @@ func TestDashboardOverTheLimit(t *testing.T) {
 	}
 	t.Logf("%d applications: %d sections whole, %d bytes", n+1, whole, len(d.Body))
 }
+
+// TestDashboardEditedByAPerson: a maintainer who rewrites the dashboard
+// (its marker too) does not make driftfix open another: its remembered
+// issue is written back as driftfix renders it.
+func TestDashboardEditedByAPerson(t *testing.T) {
+	w, now := stuckWorld(t, dashboardConfig, "shop")
+	w.cycle(&now)
+	d := w.dashboard("shop")
+	if err := w.gh.EditIssueAs("acme", "shop", d.Number, "person", "notes from the platform team"); err != nil {
+		t.Fatal(err)
+	}
+	w.cycle(&now)
+	if all := w.gh.Issues("acme", "shop"); len(all) != 1 || all[0].Body != d.Body {
+		t.Fatalf("the dashboard must be written back in place, not opened again: %+v", all)
+	}
+}
