@@ -343,3 +343,23 @@ func TestDashboardEditedByAPerson(t *testing.T) {
 		t.Fatalf("the dashboard must be written back in place, not opened again: %+v", all)
 	}
 }
+
+// TestDashboardKeptWhileArgoCDIsDown: a cycle that cannot reach Argo CD
+// knows nothing about the applications, so no dashboard is written (it would
+// say nothing is stuck).
+func TestDashboardKeptWhileArgoCDIsDown(t *testing.T) {
+	w, now := stuckWorld(t, dashboardConfig, "shop")
+	w.cycle(&now)
+	before := w.dashboard("shop")
+	w.argo.Delay(time.Second) // past the client's timeout
+	r, closeDB := w.runner()
+	defer closeDB()
+	out, err := r.Once(context.Background(), now)
+	w.argo.Delay(0)
+	if err != nil || len(out.Result.FailedInstances) != 1 {
+		t.Fatalf("the instance must fail: %v %v", err, out.Result.FailedInstances)
+	}
+	if d := w.dashboard("shop"); d.Body != before.Body || w.gh.CallCount("PATCH /repos/{owner}/{repo}/issues/{number}") != 0 {
+		t.Fatalf("a cycle without Argo CD rewrote the dashboard:\n%s", d.Body)
+	}
+}

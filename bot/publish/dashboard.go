@@ -48,6 +48,13 @@ func (r *run) dashboards() {
 	if len(r.Hosts) == 0 || r.Config.DryRun {
 		return
 	}
+	if len(r.res.FailedInstances) > 0 {
+		// The applications of an instance that did not answer are not
+		// listed, and which repositories they read is not known: every
+		// dashboard stays as it was rather than say they are fine.
+		r.log.Warn("drift dashboards left as they were: an Argo CD instance did not answer", "instances", strings.Join(r.res.FailedInstances, ","))
+		return
+	}
 	scope := r.dashboardScope()
 	groups := map[string]*dashboard{}
 	for _, a := range r.res.Apps {
