@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
@@ -344,22 +346,47 @@ func TestDashboardEditedByAPerson(t *testing.T) {
 	}
 }
 
-// TestDashboardKeptWhileArgoCDIsDown: a cycle that cannot reach Argo CD
-// knows nothing about the applications, so no dashboard is written (it would
-// say nothing is stuck).
+// TestDashboardKeptWhileArgoCDIsDown: while one of two Argo CD instances
+// does not answer, nothing is known about its applications, so no dashboard
+// is written (it would drop them as if they were fine).
 func TestDashboardKeptWhileArgoCDIsDown(t *testing.T) {
 	w, now := stuckWorld(t, dashboardConfig, "shop")
-	w.cycle(&now)
-	before := w.dashboard("shop")
-	w.argo.Delay(time.Second) // past the client's timeout
-	r, closeDB := w.runner()
-	defer closeDB()
-	out, err := r.Once(context.Background(), now)
-	w.argo.Delay(0)
-	if err != nil || len(out.Result.FailedInstances) != 1 {
-		t.Fatalf("the instance must fail: %v %v", err, out.Result.FailedInstances)
+	second := argocdtest.NewServer("argo-token")
+	t.Cleanup(second.Close)
+	first := w.argo
+	w.argo = second
+	w.setApp("shop-b", "shop", true, now) // served by the second instance, reading acme/shop too
+	w.argo = first
+	cycle := func() Outcome {
+		t.Helper()
+		r, closeDB := w.runner()
+		defer closeDB()
+		ac, err := argocd.New(argocd.Config{BaseURL: second.URL, Token: "argo-token", Retries: 1, Backoff: 5 * time.Millisecond, Timeout: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := r.Instances[0]
+		in.Name, in.Client = "second", ac
+		r.Instances = append(r.Instances, in)
+		out, err := r.Once(context.Background(), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(15 * time.Minute)
+		return out
 	}
-	if d := w.dashboard("shop"); d.Body != before.Body || w.gh.CallCount("PATCH /repos/{owner}/{repo}/issues/{number}") != 0 {
-		t.Fatalf("a cycle without Argo CD rewrote the dashboard:\n%s", d.Body)
+	cycle()
+	before := w.dashboard("shop")
+	if !strings.Contains(before.Body, "<b>argocd/shop-b</b> on second") {
+		t.Fatalf("both instances' applications belong on the dashboard:\n%s", before.Body)
+	}
+	edits := w.gh.CallCount("PATCH /repos/{owner}/{repo}/issues/{number}")
+	second.Delay(time.Second) // past the client's timeout
+	if out := cycle(); len(out.Result.FailedInstances) != 1 {
+		t.Fatalf("the second instance must fail: %v", out.Result.FailedInstances)
+	}
+	second.Delay(0)
+	if d := w.dashboard("shop"); d.Body != before.Body || w.gh.CallCount("PATCH /repos/{owner}/{repo}/issues/{number}") != edits {
+		t.Fatalf("a cycle without one instance rewrote the dashboard:\n%s", d.Body)
 	}
 }
