@@ -21,7 +21,8 @@ type memHost struct {
 	mu       sync.Mutex
 	branches map[string]map[string][]byte // "owner/name branch" → files written
 	prs      []githost.PullRequest
-	checks   map[string]githost.Check // by commit
+	checks   map[string]githost.Check    // by commit
+	issues   map[string][]*githost.Issue // by owner/name
 }
 
 func (h *memHost) Host() string { return "git.example.org" }
@@ -217,3 +218,72 @@ func TestPublishThroughPorts(t *testing.T) {
 }
 
 var _ publish.GitHost = (*memHost)(nil)
+
+// The in-memory host's issues (the Drift Dashboard), kept beside its pull
+// requests in the same numbering.
+
+func (h *memHost) FindIssue(_ context.Context, r githost.Repo, marker string) (*githost.Issue, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, i := range h.issues[r.String()] {
+		if i.Author == "driftfix-bot" && strings.HasPrefix(i.Body, marker) {
+			cp := *i
+			return &cp, nil
+		}
+	}
+	return nil, nil
+}
+
+func (h *memHost) Issue(_ context.Context, r githost.Repo, number int) (*githost.Issue, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, i := range h.issues[r.String()] {
+		if i.Number == number {
+			cp := *i
+			return &cp, nil
+		}
+	}
+	return nil, nil
+}
+
+func (h *memHost) IssueLastEditor(ctx context.Context, r githost.Repo, number int) (string, string, error) {
+	i, err := h.Issue(ctx, r, number)
+	if err != nil || i == nil {
+		return "", "", fmt.Errorf("%s has no issue %d", r, number)
+	}
+	return i.Body, "", nil
+}
+
+func (h *memHost) OpenIssue(_ context.Context, r githost.Repo, title, body string) (*githost.Issue, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.issues == nil {
+		h.issues = map[string][]*githost.Issue{}
+	}
+	i := &githost.Issue{Number: 1000 + len(h.issues[r.String()]), Title: title, Body: body, State: "open", Author: "driftfix-bot"}
+	h.issues[r.String()] = append(h.issues[r.String()], i)
+	cp := *i
+	return &cp, nil
+}
+
+func (h *memHost) EditIssue(_ context.Context, r githost.Repo, number int, title, body string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, i := range h.issues[r.String()] {
+		if i.Number == number {
+			i.Title, i.Body = title, body
+		}
+	}
+	return nil
+}
+
+func (h *memHost) CloseIssue(_ context.Context, r githost.Repo, number int) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, i := range h.issues[r.String()] {
+		if i.Number == number {
+			i.State = "closed"
+		}
+	}
+	return nil
+}

@@ -24,7 +24,7 @@ func TestSoak(t *testing.T) {
 		t.Skip("soak test")
 	}
 	const apps, cycles = 6, 100
-	w := newWorld(t, worldConfig)
+	w := newWorld(t, worldConfig+`overrides: [{match: {namespace: "*"}, policy: {dashboard: {enabled: true}}}]`+"\n")
 	rng := rand.New(rand.NewPCG(7, 11))
 	now := worldNow
 	stuck := map[string]bool{}
@@ -158,9 +158,17 @@ func TestSoak(t *testing.T) {
 	if total != opened {
 		t.Errorf("%d PRs exist but %d were reported opened", total, opened)
 	}
-	t.Logf("soak: %d cycles, %d restarts, in %s; %d drift episodes, %d PRs opened, %d closed when the drift went, %d merged, %d turned down; faults: %d GitHub 5xx, %d secondary limits, %d Slack 429, %d Argo CD timeouts, %d lost databases; %d digests posted; GitHub answered %d 304s",
+	dashboards := 0
+	for i := 0; i < apps; i++ {
+		ds := len(w.dashboards(fmt.Sprintf("app%d", i), false))
+		if ds > 1 {
+			t.Errorf("app%d: %d dashboards", i, ds)
+		}
+		dashboards += ds
+	}
+	t.Logf("soak: %d cycles, %d restarts, in %s; %d drift episodes, %d PRs opened, %d closed when the drift went, %d merged, %d turned down; faults: %d GitHub 5xx, %d secondary limits, %d Slack 429, %d Argo CD timeouts, %d lost databases; %d digests posted; %d dashboards (one per repository at most); GitHub answered %d 304s",
 		cycles, restarts, time.Since(start).Round(time.Millisecond), episodes, opened, closed, merged, rejectedN,
-		faults.gh5xx, faults.secondary, faults.slack429, faults.argoTimeouts, faults.lostDB, len(w.slack.Posts()), w.gh.NotModified)
+		faults.gh5xx, faults.secondary, faults.slack429, faults.argoTimeouts, faults.lostDB, len(w.slack.Posts()), dashboards, w.gh.NotModified)
 }
 
 // allPRs summarizes every PR of the world, to compare across a cycle.

@@ -260,8 +260,8 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 	}
 }
 
-// TestGitHubAppManifest: the App asks for the three permissions driftfix
-// uses and nothing else, and for no webhook.
+// TestGitHubAppManifest: the App asks for the permissions driftfix uses
+// and nothing else, and for no webhook.
 func TestGitHubAppManifest(t *testing.T) {
 	raw, err := os.ReadFile("github-app.yaml")
 	if err != nil {
@@ -279,7 +279,7 @@ func TestGitHubAppManifest(t *testing.T) {
 	if err := yaml.UnmarshalStrict(raw, &m); err != nil {
 		t.Fatalf("github-app.yaml: %v", err)
 	}
-	want := map[string]string{"contents": "write", "pull_requests": "write", "metadata": "read"}
+	want := map[string]string{"contents": "write", "pull_requests": "write", "checks": "write", "metadata": "read", "issues": "write"}
 	if !reflect.DeepEqual(m.Permissions, want) || m.Public || len(m.Events) != 0 || m.Hook["active"] != false || m.Name == "" {
 		t.Fatalf("manifest %+v", m)
 	}

@@ -79,3 +79,10 @@ func Terminal(v any) string {
 	}
 	return b.String()
 }
+
+// htmlText escapes a value for text inside raw HTML (a <summary> line, which
+// Markdown leaves as HTML: backslash escapes do not work there).
+var htmlText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;", "@", "&#64;", "`", "&#96;", "[", "&#91;", "]", "&#93;")
+
+// HTMLText renders a value as text on one line inside raw HTML.
+func HTMLText(v any) string { return htmlText.Replace(oneLine(fmt.Sprint(v))) }

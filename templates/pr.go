@@ -16,7 +16,7 @@ import (
 //go:embed *.tmpl
 var files embed.FS
 
-var tmpl = template.Must(template.New("").Funcs(template.FuncMap{"code": Code, "text": Text}).ParseFS(files, "*.tmpl"))
+var tmpl = template.Must(template.New("").Funcs(template.FuncMap{"code": Code, "text": Text, "htmltext": HTMLText}).ParseFS(files, "*.tmpl"))
 
 // PRView is everything a fix pull request says.
 type PRView struct {

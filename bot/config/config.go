@@ -100,6 +100,8 @@ type Policy struct {
 	ManualChanges string
 
 	stuckAfterSet bool // the file sets stuckAfter (0s included)
+	// Dashboard is the Drift Dashboard issue of the application's repository.
+	Dashboard Dashboard
 }
 
 // QuietHours is a daily window in which no PR is opened and no digest posted.
@@ -299,6 +301,7 @@ func (p *Policy) merge(o Policy) {
 	if o.SlackChannel != "" {
 		p.SlackChannel = o.SlackChannel
 	}
+	p.Dashboard.merge(o.Dashboard)
 }
 
 func copyFixes(m map[drift.Cause][]drift.FixKind) map[drift.Cause][]drift.FixKind {

@@ -270,6 +270,7 @@ func (p *parser) policy(key string, n *yaml.Node, pol *Policy) {
 				p.fail(k, v.Line, fmt.Sprintf("must be report or adopt, not %q", v.Value))
 			}
 		},
+		"dashboard": func(k string, v *yaml.Node) { pol.Dashboard = p.dashboard(k, v) },
 	})
 }
 

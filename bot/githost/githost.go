@@ -145,3 +145,13 @@ type Check struct {
 	// DetailsURL links to where the check's subject is seen (the application in Argo CD).
 	DetailsURL string
 }
+
+// Issue is an issue (not a pull request) as the Drift Dashboard needs it.
+type Issue struct {
+	Number      int
+	URL         string
+	Title, Body string
+	State       string // open or closed
+	// Author is the login of the account that opened the issue.
+	Author string
+}

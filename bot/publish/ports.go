@@ -58,6 +58,24 @@ type GitHost interface {
 	// Permission is an account's permission on the repository (githost's
 	// Permission levels); only accounts that can write may steer driftfix.
 	Permission(ctx context.Context, r githost.Repo, login string) (string, error)
+
+	// Issues: the Drift Dashboard.
+
+	// FindIssue is the oldest issue, open or closed, that driftfix's own
+	// account opened and whose body starts with marker, or nil. Pull
+	// requests and other accounts' issues never count.
+	FindIssue(ctx context.Context, r githost.Repo, marker string) (*githost.Issue, error)
+	// Issue reads one issue; nil when the number is no issue (or a pull request).
+	Issue(ctx context.Context, r githost.Repo, number int) (*githost.Issue, error)
+	// IssueLastEditor reads an issue's body together with the login of the
+	// account that edited it last ("" if it was never edited), in one read.
+	IssueLastEditor(ctx context.Context, r githost.Repo, number int) (body, editor string, err error)
+	// OpenIssue opens an issue.
+	OpenIssue(ctx context.Context, r githost.Repo, title, body string) (*githost.Issue, error)
+	// EditIssue sets an issue's title and body.
+	EditIssue(ctx context.Context, r githost.Repo, number int, title, body string) error
+	// CloseIssue closes an issue driftfix opened (a duplicate of an older one).
+	CloseIssue(ctx context.Context, r githost.Repo, number int) error
 }
 
 // Notifier is the port to where digests are read (Slack today, by

@@ -89,6 +89,7 @@ func (p *Publisher) Publish(ctx context.Context, res *cycle.CycleResult, now tim
 	r.stuckNews()
 	r.followUp()
 	r.proposeAll()
+	r.dashboards()
 	r.sendDigests()
 	return *r.out
 }

@@ -44,6 +44,9 @@ var migrations = []string{
 	// 6: per application, resource and path, the value (a fingerprint, never the value) and its writer seen each cycle, to tell a fight.
 	`CREATE TABLE path_writes (app TEXT NOT NULL, resource TEXT NOT NULL, path TEXT NOT NULL, at INTEGER NOT NULL,
 	                           value TEXT NOT NULL, manager TEXT NOT NULL, PRIMARY KEY (app, resource, path, at));`,
+	// 7: what people asked for a fix (a ticked dashboard box), and each repository's dashboard issue.
+	`CREATE TABLE requests (fix TEXT NOT NULL, action TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (fix, action));
+	 CREATE TABLE dashboards (repo TEXT NOT NULL, scope TEXT NOT NULL, number INTEGER NOT NULL, PRIMARY KEY (repo, scope));`,
 }
 
 // Store is an open state database.

@@ -355,7 +355,7 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 	if status, body, ok := s.handleChecks(route, p, r, rp); ok {
 		return status, body
 	}
-	return http.StatusNotFound, "Not Found"
+	return s.handleIssues(route, r, rp, num)
 }
 
 // headOwner is the owner of the repository a pull request's head is in.
@@ -376,6 +376,9 @@ func (s *Server) nextNumber(rp *repo) int {
 	n := 1
 	for _, p := range rp.prs {
 		n = max(n, p.Number+1)
+	}
+	for _, i := range rp.issues { // issues and pull requests share numbers
+		n = max(n, i.Number+1)
 	}
 	return n
 }

@@ -85,6 +85,7 @@ type repo struct {
 	perms       map[string]string // login → permission; others have none
 	checks      []*CheckRun
 	statuses    []Status
+	issues      []*Issue // see issues.go
 }
 
 // PullRequest is a pull request as the emulator keeps it.
@@ -582,6 +583,12 @@ var routes = []string{
 	"PATCH /repos/{owner}/{repo}/check-runs/{id}",
 	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
 	"POST /repos/{owner}/{repo}/statuses/{sha}",
+	// issues.go
+	"GET /repos/{owner}/{repo}/issues",
+	"POST /repos/{owner}/{repo}/issues",
+	"GET /repos/{owner}/{repo}/issues/{number}",
+	"PATCH /repos/{owner}/{repo}/issues/{number}",
+	"POST /api/graphql",
 }
 
 // match finds the route of a request and its parameters.

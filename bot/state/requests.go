@@ -1,0 +1,106 @@
+package state
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Actions people ask for a fix (on the Drift Dashboard); the code that
+// honours one clears it.
+const (
+	// ActionOpenNow asks to open the fix's pull request without waiting for the cooldown.
+	ActionOpenNow = "open-now"
+	// ActionRecheck asks to diagnose the fix's application again and update or close its PR.
+	ActionRecheck = "recheck"
+)
+
+// Request records that a person asked for action on a fix (by its key).
+// Asking again keeps the first time.
+func (s *Store) Request(ctx context.Context, fix, action string, at time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `INSERT OR IGNORE INTO requests (fix, action, at) VALUES (?, ?, ?)`, fix, action, at.UnixNano()); err != nil {
+		return fmt.Errorf("remember the request to %s fix %s: %w", action, fix, err)
+	}
+	return nil
+}
+
+// Requested reports whether action was asked for a fix and not cleared since.
+func (s *Store) Requested(ctx context.Context, fix, action string) (bool, error) {
+	var at int64
+	err := s.db.QueryRowContext(ctx, `SELECT at FROM requests WHERE fix = ? AND action = ?`, fix, action).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the request to %s fix %s: %w", action, fix, err)
+	}
+	return true, nil
+}
+
+// ClearRequest forgets a request once it was acted on.
+func (s *Store) ClearRequest(ctx context.Context, fix, action string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM requests WHERE fix = ? AND action = ?`, fix, action); err != nil {
+		return fmt.Errorf("clear the request to %s fix %s: %w", action, fix, err)
+	}
+	return nil
+}
+
+// Rejection is a fix a person turned down: its key, application, why and when.
+type Rejection struct {
+	Fix, App, Reason string
+	At               time.Time
+}
+
+// Rejections lists every fix turned down, oldest first.
+func (s *Store) Rejections(ctx context.Context) ([]Rejection, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT fingerprint, app, reason, at FROM rejected ORDER BY at, fingerprint`)
+	if err != nil {
+		return nil, fmt.Errorf("list rejected fixes: %w", err)
+	}
+	defer rows.Close()
+	var out []Rejection
+	for rows.Next() {
+		var r Rejection
+		var at int64
+		if err := rows.Scan(&r.Fix, &r.App, &r.Reason, &at); err != nil {
+			return nil, fmt.Errorf("list rejected fixes: %w", err)
+		}
+		r.At = time.Unix(0, at).UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list rejected fixes: %w", err)
+	}
+	return out, nil
+}
+
+// Dashboard returns the number of the dashboard issue last used in a
+// repository (by its key) for a scope, or 0. It is a cache: the issue is
+// found again on the host when the database is lost.
+func (s *Store) Dashboard(ctx context.Context, repo, scope string) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT number FROM dashboards WHERE repo = ? AND scope = ?`, repo, scope).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the dashboard issue of %s: %w", repo, err)
+	}
+	return n, nil
+}
+
+// SetDashboard remembers a repository's dashboard issue (0 forgets it).
+func (s *Store) SetDashboard(ctx context.Context, repo, scope string, number int) error {
+	var err error
+	if number == 0 {
+		_, err = s.db.ExecContext(ctx, `DELETE FROM dashboards WHERE repo = ? AND scope = ?`, repo, scope)
+	} else {
+		_, err = s.db.ExecContext(ctx, `INSERT OR REPLACE INTO dashboards (repo, scope, number) VALUES (?, ?, ?)`, repo, scope, number)
+	}
+	if err != nil {
+		return fmt.Errorf("remember the dashboard issue of %s: %w", repo, err)
+	}
+	return nil
+}
