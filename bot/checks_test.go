@@ -1,12 +1,14 @@
 package bot
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
+	"github.com/driftfix/driftfix/bot/state"
 )
 
 const checkRuns = "POST /repos/{owner}/{repo}/check-runs"
@@ -224,5 +226,30 @@ func TestAfterMergeComment(t *testing.T) {
 	w.cycle(&now)
 	if len(w.gh.Comments("acme", "shop", 1))+len(w.gh.Comments("acme", "cart", 1)) != 2 {
 		t.Error("the result of a merge is said once")
+	}
+}
+
+// TestDashboardOpenNowSkipsCooldown: a fix cooling down is listed on the
+// dashboard; a writer ticking "open the fix PR now" opens it on the next
+// cycle that reads the request, before the cooldown is over.
+func TestDashboardOpenNowSkipsCooldown(t *testing.T) {
+	cfg := strings.Replace(dashboardConfig, "dashboard: {enabled: true}}", "dashboard: {enabled: true}, minStuckFor: 6h}", 1)
+	w, now := stuckWorld(t, cfg, "shop")
+	w.cycle(&now)
+	d := w.dashboard("shop")
+	if len(w.open("shop")) != 0 || !strings.Contains(d.Body, "cooling down") || !strings.Contains(d.Body, "- [ ] open the fix PR now") {
+		t.Fatalf("the fix must wait and the dashboard offer to open it:\n%s", d.Body)
+	}
+	w.gh.SetPermission("acme", "shop", "maintainer", githost.PermissionWrite)
+	if err := w.gh.TickAs("acme", "shop", d.Number, "maintainer", "- [ ] open the fix PR now"); err != nil {
+		t.Fatal(err)
+	}
+	w.cycle(&now) // the tick is read and recorded
+	out := w.cycle(&now)
+	if len(w.open("shop")) != 1 || len(out.Published.Opened) != 1 {
+		t.Fatalf("open now must skip the cooldown: %+v", out.Published)
+	}
+	if ok, _ := w.store().Requested(context.Background(), keyOf(t, d.Body, "- [ ] open the fix PR now"), state.ActionOpenNow); ok {
+		t.Error("the request must be cleared once the PR is open")
 	}
 }

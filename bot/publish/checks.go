@@ -33,7 +33,11 @@ func (p *proposal) publishCheck(head string, pushed bool) error {
 	if err != nil {
 		return err
 	}
-	if ok && old.SHA == head && old.Digest == hc.Digest && !p.rechecks[p.pr.Key] {
+	asked, err := p.Store.Requested(p.ctx, p.pr.Key, state.ActionRecheck) // a box ticked on the dashboard
+	if err != nil {
+		return err
+	}
+	if ok && old.SHA == head && old.Digest == hc.Digest && !p.rechecks[p.pr.Key] && !asked {
 		return nil
 	}
 	ck := githost.Check{Name: templates.CheckName, Success: hc.Success, Title: hc.Title, Summary: hc.Summary, Text: hc.Text, DetailsURL: hc.DetailsURL}
@@ -41,7 +45,12 @@ func (p *proposal) publishCheck(head string, pushed bool) error {
 		return err
 	}
 	p.out.Checked = append(p.out.Checked, ref(p.repo, p.rec.Number))
-	return p.Store.SaveCheck(p.ctx, p.pr.Key, state.Checked{SHA: head, Digest: hc.Digest, Planned: planned}, p.now)
+	if asked {
+		if err := p.Store.ClearRequest(p.ctx, p.pr.Key, state.ActionRecheck); err != nil {
+			return err
+		}
+	}
+	return p.Store.SaveCheck(p.ctx, p.pr.Key, state.Checked{SHA: head, Digest: hc.Digest, Planned: planned, Success: hc.Success}, p.now)
 }
 
 // OpenPRs says whether a fix (by key) has an open pull request driftfix
@@ -64,6 +73,9 @@ func (p *Publisher) OpenPRs(ctx context.Context) func(key string) bool {
 func (p *proposal) coolingDown(seen state.Sighting) (string, error) {
 	if old, ok, err := p.Store.PRFor(p.ctx, p.pr.Key); err != nil || (ok && old.State != state.PRClosed) {
 		return "", err
+	}
+	if now, err := p.Store.Requested(p.ctx, p.pr.Key, state.ActionOpenNow); err != nil || now {
+		return "", err // a person ticked "open the fix PR now" on the dashboard
 	}
 	wait, cycles := p.pr.Policy.Cooldown()
 	since := seen.First

@@ -334,10 +334,19 @@ func (c *followed) stopFromDashboard(where string) error {
 	return c.save(state.PRClosed)
 }
 
-// checkConclusion is the conclusion of the driftfix/verify check run on an
-// open fix pull request, for the dashboard's check column. HOOK: the Check
-// Run publisher fills it in; until then every PR shows "pending".
-func (r *run) checkConclusion(state.PR) string { return "" }
+// checkConclusion is the conclusion of the driftfix/verify check last
+// published on an open fix pull request, for the dashboard's check column
+// ("" while none is: pending).
+func (r *run) checkConclusion(k state.PR) string {
+	c, ok, err := r.Store.CheckFor(r.ctx, k.Fingerprint)
+	switch {
+	case err != nil || !ok:
+		return ""
+	case c.Success:
+		return "success"
+	}
+	return "failure"
+}
 
 // view is what the dashboard says now.
 func (d *dashboard) view() (templates.DashboardView, error) {

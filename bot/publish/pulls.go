@@ -306,6 +306,9 @@ func (p *proposal) openNew() error {
 	if err := p.Store.SavePR(p.ctx, p.rec); err != nil {
 		return err
 	}
+	if err := p.Store.ClearRequest(p.ctx, p.pr.Key, state.ActionOpenNow); err != nil {
+		return err
+	}
 	return p.publishCheck(gpr.HeadSHA, true)
 }
 

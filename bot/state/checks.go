@@ -14,12 +14,14 @@ type Checked struct {
 	// Planned says it was the plan's verification, published when driftfix
 	// pushed the head, not yet a check of the head's own files.
 	Planned bool
+	// Success is its conclusion.
+	Success bool
 }
 
 // SaveCheck remembers the check published on a fix's pull request head.
 func (s *Store) SaveCheck(ctx context.Context, fingerprint string, c Checked, now time.Time) error {
-	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO checks (fingerprint, sha, digest, planned, at) VALUES (?, ?, ?, ?, ?)`,
-		fingerprint, c.SHA, c.Digest, c.Planned, now.UnixNano())
+	_, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO checks (fingerprint, sha, digest, planned, success, at) VALUES (?, ?, ?, ?, ?, ?)`,
+		fingerprint, c.SHA, c.Digest, c.Planned, c.Success, now.UnixNano())
 	if err != nil {
 		return fmt.Errorf("remember the check of fix %s: %w", fingerprint, err)
 	}
@@ -29,7 +31,7 @@ func (s *Store) SaveCheck(ctx context.Context, fingerprint string, c Checked, no
 // CheckFor is the check last published on a fix's pull request head.
 func (s *Store) CheckFor(ctx context.Context, fingerprint string) (Checked, bool, error) {
 	var c Checked
-	err := s.db.QueryRowContext(ctx, `SELECT sha, digest, planned FROM checks WHERE fingerprint = ?`, fingerprint).Scan(&c.SHA, &c.Digest, &c.Planned)
+	err := s.db.QueryRowContext(ctx, `SELECT sha, digest, planned, success FROM checks WHERE fingerprint = ?`, fingerprint).Scan(&c.SHA, &c.Digest, &c.Planned, &c.Success)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, false, nil
 	}

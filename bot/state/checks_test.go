@@ -54,10 +54,10 @@ func TestCooldownCommandsAndSnoozes(t *testing.T) {
 	if _, _, on, _ := st.Snoozed(ctx, "fix2", t0.Add(15*24*time.Hour)); on {
 		t.Fatal("a snooze held past its time")
 	}
-	if err := st.SaveCheck(ctx, "fix1", Checked{SHA: "abc", Digest: "d1", Planned: true}, t0); err != nil {
+	if err := st.SaveCheck(ctx, "fix1", Checked{SHA: "abc", Digest: "d1", Planned: true, Success: true}, t0); err != nil {
 		t.Fatal(err)
 	}
-	if c, ok, _ := st.CheckFor(ctx, "fix1"); !ok || c != (Checked{SHA: "abc", Digest: "d1", Planned: true}) {
+	if c, ok, _ := st.CheckFor(ctx, "fix1"); !ok || c != (Checked{SHA: "abc", Digest: "d1", Planned: true, Success: true}) {
 		t.Fatalf("check %+v %v", c, ok)
 	}
 }

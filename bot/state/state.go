@@ -36,7 +36,7 @@ var migrations = []string{
 	`CREATE TABLE digest_outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, cursor TEXT NOT NULL, digest TEXT NOT NULL, channel TEXT NOT NULL,
 	                             thread TEXT NOT NULL, opened TEXT NOT NULL, messages TEXT NOT NULL, posted INTEGER NOT NULL);`,
 	// 5: checks published on pull request heads, commands followed, fixes seen (cooldown) and snoozed.
-	`CREATE TABLE checks (fingerprint TEXT PRIMARY KEY, sha TEXT NOT NULL, digest TEXT NOT NULL, planned INTEGER NOT NULL, at INTEGER NOT NULL);
+	`CREATE TABLE checks (fingerprint TEXT PRIMARY KEY, sha TEXT NOT NULL, digest TEXT NOT NULL, planned INTEGER NOT NULL, success INTEGER NOT NULL, at INTEGER NOT NULL);
 	 CREATE TABLE commands (repo TEXT NOT NULL, comment INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (repo, comment));
 	 CREATE TABLE sightings (fingerprint TEXT PRIMARY KEY, first INTEGER NOT NULL, cycles INTEGER NOT NULL, last INTEGER NOT NULL);
 	 CREATE TABLE snoozed (fingerprint TEXT PRIMARY KEY, until INTEGER NOT NULL, reason TEXT NOT NULL);
