@@ -166,6 +166,31 @@ func TestSoak(t *testing.T) {
 		}
 		dashboards += ds
 	}
+	comments, checks := 0, 0
+	for i := 0; i < apps; i++ {
+		repo := fmt.Sprintf("app%d", i)
+		perCommit := map[string]int{}
+		for _, c := range w.gh.CheckRuns("acme", repo, "") {
+			if perCommit[c.HeadSHA]++; perCommit[c.HeadSHA] > 1 {
+				t.Errorf("%s: %d driftfix/verify check runs on %s", repo, perCommit[c.HeadSHA], c.HeadSHA)
+			}
+			checks++
+		}
+		for _, p := range w.gh.PullRequests("acme", repo) {
+			said := map[string]bool{}
+			for _, c := range w.gh.Comments("acme", repo, p.Number) {
+				if c.Author != "driftfix[bot]" {
+					continue
+				}
+				if said[c.Body] {
+					t.Errorf("%s#%d: driftfix said the same twice: %q", repo, p.Number, c.Body)
+				}
+				said[c.Body] = true
+				comments++
+			}
+		}
+	}
+	t.Logf("soak: %d comments by driftfix, none twice on a PR; %d check runs, one per commit at most", comments, checks)
 	t.Logf("soak: %d cycles, %d restarts, in %s; %d drift episodes, %d PRs opened, %d closed when the drift went, %d merged, %d turned down; faults: %d GitHub 5xx, %d secondary limits, %d Slack 429, %d Argo CD timeouts, %d lost databases; %d digests posted; %d dashboards (one per repository at most); GitHub answered %d 304s",
 		cycles, restarts, time.Since(start).Round(time.Millisecond), episodes, opened, closed, merged, rejectedN,
 		faults.gh5xx, faults.secondary, faults.slack429, faults.argoTimeouts, faults.lostDB, len(w.slack.Posts()), dashboards, w.gh.NotModified)
