@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -282,4 +283,38 @@ func byCause(apps []AppLine) []AppLine {
 		return a < b
 	})
 	return out
+}
+
+// Merge adds a later digest of the same channel and instance to v, as one
+// digest sent when quiet hours end: each news line once, in the order it
+// came; the fleet and cannot-compare lines, which say how things are now,
+// as the later digest has them.
+func (v *DigestView) Merge(later DigestView) {
+	if v.Instance == "" {
+		v.Instance, v.ArgoCDURL = later.Instance, later.ArgoCDURL
+	}
+	v.NewStuck = appendOnce(v.NewStuck, later.NewStuck)
+	v.Opened = appendOnce(v.Opened, later.Opened)
+	v.Updated = appendOnce(v.Updated, later.Updated)
+	v.Merged = appendOnce(v.Merged, later.Merged)
+	v.Closed = appendOnce(v.Closed, later.Closed)
+	v.Fixed = appendOnce(v.Fixed, later.Fixed)
+	v.ForPeople = appendOnce(v.ForPeople, later.ForPeople)
+	v.Fleet, v.CannotCompare = later.Fleet, later.CannotCompare
+}
+
+// appendOnce appends the lines of more that lines does not hold yet.
+func appendOnce[T any](lines, more []T) []T {
+	seen := map[string]bool{}
+	key := func(l T) string { b, _ := json.Marshal(l); return string(b) }
+	for _, l := range lines {
+		seen[key(l)] = true
+	}
+	for _, l := range more {
+		if k := key(l); !seen[k] {
+			seen[k] = true
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }

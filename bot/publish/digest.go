@@ -119,7 +119,15 @@ func (r *run) stuckNews() {
 // thread. A digest that stopped half-way goes on where it stopped, before
 // anything newer is posted to its channel.
 func (r *run) sendDigests() {
-	quiet := r.Notifier == nil || r.Config.Policy.Quiet(r.now)
+	if r.Notifier != nil && r.Config.Policy.Quiet(r.now) {
+		r.holdDigests() // sent, merged into one, when the quiet hours end
+		return
+	}
+	quiet := r.Notifier == nil
+	if !quiet {
+		r.releaseHeld()
+		defer r.forgetReleased()
+	}
 	down := map[string]bool{} // cursors whose queued digest was not taken this cycle
 	if !quiet {
 		for cursor, err := range r.flush("") {

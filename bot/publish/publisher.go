@@ -74,6 +74,8 @@ type run struct {
 	writers map[string]bool // "repo login" → may steer driftfix, asked this cycle
 	// rechecks are fixes whose check a /driftfix recheck asked to publish again.
 	rechecks map[string]bool
+	// released are the cursors of digests quiet hours held, sent this cycle.
+	released []string
 }
 
 // openCount counts driftfix's open pull requests against the policy's limits.

@@ -47,6 +47,8 @@ var migrations = []string{
 	// 7: what people asked for a fix (a ticked dashboard box), and each repository's dashboard issue.
 	`CREATE TABLE requests (fix TEXT NOT NULL, action TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (fix, action));
 	 CREATE TABLE dashboards (repo TEXT NOT NULL, scope TEXT NOT NULL, number INTEGER NOT NULL, PRIMARY KEY (repo, scope));`,
+	// 8: digests held back by quiet hours, merged, per channel and instance, until they end.
+	`CREATE TABLE held_digests (cursor TEXT PRIMARY KEY, channel TEXT NOT NULL, view TEXT NOT NULL, since INTEGER NOT NULL);`,
 }
 
 // Store is an open state database.
