@@ -130,12 +130,24 @@ func ParseAppKey(key string) AppID {
 // It publishes nothing itself.
 func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now time.Time, opts CycleOptions) CycleResult {
 	res := CycleResult{URLs: map[string]string{}, Shards: map[string]string{}}
-	for _, in := range instances {
+	// Instances are scanned concurrently, each within its own budget (its
+	// scan's workers); their results are put together in the given order.
+	parts := make([]CycleResult, len(instances))
+	var wg sync.WaitGroup
+	for i, in := range instances {
 		res.URLs[in.Name], res.Shards[in.Name] = in.URL, in.Shard
-		if err := res.scanInstance(ctx, cfg, in, now, opts); err != nil {
-			res.Errors = append(res.Errors, fmt.Errorf("instance %s: %w", in.Name, err))
-			res.FailedInstances = append(res.FailedInstances, in.Name)
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := parts[i].scanInstance(ctx, cfg, in, now, opts); err != nil {
+				parts[i].Errors = append(parts[i].Errors, fmt.Errorf("instance %s: %w", in.Name, err))
+				parts[i].FailedInstances = append(parts[i].FailedInstances, in.Name)
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range parts {
+		res.join(&parts[i])
 	}
 	res.sortForPublishing()
 	res.Digest.Fleet = Fleet(res.Stuck, FleetMin)
@@ -329,6 +341,18 @@ func inShard(shard, name string) bool {
 	}
 	ok, _ := path.Match(shard, name)
 	return ok
+}
+
+// join takes in the result of one instance's scan.
+func (res *CycleResult) join(part *CycleResult) {
+	res.absorb(part)
+	res.Scanned += part.Scanned
+	res.Apps = append(res.Apps, part.Apps...)
+	res.Stuck = append(res.Stuck, part.Stuck...)
+	res.FailedInstances = append(res.FailedInstances, part.FailedInstances...)
+	if part.Digest.Instance != "" {
+		res.Digest.Instance, res.Digest.ArgoCDURL = part.Digest.Instance, part.Digest.ArgoCDURL
+	}
 }
 
 // absorb takes in what planning one application added.
