@@ -11,7 +11,8 @@ import (
 // RepoCredential names, by file, the credentials for the repositories whose
 // URL starts with URLPrefix (same scheme and host, path at a "/"): a token
 // for HTTPS, or an SSH private key with the known_hosts file the host's key
-// is checked against. The longest matching prefix wins; repositories no
+// is checked against; or caFile alone, to read a host with a private CA
+// anonymously. The longest matching prefix wins; repositories no
 // entry matches are read on the GitHub App's host with its installation
 // token, elsewhere anonymously.
 type RepoCredential struct {
@@ -47,8 +48,8 @@ func (p *parser) repoCredential(key string, n *yaml.Node) RepoCredential {
 		p.fail(key+".urlPrefix", n.Line, "is required: the repository URLs this credential is for, e.g. https://git.example.com/team/")
 	case rc.TokenFile != "" && rc.SSHKeyFile != "":
 		p.fail(key, n.Line, "give tokenFile (HTTPS) or sshKeyFile (SSH), not both")
-	case rc.TokenFile == "" && rc.SSHKeyFile == "":
-		p.fail(key, n.Line, "needs tokenFile (HTTPS) or sshKeyFile with knownHostsFile (SSH)")
+	case rc.TokenFile == "" && rc.SSHKeyFile == "" && (rc.CAFile == "" || ssh):
+		p.fail(key, n.Line, "needs tokenFile (HTTPS) or sshKeyFile with knownHostsFile (SSH), or caFile alone to read HTTPS anonymously")
 	case rc.TokenFile != "" && ssh:
 		p.fail(key+".tokenFile", n.Line, "is sent over HTTPS only; urlPrefix "+rc.URLPrefix+" is an SSH URL (use sshKeyFile)")
 	case rc.SSHKeyFile != "" && !ssh:

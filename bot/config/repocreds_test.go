@@ -43,6 +43,7 @@ func TestRepoCredentialErrors(t *testing.T) {
 		{"no prefix", "repoCredentials:\n  - tokenFile: /t\n", "repoCredentials[0].urlPrefix", 3, "is required"},
 		{"empty prefix", "repoCredentials:\n  - {urlPrefix: '', tokenFile: /t}\n", "repoCredentials[0].urlPrefix", 3, "is empty"},
 		{"no credential", "repoCredentials:\n  - urlPrefix: https://git.example.com/\n", "repoCredentials[0]", 3, "needs tokenFile"},
+		{"CA only over ssh", "repoCredentials:\n  - {urlPrefix: 'git@git.example.com:t/', caFile: /ca}\n", "repoCredentials[0]", 3, "needs tokenFile"},
 		{"both", "repoCredentials:\n  - {urlPrefix: https://git.example.com/, tokenFile: /t, sshKeyFile: /k, knownHostsFile: /h}\n", "repoCredentials[0]", 3, "not both"},
 		{"plain http", "repoCredentials:\n  - urlPrefix: http://git.example.com/\n    tokenFile: /t\n", "repoCredentials[0].urlPrefix", 3, "clear text"},
 		{"credentials in the URL", "repoCredentials:\n  - {urlPrefix: 'https://me:pw@git.example.com/', tokenFile: /t}\n", "repoCredentials[0].urlPrefix", 3, "never written in the config"},

@@ -64,7 +64,8 @@ const DefaultTokenUser = "x-access-token"
 
 // Credential names the files of one credential for the repositories whose
 // URL starts with Prefix: a token for HTTPS, or an SSH private key with the
-// known_hosts file its hosts are checked against.
+// known_hosts file its hosts are checked against; or only a CA file, for
+// HTTPS repositories read anonymously from a host with a private CA.
 type Credential struct {
 	Prefix         string
 	TokenFile      string // HTTPS: sent as the password of basic auth
@@ -108,8 +109,12 @@ func (c Credential) Open() (AccessFunc, error) {
 		}, nil
 	case c.SSHKeyFile != "":
 		return c.openSSH()
+	case ca != nil:
+		return func(context.Context, string) (Access, error) {
+			return Access{CABundle: ca, Via: "no token or SSH key: its credential names only the CA file " + c.CAFile}, nil
+		}, nil
 	}
-	return nil, errors.New("give a token file or an SSH key file")
+	return nil, errors.New("give a token file or an SSH key file (or, to read anonymously, a CA file)")
 }
 
 func (c Credential) openSSH() (AccessFunc, error) {

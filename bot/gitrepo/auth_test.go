@@ -92,6 +92,7 @@ func TestCredentialOpen(t *testing.T) {
 		{"token", Credential{TokenFile: token}, ""},
 		{"ssh", Credential{SSHKeyFile: key, KnownHostsFile: known}, ""},
 		{"nothing", Credential{}, "give a token file or an SSH key file"},
+		{"CA only", Credential{CAFile: write("ca-ok.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")}, ""},
 		{"both", Credential{TokenFile: token, SSHKeyFile: key, KnownHostsFile: known}, "not both"},
 		{"missing token file", Credential{TokenFile: missing}, "read the token file"},
 		{"empty token file", Credential{TokenFile: emptyToken}, "empty"},
