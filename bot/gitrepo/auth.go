@@ -256,6 +256,12 @@ func explain(err error, a Access) error {
 		err = fmt.Errorf("the host denied access with %s: %w", sent, err)
 	case errors.Is(err, transport.ErrRepositoryNotFound):
 		err = fmt.Errorf("the host says the repository does not exist, or %s may not read it: %w", sent, err)
+	case strings.Contains(err.Error(), "knownhosts: key mismatch"):
+		err = fmt.Errorf("the host's SSH key is not the one its known_hosts file lists for it, so driftfix did not connect (%s): %w", sent, err)
+	case strings.Contains(err.Error(), "knownhosts: key is unknown"):
+		err = fmt.Errorf("the host is not in the known_hosts file, so driftfix did not connect (%s): %w", sent, err)
+	case strings.Contains(err.Error(), "ssh: unable to authenticate"):
+		err = fmt.Errorf("the host refused %s: the key is not one it accepts for this repository: %w", sent, err)
 	case a.Auth != nil && strings.Contains(err.Error(), "ssh:"):
 		err = fmt.Errorf("connect with %s: %w", sent, err)
 	}
