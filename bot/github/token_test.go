@@ -7,8 +7,12 @@ import (
 	"testing"
 	"time"
 
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
 	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/github"
+	"github.com/driftfix/driftfix/bot/github/githubtest"
+	"github.com/driftfix/driftfix/bot/gitrepo"
 )
 
 // TestGitToken: the token Git reads a repository with is the App's
@@ -75,5 +79,66 @@ func TestHostRepo(t *testing.T) {
 	dotcom, _ := github.New(github.Config{Token: "t"})
 	if r, ok := dotcom.HostRepo("https://github.com/acme/apps.git"); !ok || r.String() != "acme/apps" {
 		t.Errorf("github.com: %v %v", r, ok)
+	}
+}
+
+// TestEmulatorGitOverHTTPS: the emulator answers Git as GitHub does for a
+// private repository: 401 without a token or with a bad one, 404 for an
+// installation token of another owner, the files with the owner's
+// installation token or the user token.
+func TestEmulatorGitOverHTTPS(t *testing.T) {
+	srv, err := githubtest.NewTLSServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	for _, o := range []string{"acme", "other"} {
+		if _, err := githubtest.NewRepo(dir, o, "apps", map[string]string{"deploy.yaml": "replicas: 1\n"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.AddRepo(dir, o, "apps"); err != nil {
+			t.Fatal(err)
+		}
+		srv.SetPrivate(o, "apps", true)
+	}
+	c, err := github.New(github.Config{AppID: srv.AppID, PrivateKey: srv.PrivateKeyPEM, BaseURL: srv.API, Transport: srv.Client().Transport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	acme, err := c.GitToken(ctx, githost.Repo{Owner: "acme", Name: "apps"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(owner, token string) error {
+		access := func(context.Context, string) (gitrepo.Access, error) {
+			a := gitrepo.Access{CABundle: srv.CertificatePEM(), Via: "none given"}
+			if token != "" {
+				a.Auth, a.Via = &githttp.BasicAuth{Username: github.GitUser, Password: token}, "the test token"
+			}
+			return a, nil
+		}
+		_, err := gitrepo.Reader{Cache: gitrepo.NewCache(4, 1<<20), Access: access}.Files(ctx, srv.GitURL(owner, "apps"), "main")
+		return err
+	}
+	for _, tc := range []struct {
+		name, owner, token, want string
+	}{
+		{"anonymous", "acme", "", "asks for credentials"},
+		{"bad token", "acme", "ghs_nope", "refused the test token"},
+		{"another owner's installation", "other", acme, "does not exist, or the test token may not read it"},
+		{"the owner's installation", "acme", acme, ""},
+		{"the user token", "other", srv.UserToken, ""},
+	} {
+		err := read(tc.owner, tc.token)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error saying %q", tc.name, err, tc.want)
+		case err != nil && tc.token != "" && strings.Contains(err.Error(), tc.token):
+			t.Errorf("%s: the token is in the error", tc.name)
+		}
 	}
 }
