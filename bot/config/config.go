@@ -33,6 +33,9 @@ type Config struct {
 	PlatformRepos []string   // repositories holding Applications and argocd-cm
 	Unlisted      Unlisted   // when PRs of applications no longer listed are closed
 	Limits        Limits     // what one repository's fetch and renders may cost
+	// RepoCredentials name, by file, how repositories off the GitHub App's
+	// host (or any, by URL prefix) are read (repocreds.go).
+	RepoCredentials []RepoCredential
 }
 
 // ArgoCD is one Argo CD instance and the shard of applications it scans.
@@ -201,6 +204,9 @@ func Parse(b []byte) (*Config, error) {
 		},
 		"unlisted": func(k string, n *yaml.Node) { c.Unlisted = p.unlisted(k, n) },
 		"limits":   func(k string, n *yaml.Node) { c.Limits = p.limits(k, n) },
+		"repoCredentials": func(k string, n *yaml.Node) {
+			p.list(k, n, func(k string, n *yaml.Node) { c.RepoCredentials = append(c.RepoCredentials, p.repoCredential(k, n)) })
+		},
 	})
 	if len(c.ArgoCD) == 0 {
 		p.fail("argocd", doc.Line, "at least one Argo CD instance is required")
@@ -212,6 +218,7 @@ func Parse(b []byte) (*Config, error) {
 		}
 		names[a.Name] = true
 	}
+	p.uniquePrefixes(c.RepoCredentials)
 	if len(p.errs) > 0 {
 		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
 		return nil, p.errs

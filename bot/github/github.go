@@ -62,8 +62,9 @@ type Client struct {
 	tokenFn func() string // token mode: the current token
 
 	mu    sync.Mutex
-	login string                // the bot's account, once looked up
-	inst  map[string]*gh.Client // by owner/name
+	login string                               // the bot's account, once looked up
+	inst  map[string]*gh.Client                // by owner/name
+	itr   map[string]*ghinstallation.Transport // by owner/name: its installation token (token.go)
 	calls map[string]int
 	errs  map[string]int
 }
@@ -220,7 +221,7 @@ func (c *Client) client(ctx context.Context, r githost.Repo) (*gh.Client, error)
 	if err != nil {
 		var er *gh.ErrorResponse
 		if errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusNotFound {
-			return nil, fmt.Errorf("github: the App is not installed on %s; install it there first", r)
+			return nil, fmt.Errorf("%w on %s; install it there first", ErrNotInstalled, r)
 		}
 		return nil, fmt.Errorf("github: find the App's installation on %s: %w", r, err)
 	}
@@ -231,6 +232,10 @@ func (c *Client) client(ctx context.Context, r githost.Repo) (*gh.Client, error)
 	}
 	c.mu.Lock()
 	c.inst[r.String()] = cl
+	if c.itr == nil {
+		c.itr = map[string]*ghinstallation.Transport{}
+	}
+	c.itr[r.String()] = itr
 	c.mu.Unlock()
 	return cl, nil
 }

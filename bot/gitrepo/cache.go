@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -70,16 +71,46 @@ func (c *Cache) Files(ctx context.Context, repoURL, revision string, lim Limits)
 }
 
 // Head is Files with the commit revision resolved to (a full hash), so
-// that what was read can be named: a pull request's head commit.
+// that what was read can be named: a pull request's head commit. Every
+// repository is read anonymously; a Reader reads with credentials.
 func (c *Cache) Head(ctx context.Context, repoURL, revision string, lim Limits) (map[string]string, string, error) {
+	return c.head(ctx, repoURL, revision, lim, nil)
+}
+
+// head reads through the cache with the credentials access gives (nil:
+// none). They are asked for only when the remote is read; the cache is
+// keyed by the URL and commit, never by what was sent.
+func (c *Cache) head(ctx context.Context, repoURL, revision string, lim Limits, access AccessFunc) (map[string]string, string, error) {
 	lim = lim.withDefaults()
 	name := redact(repoURL)
-	if !strings.HasPrefix(repoURL, "file://") && !strings.HasPrefix(repoURL, "https://") {
-		return nil, "", fmt.Errorf("read repository %s: only file:// and https:// repositories are read", name)
+	ssh := isSSH(repoURL)
+	if !strings.HasPrefix(repoURL, "file://") && !strings.HasPrefix(repoURL, "https://") && !ssh {
+		return nil, "", fmt.Errorf("read repository %s: only file://, https:// and (with an SSH key configured for them) ssh repositories are read", name)
 	}
-	wrap := func(err error) error { return fmt.Errorf("read repository %s at %s: %w", name, revision, err) }
+	var a Access
+	named := func(err error) error { return fmt.Errorf("read repository %s at %s: %w", name, revision, err) }
+	wrap := func(err error) error { return named(explain(err, a)) }
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lim.Timeout)
 	defer cancel()
+	resolved := false
+	resolve := func() error {
+		if resolved || strings.HasPrefix(repoURL, "file://") {
+			return nil
+		}
+		resolved = true
+		if access != nil {
+			var err error
+			if a, err = access(fctx, repoURL); err != nil {
+				return fmt.Errorf("get credentials: %w", err)
+			}
+		} else {
+			a = Access{Via: "no credential is configured for it"}
+		}
+		if _, ok := a.Auth.(*gitssh.PublicKeys); ssh && !ok {
+			return errors.New("an ssh repository is read only with an SSH key and known_hosts file configured for it")
+		}
+		return nil
+	}
 	commit, ref := plumbing.ZeroHash, plumbing.ReferenceName("")
 	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{repoURL}})
 	if plumbing.IsHash(revision) {
@@ -87,8 +118,11 @@ func (c *Cache) Head(ctx context.Context, repoURL, revision string, lim Limits) 
 	}
 	key := cacheKey{repo: repoURL, commit: commit, lim: lim}
 	if commit.IsZero() || !c.cached(key) {
+		if err := resolve(); err != nil {
+			return nil, "", wrap(err)
+		}
 		var err error
-		if commit, ref, err = remoteCommit(fctx, rem, revision); err != nil {
+		if commit, ref, err = remoteCommit(fctx, rem, revision, a); err != nil {
 			return nil, "", wrap(err)
 		}
 		key.commit = commit
@@ -102,10 +136,10 @@ func (c *Cache) Head(ctx context.Context, repoURL, revision string, lim Limits) 
 		select {
 		case <-e.done:
 		case <-ctx.Done():
-			return nil, "", wrap(ctx.Err())
+			return nil, "", named(ctx.Err())
 		}
 		if e.err != nil {
-			return nil, "", wrap(e.err)
+			return nil, "", named(e.err)
 		}
 		return copyFiles(e.files), commit.String(), nil
 	}
@@ -115,7 +149,12 @@ func (c *Cache) Head(ctx context.Context, repoURL, revision string, lim Limits) 
 
 	// This caller fetches; others wait on e.done. The fetch runs under its
 	// own timeout, not the caller's cancellation, as others may be waiting.
-	files, err := checkout(fctx, repoURL, commit, ref, lim, &c.fetches)
+	err := resolve()
+	var files map[string]string
+	if err == nil {
+		files, err = checkout(fctx, repoURL, commit, ref, lim, a, &c.fetches)
+	}
+	err = explain(err, a) // as every caller waiting on this fetch sees it
 	c.mu.Lock()
 	e.files, e.err = files, err
 	var le *LimitError
@@ -134,7 +173,7 @@ func (c *Cache) Head(ctx context.Context, repoURL, revision string, lim Limits) 
 	c.mu.Unlock()
 	close(e.done)
 	if err != nil {
-		return nil, "", wrap(err)
+		return nil, "", named(err)
 	}
 	return copyFiles(files), commit.String(), nil
 }

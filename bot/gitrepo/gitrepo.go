@@ -1,8 +1,9 @@
 // Package gitrepo reads an application's source repository at the compared
 // revision, in memory, so that a snapshot can carry the files a fix edits.
-// It reads file:// repositories and HTTPS ones with go-git: one commit, no
-// history (a shallow fetch of depth 1), with a bound on what is fetched and
-// read, and each repository and commit is fetched once and then served from
+// It reads file:// repositories, HTTPS ones and (with an SSH key) SSH ones
+// with go-git, each with the credentials a Reader's AccessFunc gives: one
+// commit, no history (a shallow fetch of depth 1), with a bound on what is
+// fetched and read, and each repository and commit is fetched once and then served from
 // a bounded in-memory cache shared by every caller (see Cache).
 package gitrepo
 
@@ -107,8 +108,8 @@ func redact(repoURL string) string {
 // tags (peeled to their commit) are looked up. It also returns the name of a
 // ref whose tip is that commit, when there is one, so the commit can be
 // fetched by name.
-func remoteCommit(ctx context.Context, rem *git.Remote, revision string) (plumbing.Hash, plumbing.ReferenceName, error) {
-	refs, err := rem.ListContext(ctx, &git.ListOptions{PeelingOption: git.AppendPeeled})
+func remoteCommit(ctx context.Context, rem *git.Remote, revision string, a Access) (plumbing.Hash, plumbing.ReferenceName, error) {
+	refs, err := rem.ListContext(ctx, &git.ListOptions{PeelingOption: git.AppendPeeled, Auth: a.Auth, CABundle: a.CABundle})
 	if err != nil {
 		return plumbing.ZeroHash, "", err
 	}
@@ -171,7 +172,7 @@ func remoteCommit(ctx context.Context, rem *git.Remote, revision string) (plumbi
 }
 
 // checkout fetches one commit of the repository and reads its wanted files.
-func checkout(ctx context.Context, repoURL string, commit plumbing.Hash, ref plumbing.ReferenceName, lim Limits, fetches *atomic.Int64) (map[string]string, error) {
+func checkout(ctx context.Context, repoURL string, commit plumbing.Hash, ref plumbing.ReferenceName, lim Limits, a Access, fetches *atomic.Int64) (map[string]string, error) {
 	st := &boundedStorage{Storage: memory.NewStorage(), repo: redact(repoURL), lim: lim}
 	repo, err := git.Init(st, nil)
 	if err != nil {
@@ -183,7 +184,7 @@ func checkout(ctx context.Context, repoURL string, commit plumbing.Hash, ref plu
 	}
 	fetch := func(spec config.RefSpec, depth int) error {
 		fetches.Add(1)
-		err := rem.FetchContext(ctx, &git.FetchOptions{RefSpecs: []config.RefSpec{spec}, Depth: depth, Tags: git.NoTags})
+		err := rem.FetchContext(ctx, &git.FetchOptions{RefSpecs: []config.RefSpec{spec}, Depth: depth, Tags: git.NoTags, Auth: a.Auth, CABundle: a.CABundle})
 		if errors.Is(err, git.NoErrAlreadyUpToDate) {
 			return nil
 		}

@@ -90,9 +90,9 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 }
 
 // instance builds one Argo CD instance's clients; its repositories are read
-// within git. The cluster context is
-// read once per cycle.
-func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Limits, stderr io.Writer) (cycle.Instance, error) {
+// through git (its limits and credentials). The cluster context is read
+// once per cycle.
+func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Reader, stderr io.Writer) (cycle.Instance, error) {
 	ns := a.Namespace
 	if ns == "" {
 		ns = "argocd"
@@ -110,10 +110,10 @@ func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Limits, stderr i
 			if len(srcs) == 0 {
 				return nil, nil
 			}
-			return gitrepo.Files(ctx, srcs[0].RepoURL, drift.Str(s.Application, "status", "sync", "revision"), git)
+			return git.Files(ctx, srcs[0].RepoURL, drift.Str(s.Application, "status", "sync", "revision"))
 		},
 		BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
-			return gitrepo.Head(ctx, repoURL, branch, git)
+			return git.Head(ctx, repoURL, branch)
 		},
 		ReadCluster: func(ctx context.Context) (func(*drift.Snapshot) []drift.Object, error) {
 			return af.cluster(ctx, stderr)

@@ -18,6 +18,7 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/github"
+	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/kube"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/secretfile"
@@ -51,8 +52,22 @@ func secret(file, env, what string) (func() string, error) {
 // plans only: no GitHub, Slack or state is touched.
 func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *slog.Logger, stderr io.Writer) (*bot.Runner, func(), error) {
 	r := &bot.Runner{Config: cfg, Log: log, Metrics: bot.NewMetrics()}
+	// The GitHub client also reads repositories on its host (a dry run
+	// included), so it is made before the instances.
+	var gh *github.Client
+	if g := cfg.GitHub; publishing || g.AppID != 0 || g.TokenFile != "" || g.TokenEnv != "" {
+		var err error
+		if gh, err = gitHub(cfg.GitHub, log); err != nil {
+			return nil, nil, err
+		}
+	}
+	access, err := repoAccess(cfg.RepoCredentials, gh)
+	if err != nil {
+		return nil, nil, err
+	}
+	git := gitrepo.Reader{Limits: cycle.GitLimits(cfg.Limits), Access: access}
 	for _, a := range cfg.ArgoCD {
-		in, err := instance(ctx, a, cycle.GitLimits(cfg.Limits), stderr)
+		in, err := instance(ctx, a, git, stderr)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -63,10 +78,6 @@ func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *
 		return r, func() {}, nil
 	}
 	p := &publish.Publisher{Config: cfg, Log: log}
-	gh, err := gitHub(cfg.GitHub, log)
-	if err != nil {
-		return nil, nil, err
-	}
 	sl, err := slackNotifier(cfg.Slack, log)
 	if err != nil {
 		return nil, nil, err

@@ -29,7 +29,7 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 			return http.StatusNotFound, "Not Found"
 		}
 		tok := "ghs_" + randHex(18)
-		exp := time.Now().Add(time.Hour)
+		exp := time.Now().Add(s.tokenTTL())
 		s.tokens[tok] = token{installation: id, expires: exp}
 		return http.StatusCreated, map[string]any{"token": tok, "expires_at": exp.UTC().Format(time.RFC3339),
 			"permissions": map[string]string{"contents": "write", "pull_requests": "write", "metadata": "read"}}

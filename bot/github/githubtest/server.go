@@ -70,6 +70,8 @@ type Server struct {
 
 	link   string // Link header of the list being served
 	caller string // login of the request being served
+
+	smart smartHTTP // Git over HTTP(S): see githttp.go
 }
 
 type token struct {
@@ -452,6 +454,9 @@ func (s *Server) writeErr(w http.ResponseWriter, code int, msg string) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if s.serveGit(w, r) {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	route, params, ok := match(r.Method, strings.TrimPrefix(r.URL.Path, "/api/v3"))
