@@ -55,8 +55,9 @@ policy: {stuckAfter: 20m, draft: true}
 	s.kubectl(t, "", "create", "namespace", "driftfix")
 	t.Cleanup(func() { s.kubectl(t, "", "delete", "namespace", "driftfix", "--ignore-not-found", "--timeout=60s") })
 	for name, manifests := range map[string]string{
-		"chart (default values)": s.run(t, "helm", "template", "driftfix", chart, "-n", "driftfix"),
-		"chart (full values)":    s.run(t, "helm", "template", "driftfix", chart, "-n", "driftfix", "-f", full),
+		// helm template knows no cluster: it is told the stack's version, which the chart's kubeVersion floor admits
+		"chart (default values)": s.run(t, "helm", "template", "driftfix", chart, "-n", "driftfix", "--kube-version", s.serverVersion(t)),
+		"chart (full values)":    s.run(t, "helm", "template", "driftfix", chart, "-n", "driftfix", "--kube-version", s.serverVersion(t), "-f", full),
 		"kustomize base":         s.kubectl(t, "", "kustomize", kust),
 	} {
 		out := s.kubectl(t, manifests, "apply", "--dry-run=server", "-f", "-")
@@ -242,4 +243,18 @@ func TestInstallAsREADME(t *testing.T) {
 	if !strings.Contains(pod.text(), `"msg":"driftfix stopped"`) {
 		t.Fatalf("no clean stop:\n%s", pod.text())
 	}
+}
+
+// serverVersion is the stack's kube-apiserver version (v1.N.M).
+func (s *stack) serverVersion(t *testing.T) string {
+	t.Helper()
+	var v struct {
+		ServerVersion struct {
+			GitVersion string `json:"gitVersion"`
+		} `json:"serverVersion"`
+	}
+	if err := json.Unmarshal([]byte(s.kubectl(t, "", "version", "-o", "json")), &v); err != nil || v.ServerVersion.GitVersion == "" {
+		t.Fatalf("kubectl version: %v", err)
+	}
+	return v.ServerVersion.GitVersion
 }
