@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/driftfix/driftfix/bot/drift"
 	"net/url"
 	"strings"
 	"time"
@@ -277,6 +278,9 @@ func decodeState(s string) (map[string]any, error) {
 // decodeJSON decodes with integers as int64 and other numbers as float64, the
 // way snapshots are read, so live and offline diagnosis see the same values.
 func decodeJSON(b []byte) (any, error) {
+	if v, ok := drift.DecodeJSON(b); ok { // the quick reader; what it cannot read, encoding/json does
+		return v, nil
+	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.UseNumber()
 	var v any

@@ -427,3 +427,19 @@ func quickObject(v any) (Object, bool) {
 	}
 	return o, Str(o, "metadata", "name") != ""
 }
+
+// DecodeJSON reads one JSON value as snapshots are read (integers as int64,
+// other numbers as float64, objects as map[string]any), or reports that it
+// cannot (ok false: deeper than snapshots nest, or not valid JSON), in which
+// case the caller decodes it another way.
+func DecodeJSON(data []byte) (v any, ok bool) {
+	if !utf8.Valid(data) {
+		return nil, false
+	}
+	r := &jsonReader{data: data, lim: Limits{MaxBytes: -1, MaxResources: -1, MaxStringBytes: -1}}
+	v, err := r.value(0)
+	if err != nil || !r.end() {
+		return nil, false
+	}
+	return v, true
+}

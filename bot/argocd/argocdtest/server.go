@@ -198,14 +198,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 func (s *Server) find(name, ns string) *drift.Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, key := range s.order {
-		sn := s.apps[key]
-		appNS := drift.Str(sn.Application, "metadata", "namespace")
-		if sn.AppName() == name && (ns == appNS || (ns == "" && appNS == "argocd")) {
-			return sn
-		}
+	if ns != "" {
+		return s.apps[ns+"/"+name] // apps are kept by namespace/name
 	}
-	return nil
+	if sn := s.apps["argocd/"+name]; sn != nil { // argocd-server's own namespace
+		return sn
+	}
+	return s.apps["/"+name]
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
