@@ -2,8 +2,9 @@
 // through two ports, a Git host and a notifier, remembering what it did in the
 // state store. It decides no cause: it publishes what the cycle planned,
 // under the policy. Each output has its file: pull requests opened or
-// updated (pulls.go), pull requests followed up (reconcile.go, adopt.go),
-// and digests (digest.go).
+// updated (pulls.go), their checks and the cooldown (checks.go), pull
+// requests followed up (reconcile.go, adopt.go, commands.go, merged.go), the
+// Drift Dashboard (dashboard.go), and digests (digest.go, quiet.go).
 package publish
 
 import (
