@@ -79,8 +79,16 @@ spec:
 	}
 	s.waitAll(t, len(want), func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync")
 
+	// The person's loop runs as the admin (argocd app diff needs projects,
+	// get, which driftfix's read-only account does not have).
+	session, err := os.ReadFile(filepath.Join(s.root, "run", "argocd-admin-session"))
+	if err != nil {
+		t.Fatalf("the stack has no admin session (an older up.sh?): %v", err)
+	}
+	home := t.TempDir() // the CLI keeps its config here, not in the user's home
 	argo := func(args ...string) (string, int) {
-		cmd := exec.Command(filepath.Join(s.root, "bin", "argocd"), append(args, "--server", strings.TrimPrefix(argoURL, "http://"), "--plaintext", "--auth-token", strings.TrimSpace(s.token))...)
+		cmd := exec.Command(filepath.Join(s.root, "bin", "argocd"), append(args, "--server", strings.TrimPrefix(argoURL, "http://"), "--plaintext", "--auth-token", strings.TrimSpace(string(session)))...)
+		cmd.Env = append(os.Environ(), "HOME="+home)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()

@@ -155,4 +155,6 @@ for _ in $(seq 1 50); do
 done
 [ -n "${TOKEN:-}" ] || { echo "up.sh: could not create the driftfix account token" >&2; exit 1; }
 umask 077; printf '%s' "$TOKEN" >"$R/argocd-token"
+# the admin's session, for tests that act as a person with the argocd CLI (argocd app diff needs projects, get)
+printf '%s' "$SESSION" >"$R/argocd-admin-session"
 echo "stack up in $(since $start)s (netns $NETNS; kubeconfig $R/kubeconfig; token $R/argocd-token)"
