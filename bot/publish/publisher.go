@@ -74,6 +74,8 @@ type run struct {
 	writers map[string]bool // "repo login" → may steer driftfix, asked this cycle
 	// rechecks are fixes whose check a /driftfix recheck asked to publish again.
 	rechecks map[string]bool
+	// fightLines are the fights told this cycle, by AppKey (fights.go).
+	fightLines map[string][]templates.FightLine
 }
 
 // openCount counts driftfix's open pull requests against the policy's limits.
@@ -86,6 +88,7 @@ type openCount struct {
 // the cycle's proposals and posts the digests.
 func (p *Publisher) Publish(ctx context.Context, res *cycle.CycleResult, now time.Time) Published {
 	r := p.start(ctx, res, now)
+	r.fights()
 	r.stuckNews()
 	r.followUp()
 	r.proposeAll()
