@@ -20,7 +20,7 @@ policy: {labels: [driftfix], dashboard: {enabled: true}}
 // written Git's 2 back as argocd-controller and it is Synced. Self-heal
 // is on, and its history holds syncs automated syncs of one revision
 // in the last hour.
-func (w *world) fightRound(name string, now time.Time, out bool, other string, syncs int) {
+func (w *world) fightRound(name string, now time.Time, out bool, other string, syncs int) *drift.Snapshot {
 	w.t.Helper()
 	s := w.setAppAt(name, name, true, now, "a1b2c3")
 	drift.Map(s.Application, "spec")["syncPolicy"] = map[string]any{"automated": map[string]any{"selfHeal": true}}
@@ -50,6 +50,7 @@ func (w *world) fightRound(name string, now time.Time, out bool, other string, s
 			}
 		}
 	}
+	return s
 }
 
 // fightLines are the digest lines about fights in the posts from the given one on.
@@ -99,7 +100,7 @@ func TestFightReportedOnce(t *testing.T) {
 	l := lines[0]
 	t.Logf("digest line: %s", l)
 	for _, want := range []string{"`argocd-controller` and `kube-controller-manager` take turns at `/spec/replicas`", "3 changes of hands",
-		"cost: 3 self-heal syncs in the last hour", "Fix: `remove-field`, the one for the other writer's cause `hpa-replicas`", "`Deployment shop/web`"} {
+		"cost: 3 self-heal syncs of one revision", "Fix: `remove-field`, the one for the other writer's cause `hpa-replicas`", "`Deployment shop/web`"} {
 		if !strings.Contains(l, want) {
 			t.Errorf("the fight's line lacks %q:\n%s", want, l)
 		}
@@ -133,16 +134,30 @@ func TestFightNotAScaleEvent(t *testing.T) {
 
 // TestFightFromSelfHealSyncs: self-heal syncing one revision more than
 // maxSelfHealSyncsPerHour times is a fight even before the cycles saw the
-// values change hands, against the writer the diagnosis named.
+// values change hands, against the writer the diagnosis named. The syncs are
+// Argo CD's count in the last operation (self-heal syncs only the differing
+// resources, which status.history does not record), and their rate is told
+// from two cycles.
 func TestFightFromSelfHealSyncs(t *testing.T) {
-	w := newWorld(t, fightConfig+"  \n")
+	w := newWorld(t, fightConfig)
 	w.cfg.Policy.Fights.MaxSelfHealSyncsPerHour = 4
 	w.addRepo("shop")
 	now := worldNow
-	w.fightRound("shop", now, true, "kube-controller-manager", 5)
+	streak := func(n int) {
+		s := w.fightRound("shop", now, true, "kube-controller-manager", 0)
+		drift.Map(s.Application, "status")["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Minute).Format(time.RFC3339),
+			"operation":  map[string]any{"initiatedBy": map[string]any{"automated": true}, "sync": map[string]any{"revision": "a1b2c3", "autoHealAttemptsCount": int64(n)}},
+			"syncResult": map[string]any{"revision": "a1b2c3"}}
+	}
+	streak(3)
+	w.cycle(&now)
+	if got := fightLines(t, w, 0); len(got) != 0 {
+		t.Fatalf("3 self-heal syncs told as a fight: %q", got)
+	}
+	streak(6)
 	w.cycle(&now)
 	got := fightLines(t, w, 0)
-	if len(got) != 1 || !strings.Contains(got[0], "cost: 5 self-heal syncs in the last hour") || !strings.Contains(got[0], "`argocd-controller` and `kube-controller-manager`") {
+	if len(got) != 1 || !strings.Contains(got[0], "cost: 6 self-heal syncs of one revision, about 12 an hour") || !strings.Contains(got[0], "`argocd-controller` and `kube-controller-manager`") {
 		t.Fatalf("fight lines %q", got)
 	}
 }

@@ -22,9 +22,9 @@ type FightLine struct {
 	// Flips counts the changes of hands seen across cycles (0 when the fight
 	// was told from the syncs alone).
 	Flips int
-	// Syncs counts the automated syncs of one revision within the last hour
-	// (what the fight costs).
-	Syncs int
+	// Syncs counts the self-heal syncs of one revision Argo CD shows (what
+	// the fight costs); PerHour is their rate across cycles (0: not known yet).
+	Syncs, PerHour int
 	// Cause and Fix are the other writer's cause as the diagnosis names it,
 	// and the fix it suggests for it ("" when no cycle diagnosed it yet).
 	Cause drift.Cause
@@ -56,7 +56,10 @@ func (f FightLine) Summary(code func(any) string) string {
 	if len(parts) > 0 {
 		b.WriteString(" (" + strings.Join(parts, "; ") + ")")
 	}
-	fmt.Fprintf(&b, "; cost: %d self-heal %s in the last hour", f.Syncs, plural(f.Syncs, "sync", "syncs"))
+	fmt.Fprintf(&b, "; cost: %d self-heal %s of one revision", f.Syncs, plural(f.Syncs, "sync", "syncs"))
+	if f.PerHour > 0 {
+		fmt.Fprintf(&b, ", about %d an hour", f.PerHour)
+	}
 	if f.Fix != "" {
 		fmt.Fprintf(&b, ". Fix: %s, the one for the other writer's cause %s", code(f.Fix), code(f.Cause))
 	} else if f.Cause != "" {

@@ -30,11 +30,14 @@ func loopWindow(a argocd.AppSummary, stuckAfter time.Duration) time.Duration {
 	return stuckAfter
 }
 
-// SelfHealSyncs counts the automated syncs in an Application's history within
-// window before now, of the revision synced most often; it returns that
-// revision and the last such sync. An entry that says who started it counts
-// only when it was automated; Argo CD's history keeps 10 entries unless
-// spec.revisionHistoryLimit says otherwise, so the count is at most that.
+// SelfHealSyncs counts the automated syncs of one revision within window
+// before now, and returns that revision and the last of them. Argo CD 3.6
+// records a sync in status.history only when it synced every resource, and
+// self-heal syncs only those that differ, so its syncs are read from
+// status.operationState: autoHealAttemptsCount counts the self-heal syncs in
+// a row to the operation's revision (counted when the operation finished
+// within window). Automated full syncs in the history count too, the larger
+// count wins; an entry that says who started it counts only when automated.
 func SelfHealSyncs(app drift.Object, now time.Time, window time.Duration) (n int, revision string, last time.Time) {
 	counts := map[string]int{}
 	lasts := map[string]time.Time{}
@@ -60,11 +63,54 @@ func SelfHealSyncs(app drift.Object, now time.Time, window time.Duration) (n int
 			n, revision, last = c, rev, lasts[rev]
 		}
 	}
+	if c, rev, at := selfHealStreak(app); c > n && now.Sub(at) <= window && !at.After(now) {
+		n, revision, last = c, rev, at
+	}
 	return n, revision, last
 }
 
+// selfHealStreak reads Argo CD's count of self-heal syncs in a row from the
+// last operation, with its revision and finish time (0 when the last
+// operation was not automated).
+func selfHealStreak(app drift.Object) (int, string, time.Time) {
+	op := drift.Map(app, "status", "operationState")
+	if op == nil || drift.Map(op, "operation", "initiatedBy")["automated"] != true {
+		return 0, "", time.Time{}
+	}
+	at, err := time.Parse(time.RFC3339, drift.Str(op, "finishedAt"))
+	if err != nil {
+		return 0, "", time.Time{}
+	}
+	var n int
+	switch v := drift.Lookup(op, "operation", "sync", "autoHealAttemptsCount").(type) {
+	case float64:
+		n = int(v)
+	case int64:
+		n = int(v)
+	case int:
+		n = v
+	case string: // int64 fields may come as JSON strings
+		fmt.Sscan(v, &n)
+	}
+	rev := drift.Str(op, "syncResult", "revision")
+	if rev == "" {
+		rev = drift.Str(op, "operation", "sync", "revision")
+	}
+	return n, rev, at
+}
+
+// selfHealLoop reports whether self-heal synced one revision at least three
+// times, the last within FightWindow (see SelfHealSyncs).
+func selfHealLoop(a argocd.AppSummary, app drift.Object, now time.Time) bool {
+	if !a.SelfHeal {
+		return false
+	}
+	n, _, _ := SelfHealSyncs(app, now, FightWindow)
+	return n >= 3
+}
+
 // fightCandidate takes a Synced application that self-heal synced to the same
-// revision at least three times within FightWindow: it is snapshotted as the
+// revision at least three times, the last within FightWindow: it is snapshotted as the
 // Application read shows it, without a refresh.
 func (sc *scan) fightCandidate(a argocd.AppSummary, app map[string]any) (ScanResult, bool) {
 	if a.SyncStatus != "Synced" {
@@ -74,7 +120,7 @@ func (sc *scan) fightCandidate(a argocd.AppSummary, app map[string]any) (ScanRes
 	if n < 3 {
 		return ScanResult{}, false
 	}
-	return ScanResult{App: a, Why: fmt.Sprintf("Synced, but self-heal synced the same revision %d times in the last hour", n), flipping: app}, true
+	return ScanResult{App: a, Why: fmt.Sprintf("Synced, but self-heal synced the same revision %d times, the last within the hour", n), flipping: app}, true
 }
 
 // observeFlipping snapshots and diagnoses a fight candidate (one

@@ -84,4 +84,20 @@ func TestSelfHealSyncs(t *testing.T) {
 	if n != 3 || rev != "r1" || !last.Equal(now.Add(-5*time.Minute)) {
 		t.Errorf("SelfHealSyncs = %d %q %s, want 3 r1 11:55", n, rev, last)
 	}
+	// Argo CD's own count of self-heal syncs in a row, in the last operation.
+	op := func(automated bool, count int64, ago time.Duration) map[string]any {
+		return map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-ago).Format(time.RFC3339),
+			"operation":  map[string]any{"initiatedBy": map[string]any{"automated": automated}, "sync": map[string]any{"autoHealAttemptsCount": count}},
+			"syncResult": map[string]any{"revision": "r9"}}
+	}
+	for _, tc := range []struct {
+		op   map[string]any
+		want int
+		rev  string
+	}{{op(true, 7, time.Minute), 7, "r9"}, {op(false, 7, time.Minute), 3, "r1"}, {op(true, 7, 2*time.Hour), 3, "r1"}, {op(true, 2, time.Minute), 3, "r1"}} {
+		drift.Map(app, "status")["operationState"] = tc.op
+		if n, rev, _ := SelfHealSyncs(app, now, time.Hour); n != tc.want || rev != tc.rev {
+			t.Errorf("with operation %v: %d %q, want %d %q", tc.op, n, rev, tc.want, tc.rev)
+		}
+	}
 }

@@ -155,7 +155,7 @@ func (sc *scan) candidates(apps []argocd.AppSummary) []ScanResult {
 			results = append(results, r)
 			continue
 		}
-		if SelfHealLoop(app, sc.now, loopWindow(a, sc.opts.StuckAfter)) {
+		if SelfHealLoop(app, sc.now, loopWindow(a, sc.opts.StuckAfter)) || selfHealLoop(a, app, sc.now) {
 			results = append(results, ScanResult{App: a, Why: "auto-sync keeps re-syncing the same revision (self-heal loop)"})
 		}
 	}

@@ -101,7 +101,7 @@ func (r *run) fights() {
 			r.log.Info("fight", "app", aw.App, "resource", l.Resource.String(), "writers", strings.Join(l.Writers[:], ","), "flips", l.Flips, "syncs", l.Syncs)
 		}
 	}
-	for _, prune := range []func(context.Context, time.Time) error{r.Store.PruneWrites, r.Store.PruneCauses} {
+	for _, prune := range []func(context.Context, time.Time) error{r.Store.PruneWrites, r.Store.PruneCauses, r.Store.PruneSelfHeal} {
 		if err := prune(r.ctx, r.now.Add(-FightHistory)); err != nil {
 			r.fail(err)
 		}
@@ -115,8 +115,10 @@ func fightKey(app string, l templates.FightLine) string {
 
 // fightsOf records one application's writes and causes and tells its fights:
 // two writers taking turns at a path (minFlips), or, failing that, self-heal
-// syncing one revision more than maxSelfHealSyncsPerHour times in the last
-// hour, against the writers the diagnosis named at its differing paths.
+// syncing one revision more than maxSelfHealSyncsPerHour times (counted
+// within the last hour, see collect.SelfHealSyncs) or at more than that rate
+// an hour across cycles, against the writers the diagnosis named at its
+// differing paths.
 func (r *run) fightsOf(aw cycle.AppWrites) ([]templates.FightLine, error) {
 	var ps []state.PathWrite
 	for _, w := range aw.Writes {
@@ -132,6 +134,10 @@ func (r *run) fightsOf(aw cycle.AppWrites) ([]templates.FightLine, error) {
 	if err := r.Store.RecordCauses(r.ctx, cs); err != nil {
 		return nil, err
 	}
+	perHour, err := r.selfHealRate(aw)
+	if err != nil {
+		return nil, err
+	}
 	ws, err := r.readWrites(r.ctx, aw.App, r.now)
 	if err != nil {
 		return nil, err
@@ -141,7 +147,7 @@ func (r *run) fightsOf(aw cycle.AppWrites) ([]templates.FightLine, error) {
 		return nil, err
 	}
 	id := cycle.ParseAppKey(aw.App)
-	base := templates.FightLine{App: id.Name, Namespace: id.Namespace, Instance: id.Instance, Syncs: aw.SelfHealSyncs}
+	base := templates.FightLine{App: id.Name, Namespace: id.Namespace, Instance: id.Instance, Syncs: aw.SelfHealSyncs, PerHour: perHour}
 	var out []templates.FightLine
 	for _, f := range fights.Detect(ws, aw.Policy.Flips()) {
 		l := base
@@ -149,7 +155,7 @@ func (r *run) fightsOf(aw cycle.AppWrites) ([]templates.FightLine, error) {
 		l.Cause, l.Fix = otherCause(causes, refKey(f.Resource), f.Paths, f.Writers)
 		out = append(out, l)
 	}
-	if len(out) > 0 || aw.SelfHealSyncs <= aw.Policy.SyncsPerHour() {
+	if len(out) > 0 || (aw.SelfHealSyncs <= aw.Policy.SyncsPerHour() && perHour <= aw.Policy.SyncsPerHour()) {
 		return out, nil
 	}
 	// Told from the syncs alone: one fight per resource and writer the
@@ -213,4 +219,29 @@ func otherCause(causes []state.PathCause, res string, paths []string, writers [2
 		return drift.Cause(fallback.Cause), drift.FixKind(fallback.Fix)
 	}
 	return "", ""
+}
+
+// selfHealRate records this cycle's count of self-heal syncs and returns the
+// syncs an hour since the oldest count of the same revision within the last
+// hour (at least a minute ago); 0 when no such count is kept, or Argo CD's
+// count started again.
+func (r *run) selfHealRate(aw cycle.AppWrites) (int, error) {
+	if aw.SelfHealSyncs == 0 {
+		return 0, nil
+	}
+	before, err := r.Store.SelfHealSince(r.ctx, aw.App, r.now.Add(-cycle.FightWindow))
+	if err != nil {
+		return 0, err
+	}
+	if err := r.Store.RecordSelfHeal(r.ctx, aw.App, state.SelfHealCount{At: r.now, Revision: aw.Revision, Syncs: aw.SelfHealSyncs}); err != nil {
+		return 0, err
+	}
+	for _, c := range before {
+		elapsed := r.now.Sub(c.At)
+		if c.Revision != aw.Revision || elapsed < time.Minute || c.Syncs > aw.SelfHealSyncs {
+			continue
+		}
+		return int(float64(aw.SelfHealSyncs-c.Syncs)/elapsed.Hours() + 0.5), nil
+	}
+	return 0, nil
 }

@@ -88,3 +88,51 @@ func (s *Store) PruneCauses(ctx context.Context, before time.Time) error {
 	}
 	return nil
 }
+
+// SelfHealCount is how many self-heal syncs of one revision a cycle counted
+// for an application.
+type SelfHealCount struct {
+	At       time.Time
+	Revision string
+	Syncs    int
+}
+
+// RecordSelfHeal keeps what a cycle counted.
+func (s *Store) RecordSelfHeal(ctx context.Context, app string, c SelfHealCount) error {
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO self_heal (app, at, revision, syncs) VALUES (?, ?, ?, ?)`, app, c.At.UnixNano(), c.Revision, c.Syncs); err != nil {
+		return fmt.Errorf("record the self-heal syncs of %s: %w", app, err)
+	}
+	return nil
+}
+
+// SelfHealSince returns what the cycles since the given time counted for an
+// application, oldest first.
+func (s *Store) SelfHealSince(ctx context.Context, app string, since time.Time) ([]SelfHealCount, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT at, revision, syncs FROM self_heal WHERE app = ? AND at >= ? ORDER BY at`, app, since.UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("read the self-heal syncs of %s: %w", app, err)
+	}
+	defer rows.Close()
+	var out []SelfHealCount
+	for rows.Next() {
+		var c SelfHealCount
+		var at int64
+		if err := rows.Scan(&at, &c.Revision, &c.Syncs); err != nil {
+			return nil, fmt.Errorf("read the self-heal syncs of %s: %w", app, err)
+		}
+		c.At = time.Unix(0, at).UTC()
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the self-heal syncs of %s: %w", app, err)
+	}
+	return out, nil
+}
+
+// PruneSelfHeal forgets counts made before the given time.
+func (s *Store) PruneSelfHeal(ctx context.Context, before time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM self_heal WHERE at < ?`, before.UnixNano()); err != nil {
+		return fmt.Errorf("prune the self-heal syncs: %w", err)
+	}
+	return nil
+}

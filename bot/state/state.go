@@ -47,10 +47,11 @@ var migrations = []string{
 	// 7: what people asked for a fix (a ticked dashboard box), and each repository's dashboard issue.
 	`CREATE TABLE requests (fix TEXT NOT NULL, action TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (fix, action));
 	 CREATE TABLE dashboards (repo TEXT NOT NULL, scope TEXT NOT NULL, number INTEGER NOT NULL, PRIMARY KEY (repo, scope));`,
-	// 8: the cause diagnosed at each path seen differing (a fight's fix is the one for it), and the fights already reported.
+	// 8: the cause diagnosed at each path seen differing (a fight's fix is the one for it), the fights already reported, and the self-heal syncs counted each cycle.
 	`CREATE TABLE path_causes (app TEXT NOT NULL, resource TEXT NOT NULL, path TEXT NOT NULL, cause TEXT NOT NULL, fix TEXT NOT NULL,
 	                           writer TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (app, resource, path));
-	 CREATE TABLE fights (fight TEXT PRIMARY KEY, app TEXT NOT NULL, reported INTEGER NOT NULL);`,
+	 CREATE TABLE fights (fight TEXT PRIMARY KEY, app TEXT NOT NULL, reported INTEGER NOT NULL);
+	 CREATE TABLE self_heal (app TEXT NOT NULL, at INTEGER NOT NULL, revision TEXT NOT NULL, syncs INTEGER NOT NULL, PRIMARY KEY (app, at));`,
 }
 
 // Store is an open state database.
