@@ -21,7 +21,9 @@ import (
 const FightHistory = 24 * time.Hour
 
 // SelfHealManager is the field manager Argo CD's application controller
-// writes with when it syncs (self-heal included).
+// writes with when it syncs, self-heal included: server-side apply uses it
+// (common.ArgoCDSSAManager) and gitops-engine sends it as the fieldManager of
+// client-side applies too.
 const SelfHealManager = "argocd-controller"
 
 // Watch returns, for CycleOptions.Watch, the paths of an application seen in
