@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/templates"
 )
 
 const fightConfig = `
@@ -163,7 +164,8 @@ func TestFightFromSelfHealSyncs(t *testing.T) {
 }
 
 // TestFightHostileManager: a field manager named to break out of Slack's
-// markup (a mention, a link, a code span) is inert text in the digest.
+// markup (a mention, a link, a code span) is inert text in the digest, and
+// on the Drift Dashboard.
 func TestFightHostileManager(t *testing.T) {
 	w := newWorld(t, fightConfig)
 	w.addRepo("shop")
@@ -181,5 +183,15 @@ func TestFightHostileManager(t *testing.T) {
 		if strings.Contains(got[0], bad) {
 			t.Errorf("the digest line carries %q unescaped:\n%s", bad, got[0])
 		}
+	}
+	d := w.dashboard("shop").Body
+	i := strings.Index(d, "**Writers fighting over a field**")
+	if i < 0 {
+		t.Fatalf("the dashboard does not show the fight:\n%s", d)
+	}
+	t.Logf("dashboard line: %s", strings.SplitN(d[i:], "\n", 4)[2])
+	// Only inside a code span, where markdown renders it as it is.
+	if rest := strings.ReplaceAll(d, templates.Code(hostile), ""); strings.Contains(rest, "evil.example") || !strings.Contains(d, templates.Code(hostile)) {
+		t.Errorf("the dashboard carries the manager's name outside a code span:\n%s", d[i:])
 	}
 }
