@@ -62,6 +62,9 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 	}
 	if r.Publisher != nil {
 		opts.Open = r.Publisher.OpenPRs(ctx)
+		if r.Publisher.Store != nil {
+			opts.Watch = r.Publisher.Watch(ctx, now)
+		}
 	}
 	out := Outcome{Result: cycle.Cycle(ctx, r.Config, r.Instances, now, opts)}
 	for _, err := range out.Result.Errors {

@@ -37,6 +37,8 @@ type DashboardApp struct {
 	ForPeople                []DashboardFinding
 	BroadIgnores             []DashboardFinding
 	Rejected                 []DashboardRejection
+	// Fights are two writers taking turns at its fields now.
+	Fights []FightLine
 	// Open renders the section expanded (set by Dashboard when all fits).
 	Open bool
 }

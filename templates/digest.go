@@ -43,6 +43,8 @@ type DigestView struct {
 	// each with Argo CD's message as its Note: neither drift nor stuck, and
 	// nothing is proposed for them.
 	CannotCompare []AppLine
+	// Fights are two writers taking turns at a field, each reported once.
+	Fights []FightLine
 }
 
 // AppLine is one application and a short note. Instance (not shown) routes
@@ -95,7 +97,7 @@ type Attachment struct {
 
 // Empty reports whether nothing changed, so no digest is sent.
 func (v DigestView) Empty() bool {
-	return len(v.NewStuck)+len(v.Opened)+len(v.Updated)+len(v.Merged)+len(v.Closed)+len(v.Fixed)+len(v.ForPeople)+len(v.Fleet)+len(v.CannotCompare) == 0
+	return len(v.NewStuck)+len(v.Opened)+len(v.Updated)+len(v.Merged)+len(v.Closed)+len(v.Fixed)+len(v.ForPeople)+len(v.Fleet)+len(v.CannotCompare)+len(v.Fights) == 0
 }
 
 type group struct {
@@ -123,6 +125,7 @@ func Digest(v DigestView) []Message {
 		}
 		groups = append(groups, g)
 	}
+	groups = append(groups, fightGroup(v, link)...)
 	if len(v.NewStuck) > 0 {
 		g := group{title: "Newly stuck OutOfSync", color: colorFailed}
 		for _, a := range byCause(v.NewStuck) {

@@ -12,7 +12,7 @@ import (
 
 // listFields keeps the list call small: only what stuck detection reads.
 const listFields = "items.metadata.name,items.metadata.namespace,items.spec.project,items.spec.source.repoURL,items.spec.sources,items.status.sync.status,items.status.sync.revision," +
-	"items.status.operationState.phase,items.status.operationState.startedAt,items.status.operationState.finishedAt,items.status.resources"
+	"items.status.operationState.phase,items.status.operationState.startedAt,items.status.operationState.finishedAt,items.status.resources,items.spec.syncPolicy.automated.selfHeal"
 
 // AppSummary is what the list call returns for one application.
 type AppSummary struct {
@@ -26,6 +26,9 @@ type AppSummary struct {
 	OperationStarted  time.Time
 	OperationFinished time.Time
 	OutOfSync         int // resources reported OutOfSync
+	// SelfHeal says automated sync with self-heal is on: Argo CD writes
+	// Git's value back whenever the live state drifts.
+	SelfHeal bool
 	// CannotCompare says Argo CD cannot compare the application with Git:
 	// its sync status is Unknown, or it carries a ComparisonError condition.
 	// The list shows only the first; a scan adds the second from the
@@ -51,6 +54,11 @@ type listResponse struct {
 			Sources []struct {
 				RepoURL string `json:"repoURL"`
 			} `json:"sources"`
+			SyncPolicy *struct {
+				Automated *struct {
+					SelfHeal bool `json:"selfHeal"`
+				} `json:"automated"`
+			} `json:"syncPolicy"`
 		} `json:"spec"`
 		Status struct {
 			Sync struct {
@@ -84,6 +92,9 @@ func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
 			s.RepoURL = src.RepoURL
 		} else if len(it.Spec.Sources) > 0 {
 			s.RepoURL = it.Spec.Sources[0].RepoURL
+		}
+		if sp := it.Spec.SyncPolicy; sp != nil && sp.Automated != nil {
+			s.SelfHeal = sp.Automated.SelfHeal
 		}
 		if op := it.Status.OperationState; op != nil {
 			s.OperationPhase, s.OperationStarted, s.OperationFinished = op.Phase, op.StartedAt, op.FinishedAt

@@ -60,8 +60,14 @@ type ScanResult struct {
 	Status string
 	// Snapshot is what the report was diagnosed from.
 	Snapshot *drift.Snapshot
+	// Fight says it was examined as a fight candidate: Synced, and self-heal
+	// keeps syncing it (Cleared is set; it is not stuck).
+	Fight bool
 
 	unknown bool // listed with sync status Unknown: only Argo CD's message is read
+	// flipping is the Application read for a Synced application that
+	// self-heal keeps syncing (a fight candidate), snapshotted as it is.
+	flipping map[string]any
 }
 
 // Scan lists every application once, picks the stuck ones, and collects and
@@ -70,7 +76,10 @@ type ScanResult struct {
 // for renders); the Application call is a normal refresh, which confirms the
 // drift before it is diagnosed. One application's failure is reported in its result and never
 // stops the scan. An application OutOfSync right after a successful sync costs
-// one more call, to read its history for a self-heal loop, and so does an
+// one more call, to read its history for a self-heal loop, and so does a
+// Synced application with self-heal synced within the last hour (Flipping): its
+// history is read, and when self-heal keeps syncing it its resources are
+// read without a refresh (two calls in all, a fight's candidate), and so does an
 // application whose sync status is Unknown, to read Argo CD's message. It
 // also returns every application listed; those Argo CD cannot compare (sync
 // status Unknown, or a ComparisonError condition on an Application the scan
@@ -114,7 +123,8 @@ type scan struct {
 
 // candidates are the applications stuck by the list alone, and those
 // OutOfSync right after a successful sync whose history shows auto-sync
-// re-syncing the same revision (a self-heal loop), sorted by name.
+// re-syncing the same revision (a self-heal loop), and the Synced ones whose
+// self-heal keeps syncing them (fight candidates, see Flipping), sorted by name.
 func (sc *scan) candidates(apps []argocd.AppSummary) []ScanResult {
 	var results []ScanResult
 	for i := range apps {
@@ -128,7 +138,8 @@ func (sc *scan) candidates(apps []argocd.AppSummary) []ScanResult {
 			results = append(results, ScanResult{App: a, Why: why})
 			continue
 		}
-		if a.SyncStatus != "OutOfSync" || a.OperationPhase != "Succeeded" {
+		flipping := Flipping(a, sc.now)
+		if (a.SyncStatus != "OutOfSync" && !flipping) || a.OperationPhase != "Succeeded" {
 			continue
 		}
 		app, err := sc.c.GetApplication(sc.ctx, a.Namespace, a.Name)
@@ -140,7 +151,11 @@ func (sc *scan) candidates(apps []argocd.AppSummary) []ScanResult {
 			apps[i].CannotCompare, apps[i].ComparisonError = true, msg
 			continue
 		}
-		if SelfHealLoop(app, sc.now, sc.opts.StuckAfter) {
+		if r, ok := sc.fightCandidate(a, app); ok {
+			results = append(results, r)
+			continue
+		}
+		if SelfHealLoop(app, sc.now, loopWindow(a, sc.opts.StuckAfter)) || selfHealLoop(a, app, sc.now) {
 			results = append(results, ScanResult{App: a, Why: "auto-sync keeps re-syncing the same revision (self-heal loop)"})
 		}
 	}
@@ -184,6 +199,10 @@ func (sc *scan) diagnoseAll(results []ScanResult) {
 // more renders, within the scan's budget.
 func (sc *scan) diagnose(r *ScanResult) {
 	if r.Err != nil {
+		return
+	}
+	if r.flipping != nil {
+		sc.observeFlipping(r)
 		return
 	}
 	if r.unknown {

@@ -105,6 +105,8 @@ type Policy struct {
 	stuckAfterSet bool // the file sets stuckAfter (0s included)
 	// Dashboard is the Drift Dashboard issue of the application's repository.
 	Dashboard Dashboard
+	// Fights tells when two writers fight over a field.
+	Fights Fights
 }
 
 // QuietHours is a daily window in which no PR is opened and no digest posted.
@@ -309,6 +311,7 @@ func (p *Policy) merge(o Policy) {
 		p.SlackChannel = o.SlackChannel
 	}
 	p.Dashboard.merge(o.Dashboard)
+	p.Fights.merge(o.Fights)
 }
 
 func copyFixes(m map[drift.Cause][]drift.FixKind) map[drift.Cause][]drift.FixKind {

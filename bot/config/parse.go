@@ -271,6 +271,7 @@ func (p *parser) policy(key string, n *yaml.Node, pol *Policy) {
 			}
 		},
 		"dashboard": func(k string, v *yaml.Node) { pol.Dashboard = p.dashboard(k, v) },
+		"fights":    func(k string, v *yaml.Node) { pol.Fights = p.fights(k, v) },
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/fights"
 	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
@@ -87,6 +88,8 @@ type CycleResult struct {
 	URLs map[string]string
 	// Shards are the instances' application name patterns, by name.
 	Shards map[string]string
+	// Writes are what each examined application showed, for fights (fights.go).
+	Writes []AppWrites
 }
 
 // Owns reports whether this cycle scanned the application (by AppKey): its
@@ -109,6 +112,9 @@ type CycleOptions struct {
 	// Open says whether a fix (by key) has an open pull request, whose head
 	// is then read and checked. Nil checks no head.
 	Open func(key string) bool
+	// Watch returns the paths of an application (by AppKey) seen differing
+	// in earlier cycles, observed again for fights. Nil watches none.
+	Watch func(appKey string) []fights.Key
 }
 
 // AppKey names an application across instances: instance/namespace/name.
@@ -150,6 +156,7 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 		res.join(&parts[i])
 	}
 	res.sortForPublishing()
+	res.sortWrites()
 	res.Digest.Fleet = Fleet(res.Stuck, FleetMin)
 	return res
 }
@@ -178,6 +185,18 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 	each := func(r *collect.ScanResult) {
 		if r.Err != nil || !inShard(in.Shard, r.App.Name) {
 			return
+		}
+		if aw, ok, err := observeWrites(cfg, in, r, now, opts); ok || err != nil {
+			mu.Lock()
+			if err != nil {
+				res.Errors = append(res.Errors, err)
+			} else {
+				res.Writes = append(res.Writes, aw)
+			}
+			mu.Unlock()
+		}
+		if r.Fight {
+			return // Synced: only observed
 		}
 		at, first := now, time.Time{}
 		if opts.FirstSeen != nil {
@@ -350,6 +369,7 @@ func (res *CycleResult) join(part *CycleResult) {
 	res.Apps = append(res.Apps, part.Apps...)
 	res.Stuck = append(res.Stuck, part.Stuck...)
 	res.FailedInstances = append(res.FailedInstances, part.FailedInstances...)
+	res.Writes = append(res.Writes, part.Writes...)
 	if part.Digest.Instance != "" {
 		res.Digest.Instance, res.Digest.ArgoCDURL = part.Digest.Instance, part.Digest.ArgoCDURL
 	}

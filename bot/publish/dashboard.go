@@ -192,7 +192,7 @@ func (d *dashboard) find() (bool, error) {
 // application or an open fix PR.
 func (d *dashboard) anything() bool {
 	for _, a := range d.apps {
-		if a.Stuck {
+		if a.Stuck || len(d.fightLines[cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)]) > 0 {
 			return true
 		}
 	}
@@ -424,7 +424,8 @@ func (d *dashboard) view() (templates.DashboardView, error) {
 		for _, f := range d.broadIgnores(key) {
 			av.BroadIgnores = append(av.BroadIgnores, templates.DashboardFinding{Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Evidence: f.Evidence})
 		}
-		if a.Stuck || len(av.PRs) > 0 {
+		av.Fights = d.fightLines[key]
+		if a.Stuck || len(av.PRs) > 0 || len(av.Fights) > 0 {
 			v.Apps = append(v.Apps, av)
 		}
 	}

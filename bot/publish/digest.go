@@ -75,6 +75,9 @@ func (r *run) stuckNews() {
 			continue // nothing is known of its drift: its first-seen time stays
 		}
 		if !a.Stuck {
+			if a.Failed {
+				continue // a fight's Synced turn (fights.go): it is not fixed either
+			}
 			if err := r.Store.Cleared(r.ctx, key); err != nil {
 				r.fail(err)
 			}

@@ -77,6 +77,8 @@ type run struct {
 	rechecks map[string]bool
 	// released are the cursors of digests quiet hours held, sent this cycle.
 	released []string
+	// fightLines are the fights told this cycle, by AppKey (fights.go).
+	fightLines map[string][]templates.FightLine
 }
 
 // openCount counts driftfix's open pull requests against the policy's limits.
@@ -89,6 +91,7 @@ type openCount struct {
 // the cycle's proposals and posts the digests.
 func (p *Publisher) Publish(ctx context.Context, res *cycle.CycleResult, now time.Time) Published {
 	r := p.start(ctx, res, now)
+	r.fights()
 	r.stuckNews()
 	r.followUp()
 	r.proposeAll()

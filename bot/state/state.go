@@ -49,6 +49,11 @@ var migrations = []string{
 	 CREATE TABLE dashboards (repo TEXT NOT NULL, scope TEXT NOT NULL, number INTEGER NOT NULL, PRIMARY KEY (repo, scope));`,
 	// 8: digests held back by quiet hours, merged, per channel and instance, until they end.
 	`CREATE TABLE held_digests (cursor TEXT PRIMARY KEY, channel TEXT NOT NULL, view TEXT NOT NULL, since INTEGER NOT NULL);`,
+	// 9: the cause diagnosed at each path seen differing (a fight's fix is the one for it), the fights already reported, and the self-heal syncs counted each cycle.
+	`CREATE TABLE path_causes (app TEXT NOT NULL, resource TEXT NOT NULL, path TEXT NOT NULL, cause TEXT NOT NULL, fix TEXT NOT NULL,
+	                           writer TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (app, resource, path));
+	 CREATE TABLE fights (fight TEXT PRIMARY KEY, app TEXT NOT NULL, reported INTEGER NOT NULL);
+	 CREATE TABLE self_heal (app TEXT NOT NULL, at INTEGER NOT NULL, revision TEXT NOT NULL, syncs INTEGER NOT NULL, PRIMARY KEY (app, at));`,
 }
 
 // Store is an open state database.

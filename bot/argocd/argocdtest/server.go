@@ -224,6 +224,9 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		if srcs := drift.List(app, "spec", "sources"); srcs != nil {
 			spec["sources"] = srcs
 		}
+		if _, ok := drift.Map(app, "spec", "syncPolicy", "automated")["selfHeal"]; ok {
+			spec["syncPolicy"] = map[string]any{"automated": map[string]any{"selfHeal": drift.Map(app, "spec", "syncPolicy", "automated")["selfHeal"]}}
+		}
 		items = append(items, map[string]any{
 			"metadata": map[string]any{"name": sn.AppName(), "namespace": drift.Str(app, "metadata", "namespace")},
 			"spec":     spec,
