@@ -87,6 +87,15 @@ type CycleResult struct {
 	URLs map[string]string
 	// Shards are the instances' application name patterns, by name.
 	Shards map[string]string
+	// Platform are the platform pull requests (platform.go): one argocd-cm
+	// change per finding many applications share.
+	Platform []PlatformPR
+	// PlatformShared are the keys of every shared finding of an instance
+	// with a platform repository this cycle, proposed or not: a platform PR
+	// whose key is not among them is no longer needed.
+	PlatformShared []string
+
+	platformSnaps map[string]*drift.Snapshot // kept for verifying platform fixes, by AppKey
 }
 
 // Owns reports whether this cycle scanned the application (by AppKey): its
@@ -139,6 +148,7 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 	}
 	res.sortForPublishing()
 	res.Digest.Fleet = Fleet(res.Stuck, FleetMin)
+	res.planPlatform(ctx, cfg, instances)
 	return res
 }
 
@@ -177,6 +187,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 		mu.Lock()
 		defer mu.Unlock()
 		res.absorb(&part)
+		res.keepForPlatform(cfg, in.Name, r)
 		plans[r.App.Namespace+"/"+r.App.Name] = planned{keys, ok, first}
 	}
 	stuck, listed, err := collect.Scan(ctx, in.Client, now, collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, Each: each, Diagnose: diagnoser(cfg)})
