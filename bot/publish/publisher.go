@@ -74,6 +74,9 @@ type run struct {
 	writers map[string]bool // "repo login" → may steer driftfix, asked this cycle
 	// rechecks are fixes whose check a /driftfix recheck asked to publish again.
 	rechecks map[string]bool
+	// platformHold are the per-application fixes an open platform pull
+	// request holds back, by fix key, with that PR (platform.go).
+	platformHold map[string]string
 }
 
 // openCount counts driftfix's open pull requests against the policy's limits.
@@ -86,6 +89,7 @@ type openCount struct {
 // the cycle's proposals and posts the digests.
 func (p *Publisher) Publish(ctx context.Context, res *cycle.CycleResult, now time.Time) Published {
 	r := p.start(ctx, res, now)
+	r.platforms()
 	r.stuckNews()
 	r.followUp()
 	r.proposeAll()
