@@ -16,6 +16,12 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files of the platform pull request tests")
 
+const platformConfig = `
+argocd: [{name: main, server: https://argocd.example.com, tokenEnv: T}]
+slack: {tokenEnv: S, channel: "#gitops"}
+policy: {labels: [driftfix], dashboard: {enabled: true}}
+`
+
 const webhookSnapshot = "remediations/testdata/app-ignore-webhook.yaml"
 
 // The three ways a platform repository declares argocd-cm, with comments
@@ -56,7 +62,7 @@ configs:
 // declaring argocd-cm in file.
 func platformWorld(t *testing.T, file, content string, names ...string) (*world, time.Time) {
 	t.Helper()
-	w := newWorld(t, worldConfig)
+	w := newWorld(t, platformConfig)
 	w.base = corpus.Load(t, webhookSnapshot)
 	for _, n := range names {
 		files := map[string]string{}
@@ -71,7 +77,7 @@ func platformWorld(t *testing.T, file, content string, names ...string) (*world,
 	}
 	u := w.addRepoFiles("argocd-config", map[string]string{file: content, "README.md": "Argo CD's own configuration.\n"})
 	var err error
-	if w.cfg, err = config.Parse([]byte(worldConfig + "platformRepos:\n  - {url: " + u + ", instance: main, file: " + file + "}\n")); err != nil {
+	if w.cfg, err = config.Parse([]byte(platformConfig + "platformRepos:\n  - {url: " + u + ", instance: main, file: " + file + "}\n")); err != nil {
 		t.Fatal(err)
 	}
 	return w, worldNow
@@ -167,6 +173,15 @@ func TestPlatformPRStyles(t *testing.T) {
 			if held != len(apps3) {
 				t.Errorf("want %d per-application fixes held back naming the platform PR, got %d: %v", len(apps3), held, out.Published.Skipped)
 			}
+			for _, a := range apps3 {
+				dash := ""
+				for _, i := range w.gh.Issues("acme", a) {
+					dash += i.Body
+				}
+				if !strings.Contains(dash, `held back: the platform pull request acme/argocd-config\#`) {
+					t.Errorf("the Drift Dashboard of %s does not point to the platform PR:\n%s", a, dash)
+				}
+			}
 		})
 	}
 }
@@ -174,7 +189,8 @@ func TestPlatformPRStyles(t *testing.T) {
 // TestPlatformPRLifecycle: the platform PR is found again by its branch
 // after a restart with a lost database (never a second one), is left alone
 // while the finding stays, and is closed with a comment when the finding is
-// gone from every application; below the threshold no platform PR is
+// gone from every application; when the finding comes back a new one opens,
+// and once a person closes that one it is never proposed again; below the threshold no platform PR is
 // proposed and the per-application PRs go ahead.
 func TestPlatformPRLifecycle(t *testing.T) {
 	style := argocdCMStyles[0]
@@ -203,6 +219,28 @@ func TestPlatformPRLifecycle(t *testing.T) {
 	cs := w.gh.Comments("acme", "argocd-config", first[0].Number)
 	if len(cs) == 0 || !strings.Contains(cs[len(cs)-1].Body, "the difference this change fixes is gone") {
 		t.Fatalf("closing comment: %+v", cs)
+	}
+
+	// a person closing it unmerged stops it for good: the per-application PRs go ahead
+	for _, a := range apps3 {
+		w.setWebhookApp(a, true)
+	}
+	w.cycle(&now)
+	again := w.open("argocd-config")
+	if len(again) != 1 || again[0].Number == first[0].Number {
+		t.Fatalf("the finding came back: want a new platform PR, got %+v", again)
+	}
+	if err := w.gh.CloseUnmerged("acme", "argocd-config", again[0].Number); err != nil {
+		t.Fatal(err)
+	}
+	w.cycle(&now)
+	if len(w.open("argocd-config")) != 0 {
+		t.Fatal("a platform PR a person closed was proposed again")
+	}
+	for _, a := range apps3 {
+		if len(w.open(a)) != 1 {
+			t.Errorf("%s: the per-application PR must go ahead once a person closed the platform PR", a)
+		}
 	}
 
 	// two applications are below the threshold: per-application PRs only
