@@ -3,6 +3,7 @@ package templates
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -30,9 +31,13 @@ type PlatformAppView struct {
 	Paths          []string
 }
 
-// AppURL links to an application of the view in Argo CD's UI.
+// AppURL links to an application of the view in Argo CD's UI; its namespace
+// and name are escaped as path segments, so they cannot end the link.
 func (v PlatformPRView) AppURL(a PlatformAppView) string {
-	return AppURL(v.ArgoCDURL, a.Namespace, a.App)
+	seg := func(s string) string {
+		return strings.NewReplacer("@", "%40", "(", "%28", ")", "%29").Replace(url.PathEscape(s))
+	}
+	return AppURL(v.ArgoCDURL, seg(a.Namespace), seg(a.App))
 }
 
 // DiffFence is a code fence no line of the diff can close.
