@@ -79,9 +79,9 @@ func (r PlatformRule) Value() string {
 // PlanPlatformRule builds the one rule that ends every finding given (all of
 // one cause and kind): exactly their paths for a webhook (a named list item
 // selected by name), their field manager for a controller. It returns why
-// not when a finding is of another kind or cause, or when ignoring it would
-// hide a security-relevant path, as Sensitivity.Refuse judges an
-// application's ignore-difference.
+// not when a finding is of another kind or cause, when its diagnosis leaves
+// it for a person, or when ignoring it would hide a security-relevant path,
+// as Sensitivity.Refuse judges an application's ignore-difference.
 func PlanPlatformRule(fs []PlatformFinding, sens drift.Sensitivity) (PlatformRule, string) {
 	if len(fs) == 0 {
 		return PlatformRule{}, "no finding to end"
@@ -97,6 +97,9 @@ func PlanPlatformRule(fs []PlatformFinding, sens drift.Sensitivity) (PlatformRul
 			return PlatformRule{}, fmt.Sprintf("findings of %s and %s cannot share one rule", first.Cause, f.Cause)
 		case len(f.Path) == 0:
 			return PlatformRule{}, wholeResource
+		}
+		if f.Remediation.Kind == drift.FixNone && f.Remediation.Reason != "" {
+			return PlatformRule{}, pf.App + ": left for a person (" + f.Remediation.Reason + ")"
 		}
 		if why, refused := sens.Refuse(drift.FixIgnoreDifference, &f, pf.Target, pf.Live); refused {
 			return PlatformRule{}, pf.App + ": " + why

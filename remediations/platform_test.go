@@ -31,6 +31,11 @@ func TestPlanPlatformRule(t *testing.T) {
 			"jsonPointers:\n- /metadata/labels/team\njqPathExpressions:\n- .spec.template.spec.containers[] | select(.name == \"policy-agent\")\n"},
 		{"controller: its field manager only", []PlatformFinding{controller("a", "rollouts"), controller("b", "rollouts")},
 			"managedFieldsManagers:\n- rollouts\n"},
+		{"a finding left for a person is refused", []PlatformFinding{func() PlatformFinding {
+			pf := controller("a", "kube-controller-manager")
+			pf.Finding.Remediation = drift.Remediation{Kind: drift.FixNone, Reason: "find the autoscaler first"}
+			return pf
+		}()}, "a: left for a person (find the autoscaler first)"},
 		{"Argo CD's own manager is refused", []PlatformFinding{controller("a", "argocd-controller")}, "the field manager argocd-controller"},
 		{"a security-relevant path is refused", []PlatformFinding{webhook("a", "/metadata/labels/team"), webhook("b", "/spec/template/spec/containers/0/image")}, "b: ignoring"},
 		{"two kinds are refused", []PlatformFinding{webhook("a", "/metadata/labels/team"), {App: "b", Finding: drift.Finding{Resource: drift.Ref{Kind: "Service"}, Path: drift.MustPointer("/spec/x"), Cause: drift.CauseWebhookMutation}}}, "findings on"},
