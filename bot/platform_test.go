@@ -202,6 +202,15 @@ func TestPlatformPRLifecycle(t *testing.T) {
 	if prs := w.open("argocd-config"); len(prs) != 1 || prs[0].Number != first[0].Number || len(out.Published.Unchanged) == 0 {
 		t.Fatalf("after a restart: %+v, published %+v", prs, out.Published)
 	}
+	// a fourth application with the same finding: the same PR, its body updated
+	w.addRepoFiles("cart", w.base.Repo.Files)
+	w.setWebhookApp("cart", true)
+	out = w.cycle(&now)
+	if prs := w.open("argocd-config"); len(prs) != 1 || prs[0].Number != first[0].Number || len(out.Published.Updated) != 1 ||
+		!strings.Contains(prs[0].Body, "argocd/cart`]") || !strings.Contains(prs[0].Title, "for 4 applications") {
+		t.Fatalf("a fourth application must update the platform PR: %+v, published %+v", prs, out.Published)
+	}
+	apps4 := append([]string{"cart"}, apps3...)
 	var slackText string
 	for _, p := range w.slack.Posts() {
 		slackText += p["text"] + p["attachments"] + p["blocks"]
@@ -209,7 +218,7 @@ func TestPlatformPRLifecycle(t *testing.T) {
 	if !strings.Contains(slackText, "Platform pull request") {
 		t.Errorf("the digest does not point to the platform PR: %s", slackText)
 	}
-	for _, a := range apps3 {
+	for _, a := range apps4 {
 		w.setWebhookApp(a, false)
 	}
 	out = w.cycle(&now)
@@ -222,7 +231,7 @@ func TestPlatformPRLifecycle(t *testing.T) {
 	}
 
 	// a person closing it unmerged stops it for good: the per-application PRs go ahead
-	for _, a := range apps3 {
+	for _, a := range apps4 {
 		w.setWebhookApp(a, true)
 	}
 	w.cycle(&now)

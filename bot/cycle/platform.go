@@ -308,7 +308,7 @@ func withArgoCDCM(cluster []drift.Object, r remediations.PlatformRule) []drift.O
 func (res *CycleResult) proposePlatform(cfg *config.Config, in Instance, repo config.PlatformRepo, g *fleetGroup, apps []string, e remediations.PlatformEdit, verified string) (PlatformPR, string, error) {
 	key := g.key()
 	h := sha256.New()
-	for _, s := range []string{key, repo.URL, e.File, string(e.After)} {
+	for _, s := range append([]string{key, repo.URL, e.File, string(e.After)}, apps...) { // a new application changes the body
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
