@@ -96,8 +96,14 @@ func (w *world) addRepoFiles(name string, files map[string]string) string {
 }
 
 // setWebhookApp serves application name, stuck with the webhook's drift or Synced.
-func (w *world) setWebhookApp(name string, stuck bool) {
+func (w *world) setWebhookApp(name string, stuck bool) { w.setWebhookAppWith(name, stuck, nil) }
+
+// setWebhookAppWith is setWebhookApp with the snapshot changed by change first.
+func (w *world) setWebhookAppWith(name string, stuck bool, change func(*drift.Snapshot)) {
 	s := corpus.Load(w.t, webhookSnapshot)
+	if change != nil {
+		change(s)
+	}
 	drift.Map(s.Application, "metadata")["name"] = name
 	drift.Map(s.Application, "spec")["source"] = map[string]any{"repoURL": w.repoURL[name], "path": "apps/orders", "targetRevision": "main"}
 	st := drift.Map(s.Application, "status")
@@ -260,5 +266,33 @@ func TestPlatformPRLifecycle(t *testing.T) {
 	}
 	if len(w2.open("billing")) != 1 || len(w2.open("orders")) != 1 {
 		t.Fatalf("per-application PRs must go ahead below the threshold: %v", out.Published.Skipped)
+	}
+}
+
+// TestPlatformPRNeverHidesPrivilege: when what the webhook injects grants a
+// privilege (a privileged sidecar), no platform rule is proposed, whatever
+// the number of applications, and the cycle says why.
+func TestPlatformPRNeverHidesPrivilege(t *testing.T) {
+	style := argocdCMStyles[0]
+	w, now := platformWorld(t, style.file, style.content)
+	for _, n := range apps3 {
+		w.addRepoFiles(n, w.base.Repo.Files)
+		w.setWebhookAppWith(n, true, func(s *drift.Snapshot) {
+			sidecar := drift.List(s.Resources[0].Live, "spec", "template", "spec", "containers")[1].(map[string]any)
+			sidecar["securityContext"] = map[string]any{"privileged": true}
+		})
+	}
+	out := w.cycle(&now)
+	if len(w.open("argocd-config")) != 0 || len(out.Result.Platform) != 0 {
+		t.Fatal("a platform PR that hides a privileged container")
+	}
+	said := false
+	for _, s := range out.Result.Skipped {
+		if strings.HasPrefix(s, "platform fix for MutatingWebhookConfiguration policy-mutator on Deployment on main:") && strings.Contains(s, "privileged") {
+			said = true
+		}
+	}
+	if !said {
+		t.Fatalf("the cycle does not say why no platform PR: %v", out.Result.Skipped)
 	}
 }
