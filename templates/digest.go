@@ -81,6 +81,8 @@ type FleetLine struct {
 	Source     string // e.g. "MutatingWebhookConfiguration istio-sidecar-injector"
 	Apps       int
 	Suggestion string
+	// PR is the open platform pull request that makes the change, if any.
+	PR string
 }
 
 // Message is one Slack message: fallback text and coloured attachments of blocks.
@@ -121,7 +123,11 @@ func Digest(v DigestView) []Message {
 	if len(v.Fleet) > 0 {
 		g := group{title: "Shared causes", color: colorDegraded}
 		for _, f := range v.Fleet {
-			g.lines = append(g.lines, fmt.Sprintf("• *%s* drifts %d applications (%s). Suggested platform fix: %s", escape(f.Source), f.Apps, escape(string(f.Cause)), escape(f.Suggestion)))
+			line := fmt.Sprintf("• *%s* drifts %d applications (%s). Suggested platform fix: %s", escape(f.Source), f.Apps, escape(string(f.Cause)), escape(f.Suggestion))
+			if f.PR != "" {
+				line = fmt.Sprintf("• *%s* drifts %d applications (%s). Platform pull request: <%s|%s> (per-application fixes held back)", escape(f.Source), f.Apps, escape(string(f.Cause)), f.PR, escape(f.PR))
+			}
+			g.lines = append(g.lines, line)
 		}
 		groups = append(groups, g)
 	}

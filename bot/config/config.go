@@ -28,11 +28,11 @@ type Config struct {
 	ArgoCD        []ArgoCD
 	GitHub        GitHub
 	Slack         Slack
-	Policy        Policy     // the global policy
-	Overrides     []Override // later matching overrides win, field by field
-	PlatformRepos []string   // repositories holding Applications and argocd-cm
-	Unlisted      Unlisted   // when PRs of applications no longer listed are closed
-	Limits        Limits     // what one repository's fetch and renders may cost
+	Policy        Policy         // the global policy
+	Overrides     []Override     // later matching overrides win, field by field
+	PlatformRepos []PlatformRepo // repositories holding Applications and argocd-cm (platform.go)
+	Unlisted      Unlisted       // when PRs of applications no longer listed are closed
+	Limits        Limits         // what one repository's fetch and renders may cost
 	// RepoCredentials name, by file, how repositories off the GitHub App's
 	// host (or any, by URL prefix) are read (repocreds.go).
 	RepoCredentials []RepoCredential
@@ -194,7 +194,7 @@ func Parse(b []byte) (*Config, error) {
 		"jitter":        func(k string, n *yaml.Node) { c.Jitter = p.duration(k, n) },
 		"dryRun":        func(k string, n *yaml.Node) { c.DryRun = p.boolean(k, n) },
 		"stateFile":     func(k string, n *yaml.Node) { c.StateFile = p.str(k, n) },
-		"platformRepos": func(k string, n *yaml.Node) { c.PlatformRepos = p.strings(k, n) },
+		"platformRepos": func(k string, n *yaml.Node) { c.PlatformRepos = p.platformRepos(k, n) },
 		"argocd": func(k string, n *yaml.Node) {
 			p.list(k, n, func(k string, n *yaml.Node) { c.ArgoCD = append(c.ArgoCD, p.argocd(k, n)) })
 		},

@@ -90,6 +90,15 @@ type CycleResult struct {
 	Shards map[string]string
 	// Writes are what each examined application showed, for fights (fights.go).
 	Writes []AppWrites
+	// Platform are the platform pull requests (platform.go): one argocd-cm
+	// change per finding many applications share.
+	Platform []PlatformPR
+	// PlatformShared are the keys of every shared finding of an instance
+	// with a platform repository this cycle, proposed or not: a platform PR
+	// whose key is not among them is no longer needed.
+	PlatformShared []string
+
+	platformSnaps map[string]*drift.Snapshot // kept for verifying platform fixes, by AppKey
 }
 
 // Owns reports whether this cycle scanned the application (by AppKey): its
@@ -158,6 +167,7 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 	res.sortForPublishing()
 	res.sortWrites()
 	res.Digest.Fleet = Fleet(res.Stuck, FleetMin)
+	res.planPlatform(ctx, cfg, instances)
 	return res
 }
 
@@ -208,6 +218,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 		mu.Lock()
 		defer mu.Unlock()
 		res.absorb(&part)
+		res.keepForPlatform(cfg, in.Name, r)
 		plans[r.App.Namespace+"/"+r.App.Name] = planned{keys, ok, first}
 	}
 	stuck, listed, err := collect.Scan(ctx, in.Client, now, collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, Each: each, Diagnose: diagnoser(cfg)})
@@ -370,6 +381,14 @@ func (res *CycleResult) join(part *CycleResult) {
 	res.Stuck = append(res.Stuck, part.Stuck...)
 	res.FailedInstances = append(res.FailedInstances, part.FailedInstances...)
 	res.Writes = append(res.Writes, part.Writes...)
+	res.Platform = append(res.Platform, part.Platform...)
+	res.PlatformShared = append(res.PlatformShared, part.PlatformShared...)
+	for k, s := range part.platformSnaps {
+		if res.platformSnaps == nil {
+			res.platformSnaps = map[string]*drift.Snapshot{}
+		}
+		res.platformSnaps[k] = s
+	}
 	if part.Digest.Instance != "" {
 		res.Digest.Instance, res.Digest.ArgoCDURL = part.Digest.Instance, part.Digest.ArgoCDURL
 	}

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/templates"
 )
 
@@ -34,8 +35,12 @@ func TestJoinKeepsEveryField(t *testing.T) {
 	}
 	part.Digest.Instance, part.Digest.NewStuck = "main", make([]templates.AppLine, 1)
 	part.Digest.ForPeople = make([]templates.PersonLine, 1)
+	part.platformSnaps = map[string]*drift.Snapshot{"main/argocd/web": {}}
 	var res CycleResult
 	res.join(&part)
+	if len(res.platformSnaps) != 1 {
+		t.Error("join drops the snapshots kept for platform fixes")
+	}
 	got := reflect.ValueOf(res)
 	for i := 0; i < got.NumField(); i++ {
 		name := got.Type().Field(i).Name

@@ -79,6 +79,9 @@ type run struct {
 	released []string
 	// fightLines are the fights told this cycle, by AppKey (fights.go).
 	fightLines map[string][]templates.FightLine
+	// platformHold are the per-application fixes an open platform pull
+	// request holds back, by fix key, with that PR (platform.go).
+	platformHold map[string]string
 }
 
 // openCount counts driftfix's open pull requests against the policy's limits.
@@ -91,6 +94,7 @@ type openCount struct {
 // the cycle's proposals and posts the digests.
 func (p *Publisher) Publish(ctx context.Context, res *cycle.CycleResult, now time.Time) Published {
 	r := p.start(ctx, res, now)
+	r.platforms()
 	r.fights()
 	r.stuckNews()
 	r.followUp()

@@ -23,6 +23,9 @@ func (r *run) proposeAll() {
 		case r.limited:
 			r.out.Skipped = append(r.out.Skipped, pr.Branch+": the Git host's rate limit is used up; left for the next cycle")
 			continue
+		case r.platformHeld(pr.Key) != "":
+			r.out.Skipped = append(r.out.Skipped, pr.Branch+": "+r.platformHeld(pr.Key))
+			continue
 		}
 		ctx, cancel := r.perPR()
 		err := (&proposal{run: r, ctx: ctx, pr: pr}).publish()

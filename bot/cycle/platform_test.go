@@ -1,0 +1,71 @@
+package cycle
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/internal/corpus"
+	"github.com/driftfix/driftfix/bot/pipeline"
+	"github.com/driftfix/driftfix/remediations"
+)
+
+// TestPlatformVerify: a platform change is verified only when re-diagnosing
+// each application with the new argocd-cm ends every one of its shared
+// findings; a rule that misses one says which application and path.
+func TestPlatformVerify(t *testing.T) {
+	cfg := &config.Config{Policy: config.Defaults()}
+	res := &CycleResult{platformSnaps: map[string]*drift.Snapshot{}}
+	g := &fleetGroup{instance: "main", source: "MutatingWebhookConfiguration policy-mutator", kind: "Deployment", cause: drift.CauseWebhookMutation, findings: map[string][]drift.Finding{}}
+	var pfs []remediations.PlatformFinding
+	var apps []string
+	for _, name := range []string{"a", "b", "c"} {
+		s := corpus.Load(t, "remediations/testdata/app-ignore-webhook.yaml")
+		drift.Map(s.Application, "metadata")["name"] = name
+		rep, err := pipeline.Diagnose(s, drift.Sensitivity{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		app := AppKey("main", "argocd", name)
+		apps = append(apps, app)
+		res.platformSnaps[app] = s
+		for _, f := range rep.Findings {
+			if src, ok := fleetSource(f); !ok || src != g.source {
+				t.Fatalf("unexpected finding %s %s (%s)", f.Resource, f.Path, f.Cause)
+			}
+			g.findings[app] = append(g.findings[app], f)
+			pf := remediations.PlatformFinding{App: app, Finding: f, Target: s.Resources[0].Target, Live: s.Resources[0].Live}
+			pfs = append(pfs, pf)
+		}
+	}
+	rule, why := remediations.PlanPlatformRule(pfs, drift.Sensitivity{})
+	if why != "" {
+		t.Fatal(why)
+	}
+	for _, tc := range []struct {
+		name string
+		rule remediations.PlatformRule
+		want string // verified text, or why not
+	}{
+		{"the planned rule", rule, "re-diagnosed all 3 applications with the new argocd-cm in their cluster context: 6 findings gone, no new difference"},
+		{"a rule without the sidecar", remediations.PlatformRule{Group: "apps", Kind: "Deployment", JSONPointers: rule.JSONPointers},
+			"main/argocd/a: Deployment shop/orders /spec/template/spec/containers/1 still differs with the new argocd-cm"},
+		{"a rule for another kind", remediations.PlatformRule{Group: "apps", Kind: "StatefulSet", JSONPointers: rule.JSONPointers, JQPathExpressions: rule.JQPathExpressions},
+			"main/argocd/a: Deployment shop/orders /metadata/labels/policy.example.com~1team still differs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			verified, why, err := res.verifyPlatform(cfg, g, apps, remediations.PlatformEdit{Rule: tc.rule})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := verified
+			if why != "" {
+				got = why
+			}
+			if !strings.HasPrefix(got, tc.want) {
+				t.Fatalf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,97 @@
+package remediations
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+func TestPlanPlatformRule(t *testing.T) {
+	dep := drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	live := drift.Object{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{
+		map[string]any{"name": "web", "image": "web:1"}, map[string]any{"name": "policy-agent", "image": "agent:0.9"}}}}}}
+	target := drift.Object{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{
+		map[string]any{"name": "web", "image": "web:1"}}}}}}
+	webhook := func(app, p string) PlatformFinding {
+		return PlatformFinding{App: app, Target: target, Live: live, Finding: drift.Finding{Resource: dep, Path: drift.MustPointer(p), Cause: drift.CauseWebhookMutation, InLive: true}}
+	}
+	controller := func(app, mgr string) PlatformFinding {
+		f := webhook(app, "/spec/replicas").Finding
+		f.Cause, f.Owners = drift.CauseControllerWrite, []drift.Owner{{Manager: mgr}}
+		return PlatformFinding{App: app, Finding: f}
+	}
+	for _, tc := range []struct {
+		name  string
+		fs    []PlatformFinding
+		value string // the argocd-cm value, or the start of why not
+	}{
+		{"webhook: exact paths, a named item by name, once across applications",
+			[]PlatformFinding{webhook("a", "/metadata/labels/team"), webhook("b", "/spec/template/spec/containers/1"), webhook("c", "/metadata/labels/team")},
+			"jsonPointers:\n- /metadata/labels/team\njqPathExpressions:\n- .spec.template.spec.containers[] | select(.name == \"policy-agent\")\n"},
+		{"controller: its field manager only", []PlatformFinding{controller("a", "rollouts"), controller("b", "rollouts")},
+			"managedFieldsManagers:\n- rollouts\n"},
+		{"a finding left for a person is refused", []PlatformFinding{func() PlatformFinding {
+			pf := controller("a", "kube-controller-manager")
+			pf.Finding.Remediation = drift.Remediation{Kind: drift.FixNone, Reason: "find the autoscaler first"}
+			return pf
+		}()}, "a: left for a person (find the autoscaler first)"},
+		{"Argo CD's own manager is refused", []PlatformFinding{controller("a", "argocd-controller")}, "the field manager argocd-controller"},
+		{"a security-relevant path is refused", []PlatformFinding{webhook("a", "/metadata/labels/team"), webhook("b", "/spec/template/spec/containers/0/image")}, "b: ignoring"},
+		{"two kinds are refused", []PlatformFinding{webhook("a", "/metadata/labels/team"), {App: "b", Finding: drift.Finding{Resource: drift.Ref{Kind: "Service"}, Path: drift.MustPointer("/spec/x"), Cause: drift.CauseWebhookMutation}}}, "findings on"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, why := PlanPlatformRule(tc.fs, drift.Sensitivity{})
+			got := r.Value()
+			if why != "" {
+				got = why
+			}
+			if !strings.HasPrefix(got, tc.value) {
+				t.Fatalf("got %q, want %q", got, tc.value)
+			}
+		})
+	}
+}
+
+func TestEditArgoCDCM(t *testing.T) {
+	rule := PlatformRule{Group: "apps", Kind: "Deployment", JSONPointers: []string{"/metadata/labels/team"}}
+	for _, tc := range []struct {
+		name, file, src string
+		style           CMStyle
+		want            string
+	}{
+		{"manifest: a new data key, comments kept", "argocd-cm.yaml",
+			"# settings\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\ndata:\n  admin.enabled: \"false\" # no admin\n",
+			StyleManifest,
+			"# settings\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\ndata:\n  admin.enabled: \"false\" # no admin\n  resource.customizations.ignoreDifferences.apps_Deployment: |\n    jsonPointers:\n    - /metadata/labels/team\n"},
+		{"manifest: merged with the rule already there", "cm.yaml",
+			"kind: ConfigMap\nmetadata: {name: argocd-cm}\ndata:\n  # replicas belong to the HPA\n  resource.customizations.ignoreDifferences.apps_Deployment: |\n    jsonPointers:\n    - /spec/replicas\n",
+			StyleManifest,
+			"kind: ConfigMap\nmetadata: {name: argocd-cm}\ndata:\n  # replicas belong to the HPA\n  resource.customizations.ignoreDifferences.apps_Deployment: |\n    jsonPointers:\n    - /spec/replicas\n    - /metadata/labels/team\n"},
+		{"JSON 6902: a new add operation", "patch.yaml",
+			"# argocd-cm\n- op: add\n  path: /data/admin.enabled\n  value: \"false\"\n",
+			StyleJSONPatch,
+			"# argocd-cm\n- op: add\n  path: /data/admin.enabled\n  value: \"false\"\n- op: add\n  path: /data/resource.customizations.ignoreDifferences.apps_Deployment\n  value: |\n    jsonPointers:\n    - /metadata/labels/team\n"},
+		{"Helm values: configs.cm created", "values.yaml",
+			"# Argo CD chart values\nconfigs:\n  params:\n    server.insecure: true\n",
+			StyleHelm,
+			"# Argo CD chart values\nconfigs:\n  params:\n    server.insecure: true\n  cm:\n    resource.customizations.ignoreDifferences.apps_Deployment: |\n      jsonPointers:\n      - /metadata/labels/team\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := EditArgoCDCM(tc.file, []byte(tc.src), rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Style != tc.style || string(e.After) != tc.want {
+				t.Fatalf("style %s, got:\n%s\nwant %s:\n%s", e.Style, e.After, tc.style, tc.want)
+			}
+			again, err := EditArgoCDCM(tc.file, e.After, rule)
+			if err != nil || string(again.After) != string(e.After) {
+				t.Fatalf("a second edit changed the file (err %v):\n%s", err, again.After)
+			}
+		})
+	}
+	if _, err := EditArgoCDCM("deploy.yaml", []byte("kind: Deployment\nmetadata: {name: x}\n"), rule); err == nil {
+		t.Fatal("a file that declares no argocd-cm was edited")
+	}
+}
