@@ -35,6 +35,9 @@ type IgnoreInventory struct {
 	// Complete says every application a rule can apply to was read, so
 	// what hides nothing is known.
 	Complete bool
+	// Repos are the repositories that declare its rules in Git: where its
+	// ignore-rule pull requests may be open.
+	Repos []string
 }
 
 // IgnorePR is one pull request to the file that declares ignore rules: it
@@ -195,6 +198,9 @@ func (inv *inventoryRun) run(ctx context.Context) error {
 		}
 		if r.Stale && !since.IsZero() {
 			l.IdleDays = int(inv.now.Sub(since) / (24 * time.Hour))
+		}
+		if r.Declared.File != "" && r.Declared.Holder.Kind == "Application" && !slices.Contains(out.Repos, r.Declared.Repo) {
+			out.Repos = append(out.Repos, r.Declared.Repo)
 		}
 		if len(r.Sensitive) == 0 && !r.Stale && broad == "" {
 			continue

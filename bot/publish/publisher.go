@@ -4,7 +4,8 @@
 // under the policy. Each output has its file: pull requests opened or
 // updated (pulls.go), their checks and the cooldown (checks.go), pull
 // requests followed up (reconcile.go, adopt.go, commands.go, merged.go), the
-// Drift Dashboard (dashboard.go), and digests (digest.go, quiet.go).
+// Drift Dashboard (dashboard.go), digests (digest.go, quiet.go), and the
+// ignore-rule pull requests and the inventory's digest section (ignores.go).
 package publish
 
 import (
@@ -96,6 +97,7 @@ func (p *Publisher) Publish(ctx context.Context, res *cycle.CycleResult, now tim
 	r := p.start(ctx, res, now)
 	r.platforms()
 	r.fights()
+	r.ignoreRules()
 	r.stuckNews()
 	r.followUp()
 	r.proposeAll()

@@ -1,0 +1,143 @@
+package bot
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/github/githubtest"
+	"github.com/driftfix/driftfix/bot/internal/corpus"
+)
+
+const ignoresConfig = `
+argocd: [{name: main, server: https://argocd.example.com, tokenEnv: T}]
+slack: {tokenEnv: S, channel: "#gitops"}
+policy: {labels: [driftfix], dashboard: {enabled: true}, ignoreRules: {staleAfter: 14d}}
+`
+
+// ordersSnapshot is Synced with two rules: one hides the replicas an
+// autoscaler sets, one names a Service the application does not have.
+const ordersSnapshot = "bot/testdata/ignores/orders.yaml"
+
+// ignoresWorld is a world with one Synced application per name, each read
+// from its own repository, which also holds its Application manifest.
+func ignoresWorld(t *testing.T, snapshot string, names ...string) (*world, time.Time) {
+	t.Helper()
+	w := newWorld(t, ignoresConfig)
+	w.base = corpus.Load(t, snapshot)
+	for _, n := range names {
+		files := map[string]string{}
+		for k, v := range w.base.Repo.Files {
+			if k == "argocd/orders.yaml" {
+				k, v = "argocd/"+n+".yaml", strings.Replace(v, "  name: orders\n  namespace: argocd\n", "  name: "+n+"\n  namespace: argocd\n", 1)
+			}
+			files[k] = v
+		}
+		w.addRepoFiles(n, files)
+		w.serveSynced(n, snapshot, nil)
+	}
+	return w, worldNow
+}
+
+// serveSynced serves application name, Synced, with the snapshot's
+// resources, changed by change first.
+func (w *world) serveSynced(name, snapshot string, change func(*drift.Snapshot)) {
+	s := corpus.Load(w.t, snapshot)
+	if change != nil {
+		change(s)
+	}
+	drift.Map(s.Application, "metadata")["name"] = name
+	drift.Map(s.Application, "spec")["source"] = map[string]any{"repoURL": w.repoURL[name], "path": "apps/orders", "targetRevision": "main"}
+	st := drift.Map(s.Application, "status")
+	st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": worldNow.Add(-time.Hour).Format(time.RFC3339)}
+	st["sync"] = map[string]any{"status": "Synced", "revision": "main"}
+	w.argo.Add(s)
+}
+
+func ignoresGolden(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", "ignores", name)
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if got != string(want) {
+		t.Fatalf("%s differs from the golden file:\n%s", name, got)
+	}
+}
+
+// ignorePRs are the pull requests of a repository from ignore-rule branches.
+func (w *world) ignorePRs(repo string) []githubtest.PullRequest {
+	var out []githubtest.PullRequest
+	for _, p := range w.gh.PullRequests("acme", repo) {
+		if strings.Contains(p.Head, "/ignores-main/") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestIgnoreRuleStaleRemovalPR: a rule that hides nothing gets no pull
+// request before staleAfter (14 days), then exactly one that removes it from
+// the Application manifest with its comments kept, verified by
+// re-diagnosis; the rule that hides the autoscaler's replicas stays. Cycles
+// after it, by fresh processes and after a lost database, never open a
+// second one.
+func TestIgnoreRuleStaleRemovalPR(t *testing.T) {
+	w, now := ignoresWorld(t, ordersSnapshot, "orders")
+	start := now
+	w.cycle(&now)
+	if n := len(w.ignorePRs("orders")); n != 0 {
+		t.Fatalf("a pull request on the first cycle a rule hid nothing: %d", n)
+	}
+	now = start.Add(13*24*time.Hour + 23*time.Hour)
+	w.cycle(&now)
+	if n := len(w.ignorePRs("orders")); n != 0 {
+		t.Fatalf("a pull request before 14 days: %d", n)
+	}
+	now = start.Add(14 * 24 * time.Hour)
+	out := w.cycle(&now)
+	prs := w.ignorePRs("orders")
+	if len(prs) != 1 || len(out.Published.Opened) != 1 {
+		t.Fatalf("want one removal PR after 14 days, got %d (opened %v); skipped %v", len(prs), out.Published.Opened, out.Result.Skipped)
+	}
+	pr := prs[0]
+	after, err := w.gh.File("acme", "orders", pr.Head, "argocd/orders.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignoresGolden(t, "stale-removed.golden", after)
+	for _, want := range []string{"# orders, owned by team-checkout", "# the autoscaler owns replicas", "- /spec/replicas"} {
+		if !strings.Contains(after, want) {
+			t.Errorf("%q is lost:\n%s", want, after)
+		}
+	}
+	if strings.Contains(after, "orders-legacy") {
+		t.Errorf("the stale rule is still there:\n%s", after)
+	}
+	for _, want := range []string{"remove 1 ignore rule that hid nothing for 14 days in argocd/orders.yaml",
+		"no new difference, so none becomes OutOfSync", "`Application argocd/orders` `spec.ignoreDifferences[1]`"} {
+		if !strings.Contains(pr.Title+pr.Body, want) {
+			t.Errorf("the PR does not say %q:\n%s\n%s", want, pr.Title, pr.Body)
+		}
+	}
+	if len(pr.Labels) != 1 || pr.Labels[0] != "driftfix" {
+		t.Errorf("labels %v, want the policy's [driftfix]", pr.Labels)
+	}
+	w.cycle(&now)
+	w.loseDatabase()
+	w.cycle(&now)
+	now = now.Add(15 * 24 * time.Hour)
+	w.cycle(&now)
+	if prs := w.ignorePRs("orders"); len(prs) != 1 || prs[0].State != "open" {
+		t.Fatalf("want the one removal PR, still open, across restarts and a lost database; got %+v", prs)
+	}
+}
