@@ -141,3 +141,118 @@ func TestIgnoreRuleStaleRemovalPR(t *testing.T) {
 		t.Fatalf("want the one removal PR, still open, across restarts and a lost database; got %+v", prs)
 	}
 }
+
+// TestIgnoreRuleHidingSomethingNoPR: a rule that hides the autoscaler's
+// replicas is neither flagged nor removed, however long it stays.
+func TestIgnoreRuleHidingSomethingNoPR(t *testing.T) {
+	w, now := ignoresWorld(t, ordersSnapshot)
+	w.addRepoFiles("orders", w.base.Repo.Files)
+	w.serveSynced("orders", ordersSnapshot, func(s *drift.Snapshot) {
+		spec := drift.Map(s.Application, "spec")
+		spec["ignoreDifferences"] = drift.List(s.Application, "spec", "ignoreDifferences")[:1]
+	})
+	start := now
+	for _, d := range []int{0, 14, 30} {
+		now = start.Add(time.Duration(d) * 24 * time.Hour)
+		out := w.cycle(&now)
+		if len(out.Result.IgnorePRs) != 0 || len(w.ignorePRs("orders")) != 0 {
+			t.Fatalf("day %d: a pull request for a rule that hides something: %+v", d, out.Result.IgnorePRs)
+		}
+		if len(out.Result.Ignores) != 1 || len(out.Result.Ignores[0].Lines) != 0 {
+			t.Fatalf("day %d: want the inventory with nothing flagged, got %+v", d, out.Result.Ignores)
+		}
+	}
+}
+
+// TestIgnoreRuleBroadNarrowingPR: a Synced application whose rule ignores
+// every container of every Deployment gets the narrow-ignore pull request
+// at once: the rule is replaced by one for the sidecar a webhook injects,
+// and the image changed by hand shows again.
+func TestIgnoreRuleBroadNarrowingPR(t *testing.T) {
+	w, now := ignoresWorld(t, "remediations/testdata/app-narrow-ignore.yaml", "orders")
+	out := w.cycle(&now)
+	prs := w.ignorePRs("orders")
+	if len(prs) != 1 {
+		t.Fatalf("want one narrowing PR, got %d; skipped %v", len(prs), out.Result.Skipped)
+	}
+	pr := prs[0]
+	after, err := w.gh.File("acme", "orders", pr.Head, "argocd/orders.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignoresGolden(t, "broad-narrowed.golden", after)
+	for _, want := range []string{"narrow a broad ignore rule in argocd/orders.yaml", "Argo CD will show what the rule hid", "policy-agent"} {
+		if !strings.Contains(pr.Title+pr.Body+after, want) {
+			t.Errorf("the PR does not say %q:\n%s\n%s", want, pr.Title, pr.Body)
+		}
+	}
+	w.cycle(&now)
+	if n := len(w.ignorePRs("orders")); n != 1 {
+		t.Fatalf("the next cycle made %d narrowing PRs, want the one", n)
+	}
+}
+
+// TestIgnoreInventoryDigestWeekly: the digest's section of flagged ignore
+// rules is posted on the first cycle, not again within 7 days, and again
+// after them.
+func TestIgnoreInventoryDigestWeekly(t *testing.T) {
+	w, now := ignoresWorld(t, ordersSnapshot, "orders")
+	start := now
+	section := func() string {
+		t.Helper()
+		var lines []string
+		in := false
+		for _, p := range w.slack.Posts() {
+			for _, l := range strings.Split(digestText(t, p), "\n") {
+				switch {
+				case l == "*Ignore rules to look at (weekly)*":
+					in = true
+					lines = append(lines, l)
+				case strings.HasPrefix(l, "*"):
+					in = false
+				case in && l != "":
+					lines = append(lines, l)
+				}
+			}
+		}
+		return strings.Join(lines, "\n") + "\n"
+	}
+	w.cycle(&now)
+	first := section()
+	ignoresGolden(t, "digest.golden", first)
+	now = start.Add(6 * 24 * time.Hour)
+	w.cycle(&now)
+	if got := section(); got != first {
+		t.Fatalf("the section was posted again within 7 days:\n%s", got)
+	}
+	now = start.Add(7 * 24 * time.Hour)
+	w.cycle(&now)
+	if got := section(); strings.Count(got, "*Ignore rules to look at (weekly)*") != 2 || !strings.Contains(got, "has hidden nothing for 7 days") {
+		t.Fatalf("want the section posted again after 7 days, saying how long the rule hid nothing:\n%s", got)
+	}
+}
+
+// TestIgnoreInventoryDashboard: the Drift Dashboard of the repository shows
+// the flagged rules of its applications every time it is written, with the
+// removal pull request once there is one.
+func TestIgnoreInventoryDashboard(t *testing.T) {
+	w, now := ignoresWorld(t, ordersSnapshot, "orders")
+	start := now
+	w.cycle(&now)
+	body := func() string {
+		for _, i := range w.gh.Issues("acme", "orders") {
+			if strings.Contains(i.Body, "driftfix:dashboard=") {
+				return i.Body
+			}
+		}
+		t.Fatal("no Drift Dashboard")
+		return ""
+	}
+	ignoresGolden(t, "dashboard.golden", body())
+	now = start.Add(14 * 24 * time.Hour)
+	w.cycle(&now)
+	pr := w.ignorePRs("orders")
+	if len(pr) != 1 || !strings.Contains(body(), "Pull request: http") || !strings.Contains(body(), "has hidden nothing for 14 days") {
+		t.Fatalf("the dashboard does not name the removal PR (%d open):\n%s", len(pr), body())
+	}
+}

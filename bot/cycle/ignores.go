@@ -186,6 +186,9 @@ func (inv *inventoryRun) run(ctx context.Context) error {
 		broad := inv.broad[r.Declared.Holder.String()+"\x00"+r.At().String()]
 		l := templates.IgnoreLine{Instance: inv.in.Name, Rule: id, Holder: holderText(r.Declared.Holder), Key: r.Declared.Key,
 			Apps: r.Applications, Stale: r.Stale, Broad: broad}
+		if h := r.Declared.Holder; h.Kind == "Application" && !slices.Contains(l.Apps, h.Namespace+"/"+h.Name) {
+			l.Apps = append(slices.Clone(l.Apps), h.Namespace+"/"+h.Name) // its own, even when it applies to nothing
+		}
 		if r.Declared.File != "" {
 			l.Where = r.Declared.File + ":" + strconv.Itoa(r.Declared.Line)
 		}
