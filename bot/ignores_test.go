@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
 	"github.com/driftfix/driftfix/bot/internal/corpus"
@@ -254,5 +255,53 @@ func TestIgnoreInventoryDashboard(t *testing.T) {
 	pr := w.ignorePRs("orders")
 	if len(pr) != 1 || !strings.Contains(body(), "Pull request: http") || !strings.Contains(body(), "has hidden nothing for 14 days") {
 		t.Fatalf("the dashboard does not name the removal PR (%d open):\n%s", len(pr), body())
+	}
+}
+
+// TestIgnoreRuleStaleArgoCDCMRemovalPR: an argocd-cm rule for a kind no
+// application has hides nothing; after 14 days one pull request removes
+// its key from the platform repository's argocd-cm, comments kept.
+func TestIgnoreRuleStaleArgoCDCMRemovalPR(t *testing.T) {
+	w, now := ignoresWorld(t, ordersSnapshot)
+	w.addRepoFiles("orders", w.base.Repo.Files)
+	w.serveSynced("orders", ordersSnapshot, func(s *drift.Snapshot) {
+		drift.Map(s.Application, "spec")["ignoreDifferences"] = drift.List(s.Application, "spec", "ignoreDifferences")[:1]
+	})
+	w.argo.Settings["resourceOverrides"] = map[string]any{"batch/CronJob": map[string]any{"ignoreDifferences": "jsonPointers:\n- /spec/suspend\n"}}
+	const cm = `# Argo CD's settings. Owned by the platform team.
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: argocd-cm
+  namespace: argocd
+data:
+  # resource tracking by annotation, see ADR-12
+  application.resourceTrackingMethod: annotation
+  # batch jobs are suspended by the scheduler
+  resource.customizations.ignoreDifferences.batch_CronJob: |
+    jsonPointers:
+    - /spec/suspend
+  timeout.reconciliation: 180s # the default is too slow for us
+`
+	u := w.addRepoFiles("argocd-config", map[string]string{"argocd/argocd-cm.yaml": cm})
+	var err error
+	if w.cfg, err = config.Parse([]byte(ignoresConfig + "platformRepos:\n  - {url: " + u + ", instance: main, file: argocd/argocd-cm.yaml}\n")); err != nil {
+		t.Fatal(err)
+	}
+	start := now
+	w.cycle(&now)
+	now = start.Add(14 * 24 * time.Hour)
+	out := w.cycle(&now)
+	prs := w.ignorePRs("argocd-config")
+	if len(prs) != 1 {
+		t.Fatalf("want one removal PR in the platform repository, got %d; skipped %v", len(prs), out.Result.Skipped)
+	}
+	after, err := w.gh.File("acme", "argocd-config", prs[0].Head, "argocd/argocd-cm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ignoresGolden(t, "argocd-cm-removed.golden", after)
+	if n := len(w.ignorePRs("orders")); n != 0 {
+		t.Errorf("%d pull requests to the application's repository, whose rule hides something", n)
 	}
 }
