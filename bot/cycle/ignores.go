@@ -127,7 +127,7 @@ func (res *CycleResult) inventory(ctx context.Context, cfg *config.Config, in In
 		res.Ignores = append(res.Ignores, IgnoreInventory{Instance: in.Name, Complete: failed == 0})
 		return
 	}
-	inv := &inventoryRun{res: res, cfg: cfg, in: in, snaps: snaps, now: now, opts: opts, complete: failed == 0}
+	inv := &inventoryRun{res: res, cfg: cfg, in: in, snaps: snaps, now: now, opts: opts, complete: failed == 0, allApps: system}
 	if err := inv.run(ctx); err != nil {
 		res.Errors = append(res.Errors, fmt.Errorf("ignore-rule inventory of %s: %w", in.Name, err))
 	}
@@ -142,6 +142,9 @@ type inventoryRun struct {
 	now      time.Time
 	opts     CycleOptions
 	complete bool
+	// allApps says every application of the shard was read (argocd-cm has
+	// rules): only then is an argocd-cm rule known to hide nothing.
+	allApps bool
 
 	broad map[string]string // why a rule is broad, by holder and place
 }
@@ -179,6 +182,11 @@ func (inv *inventoryRun) run(ctx context.Context) error {
 	for i := range rep.Rules {
 		r := &rep.Rules[i]
 		id := r.Identity()
+		if r.Declared.Holder.Kind != "Application" && !inv.allApps {
+			// argocd-cm seen only in a diagnosed application's cluster
+			// context: the applications not read may be what it hides
+			r.Stale = false
+		}
 		var since time.Time
 		if inv.opts.RuleIdle != nil && inv.complete {
 			since = inv.opts.RuleIdle(inv.in.Name, id, r.Stale)
