@@ -301,7 +301,8 @@ func byCause(apps []AppLine) []AppLine {
 // Merge adds a later digest of the same channel and instance to v, as one
 // digest sent when quiet hours end: each news line once, in the order it
 // came; the fleet and cannot-compare lines, which say how things are now,
-// as the later digest has them.
+// as the later digest has them, and the weekly ignore-rule section as the
+// latest digest that carries it.
 func (v *DigestView) Merge(later DigestView) {
 	if v.Instance == "" {
 		v.Instance, v.ArgoCDURL = later.Instance, later.ArgoCDURL
@@ -313,6 +314,7 @@ func (v *DigestView) Merge(later DigestView) {
 	v.Closed = appendOnce(v.Closed, later.Closed)
 	v.Fixed = appendOnce(v.Fixed, later.Fixed)
 	v.ForPeople = appendOnce(v.ForPeople, later.ForPeople)
+	v.Fights = appendOnce(v.Fights, later.Fights) // each told once: never dropped
 	v.Fleet, v.CannotCompare = later.Fleet, later.CannotCompare
 	if len(later.Ignores) > 0 {
 		v.Ignores = later.Ignores // the weekly section, as it is now
