@@ -305,3 +305,56 @@ data:
 		t.Errorf("%d pull requests to the application's repository, whose rule hides something", n)
 	}
 }
+
+// TestIgnoreRuleRemovalPRFollowUp: the removal PR is closed with a comment
+// when its rule hides something again, opened again once the rule has hidden
+// nothing for staleAfter anew, and, once a person closes it unmerged, never
+// proposed again.
+func TestIgnoreRuleRemovalPRFollowUp(t *testing.T) {
+	w, now := ignoresWorld(t, ordersSnapshot, "orders")
+	start := now
+	w.cycle(&now)
+	now = start.Add(14 * 24 * time.Hour)
+	w.cycle(&now)
+	if n := len(w.ignorePRs("orders")); n != 1 {
+		t.Fatalf("want the removal PR, got %d", n)
+	}
+	// The Service comes back, with a clusterIP the rule hides.
+	svc := func(ip string) drift.Object {
+		return drift.Object{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "orders-legacy", "namespace": "shop"},
+			"spec": map[string]any{"clusterIP": ip, "ports": []any{map[string]any{"port": 80}}}}
+	}
+	w.serveSynced("orders", ordersSnapshot, func(s *drift.Snapshot) {
+		s.Resources = append(s.Resources, drift.Resource{Target: svc("10.0.0.1"), Live: svc("10.0.0.2")})
+	})
+	out := w.cycle(&now)
+	prs := w.ignorePRs("orders")
+	if len(prs) != 1 || prs[0].State != "closed" || prs[0].ClosedBy != "bot" || len(out.Published.Closed) != 1 {
+		t.Fatalf("want the removal PR closed by driftfix once its rule hides something, got %+v (closed %v)", prs, out.Published.Closed)
+	}
+	// The Service goes again: 14 days later the rule is stale anew.
+	w.serveSynced("orders", ordersSnapshot, nil)
+	again := now
+	w.cycle(&now)
+	now = again.Add(14 * 24 * time.Hour)
+	w.cycle(&now)
+	prs = w.ignorePRs("orders")
+	if len(prs) != 2 || prs[1].State != "open" {
+		t.Fatalf("want a new removal PR once the rule is stale anew, got %+v", prs)
+	}
+	if err := w.gh.CloseUnmerged("acme", "orders", prs[1].Number); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(30 * 24 * time.Hour)
+	out = w.cycle(&now)
+	if n := len(w.ignorePRs("orders")); n != 2 {
+		t.Fatalf("a PR a person closed was proposed again: %d PRs", n)
+	}
+	said := false
+	for _, s := range out.Published.Skipped {
+		said = said || strings.Contains(s, "a person closed acme/orders#")
+	}
+	if !said {
+		t.Errorf("the cycle does not say why it proposes nothing: %v", out.Published.Skipped)
+	}
+}
