@@ -35,9 +35,6 @@ type IgnoreInventory struct {
 	// Complete says every application a rule can apply to was read, so
 	// what hides nothing is known.
 	Complete bool
-	// Repos are the repositories that declare its rules in Git: where its
-	// ignore-rule pull requests may be open.
-	Repos []string
 }
 
 // IgnorePR is one pull request to the file that declares ignore rules: it
@@ -149,7 +146,7 @@ type inventoryRun struct {
 	broad map[string]string // why a rule is broad, by holder and place
 }
 
-// file is one file that declares rules a pull request changes.
+// ruleFile is one file that declares rules a pull request changes.
 type ruleFile struct {
 	repo, base, file string
 	remove           []*ignores.Rule
@@ -209,9 +206,6 @@ func (inv *inventoryRun) run(ctx context.Context) error {
 		}
 		if r.Stale && !since.IsZero() {
 			l.IdleDays = int(inv.now.Sub(since) / (24 * time.Hour))
-		}
-		if r.Declared.File != "" && r.Declared.Holder.Kind == "Application" && !slices.Contains(out.Repos, r.Declared.Repo) {
-			out.Repos = append(out.Repos, r.Declared.Repo)
 		}
 		if len(r.Sensitive) == 0 && !r.Stale && broad == "" {
 			continue
@@ -325,16 +319,18 @@ func (inv *inventoryRun) fileKey(f *ruleFile) string {
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
-func (inv *inventoryRun) file(files map[string]*ruleFile, r *ignores.Rule) (*ruleFile, string) {
+// file is the pull request's file of a rule, one per file (nil when
+// driftfix cannot change it).
+func (inv *inventoryRun) file(files map[string]*ruleFile, r *ignores.Rule) *ruleFile {
 	f := inv.fileOf(r)
 	if f == nil {
-		return nil, ""
+		return nil
 	}
 	k := inv.fileKey(f)
 	if files[k] == nil {
 		files[k] = f
 	}
-	return files[k], k
+	return files[k]
 }
 
 // addRemoval adds a stale rule to the pull request of its file; a rule
@@ -350,7 +346,7 @@ func (inv *inventoryRun) addRemoval(files map[string]*ruleFile, r *ignores.Rule)
 		inv.res.Skipped = append(inv.res.Skipped, fmt.Sprintf("ignore rule %s hides nothing: it shares its argocd-cm key with other rules; remove it by hand", name))
 		return
 	}
-	f, _ := inv.file(files, r)
+	f := inv.file(files, r)
 	if f == nil {
 		why := r.Declared.NotInGit
 		if r.Declared.Holder.Kind != "Application" {
@@ -373,7 +369,7 @@ func (inv *inventoryRun) addNarrowing(files map[string]*ruleFile, r *ignores.Rul
 	if k == nil || k.stuck || inv.in.RepoFiles == nil {
 		return
 	}
-	f, _ := inv.file(files, r)
+	f := inv.file(files, r)
 	if srcs := drift.Sources(k.s.Application); f == nil || f.narrow != nil || len(srcs) == 0 || srcs[0].RepoURL != f.repo {
 		return // the manifest is not in the application's own repository, which the remedy edits
 	}

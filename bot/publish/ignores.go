@@ -86,19 +86,19 @@ func (r *run) ignoreRules() {
 }
 
 // ignoreRepos are the repositories that may hold an ignore-rule pull
-// request: those this cycle proposes one to, and those of every instance's
-// platform repository.
+// request: those this cycle proposes one to, and those where the state
+// store remembers one open (a lost database forgets them until a cycle
+// proposes to them again).
 func (r *run) ignoreRepos() []string {
 	var out []string
 	for _, pr := range r.res.IgnorePRs {
 		out = append(out, pr.RepoURL)
 	}
-	for _, inv := range r.res.Ignores {
-		if p, ok := r.Config.Platform(inv.Instance); ok {
-			out = append(out, p.URL)
-		}
-		out = append(out, inv.Repos...)
+	known, err := r.Store.IgnorePRRepos(r.ctx)
+	if err != nil {
+		r.fail(err)
 	}
+	out = append(out, known...)
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -173,20 +173,27 @@ func (p *ignoreRun) publish() error {
 			errs = append(errs, p.propose(pr))
 		}
 	}
+	open := false // an ignore-rule PR of driftfix's stays open here
 	for _, inv := range p.res.Ignores {
 		if !inv.Complete || slices.Contains(p.res.FailedInstances, inv.Instance) {
-			continue // what the rules hide is not known: nothing is closed
+			open = true // what the rules hide is not known: nothing is closed
+			continue
 		}
 		prefix := cycle.IgnoreBranch(p.Config.Policy.BranchPrefix, inv.Instance, "")
 		prefix = prefix[:strings.LastIndex(prefix, "/")+1]
-		open, err := p.host.OpenPRs(p.ctx, p.repo, prefix)
+		prs, err := p.host.OpenPRs(p.ctx, p.repo, prefix)
 		if err != nil {
+			open = true
 			errs = append(errs, err)
 			continue
 		}
-		for _, gpr := range open {
+		for _, gpr := range prs {
 			m := lastMarker(ignoreMarkerRE, gpr.Body)
-			if m == nil || !gpr.Own(p.repo, p.login) || slices.Contains(inv.Keys, m[1]) {
+			if m == nil || !gpr.Own(p.repo, p.login) {
+				continue
+			}
+			if slices.Contains(inv.Keys, m[1]) {
+				open = true
 				continue
 			}
 			msg := "Closing: the ignore rules this change removes or narrows hide something again, or are no longer declared, in instance " + inv.Instance + ".\n\n" + closedMarker
@@ -197,6 +204,7 @@ func (p *ignoreRun) publish() error {
 			p.out.Closed = append(p.out.Closed, ref(p.repo, gpr.Number))
 		}
 	}
+	errs = append(errs, p.Store.SetIgnorePRRepo(p.ctx, p.url, open, p.now))
 	return errors.Join(errs...)
 }
 

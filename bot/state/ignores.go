@@ -62,3 +62,40 @@ func (s *Store) SetSectionPosted(ctx context.Context, section string, at time.Ti
 	}
 	return nil
 }
+
+// IgnorePRRepos returns the repositories (by URL) where driftfix has, as far
+// as it last saw, an ignore-rule pull request open.
+func (s *Store) IgnorePRRepos(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT repo FROM ignore_pr_repos ORDER BY repo`)
+	if err != nil {
+		return nil, fmt.Errorf("read the repositories with ignore-rule pull requests: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var r string
+		if err := rows.Scan(&r); err != nil {
+			return nil, fmt.Errorf("read the repositories with ignore-rule pull requests: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the repositories with ignore-rule pull requests: %w", err)
+	}
+	return out, nil
+}
+
+// SetIgnorePRRepo remembers whether a repository has an ignore-rule pull
+// request of driftfix's open.
+func (s *Store) SetIgnorePRRepo(ctx context.Context, repo string, open bool, now time.Time) error {
+	var err error
+	if open {
+		_, err = s.db.ExecContext(ctx, `INSERT INTO ignore_pr_repos (repo, at) VALUES (?, ?) ON CONFLICT (repo) DO UPDATE SET at = excluded.at`, repo, now.UnixNano())
+	} else {
+		_, err = s.db.ExecContext(ctx, `DELETE FROM ignore_pr_repos WHERE repo = ?`, repo)
+	}
+	if err != nil {
+		return fmt.Errorf("remember whether %s has an ignore-rule pull request open: %w", repo, err)
+	}
+	return nil
+}

@@ -10,7 +10,8 @@ import (
 // TestIgnoreRuleIdleKeptAcrossRestarts: the first cycle a rule hid nothing
 // survives a restart and later idle cycles; hiding something again starts
 // it over; a rule no inventory saw since a time is forgotten, per instance;
-// a digest section's last post is remembered.
+// a digest section's last post and the repositories with an ignore-rule
+// pull request open are remembered.
 func TestIgnoreRuleIdleKeptAcrossRestarts(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
@@ -62,5 +63,16 @@ func TestIgnoreRuleIdleKeptAcrossRestarts(t *testing.T) {
 	}
 	if at, ok, err := st.SectionPosted(ctx, "ignores/main"); !ok || err != nil || !at.Equal(t1) {
 		t.Errorf("section posted %v at %s (%v), want at %s", ok, at, err, t1)
+	}
+	for _, r := range []string{"https://git.example.com/b.git", "https://git.example.com/a.git"} {
+		if err := st.SetIgnorePRRepo(ctx, r, true, t1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.SetIgnorePRRepo(ctx, "https://git.example.com/b.git", false, t1); err != nil {
+		t.Fatal(err)
+	}
+	if repos, err := st.IgnorePRRepos(ctx); err != nil || len(repos) != 1 || repos[0] != "https://git.example.com/a.git" {
+		t.Errorf("repositories with ignore-rule PRs: %v (%v), want a.git", repos, err)
 	}
 }
