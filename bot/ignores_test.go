@@ -358,3 +358,39 @@ func TestIgnoreRuleRemovalPRFollowUp(t *testing.T) {
 		t.Errorf("the cycle does not say why it proposes nothing: %v", out.Published.Skipped)
 	}
 }
+
+// TestIgnoreRuleBroadStuckHeldBack: a stuck application's broad rule gets
+// the one narrowing pull request of its file; the application's own
+// narrow-ignore fix of the same rule is held back while it is open, and
+// says so, never a second PR for the rule.
+func TestIgnoreRuleBroadStuckHeldBack(t *testing.T) {
+	const snap = "remediations/testdata/app-narrow-ignore.yaml"
+	w, now := ignoresWorld(t, snap)
+	w.addRepoFiles("orders", w.base.Repo.Files)
+	s := corpus.Load(t, snap)
+	drift.Map(s.Application, "spec")["source"] = map[string]any{"repoURL": w.repoURL["orders"], "path": "apps/orders", "targetRevision": "main"}
+	st := drift.Map(s.Application, "status")
+	st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": worldNow.Add(-time.Hour).Format(time.RFC3339)}
+	st["sync"] = map[string]any{"status": "OutOfSync", "revision": "main"}
+	w.argo.Add(s)
+	out := w.cycle(&now)
+	narrow := 0
+	for _, p := range out.Result.PRs {
+		if p.Plan.Kind == drift.FixNarrowIgnore {
+			narrow++
+		}
+	}
+	if narrow != 1 || len(out.Result.IgnorePRs) != 1 {
+		t.Fatalf("want the application's own narrow-ignore fix and the ignore-rule PR proposed, got %d and %d; stuck %d, skipped %v, PRs %+v", narrow, len(out.Result.IgnorePRs), len(out.Result.Stuck), out.Result.Skipped, len(out.Result.PRs))
+	}
+	if n, all := len(w.ignorePRs("orders")), len(w.open("orders")); n != 1 || all != 1 {
+		t.Fatalf("want one open PR, the ignore-rule one; got %d ignore-rule PRs of %d open", n, all)
+	}
+	held := false
+	for _, s := range out.Published.Skipped {
+		held = held || strings.Contains(s, "held back: the ignore-rule pull request acme/orders#")
+	}
+	if !held {
+		t.Errorf("the application's own fix does not say it is held back: %v", out.Published.Skipped)
+	}
+}

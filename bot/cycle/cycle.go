@@ -233,7 +233,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 		res.keepForPlatform(cfg, in.Name, r)
 		plans[r.App.Namespace+"/"+r.App.Name] = planned{keys, ok, first}
 		if inventory && r.Snapshot != nil && r.Report != nil {
-			kept[r.App.Namespace+"/"+r.App.Name] = inventorySnap{s: r.Snapshot, report: r.Report, stuck: true}
+			kept[r.App.Namespace+"/"+r.App.Name] = inventorySnap{s: r.Snapshot, report: r.Report}
 		}
 	}
 	stuck, listed, err := collect.Scan(ctx, in.Client, now, collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, Each: each, Diagnose: diagnoser(cfg)})

@@ -56,6 +56,10 @@ type IgnorePR struct {
 	After       []byte
 	// Rules are the identities of the rules it removes or narrows.
 	Rules []string
+	// Holds are the rules it changes by holder and place (RuleAt): an
+	// application's own narrow-ignore fix of one of them is held back while
+	// it is open.
+	Holds []string
 }
 
 // IgnoreMarker ends an ignore-rule PR's body, so it is told apart from the
@@ -71,7 +75,6 @@ func IgnoreBranch(prefix, instance, key string) string {
 type inventorySnap struct {
 	s      *drift.Snapshot
 	report *drift.Report // its diagnosis, when the cycle made one
-	stuck  bool
 }
 
 // wantsInventory reports whether an application's snapshot is needed for
@@ -188,7 +191,7 @@ func (inv *inventoryRun) run(ctx context.Context) error {
 		if inv.opts.RuleIdle != nil && inv.complete {
 			since = inv.opts.RuleIdle(inv.in.Name, id, r.Stale)
 		}
-		broad := inv.broad[r.Declared.Holder.String()+"\x00"+r.At().String()]
+		broad := inv.broad[RuleAt(r.Declared.Holder, r.At())]
 		l := templates.IgnoreLine{Instance: inv.in.Name, Rule: id, Holder: holderText(r.Declared.Holder), Key: r.Declared.Key,
 			Apps: r.Applications, Stale: r.Stale, Broad: broad}
 		if h := r.Declared.Holder; h.Kind == "Application" && !slices.Contains(l.Apps, h.Namespace+"/"+h.Name) {
@@ -266,7 +269,7 @@ func (inv *inventoryRun) judgeBroad() error {
 			if _, after, ok := strings.Cut(why, " is broad: "); ok {
 				why = after
 			}
-			inv.broad[f.Resource.String()+"\x00"+f.Path.String()] = why
+			inv.broad[RuleAt(f.Resource, f.Path)] = why
 		}
 	}
 	return nil
@@ -358,15 +361,15 @@ func (inv *inventoryRun) addRemoval(files map[string]*ruleFile, r *ignores.Rule)
 	f.remove = append(f.remove, r)
 }
 
-// addNarrowing plans the narrow-ignore fix of a broad rule of an
-// application the cycle did not find stuck (a stuck one gets it with its
-// other fixes): at most one per file, the others wait for it.
+// addNarrowing plans the narrow-ignore fix of a broad rule: at most one per
+// file, the others wait for it. A stuck application's own fixes may plan
+// it too; that one is held back while this pull request is open.
 func (inv *inventoryRun) addNarrowing(files map[string]*ruleFile, r *ignores.Rule) {
 	if r.Declared.Holder.Kind != "Application" {
 		return // an argocd-cm rule is narrowed by hand; the digest says it is broad
 	}
 	k := inv.snapOf(r.Declared.Holder)
-	if k == nil || k.stuck || inv.in.RepoFiles == nil {
+	if k == nil || inv.in.RepoFiles == nil {
 		return
 	}
 	f := inv.file(files, r)
@@ -573,14 +576,27 @@ func (inv *inventoryRun) propose(f *ruleFile, before, after []byte, verified str
 	}
 	if f.narrow != nil {
 		l := line(f.narrow.rule)
-		l.Broad = inv.broad[f.narrow.rule.Declared.Holder.String()+"\x00"+f.narrow.rule.At().String()]
+		l.Broad = inv.broad[RuleAt(f.narrow.rule.Declared.Holder, f.narrow.rule.At())]
 		v.Narrowed = []templates.IgnoreLine{l}
 		v.NarrowWhy, v.NarrowRisk = f.narrow.plan.Rationale.Why, f.narrow.plan.Rationale.Risk
+	}
+	var holds []string
+	for _, r := range f.remove {
+		holds = append(holds, RuleAt(r.Declared.Holder, r.At()))
+	}
+	if f.narrow != nil {
+		holds = append(holds, RuleAt(f.narrow.rule.Declared.Holder, f.narrow.rule.At()))
 	}
 	pol := inv.cfg.Policy
 	return IgnorePR{Instance: inv.in.Name, Key: key, Fingerprint: fp, RepoURL: f.repo, Base: f.base,
 		Branch: IgnoreBranch(pol.BranchPrefix, inv.in.Name, key), Title: templates.IgnorePRTitle(v),
-		Body: templates.IgnorePRBody(v) + IgnoreMarker(key), Policy: pol, File: f.file, Before: before, After: after, Rules: rules}, "", nil
+		Body: templates.IgnorePRBody(v) + IgnoreMarker(key), Policy: pol, File: f.file, Before: before, After: after, Rules: rules, Holds: holds}, "", nil
+}
+
+// RuleAt names a rule by its holder and place, as a narrow-ignore finding
+// names it (its resource and path).
+func RuleAt(holder drift.Ref, at drift.Pointer) string {
+	return holder.String() + "\x00" + at.String()
 }
 
 func plural(n int, one, many string) string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -49,6 +50,7 @@ func (p *Publisher) RuleIdle(ctx context.Context, now time.Time) func(instance, 
 // in the digest once a week. Like platform PRs, they are found on the host
 // by their branch every cycle, never from the state store.
 func (r *run) ignoreRules() {
+	r.ignoreHold = map[string]string{}
 	for _, inv := range r.res.Ignores {
 		if slices.Contains(r.res.FailedInstances, inv.Instance) || !inv.Complete {
 			continue
@@ -212,10 +214,32 @@ func (p *ignoreRun) skip(pr cycle.IgnorePR, why string) {
 	p.out.Skipped = append(p.out.Skipped, pr.Branch+": "+why)
 }
 
-func (p *ignoreRun) found(pr cycle.IgnorePR, url string) {
+// found notes an open ignore-rule pull request: the flagged rules' lines
+// name it, and an application's own narrow-ignore fix of a rule it changes
+// is held back.
+func (p *ignoreRun) found(pr cycle.IgnorePR, url string, number int) {
 	for _, id := range pr.Rules {
 		p.urls[id] = url
 	}
+	for _, fix := range p.res.PRs {
+		if fix.Plan.Kind != drift.FixNarrowIgnore {
+			continue
+		}
+		for _, f := range fix.Plan.Findings {
+			if slices.Contains(pr.Holds, cycle.RuleAt(f.Resource, f.Path)) {
+				p.ignoreHold[fix.Key] = ref(p.repo, number)
+			}
+		}
+	}
+}
+
+// ignoreHeld says why a per-application fix is not published: an
+// ignore-rule pull request changes its rule.
+func (r *run) ignoreHeld(fixKey string) string {
+	if ref, ok := r.ignoreHold[fixKey]; ok {
+		return "held back: the ignore-rule pull request " + ref + " changes this rule"
+	}
+	return ""
 }
 
 // propose opens or updates one ignore-rule pull request, unless policy or
@@ -285,14 +309,14 @@ func (p *ignoreRun) propose(pr cycle.IgnorePR) error {
 		return err
 	}
 	p.out.Opened = append(p.out.Opened, ref(p.repo, gpr.Number))
-	p.found(pr, gpr.URL)
+	p.found(pr, gpr.URL, gpr.Number)
 	p.log.Info("ignore rules pull request opened", "repo", p.repo.String(), "number", gpr.Number, "file", pr.File, "rules", len(pr.Rules))
 	return nil
 }
 
 // update brings an open ignore-rule pull request to the current change.
 func (p *ignoreRun) update(pr cycle.IgnorePR, ex *githost.PullRequest, base, msg string, files map[string]githost.Change) error {
-	p.found(pr, ex.URL)
+	p.found(pr, ex.URL, ex.Number)
 	unchanged := ex.Title == pr.Title
 	if m := lastMarker(bodyFingerprint, strings.TrimSuffix(ex.Body, cycle.IgnoreMarker(pr.Key))); m == nil || m[1] != pr.Fingerprint {
 		unchanged = false

@@ -83,6 +83,9 @@ type run struct {
 	// platformHold are the per-application fixes an open platform pull
 	// request holds back, by fix key, with that PR (platform.go).
 	platformHold map[string]string
+	// ignoreHold are the per-application narrow-ignore fixes an open
+	// ignore-rule pull request carries, by fix key, with that PR (ignores.go).
+	ignoreHold map[string]string
 }
 
 // openCount counts driftfix's open pull requests against the policy's limits.
