@@ -64,6 +64,7 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 		opts.Open = r.Publisher.OpenPRs(ctx)
 		if r.Publisher.Store != nil {
 			opts.Watch = r.Publisher.Watch(ctx, now)
+			opts.RuleIdle = r.Publisher.RuleIdle(ctx, now)
 		}
 	}
 	out := Outcome{Result: cycle.Cycle(ctx, r.Config, r.Instances, now, opts)}

@@ -22,6 +22,9 @@ type DashboardView struct {
 	Apps   []DashboardApp
 	// Limit bounds the body in bytes (0: MaxIssueBody).
 	Limit int
+	// Ignores are the ignore rules the inventory flags that apply to the
+	// repository's applications.
+	Ignores []IgnoreLine
 }
 
 // DashboardApp is one application's section.
@@ -108,6 +111,7 @@ func Dashboard(v DashboardView) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	head += dashboardIgnores(v.Ignores)
 	sections := func(open bool) ([]string, error) {
 		out := make([]string, len(v.Apps))
 		for i, a := range v.Apps {

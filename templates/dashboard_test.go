@@ -83,7 +83,8 @@ func TestHostileValuesInertInDashboard(t *testing.T) {
 		a.ForPeople[0] = DashboardFinding{Resource: drift.Ref{Kind: "ConfigMap", Namespace: h, Name: h}, Path: "/data/" + h, Cause: drift.CauseManualChange, Why: h, Evidence: []string{h}}
 		a.BroadIgnores[0].Evidence = []string{h}
 		a.Rejected[0].Reason = h
-		body, err := Dashboard(DashboardView{Marker: "<!-- driftfix:dashboard=all -->", Apps: []DashboardApp{a}})
+		ig := []IgnoreLine{{Holder: "Application argocd/" + h, Key: h, Where: h + ":3", Sensitive: "Secret " + h + " /data/" + h, Stale: true, Broad: h, PR: h}}
+		body, err := Dashboard(DashboardView{Marker: "<!-- driftfix:dashboard=all -->", Apps: []DashboardApp{a}, Ignores: ig})
 		if err != nil {
 			t.Fatal(err)
 		}

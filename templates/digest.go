@@ -45,6 +45,9 @@ type DigestView struct {
 	CannotCompare []AppLine
 	// Fights are two writers taking turns at a field, each reported once.
 	Fights []FightLine
+	// Ignores are the ignore rules the inventory flags, posted at most
+	// once a week.
+	Ignores []IgnoreLine
 }
 
 // AppLine is one application and a short note. Instance (not shown) routes
@@ -99,7 +102,7 @@ type Attachment struct {
 
 // Empty reports whether nothing changed, so no digest is sent.
 func (v DigestView) Empty() bool {
-	return len(v.NewStuck)+len(v.Opened)+len(v.Updated)+len(v.Merged)+len(v.Closed)+len(v.Fixed)+len(v.ForPeople)+len(v.Fleet)+len(v.CannotCompare)+len(v.Fights) == 0
+	return len(v.NewStuck)+len(v.Opened)+len(v.Updated)+len(v.Merged)+len(v.Closed)+len(v.Fixed)+len(v.ForPeople)+len(v.Fleet)+len(v.CannotCompare)+len(v.Fights)+len(v.Ignores) == 0
 }
 
 type group struct {
@@ -132,6 +135,7 @@ func Digest(v DigestView) []Message {
 		groups = append(groups, g)
 	}
 	groups = append(groups, fightGroup(v, link)...)
+	groups = append(groups, ignoreGroup(v)...)
 	if len(v.NewStuck) > 0 {
 		g := group{title: "Newly stuck OutOfSync", color: colorFailed}
 		for _, a := range byCause(v.NewStuck) {
@@ -297,7 +301,8 @@ func byCause(apps []AppLine) []AppLine {
 // Merge adds a later digest of the same channel and instance to v, as one
 // digest sent when quiet hours end: each news line once, in the order it
 // came; the fleet and cannot-compare lines, which say how things are now,
-// as the later digest has them.
+// as the later digest has them, and the weekly ignore-rule section as the
+// latest digest that carries it.
 func (v *DigestView) Merge(later DigestView) {
 	if v.Instance == "" {
 		v.Instance, v.ArgoCDURL = later.Instance, later.ArgoCDURL
@@ -309,7 +314,11 @@ func (v *DigestView) Merge(later DigestView) {
 	v.Closed = appendOnce(v.Closed, later.Closed)
 	v.Fixed = appendOnce(v.Fixed, later.Fixed)
 	v.ForPeople = appendOnce(v.ForPeople, later.ForPeople)
+	v.Fights = appendOnce(v.Fights, later.Fights) // each told once: never dropped
 	v.Fleet, v.CannotCompare = later.Fleet, later.CannotCompare
+	if len(later.Ignores) > 0 {
+		v.Ignores = later.Ignores // the weekly section, as it is now
+	}
 }
 
 // appendOnce appends the lines of more that lines does not hold yet.

@@ -131,6 +131,8 @@ func TestHostileValuesInertInDigest(t *testing.T) {
 			Fleet:     []FleetLine{{Instance: "main", Cause: drift.CauseControllerWrite, Source: "controller " + h, Apps: 3, Suggestion: "ignore what " + h + " writes"}},
 			// Argo CD's message for an application it cannot compare.
 			CannotCompare: []AppLine{{App: "broken", Namespace: "argocd", Instance: "main", Note: "Failed to load target state: " + h}},
+			// An ignore rule: its holder, key, file, paths and reasons.
+			Ignores: []IgnoreLine{{Holder: "Application argocd/" + h, Key: "spec.ignoreDifferences[0]", Where: h + ":3", Sensitive: "Secret " + h + " /data/" + h, Stale: true, IdleDays: 3, Broad: h}},
 		}
 		raw, err := json.Marshal(Digest(v))
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 
 // listFields keeps the list call small: only what stuck detection reads.
 const listFields = "items.metadata.name,items.metadata.namespace,items.spec.project,items.spec.source.repoURL,items.spec.sources,items.status.sync.status,items.status.sync.revision," +
-	"items.status.operationState.phase,items.status.operationState.startedAt,items.status.operationState.finishedAt,items.status.resources,items.spec.syncPolicy.automated.selfHeal"
+	"items.status.operationState.phase,items.status.operationState.startedAt,items.status.operationState.finishedAt,items.status.resources,items.spec.syncPolicy.automated.selfHeal,items.spec.ignoreDifferences"
 
 // AppSummary is what the list call returns for one application.
 type AppSummary struct {
@@ -34,6 +34,8 @@ type AppSummary struct {
 	// The list shows only the first; a scan adds the second from the
 	// Applications it reads.
 	CannotCompare bool
+	// IgnoreRules counts the rules of its spec.ignoreDifferences.
+	IgnoreRules int
 	// ComparisonError is Argo CD's message for an application it cannot
 	// compare, from its conditions ("" when none was read). It is
 	// cluster-written text: escape it where it lands.
@@ -59,6 +61,7 @@ type listResponse struct {
 					SelfHeal bool `json:"selfHeal"`
 				} `json:"automated"`
 			} `json:"syncPolicy"`
+			IgnoreDifferences []json.RawMessage `json:"ignoreDifferences"`
 		} `json:"spec"`
 		Status struct {
 			Sync struct {
@@ -87,7 +90,8 @@ func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
 	out := make([]AppSummary, 0, len(resp.Items))
 	for _, it := range resp.Items {
 		s := AppSummary{Name: it.Metadata.Name, Namespace: it.Metadata.Namespace, Project: it.Spec.Project,
-			SyncStatus: it.Status.Sync.Status, Revision: it.Status.Sync.Revision, CannotCompare: it.Status.Sync.Status == "Unknown"}
+			SyncStatus: it.Status.Sync.Status, Revision: it.Status.Sync.Revision, CannotCompare: it.Status.Sync.Status == "Unknown",
+			IgnoreRules: len(it.Spec.IgnoreDifferences)}
 		if src := it.Spec.Source; src != nil {
 			s.RepoURL = src.RepoURL
 		} else if len(it.Spec.Sources) > 0 {

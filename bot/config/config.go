@@ -107,6 +107,9 @@ type Policy struct {
 	Dashboard Dashboard
 	// Fights tells when two writers fight over a field.
 	Fights Fights
+	// IgnoreRules is the ignore-rule inventory's policy (ignorerules.go);
+	// only the global policy sets it.
+	IgnoreRules IgnoreRules
 }
 
 // QuietHours is a daily window in which no PR is opened and no digest posted.

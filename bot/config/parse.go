@@ -272,6 +272,9 @@ func (p *parser) policy(key string, n *yaml.Node, pol *Policy) {
 		},
 		"dashboard": func(k string, v *yaml.Node) { pol.Dashboard = p.dashboard(k, v) },
 		"fights":    func(k string, v *yaml.Node) { pol.Fights = p.fights(k, v) },
+		"ignoreRules": func(k string, v *yaml.Node) {
+			pol.IgnoreRules = p.ignoreRules(k, v, k == "policy.ignoreRules")
+		},
 	})
 }
 

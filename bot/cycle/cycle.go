@@ -97,6 +97,11 @@ type CycleResult struct {
 	// with a platform repository this cycle, proposed or not: a platform PR
 	// whose key is not among them is no longer needed.
 	PlatformShared []string
+	// Ignores are the ignore-rule inventories of the instances (ignores.go),
+	// when the policy sets ignoreRules; IgnorePRs the pull requests that
+	// remove stale rules and narrow broad ones, one per file.
+	Ignores   []IgnoreInventory
+	IgnorePRs []IgnorePR
 
 	platformSnaps map[string]*drift.Snapshot // kept for verifying platform fixes, by AppKey
 }
@@ -124,6 +129,11 @@ type CycleOptions struct {
 	// Watch returns the paths of an application (by AppKey) seen differing
 	// in earlier cycles, observed again for fights. Nil watches none.
 	Watch func(appKey string) []fights.Key
+	// RuleIdle records whether an ignore rule of an instance (by its
+	// identity) hid nothing this cycle, and returns since when it has hidden
+	// nothing (zero when it hides something). Nil: rules are never stale
+	// for long enough to be removed.
+	RuleIdle func(instance, rule string, idle bool) time.Time
 }
 
 // AppKey names an application across instances: instance/namespace/name.
@@ -192,6 +202,8 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 	}
 	var mu sync.Mutex
 	plans := map[string]planned{}
+	inventory := cfg.Policy.IgnoreRules.Enabled
+	kept := map[string]inventorySnap{}
 	each := func(r *collect.ScanResult) {
 		if r.Err != nil || !inShard(in.Shard, r.App.Name) {
 			return
@@ -220,12 +232,24 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 		res.absorb(&part)
 		res.keepForPlatform(cfg, in.Name, r)
 		plans[r.App.Namespace+"/"+r.App.Name] = planned{keys, ok, first}
+		if inventory && r.Snapshot != nil && r.Report != nil {
+			kept[r.App.Namespace+"/"+r.App.Name] = inventorySnap{s: r.Snapshot, report: r.Report}
+		}
 	}
 	stuck, listed, err := collect.Scan(ctx, in.Client, now, collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, Each: each, Diagnose: diagnoser(cfg)})
 	if err != nil {
 		return err
 	}
 	res.record(in, stuck, listed, plans)
+	if inventory {
+		failed := 0
+		for _, r := range stuck {
+			if inShard(in.Shard, r.App.Name) && r.Err != nil {
+				failed++ // what its rules hide is not known this cycle
+			}
+		}
+		res.inventory(ctx, cfg, in, cluster, listed, kept, failed, now, opts)
+	}
 	return nil
 }
 
@@ -281,6 +305,8 @@ func (res *CycleResult) sortForPublishing() {
 	sort.Strings(res.Skipped)
 	sort.SliceStable(res.Errors, func(i, j int) bool { return res.Errors[i].Error() < res.Errors[j].Error() })
 	sort.SliceStable(res.PRs, func(i, j int) bool { return res.PRs[i].Branch < res.PRs[j].Branch })
+	sort.SliceStable(res.IgnorePRs, func(i, j int) bool { return res.IgnorePRs[i].Branch < res.IgnorePRs[j].Branch })
+	sort.SliceStable(res.Ignores, func(i, j int) bool { return res.Ignores[i].Instance < res.Ignores[j].Instance })
 }
 
 // FleetMin is how many applications one source must drift before the
@@ -383,6 +409,8 @@ func (res *CycleResult) join(part *CycleResult) {
 	res.Writes = append(res.Writes, part.Writes...)
 	res.Platform = append(res.Platform, part.Platform...)
 	res.PlatformShared = append(res.PlatformShared, part.PlatformShared...)
+	res.Ignores = append(res.Ignores, part.Ignores...)
+	res.IgnorePRs = append(res.IgnorePRs, part.IgnorePRs...)
 	for k, s := range part.platformSnaps {
 		if res.platformSnaps == nil {
 			res.platformSnaps = map[string]*drift.Snapshot{}

@@ -7,6 +7,8 @@
 package ignores
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -617,4 +619,44 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// At is where the rule sits in its holder: /spec/ignoreDifferences/0,
+// /data/resource.customizations.ignoreDifferences.all.
+func (r *Rule) At() drift.Pointer { return r.at }
+
+// Identity names the rule across cycles by its holder and what it says,
+// not by its place: a rule moved within its list keeps its identity, one
+// whose content changes is another rule.
+func (r *Rule) Identity() string {
+	h := sha256.New()
+	for _, s := range []string{r.Kind, r.Declared.Holder.Group, r.Declared.Holder.Kind, r.Declared.Holder.Namespace, r.Declared.Holder.Name,
+		r.Scope.Group, r.Scope.Kind, r.Scope.Name, r.Scope.Namespace, strings.Join(r.JSONPointers, "\x00"),
+		strings.Join(r.JQPathExpressions, "\x00"), strings.Join(r.ManagedFieldsManagers, "\x00"), r.Option, r.Value} {
+		h.Write([]byte(s))
+		h.Write([]byte{1})
+	}
+	if r.Declared.Holder.Kind != "Application" {
+		h.Write([]byte(r.Declared.Key)) // an argocd-cm rule is its key's
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// HasSystemRules reports whether argocd-cm among the cluster objects holds
+// a rule that can apply to every application (an argocd-cm it cannot read
+// counts: the inventory reports it).
+func HasSystemRules(cluster []drift.Object) bool {
+	_, rules, err := diff.ReadSettings(cluster)
+	if err != nil || len(rules) > 0 {
+		return true
+	}
+	if upd, err := diff.ReadResourceUpdateRules(cluster); err != nil || len(upd) > 0 {
+		return true
+	}
+	for _, o := range cluster {
+		if drift.Str(o, "kind") == "ConfigMap" && drift.Str(o, "metadata", "name") == "argocd-cm" && strings.TrimSpace(drift.Str(o, "data", "resource.compareoptions")) != "" {
+			return true
+		}
+	}
+	return false
 }

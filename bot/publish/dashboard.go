@@ -127,7 +127,7 @@ func (d *dashboard) publish() error {
 	if err != nil {
 		return err
 	}
-	if d.issue == nil && len(view.Apps) == 0 {
+	if d.issue == nil && len(view.Apps) == 0 && len(view.Ignores) == 0 {
 		if !found {
 			return d.Store.SetDashboard(d.ctx, d.repo.Key(), d.scope, dashboardNone)
 		}
@@ -191,6 +191,9 @@ func (d *dashboard) find() (bool, error) {
 // anything reports whether the repository has something to show: a stuck
 // application or an open fix PR.
 func (d *dashboard) anything() bool {
+	if len(d.ignoreLines()) > 0 {
+		return true
+	}
 	for _, a := range d.apps {
 		if a.Stuck || len(d.fightLines[cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)]) > 0 {
 			return true
@@ -203,6 +206,16 @@ func (d *dashboard) anything() bool {
 		}
 	}
 	return false
+}
+
+// ignoreLines are the flagged ignore rules that apply to this
+// repository's applications.
+func (d *dashboard) ignoreLines() []templates.IgnoreLine {
+	apps := map[string]bool{}
+	for _, a := range d.apps {
+		apps[cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)] = true
+	}
+	return d.ignoreLinesFor(apps)
 }
 
 // has reports whether an application (by AppKey) is on this dashboard.
@@ -360,6 +373,7 @@ func (d *dashboard) view() (templates.DashboardView, error) {
 		return v, err
 	}
 	findings := d.findings()
+	v.Ignores = d.ignoreLines()
 	for _, a := range d.apps {
 		key := cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)
 		av := templates.DashboardApp{App: a.App.Name, Namespace: a.App.Namespace, Instance: a.Instance, ArgoCDURL: d.res.URLs[a.Instance], Stuck: a.Stuck}

@@ -4,7 +4,8 @@
 // under the policy. Each output has its file: pull requests opened or
 // updated (pulls.go), their checks and the cooldown (checks.go), pull
 // requests followed up (reconcile.go, adopt.go, commands.go, merged.go), the
-// Drift Dashboard (dashboard.go), and digests (digest.go, quiet.go).
+// Drift Dashboard (dashboard.go), digests (digest.go, quiet.go), and the
+// ignore-rule pull requests and the inventory's digest section (ignores.go).
 package publish
 
 import (
@@ -82,6 +83,9 @@ type run struct {
 	// platformHold are the per-application fixes an open platform pull
 	// request holds back, by fix key, with that PR (platform.go).
 	platformHold map[string]string
+	// ignoreHold are the per-application narrow-ignore fixes an open
+	// ignore-rule pull request carries, by fix key, with that PR (ignores.go).
+	ignoreHold map[string]string
 }
 
 // openCount counts driftfix's open pull requests against the policy's limits.
@@ -96,6 +100,7 @@ func (p *Publisher) Publish(ctx context.Context, res *cycle.CycleResult, now tim
 	r := p.start(ctx, res, now)
 	r.platforms()
 	r.fights()
+	r.ignoreRules()
 	r.stuckNews()
 	r.followUp()
 	r.proposeAll()

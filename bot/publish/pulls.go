@@ -26,6 +26,9 @@ func (r *run) proposeAll() {
 		case r.platformHeld(pr.Key) != "":
 			r.out.Skipped = append(r.out.Skipped, pr.Branch+": "+r.platformHeld(pr.Key))
 			continue
+		case r.ignoreHeld(pr.Key) != "":
+			r.out.Skipped = append(r.out.Skipped, pr.Branch+": "+r.ignoreHeld(pr.Key))
+			continue
 		}
 		ctx, cancel := r.perPR()
 		err := (&proposal{run: r, ctx: ctx, pr: pr}).publish()

@@ -54,6 +54,11 @@ var migrations = []string{
 	                           writer TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (app, resource, path));
 	 CREATE TABLE fights (fight TEXT PRIMARY KEY, app TEXT NOT NULL, reported INTEGER NOT NULL);
 	 CREATE TABLE self_heal (app TEXT NOT NULL, at INTEGER NOT NULL, revision TEXT NOT NULL, syncs INTEGER NOT NULL, PRIMARY KEY (app, at));`,
+	// 10: per ignore rule (its holder and content), the first cycle it hid nothing since it last hid something; when each digest section was last posted;
+	// the repositories where driftfix has an ignore-rule pull request open.
+	`CREATE TABLE idle_rules (rule TEXT PRIMARY KEY, instance TEXT NOT NULL, since INTEGER NOT NULL, seen INTEGER NOT NULL);
+	 CREATE TABLE sections_posted (section TEXT PRIMARY KEY, at INTEGER NOT NULL);
+	 CREATE TABLE ignore_pr_repos (repo TEXT PRIMARY KEY, at INTEGER NOT NULL);`,
 }
 
 // Store is an open state database.

@@ -15,7 +15,6 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/ignores"
@@ -156,7 +155,7 @@ func liveIgnoreSnapshots(ctx context.Context, c *argocd.Client, af *argoFlags, s
 		if clusterCtx != nil {
 			collect.AddClusterContext(s, clusterCtx(s))
 		}
-		if len(drift.List(app, "spec", "ignoreDifferences")) > 0 || systemRules(s.Cluster) {
+		if len(drift.List(app, "spec", "ignoreDifferences")) > 0 || ignores.HasSystemRules(s.Cluster) {
 			full, err := c.Snapshot(ctx, a.Namespace, a.Name, argocd.SnapshotOptions{Settings: &settings, Application: app})
 			if err != nil {
 				fmt.Fprintf(stderr, "driftfix: application %s/%s left out: %v\n", a.Namespace, a.Name, err)
@@ -186,24 +185,6 @@ func liveIgnoreSnapshots(ctx context.Context, c *argocd.Client, af *argoFlags, s
 		out = append(out, s)
 	}
 	return out, nil
-}
-
-// systemRules reports whether argocd-cm among the cluster objects holds a
-// rule that applies to every application.
-func systemRules(cluster []drift.Object) bool {
-	_, rules, err := diff.ReadSettings(cluster)
-	if err != nil || len(rules) > 0 {
-		return true // a broken argocd-cm is reported by the inventory itself
-	}
-	if upd, err := diff.ReadResourceUpdateRules(cluster); err != nil || len(upd) > 0 {
-		return true
-	}
-	for _, o := range cluster {
-		if drift.Str(o, "kind") == "ConfigMap" && drift.Str(o, "metadata", "name") == "argocd-cm" && strings.TrimSpace(drift.Str(o, "data", "resource.compareoptions")) != "" {
-			return true
-		}
-	}
-	return false
 }
 
 func indentJSON(v any) ([]byte, error) {

@@ -11,7 +11,8 @@ import (
 )
 
 // Remove deletes the field or list item at p in document doc, with its value,
-// its inline comment and the comment lines directly above it. A mapping or
+// its inline comment and the comment lines directly above it (for a list
+// item, unless it is the first). A mapping or
 // list left empty by the removal is removed too, so Git never declares an
 // empty value the API server would drop. Removing a path that is not there
 // changes nothing.
@@ -58,7 +59,9 @@ func Remove(src []byte, doc int, p drift.Pointer) ([]byte, error) {
 		return nil, fmt.Errorf("remove %s: the value shares line %d with the next field: %w", p[:i+1], nxt, ErrUnsupported)
 	}
 	start := f.headCommentStart(startLine, indent)
-	if st.key == nil {
+	if st.key == nil && st.index == 0 {
+		// a comment above the first item may be about the whole list;
+		// one above a later item, at its dash, is that item's
 		start = startLine
 	}
 	out := f.replaceLines(start, end, nil)

@@ -271,3 +271,24 @@ data:
 		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
 	}
 }
+
+// TestRemoveListItemComment: removing a later list item removes the
+// comment directly above its dash; the comment above the first item,
+// which may be about the whole list, stays when the first is removed.
+func TestRemoveListItemComment(t *testing.T) {
+	src := "rules:\n  # about the list\n  - a: 1\n  # about b\n  - b: 2\n  - c: 3\n"
+	out, err := Remove([]byte(src), 0, drift.MustPointer("/rules/1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rules:\n  # about the list\n  - a: 1\n  - c: 3\n"; string(out) != want {
+		t.Errorf("removing item 1:\n%s\nwant:\n%s", out, want)
+	}
+	out, err = Remove([]byte(src), 0, drift.MustPointer("/rules/0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "rules:\n  # about the list\n  # about b\n  - b: 2\n  - c: 3\n"; string(out) != want {
+		t.Errorf("removing item 0:\n%s\nwant:\n%s", out, want)
+	}
+}

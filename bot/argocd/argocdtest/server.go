@@ -224,6 +224,9 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		if srcs := drift.List(app, "spec", "sources"); srcs != nil {
 			spec["sources"] = srcs
 		}
+		if rules := drift.List(app, "spec", "ignoreDifferences"); rules != nil {
+			spec["ignoreDifferences"] = rules
+		}
 		if _, ok := drift.Map(app, "spec", "syncPolicy", "automated")["selfHeal"]; ok {
 			spec["syncPolicy"] = map[string]any{"automated": map[string]any{"selfHeal": drift.Map(app, "spec", "syncPolicy", "automated")["selfHeal"]}}
 		}
