@@ -52,6 +52,26 @@ func TestFightHPAAgainstSelfHeal(t *testing.T) {
 	s.hpaDrift(t, name, env.repo)
 	s.kubectl(t, "", "-n", "argocd", "patch", "application", name, "--type", "merge",
 		"-p", `{"spec":{"syncPolicy":{"automated":{"prune":true,"selfHeal":true}}}}`)
+	// argocd-server serves only the list fields it knows: the list must still
+	// tell driftfix the repository and that self-heal is on.
+	listed := false
+	for deadline := time.Now().Add(30 * time.Second); !listed && time.Now().Before(deadline); time.Sleep(time.Second) {
+		apps, err := s.argo.ListApplications(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range apps {
+			if a.Name == name && a.SelfHeal {
+				if a.RepoURL != env.repo {
+					t.Fatalf("the list gave repository %q, want %q", a.RepoURL, env.repo)
+				}
+				listed = true
+			}
+		}
+	}
+	if !listed {
+		t.Fatal("the list never said self-heal is on")
+	}
 
 	// Wait until Argo CD counts three self-heal syncs in a row (its backoff
 	// spaces them out). Self-heal syncs only the differing resources, which

@@ -11,8 +11,13 @@ import (
 )
 
 // listFields keeps the list call small: only what stuck detection reads.
-const listFields = "items.metadata.name,items.metadata.namespace,items.spec.project,items.spec.source.repoURL,items.spec.sources,items.status.sync.status,items.status.sync.revision," +
-	"items.status.operationState.phase,items.status.operationState.startedAt,items.status.operationState.finishedAt,items.status.resources,items.spec.syncPolicy.automated.selfHeal,items.spec.ignoreDifferences"
+// argocd-server 3.6 answers only the fields of its fixed list
+// (pkg/apiclient/application/forwarder_overwrite.go) and silently drops
+// any other path, however deep: spec.source is served, spec.source.repoURL
+// is not; spec.ignoreDifferences comes only with the whole spec, which
+// covers source, sources and syncPolicy as well.
+const listFields = "items.metadata.name,items.metadata.namespace,items.spec,items.status.sync.status,items.status.sync.revision," +
+	"items.status.operationState.phase,items.status.operationState.startedAt,items.status.operationState.finishedAt,items.status.resources"
 
 // AppSummary is what the list call returns for one application.
 type AppSummary struct {

@@ -207,35 +207,103 @@ func (s *Server) find(name, ns string) *drift.Snapshot {
 	return s.apps["/"+name]
 }
 
+// listFields are the paths argocd-server 3.6 can select in a list call
+// (pkg/apiclient/application/forwarder_overwrite.go, appFields); any other
+// path in ?fields= is dropped without an error, however deep it is.
+var listFields = []string{
+	"metadata.name", "metadata.namespace", "metadata.annotations", "metadata.labels",
+	"metadata.creationTimestamp", "metadata.deletionTimestamp",
+	"spec", "spec.destination", "spec.project", "spec.source", "spec.sources",
+	"spec.sourceHydrator", "spec.syncPolicy", "status.sourceHydrator", "status.summary",
+	"status.sync.status", "status.sync.revision", "status.health",
+	"status.operationState.startedAt", "status.operationState.finishedAt",
+	"status.resources", "operation.sync", "status.operationState.phase",
+	"status.operationState.operation.sync",
+}
+
+// list answers as argocd-server does: with ?fields=items.<path>,... only the
+// listed paths argocd-server knows (a selected ancestor covers its
+// descendants; status.resources only when not empty); a leading "-"
+// excludes them instead.
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	if !strings.Contains(r.URL.Query().Get("fields"), "items.status.sync.status") {
+	raw := r.URL.Query().Get("fields")
+	if !strings.Contains(raw, "items.status.sync.status") {
 		writeErr(w, http.StatusBadRequest, "ask for fields")
 		return
 	}
+	exclude := strings.HasPrefix(raw, "-")
+	asked := map[string]bool{}
+	for _, f := range strings.Split(strings.TrimPrefix(raw, "-"), ",") {
+		asked[strings.TrimSpace(f)] = true
+	}
+	selected := map[string]bool{}
+	for _, f := range listFields {
+		if asked["items."+f] != exclude {
+			selected[f] = true
+		}
+	}
+	var paths [][]string
+	for _, f := range listFields {
+		if !selected[f] {
+			continue
+		}
+		parts := strings.Split(f, ".")
+		covered := false
+		for i := 1; i < len(parts); i++ {
+			covered = covered || selected[strings.Join(parts[:i], ".")]
+		}
+		if !covered {
+			paths = append(paths, parts)
+		}
+	}
 	s.mu.Lock()
-	var items []any
+	items := []any{}
 	for _, key := range s.order {
-		sn := s.apps[key]
-		app := sn.Application
-		spec := map[string]any{"project": drift.Str(app, "spec", "project")}
-		if src := drift.Map(app, "spec", "source"); src != nil {
-			spec["source"] = map[string]any{"repoURL": src["repoURL"]}
+		app := s.apps[key].Application
+		item := map[string]any{}
+		for _, p := range paths {
+			v, ok := lookup(app, p)
+			if !ok || v == nil {
+				continue
+			}
+			if l, isList := v.([]any); isList && len(l) == 0 && strings.Join(p, ".") == "status.resources" {
+				continue
+			}
+			if strings.Join(p, ".") == "status.operationState.operation.sync" {
+				v = map[string]any{} // served as a presence marker only
+			}
+			put(item, p, v)
 		}
-		if srcs := drift.List(app, "spec", "sources"); srcs != nil {
-			spec["sources"] = srcs
-		}
-		if rules := drift.List(app, "spec", "ignoreDifferences"); rules != nil {
-			spec["ignoreDifferences"] = rules
-		}
-		if _, ok := drift.Map(app, "spec", "syncPolicy", "automated")["selfHeal"]; ok {
-			spec["syncPolicy"] = map[string]any{"automated": map[string]any{"selfHeal": drift.Map(app, "spec", "syncPolicy", "automated")["selfHeal"]}}
-		}
-		items = append(items, map[string]any{
-			"metadata": map[string]any{"name": sn.AppName(), "namespace": drift.Str(app, "metadata", "namespace")},
-			"spec":     spec,
-			"status":   drift.Map(app, "status"),
-		})
+		items = append(items, item)
 	}
 	s.mu.Unlock()
 	json.NewEncoder(w).Encode(map[string]any{"metadata": map[string]any{}, "items": items})
+}
+
+// lookup returns the value at path in obj.
+func lookup(obj map[string]any, path []string) (any, bool) {
+	var cur any = obj
+	for _, k := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// put sets v at path in obj, making the maps on the way.
+func put(obj map[string]any, path []string, v any) {
+	for _, k := range path[:len(path)-1] {
+		next, ok := obj[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			obj[k] = next
+		}
+		obj = next
+	}
+	obj[path[len(path)-1]] = v
 }

@@ -1,0 +1,105 @@
+package argocd
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+func listApp(name string, spec map[string]any) *drift.Snapshot {
+	return &drift.Snapshot{Application: drift.Object{
+		"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"name": name, "namespace": "argocd"},
+		"spec":     spec,
+		"status": map[string]any{"sync": map[string]any{"status": "OutOfSync", "revision": "abc"},
+			"reconciledAt":   "2026-12-04T10:00:00Z",
+			"operationState": map[string]any{"phase": "Succeeded", "finishedAt": "2026-12-04T09:00:00Z"},
+			"resources":      []any{map[string]any{"kind": "Deployment", "name": "web", "status": "OutOfSync"}}},
+	}}
+}
+
+// TestListReadsWhatArgoCDServes: the list call asks only for paths
+// argocd-server 3.6 serves, so each application's repository, self-heal
+// setting and ignore rules reach the summary, for one source and several.
+func TestListReadsWhatArgoCDServes(t *testing.T) {
+	rule := map[string]any{"kind": "Deployment", "jsonPointers": []any{"/spec/replicas"}}
+	srv := argocdtest.NewServer(token,
+		listApp("single", map[string]any{"project": "shop",
+			"source":     map[string]any{"repoURL": "https://git.example.com/shop.git", "path": "app", "targetRevision": "main"},
+			"syncPolicy": map[string]any{"automated": map[string]any{"selfHeal": true}}, "ignoreDifferences": []any{rule, rule}}),
+		listApp("multi", map[string]any{"project": "shop",
+			"sources": []any{map[string]any{"repoURL": "https://git.example.com/charts.git"}, map[string]any{"repoURL": "https://git.example.com/values.git"}}}),
+	)
+	defer srv.Close()
+	apps, err := client(t, srv.URL, nil).ListApplications(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []AppSummary{
+		{Name: "single", Namespace: "argocd", Project: "shop", RepoURL: "https://git.example.com/shop.git", SelfHeal: true, IgnoreRules: 2},
+		{Name: "multi", Namespace: "argocd", Project: "shop", RepoURL: "https://git.example.com/charts.git"},
+	}
+	if len(apps) != len(want) {
+		t.Fatalf("listed %d applications, want %d: %+v", len(apps), len(want), apps)
+	}
+	for i, w := range want {
+		a := apps[i]
+		if a.Name != w.Name || a.Namespace != w.Namespace || a.Project != w.Project || a.RepoURL != w.RepoURL ||
+			a.SelfHeal != w.SelfHeal || a.IgnoreRules != w.IgnoreRules || a.SyncStatus != "OutOfSync" ||
+			a.Revision != "abc" || a.OperationPhase != "Succeeded" || a.OperationFinished.IsZero() || a.OutOfSync != 1 {
+			t.Errorf("application %s: got %+v", w.Name, a)
+		}
+	}
+}
+
+// TestEmulatorServesOnlyArgoCDFields keeps the emulator as strict as
+// argocd-server 3.6: a path outside its list is dropped without an error,
+// a listed one is served whole, and an excluding selection leaves it out.
+func TestEmulatorServesOnlyArgoCDFields(t *testing.T) {
+	srv := argocdtest.NewServer(token, listApp("web", map[string]any{"project": "shop",
+		"source":     map[string]any{"repoURL": "https://git.example.com/shop.git"},
+		"syncPolicy": map[string]any{"automated": map[string]any{"selfHeal": true}}}))
+	defer srv.Close()
+	get := func(fields string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest("GET", srv.URL+"/api/v1/applications?fields="+fields, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body struct{ Items []map[string]any }
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || len(body.Items) != 1 {
+			t.Fatalf("fields=%s: %v %+v", fields, err, body)
+		}
+		return body.Items[0]
+	}
+	for _, tc := range []struct {
+		fields string
+		path   []string
+		want   bool
+	}{
+		{"items.status.sync.status,items.spec.source.repoURL", []string{"spec", "source", "repoURL"}, false},
+		{"items.status.sync.status,items.spec.syncPolicy.automated.selfHeal", []string{"spec", "syncPolicy"}, false},
+		{"items.status.sync.status,items.status.reconciledAt", []string{"status", "reconciledAt"}, false},
+		{"items.status.sync.status,items.spec.source", []string{"spec", "source", "repoURL"}, true},
+		{"items.status.sync.status,items.spec", []string{"spec", "syncPolicy", "automated", "selfHeal"}, true},
+		{"items.status.sync.status,items.status.resources", []string{"status", "resources"}, true},
+		{"-items.status.sync.status,items.status.resources", []string{"status", "resources"}, false},
+		{"-items.status.sync.status,items.status.resources", []string{"spec", "project"}, true},
+	} {
+		var cur any = get(tc.fields)
+		for _, k := range tc.path {
+			m, _ := cur.(map[string]any)
+			cur = m[k]
+		}
+		if got := cur != nil; got != tc.want {
+			t.Errorf("fields=%s: %v served = %v, want %v", tc.fields, tc.path, got, tc.want)
+		}
+	}
+}
