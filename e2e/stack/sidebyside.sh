@@ -7,8 +7,9 @@
 # applications. Brings the stack up (building it the first time) and down.
 set -euo pipefail
 cd "$(dirname "$0")"
-./up.sh
-trap ./down.sh EXIT
+K=$(pwd)
+"$K/up.sh"
+trap '"$K/down.sh"' EXIT
 cd ../..
 ip netns exec driftfix-e2e env DRIFTFIX_SIDE_BY_SIDE=1 SIDE_BY_SIDE_APPS="${SIDE_BY_SIDE_APPS:-120}" \
 	go test -tags e2e -count=1 -timeout 40m -run '^TestSideBySide$' -v ./e2e/ | grep -E '^(side by side|--- |ok|FAIL|\s+sidebyside_test)'
