@@ -11,7 +11,6 @@ import (
 
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
-	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/templates"
 )
 
@@ -70,7 +69,7 @@ func (r *run) ignoreRules() {
 				break
 			}
 			ctx, cancel := r.perPR()
-			err := (&ignoreRun{run: r, ctx: ctx, url: repo, urls: urls}).publish()
+			err := (&ignoreRun{fileRun: fileRun{run: r, ctx: ctx}, url: repo, urls: urls}).publish()
 			cancel()
 			if err != nil {
 				r.fail(fmt.Errorf("ignore rules in %s: %w", repo, err))
@@ -152,21 +151,13 @@ func (r *run) ignoreLinesFor(apps map[string]bool) []templates.IgnoreLine {
 
 // ignoreRun publishes the ignore-rule pull requests of one repository.
 type ignoreRun struct {
-	*run
-	ctx   context.Context
-	url   string
-	host  GitHost
-	repo  githost.Repo
-	login string
-	urls  map[string]string
+	fileRun
+	url  string
+	urls map[string]string
 }
 
 func (p *ignoreRun) publish() error {
-	var err error
-	if p.host, p.repo, err = p.hostFor(p.url); err != nil {
-		return err
-	}
-	if p.login, err = p.host.Login(p.ctx); err != nil {
+	if err := p.connect(p.url); err != nil {
 		return err
 	}
 	var errs []error
@@ -210,10 +201,6 @@ func (p *ignoreRun) publish() error {
 	return errors.Join(errs...)
 }
 
-func (p *ignoreRun) skip(pr cycle.IgnorePR, why string) {
-	p.out.Skipped = append(p.out.Skipped, pr.Branch+": "+why)
-}
-
 // found notes an open ignore-rule pull request: the flagged rules' lines
 // name it, and an application's own narrow-ignore fix of a rule it changes
 // is held back.
@@ -245,97 +232,13 @@ func (r *run) ignoreHeld(fixKey string) string {
 // propose opens or updates one ignore-rule pull request, unless policy or
 // a person says not to.
 func (p *ignoreRun) propose(pr cycle.IgnorePR) error {
-	pol := pr.Policy
-	ex, err := p.host.FindPR(p.ctx, p.repo, pr.Branch)
-	if err != nil {
-		return err
-	}
-	switch {
-	case ex != nil && !ex.Own(p.repo, p.login):
-		p.skip(pr, fmt.Sprintf("%s from this branch was opened by %s, not by driftfix's account %s; left alone", ref(p.repo, ex.Number), ex.Author, p.login))
-		return nil
-	case ex != nil && ex.Merged:
-		p.skip(pr, "merged in "+ref(p.repo, ex.Number)+"; waiting for Argo CD to read it")
-		return nil
-	case ex != nil && ex.State == "closed":
-		comments, err := p.host.Comments(p.ctx, p.repo, ex.Number)
-		if err != nil {
-			return err
+	c := fileChange{Branch: pr.Branch, Base: pr.Base, Title: pr.Title, Body: pr.Body, Policy: pr.Policy,
+		File: pr.File, Before: pr.Before, After: pr.After, Marker: cycle.IgnoreMarker(pr.Key), Fingerprint: pr.Fingerprint,
+		Message: pr.Title + "\n\nPlanned and verified by driftfix for instance " + pr.Instance + ".\n\ndriftfix-ignores: " + pr.Key,
+		What:    "pull request", Waits: "waiting for Argo CD to read it", Dropped: "not proposed again"}
+	return p.fileRun.propose(c, func(number int, url string, merged bool) {
+		if !merged {
+			p.found(pr, url, number)
 		}
-		last := len(comments) - 1
-		if last < 0 || !strings.EqualFold(comments[last].Author, p.login) || !strings.Contains(comments[last].Body, closedMarker) {
-			p.skip(pr, "a person closed "+ref(p.repo, ex.Number)+" unmerged; not proposed again")
-			return nil
-		}
-		ex = nil // driftfix closed it when it was no longer needed; it is needed again
-	}
-	switch {
-	case ex == nil && (p.Config.DryRun || (pol.DryRun != nil && *pol.DryRun)):
-		p.skip(pr, "dry run by policy")
-		return nil
-	case ex == nil && pol.Quiet(p.now):
-		p.skip(pr, "quiet hours")
-		return nil
-	}
-	base := pr.Base
-	if base == "" || base == "HEAD" {
-		if base, err = p.host.DefaultBranch(p.ctx, p.repo); err != nil {
-			return err
-		}
-	}
-	files := map[string]githost.Change{pr.File: {Synced: pr.Before, Content: pr.After}}
-	msg := pr.Title + "\n\nPlanned and verified by driftfix for instance " + pr.Instance + ".\n\ndriftfix-ignores: " + pr.Key
-	if ex != nil {
-		return p.update(pr, ex, base, msg, files)
-	}
-	_, created, err := p.host.Push(p.ctx, p.repo, base, pr.Branch, msg, files)
-	if why := pushRefused(err, base, p.repo); why != "" {
-		p.skip(pr, why)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	gpr, err := p.host.OpenPR(p.ctx, p.repo, githost.NewPullRequest{Branch: pr.Branch, Base: base, Title: pr.Title, Body: pr.Body,
-		Draft: pol.Draft != nil && *pol.Draft, Labels: pol.Labels, Reviewers: pol.Reviewers, Assignees: pol.Assignees})
-	if errors.Is(err, githost.ErrRace) {
-		p.skip(pr, "another driftfix opened this pull request first")
-		return nil
-	}
-	if err != nil {
-		if created {
-			err = errors.Join(err, p.host.DeleteBranch(p.ctx, p.repo, pr.Branch))
-		}
-		return err
-	}
-	p.out.Opened = append(p.out.Opened, ref(p.repo, gpr.Number))
-	p.found(pr, gpr.URL, gpr.Number)
-	p.log.Info("ignore rules pull request opened", "repo", p.repo.String(), "number", gpr.Number, "file", pr.File, "rules", len(pr.Rules))
-	return nil
-}
-
-// update brings an open ignore-rule pull request to the current change.
-func (p *ignoreRun) update(pr cycle.IgnorePR, ex *githost.PullRequest, base, msg string, files map[string]githost.Change) error {
-	p.found(pr, ex.URL, ex.Number)
-	unchanged := ex.Title == pr.Title
-	if m := lastMarker(bodyFingerprint, strings.TrimSuffix(ex.Body, cycle.IgnoreMarker(pr.Key))); m == nil || m[1] != pr.Fingerprint {
-		unchanged = false
-	}
-	if unchanged {
-		p.out.Unchanged = append(p.out.Unchanged, ref(p.repo, ex.Number))
-		return nil
-	}
-	_, _, err := p.host.Push(p.ctx, p.repo, base, pr.Branch, msg, files)
-	if errors.Is(err, githost.ErrNotOurs) || errors.Is(err, githost.ErrFileChanged) {
-		p.skip(pr, fmt.Sprintf("%s not updated: %v", ref(p.repo, ex.Number), err))
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := p.host.EditPR(p.ctx, p.repo, ex.Number, pr.Title, pr.Body); err != nil {
-		return err
-	}
-	p.out.Updated = append(p.out.Updated, ref(p.repo, ex.Number))
-	return nil
+	})
 }

@@ -1,7 +1,6 @@
 package publish
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -9,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/cycle"
-	"github.com/driftfix/driftfix/bot/githost"
 )
 
 // platformMarkerRE reads the marker a platform PR's body ends with.
@@ -35,7 +33,7 @@ func (r *run) platforms() {
 		}
 		for _, inst := range r.platformInstances(repo.Instance) {
 			ctx, cancel := r.perPR()
-			err := (&platformRun{run: r, ctx: ctx, instance: inst, url: repo.URL}).publish()
+			err := (&platformRun{fileRun: fileRun{run: r, ctx: ctx}, instance: inst, url: repo.URL}).publish()
 			cancel()
 			if err != nil {
 				r.fail(fmt.Errorf("platform repository %s: %w", repo.URL, err))
@@ -72,21 +70,13 @@ func (r *run) platformHeld(fixKey string) string {
 
 // platformRun publishes one instance's platform pull requests to its repository.
 type platformRun struct {
-	*run
-	ctx      context.Context
+	fileRun
 	instance string
 	url      string
-	host     GitHost
-	repo     githost.Repo
-	login    string
 }
 
 func (p *platformRun) publish() error {
-	var err error
-	if p.host, p.repo, err = p.hostFor(p.url); err != nil {
-		return err
-	}
-	if p.login, err = p.host.Login(p.ctx); err != nil {
+	if err := p.connect(p.url); err != nil {
 		return err
 	}
 	prefix := cycle.PlatformBranch(p.Config.Policy.BranchPrefix, p.instance, "x", "")
@@ -116,106 +106,20 @@ func (p *platformRun) publish() error {
 	return errors.Join(errs...)
 }
 
-func (p *platformRun) skip(pr cycle.PlatformPR, why string) {
-	p.out.Skipped = append(p.out.Skipped, pr.Branch+": "+why)
-}
-
 // propose opens or updates one platform pull request, unless policy or a
 // person says not to.
 func (p *platformRun) propose(pr cycle.PlatformPR) error {
-	pol := pr.Policy
-	ex, err := p.host.FindPR(p.ctx, p.repo, pr.Branch)
-	if err != nil {
-		return err
-	}
-	switch {
-	case ex != nil && !ex.Own(p.repo, p.login):
-		p.skip(pr, fmt.Sprintf("%s from this branch was opened by %s, not by driftfix's account %s; left alone", ref(p.repo, ex.Number), ex.Author, p.login))
-		return nil
-	case ex != nil && ex.Merged:
-		p.hold(pr, ref(p.repo, ex.Number)+" (merged; waiting for Argo CD to read argocd-cm)", ex.URL)
-		p.skip(pr, "merged in "+ref(p.repo, ex.Number)+"; waiting for Argo CD to read argocd-cm")
-		return nil
-	case ex != nil && ex.State == "closed":
-		comments, err := p.host.Comments(p.ctx, p.repo, ex.Number)
-		if err != nil {
-			return err
+	c := fileChange{Branch: pr.Branch, Base: pr.Base, Title: pr.Title, Body: pr.Body, Policy: pr.Policy,
+		File: pr.Edit.File, Before: pr.Edit.Before, After: pr.Edit.After, Marker: cycle.PlatformMarker(pr.Key), Fingerprint: pr.Fingerprint,
+		Message: pr.Title + "\n\nPlanned and verified by driftfix for " + fmt.Sprint(len(pr.Apps)) + " applications of instance " + pr.Instance + ".\n\ndriftfix-platform: " + pr.Key,
+		What:    "platform pull request", Waits: "waiting for Argo CD to read argocd-cm", Dropped: "not proposed again, the per-application fixes go ahead"}
+	return p.fileRun.propose(c, func(number int, url string, merged bool) {
+		what := ref(p.repo, number)
+		if merged {
+			what += " (merged; waiting for Argo CD to read argocd-cm)"
 		}
-		last := len(comments) - 1
-		if last < 0 || !strings.EqualFold(comments[last].Author, p.login) || !strings.Contains(comments[last].Body, closedMarker) {
-			p.skip(pr, "a person closed "+ref(p.repo, ex.Number)+" unmerged; not proposed again, the per-application fixes go ahead")
-			return nil
-		}
-		ex = nil // driftfix closed it when the difference went; it is back
-	}
-	switch {
-	case ex == nil && (p.Config.DryRun || (pol.DryRun != nil && *pol.DryRun)):
-		p.skip(pr, "dry run by policy")
-		return nil
-	case ex == nil && pol.Quiet(p.now):
-		p.skip(pr, "quiet hours")
-		return nil
-	}
-	base := pr.Base
-	if base == "" || base == "HEAD" {
-		if base, err = p.host.DefaultBranch(p.ctx, p.repo); err != nil {
-			return err
-		}
-	}
-	files := map[string]githost.Change{pr.Edit.File: {Synced: pr.Edit.Before, Content: pr.Edit.After}}
-	msg := pr.Title + "\n\nPlanned and verified by driftfix for " + fmt.Sprint(len(pr.Apps)) + " applications of instance " + pr.Instance + ".\n\ndriftfix-platform: " + pr.Key
-	if ex != nil {
-		return p.update(pr, ex, base, msg, files)
-	}
-	_, created, err := p.host.Push(p.ctx, p.repo, base, pr.Branch, msg, files)
-	if why := pushRefused(err, base, p.repo); why != "" {
-		p.skip(pr, why)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	gpr, err := p.host.OpenPR(p.ctx, p.repo, githost.NewPullRequest{Branch: pr.Branch, Base: base, Title: pr.Title, Body: pr.Body,
-		Draft: pol.Draft != nil && *pol.Draft, Labels: pol.Labels, Reviewers: pol.Reviewers, Assignees: pol.Assignees})
-	if errors.Is(err, githost.ErrRace) {
-		p.skip(pr, "another driftfix opened this platform pull request first")
-		return nil
-	}
-	if err != nil {
-		if created {
-			err = errors.Join(err, p.host.DeleteBranch(p.ctx, p.repo, pr.Branch))
-		}
-		return err
-	}
-	p.out.Opened = append(p.out.Opened, ref(p.repo, gpr.Number))
-	p.hold(pr, ref(p.repo, gpr.Number), gpr.URL)
-	return nil
-}
-
-// update brings an open platform pull request to the current change.
-func (p *platformRun) update(pr cycle.PlatformPR, ex *githost.PullRequest, base, msg string, files map[string]githost.Change) error {
-	p.hold(pr, ref(p.repo, ex.Number), ex.URL)
-	unchanged := ex.Title == pr.Title
-	if m := lastMarker(bodyFingerprint, strings.TrimSuffix(ex.Body, cycle.PlatformMarker(pr.Key))); m == nil || m[1] != pr.Fingerprint {
-		unchanged = false
-	}
-	if unchanged {
-		p.out.Unchanged = append(p.out.Unchanged, ref(p.repo, ex.Number))
-		return nil
-	}
-	_, _, err := p.host.Push(p.ctx, p.repo, base, pr.Branch, msg, files)
-	if errors.Is(err, githost.ErrNotOurs) || errors.Is(err, githost.ErrFileChanged) {
-		p.skip(pr, fmt.Sprintf("%s not updated: %v", ref(p.repo, ex.Number), err))
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if err := p.host.EditPR(p.ctx, p.repo, ex.Number, pr.Title, pr.Body); err != nil {
-		return err
-	}
-	p.out.Updated = append(p.out.Updated, ref(p.repo, ex.Number))
-	return nil
+		p.hold(pr, what, url)
+	})
 }
 
 // hold holds back the per-application fixes a platform pull request covers
