@@ -33,14 +33,25 @@ func parseSnooze(arg string) (time.Duration, error) {
 		return 0, fmt.Errorf("say how long, such as 14d, 2w or 12h")
 	}
 	n, err := strconv.Atoi(arg[:len(arg)-1])
-	unit := map[byte]time.Duration{'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[arg[len(arg)-1]]
-	if err != nil || n <= 0 || unit == 0 {
+	unit := map[byte]time.Duration{'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[arg[len(arg)-1]|0x20]
+	if err != nil || n <= 0 || unit == 0 || !digits(arg[:len(arg)-1]) {
 		return 0, fmt.Errorf("%q is not a length such as 14d, 2w or 12h", arg)
 	}
-	if d := time.Duration(n) * unit; d <= maxSnooze {
-		return d, nil
+	// compared before multiplying: a huge count must not wrap around to a short or negative snooze
+	if n <= int(maxSnooze/unit) {
+		return time.Duration(n) * unit, nil
 	}
 	return 0, fmt.Errorf("%s is longer than %d days; use /driftfix ignore to stop this fix for good", arg, int(maxSnooze.Hours()/24))
+}
+
+// digits says whether s is only ASCII digits (no sign).
+func digits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // commands reads the pull request's /driftfix commands that were not acted
