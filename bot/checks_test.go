@@ -253,3 +253,50 @@ func TestDashboardOpenNowSkipsCooldown(t *testing.T) {
 		t.Error("the request must be cleared once the PR is open")
 	}
 }
+
+// TestAfterMergeCommentSaidOnceAfterLostDatabase: a merged fix whose
+// application Argo CD synced while it stayed OutOfSync gets its one
+// after-merge comment, even when a person pasted its marker first; a
+// restart with a lost database, which learns of the merged PR again from
+// GitHub, does not say it a second time.
+func TestAfterMergeCommentSaidOnceAfterLostDatabase(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "cart")
+	w.cycle(&now)
+	orig, err := w.gh.File("acme", "cart", "main", "apps/shop/web.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gh.Merge("acme", "cart", w.open("cart")[0].Number); err != nil {
+		t.Fatal(err)
+	}
+	merged := w.gh.PullRequests("acme", "cart")[0].MergeSHA
+	w.setAppAt("cart", "cart", true, now, merged) // synced the merge, still stuck
+	// A person puts the file back on main: the same fix is planned again,
+	// and its branch's newest PR is the merged one.
+	if err := w.gh.CommitFile("acme", "cart", "main", "apps/shop/web.yaml", orig, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	w.gh.CommentAs("acme", "cart", 1, "person", "MEMBER", "merged, thanks\n\n<!-- driftfix:after-merge -->")
+	said := func() []githubtest.Comment {
+		var own []githubtest.Comment
+		for _, c := range w.gh.Comments("acme", "cart", 1) {
+			if c.Author == "driftfix[bot]" {
+				own = append(own, c)
+			}
+		}
+		return own
+	}
+	w.cycle(&now)
+	w.cycle(&now)
+	if cs := said(); len(cs) != 1 || !strings.Contains(cs[0].Body, "still OutOfSync") {
+		t.Fatalf("one after-merge comment expected (a person's marker is not driftfix's): %+v", cs)
+	}
+	for i := 0; i < 2; i++ {
+		w.loseDatabase()
+		w.cycle(&now)
+		w.cycle(&now)
+	}
+	if cs := said(); len(cs) != 1 {
+		t.Fatalf("the result of a merge is said once, also after a lost database: %d comments\n%+v", len(cs), cs)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -39,7 +40,11 @@ func (r *run) afterMerge(k state.PR) {
 	}
 	k.Updated = r.now
 	if host, repo, err := r.hostOf(k.Repo); err == nil && !r.limited {
-		if err := host.Comment(r.ctx, repo, k.Number, msg+"\n\n"+afterMergeMarker); err != nil {
+		said, err := r.saidAfterMerge(host, repo, k.Number)
+		if err == nil && !said {
+			err = host.Comment(r.ctx, repo, k.Number, msg+"\n\n"+afterMergeMarker)
+		}
+		if err != nil {
 			r.fail(fmt.Errorf("comment on merged %s: %w", r.displayRef(k), err))
 			r.rateLimited(err)
 			return // said next cycle
@@ -48,6 +53,27 @@ func (r *run) afterMerge(k state.PR) {
 	if err := r.Store.SavePR(r.ctx, k); err != nil {
 		r.fail(err)
 	}
+}
+
+// saidAfterMerge reports whether driftfix's own account already commented
+// the result on the merged pull request: the state store forgets it with a
+// lost database, which learns of the merged PR again from GitHub. A person
+// who pastes the marker says nothing for driftfix.
+func (r *run) saidAfterMerge(host GitHost, repo githost.Repo, number int) (bool, error) {
+	login, err := host.Login(r.ctx)
+	if err != nil {
+		return false, err
+	}
+	comments, err := host.Comments(r.ctx, repo, number)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range comments {
+		if strings.EqualFold(c.Author, login) && strings.Contains(c.Body, afterMergeMarker) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // afterMergeMarker ends driftfix's comment on a merged pull request.
