@@ -394,3 +394,46 @@ func TestDashboardKeptWhileArgoCDIsDown(t *testing.T) {
 		t.Fatalf("a cycle without one instance rewrote the dashboard:\n%s", d.Body)
 	}
 }
+
+// TestDashboardMergedFixStillDiffers: when Argo CD synced a merged fix and
+// the application is still OutOfSync, the finding goes back on the
+// dashboard with why (the merged PR, the revision synced, what still
+// differs), not as a fix waiting to be opened, and the cycle does not
+// claim it waits for a sync; once the application is Synced it goes.
+func TestDashboardMergedFixStillDiffers(t *testing.T) {
+	w, now := stuckWorld(t, dashboardConfig, "cart")
+	w.cycle(&now)
+	orig, err := w.gh.File("acme", "cart", "main", "apps/shop/web.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := w.open("cart")[0].Number
+	if err := w.gh.Merge("acme", "cart", n); err != nil {
+		t.Fatal(err)
+	}
+	merged := w.gh.PullRequests("acme", "cart")[0].MergeSHA
+	w.setAppAt("cart", "cart", true, now, merged) // synced the merge, still stuck
+	// Someone puts the file back on main: the same fix is planned again.
+	if err := w.gh.CommitFile("acme", "cart", "main", "apps/shop/web.yaml", orig, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	w.cycle(&now)
+	out := w.cycle(&now)
+	d := w.dashboard("cart")
+	section, _, _ := strings.Cut(d.Body[strings.Index(d.Body, "**Merged fixes that did not end the drift**")+1:], "\n**")
+	if !strings.Contains(d.Body, "**Merged fixes that did not end the drift**") || !strings.Contains(section, fmt.Sprintf("- #%d ", n)) ||
+		!strings.Contains(section, "at revision `"+merged[:12]+"`") || !strings.Contains(section, "`/spec/replicas` — `hpa-replicas`") {
+		t.Fatalf("the merged fix that did not end the drift must be back on the dashboard with why:\n%s", d.Body)
+	}
+	if strings.Contains(d.Body, "**Fixes not opened yet**") || strings.Contains(d.Body, "waiting for Argo CD to sync") {
+		t.Errorf("a merged, synced fix is neither waiting to be opened nor waiting for a sync:\n%s", d.Body)
+	}
+	if skipped := strings.Join(out.Published.Skipped, "\n"); !strings.Contains(skipped, "synced without ending this drift") {
+		t.Errorf("the cycle must say why the fix is not proposed again: %q", out.Published.Skipped)
+	}
+	w.setAppAt("cart", "cart", false, now, merged)
+	w.cycle(&now)
+	if d := w.dashboard("cart"); strings.Contains(d.Body, "Merged fixes") || !strings.Contains(d.Body, "Nothing is stuck") {
+		t.Errorf("a Synced application's dashboard lists nothing:\n%s", d.Body)
+	}
+}

@@ -143,11 +143,16 @@ func (p *proposal) settled() (bool, error) {
 		p.skip(fmt.Sprintf("%s from this branch was opened by %s, not by driftfix's account %s; left alone", ref(p.repo, ex.Number), ex.Author, login))
 		return true, nil
 	case ex.Merged:
-		p.skip(fmt.Sprintf("merged in %s; waiting for Argo CD to sync it", ref(p.repo, ex.Number)))
 		p.rec.Number, p.rec.State, p.rec.MergeSHA = ex.Number, state.PRMerged, ex.MergeCommitSHA
 		if old, ok, _ := p.Store.PRFor(p.ctx, p.pr.Key); ok && (old.State == state.PRFixed || old.State == state.PRStillDrifts) {
+			what := "which Argo CD synced without ending this drift"
+			if old.State == state.PRFixed {
+				what = "which Argo CD synced and the application was Synced, but the drift came back"
+			}
+			p.skip(fmt.Sprintf("merged in %s, %s; the same fix is not proposed again", ref(p.repo, ex.Number), what))
 			return true, nil
 		}
+		p.skip(fmt.Sprintf("merged in %s; waiting for Argo CD to sync it", ref(p.repo, ex.Number)))
 		return true, p.Store.SavePR(p.ctx, p.rec)
 	case ex.State != "closed":
 		return false, nil
