@@ -300,3 +300,62 @@ func TestAfterMergeCommentSaidOnceAfterLostDatabase(t *testing.T) {
 		t.Fatalf("the result of a merge is said once, also after a lost database: %d comments\n%+v", len(cs), cs)
 	}
 }
+
+// TestCheckRunPollsHeadsConditionally: a running bot reads each open fix
+// PR once per cycle, with a conditional request that GitHub answers 304
+// (not counted against the rate limit) while nobody touches it; when a
+// person pushes to the branch, that read sees the new head and its check
+// is published in the same cycle.
+func TestCheckRunPollsHeadsConditionally(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop")
+	r, closeDB := w.runner() // one long-lived process
+	defer closeDB()
+	once := func() Outcome {
+		t.Helper()
+		out, err := r.Once(context.Background(), now)
+		if err != nil || len(out.Result.Errors)+len(out.Published.Errors) > 0 {
+			t.Fatalf("cycle: %v %v %v", err, out.Result.Errors, out.Published.Errors)
+		}
+		now = now.Add(15 * time.Minute)
+		return out
+	}
+	routes := []string{"GET /repos/{owner}/{repo}/pulls", "GET /repos/{owner}/{repo}/pulls/{number}"}
+	reads := func() (all, unchanged int) {
+		for _, rt := range routes {
+			all += w.gh.CallCount(rt)
+			unchanged += w.gh.NotModifiedCount(rt)
+		}
+		return all, unchanged
+	}
+	once()
+	once() // the head's own files checked
+	pr := w.open("shop")[0]
+	all0, unchanged0 := reads()
+	const quiet = 3
+	for i := 0; i < quiet; i++ {
+		if out := once(); len(out.Published.Checked) != 0 {
+			t.Fatalf("an untouched PR's check was published again: %+v", out.Published.Checked)
+		}
+	}
+	all1, unchanged1 := reads()
+	if all1-all0 != quiet || unchanged1-unchanged0 != quiet {
+		t.Fatalf("%d cycles read the PR %d times (%d answered 304); want once a cycle, each a 304", quiet, all1-all0, unchanged1-unchanged0)
+	}
+
+	fixed, err := w.gh.File("acme", "shop", pr.Head, "apps/shop/web.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gh.CommitFile("acme", "shop", pr.Head, "apps/shop/web.yaml", fixed+"# reviewed\n", "dev"); err != nil {
+		t.Fatal(err)
+	}
+	head := w.gh.Head("acme", "shop", pr.Head)
+	out := once()
+	all2, unchanged2 := reads()
+	if all2-all1 != 1 || unchanged2 != unchanged1 {
+		t.Errorf("the cycle after a push must read the PR once, fresh: %d reads, %d answered 304", all2-all1, unchanged2-unchanged1)
+	}
+	if run := w.verify("shop", head); len(out.Published.Checked) != 1 || run.Conclusion != "success" || !strings.Contains(run.Summary, "from commit") {
+		t.Fatalf("the person's head must be checked in the cycle that sees it: %+v %+v", out.Published.Checked, run)
+	}
+}

@@ -115,7 +115,10 @@ func (p *proposal) locate() error {
 	if p.host, p.repo, err = p.hostFor(p.pr.RepoURL); err != nil {
 		return err
 	}
-	if p.existing, err = p.host.FindPR(p.ctx, p.repo, p.pr.Branch); err != nil {
+	if polled, ok := p.polled[p.repo.Key()+" "+p.pr.Branch]; ok {
+		cp := *polled // read moments ago by followUp, still open
+		p.existing = &cp
+	} else if p.existing, err = p.host.FindPR(p.ctx, p.repo, p.pr.Branch); err != nil {
 		return err
 	}
 	p.base = p.pr.Base

@@ -60,9 +60,11 @@ type Server struct {
 	// Fault, when set, may answer a request with a status code (500, 502,
 	// 403 or 429 for a secondary limit); 0 lets it through.
 	Fault func(r *http.Request) int
-	// Calls counts requests by method and route; NotModified counts 304s.
+	// Calls counts requests by method and route; NotModified counts 304s
+	// (notModified by method and route).
 	Calls       map[string]int
 	NotModified int
+	notModified map[string]int
 	Secondary   int // secondary-limit answers given
 
 	commentID int64 // the last comment's id, unique across repositories
@@ -124,7 +126,7 @@ func NewServer() (*Server, error) {
 	}
 	s := &Server{AppID: 424242, key: key, UserToken: "github_pat_" + randHex(20), AppSlug: "driftfix", UserLogin: "octo-user",
 		PrivateKeyPEM: pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
-		repos:         map[string]*repo{}, installs: map[string]int64{}, tokens: map[string]token{}, Calls: map[string]int{},
+		repos:         map[string]*repo{}, installs: map[string]int64{}, tokens: map[string]token{}, Calls: map[string]int{}, notModified: map[string]int{},
 		limit: 5000, remaining: 5000, reset: time.Now().Add(time.Hour)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.API = s.Server.URL + "/api/v3/"
@@ -165,6 +167,14 @@ func (s *Server) CallCount(route string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.Calls[route]
+}
+
+// NotModifiedCount is how many requests of a route ("GET /repos/{owner}/{repo}/pulls")
+// were answered 304 Not Modified.
+func (s *Server) NotModifiedCount(route string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.notModified[route]
 }
 
 // FailNext makes the next requests answer the given status codes, in order
@@ -539,6 +549,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("ETag", etag)
 		if r.Header.Get("If-None-Match") == etag {
 			s.NotModified++
+			s.notModified[r.Method+" "+route]++
 			setRate()
 			w.WriteHeader(http.StatusNotModified)
 			return
