@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -357,5 +358,56 @@ func TestCheckRunPollsHeadsConditionally(t *testing.T) {
 	}
 	if run := w.verify("shop", head); len(out.Published.Checked) != 1 || run.Conclusion != "success" || !strings.Contains(run.Summary, "from commit") {
 		t.Fatalf("the person's head must be checked in the cycle that sees it: %+v %+v", out.Published.Checked, run)
+	}
+}
+
+// TestCheckRunNonFixingPR: a fix PR whose head does not fix its drift
+// concludes failure, with why, and the Drift Dashboard shows the failure
+// beside the PR: a head that leaves the targeted path as it was (an
+// unrelated change), one that changes nothing against the synced revision
+// (the fix reverted), and one that does not render.
+func TestCheckRunNonFixingPR(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		edit        func(orig string) (string, string)
+		title, text string
+	}{
+		{"unrelated change", func(orig string) (string, string) { return "apps/shop/web.yaml", orig + "# the HPA owns replicas\n" },
+			"1 of 1 path still differs", "| still differs |"},
+		{"fix reverted", func(orig string) (string, string) { return "apps/shop/web.yaml", orig },
+			"Cannot be checked: the head changes no file of the synced revision", "| still differs |"},
+		{"does not render", func(orig string) (string, string) { return "apps/shop/web.yaml", "kind: Deployment\nspec: [unclosed\n" },
+			"Cannot be checked:", "| still differs |"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, now := stuckWorld(t, dashboardConfig, "shop")
+			w.cycle(&now)
+			pr := w.open("shop")[0]
+			orig, err := w.gh.File("acme", "shop", "main", "apps/shop/web.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The branch holds the fix and then a person's commit that undoes it.
+			file, content := tc.edit(orig)
+			if err := w.gh.CommitFile("acme", "shop", pr.Head, file, content, "dev"); err != nil {
+				t.Fatal(err)
+			}
+			head := w.gh.Head("acme", "shop", pr.Head)
+			out := w.cycle(&now)
+			run := w.verify("shop", head)
+			if run.Conclusion != "failure" || !strings.HasPrefix(run.Title, tc.title) || !strings.Contains(run.Text, tc.text) || len(out.Published.Checked) != 1 {
+				t.Fatalf("check of a head that does not fix: %+v\n%s\npublished %+v", run, run.Text, out.Published.Checked)
+			}
+			w.cycle(&now) // the dashboard shows the check published last cycle
+			if d := w.dashboard("shop"); !strings.Contains(d.Body, fmt.Sprintf("| #%d |", pr.Number)) || !strings.Contains(d.Body, "| `failure` |") {
+				t.Errorf("the dashboard must show the failing check beside the PR:\n%s", d.Body)
+			}
+			if out := w.cycle(&now); len(out.Published.Checked) != 0 || len(w.open("shop")) != 1 {
+				t.Errorf("an unchanged failing head is published once and its PR left open: %+v", out.Published)
+			}
+			if got, _ := w.gh.File("acme", "shop", pr.Head, file); got != content {
+				t.Errorf("driftfix must not overwrite the person's commit:\n%s", got)
+			}
+		})
 	}
 }
