@@ -411,3 +411,31 @@ func TestCheckRunNonFixingPR(t *testing.T) {
 		})
 	}
 }
+
+// TestRecheckCommandOutlastsQuietHours: a /driftfix recheck read while the
+// policy's quiet hours hold publishing is acknowledged at once and done
+// when they end, once, not dropped with the cycle that read it.
+func TestRecheckCommandOutlastsQuietHours(t *testing.T) {
+	cfg := strings.Replace(worldConfig, "draft: true}", `draft: true, quietHours: {from: "12:40", to: "13:10", timezone: UTC}}`, 1)
+	w, now := stuckWorld(t, cfg, "shop")
+	w.cycle(&now) // 12:00: opened
+	w.cycle(&now) // 12:15: the head's own files checked
+	w.cycle(&now) // 12:30
+	n := w.open("shop")[0].Number
+	w.gh.SetPermission("acme", "shop", "ops", githost.PermissionWrite)
+	w.gh.CommentAs("acme", "shop", n, "ops", "MEMBER", "/driftfix recheck")
+	for i := 0; i < 2; i++ { // 12:45 and 13:00 are quiet
+		if out := w.cycle(&now); len(out.Published.Checked) != 0 {
+			t.Fatalf("a check was published in quiet hours: %+v", out.Published)
+		}
+	}
+	if cs := w.gh.Comments("acme", "shop", n); len(cs) != 1 || strings.Join(cs[0].Reactions, ",") != "+1 by driftfix[bot]" {
+		t.Fatalf("the recheck must be acknowledged when it is read: %+v", cs)
+	}
+	if out := w.cycle(&now); len(out.Published.Checked) != 1 { // 13:15
+		t.Fatalf("the recheck asked in quiet hours must be done when they end: %+v", out.Published)
+	}
+	if out := w.cycle(&now); len(out.Published.Checked) != 0 {
+		t.Fatal("a recheck is done once")
+	}
+}

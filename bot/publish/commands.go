@@ -155,7 +155,11 @@ func (c *followed) steer() (bool, error) {
 		c.out.Snoozed = append(c.out.Snoozed, c.ref())
 		return true, errors.Join(c.remember(a), c.save(state.PRClosed))
 	case a.recheck:
-		c.rechecks[c.k.Fingerprint] = true
+		// kept until the check is published again (publishCheck clears
+		// it), so a cycle that publishes nothing (quiet hours) loses no recheck
+		if err := c.Store.Request(c.ctx, c.k.Fingerprint, state.ActionRecheck, c.now); err != nil {
+			return false, err
+		}
 	}
 	return false, c.remember(a)
 }
