@@ -437,3 +437,34 @@ func TestDashboardMergedFixStillDiffers(t *testing.T) {
 		t.Errorf("a Synced application's dashboard lists nothing:\n%s", d.Body)
 	}
 }
+
+// TestDashboardStopWaitingFix: "stop proposing this fix" ticked by a writer
+// on a fix not opened yet (cooling down) rejects it for good: no PR opens
+// after the cooldown, and the dashboard lists it as rejected, once.
+func TestDashboardStopWaitingFix(t *testing.T) {
+	cfg := strings.Replace(dashboardConfig, "dashboard: {enabled: true}}", "dashboard: {enabled: true}, minStuckFor: 2h}", 1)
+	w, now := stuckWorld(t, cfg, "shop")
+	w.cycle(&now)
+	d := w.dashboard("shop")
+	key := keyOf(t, d.Body, "- [ ] stop proposing this fix <!--")
+	w.gh.SetPermission("acme", "shop", "maintainer", githost.PermissionWrite)
+	if err := w.gh.TickAs("acme", "shop", d.Number, "maintainer", "- [ ] stop proposing this fix <!--"); err != nil {
+		t.Fatal(err)
+	}
+	w.cycle(&now)
+	if _, ok, _ := w.store().Rejected(context.Background(), key); !ok {
+		t.Fatal("the stop box ticked by a writer must reject the waiting fix")
+	}
+	for i := 0; i < 8; i++ { // well past the cooldown (synced an hour before the first cycle)
+		if out := w.cycle(&now); len(out.Published.Opened) != 0 {
+			t.Fatalf("a stopped fix was opened: %+v", out.Published)
+		}
+	}
+	d = w.dashboard("shop")
+	if strings.Contains(d.Body, "[x]") || strings.Contains(d.Body, "**Fixes not opened yet**") || strings.Count(d.Body, "asked to stop on the Drift Dashboard") != 1 {
+		t.Fatalf("the stopped fix must be listed once as rejected, no longer as waiting:\n%s", d.Body)
+	}
+	if len(w.gh.PullRequests("acme", "shop")) != 0 {
+		t.Error("no pull request may exist for a stopped fix")
+	}
+}
