@@ -3,6 +3,7 @@ package bot
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/driftfix/driftfix/bot/githost"
 )
@@ -74,5 +75,54 @@ func TestForgedClosedMarker(t *testing.T) {
 	out := run()
 	if len(w.gh.PullRequests("acme", "shop")) != 1 || !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "a person closed") {
 		t.Fatalf("a forged marker reopened a rejected fix: %+v, PRs %+v", out.Published, w.gh.PullRequests("acme", "shop"))
+	}
+}
+
+// TestCommandsSurviveLostDatabase: what a writer asked, /driftfix ignore,
+// /driftfix snooze or the dashboard's stop box, is read again from
+// driftfix's own closing comment when the state database is lost: the fix
+// is not proposed again (a snooze until it ends), and the closed PR is not
+// taken for a drift that went and came back.
+func TestCommandsSurviveLostDatabase(t *testing.T) {
+	for _, tc := range []struct {
+		name, command string
+		snooze        bool
+	}{
+		{"ignore", "/driftfix ignore", false},
+		{"snooze", "/driftfix snooze 2d", true},
+		{"dashboard stop", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, now := stuckWorld(t, dashboardConfig, "shop")
+			w.cycle(&now)
+			n := w.open("shop")[0].Number
+			w.gh.SetPermission("acme", "shop", "ops", githost.PermissionWrite)
+			if tc.command != "" {
+				w.gh.CommentAs("acme", "shop", n, "ops", "MEMBER", tc.command)
+			} else if err := w.gh.TickAs("acme", "shop", w.dashboard("shop").Number, "ops", "- [ ] stop proposing this fix and close"); err != nil {
+				t.Fatal(err)
+			}
+			w.cycle(&now)
+			if len(w.open("shop")) != 0 {
+				t.Fatal("the PR must be closed as asked")
+			}
+			for i := 0; i < 3; i++ {
+				w.loseDatabase()
+				out := w.cycle(&now)
+				if len(w.gh.PullRequests("acme", "shop")) != 1 || len(out.Published.Opened) != 0 {
+					t.Fatalf("after a lost database the fix was proposed again: %+v", out.Published)
+				}
+			}
+			if !tc.snooze {
+				return
+			}
+			now = now.Add(2 * 24 * time.Hour)
+			w.setApp("shop", "shop", true, now.Add(-2*time.Hour))
+			w.loseDatabase()
+			w.cycle(&now)
+			if len(w.open("shop")) != 1 || len(w.gh.PullRequests("acme", "shop")) != 2 {
+				t.Fatalf("once the snooze is over the fix is proposed again: %+v", w.gh.PullRequests("acme", "shop"))
+			}
+		})
 	}
 }

@@ -135,7 +135,7 @@ func (c *followed) steer() (bool, error) {
 		if err := c.Store.Reject(c.ctx, c.k.Fingerprint, c.k.App, "asked to stop on "+c.ref()+" by "+a.by, c.now); err != nil {
 			return false, err
 		}
-		msg := "driftfix will not propose this fix again, as asked. The drift stays visible in the digest.\n\n" + closedMarker
+		msg := "driftfix will not propose this fix again, as asked. The drift stays visible in the digest.\n\n" + stoppedMarker + "\n" + closedMarker
 		if err := c.host.ClosePR(c.ctx, c.repo, c.k.Number, c.k.Branch, msg); err != nil {
 			return false, err
 		}
@@ -147,7 +147,7 @@ func (c *followed) steer() (bool, error) {
 		if err := c.Store.Snooze(c.ctx, c.k.Fingerprint, a.snooze, "snoozed on "+c.ref()+" by "+a.by); err != nil {
 			return false, err
 		}
-		msg := fmt.Sprintf("Snoozed until %s, as %s asked: driftfix proposes this fix again after that if the drift is still there.\n\n%s", until, a.by, closedMarker)
+		msg := fmt.Sprintf("Snoozed until %s, as %s asked: driftfix proposes this fix again after that if the drift is still there.\n\n%s\n%s", until, a.by, snoozedMarker(a.snooze), closedMarker)
 		if err := c.host.ClosePR(c.ctx, c.repo, c.k.Number, c.k.Branch, msg); err != nil {
 			return false, err
 		}

@@ -325,7 +325,7 @@ func (c *followed) stopFromDashboard(where string) error {
 	if err := c.Store.Reject(c.ctx, c.k.Fingerprint, c.k.App, "asked to stop on the Drift Dashboard "+where, c.now); err != nil {
 		return err
 	}
-	msg := "driftfix will not propose this fix again, as asked on the Drift Dashboard (" + where + ").\n\n" + closedMarker
+	msg := "driftfix will not propose this fix again, as asked on the Drift Dashboard (" + where + ").\n\n" + stoppedMarker + "\n" + closedMarker
 	if err := c.host.ClosePR(c.ctx, c.repo, c.k.Number, c.k.Branch, msg); err != nil {
 		return err
 	}

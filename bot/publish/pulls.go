@@ -165,6 +165,24 @@ func (p *proposal) settled() (bool, error) {
 		return true, err
 	}
 	if last := len(comments) - 1; last >= 0 && strings.EqualFold(comments[last].Author, login) && strings.Contains(comments[last].Body, closedMarker) {
+		// driftfix closed it: for good when a person asked it to stop, until
+		// a snooze ends, or because the drift went (and is now back). The
+		// state database may have lost what was asked: GitHub still says.
+		body := comments[last].Body
+		if strings.Contains(body, stoppedMarker) {
+			if err := p.Store.Reject(p.ctx, p.pr.Key, p.rec.App, "asked to stop on "+ref(p.repo, ex.Number), p.now); err != nil {
+				return true, err
+			}
+			p.skip("asked to stop on " + ref(p.repo, ex.Number) + "; not proposed again")
+			return true, nil
+		}
+		if until, ok := snoozedUntil(body); ok && until.After(p.now) {
+			if err := p.Store.Snooze(p.ctx, p.pr.Key, until, "snoozed on "+ref(p.repo, ex.Number)); err != nil {
+				return true, err
+			}
+			p.skip(fmt.Sprintf("snoozed on %s, until %s", ref(p.repo, ex.Number), until.Format(time.RFC3339)))
+			return true, nil
+		}
 		p.existing = nil
 		return false, nil
 	}
