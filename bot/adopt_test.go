@@ -31,13 +31,13 @@ func manualWorld(t *testing.T, cfg string) (*world, time.Time) {
 	return w, worldNow
 }
 
-// TestAdoptDraftPRNamesWhoAndWhen: with manualChanges: adopt, a change made
+// TestDashboardManualChangeAdoptOrReport: with manualChanges: adopt, a change made
 // by hand becomes a draft PR labelled driftfix/adopt that writes the live
 // value into Git and says who changed it and when (from managedFields); the
 // security-relevant env value is never adopted and stays on the dashboard
 // for people, saying Argo CD will not revert it without self-heal. With
 // report (the default) no PR opens and both stay for people.
-func TestAdoptDraftPRNamesWhoAndWhen(t *testing.T) {
+func TestDashboardManualChangeAdoptOrReport(t *testing.T) {
 	for _, tc := range []struct {
 		mode string
 		prs  int

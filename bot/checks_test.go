@@ -101,11 +101,12 @@ func TestCheckRunPersonEditedPR(t *testing.T) {
 	}
 }
 
-// TestCooldownHoldsBackFreshFinding: right after a sync, a stuck
+// TestDashboardCooldownHoldsBackFreshFinding: right after a sync, a stuck
 // application's fix waits for minStuckFor since that sync and minCycles
-// cycles; "open now" is not needed for a finding that has waited.
-func TestCooldownHoldsBackFreshFinding(t *testing.T) {
-	cfg := strings.Replace(worldConfig, "draft: true}", "draft: true, minStuckFor: 40m, minCycles: 2}", 1)
+// cycles, shown on the Drift Dashboard as a fix not opened yet, cooling
+// down; "open now" is not needed for a finding that has waited.
+func TestDashboardCooldownHoldsBackFreshFinding(t *testing.T) {
+	cfg := strings.Replace(dashboardConfig, "dashboard: {enabled: true}}", "dashboard: {enabled: true}, minStuckFor: 40m, minCycles: 2}", 1)
 	w := newWorld(t, cfg)
 	now := worldNow
 	w.addRepo("shop")
@@ -115,10 +116,16 @@ func TestCooldownHoldsBackFreshFinding(t *testing.T) {
 		if len(w.open("shop")) != 0 || !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "cooling down") {
 			t.Fatalf("cycle %d: a fresh finding must wait: %+v", i+1, out.Published)
 		}
+		if d := w.dashboard("shop"); !strings.Contains(d.Body, "**Fixes not opened yet**") || !strings.Contains(d.Body, "cooling down") {
+			t.Fatalf("cycle %d: the dashboard must show the fix cooling down:\n%s", i+1, d.Body)
+		}
 	}
 	out := w.cycle(&now) // 45 minutes since the sync, third cycle
 	if len(w.open("shop")) != 1 || len(out.Published.Opened) != 1 {
 		t.Fatalf("after the cooldown the PR opens: %+v", out.Published)
+	}
+	if d := w.dashboard("shop"); strings.Contains(d.Body, "cooling down") || !strings.Contains(d.Body, "**Open fix pull requests**") {
+		t.Errorf("the dashboard must list the opened PR, no longer cooling down:\n%s", d.Body)
 	}
 
 	// Zero means zero: no wait at all.
@@ -132,11 +139,11 @@ func TestCooldownHoldsBackFreshFinding(t *testing.T) {
 	}
 }
 
-// TestRecheckAndSnoozeCommands: /driftfix recheck from a writer publishes
+// TestCommandsRecheckAndSnooze: /driftfix recheck from a writer publishes
 // the check again once; /driftfix snooze 14d closes the PR and holds the fix
 // until then, after which it is proposed again; a command that cannot be read
 // is answered with a confused reaction; a passer-by's snooze is not followed.
-func TestRecheckAndSnoozeCommands(t *testing.T) {
+func TestCommandsRecheckAndSnooze(t *testing.T) {
 	w, now := stuckWorld(t, worldConfig, "shop")
 	w.cycle(&now)
 	w.cycle(&now)
@@ -192,10 +199,10 @@ func TestRecheckAndSnoozeCommands(t *testing.T) {
 	}
 }
 
-// TestAfterMergeComment: when Argo CD has synced a merged fix, driftfix says
+// TestCheckRunAfterMergeComment: when Argo CD has synced a merged fix, driftfix says
 // the result once on the merged PR: Synced, or the paths that still differ
 // at the merged revision.
-func TestAfterMergeComment(t *testing.T) {
+func TestCheckRunAfterMergeComment(t *testing.T) {
 	w, now := stuckWorld(t, worldConfig, "shop", "cart")
 	w.cycle(&now)
 	for _, repo := range []string{"shop", "cart"} {
@@ -255,12 +262,12 @@ func TestDashboardOpenNowSkipsCooldown(t *testing.T) {
 	}
 }
 
-// TestAfterMergeCommentSaidOnceAfterLostDatabase: a merged fix whose
+// TestCheckRunAfterMergeCommentOnceAfterLostDatabase: a merged fix whose
 // application Argo CD synced while it stayed OutOfSync gets its one
 // after-merge comment, even when a person pasted its marker first; a
 // restart with a lost database, which learns of the merged PR again from
 // GitHub, does not say it a second time.
-func TestAfterMergeCommentSaidOnceAfterLostDatabase(t *testing.T) {
+func TestCheckRunAfterMergeCommentOnceAfterLostDatabase(t *testing.T) {
 	w, now := stuckWorld(t, worldConfig, "cart")
 	w.cycle(&now)
 	orig, err := w.gh.File("acme", "cart", "main", "apps/shop/web.yaml")
@@ -412,10 +419,10 @@ func TestCheckRunNonFixingPR(t *testing.T) {
 	}
 }
 
-// TestRecheckCommandOutlastsQuietHours: a /driftfix recheck read while the
+// TestCommandsRecheckOutlastsQuietHours: a /driftfix recheck read while the
 // policy's quiet hours hold publishing is acknowledged at once and done
 // when they end, once, not dropped with the cycle that read it.
-func TestRecheckCommandOutlastsQuietHours(t *testing.T) {
+func TestCommandsRecheckOutlastsQuietHours(t *testing.T) {
 	cfg := strings.Replace(worldConfig, "draft: true}", `draft: true, quietHours: {from: "12:40", to: "13:10", timezone: UTC}}`, 1)
 	w, now := stuckWorld(t, cfg, "shop")
 	w.cycle(&now) // 12:00: opened
