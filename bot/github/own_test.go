@@ -134,3 +134,33 @@ func TestTokenRotation(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestReacted: driftfix's reaction to a command is found by its account,
+// never by another's reaction of the same kind; reacting twice leaves one
+// reaction, as on GitHub.
+func TestReacted(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := emulator(t)
+	app := appClient(t, srv)
+	repo := githost.Repo{Owner: "acme", Name: "apps"}
+	n, _ := srv.AddPR("acme", "apps", githubtest.PullRequest{Title: "t", Head: "driftfix/z", Author: "driftfix[bot]"})
+	id := srv.CommentAs("acme", "apps", n, "ops", "MEMBER", "/driftfix recheck")
+	if got, err := app.Reacted(ctx, repo, id, "driftfix[bot]"); err != nil || got {
+		t.Fatalf("no reaction yet: %v %v", got, err)
+	}
+	srv.ReactAs("acme", "apps", id, "mallory", "+1")
+	if got, err := app.Reacted(ctx, repo, id, "driftfix[bot]"); err != nil || got {
+		t.Fatalf("another account's +1 is not driftfix's: %v %v", got, err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := app.React(ctx, repo, id, "+1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := app.Reacted(ctx, repo, id, "driftfix[bot]"); err != nil || !got {
+		t.Fatalf("driftfix's reaction must be found: %v %v", got, err)
+	}
+	if cs := srv.Comments("acme", "apps", n); len(cs) != 1 || strings.Join(cs[0].Reactions, ",") != "+1 by mallory,+1 by driftfix[bot]" {
+		t.Errorf("reactions %+v", cs)
+	}
+}

@@ -24,7 +24,13 @@ type asked struct {
 	ignore, recheck bool
 	snooze          time.Time // zero: no snooze asked
 	by              string    // who asked what is done (the last such command)
-	comments        []int64   // the commands acted on, to remember as followed
+	acks            []ack     // the commands acted on, to acknowledge and remember as followed
+}
+
+// ack is a command comment and the reaction that acknowledges it.
+type ack struct {
+	comment  int64
+	reaction string
 }
 
 // parseSnooze reads a snooze length: a number of hours, days or weeks.
@@ -55,9 +61,11 @@ func digits(s string) bool {
 }
 
 // commands reads the pull request's /driftfix commands that were not acted
-// on before. Only accounts that can write to the repository steer driftfix;
-// others are not followed, and the cycle says so. A command followed gets a
-// +1 reaction; one that cannot be read gets a confused one.
+// on before: not in the state database, and without driftfix's reaction
+// (which outlives a lost database). Only accounts that can write to the
+// repository steer driftfix; others are not followed, and the cycle says
+// so. A command followed gets a +1 reaction once it is done; one that
+// cannot be read gets a confused one.
 func (c *followed) commands() (asked, error) {
 	var a asked
 	if slices.Contains(c.pr.Labels, c.IgnoreLabel) {
@@ -87,6 +95,15 @@ func (c *followed) commands() (asked, error) {
 			c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: /driftfix %s from %s (%s) not followed: only accounts that can write to %s steer driftfix", c.ref(), verb, m.Author, m.Association, c.repo))
 			continue
 		}
+		if done, err := c.acknowledged(m.ID); err != nil || done {
+			if err != nil {
+				return a, err
+			}
+			if _, err := c.Store.Followed(c.ctx, c.repo.Key(), m.ID, c.now); err != nil {
+				return a, err
+			}
+			continue // followed before this state database
+		}
 		reaction := "+1"
 		switch verb {
 		case "ignore":
@@ -105,18 +122,28 @@ func (c *followed) commands() (asked, error) {
 			reaction = "confused"
 			c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: /driftfix %s from %s is not a command (ignore, recheck, snooze)", c.ref(), verb, m.Author))
 		}
-		a.comments = append(a.comments, m.ID)
-		if err := c.host.React(c.ctx, c.repo, m.ID, reaction); err != nil {
-			c.log.Warn("acknowledge a command", "pr", c.ref(), "error", err.Error()) // the command is acted on all the same
-		}
+		a.acks = append(a.acks, ack{m.ID, reaction})
 	}
 	return a, nil
 }
 
-// remember records the commands acted on, once what they asked is done.
+// acknowledged reports whether driftfix's own account reacted to a comment.
+func (c *followed) acknowledged(id int64) (bool, error) {
+	login, err := c.host.Login(c.ctx)
+	if err != nil {
+		return false, err
+	}
+	return c.host.Reacted(c.ctx, c.repo, id, login)
+}
+
+// remember acknowledges the commands acted on and records them as
+// followed, once what they asked is done.
 func (c *followed) remember(a asked) error {
-	for _, id := range a.comments {
-		if _, err := c.Store.Followed(c.ctx, c.repo.Key(), id, c.now); err != nil {
+	for _, k := range a.acks {
+		if err := c.host.React(c.ctx, c.repo, k.comment, k.reaction); err != nil {
+			c.log.Warn("acknowledge a command", "pr", c.ref(), "error", err.Error()) // it was acted on all the same
+		}
+		if _, err := c.Store.Followed(c.ctx, c.repo.Key(), k.comment, c.now); err != nil {
 			return err
 		}
 	}

@@ -54,6 +54,10 @@ type GitHost interface {
 
 	// React acknowledges a comment with a reaction ("+1": a command followed).
 	React(ctx context.Context, r githost.Repo, commentID int64, reaction string) error
+	// Reacted reports whether login reacted to the comment: driftfix's own
+	// acknowledgement says a command was followed, even after its state
+	// database was lost.
+	Reacted(ctx context.Context, r githost.Repo, commentID int64, login string) (bool, error)
 
 	// Permission is an account's permission on the repository (githost's
 	// Permission levels); only accounts that can write may steer driftfix.

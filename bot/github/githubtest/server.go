@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -408,13 +409,33 @@ func (s *Server) Comment(owner, name string, number int, body string) {
 	s.CommentAs(owner, name, number, "person", "COLLABORATOR", body)
 }
 
-// CommentAs adds a comment as login, with its author association.
-func (s *Server) CommentAs(owner, name string, number int, login, association, body string) {
+// CommentAs adds a comment as login, with its author association, and
+// returns its id (0 when there is no such repository).
+func (s *Server) CommentAs(owner, name string, number int, login, association, body string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := s.repos[owner+"/"+name]; r != nil {
 		s.commentID++
 		r.comments[number] = append(r.comments[number], Comment{ID: s.commentID, Author: login, Association: association, Body: body})
+		return s.commentID
+	}
+	return 0
+}
+
+// ReactAs adds login's reaction to a comment, once, as GitHub does.
+func (s *Server) ReactAs(owner, name string, commentID int64, login, content string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[owner+"/"+name]
+	if r == nil {
+		return
+	}
+	for n := range r.comments {
+		for i := range r.comments[n] {
+			if c := &r.comments[n][i]; c.ID == commentID && !slices.Contains(c.Reactions, content+" by "+login) {
+				c.Reactions = append(c.Reactions, content+" by "+login)
+			}
+		}
 	}
 }
 
@@ -595,6 +616,7 @@ var routes = []string{
 	"POST /repos/{owner}/{repo}/issues/{number}/comments",
 	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",
 	"POST /repos/{owner}/{repo}/issues/comments/{id}/reactions",
+	"GET /repos/{owner}/{repo}/issues/comments/{id}/reactions",
 	"POST /repos/{owner}/{repo}/check-runs",
 	"PATCH /repos/{owner}/{repo}/check-runs/{id}",
 	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
