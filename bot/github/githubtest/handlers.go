@@ -342,6 +342,7 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 				if c := &rp.comments[n][i]; c.ID == id {
 					rx := body.Content + " by " + s.caller
 					if k := slices.Index(c.Reactions, rx); k >= 0 { // GitHub: one reaction of a kind per user, answered 200
+						s.RepeatedReactions++
 						return http.StatusOK, map[string]any{"id": k + 1, "content": body.Content, "user": map[string]any{"login": s.caller}}
 					}
 					c.Reactions = append(c.Reactions, rx)

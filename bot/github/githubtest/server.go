@@ -66,7 +66,10 @@ type Server struct {
 	Calls       map[string]int
 	NotModified int
 	notModified map[string]int
-	Secondary   int // secondary-limit answers given
+	// RepeatedReactions counts reactions an account posted again on a
+	// comment that already had them from it (GitHub keeps one).
+	RepeatedReactions int
+	Secondary         int // secondary-limit answers given
 
 	commentID int64 // the last comment's id, unique across repositories
 	checkID   int64 // the last check run's id
