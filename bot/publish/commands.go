@@ -16,6 +16,35 @@ import (
 // verb and first argument.
 var commandRE = regexp.MustCompile(`(?m)^[ \t]*/driftfix[ \t]+([A-Za-z]+)(?:[ \t]+(\S+))?`)
 
+// command finds the first /driftfix command of a comment: at the start of
+// a line, not inside a fenced code block (a command quoted as an example,
+// or pasted output, is not one) nor a quote (a reply quoting it).
+func command(body string) []string {
+	fence := ""
+	var kept []string
+	for _, line := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n") {
+		t := strings.TrimLeft(line, " ")
+		indent := len(line) - len(t)
+		if indent <= 3 {
+			if m := fenceRE.FindString(t); m != "" && (fence == "" || (m[0] == fence[0] && len(m) >= len(fence) && strings.TrimSpace(t[len(m):]) == "")) {
+				if fence == "" {
+					fence = m
+				} else {
+					fence = ""
+				}
+				continue
+			}
+		}
+		if fence == "" {
+			kept = append(kept, line)
+		}
+	}
+	return commandRE.FindStringSubmatch(strings.Join(kept, "\n"))
+}
+
+// fenceRE is the run of backticks or tildes that opens or closes a fenced code block.
+var fenceRE = regexp.MustCompile("^(`{3,}|~{3,})")
+
 // maxSnooze bounds /driftfix snooze: longer than that is a /driftfix ignore.
 const maxSnooze = 180 * 24 * time.Hour
 
@@ -76,7 +105,7 @@ func (c *followed) commands() (asked, error) {
 		return a, err
 	}
 	for _, m := range comments {
-		cmd := commandRE.FindStringSubmatch(m.Body)
+		cmd := command(m.Body)
 		if cmd == nil {
 			continue
 		}

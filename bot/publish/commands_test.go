@@ -47,3 +47,31 @@ func TestParseSnooze(t *testing.T) {
 		}
 	}
 }
+
+// TestCommand: a command counts at the start of a line, outside fenced code
+// blocks (however they are fenced) and quotes; the first one is read.
+func TestCommand(t *testing.T) {
+	for _, tc := range []struct {
+		body, verb, arg string
+	}{
+		{"/driftfix snooze 14d", "snooze", "14d"},
+		{"thanks!\r\n  /driftfix Recheck\r\n", "Recheck", ""},
+		{"/driftfix ignore\n/driftfix recheck", "ignore", ""},
+		{"> /driftfix ignore\nok", "", ""},
+		{"please run `/driftfix ignore`", "", ""},
+		{"```\n/driftfix ignore\n```", "", ""},
+		{"~~~sh\n/driftfix ignore\n~~~\n", "", ""},
+		{"````\n```\n/driftfix ignore\n````\n", "", ""},
+		{"```\n/driftfix ignore\n", "", ""}, // an unclosed fence runs to the end
+		{"```\nexample\n```\n/driftfix recheck", "recheck", ""},
+		{"~~~\n```\n~~~\n/driftfix snooze 2w", "snooze", "2w"},
+	} {
+		got := command(tc.body)
+		switch {
+		case tc.verb == "" && got != nil:
+			t.Errorf("%q read as %q", tc.body, got)
+		case tc.verb != "" && (got == nil || got[1] != tc.verb || got[2] != tc.arg):
+			t.Errorf("%q read as %q, want %s %s", tc.body, got, tc.verb, tc.arg)
+		}
+	}
+}
