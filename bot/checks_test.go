@@ -446,3 +446,36 @@ func TestCommandsRecheckOutlastsQuietHours(t *testing.T) {
 		t.Fatal("a recheck is done once")
 	}
 }
+
+// TestCheckRunAfterMergeCommentLaterRevision: main moves on after the merge
+// and Argo CD syncs a later commit: that revision holds the merge, so the
+// result is said (still OutOfSync here); a revision from before the merge
+// says nothing yet.
+func TestCheckRunAfterMergeCommentLaterRevision(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "cart")
+	before := w.gh.Head("acme", "cart", "main")
+	w.cycle(&now)
+	if err := w.gh.Merge("acme", "cart", w.open("cart")[0].Number); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gh.CommitFile("acme", "cart", "main", "README.md", "notes\n", "dev"); err != nil {
+		t.Fatal(err)
+	}
+	later := w.gh.Head("acme", "cart", "main")
+	w.setAppAt("cart", "cart", true, now, before) // Argo CD still at the revision before the merge
+	w.cycle(&now)
+	w.cycle(&now)
+	if cs := w.gh.Comments("acme", "cart", 1); len(cs) != 0 {
+		t.Fatalf("nothing is said before Argo CD syncs a revision holding the merge: %+v", cs)
+	}
+	w.setAppAt("cart", "cart", true, now, later) // synced past the merge, still stuck
+	out := w.cycle(&now)
+	cs := w.gh.Comments("acme", "cart", 1)
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, "still OutOfSync") || !strings.Contains(cs[0].Body, later[:12]) || len(out.Published.StillDrifts) != 1 {
+		t.Fatalf("the result at a revision past the merge must be said once: %+v %+v", cs, out.Published)
+	}
+	w.cycle(&now)
+	if len(w.gh.Comments("acme", "cart", 1)) != 1 {
+		t.Error("the result of a merge is said once")
+	}
+}

@@ -164,3 +164,33 @@ func TestReacted(t *testing.T) {
 		t.Errorf("reactions %+v", cs)
 	}
 }
+
+// TestHolds: a revision holds a commit when it is that commit or a later
+// one on top of it, as GitHub's compare says; an older revision or an
+// unknown one does not.
+func TestHolds(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := emulator(t)
+	app := appClient(t, srv)
+	repo := githost.Repo{Owner: "acme", Name: "apps"}
+	first := srv.Head("acme", "apps", "main")
+	if err := srv.CommitFile("acme", "apps", "main", "README.md", "apps, again\n", "dev"); err != nil {
+		t.Fatal(err)
+	}
+	second := srv.Head("acme", "apps", "main")
+	unknown := strings.Repeat("0", 40)
+	for _, tc := range []struct {
+		revision, commit string
+		want             bool
+	}{
+		{first, first, true},
+		{second, first, true},
+		{first, second, false},
+		{second, unknown, false},
+		{unknown, first, false},
+	} {
+		if got, err := app.Holds(ctx, repo, tc.revision, tc.commit); err != nil || got != tc.want {
+			t.Errorf("Holds(%.7s, %.7s) = %v, %v; want %v", tc.revision, tc.commit, got, err, tc.want)
+		}
+	}
+}

@@ -34,6 +34,9 @@ type GitHost interface {
 	FindPR(ctx context.Context, r githost.Repo, branch string) (*githost.PullRequest, error)
 	// GetPR reads one pull request.
 	GetPR(ctx context.Context, r githost.Repo, number int) (*githost.PullRequest, error)
+	// Holds reports whether revision holds commit (is it, or a later commit
+	// on top of it): Argo CD may sync a revision past a merge.
+	Holds(ctx context.Context, r githost.Repo, revision, commit string) (bool, error)
 	// OpenPRs lists the open pull requests whose branch starts with prefix.
 	OpenPRs(ctx context.Context, r githost.Repo, prefix string) ([]githost.PullRequest, error)
 	// OpenPR opens a pull request from an existing branch.

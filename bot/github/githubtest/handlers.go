@@ -377,6 +377,9 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 	if status, body, ok := s.handleChecks(route, p, r, rp); ok {
 		return status, body
 	}
+	if status, body, ok := s.handleCompare(route, p, rp); ok {
+		return status, body
+	}
 	return s.handleIssues(route, r, rp, num)
 }
 

@@ -624,6 +624,7 @@ var routes = []string{
 	"PATCH /repos/{owner}/{repo}/check-runs/{id}",
 	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
 	"POST /repos/{owner}/{repo}/statuses/{sha}",
+	"GET /repos/{owner}/{repo}/compare/{basehead}",
 	// issues.go
 	"GET /repos/{owner}/{repo}/issues",
 	"POST /repos/{owner}/{repo}/issues",
