@@ -394,3 +394,77 @@ func TestDashboardKeptWhileArgoCDIsDown(t *testing.T) {
 		t.Fatalf("a cycle without one instance rewrote the dashboard:\n%s", d.Body)
 	}
 }
+
+// TestDashboardMergedFixStillDiffers: when Argo CD synced a merged fix and
+// the application is still OutOfSync, the finding goes back on the
+// dashboard with why (the merged PR, the revision synced, what still
+// differs), not as a fix waiting to be opened, and the cycle does not
+// claim it waits for a sync; once the application is Synced it goes.
+func TestDashboardMergedFixStillDiffers(t *testing.T) {
+	w, now := stuckWorld(t, dashboardConfig, "cart")
+	w.cycle(&now)
+	orig, err := w.gh.File("acme", "cart", "main", "apps/shop/web.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := w.open("cart")[0].Number
+	if err := w.gh.Merge("acme", "cart", n); err != nil {
+		t.Fatal(err)
+	}
+	merged := w.gh.PullRequests("acme", "cart")[0].MergeSHA
+	w.setAppAt("cart", "cart", true, now, merged) // synced the merge, still stuck
+	// Someone puts the file back on main: the same fix is planned again.
+	if err := w.gh.CommitFile("acme", "cart", "main", "apps/shop/web.yaml", orig, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	w.cycle(&now)
+	out := w.cycle(&now)
+	d := w.dashboard("cart")
+	section, _, _ := strings.Cut(d.Body[strings.Index(d.Body, "**Merged fixes that did not end the drift**")+1:], "\n**")
+	if !strings.Contains(d.Body, "**Merged fixes that did not end the drift**") || !strings.Contains(section, fmt.Sprintf("- #%d ", n)) ||
+		!strings.Contains(section, "at revision `"+merged[:12]+"`") || !strings.Contains(section, "`/spec/replicas` — `hpa-replicas`") {
+		t.Fatalf("the merged fix that did not end the drift must be back on the dashboard with why:\n%s", d.Body)
+	}
+	if strings.Contains(d.Body, "**Fixes not opened yet**") || strings.Contains(d.Body, "waiting for Argo CD to sync") {
+		t.Errorf("a merged, synced fix is neither waiting to be opened nor waiting for a sync:\n%s", d.Body)
+	}
+	if skipped := strings.Join(out.Published.Skipped, "\n"); !strings.Contains(skipped, "synced without ending this drift") {
+		t.Errorf("the cycle must say why the fix is not proposed again: %q", out.Published.Skipped)
+	}
+	w.setAppAt("cart", "cart", false, now, merged)
+	w.cycle(&now)
+	if d := w.dashboard("cart"); strings.Contains(d.Body, "Merged fixes") || !strings.Contains(d.Body, "Nothing is stuck") {
+		t.Errorf("a Synced application's dashboard lists nothing:\n%s", d.Body)
+	}
+}
+
+// TestDashboardStopWaitingFix: "stop proposing this fix" ticked by a writer
+// on a fix not opened yet (cooling down) rejects it for good: no PR opens
+// after the cooldown, and the dashboard lists it as rejected, once.
+func TestDashboardStopWaitingFix(t *testing.T) {
+	cfg := strings.Replace(dashboardConfig, "dashboard: {enabled: true}}", "dashboard: {enabled: true}, minStuckFor: 2h}", 1)
+	w, now := stuckWorld(t, cfg, "shop")
+	w.cycle(&now)
+	d := w.dashboard("shop")
+	key := keyOf(t, d.Body, "- [ ] stop proposing this fix <!--")
+	w.gh.SetPermission("acme", "shop", "maintainer", githost.PermissionWrite)
+	if err := w.gh.TickAs("acme", "shop", d.Number, "maintainer", "- [ ] stop proposing this fix <!--"); err != nil {
+		t.Fatal(err)
+	}
+	w.cycle(&now)
+	if _, ok, _ := w.store().Rejected(context.Background(), key); !ok {
+		t.Fatal("the stop box ticked by a writer must reject the waiting fix")
+	}
+	for i := 0; i < 8; i++ { // well past the cooldown (synced an hour before the first cycle)
+		if out := w.cycle(&now); len(out.Published.Opened) != 0 {
+			t.Fatalf("a stopped fix was opened: %+v", out.Published)
+		}
+	}
+	d = w.dashboard("shop")
+	if strings.Contains(d.Body, "[x]") || strings.Contains(d.Body, "**Fixes not opened yet**") || strings.Count(d.Body, "asked to stop on the Drift Dashboard") != 1 {
+		t.Fatalf("the stopped fix must be listed once as rejected, no longer as waiting:\n%s", d.Body)
+	}
+	if len(w.gh.PullRequests("acme", "shop")) != 0 {
+		t.Error("no pull request may exist for a stopped fix")
+	}
+}

@@ -134,6 +134,14 @@ func (h *memHost) SetCheck(_ context.Context, _ githost.Repo, sha string, c gith
 
 func (h *memHost) React(context.Context, githost.Repo, int64, string) error { return nil }
 
+func (h *memHost) Holds(_ context.Context, _ githost.Repo, revision, commit string) (bool, error) {
+	return revision == commit, nil
+}
+
+func (h *memHost) Reacted(context.Context, githost.Repo, int64, string) (bool, error) {
+	return false, nil
+}
+
 func (h *memHost) Permission(context.Context, githost.Repo, string) (string, error) {
 	return githost.PermissionNone, nil
 }

@@ -10,15 +10,19 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/githost"
 )
 
 // TestSoak runs 100 cycles, restarting the bot every third (new clients, the
 // state database reopened, and lost now and then), while drift appears and goes
-// away, people merge and close PRs, and faults are injected: GitHub 5xx and
-// secondary limits, Slack 429s, Argo CD timeouts. After every cycle that
-// reached Argo CD: each stuck application has exactly one open PR unless a
-// person turned its fix down, no application has two, no PR of a Synced
-// application stays open, and every stuck application's drift was diagnosed.
+// away, people merge and close PRs and ask /driftfix recheck, and faults are
+// injected: GitHub 5xx and secondary limits, Slack 429s, Argo CD timeouts.
+// After every cycle that reached Argo CD: each stuck application has exactly
+// one open PR unless a person turned its fix down, no application has two,
+// no PR of a Synced application stays open, and every stuck application's
+// drift was diagnosed. At the end: one dashboard per repository at most, no
+// comment said twice, one check run per commit, and no command acted on
+// (acknowledged) twice.
 func TestSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("soak test")
@@ -35,9 +39,10 @@ func TestSoak(t *testing.T) {
 		w.addRepo(name)
 		stuck[name] = i%2 == 0
 		w.setApp(name, name, stuck[name], now)
+		w.gh.SetPermission("acme", name, "ops", githost.PermissionWrite)
 	}
 	var faults struct{ gh5xx, secondary, slack429, argoTimeouts, lostDB int }
-	var opened, closed, merged, rejectedN, episodes, restarts int
+	var opened, closed, merged, rejectedN, episodes, restarts, commands int
 	var r *Runner
 	var closeDB func()
 	defer func() { closeDB() }()
@@ -59,6 +64,10 @@ func TestSoak(t *testing.T) {
 		for i := 0; i < apps; i++ {
 			name := fmt.Sprintf("app%d", i)
 			for _, pr := range w.open(name) {
+				if rng.Float64() < 0.05 {
+					w.gh.CommentAs("acme", name, pr.Number, "ops", "MEMBER", "/driftfix recheck")
+					commands++
+				}
 				switch x := rng.Float64(); {
 				case x < 0.05:
 					if err := w.gh.Merge("acme", name, pr.Number); err != nil {
@@ -190,7 +199,10 @@ func TestSoak(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("soak: %d comments by driftfix, none twice on a PR; %d check runs, one per commit at most", comments, checks)
+	if w.gh.RepeatedReactions != 0 {
+		t.Errorf("%d commands were acknowledged (acted on) more than once", w.gh.RepeatedReactions)
+	}
+	t.Logf("soak: %d comments by driftfix, none twice on a PR; %d check runs, one per commit at most; %d /driftfix recheck commands, each acted on once", comments, checks, commands)
 	t.Logf("soak: %d cycles, %d restarts, in %s; %d drift episodes, %d PRs opened, %d closed when the drift went, %d merged, %d turned down; faults: %d GitHub 5xx, %d secondary limits, %d Slack 429, %d Argo CD timeouts, %d lost databases; %d digests posted; %d dashboards (one per repository at most); GitHub answered %d 304s",
 		cycles, restarts, time.Since(start).Round(time.Millisecond), episodes, opened, closed, merged, rejectedN,
 		faults.gh5xx, faults.secondary, faults.slack429, faults.argoTimeouts, faults.lostDB, len(w.slack.Posts()), dashboards, w.gh.NotModified)

@@ -1,10 +1,14 @@
 package bot
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/state"
 )
 
 // TestCommandsOnlyFromWriters: on a public repository anyone can comment, so
@@ -74,5 +78,89 @@ func TestForgedClosedMarker(t *testing.T) {
 	out := run()
 	if len(w.gh.PullRequests("acme", "shop")) != 1 || !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "a person closed") {
 		t.Fatalf("a forged marker reopened a rejected fix: %+v, PRs %+v", out.Published, w.gh.PullRequests("acme", "shop"))
+	}
+}
+
+// TestCommandsSurviveLostDatabase: what a writer asked, /driftfix ignore,
+// /driftfix snooze or the dashboard's stop box, is read again from
+// driftfix's own closing comment when the state database is lost: the fix
+// is not proposed again (a snooze until it ends), and the closed PR is not
+// taken for a drift that went and came back.
+func TestCommandsSurviveLostDatabase(t *testing.T) {
+	for _, tc := range []struct {
+		name, command string
+		snooze        bool
+	}{
+		{"ignore", "/driftfix ignore", false},
+		{"snooze", "/driftfix snooze 2d", true},
+		{"dashboard stop", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, now := stuckWorld(t, dashboardConfig, "shop")
+			w.cycle(&now)
+			n := w.open("shop")[0].Number
+			w.gh.SetPermission("acme", "shop", "ops", githost.PermissionWrite)
+			if tc.command != "" {
+				w.gh.CommentAs("acme", "shop", n, "ops", "MEMBER", tc.command)
+			} else if err := w.gh.TickAs("acme", "shop", w.dashboard("shop").Number, "ops", "- [ ] stop proposing this fix and close"); err != nil {
+				t.Fatal(err)
+			}
+			w.cycle(&now)
+			if len(w.open("shop")) != 0 {
+				t.Fatal("the PR must be closed as asked")
+			}
+			for i := 0; i < 3; i++ {
+				w.loseDatabase()
+				out := w.cycle(&now)
+				if len(w.gh.PullRequests("acme", "shop")) != 1 || len(out.Published.Opened) != 0 {
+					t.Fatalf("after a lost database the fix was proposed again: %+v", out.Published)
+				}
+			}
+			if !tc.snooze {
+				return
+			}
+			now = now.Add(2 * 24 * time.Hour)
+			w.setApp("shop", "shop", true, now.Add(-2*time.Hour))
+			w.loseDatabase()
+			w.cycle(&now)
+			if len(w.open("shop")) != 1 || len(w.gh.PullRequests("acme", "shop")) != 2 {
+				t.Fatalf("once the snooze is over the fix is proposed again: %+v", w.gh.PullRequests("acme", "shop"))
+			}
+		})
+	}
+}
+
+// TestCommandsRecheckOnceAfterLostDatabase: a /driftfix recheck is acted on
+// once and then acknowledged; a bot that lost its state database reads
+// driftfix's reaction and does not act on it again (here in quiet hours,
+// where a recheck asked would wait in the state database).
+func TestCommandsRecheckOnceAfterLostDatabase(t *testing.T) {
+	cfg := strings.Replace(worldConfig, "draft: true}", `draft: true, quietHours: {from: "12:40", to: "23:00", timezone: UTC}}`, 1)
+	w, now := stuckWorld(t, cfg, "shop")
+	w.cycle(&now) // 12:00
+	w.cycle(&now) // 12:15
+	pr := w.open("shop")[0]
+	m := cycle.KeyMarkerRE.FindStringSubmatch(pr.Body)
+	if m == nil {
+		t.Fatalf("no key marker in the body:\n%s", pr.Body)
+	}
+	key := m[1]
+	w.gh.SetPermission("acme", "shop", "ops", githost.PermissionWrite)
+	w.gh.CommentAs("acme", "shop", pr.Number, "ops", "MEMBER", "/driftfix recheck")
+	if out := w.cycle(&now); len(out.Published.Checked) != 1 { // 12:30
+		t.Fatalf("the recheck must publish the check again: %+v", out.Published)
+	}
+	for i := 0; i < 2; i++ { // quiet hours
+		w.loseDatabase()
+		w.cycle(&now)
+		if asked, err := w.store().Requested(context.Background(), key, state.ActionRecheck); err != nil || asked {
+			t.Fatalf("the recheck was followed again after a lost database: %v %v", asked, err)
+		}
+	}
+	if cs := w.gh.Comments("acme", "shop", pr.Number); len(cs) != 1 || strings.Join(cs[0].Reactions, ",") != "+1 by driftfix[bot]" {
+		t.Fatalf("the command must carry one acknowledgement: %+v", cs)
+	}
+	if c := w.gh.CallCount("GET /repos/{owner}/{repo}/issues/comments/{id}/reactions"); c != 3 {
+		t.Errorf("driftfix's reaction is read once per command and database: %d reads, want 3", c)
 	}
 }

@@ -36,10 +36,13 @@ type DashboardApp struct {
 	Causes                   []drift.Cause
 	Note                     string // why it counts as stuck
 	PRs                      []DashboardPR
-	Waiting                  []DashboardFix
-	ForPeople                []DashboardFinding
-	BroadIgnores             []DashboardFinding
-	Rejected                 []DashboardRejection
+	// StillDiffers are merged fix pull requests whose revision Argo CD
+	// synced while the application stayed OutOfSync, with what differs.
+	StillDiffers []DashboardMerged
+	Waiting      []DashboardFix
+	ForPeople    []DashboardFinding
+	BroadIgnores []DashboardFinding
+	Rejected     []DashboardRejection
 	// Fights are two writers taking turns at its fields now.
 	Fights []FightLine
 	// Open renders the section expanded (set by Dashboard when all fits).
@@ -61,6 +64,16 @@ type DashboardPR struct {
 	// check publisher reports it; "" renders "pending".
 	Check        string
 	RecheckAsked bool
+}
+
+// DashboardMerged is a merged fix pull request that did not end the drift.
+type DashboardMerged struct {
+	Number int
+	Title  string
+	// Revision is the merged revision Argo CD synced (short).
+	Revision string
+	// Findings are what still differs this cycle.
+	Findings []DashboardFinding
 }
 
 // DashboardFix is a fix planned but not opened (held back, or over a limit).

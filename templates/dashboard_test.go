@@ -14,7 +14,9 @@ var since = time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC)
 func dashboardApp(name string) DashboardApp {
 	return DashboardApp{App: name, Namespace: "argocd", Instance: "main", ArgoCDURL: "https://argocd.example.com", Stuck: true, Since: since,
 		Causes: []drift.Cause{drift.CauseHPAReplicas, drift.CauseManualChange}, Note: "OutOfSync 1h after a successful sync",
-		PRs:     []DashboardPR{{Number: 7, Key: "0a1b2c3d4e5f", Title: "driftfix(" + name + "): Stop declaring /spec/replicas of Deployment shop/web"}},
+		PRs: []DashboardPR{{Number: 7, Key: "0a1b2c3d4e5f", Title: "driftfix(" + name + "): Stop declaring /spec/replicas of Deployment shop/web"}},
+		StillDiffers: []DashboardMerged{{Number: 5, Title: "driftfix(" + name + "): Stop declaring /spec/paused of Deployment shop/web", Revision: "9f8e7d6c5b4a",
+			Findings: []DashboardFinding{{Resource: drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}, Path: "/spec/paused", Cause: drift.CauseUnknown}}}},
 		Waiting: []DashboardFix{{Key: "aa11bb22cc33", Title: "driftfix(" + name + "): Write /spec/cpu of Deployment shop/api as the cluster stores it", Why: "quiet hours"}},
 		ForPeople: []DashboardFinding{{Resource: drift.Ref{Kind: "ConfigMap", Namespace: "shop", Name: "cfg"}, Path: "/data/LOG_LEVEL", Cause: drift.CauseManualChange,
 			Why: "a manual change is real drift", Evidence: []string{"kubectl-edit changed it at 2026-12-02T10:40:00Z"}}},
@@ -84,6 +86,8 @@ func TestHostileValuesInertInDashboard(t *testing.T) {
 		a.BroadIgnores[0].Evidence = []string{h}
 		a.Rejected[0].Reason = h
 		ig := []IgnoreLine{{Holder: "Application argocd/" + h, Key: h, Where: h + ":3", Sensitive: "Secret " + h + " /data/" + h, Stale: true, Broad: h, PR: h}}
+		a.StillDiffers[0].Title, a.StillDiffers[0].Revision = h, h
+		a.StillDiffers[0].Findings[0] = DashboardFinding{Resource: drift.Ref{Kind: "ConfigMap", Namespace: h, Name: h}, Path: "/data/" + h, Cause: drift.CauseManualChange}
 		body, err := Dashboard(DashboardView{Marker: "<!-- driftfix:dashboard=all -->", Apps: []DashboardApp{a}, Ignores: ig})
 		if err != nil {
 			t.Fatal(err)

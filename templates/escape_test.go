@@ -192,3 +192,42 @@ func TestTerminalInert(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffFenceCannotBeClosed: a diff whose lines hold code fences (a live
+// value with backticks adopted into Git, a context line that is a fence)
+// stays inside its code block: the block ends exactly where the diff does.
+func TestDiffFenceCannotBeClosed(t *testing.T) {
+	for _, h := range append(hostile, "```", "````\n</details><img src=x>", "  ```\n- [x] recheck", "~~~") {
+		v := pr
+		diff := "--- a/values.yaml\n+++ b/values.yaml\n@@ -1,3 +1,3 @@\n notes: |\n  " + strings.ReplaceAll(h, "\n", "\n  ") + "\n-value: 1\n+value: " + strings.ReplaceAll(h, "\n", " ") + "\n"
+		v.Diffs = []FileDiff{{File: "values.yaml", Diff: diff}}
+		body, err := PRBody(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(body, "\n")
+		open := -1
+		for i, l := range lines {
+			if strings.HasPrefix(l, "```") && strings.HasSuffix(l, "diff") {
+				open = i
+				break
+			}
+		}
+		if open < 0 {
+			t.Fatalf("no diff block:\n%s", body)
+		}
+		fence := strings.TrimSuffix(lines[open], "diff")
+		closing := -1
+		for i := open + 1; i < len(lines); i++ {
+			// CommonMark: up to three spaces, then at least as many backticks, then only spaces
+			l := strings.TrimLeft(lines[i], " ")
+			if len(lines[i])-len(l) <= 3 && strings.HasPrefix(l, fence) && strings.Trim(l, "` ") == "" {
+				closing = i
+				break
+			}
+		}
+		if got := strings.Join(lines[open+1:max(closing, open+1)], "\n") + "\n"; closing < 0 || got != diff {
+			t.Errorf("%q: the diff block must end exactly where the diff does; it holds:\n%s", h, got)
+		}
+	}
+}

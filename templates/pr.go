@@ -51,6 +51,10 @@ type FileDiff struct {
 	File, Diff string
 }
 
+// Fence is a code fence no line of the diff can close: a value written
+// into Git (a live value adopted, a context line) may hold backticks.
+func (d FileDiff) Fence() string { return fence(d.Diff) }
+
 // AppURL links to the application in Argo CD's UI.
 func (v PRView) AppURL() string { return AppURL(v.ArgoCDURL, v.AppNamespace, v.App) }
 

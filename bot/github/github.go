@@ -425,6 +425,29 @@ func (c *Client) GetPR(ctx context.Context, r githost.Repo, number int) (*githos
 	return &pr, nil
 }
 
+// Holds reports whether revision holds commit: it is that commit or a later
+// one on top of it (GitHub's compare says identical or ahead). An unknown
+// commit or revision is not held.
+func (c *Client) Holds(ctx context.Context, r githost.Repo, revision, commit string) (bool, error) {
+	if revision == commit {
+		return true, nil
+	}
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	cmp, _, err := fetch(ctx, c, "compare commits", func(ctx context.Context) (*gh.CommitsComparison, *gh.Response, error) {
+		return cl.Repositories.CompareCommits(ctx, r.Owner, r.Name, commit, revision, &gh.ListOptions{PerPage: 1})
+	})
+	if notFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("compare %s with %s in %s: %w", revision, commit, r, err)
+	}
+	return cmp.GetStatus() == "identical" || cmp.GetStatus() == "ahead", nil
+}
+
 // OpenPRs lists the open pull requests whose branch starts with prefix.
 func (c *Client) OpenPRs(ctx context.Context, r githost.Repo, prefix string) ([]githost.PullRequest, error) {
 	cl, err := c.client(ctx, r)

@@ -134,3 +134,63 @@ func TestTokenRotation(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestReacted: driftfix's reaction to a command is found by its account,
+// never by another's reaction of the same kind; reacting twice leaves one
+// reaction, as on GitHub.
+func TestReacted(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := emulator(t)
+	app := appClient(t, srv)
+	repo := githost.Repo{Owner: "acme", Name: "apps"}
+	n, _ := srv.AddPR("acme", "apps", githubtest.PullRequest{Title: "t", Head: "driftfix/z", Author: "driftfix[bot]"})
+	id := srv.CommentAs("acme", "apps", n, "ops", "MEMBER", "/driftfix recheck")
+	if got, err := app.Reacted(ctx, repo, id, "driftfix[bot]"); err != nil || got {
+		t.Fatalf("no reaction yet: %v %v", got, err)
+	}
+	srv.ReactAs("acme", "apps", id, "mallory", "+1")
+	if got, err := app.Reacted(ctx, repo, id, "driftfix[bot]"); err != nil || got {
+		t.Fatalf("another account's +1 is not driftfix's: %v %v", got, err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := app.React(ctx, repo, id, "+1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := app.Reacted(ctx, repo, id, "driftfix[bot]"); err != nil || !got {
+		t.Fatalf("driftfix's reaction must be found: %v %v", got, err)
+	}
+	if cs := srv.Comments("acme", "apps", n); len(cs) != 1 || strings.Join(cs[0].Reactions, ",") != "+1 by mallory,+1 by driftfix[bot]" {
+		t.Errorf("reactions %+v", cs)
+	}
+}
+
+// TestHolds: a revision holds a commit when it is that commit or a later
+// one on top of it, as GitHub's compare says; an older revision or an
+// unknown one does not.
+func TestHolds(t *testing.T) {
+	ctx := context.Background()
+	srv, _ := emulator(t)
+	app := appClient(t, srv)
+	repo := githost.Repo{Owner: "acme", Name: "apps"}
+	first := srv.Head("acme", "apps", "main")
+	if err := srv.CommitFile("acme", "apps", "main", "README.md", "apps, again\n", "dev"); err != nil {
+		t.Fatal(err)
+	}
+	second := srv.Head("acme", "apps", "main")
+	unknown := strings.Repeat("0", 40)
+	for _, tc := range []struct {
+		revision, commit string
+		want             bool
+	}{
+		{first, first, true},
+		{second, first, true},
+		{first, second, false},
+		{second, unknown, false},
+		{unknown, first, false},
+	} {
+		if got, err := app.Holds(ctx, repo, tc.revision, tc.commit); err != nil || got != tc.want {
+			t.Errorf("Holds(%.7s, %.7s) = %v, %v; want %v", tc.revision, tc.commit, got, err, tc.want)
+		}
+	}
+}

@@ -372,6 +372,35 @@ func (c *Client) React(ctx context.Context, r githost.Repo, commentID int64, rea
 	return nil
 }
 
+// Reacted reports whether login reacted to a pull request's comment:
+// driftfix's acknowledgement of a command it followed, which outlives its
+// state database.
+func (c *Client) Reacted(ctx context.Context, r githost.Repo, commentID int64, login string) (bool, error) {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	opt := &gh.ListReactionOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	for page := 0; page < 10; page++ {
+		rs, resp, err := fetch(ctx, c, "list reactions", func(ctx context.Context) ([]*gh.Reaction, *gh.Response, error) {
+			return cl.Reactions.ListIssueCommentReactions(ctx, r.Owner, r.Name, commentID, opt)
+		})
+		if err != nil {
+			return false, fmt.Errorf("read the reactions to comment %d on %s: %w", commentID, r, err)
+		}
+		for _, x := range rs {
+			if strings.EqualFold(x.GetUser().GetLogin(), login) {
+				return true, nil
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			break
+		}
+		opt.Page = resp.NextPage
+	}
+	return false, nil
+}
+
 // Permission is an account's permission on a repository, from the
 // collaborator permission API: admin, write (maintainers too), read (triage
 // too) or none. Custom roles report the base permission they extend.

@@ -33,11 +33,11 @@ func (p *proposal) publishCheck(head string, pushed bool) error {
 	if err != nil {
 		return err
 	}
-	asked, err := p.Store.Requested(p.ctx, p.pr.Key, state.ActionRecheck) // a box ticked on the dashboard
+	asked, err := p.Store.Requested(p.ctx, p.pr.Key, state.ActionRecheck) // /driftfix recheck, or a box ticked on the dashboard
 	if err != nil {
 		return err
 	}
-	if ok && old.SHA == head && old.Digest == hc.Digest && !p.rechecks[p.pr.Key] && !asked {
+	if ok && old.SHA == head && old.Digest == hc.Digest && !asked {
 		return nil
 	}
 	ck := githost.Check{Name: templates.CheckName, Success: hc.Success, Title: hc.Title, Summary: hc.Summary, Text: hc.Text, DetailsURL: hc.DetailsURL}

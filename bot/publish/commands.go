@@ -16,6 +16,35 @@ import (
 // verb and first argument.
 var commandRE = regexp.MustCompile(`(?m)^[ \t]*/driftfix[ \t]+([A-Za-z]+)(?:[ \t]+(\S+))?`)
 
+// command finds the first /driftfix command of a comment: at the start of
+// a line, not inside a fenced code block (a command quoted as an example,
+// or pasted output, is not one) nor a quote (a reply quoting it).
+func command(body string) []string {
+	fence := ""
+	var kept []string
+	for _, line := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n") {
+		t := strings.TrimLeft(line, " ")
+		indent := len(line) - len(t)
+		if indent <= 3 {
+			if m := fenceRE.FindString(t); m != "" && (fence == "" || (m[0] == fence[0] && len(m) >= len(fence) && strings.TrimSpace(t[len(m):]) == "")) {
+				if fence == "" {
+					fence = m
+				} else {
+					fence = ""
+				}
+				continue
+			}
+		}
+		if fence == "" {
+			kept = append(kept, line)
+		}
+	}
+	return commandRE.FindStringSubmatch(strings.Join(kept, "\n"))
+}
+
+// fenceRE is the run of backticks or tildes that opens or closes a fenced code block.
+var fenceRE = regexp.MustCompile("^(`{3,}|~{3,})")
+
 // maxSnooze bounds /driftfix snooze: longer than that is a /driftfix ignore.
 const maxSnooze = 180 * 24 * time.Hour
 
@@ -24,7 +53,13 @@ type asked struct {
 	ignore, recheck bool
 	snooze          time.Time // zero: no snooze asked
 	by              string    // who asked what is done (the last such command)
-	comments        []int64   // the commands acted on, to remember as followed
+	acks            []ack     // the commands acted on, to acknowledge and remember as followed
+}
+
+// ack is a command comment and the reaction that acknowledges it.
+type ack struct {
+	comment  int64
+	reaction string
 }
 
 // parseSnooze reads a snooze length: a number of hours, days or weeks.
@@ -33,20 +68,33 @@ func parseSnooze(arg string) (time.Duration, error) {
 		return 0, fmt.Errorf("say how long, such as 14d, 2w or 12h")
 	}
 	n, err := strconv.Atoi(arg[:len(arg)-1])
-	unit := map[byte]time.Duration{'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[arg[len(arg)-1]]
-	if err != nil || n <= 0 || unit == 0 {
+	unit := map[byte]time.Duration{'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[arg[len(arg)-1]|0x20]
+	if err != nil || n <= 0 || unit == 0 || !digits(arg[:len(arg)-1]) {
 		return 0, fmt.Errorf("%q is not a length such as 14d, 2w or 12h", arg)
 	}
-	if d := time.Duration(n) * unit; d <= maxSnooze {
-		return d, nil
+	// compared before multiplying: a huge count must not wrap around to a short or negative snooze
+	if n <= int(maxSnooze/unit) {
+		return time.Duration(n) * unit, nil
 	}
 	return 0, fmt.Errorf("%s is longer than %d days; use /driftfix ignore to stop this fix for good", arg, int(maxSnooze.Hours()/24))
 }
 
+// digits says whether s is only ASCII digits (no sign).
+func digits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // commands reads the pull request's /driftfix commands that were not acted
-// on before. Only accounts that can write to the repository steer driftfix;
-// others are not followed, and the cycle says so. A command followed gets a
-// +1 reaction; one that cannot be read gets a confused one.
+// on before: not in the state database, and without driftfix's reaction
+// (which outlives a lost database). Only accounts that can write to the
+// repository steer driftfix; others are not followed, and the cycle says
+// so. A command followed gets a +1 reaction once it is done; one that
+// cannot be read gets a confused one.
 func (c *followed) commands() (asked, error) {
 	var a asked
 	if slices.Contains(c.pr.Labels, c.IgnoreLabel) {
@@ -57,7 +105,7 @@ func (c *followed) commands() (asked, error) {
 		return a, err
 	}
 	for _, m := range comments {
-		cmd := commandRE.FindStringSubmatch(m.Body)
+		cmd := command(m.Body)
 		if cmd == nil {
 			continue
 		}
@@ -75,6 +123,15 @@ func (c *followed) commands() (asked, error) {
 		if !ok {
 			c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: /driftfix %s from %s (%s) not followed: only accounts that can write to %s steer driftfix", c.ref(), verb, m.Author, m.Association, c.repo))
 			continue
+		}
+		if done, err := c.acknowledged(m.ID); err != nil || done {
+			if err != nil {
+				return a, err
+			}
+			if _, err := c.Store.Followed(c.ctx, c.repo.Key(), m.ID, c.now); err != nil {
+				return a, err
+			}
+			continue // followed before this state database
 		}
 		reaction := "+1"
 		switch verb {
@@ -94,18 +151,28 @@ func (c *followed) commands() (asked, error) {
 			reaction = "confused"
 			c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: /driftfix %s from %s is not a command (ignore, recheck, snooze)", c.ref(), verb, m.Author))
 		}
-		a.comments = append(a.comments, m.ID)
-		if err := c.host.React(c.ctx, c.repo, m.ID, reaction); err != nil {
-			c.log.Warn("acknowledge a command", "pr", c.ref(), "error", err.Error()) // the command is acted on all the same
-		}
+		a.acks = append(a.acks, ack{m.ID, reaction})
 	}
 	return a, nil
 }
 
-// remember records the commands acted on, once what they asked is done.
+// acknowledged reports whether driftfix's own account reacted to a comment.
+func (c *followed) acknowledged(id int64) (bool, error) {
+	login, err := c.host.Login(c.ctx)
+	if err != nil {
+		return false, err
+	}
+	return c.host.Reacted(c.ctx, c.repo, id, login)
+}
+
+// remember acknowledges the commands acted on and records them as
+// followed, once what they asked is done.
 func (c *followed) remember(a asked) error {
-	for _, id := range a.comments {
-		if _, err := c.Store.Followed(c.ctx, c.repo.Key(), id, c.now); err != nil {
+	for _, k := range a.acks {
+		if err := c.host.React(c.ctx, c.repo, k.comment, k.reaction); err != nil {
+			c.log.Warn("acknowledge a command", "pr", c.ref(), "error", err.Error()) // it was acted on all the same
+		}
+		if _, err := c.Store.Followed(c.ctx, c.repo.Key(), k.comment, c.now); err != nil {
 			return err
 		}
 	}
@@ -124,7 +191,7 @@ func (c *followed) steer() (bool, error) {
 		if err := c.Store.Reject(c.ctx, c.k.Fingerprint, c.k.App, "asked to stop on "+c.ref()+" by "+a.by, c.now); err != nil {
 			return false, err
 		}
-		msg := "driftfix will not propose this fix again, as asked. The drift stays visible in the digest.\n\n" + closedMarker
+		msg := "driftfix will not propose this fix again, as asked. The drift stays visible in the digest.\n\n" + stoppedMarker + "\n" + closedMarker
 		if err := c.host.ClosePR(c.ctx, c.repo, c.k.Number, c.k.Branch, msg); err != nil {
 			return false, err
 		}
@@ -136,7 +203,7 @@ func (c *followed) steer() (bool, error) {
 		if err := c.Store.Snooze(c.ctx, c.k.Fingerprint, a.snooze, "snoozed on "+c.ref()+" by "+a.by); err != nil {
 			return false, err
 		}
-		msg := fmt.Sprintf("Snoozed until %s, as %s asked: driftfix proposes this fix again after that if the drift is still there.\n\n%s", until, a.by, closedMarker)
+		msg := fmt.Sprintf("Snoozed until %s, as %s asked: driftfix proposes this fix again after that if the drift is still there.\n\n%s\n%s", until, a.by, snoozedMarker(a.snooze), closedMarker)
 		if err := c.host.ClosePR(c.ctx, c.repo, c.k.Number, c.k.Branch, msg); err != nil {
 			return false, err
 		}
@@ -144,7 +211,11 @@ func (c *followed) steer() (bool, error) {
 		c.out.Snoozed = append(c.out.Snoozed, c.ref())
 		return true, errors.Join(c.remember(a), c.save(state.PRClosed))
 	case a.recheck:
-		c.rechecks[c.k.Fingerprint] = true
+		// kept until the check is published again (publishCheck clears
+		// it), so a cycle that publishes nothing (quiet hours) loses no recheck
+		if err := c.Store.Request(c.ctx, c.k.Fingerprint, state.ActionRecheck, c.now); err != nil {
+			return false, err
+		}
 	}
 	return false, c.remember(a)
 }

@@ -338,7 +338,7 @@ func (c *followed) stopFromDashboard(where string) error {
 	if err := c.Store.Reject(c.ctx, c.k.Fingerprint, c.k.App, "asked to stop on the Drift Dashboard "+where, c.now); err != nil {
 		return err
 	}
-	msg := "driftfix will not propose this fix again, as asked on the Drift Dashboard (" + where + ").\n\n" + closedMarker
+	msg := "driftfix will not propose this fix again, as asked on the Drift Dashboard (" + where + ").\n\n" + stoppedMarker + "\n" + closedMarker
 	if err := c.host.ClosePR(c.ctx, c.repo, c.k.Number, c.k.Branch, msg); err != nil {
 		return err
 	}
@@ -369,6 +369,10 @@ func (d *dashboard) view() (templates.DashboardView, error) {
 		return v, err
 	}
 	rejections, err := d.Store.Rejections(d.ctx)
+	if err != nil {
+		return v, err
+	}
+	stillDrifts, err := d.Store.PRs(d.ctx, state.PRStillDrifts)
 	if err != nil {
 		return v, err
 	}
@@ -406,6 +410,14 @@ func (d *dashboard) view() (templates.DashboardView, error) {
 			av.PRs = append(av.PRs, templates.DashboardPR{Number: k.Number, Key: k.Fingerprint, Title: title, Check: d.checkConclusion(k), RecheckAsked: asked})
 		}
 		slices.SortFunc(av.PRs, func(a, b templates.DashboardPR) int { return a.Number - b.Number })
+		if a.Stuck {
+			for _, k := range stillDrifts {
+				if k.App == key {
+					opened[k.Fingerprint] = true // listed here, not as a fix waiting to be opened
+					av.StillDiffers = append(av.StillDiffers, d.stillDiffers(k, key))
+				}
+			}
+		}
 		rejected := map[string]bool{}
 		for _, rj := range rejections {
 			if rj.App != key {
@@ -444,6 +456,27 @@ func (d *dashboard) view() (templates.DashboardView, error) {
 		}
 	}
 	return v, nil
+}
+
+// stillDiffers is a merged fix whose revision Argo CD synced while the
+// application stayed OutOfSync, with what differs this cycle.
+func (d *dashboard) stillDiffers(k state.PR, appKey string) templates.DashboardMerged {
+	m := templates.DashboardMerged{Number: k.Number, Title: k.Branch, Revision: k.MergeSHA}
+	if p, ok := d.proposed[k.Fingerprint]; ok {
+		m.Title = p.Title
+	}
+	if len(m.Revision) > 12 {
+		m.Revision = m.Revision[:12]
+	}
+	for _, s := range d.res.Stuck {
+		if s.Report == nil || cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey {
+			continue
+		}
+		for _, f := range s.Report.Findings {
+			m.Findings = append(m.Findings, templates.DashboardFinding{Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause})
+		}
+	}
+	return m
 }
 
 // findings indexes this cycle's findings by application, resource and path.

@@ -3,6 +3,7 @@ package publish
 import (
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/driftfix/driftfix/bot/cycle"
 )
@@ -11,6 +12,30 @@ import (
 // pull request, so a closed PR can be told apart from one a person closed
 // even when the state database is lost.
 const closedMarker = "<!-- driftfix:closed-by-driftfix -->"
+
+// stoppedMarker, with closedMarker, ends the comment driftfix closes its
+// pull request with when a person asked it to stop (/driftfix ignore, the
+// dashboard's stop box): a lost state database reads the rejection again
+// from GitHub instead of proposing the fix anew.
+const stoppedMarker = "<!-- driftfix:stopped -->"
+
+// snoozedMarker, with closedMarker, ends the comment driftfix closes its
+// pull request with for a /driftfix snooze, saying until when.
+func snoozedMarker(until time.Time) string {
+	return "<!-- driftfix:snoozed-until=" + until.UTC().Format(time.RFC3339) + " -->"
+}
+
+var snoozedRE = regexp.MustCompile(`<!-- driftfix:snoozed-until=([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z) -->`)
+
+// snoozedUntil reads the snooze a closing comment of driftfix's records.
+func snoozedUntil(body string) (time.Time, bool) {
+	m := snoozedRE.FindStringSubmatch(body)
+	if m == nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, m[1])
+	return t, err == nil
+}
 
 // bodyFingerprint is the marker of the fix's content in a PR body.
 var bodyFingerprint = regexp.MustCompile(`<!-- driftfix:fingerprint=([0-9a-f]+) -->`)

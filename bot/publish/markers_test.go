@@ -3,6 +3,7 @@ package publish
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/driftfix/driftfix/bot/cycle"
 )
@@ -29,5 +30,19 @@ func TestBodyKey(t *testing.T) {
 				t.Errorf("bodyKey = %q %q %v, want %q %q", key, app, ok, tc.key, tc.app)
 			}
 		})
+	}
+}
+
+// TestSnoozedUntil: the snooze is read from driftfix's marker only in its
+// exact form; anything else is no snooze.
+func TestSnoozedUntil(t *testing.T) {
+	until := time.Date(2026, 12, 16, 12, 0, 0, 0, time.UTC)
+	if got, ok := snoozedUntil("Snoozed.\n\n" + snoozedMarker(until.In(time.FixedZone("x", 3600))) + "\n" + closedMarker); !ok || !got.Equal(until) {
+		t.Errorf("snoozedUntil = %v, %v", got, ok)
+	}
+	for _, body := range []string{"", closedMarker, "<!-- driftfix:snoozed-until=2026-12-16 -->", "<!-- driftfix:snoozed-until=2026-13-45T99:00:00Z -->"} {
+		if got, ok := snoozedUntil(body); ok {
+			t.Errorf("snoozedUntil(%q) = %v", body, got)
+		}
 	}
 }

@@ -2,9 +2,11 @@ package publish
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -29,7 +31,7 @@ func (r *run) afterMerge(k state.PR) {
 		k.State = state.PRFixed
 		r.out.Fixed = append(r.out.Fixed, r.displayRef(k))
 		msg = fmt.Sprintf("Argo CD synced this change: application %s is Synced%s.", app, revision(a.App.Revision))
-	case a.Stuck && k.MergeSHA != "" && a.App.Revision == k.MergeSHA:
+	case a.Stuck && k.MergeSHA != "" && r.syncedMerge(k, a.App.Revision):
 		k.State = state.PRStillDrifts
 		r.out.StillDrifts = append(r.out.StillDrifts, r.displayRef(k))
 		msg = fmt.Sprintf("Argo CD synced this change%s, but application %s is still OutOfSync at:\n\n%s\ndriftfix keeps diagnosing it; what is left is in the digest.",
@@ -39,7 +41,11 @@ func (r *run) afterMerge(k state.PR) {
 	}
 	k.Updated = r.now
 	if host, repo, err := r.hostOf(k.Repo); err == nil && !r.limited {
-		if err := host.Comment(r.ctx, repo, k.Number, msg+"\n\n"+afterMergeMarker); err != nil {
+		said, err := r.saidAfterMerge(host, repo, k.Number)
+		if err == nil && !said {
+			err = host.Comment(r.ctx, repo, k.Number, msg+"\n\n"+afterMergeMarker)
+		}
+		if err != nil {
 			r.fail(fmt.Errorf("comment on merged %s: %w", r.displayRef(k), err))
 			r.rateLimited(err)
 			return // said next cycle
@@ -48,6 +54,56 @@ func (r *run) afterMerge(k state.PR) {
 	if err := r.Store.SavePR(r.ctx, k); err != nil {
 		r.fail(err)
 	}
+}
+
+// syncedMerge reports whether the revision Argo CD synced holds the merge
+// commit: it or a later commit (main moved on before Argo CD synced). A
+// host that cannot say leaves it for the next cycle.
+func (r *run) syncedMerge(k state.PR, revision string) bool {
+	if revision == "" || r.limited {
+		return false
+	}
+	if revision == k.MergeSHA {
+		return true
+	}
+	if !commitSHA.MatchString(revision) {
+		return false // a chart version or a branch name: no commit to compare
+	}
+	host, repo, err := r.hostOf(k.Repo)
+	if err != nil {
+		return false
+	}
+	holds, err := host.Holds(r.ctx, repo, revision, k.MergeSHA)
+	if err != nil {
+		r.fail(fmt.Errorf("merged %s: %w", r.displayRef(k), err))
+		r.rateLimited(err)
+		return false
+	}
+	return holds
+}
+
+// commitSHA is a full Git commit id as Argo CD records a synced revision (SHA-1 or SHA-256).
+var commitSHA = regexp.MustCompile(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// saidAfterMerge reports whether driftfix's own account already commented
+// the result on the merged pull request: the state store forgets it with a
+// lost database, which learns of the merged PR again from GitHub. A person
+// who pastes the marker says nothing for driftfix.
+func (r *run) saidAfterMerge(host GitHost, repo githost.Repo, number int) (bool, error) {
+	login, err := host.Login(r.ctx)
+	if err != nil {
+		return false, err
+	}
+	comments, err := host.Comments(r.ctx, repo, number)
+	if err != nil {
+		return false, err
+	}
+	for _, c := range comments {
+		if strings.EqualFold(c.Author, login) && strings.Contains(c.Body, afterMergeMarker) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // afterMergeMarker ends driftfix's comment on a merged pull request.

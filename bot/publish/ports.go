@@ -34,6 +34,9 @@ type GitHost interface {
 	FindPR(ctx context.Context, r githost.Repo, branch string) (*githost.PullRequest, error)
 	// GetPR reads one pull request.
 	GetPR(ctx context.Context, r githost.Repo, number int) (*githost.PullRequest, error)
+	// Holds reports whether revision holds commit (is it, or a later commit
+	// on top of it): Argo CD may sync a revision past a merge.
+	Holds(ctx context.Context, r githost.Repo, revision, commit string) (bool, error)
 	// OpenPRs lists the open pull requests whose branch starts with prefix.
 	OpenPRs(ctx context.Context, r githost.Repo, prefix string) ([]githost.PullRequest, error)
 	// OpenPR opens a pull request from an existing branch.
@@ -54,6 +57,10 @@ type GitHost interface {
 
 	// React acknowledges a comment with a reaction ("+1": a command followed).
 	React(ctx context.Context, r githost.Repo, commentID int64, reaction string) error
+	// Reacted reports whether login reacted to the comment: driftfix's own
+	// acknowledgement says a command was followed, even after its state
+	// database was lost.
+	Reacted(ctx context.Context, r githost.Repo, commentID int64, login string) (bool, error)
 
 	// Permission is an account's permission on the repository (githost's
 	// Permission levels); only accounts that can write may steer driftfix.

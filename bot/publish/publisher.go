@@ -74,8 +74,10 @@ type run struct {
 	limited bool
 	open    openCount
 	writers map[string]bool // "repo login" → may steer driftfix, asked this cycle
-	// rechecks are fixes whose check a /driftfix recheck asked to publish again.
-	rechecks map[string]bool
+	// polled are the open pull requests followUp read this cycle and left
+	// open, by repository key and branch: publishing the same fix uses that
+	// read, so each PR's head is polled once a cycle (a conditional request).
+	polled map[string]*githost.PullRequest
 	// released are the cursors of digests quiet hours held, sent this cycle.
 	released []string
 	// fightLines are the fights told this cycle, by AppKey (fights.go).
@@ -117,7 +119,8 @@ func (p *Publisher) start(ctx context.Context, res *cycle.CycleResult, now time.
 		p.PerPR = 2 * time.Minute
 	}
 	r := &run{Publisher: p, ctx: ctx, res: res, now: now, log: p.Log, out: &Published{Digests: map[string][]templates.Message{}},
-		apps: map[string]cycle.AppState{}, proposed: map[string]cycle.ProposedPR{}, open: openCount{perRepo: map[string]int{}}, writers: map[string]bool{}, rechecks: map[string]bool{}}
+		apps: map[string]cycle.AppState{}, proposed: map[string]cycle.ProposedPR{}, open: openCount{perRepo: map[string]int{}}, writers: map[string]bool{},
+		polled: map[string]*githost.PullRequest{}}
 	if r.log == nil {
 		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

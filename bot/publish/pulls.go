@@ -118,7 +118,10 @@ func (p *proposal) locate() error {
 	if p.host, p.repo, err = p.hostFor(p.pr.RepoURL); err != nil {
 		return err
 	}
-	if p.existing, err = p.host.FindPR(p.ctx, p.repo, p.pr.Branch); err != nil {
+	if polled, ok := p.polled[p.repo.Key()+" "+p.pr.Branch]; ok {
+		cp := *polled // read moments ago by followUp, still open
+		p.existing = &cp
+	} else if p.existing, err = p.host.FindPR(p.ctx, p.repo, p.pr.Branch); err != nil {
 		return err
 	}
 	p.base = p.pr.Base
@@ -146,11 +149,16 @@ func (p *proposal) settled() (bool, error) {
 		p.skip(fmt.Sprintf("%s from this branch was opened by %s, not by driftfix's account %s; left alone", ref(p.repo, ex.Number), ex.Author, login))
 		return true, nil
 	case ex.Merged:
-		p.skip(fmt.Sprintf("merged in %s; waiting for Argo CD to sync it", ref(p.repo, ex.Number)))
 		p.rec.Number, p.rec.State, p.rec.MergeSHA = ex.Number, state.PRMerged, ex.MergeCommitSHA
 		if old, ok, _ := p.Store.PRFor(p.ctx, p.pr.Key); ok && (old.State == state.PRFixed || old.State == state.PRStillDrifts) {
+			what := "which Argo CD synced without ending this drift"
+			if old.State == state.PRFixed {
+				what = "which Argo CD synced and the application was Synced, but the drift came back"
+			}
+			p.skip(fmt.Sprintf("merged in %s, %s; the same fix is not proposed again", ref(p.repo, ex.Number), what))
 			return true, nil
 		}
+		p.skip(fmt.Sprintf("merged in %s; waiting for Argo CD to sync it", ref(p.repo, ex.Number)))
 		return true, p.Store.SavePR(p.ctx, p.rec)
 	case ex.State != "closed":
 		return false, nil
@@ -160,6 +168,24 @@ func (p *proposal) settled() (bool, error) {
 		return true, err
 	}
 	if last := len(comments) - 1; last >= 0 && strings.EqualFold(comments[last].Author, login) && strings.Contains(comments[last].Body, closedMarker) {
+		// driftfix closed it: for good when a person asked it to stop, until
+		// a snooze ends, or because the drift went (and is now back). The
+		// state database may have lost what was asked: GitHub still says.
+		body := comments[last].Body
+		if strings.Contains(body, stoppedMarker) {
+			if err := p.Store.Reject(p.ctx, p.pr.Key, p.rec.App, "asked to stop on "+ref(p.repo, ex.Number), p.now); err != nil {
+				return true, err
+			}
+			p.skip("asked to stop on " + ref(p.repo, ex.Number) + "; not proposed again")
+			return true, nil
+		}
+		if until, ok := snoozedUntil(body); ok && until.After(p.now) {
+			if err := p.Store.Snooze(p.ctx, p.pr.Key, until, "snoozed on "+ref(p.repo, ex.Number)); err != nil {
+				return true, err
+			}
+			p.skip(fmt.Sprintf("snoozed on %s, until %s", ref(p.repo, ex.Number), until.Format(time.RFC3339)))
+			return true, nil
+		}
 		p.existing = nil
 		return false, nil
 	}

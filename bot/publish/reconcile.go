@@ -74,9 +74,13 @@ func (r *run) reconcileOpen(k state.PR) bool {
 	}
 	ctx, cancel := r.perPR()
 	defer cancel()
-	done, err := (&followed{run: r, ctx: ctx, host: host, repo: repo, k: k}).reconcile()
+	f := &followed{run: r, ctx: ctx, host: host, repo: repo, k: k}
+	done, err := f.reconcile()
 	if err != nil {
 		r.fail(err)
+	}
+	if err == nil && !done && f.pr != nil && f.pr.State == "open" {
+		r.polled[repo.Key()+" "+k.Branch] = f.pr
 	}
 	return done
 }

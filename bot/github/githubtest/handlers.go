@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -339,9 +340,30 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		for n := range rp.comments {
 			for i := range rp.comments[n] {
 				if c := &rp.comments[n][i]; c.ID == id {
-					c.Reactions = append(c.Reactions, body.Content+" by "+s.caller)
-					return http.StatusCreated, map[string]any{"id": len(c.Reactions), "content": body.Content}
+					rx := body.Content + " by " + s.caller
+					if k := slices.Index(c.Reactions, rx); k >= 0 { // GitHub: one reaction of a kind per user, answered 200
+						s.RepeatedReactions++
+						return http.StatusOK, map[string]any{"id": k + 1, "content": body.Content, "user": map[string]any{"login": s.caller}}
+					}
+					c.Reactions = append(c.Reactions, rx)
+					return http.StatusCreated, map[string]any{"id": len(c.Reactions), "content": body.Content, "user": map[string]any{"login": s.caller}}
 				}
+			}
+		}
+		return http.StatusNotFound, "Not Found"
+	case "GET /repos/{owner}/{repo}/issues/comments/{id}/reactions":
+		id, _ := strconv.ParseInt(p["id"], 10, 64)
+		for n := range rp.comments {
+			for _, c := range rp.comments[n] {
+				if c.ID != id {
+					continue
+				}
+				out := []any{}
+				for k, rx := range c.Reactions {
+					content, login, _ := strings.Cut(rx, " by ")
+					out = append(out, map[string]any{"id": k + 1, "content": content, "user": map[string]any{"login": login}})
+				}
+				return http.StatusOK, s.page(r, out)
 			}
 		}
 		return http.StatusNotFound, "Not Found"
@@ -353,6 +375,9 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		return http.StatusOK, map[string]any{"permission": perm, "role_name": perm, "user": map[string]any{"login": p["username"]}}
 	}
 	if status, body, ok := s.handleChecks(route, p, r, rp); ok {
+		return status, body
+	}
+	if status, body, ok := s.handleCompare(route, p, rp); ok {
 		return status, body
 	}
 	return s.handleIssues(route, r, rp, num)

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,10 +61,15 @@ type Server struct {
 	// Fault, when set, may answer a request with a status code (500, 502,
 	// 403 or 429 for a secondary limit); 0 lets it through.
 	Fault func(r *http.Request) int
-	// Calls counts requests by method and route; NotModified counts 304s.
+	// Calls counts requests by method and route; NotModified counts 304s
+	// (notModified by method and route).
 	Calls       map[string]int
 	NotModified int
-	Secondary   int // secondary-limit answers given
+	notModified map[string]int
+	// RepeatedReactions counts reactions an account posted again on a
+	// comment that already had them from it (GitHub keeps one).
+	RepeatedReactions int
+	Secondary         int // secondary-limit answers given
 
 	commentID int64 // the last comment's id, unique across repositories
 	checkID   int64 // the last check run's id
@@ -124,7 +130,7 @@ func NewServer() (*Server, error) {
 	}
 	s := &Server{AppID: 424242, key: key, UserToken: "github_pat_" + randHex(20), AppSlug: "driftfix", UserLogin: "octo-user",
 		PrivateKeyPEM: pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
-		repos:         map[string]*repo{}, installs: map[string]int64{}, tokens: map[string]token{}, Calls: map[string]int{},
+		repos:         map[string]*repo{}, installs: map[string]int64{}, tokens: map[string]token{}, Calls: map[string]int{}, notModified: map[string]int{},
 		limit: 5000, remaining: 5000, reset: time.Now().Add(time.Hour)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.API = s.Server.URL + "/api/v3/"
@@ -165,6 +171,14 @@ func (s *Server) CallCount(route string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.Calls[route]
+}
+
+// NotModifiedCount is how many requests of a route ("GET /repos/{owner}/{repo}/pulls")
+// were answered 304 Not Modified.
+func (s *Server) NotModifiedCount(route string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.notModified[route]
 }
 
 // FailNext makes the next requests answer the given status codes, in order
@@ -398,13 +412,33 @@ func (s *Server) Comment(owner, name string, number int, body string) {
 	s.CommentAs(owner, name, number, "person", "COLLABORATOR", body)
 }
 
-// CommentAs adds a comment as login, with its author association.
-func (s *Server) CommentAs(owner, name string, number int, login, association, body string) {
+// CommentAs adds a comment as login, with its author association, and
+// returns its id (0 when there is no such repository).
+func (s *Server) CommentAs(owner, name string, number int, login, association, body string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := s.repos[owner+"/"+name]; r != nil {
 		s.commentID++
 		r.comments[number] = append(r.comments[number], Comment{ID: s.commentID, Author: login, Association: association, Body: body})
+		return s.commentID
+	}
+	return 0
+}
+
+// ReactAs adds login's reaction to a comment, once, as GitHub does.
+func (s *Server) ReactAs(owner, name string, commentID int64, login, content string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.repos[owner+"/"+name]
+	if r == nil {
+		return
+	}
+	for n := range r.comments {
+		for i := range r.comments[n] {
+			if c := &r.comments[n][i]; c.ID == commentID && !slices.Contains(c.Reactions, content+" by "+login) {
+				c.Reactions = append(c.Reactions, content+" by "+login)
+			}
+		}
 	}
 }
 
@@ -539,6 +573,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("ETag", etag)
 		if r.Header.Get("If-None-Match") == etag {
 			s.NotModified++
+			s.notModified[r.Method+" "+route]++
 			setRate()
 			w.WriteHeader(http.StatusNotModified)
 			return
@@ -584,10 +619,12 @@ var routes = []string{
 	"POST /repos/{owner}/{repo}/issues/{number}/comments",
 	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",
 	"POST /repos/{owner}/{repo}/issues/comments/{id}/reactions",
+	"GET /repos/{owner}/{repo}/issues/comments/{id}/reactions",
 	"POST /repos/{owner}/{repo}/check-runs",
 	"PATCH /repos/{owner}/{repo}/check-runs/{id}",
 	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
 	"POST /repos/{owner}/{repo}/statuses/{sha}",
+	"GET /repos/{owner}/{repo}/compare/{basehead}",
 	// issues.go
 	"GET /repos/{owner}/{repo}/issues",
 	"POST /repos/{owner}/{repo}/issues",
