@@ -163,6 +163,35 @@ func TestFightFromSelfHealSyncs(t *testing.T) {
 	}
 }
 
+// TestFightNotToldBeforeItsWriterIsNamed: the first cycle finds the
+// application Synced with self-heal over its sync limit, before any cycle
+// has caught it OutOfSync: nothing names the resource or the other writer,
+// so no fight is told then; the cycles that catch the HPA's turns tell it
+// once, naming both writers (as on the real stack, where a fight told from
+// the syncs alone was told a second time once its writer was known).
+func TestFightNotToldBeforeItsWriterIsNamed(t *testing.T) {
+	w := newWorld(t, fightConfig)
+	w.cfg.Policy.Fights.MaxSelfHealSyncsPerHour = 2
+	w.addRepo("shop")
+	now := worldNow
+	for i := 0; i < 6; i++ {
+		s := w.fightRound("shop", now, i%2 == 1, "kube-controller-manager", 0)
+		drift.Map(s.Application, "status")["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Minute).Format(time.RFC3339),
+			"operation":  map[string]any{"initiatedBy": map[string]any{"automated": true}, "sync": map[string]any{"revision": "a1b2c3", "autoHealAttemptsCount": int64(3 + i)}},
+			"syncResult": map[string]any{"revision": "a1b2c3"}}
+		w.cycle(&now)
+		if i == 0 {
+			if got := fightLines(t, w, 0); len(got) != 0 {
+				t.Fatalf("a fight told before anything named its writer: %q", got)
+			}
+		}
+	}
+	got := fightLines(t, w, 0)
+	if len(got) != 1 || !strings.Contains(got[0], "`argocd-controller` and `kube-controller-manager`") || !strings.Contains(got[0], "/spec/replicas") {
+		t.Fatalf("want the fight told once, naming both writers and the path: %q", got)
+	}
+}
+
 // TestFightHostileManager: a field manager named to break out of Slack's
 // markup (a mention, a link, a code span) is inert text in the digest, and
 // on the Drift Dashboard.

@@ -120,7 +120,7 @@ func fightKey(app string, l templates.FightLine) string {
 // syncing one revision more than maxSelfHealSyncsPerHour times (counted
 // within the last hour, see collect.SelfHealSyncs) or at more than that rate
 // an hour across cycles, against the writers the diagnosis named at its
-// differing paths.
+// differing paths (none named yet: not told yet).
 func (r *run) fightsOf(aw cycle.AppWrites) ([]templates.FightLine, error) {
 	var ps []state.PathWrite
 	for _, w := range aw.Writes {
@@ -180,7 +180,11 @@ func (r *run) fightsOf(aw cycle.AppWrites) ([]templates.FightLine, error) {
 		groups[i].paths = append(groups[i].paths, c.Path)
 	}
 	if len(groups) == 0 {
-		groups = append(groups, &group{})
+		// Self-heal keeps syncing, but no cycle has caught the application
+		// OutOfSync to name what it fights: told once it is named, as one
+		// fight, not now as a fight of no resource and then again.
+		r.log.Info("self-heal keeps syncing one revision; the writer it fights is not named yet", "app", aw.App, "syncs", aw.SelfHealSyncs, "perHour", perHour)
+		return nil, nil
 	}
 	for _, g := range groups {
 		l := base
