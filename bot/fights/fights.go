@@ -49,6 +49,13 @@ func Observe(s *drift.Snapshot, at time.Time, watch []Key) ([]Write, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ObserveCompared(s, cmp, at, watch), nil
+}
+
+// ObserveCompared is Observe from the snapshot's comparison already made
+// (diff.Compare's, or the one a diagnosis returned: classifying reads a
+// comparison and never changes its differences).
+func ObserveCompared(s *drift.Snapshot, cmp *drift.Comparison, at time.Time, watch []Key) []Write {
 	byRef := map[drift.Ref]int{}
 	for i := range s.Resources {
 		byRef[s.Resources[i].Ref()] = i
@@ -89,7 +96,7 @@ func Observe(s *drift.Snapshot, at time.Time, watch []Key) ([]Write, error) {
 		w.Manager = lastWriter(diff.Owners(live, p))
 		out = append(out, w)
 	}
-	return out, nil
+	return out
 }
 
 // fingerprint identifies a value without keeping it.
