@@ -66,6 +66,9 @@ func observeWrites(cfg *config.Config, in Instance, r *collect.ScanResult, now t
 	}
 	aw := AppWrites{App: key, Writes: ws, Synced: r.Fight, Policy: cfg.For(r.App.Project, r.App.Name, r.App.Namespace).Fights}
 	aw.SelfHealSyncs, aw.Revision, aw.LastSync = collect.SelfHealSyncs(r.Snapshot.Application, now, collect.FightWindow)
+	if len(r.Report.Findings) > 0 {
+		aw.Causes = make([]PathCause, 0, len(r.Report.Findings))
+	}
 	for _, f := range r.Report.Findings {
 		pc := PathCause{Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Fix: f.Remediation.Kind}
 		if len(f.Owners) > 0 {

@@ -80,8 +80,13 @@ func ObserveCompared(s *drift.Snapshot, cmp *drift.Comparison, at time.Time, wat
 		}
 	}
 	var out []Write
+	if len(keys) > 0 {
+		out = make([]Write, 0, len(keys))
+	}
+	owners := map[int]func(drift.Pointer) []drift.Owner{} // by resource, managedFields read once
 	for _, k := range keys {
-		live := s.Resources[byRef[k.Resource]].Live
+		ri := byRef[k.Resource]
+		live := s.Resources[ri].Live
 		if live == nil {
 			continue
 		}
@@ -93,8 +98,14 @@ func ObserveCompared(s *drift.Snapshot, cmp *drift.Comparison, at time.Time, wat
 		if v, ok := p.Get(live); ok {
 			w.Value = fingerprint(v)
 		}
-		w.Manager = lastWriter(diff.Owners(live, p))
+		if owners[ri] == nil {
+			owners[ri] = diff.OwnersIn(live)
+		}
+		w.Manager = lastWriter(owners[ri](p))
 		out = append(out, w)
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

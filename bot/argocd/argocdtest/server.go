@@ -5,8 +5,8 @@
 package argocdtest
 
 import (
-	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -245,8 +245,8 @@ func (s *Server) managedFrozen(w http.ResponseWriter, sn *drift.Snapshot) {
 		json.NewEncoder(w).Encode(map[string]any{"items": nil})
 		return
 	}
-	var b bytes.Buffer
-	b.WriteString(`{"items":[`)
+	// Written as it goes (net/http buffers it), as the encoder's bytes.
+	io.WriteString(w, `{"items":[`)
 	for i, res := range sn.Resources {
 		key := stateKey{mapPointer(res.Target), mapPointer(res.Live), mapPointer(res.NormalizedLive), mapPointer(res.PredictedLive)}
 		s.mu.Lock()
@@ -259,12 +259,11 @@ func (s *Server) managedFrozen(w http.ResponseWriter, sn *drift.Snapshot) {
 			s.mu.Unlock()
 		}
 		if i > 0 {
-			b.WriteByte(',')
+			io.WriteString(w, ",")
 		}
-		b.Write(item)
+		w.Write(item)
 	}
-	b.WriteString("]}\n")
-	w.Write(b.Bytes())
+	io.WriteString(w, "]}\n")
 }
 
 func (s *Server) find(name, ns string) *drift.Snapshot {
