@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"sort"
 	"time"
 
@@ -62,21 +63,28 @@ func ObserveCompared(s *drift.Snapshot, cmp *drift.Comparison, at time.Time, wat
 	}
 	seen := map[Key]bool{}
 	var keys []Key
-	add := func(k Key) {
+	// compared are the owners the comparison found at a key's path of live
+	// (diff.Owners of it), by the key's position in keys.
+	compared := map[int]*drift.Difference{}
+	add := func(k Key, d *drift.Difference) {
 		if !seen[k] {
 			seen[k] = true
+			if d != nil {
+				compared[len(keys)] = d
+			}
 			keys = append(keys, k)
 		}
 	}
-	for _, d := range cmp.Diffs {
+	for i := range cmp.Diffs {
+		d := &cmp.Diffs[i]
 		if d.Unexplained || len(d.Path) == 0 || s.Resources[d.Index].Target == nil || s.Resources[d.Index].Live == nil {
 			continue
 		}
-		add(Key{d.Resource, d.Path.String()})
+		add(Key{d.Resource, d.Path.String()}, d)
 	}
 	for _, k := range watch {
 		if _, ok := byRef[k.Resource]; ok {
-			add(k)
+			add(k, nil)
 		}
 	}
 	var out []Write
@@ -84,7 +92,7 @@ func ObserveCompared(s *drift.Snapshot, cmp *drift.Comparison, at time.Time, wat
 		out = make([]Write, 0, len(keys))
 	}
 	owners := map[int]func(drift.Pointer) []drift.Owner{} // by resource, managedFields read once
-	for _, k := range keys {
+	for ki, k := range keys {
 		ri := byRef[k.Resource]
 		live := s.Resources[ri].Live
 		if live == nil {
@@ -98,10 +106,15 @@ func ObserveCompared(s *drift.Snapshot, cmp *drift.Comparison, at time.Time, wat
 		if v, ok := p.Get(live); ok {
 			w.Value = fingerprint(v)
 		}
-		if owners[ri] == nil {
-			owners[ri] = diff.OwnersIn(live)
+		if d := compared[ki]; d != nil && d.Index == ri && slices.Equal(d.Path, p) {
+			// The comparison read the owners of this path of this live object.
+			w.Manager = lastWriter(d.Owners)
+		} else {
+			if owners[ri] == nil {
+				owners[ri] = diff.OwnersIn(live)
+			}
+			w.Manager = lastWriter(owners[ri](p))
 		}
-		w.Manager = lastWriter(owners[ri](p))
 		out = append(out, w)
 	}
 	if len(out) == 0 {
