@@ -135,9 +135,10 @@ func (sc *scan) observeFlipping(r *ScanResult) {
 		r.Err = err
 		return
 	}
-	r.Report, r.Snapshot, r.Comparison, r.Fight = rep, s, cmp, true
+	r.Report, r.Snapshot, r.Fight = rep, s, true
 	r.Cleared, r.Status = "Synced; self-heal keeps syncing it", "Synced"
 	if sc.opts.Each != nil {
+		r.Comparison = cmp
 		sc.opts.Each(r)
 		r.Snapshot, r.Comparison = nil, nil
 	}

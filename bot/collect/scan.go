@@ -60,9 +60,9 @@ type ScanResult struct {
 	Cleared string
 	// Status is the sync status a refresh found, when it cleared the candidate.
 	Status string
-	// Snapshot is what the report was diagnosed from, and Comparison the
-	// snapshot's comparison the diagnosis made; with Each set, both are
-	// dropped once Each returns.
+	// Snapshot is what the report was diagnosed from. Comparison is the
+	// snapshot's comparison the diagnosis made, for Each only: it is set
+	// while Each runs and dropped, with the snapshot, once Each returns.
 	Snapshot   *drift.Snapshot
 	Comparison *drift.Comparison
 	// Fight says it was examined as a fight candidate: Synced, and self-heal
@@ -239,8 +239,9 @@ func (sc *scan) diagnose(r *ScanResult) {
 			s, rep, cmp, err = sc.collect(r.App, app, true)
 		}
 	}
-	r.Report, r.Err, r.Snapshot, r.Comparison = rep, err, s, cmp
+	r.Report, r.Err, r.Snapshot = rep, err, s
 	if sc.opts.Each != nil {
+		r.Comparison = cmp
 		sc.opts.Each(r)
 		r.Snapshot, r.Comparison = nil, nil
 	}
