@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -41,6 +42,23 @@ func TestDecodeJSONObjects(t *testing.T) {
 		in, _ = object(n, true)
 		if _, ok := DecodeJSON([]byte(`{"x":` + in + `}`)); ok {
 			t.Fatalf("%d members and a duplicate key: read", n)
+		}
+	}
+}
+
+// TestDecodeJSONEscapes: strings with escapes anywhere (first, last, in a
+// row, \u sequences, between long plain runs) read as encoding/json reads them.
+func TestDecodeJSONEscapes(t *testing.T) {
+	plain := strings.Repeat("x", 100)
+	for _, s := range []string{`\n`, `a\n`, `\na`, `\"\\\/`, `\u00e9\u4e2d` + plain, plain + `\t` + plain + `\r`, `\b\f` + plain, `{\"a\":[1,\"b\"]}`, `\\\\`, `a\u0041b`} {
+		in := `"` + s + `"`
+		var want string
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := DecodeJSON([]byte(in))
+		if !ok || got != want {
+			t.Errorf("%s: got %q (%v), encoding/json %q", in, got, ok, want)
 		}
 	}
 }
