@@ -84,6 +84,10 @@ func Run(in *Input, registry []Classifier) []drift.Finding {
 		out = append(out, f)
 	}
 	drift.SortFindings(out)
+	if len(out) > 0 && cap(out) > len(out) {
+		// A report is kept for the whole cycle: keep no spare capacity.
+		out = append(make([]drift.Finding, 0, len(out)), out...)
+	}
 	return out
 }
 

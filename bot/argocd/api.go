@@ -149,15 +149,11 @@ func (c *Client) Refresh(ctx context.Context, ns, name string, hard bool) (map[s
 }
 
 func (c *Client) getApplication(ctx context.Context, endpoint, ns, name string, q url.Values) (map[string]any, error) {
-	var raw json.RawMessage
-	if err := c.get(ctx, endpoint, appPath(name, ""), q, &raw); err != nil {
+	var resp appResponse
+	if err := c.get(ctx, endpoint, appPath(name, ""), q, &resp); err != nil {
 		return nil, err
 	}
-	v, err := decodeJSON(raw)
-	if err != nil {
-		return nil, fmt.Errorf("argocd: application %s: %w", name, err)
-	}
-	m, ok := v.(map[string]any)
+	m, ok := resp.v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("argocd: application %s is not an object", name)
 	}
@@ -184,18 +180,20 @@ type ResourceDiff struct {
 }
 
 type managedResponse struct {
-	Items []struct {
-		Group               string `json:"group"`
-		Kind                string `json:"kind"`
-		Namespace           string `json:"namespace"`
-		Name                string `json:"name"`
-		TargetState         string `json:"targetState"`
-		LiveState           string `json:"liveState"`
-		NormalizedLiveState string `json:"normalizedLiveState"`
-		PredictedLiveState  string `json:"predictedLiveState"`
-		Modified            bool   `json:"modified"`
-		Hook                bool   `json:"hook"`
-	} `json:"items"`
+	Items []managedItem `json:"items"`
+}
+
+type managedItem struct {
+	Group               string `json:"group"`
+	Kind                string `json:"kind"`
+	Namespace           string `json:"namespace"`
+	Name                string `json:"name"`
+	TargetState         string `json:"targetState"`
+	LiveState           string `json:"liveState"`
+	NormalizedLiveState string `json:"normalizedLiveState"`
+	PredictedLiveState  string `json:"predictedLiveState"`
+	Modified            bool   `json:"modified"`
+	Hook                bool   `json:"hook"`
 }
 
 // ManagedResources returns the resources Argo CD compares for the application.
@@ -284,7 +282,7 @@ func decodeState(s string) (map[string]any, error) {
 	if s == "" || s == "null" {
 		return nil, nil
 	}
-	v, err := decodeJSON([]byte(s))
+	v, err := decodeJSON(stringBytes(s))
 	if err != nil {
 		return nil, err
 	}

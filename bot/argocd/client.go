@@ -4,6 +4,7 @@
 package argocd
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -182,10 +183,17 @@ func (c *Client) do(ctx context.Context, endpoint, u string, out any) (retry boo
 		return true, fmt.Errorf("argocd %s: %w", endpoint, redact(err, token))
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
+	buf := bodies.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBody {
+			bodies.Put(buf)
+		}
+	}()
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, 256<<20)); err != nil {
 		return true, fmt.Errorf("argocd %s: read response: %w", endpoint, err)
 	}
+	body := buf.Bytes()
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
 		return false, fmt.Errorf("%w (%s answered 401): the token is missing, expired or revoked", ErrUnauthorized, endpoint)
@@ -198,7 +206,11 @@ func (c *Client) do(ctx context.Context, endpoint, u string, out any) (retry boo
 	case resp.StatusCode >= 300:
 		return false, fmt.Errorf("argocd %s: unexpected status %d (%s)", endpoint, resp.StatusCode, serverMessage(body))
 	}
-	if err := json.Unmarshal(body, out); err != nil {
+	decode := func() error { return json.Unmarshal(body, out) }
+	if d, ok := out.(bodyDecoder); ok {
+		decode = func() error { return d.decodeBody(body) }
+	}
+	if err := decode(); err != nil {
 		return false, fmt.Errorf("argocd %s: decode response: %w", endpoint, err)
 	}
 	return false, nil

@@ -130,7 +130,7 @@ func (sc *scan) fightCandidate(a argocd.AppSummary, app map[string]any) (ScanRes
 func (sc *scan) observeFlipping(r *ScanResult) {
 	app := r.flipping
 	r.flipping = nil
-	s, rep, err := sc.collect(r.App, app, false)
+	s, rep, cmp, err := sc.collect(r.App, app, false)
 	if err != nil {
 		r.Err = err
 		return
@@ -138,7 +138,8 @@ func (sc *scan) observeFlipping(r *ScanResult) {
 	r.Report, r.Snapshot, r.Fight = rep, s, true
 	r.Cleared, r.Status = "Synced; self-heal keeps syncing it", "Synced"
 	if sc.opts.Each != nil {
+		r.Comparison = cmp
 		sc.opts.Each(r)
-		r.Snapshot = nil
+		r.Snapshot, r.Comparison = nil, nil
 	}
 }

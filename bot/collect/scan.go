@@ -24,9 +24,11 @@ type ScanOptions struct {
 	Workers int
 	// Renders asks for two fresh renders per stuck application.
 	Renders bool
-	// Diagnose diagnoses each collected snapshot (pipeline.Diagnose under the
-	// application's policy); collecting decides no cause itself. Required.
-	Diagnose func(*drift.Snapshot) (*drift.Report, error)
+	// Diagnose diagnoses each collected snapshot (pipeline.DiagnoseCompared
+	// under the application's policy), returning the report and the
+	// comparison it was made from; collecting decides no cause itself.
+	// Required.
+	Diagnose func(*drift.Snapshot) (*drift.Report, *drift.Comparison, error)
 	// HardRefreshes bounds the hard refreshes of one scan (default 3). A hard
 	// refresh re-renders an application, which is expensive for argocd-server;
 	// driftfix asks for one only when a render is suspected: a Helm
@@ -58,8 +60,11 @@ type ScanResult struct {
 	Cleared string
 	// Status is the sync status a refresh found, when it cleared the candidate.
 	Status string
-	// Snapshot is what the report was diagnosed from.
-	Snapshot *drift.Snapshot
+	// Snapshot is what the report was diagnosed from. Comparison is the
+	// snapshot's comparison the diagnosis made, for Each only: it is set
+	// while Each runs and dropped, with the snapshot, once Each returns.
+	Snapshot   *drift.Snapshot
+	Comparison *drift.Comparison
 	// Fight says it was examined as a fight candidate: Synced, and self-heal
 	// keeps syncing it (Cleared is set; it is not stuck).
 	Fight bool
@@ -228,30 +233,32 @@ func (sc *scan) diagnose(r *ScanResult) {
 		r.Cleared, r.Status = "a refresh found it "+st, st
 		return
 	}
-	s, rep, err := sc.collect(r.App, app, sc.opts.Renders)
+	s, rep, cmp, err := sc.collect(r.App, app, sc.opts.Renders)
 	if err == nil && suspectRender(s, rep) && !sc.opts.Renders && sc.takeHard() {
 		if app, err = sc.c.Refresh(sc.ctx, r.App.Namespace, r.App.Name, true); err == nil {
-			s, rep, err = sc.collect(r.App, app, true)
+			s, rep, cmp, err = sc.collect(r.App, app, true)
 		}
 	}
 	r.Report, r.Err, r.Snapshot = rep, err, s
 	if sc.opts.Each != nil {
+		r.Comparison = cmp
 		sc.opts.Each(r)
-		r.Snapshot = nil
+		r.Snapshot, r.Comparison = nil, nil
 	}
 }
 
-// collect snapshots an application from its refreshed Application and diagnoses it.
-func (sc *scan) collect(a argocd.AppSummary, app map[string]any, renders bool) (*drift.Snapshot, *drift.Report, error) {
+// collect snapshots an application from its refreshed Application and
+// diagnoses it, returning the comparison the diagnosis made too.
+func (sc *scan) collect(a argocd.AppSummary, app map[string]any, renders bool) (*drift.Snapshot, *drift.Report, *drift.Comparison, error) {
 	s, err := sc.c.Snapshot(sc.ctx, a.Namespace, a.Name, argocd.SnapshotOptions{Renders: renders, Settings: &sc.settings, Application: app})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if sc.opts.ClusterContext != nil {
 		AddClusterContext(s, sc.opts.ClusterContext(s))
 	}
-	rep, err := sc.opts.Diagnose(s)
-	return s, rep, err
+	rep, cmp, err := sc.opts.Diagnose(s)
+	return s, rep, cmp, err
 }
 
 // takeHard takes one hard refresh from the scan's budget.

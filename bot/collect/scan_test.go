@@ -132,8 +132,8 @@ func TestScanHardRefreshBudget(t *testing.T) {
 }
 
 // diagnose is the diagnosis a cycle gives Scan, with the default sensitive paths.
-func diagnose(s *drift.Snapshot) (*drift.Report, error) {
-	return pipeline.Diagnose(s, drift.Sensitivity{})
+func diagnose(s *drift.Snapshot) (*drift.Report, *drift.Comparison, error) {
+	return pipeline.DiagnoseCompared(s, drift.Sensitivity{})
 }
 
 // TestScanStuckAfter: the threshold is what the caller passes, zero

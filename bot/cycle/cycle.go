@@ -529,10 +529,10 @@ func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediatio
 
 // diagnoser diagnoses a collected snapshot with the sensitive paths of its
 // application's policy.
-func diagnoser(cfg *config.Config) func(*drift.Snapshot) (*drift.Report, error) {
-	return func(s *drift.Snapshot) (*drift.Report, error) {
+func diagnoser(cfg *config.Config) func(*drift.Snapshot) (*drift.Report, *drift.Comparison, error) {
+	return func(s *drift.Snapshot) (*drift.Report, *drift.Comparison, error) {
 		app := s.Application
 		pol := cfg.For(drift.Str(app, "spec", "project"), drift.Str(app, "metadata", "name"), drift.Str(app, "metadata", "namespace"))
-		return pipeline.Diagnose(s, pol.Sensitivity())
+		return pipeline.DiagnoseCompared(s, pol.Sensitivity())
 	}
 }

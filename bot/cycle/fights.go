@@ -54,12 +54,21 @@ func observeWrites(cfg *config.Config, in Instance, r *collect.ScanResult, now t
 	if opts.Watch != nil {
 		watch = opts.Watch(key)
 	}
-	ws, err := fights.Observe(r.Snapshot, now, watch)
-	if err != nil {
-		return AppWrites{}, false, fmt.Errorf("application %s/%s: read who writes its differing paths: %w", r.App.Namespace, r.App.Name, err)
+	var ws []fights.Write
+	if r.Comparison != nil {
+		// The diagnosis compared this snapshot already.
+		ws = fights.ObserveCompared(r.Snapshot, r.Comparison, now, watch)
+	} else {
+		var err error
+		if ws, err = fights.Observe(r.Snapshot, now, watch); err != nil {
+			return AppWrites{}, false, fmt.Errorf("application %s/%s: read who writes its differing paths: %w", r.App.Namespace, r.App.Name, err)
+		}
 	}
 	aw := AppWrites{App: key, Writes: ws, Synced: r.Fight, Policy: cfg.For(r.App.Project, r.App.Name, r.App.Namespace).Fights}
 	aw.SelfHealSyncs, aw.Revision, aw.LastSync = collect.SelfHealSyncs(r.Snapshot.Application, now, collect.FightWindow)
+	if len(r.Report.Findings) > 0 {
+		aw.Causes = make([]PathCause, 0, len(r.Report.Findings))
+	}
 	for _, f := range r.Report.Findings {
 		pc := PathCause{Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Fix: f.Remediation.Kind}
 		if len(f.Owners) > 0 {

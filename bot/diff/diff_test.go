@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -280,5 +281,21 @@ func TestJQPaths(t *testing.T) {
 	}
 	if ps, _ := JQPaths(`.webhooks[]?.clientConfig.caBundle`, doc); len(ps) != 0 {
 		t.Fatalf("optional iteration over a missing list selects %v", ps)
+	}
+}
+
+// TestKeepKeysOf: the remarshaled object keeps only the original's keys,
+// recursively and through lists of the same length, and empty (never nil)
+// maps and lists where it had nil ones.
+func TestKeepKeysOf(t *testing.T) {
+	orig := map[string]any{"a": map[string]any{"b": 1, "c": []any{map[string]any{"d": 1}}}, "e": []any{}, "f": map[string]any{}}
+	v := map[string]any{"a": map[string]any{"b": 2, "x": 3, "c": []any{map[string]any{"d": 2, "y": 4}}}, "z": 5, "e": []any(nil), "f": map[string]any(nil)}
+	got := keepKeysOf(orig, v)
+	want := map[string]any{"a": map[string]any{"b": 2, "c": []any{map[string]any{"d": 2}}}, "e": []any{}, "f": map[string]any{}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %#v, want %#v", got, want)
+	}
+	if !reflect.DeepEqual(orig, map[string]any{"a": map[string]any{"b": 1, "c": []any{map[string]any{"d": 1}}}, "e": []any{}, "f": map[string]any{}}) {
+		t.Fatalf("the original changed: %#v", orig)
 	}
 }

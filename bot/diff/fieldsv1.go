@@ -249,3 +249,10 @@ func Owners(live drift.Object, p drift.Pointer) []drift.Owner {
 	entries, _ := parseManagedFields(live)
 	return ownersOf(entries, live, p)
 }
+
+// OwnersIn is Owners for many paths of one live object: it reads the
+// object's managedFields once and answers for each path the same as Owners.
+func OwnersIn(live drift.Object) func(drift.Pointer) []drift.Owner {
+	entries, _ := parseManagedFields(live)
+	return func(p drift.Pointer) []drift.Owner { return ownersOf(entries, live, p) }
+}

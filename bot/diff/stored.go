@@ -52,7 +52,9 @@ func (b *builtin) remarshal(t reflect.Type, obj map[string]any, strict bool) (ma
 }
 
 // keepKeysOf returns v with only the map keys that orig has, recursively, and
-// list items matched by position when both lists have the same length.
+// list items matched by position when both lists have the same length. v
+// must be the caller's own (remarshal's fresh decode): its maps lose the
+// other keys and its lists take the results in place.
 func keepKeysOf(orig, v any) any {
 	switch o := orig.(type) {
 	case map[string]any:
@@ -60,23 +62,32 @@ func keepKeysOf(orig, v any) any {
 		if !ok {
 			return v
 		}
-		out := make(map[string]any, len(n))
+		if n == nil {
+			return map[string]any{}
+		}
+		if reflect.ValueOf(n).UnsafePointer() == reflect.ValueOf(o).UnsafePointer() {
+			return v // orig itself: it has every key
+		}
 		for k, nv := range n {
 			if ov, ok := o[k]; ok {
-				out[k] = keepKeysOf(ov, nv)
+				n[k] = keepKeysOf(ov, nv)
+			} else {
+				delete(n, k)
 			}
 		}
-		return out
+		return n
 	case []any:
 		n, ok := v.([]any)
 		if !ok || len(n) != len(o) {
 			return v
 		}
-		out := make([]any, len(n))
-		for i := range n {
-			out[i] = keepKeysOf(o[i], n[i])
+		if n == nil {
+			return []any{}
 		}
-		return out
+		for i := range n {
+			n[i] = keepKeysOf(o[i], n[i])
+		}
+		return n
 	}
 	return v
 }

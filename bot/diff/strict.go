@@ -4,9 +4,23 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 var jsonUnmarshaler = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+
+// decodesItself caches, per type, whether t or *t has its own JSON decoder
+// (reflect's Implements is slow, and fits asks it for every value).
+var decodesItself sync.Map // reflect.Type → bool
+
+func ownDecoder(t reflect.Type) bool {
+	if v, ok := decodesItself.Load(t); ok {
+		return v.(bool)
+	}
+	own := reflect.PointerTo(t).Implements(jsonUnmarshaler) || t.Implements(jsonUnmarshaler)
+	decodesItself.Store(t, own)
+	return own
+}
 
 // fits reports whether a decoded JSON value decodes into type t with no
 // unknown field and no type mismatch — what a strict decode into the
@@ -21,7 +35,7 @@ func (b *builtin) fits(t reflect.Type, v any, depth int) bool {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if reflect.PointerTo(t).Implements(jsonUnmarshaler) || t.Implements(jsonUnmarshaler) {
+	if ownDecoder(t) {
 		// Quantity, IntOrString, Time, RawExtension and friends: their own
 		// decoders accept a string or a number (RawExtension anything).
 		switch v.(type) {

@@ -207,10 +207,15 @@ func (r *jsonReader) str(what string) (string, error) {
 	var b strings.Builder
 	b.Grow(len(raw))
 	for j := 0; j < len(raw); j++ {
-		c := raw[j]
-		if c != '\\' {
-			b.WriteByte(c)
-			continue
+		if raw[j] != '\\' {
+			// Copy up to the next escape at once.
+			k := bytes.IndexByte(raw[j:], '\\')
+			if k < 0 {
+				b.Write(raw[j:])
+				break
+			}
+			b.Write(raw[j : j+k])
+			j += k
 		}
 		j++
 		switch raw[j] {

@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"sort"
 	"time"
 
@@ -49,32 +50,51 @@ func Observe(s *drift.Snapshot, at time.Time, watch []Key) ([]Write, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ObserveCompared(s, cmp, at, watch), nil
+}
+
+// ObserveCompared is Observe from the snapshot's comparison already made
+// (diff.Compare's, or the one a diagnosis returned: classifying reads a
+// comparison and never changes its differences).
+func ObserveCompared(s *drift.Snapshot, cmp *drift.Comparison, at time.Time, watch []Key) []Write {
 	byRef := map[drift.Ref]int{}
 	for i := range s.Resources {
 		byRef[s.Resources[i].Ref()] = i
 	}
 	seen := map[Key]bool{}
 	var keys []Key
-	add := func(k Key) {
+	// compared are the owners the comparison found at a key's path of live
+	// (diff.Owners of it), by the key's position in keys.
+	compared := map[int]*drift.Difference{}
+	add := func(k Key, d *drift.Difference) {
 		if !seen[k] {
 			seen[k] = true
+			if d != nil {
+				compared[len(keys)] = d
+			}
 			keys = append(keys, k)
 		}
 	}
-	for _, d := range cmp.Diffs {
+	for i := range cmp.Diffs {
+		d := &cmp.Diffs[i]
 		if d.Unexplained || len(d.Path) == 0 || s.Resources[d.Index].Target == nil || s.Resources[d.Index].Live == nil {
 			continue
 		}
-		add(Key{d.Resource, d.Path.String()})
+		add(Key{d.Resource, d.Path.String()}, d)
 	}
 	for _, k := range watch {
 		if _, ok := byRef[k.Resource]; ok {
-			add(k)
+			add(k, nil)
 		}
 	}
 	var out []Write
-	for _, k := range keys {
-		live := s.Resources[byRef[k.Resource]].Live
+	if len(keys) > 0 {
+		out = make([]Write, 0, len(keys))
+	}
+	owners := map[int]func(drift.Pointer) []drift.Owner{} // by resource, managedFields read once
+	for ki, k := range keys {
+		ri := byRef[k.Resource]
+		live := s.Resources[ri].Live
 		if live == nil {
 			continue
 		}
@@ -86,10 +106,21 @@ func Observe(s *drift.Snapshot, at time.Time, watch []Key) ([]Write, error) {
 		if v, ok := p.Get(live); ok {
 			w.Value = fingerprint(v)
 		}
-		w.Manager = lastWriter(diff.Owners(live, p))
+		if d := compared[ki]; d != nil && d.Index == ri && slices.Equal(d.Path, p) {
+			// The comparison read the owners of this path of this live object.
+			w.Manager = lastWriter(d.Owners)
+		} else {
+			if owners[ri] == nil {
+				owners[ri] = diff.OwnersIn(live)
+			}
+			w.Manager = lastWriter(owners[ri](p))
+		}
 		out = append(out, w)
 	}
-	return out, nil
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // fingerprint identifies a value without keeping it.

@@ -13,9 +13,17 @@ import (
 // Diagnose names the cause of every differing path in a snapshot, with its
 // evidence and the suggested fix. It does no I/O.
 func Diagnose(s *drift.Snapshot, sens drift.Sensitivity) (*drift.Report, error) {
+	rep, _, err := DiagnoseCompared(s, sens)
+	return rep, err
+}
+
+// DiagnoseCompared is Diagnose, also returning the comparison the report was
+// made from, for a caller that reads the same differences again (fights.Observe
+// through ObserveCompared) without comparing the snapshot a second time.
+func DiagnoseCompared(s *drift.Snapshot, sens drift.Sensitivity) (*drift.Report, *drift.Comparison, error) {
 	cmp, settings, err := diff.Compare(s)
 	if err != nil {
-		return nil, fmt.Errorf("diagnose application %s: %w", s.AppName(), err)
+		return nil, nil, fmt.Errorf("diagnose application %s: %w", s.AppName(), err)
 	}
 	diff.CoverManagedFields(s, cmp)
 	in := classifiers.NewInput(s, settings, cmp)
@@ -29,5 +37,5 @@ func Diagnose(s *drift.Snapshot, sens drift.Sensitivity) (*drift.Report, error) 
 		Application: s.AppName(),
 		SyncStatus:  drift.Str(s.Application, "status", "sync", "status"),
 		Findings:    findings,
-	}, nil
+	}, cmp, nil
 }

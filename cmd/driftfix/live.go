@@ -259,7 +259,9 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	if err != nil {
 		return exitUsage, err
 	}
-	results, scanned, err := collect.Scan(ctx, c, now, collect.ScanOptions{StuckAfter: *after, ClusterContext: clusterCtx, Diagnose: func(s *drift.Snapshot) (*drift.Report, error) { return pipeline.Diagnose(s, drift.Sensitivity{}) }})
+	results, scanned, err := collect.Scan(ctx, c, now, collect.ScanOptions{StuckAfter: *after, ClusterContext: clusterCtx, Diagnose: func(s *drift.Snapshot) (*drift.Report, *drift.Comparison, error) {
+		return pipeline.DiagnoseCompared(s, drift.Sensitivity{})
+	}})
 	if err != nil {
 		return exitUsage, err
 	}

@@ -6,11 +6,14 @@ package argocdtest
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
@@ -33,6 +36,34 @@ type Server struct {
 	OnRefresh func(*drift.Snapshot)
 	// Events are served per application name, as core/v1 Event objects.
 	Events map[string][]map[string]any
+
+	// frozen says the served snapshots no longer change (Freeze); items
+	// then holds each managed resource's item as encoded once.
+	frozen bool
+	items  map[stateKey][]byte
+}
+
+// stateKey identifies a resource's four states by the maps that hold them.
+type stateKey [4]unsafe.Pointer
+
+func mapPointer(o drift.Object) unsafe.Pointer {
+	if o == nil {
+		return nil
+	}
+	return reflect.ValueOf(o).UnsafePointer()
+}
+
+// Freeze promises that the served snapshots, their resources and the
+// objects in them no longer change (no Add, no OnRefresh edits, no writes to
+// the maps): from then on each resource's managed-resources item is encoded
+// once, on its first request, and the same bytes are served to every later
+// one. The responses are byte for byte those an unfrozen server encodes per
+// request; only the emulator's own encoding work is saved (benchmarks).
+func (s *Server) Freeze() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.frozen = true
+	s.items = map[stateKey][]byte{}
 }
 
 // NewServer starts a fake serving the given applications with token.
@@ -156,16 +187,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		json.NewEncoder(w).Encode(sn.Application)
 	case "managed-resources":
+		s.mu.Lock()
+		frozen := s.frozen
+		s.mu.Unlock()
+		if frozen {
+			s.managedFrozen(w, sn)
+			return
+		}
 		var items []any
 		for _, res := range sn.Resources {
-			ref := res.Ref()
-			item := map[string]any{"group": ref.Group, "kind": ref.Kind, "namespace": ref.Namespace, "name": ref.Name,
-				"targetState": jsonString(res.Target), "liveState": jsonString(res.Live), "modified": true}
-			if res.NormalizedLive != nil {
-				item["normalizedLiveState"] = jsonString(res.NormalizedLive)
-				item["predictedLiveState"] = jsonString(res.PredictedLive)
-			}
-			items = append(items, item)
+			items = append(items, managedItem(res))
 		}
 		json.NewEncoder(w).Encode(map[string]any{"items": items})
 	case "resource-tree":
@@ -193,6 +224,46 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeErr(w, http.StatusNotFound, "no route")
 	}
+}
+
+// managedItem is a resource as argocd-server's managed-resources lists it.
+func managedItem(res drift.Resource) map[string]any {
+	ref := res.Ref()
+	item := map[string]any{"group": ref.Group, "kind": ref.Kind, "namespace": ref.Namespace, "name": ref.Name,
+		"targetState": jsonString(res.Target), "liveState": jsonString(res.Live), "modified": true}
+	if res.NormalizedLive != nil {
+		item["normalizedLiveState"] = jsonString(res.NormalizedLive)
+		item["predictedLiveState"] = jsonString(res.PredictedLive)
+	}
+	return item
+}
+
+// managedFrozen writes what the managed-resources case writes, the same
+// bytes, from each item encoded once (see Freeze).
+func (s *Server) managedFrozen(w http.ResponseWriter, sn *drift.Snapshot) {
+	if len(sn.Resources) == 0 {
+		json.NewEncoder(w).Encode(map[string]any{"items": nil})
+		return
+	}
+	// Written as it goes (net/http buffers it), as the encoder's bytes.
+	io.WriteString(w, `{"items":[`)
+	for i, res := range sn.Resources {
+		key := stateKey{mapPointer(res.Target), mapPointer(res.Live), mapPointer(res.NormalizedLive), mapPointer(res.PredictedLive)}
+		s.mu.Lock()
+		item, ok := s.items[key]
+		s.mu.Unlock()
+		if !ok {
+			item, _ = json.Marshal(managedItem(res))
+			s.mu.Lock()
+			s.items[key] = item
+			s.mu.Unlock()
+		}
+		if i > 0 {
+			io.WriteString(w, ",")
+		}
+		w.Write(item)
+	}
+	io.WriteString(w, "]}\n")
 }
 
 func (s *Server) find(name, ns string) *drift.Snapshot {
