@@ -25,6 +25,13 @@ type AppSummary struct {
 	Namespace         string
 	Project           string
 	RepoURL           string // the (first) source's repository
+	// GitRevision is the target revision of an application whose one
+	// source is a directory of a Git repository (no chart, no further
+	// sources); "" otherwise. Argo CD compared the commit it named then
+	// (Revision).
+	GitRevision string
+	// GitSource says the application has exactly such a source.
+	GitSource bool
 	SyncStatus        string
 	Revision          string
 	OperationPhase    string
@@ -56,7 +63,9 @@ type listResponse struct {
 		Spec struct {
 			Project string `json:"project"`
 			Source  *struct {
-				RepoURL string `json:"repoURL"`
+				RepoURL        string `json:"repoURL"`
+				TargetRevision string `json:"targetRevision"`
+				Chart          string `json:"chart"`
 			} `json:"source"`
 			Sources []struct {
 				RepoURL string `json:"repoURL"`
@@ -99,6 +108,9 @@ func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
 			IgnoreRules: len(it.Spec.IgnoreDifferences)}
 		if src := it.Spec.Source; src != nil {
 			s.RepoURL = src.RepoURL
+			if src.Chart == "" && len(it.Spec.Sources) == 0 {
+				s.GitSource, s.GitRevision = true, src.TargetRevision
+			}
 		} else if len(it.Spec.Sources) > 0 {
 			s.RepoURL = it.Spec.Sources[0].RepoURL
 		}

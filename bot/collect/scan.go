@@ -39,6 +39,14 @@ type ScanOptions struct {
 	// consults (HPAs, webhooks, namespaces, CRDs, argocd-cm), from a cluster
 	// read once per cycle; nil when Kubernetes is not reachable.
 	ClusterContext func(*drift.Snapshot) []drift.Object
+	// GitCommit, when set, says which commit a Git repository's revision
+	// names now (a listing of its refs). A candidate whose one source is a
+	// Git directory and whose target revision still names the commit Argo
+	// CD compared is read as compared, without a refresh: Argo CD compares
+	// again on every change of its live resources, so only a commit it has
+	// not seen yet makes its comparison old. Others, and any the listing
+	// fails for, get a normal refresh.
+	GitCommit func(ctx context.Context, repoURL, revision string) (string, error)
 	// Each, when set, receives every diagnosed result in the worker that
 	// made it, while its snapshot is still held; Scan then drops the
 	// snapshot, so a scan holds at most one snapshot per worker. It is
@@ -79,7 +87,8 @@ type ScanResult struct {
 // diagnoses those concurrently: one settings call, one list call, and per
 // stuck application one Application and one managed-resources call (two more
 // for renders); the Application call is a normal refresh, which confirms the
-// drift before it is diagnosed. One application's failure is reported in its result and never
+// drift before it is diagnosed, unless Git still holds the commit Argo CD
+// compared (see GitCommit). One application's failure is reported in its result and never
 // stops the scan. An application OutOfSync right after a successful sync costs
 // one more call, to read its history for a self-heal loop, and so does a
 // Synced application with self-heal synced within the last hour (Flipping): its
@@ -124,6 +133,14 @@ type scan struct {
 
 	mu       sync.Mutex
 	hardLeft int // hard refreshes left
+	commits  map[[2]string]*commitOnce
+}
+
+// commitOnce is one revision's commit, listed once per scan.
+type commitOnce struct {
+	once   sync.Once
+	commit string
+	err    error
 }
 
 // candidates are the applications stuck by the list alone, and those
@@ -218,7 +235,7 @@ func (sc *scan) diagnose(r *ScanResult) {
 		r.App.CannotCompare, r.Cleared = true, "Argo CD cannot compare it"
 		return
 	}
-	app, err := sc.c.Refresh(sc.ctx, r.App.Namespace, r.App.Name, false)
+	app, err := sc.read(r.App)
 	if err != nil {
 		r.Err = err
 		return
@@ -245,6 +262,38 @@ func (sc *scan) diagnose(r *ScanResult) {
 		sc.opts.Each(r)
 		r.Snapshot, r.Comparison = nil, nil
 	}
+}
+
+// read returns a candidate's Application as Argo CD compared it: as it is
+// when Git still holds the commit Argo CD compared (see GitCommit), else
+// after a normal refresh.
+func (sc *scan) read(a argocd.AppSummary) (map[string]any, error) {
+	if sc.current(a) {
+		return sc.c.GetApplication(sc.ctx, a.Namespace, a.Name)
+	}
+	return sc.c.Refresh(sc.ctx, a.Namespace, a.Name, false)
+}
+
+// current reports whether the application's Git source's target revision
+// names the commit Argo CD compared, listing each repository's revision
+// once per scan.
+func (sc *scan) current(a argocd.AppSummary) bool {
+	if sc.opts.GitCommit == nil || !a.GitSource || a.Revision == "" || a.RepoURL == "" {
+		return false
+	}
+	key := [2]string{a.RepoURL, a.GitRevision}
+	sc.mu.Lock()
+	if sc.commits == nil {
+		sc.commits = map[[2]string]*commitOnce{}
+	}
+	c, ok := sc.commits[key]
+	if !ok {
+		c = &commitOnce{}
+		sc.commits[key] = c
+	}
+	sc.mu.Unlock()
+	c.once.Do(func() { c.commit, c.err = sc.opts.GitCommit(sc.ctx, a.RepoURL, a.GitRevision) })
+	return c.err == nil && c.commit == a.Revision
 }
 
 // collect snapshots an application from its refreshed Application and

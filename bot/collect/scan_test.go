@@ -8,6 +8,8 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/github/githubtest"
+	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/internal/corpus"
 	"github.com/driftfix/driftfix/bot/pipeline"
 )
@@ -228,6 +230,71 @@ func TestScanCannotCompare(t *testing.T) {
 			calls := c.Calls()
 			if calls["GET /api/v1/applications/{name}"] != tc.appCalls || calls["GET /api/v1/applications/{name}/managed-resources"] != tc.diagnosed {
 				t.Errorf("calls %v: want %d plain Application reads and %d managed-resources reads", calls, tc.appCalls, tc.diagnosed)
+			}
+		})
+	}
+}
+
+// TestScanRefreshOnlyWhenGitMoved: a stuck candidate whose Git source's
+// target revision still names the commit Argo CD compared is read without a
+// refresh (Argo CD compares again on every live change; only a commit it has
+// not seen makes its comparison old). A revision Git has moved past, a
+// chart source, a repository that cannot be listed, or no lister at all
+// get a normal refresh, as before.
+func TestScanRefreshOnlyWhenGitMoved(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	repo, err := githubtest.NewRepo(t.TempDir(), "acme", "shop", map[string]string{"app/cm.yaml": "kind: ConfigMap\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := gitrepo.Reader{}.Resolve(context.Background(), repo, "main")
+	if err != nil || len(head) != 40 {
+		t.Fatalf("resolve main: %q, %v", head, err)
+	}
+	app := func(name string, source map[string]any, revision string) *drift.Snapshot {
+		s := corpus.Load(t, "testdata/cases/21-manual-kubectl-patch.yaml")
+		drift.Map(s.Application, "metadata")["name"] = name
+		drift.Map(s.Application, "spec")["source"] = source
+		st := drift.Map(s.Application, "status")
+		st["sync"] = map[string]any{"status": "OutOfSync", "revision": revision}
+		st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
+		return s
+	}
+	git := map[string]any{"repoURL": repo, "path": "app", "targetRevision": "main"}
+	for _, tc := range []struct {
+		name      string
+		snap      *drift.Snapshot
+		lister    bool
+		refreshed bool
+	}{
+		{"git holds the compared commit", app("current", git, head), true, false},
+		{"git moved past it", app("moved", git, "1111111111111111111111111111111111111111"), true, true},
+		{"a chart", app("chart", map[string]any{"repoURL": repo, "chart": "web", "targetRevision": "main"}, head), true, true},
+		{"cannot be listed", app("unlisted", map[string]any{"repoURL": "file:///nonexistent/repo.git", "targetRevision": "main"}, head), true, true},
+		{"no lister", app("nolister", git, head), false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := argocdtest.NewServer("t", tc.snap)
+			defer srv.Close()
+			c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts := ScanOptions{StuckAfter: DefaultStuckAfter, Diagnose: diagnose}
+			if tc.lister {
+				opts.GitCommit = gitrepo.Reader{}.Resolve
+			}
+			results, _, err := Scan(context.Background(), c, now, opts)
+			if err != nil || len(results) != 1 || results[0].Err != nil || len(results[0].Report.Findings) != 1 {
+				t.Fatalf("scan: %v %+v", err, results)
+			}
+			calls := c.Calls()
+			refreshes, plain := calls["GET /api/v1/applications/{name}?refresh=normal"], calls["GET /api/v1/applications/{name}"]
+			if tc.refreshed && (refreshes != 1 || plain != 0) || !tc.refreshed && (refreshes != 0 || plain != 1) {
+				t.Errorf("refreshes %d, plain reads %d; want a refresh: %v", refreshes, plain, tc.refreshed)
+			}
+			if n := calls["GET /api/v1/applications/{name}/managed-resources"]; n < 1 {
+				t.Errorf("%d managed-resources calls, want its resources read", n)
 			}
 		})
 	}

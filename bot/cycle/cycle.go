@@ -39,6 +39,11 @@ type Instance struct {
 	// BranchFiles reads a branch of a repository: its files and its head
 	// commit. Nil: fix pull requests' heads are not checked.
 	BranchFiles func(ctx context.Context, repoURL, branch string) (map[string]string, string, error)
+	// GitCommit says which commit a repository's revision names now; a
+	// stuck candidate whose Git revision still names the commit Argo CD
+	// compared is read without a refresh (collect.ScanOptions.GitCommit).
+	// Nil: every candidate is refreshed.
+	GitCommit func(ctx context.Context, repoURL, revision string) (string, error)
 }
 
 // ProposedPR is a pull request a cycle would open or update.
@@ -236,7 +241,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 			kept[r.App.Namespace+"/"+r.App.Name] = inventorySnap{s: r.Snapshot, report: r.Report}
 		}
 	}
-	stuck, listed, err := collect.Scan(ctx, in.Client, now, collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, Each: each, Diagnose: diagnoser(cfg)})
+	stuck, listed, err := collect.Scan(ctx, in.Client, now, collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, GitCommit: in.GitCommit, Each: each, Diagnose: diagnoser(cfg)})
 	if err != nil {
 		return err
 	}

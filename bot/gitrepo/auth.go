@@ -9,9 +9,13 @@ import (
 	"os"
 	"strings"
 
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
+	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/driftfix/driftfix/bot/secretfile"
 )
@@ -269,4 +273,36 @@ func explain(err error, a Access) error {
 		return errors.New(strings.ReplaceAll(err.Error(), b.Password, "[redacted]"))
 	}
 	return err
+}
+
+// Resolve says which commit revision (a commit, branch, tag or HEAD) of
+// the repository names now, with the reader's credentials: one listing of
+// its refs, as git ls-remote, and nothing fetched.
+func (r Reader) Resolve(ctx context.Context, repoURL, revision string) (string, error) {
+	lim := r.Limits.withDefaults()
+	name := redact(repoURL)
+	if !strings.HasPrefix(repoURL, "file://") && !strings.HasPrefix(repoURL, "https://") && !isSSH(repoURL) {
+		return "", fmt.Errorf("resolve %s in %s: only file://, https:// and ssh repositories are read", revision, name)
+	}
+	if plumbing.IsHash(revision) {
+		return revision, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	defer cancel()
+	a := Access{Via: "no credential is configured for it"}
+	if r.Access != nil && !strings.HasPrefix(repoURL, "file://") {
+		var err error
+		if a, err = r.Access(ctx, repoURL); err != nil {
+			return "", fmt.Errorf("resolve %s in %s: get credentials: %w", revision, name, err)
+		}
+	}
+	if _, ok := a.Auth.(*gitssh.PublicKeys); isSSH(repoURL) && !ok {
+		return "", fmt.Errorf("resolve %s in %s: an ssh repository is read only with an SSH key and known_hosts file configured for it", revision, name)
+	}
+	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{repoURL}})
+	commit, _, err := remoteCommit(ctx, rem, revision, a)
+	if err != nil {
+		return "", fmt.Errorf("resolve %s in %s: %w", revision, name, explain(err, a))
+	}
+	return commit.String(), nil
 }

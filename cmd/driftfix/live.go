@@ -239,6 +239,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	af.register(fs)
 	after := fs.Duration("stuck-after", collect.DefaultStuckAfter, "how long an application must stay OutOfSync after a successful sync (0s: at once)")
 	format := fs.String("format", "text", "output format: text or json")
+	alwaysRefresh := fs.Bool("always-refresh", false, "refresh every stuck candidate, even one whose Git revision still names the commit Argo CD compared")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, err
 	}
@@ -259,9 +260,14 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	if err != nil {
 		return exitUsage, err
 	}
-	results, scanned, err := collect.Scan(ctx, c, now, collect.ScanOptions{StuckAfter: *after, ClusterContext: clusterCtx, Diagnose: func(s *drift.Snapshot) (*drift.Report, *drift.Comparison, error) {
+	opts := collect.ScanOptions{StuckAfter: *after, ClusterContext: clusterCtx}
+	if af.repoFiles && !*alwaysRefresh {
+		opts.GitCommit = gitrepo.Reader{}.Resolve
+	}
+	opts.Diagnose = func(s *drift.Snapshot) (*drift.Report, *drift.Comparison, error) {
 		return pipeline.DiagnoseCompared(s, drift.Sensitivity{})
-	}})
+	}
+	results, scanned, err := collect.Scan(ctx, c, now, opts)
 	if err != nil {
 		return exitUsage, err
 	}

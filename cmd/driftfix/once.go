@@ -115,6 +115,7 @@ func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Reader, stderr i
 		BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
 			return git.Head(ctx, repoURL, branch)
 		},
+		GitCommit: git.Resolve,
 		ReadCluster: func(ctx context.Context) (func(*drift.Snapshot) []drift.Object, error) {
 			return af.cluster(ctx, stderr)
 		}}
