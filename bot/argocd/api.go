@@ -21,17 +21,17 @@ const listFields = "items.metadata.name,items.metadata.namespace,items.spec,item
 
 // AppSummary is what the list call returns for one application.
 type AppSummary struct {
-	Name              string
-	Namespace         string
-	Project           string
-	RepoURL           string // the (first) source's repository
+	Name      string
+	Namespace string
+	Project   string
+	RepoURL   string // the (first) source's repository
 	// GitRevision is the target revision of an application whose one
 	// source is a directory of a Git repository (no chart, no further
 	// sources); "" otherwise. Argo CD compared the commit it named then
 	// (Revision).
 	GitRevision string
 	// GitSource says the application has exactly such a source.
-	GitSource bool
+	GitSource         bool
 	SyncStatus        string
 	Revision          string
 	OperationPhase    string
