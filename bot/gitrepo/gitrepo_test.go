@@ -101,3 +101,28 @@ func keys(m map[string]string) []string {
 	}
 	return out
 }
+
+// TestResolve: a revision is resolved as Argo CD resolves a Git source's
+// target revision: a branch to its tip, an annotated tag to the commit it
+// points at, HEAD and "" to the default branch's tip, a full commit to
+// itself; an unknown name is an error that names it.
+func TestResolve(t *testing.T) {
+	url, first := repo(t)
+	ctx := context.Background()
+	var r Reader
+	main, err := r.Resolve(ctx, url, "main")
+	if err != nil || len(main) != 40 || main == first {
+		t.Fatalf("main: %q, %v (first commit %s)", main, err, first)
+	}
+	for _, tc := range []struct{ rev, want string }{{"HEAD", main}, {"", main}, {"refs/heads/main", main}, {"v1", first}, {first, first}} {
+		if got, err := r.Resolve(ctx, url, tc.rev); err != nil || got != tc.want {
+			t.Errorf("resolve %q: %q, %v; want %s", tc.rev, got, err, tc.want)
+		}
+	}
+	if _, err := r.Resolve(ctx, url, "no-such-branch"); err == nil || !strings.Contains(err.Error(), `"no-such-branch" not found`) {
+		t.Errorf("unknown revision: %v", err)
+	}
+	if _, err := r.Resolve(ctx, "http://example.com/repo.git", "main"); err == nil || !strings.Contains(err.Error(), "only file://, https:// and ssh") {
+		t.Errorf("plain http: %v", err)
+	}
+}
