@@ -256,18 +256,28 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 // record adds an instance's listed applications of its shard and its stuck
 // ones, with what planning them gave.
 func (res *CycleResult) record(in Instance, stuck []collect.ScanResult, listed []argocd.AppSummary, plans map[string]planned) {
-	index := map[string]int{}
+	// Every listed application is kept for the whole cycle: its list is
+	// sized once (no copies left behind by growing it), and the index is
+	// keyed by name without building a string per application.
+	n := 0
+	for _, a := range listed {
+		if inShard(in.Shard, a.Name) {
+			n++
+		}
+	}
+	index := make(map[appName]int, n)
+	res.Apps = slices.Grow(res.Apps, n)
 	for _, a := range listed {
 		if !inShard(in.Shard, a.Name) {
 			continue
 		}
 		res.Scanned++
-		index[a.Namespace+"/"+a.Name] = len(res.Apps)
+		index[appName{a.Namespace, a.Name}] = len(res.Apps)
 		res.Apps = append(res.Apps, AppState{Instance: in.Name, App: a})
 	}
 	res.Digest.Instance, res.Digest.ArgoCDURL = in.Name, in.URL
 	for _, r := range stuck {
-		i, ok := index[r.App.Namespace+"/"+r.App.Name]
+		i, ok := index[appName{r.App.Namespace, r.App.Name}]
 		if !ok {
 			continue
 		}
@@ -283,6 +293,9 @@ func (res *CycleResult) record(in Instance, stuck []collect.ScanResult, listed [
 		res.Apps[i].Keys, res.Apps[i].Failed, res.Apps[i].FirstSeen = p.keys, !p.ok, p.first
 	}
 }
+
+// appName is an application of one instance: its namespace and name.
+type appName struct{ namespace, name string }
 
 // sortForPublishing orders what workers found in any order, so that what is
 // published does not depend on it.
@@ -403,10 +416,10 @@ func inShard(shard, name string) bool {
 func (res *CycleResult) join(part *CycleResult) {
 	res.absorb(part)
 	res.Scanned += part.Scanned
-	res.Apps = append(res.Apps, part.Apps...)
-	res.Stuck = append(res.Stuck, part.Stuck...)
+	res.Apps = joined(res.Apps, part.Apps)
+	res.Stuck = joined(res.Stuck, part.Stuck)
 	res.FailedInstances = append(res.FailedInstances, part.FailedInstances...)
-	res.Writes = append(res.Writes, part.Writes...)
+	res.Writes = joined(res.Writes, part.Writes)
 	res.Platform = append(res.Platform, part.Platform...)
 	res.PlatformShared = append(res.PlatformShared, part.PlatformShared...)
 	res.Ignores = append(res.Ignores, part.Ignores...)
@@ -422,10 +435,20 @@ func (res *CycleResult) join(part *CycleResult) {
 	}
 }
 
+// joined appends an instance's part to what the cycle has; the first part
+// is taken as it is, not copied: a fleet's applications, stuck ones and
+// writes are large, and the part is not used after it is joined.
+func joined[T any](to, part []T) []T {
+	if len(to) == 0 {
+		return part
+	}
+	return append(to, part...)
+}
+
 // absorb takes in what planning one application added.
 func (res *CycleResult) absorb(part *CycleResult) {
-	res.Digest.NewStuck = append(res.Digest.NewStuck, part.Digest.NewStuck...)
-	res.Digest.ForPeople = append(res.Digest.ForPeople, part.Digest.ForPeople...)
+	res.Digest.NewStuck = joined(res.Digest.NewStuck, part.Digest.NewStuck)
+	res.Digest.ForPeople = joined(res.Digest.ForPeople, part.Digest.ForPeople)
 	res.PRs = append(res.PRs, part.PRs...)
 	res.Skipped = append(res.Skipped, part.Skipped...)
 	res.Errors = append(res.Errors, part.Errors...)
