@@ -208,6 +208,8 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 		if r.Err != nil || !inShard(in.Shard, r.App.Name) {
 			return
 		}
+		// paths are the findings' paths as text, as the writes keep them.
+		var paths []string
 		if aw, ok, err := observeWrites(cfg, in, r, now, opts); ok || err != nil {
 			mu.Lock()
 			if err != nil {
@@ -216,6 +218,12 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 				res.Writes = append(res.Writes, aw)
 			}
 			mu.Unlock()
+			if err == nil && r.Report != nil && len(aw.Causes) == len(r.Report.Findings) {
+				paths = make([]string, len(aw.Causes))
+				for i, c := range aw.Causes {
+					paths[i] = c.Path
+				}
+			}
 		}
 		if r.Fight {
 			return // Synced: only observed
@@ -226,7 +234,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 			at = first
 		}
 		var part CycleResult
-		keys, ok := planning{cfg: cfg, in: in, opts: opts}.planApp(ctx, &part, *r, at)
+		keys, ok := planning{cfg: cfg, in: in, opts: opts, paths: paths}.planApp(ctx, &part, *r, at)
 		mu.Lock()
 		defer mu.Unlock()
 		res.absorb(&part)
@@ -459,6 +467,9 @@ type planning struct {
 	cfg  *config.Config
 	in   Instance
 	opts CycleOptions
+	// paths are the report's findings' paths as text, when already made
+	// (nil: made here).
+	paths []string
 }
 
 // planApp plans an application's fixes into part; it returns the keys of
@@ -468,14 +479,20 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 	pol := cfg.For(r.App.Project, r.App.Name, r.App.Namespace)
 	var causes []drift.Cause
 	seen := map[drift.Cause]bool{}
-	for _, f := range r.Report.Findings {
+	for i, f := range r.Report.Findings {
 		if !seen[f.Cause] {
 			seen[f.Cause] = true
 			causes = append(causes, f.Cause)
 		}
 		if f.Remediation.Kind == drift.FixNone {
+			var path string
+			if len(pl.paths) == len(r.Report.Findings) {
+				path = pl.paths[i]
+			} else {
+				path = f.Path.String()
+			}
 			part.Digest.ForPeople = append(part.Digest.ForPeople, templates.PersonLine{App: r.App.Name, Namespace: r.App.Namespace, Instance: in.Name,
-				Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Why: f.Remediation.Reason})
+				Resource: f.Resource, Path: path, Cause: f.Cause, Why: f.Remediation.Reason})
 		}
 	}
 	part.Digest.NewStuck = append(part.Digest.NewStuck, templates.AppLine{App: r.App.Name, Namespace: r.App.Namespace, Instance: in.Name, Causes: causes, Note: r.Why})
