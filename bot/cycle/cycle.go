@@ -265,28 +265,35 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 // ones, with what planning them gave.
 func (res *CycleResult) record(in Instance, stuck []collect.ScanResult, listed []argocd.AppSummary, plans map[string]planned) {
 	// Every listed application is kept for the whole cycle: its list is
-	// sized once (no copies left behind by growing it), and the index is
-	// keyed by name without building a string per application.
+	// sized once (no copies left behind by growing it). The stuck ones are
+	// found in it by an index of the stuck ones only, by name: a tenth of
+	// the list or less.
+	index := make(map[appName]int, len(stuck))
+	for _, r := range stuck {
+		index[appName{r.App.Namespace, r.App.Name}] = -1
+	}
 	n := 0
 	for _, a := range listed {
 		if inShard(in.Shard, a.Name) {
 			n++
 		}
 	}
-	index := make(map[appName]int, n)
 	res.Apps = slices.Grow(res.Apps, n)
+	res.Stuck = slices.Grow(res.Stuck, len(stuck))
 	for _, a := range listed {
 		if !inShard(in.Shard, a.Name) {
 			continue
 		}
 		res.Scanned++
-		index[appName{a.Namespace, a.Name}] = len(res.Apps)
+		if _, ok := index[appName{a.Namespace, a.Name}]; ok {
+			index[appName{a.Namespace, a.Name}] = len(res.Apps)
+		}
 		res.Apps = append(res.Apps, AppState{Instance: in.Name, App: a})
 	}
 	res.Digest.Instance, res.Digest.ArgoCDURL = in.Name, in.URL
 	for _, r := range stuck {
-		i, ok := index[appName{r.App.Namespace, r.App.Name}]
-		if !ok {
+		i := index[appName{r.App.Namespace, r.App.Name}]
+		if i < 0 {
 			continue
 		}
 		res.Apps[i].Stuck = true
