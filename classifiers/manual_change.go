@@ -65,9 +65,26 @@ func classifyManualChange(c *Case) (Verdict, bool) {
 	return Verdict{
 		Evidence: ev,
 		Fix:      drift.FixNone,
-		Reason:   "real drift: " + c.revertedWhen() + "; sync to revert it, or commit the change to Git (policy manualChanges: adopt proposes that as a draft pull request); driftfix never ignores it",
+		Reason:   manualReasons[c.revertedWhen()],
 	}, true
 }
+
+// manualReasons are the reasons of a change made by hand, by revertedWhen's
+// answer; built once, as a report keeps its reasons for the whole cycle.
+var manualReasons = func() map[string]string {
+	out := map[string]string{}
+	for _, when := range []string{revertsNever, revertsSelfHeal, revertsOnSync} {
+		out[when] = "real drift: " + when + "; sync to revert it, or commit the change to Git (policy manualChanges: adopt proposes that as a draft pull request); driftfix never ignores it"
+	}
+	return out
+}()
+
+// What revertedWhen answers.
+const (
+	revertsNever    = "it stays until someone syncs the application (no automated sync)"
+	revertsSelfHeal = "Argo CD's self-heal reverts it on its next sync"
+	revertsOnSync   = "automated sync without selfHeal leaves it until Git changes or someone syncs"
+)
 
 // revertedWhen says whether Argo CD reverts a change made by hand by itself,
 // from the Application's sync policy.
@@ -75,9 +92,9 @@ func (c *Case) revertedWhen() string {
 	auto, ok := drift.Map(c.Snapshot.Application, "spec", "syncPolicy")["automated"].(map[string]any)
 	switch {
 	case !ok || auto["enabled"] == false:
-		return "it stays until someone syncs the application (no automated sync)"
+		return revertsNever
 	case auto["selfHeal"] == true:
-		return "Argo CD's self-heal reverts it on its next sync"
+		return revertsSelfHeal
 	}
-	return "automated sync without selfHeal leaves it until Git changes or someone syncs"
+	return revertsOnSync
 }

@@ -102,23 +102,34 @@ func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
 		return nil, err
 	}
 	out := make([]AppSummary, 0, len(resp.Items))
+	// The list is kept for the whole cycle, and a fleet's applications
+	// share a few namespaces, projects, repositories, revisions and
+	// statuses: each is kept once.
+	seen := map[string]string{}
+	once := func(s string) string {
+		if k, ok := seen[s]; ok {
+			return k
+		}
+		seen[s] = s
+		return s
+	}
 	for _, it := range resp.Items {
-		s := AppSummary{Name: it.Metadata.Name, Namespace: it.Metadata.Namespace, Project: it.Spec.Project,
-			SyncStatus: it.Status.Sync.Status, Revision: it.Status.Sync.Revision, CannotCompare: it.Status.Sync.Status == "Unknown",
+		s := AppSummary{Name: it.Metadata.Name, Namespace: once(it.Metadata.Namespace), Project: once(it.Spec.Project),
+			SyncStatus: once(it.Status.Sync.Status), Revision: once(it.Status.Sync.Revision), CannotCompare: it.Status.Sync.Status == "Unknown",
 			IgnoreRules: len(it.Spec.IgnoreDifferences)}
 		if src := it.Spec.Source; src != nil {
-			s.RepoURL = src.RepoURL
+			s.RepoURL = once(src.RepoURL)
 			if src.Chart == "" && len(it.Spec.Sources) == 0 {
-				s.GitSource, s.GitRevision = true, src.TargetRevision
+				s.GitSource, s.GitRevision = true, once(src.TargetRevision)
 			}
 		} else if len(it.Spec.Sources) > 0 {
-			s.RepoURL = it.Spec.Sources[0].RepoURL
+			s.RepoURL = once(it.Spec.Sources[0].RepoURL)
 		}
 		if sp := it.Spec.SyncPolicy; sp != nil && sp.Automated != nil {
 			s.SelfHeal = sp.Automated.SelfHeal
 		}
 		if op := it.Status.OperationState; op != nil {
-			s.OperationPhase, s.OperationStarted, s.OperationFinished = op.Phase, op.StartedAt, op.FinishedAt
+			s.OperationPhase, s.OperationStarted, s.OperationFinished = once(op.Phase), op.StartedAt, op.FinishedAt
 		}
 		for _, r := range it.Status.Resources {
 			if r.Status == "OutOfSync" {

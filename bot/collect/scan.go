@@ -326,16 +326,21 @@ func (sc *scan) takeHard() bool {
 // Argo CD could compare it.
 func keepFound(results []ScanResult, apps []argocd.AppSummary) []ScanResult {
 	kept := results[:0]
-	index := map[string]int{}
-	for i, a := range apps {
-		index[a.Namespace+"/"+a.Name] = i
-	}
+	// The list is indexed only when a candidate was cleared: most scans
+	// clear none, and a fleet's index is large.
+	var index map[[2]string]int
 	for _, r := range results {
 		if r.Cleared == "" && !r.unknown {
 			kept = append(kept, r)
 			continue
 		}
-		i, ok := index[r.App.Namespace+"/"+r.App.Name]
+		if index == nil {
+			index = make(map[[2]string]int, len(apps))
+			for i, a := range apps {
+				index[[2]string{a.Namespace, a.Name}] = i
+			}
+		}
+		i, ok := index[[2]string{r.App.Namespace, r.App.Name}]
 		if !ok {
 			continue
 		}

@@ -213,6 +213,8 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 		if r.Err != nil || !inShard(in.Shard, r.App.Name) {
 			return
 		}
+		// paths are the findings' paths as text, as the writes keep them.
+		var paths []string
 		if aw, ok, err := observeWrites(cfg, in, r, now, opts); ok || err != nil {
 			mu.Lock()
 			if err != nil {
@@ -221,6 +223,12 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 				res.Writes = append(res.Writes, aw)
 			}
 			mu.Unlock()
+			if err == nil && r.Report != nil && len(aw.Causes) == len(r.Report.Findings) {
+				paths = make([]string, len(aw.Causes))
+				for i, c := range aw.Causes {
+					paths[i] = c.Path
+				}
+			}
 		}
 		if r.Fight {
 			return // Synced: only observed
@@ -231,7 +239,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 			at = first
 		}
 		var part CycleResult
-		keys, ok := planning{cfg: cfg, in: in, opts: opts}.planApp(ctx, &part, *r, at)
+		keys, ok := planning{cfg: cfg, in: in, opts: opts, paths: paths}.planApp(ctx, &part, *r, at)
 		mu.Lock()
 		defer mu.Unlock()
 		res.absorb(&part)
@@ -261,19 +269,36 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 // record adds an instance's listed applications of its shard and its stuck
 // ones, with what planning them gave.
 func (res *CycleResult) record(in Instance, stuck []collect.ScanResult, listed []argocd.AppSummary, plans map[string]planned) {
-	index := map[string]int{}
+	// Every listed application is kept for the whole cycle: its list is
+	// sized once (no copies left behind by growing it). The stuck ones are
+	// found in it by an index of the stuck ones only, by name: a tenth of
+	// the list or less.
+	index := make(map[appName]int, len(stuck))
+	for _, r := range stuck {
+		index[appName{r.App.Namespace, r.App.Name}] = -1
+	}
+	n := 0
+	for _, a := range listed {
+		if inShard(in.Shard, a.Name) {
+			n++
+		}
+	}
+	res.Apps = slices.Grow(res.Apps, n)
+	res.Stuck = slices.Grow(res.Stuck, len(stuck))
 	for _, a := range listed {
 		if !inShard(in.Shard, a.Name) {
 			continue
 		}
 		res.Scanned++
-		index[a.Namespace+"/"+a.Name] = len(res.Apps)
+		if _, ok := index[appName{a.Namespace, a.Name}]; ok {
+			index[appName{a.Namespace, a.Name}] = len(res.Apps)
+		}
 		res.Apps = append(res.Apps, AppState{Instance: in.Name, App: a})
 	}
 	res.Digest.Instance, res.Digest.ArgoCDURL = in.Name, in.URL
 	for _, r := range stuck {
-		i, ok := index[r.App.Namespace+"/"+r.App.Name]
-		if !ok {
+		i := index[appName{r.App.Namespace, r.App.Name}]
+		if i < 0 {
 			continue
 		}
 		res.Apps[i].Stuck = true
@@ -288,6 +313,9 @@ func (res *CycleResult) record(in Instance, stuck []collect.ScanResult, listed [
 		res.Apps[i].Keys, res.Apps[i].Failed, res.Apps[i].FirstSeen = p.keys, !p.ok, p.first
 	}
 }
+
+// appName is an application of one instance: its namespace and name.
+type appName struct{ namespace, name string }
 
 // sortForPublishing orders what workers found in any order, so that what is
 // published does not depend on it.
@@ -408,10 +436,10 @@ func inShard(shard, name string) bool {
 func (res *CycleResult) join(part *CycleResult) {
 	res.absorb(part)
 	res.Scanned += part.Scanned
-	res.Apps = append(res.Apps, part.Apps...)
-	res.Stuck = append(res.Stuck, part.Stuck...)
+	res.Apps = joined(res.Apps, part.Apps)
+	res.Stuck = joined(res.Stuck, part.Stuck)
 	res.FailedInstances = append(res.FailedInstances, part.FailedInstances...)
-	res.Writes = append(res.Writes, part.Writes...)
+	res.Writes = joined(res.Writes, part.Writes)
 	res.Platform = append(res.Platform, part.Platform...)
 	res.PlatformShared = append(res.PlatformShared, part.PlatformShared...)
 	res.Ignores = append(res.Ignores, part.Ignores...)
@@ -427,10 +455,20 @@ func (res *CycleResult) join(part *CycleResult) {
 	}
 }
 
+// joined appends an instance's part to what the cycle has; the first part
+// is taken as it is, not copied: a fleet's applications, stuck ones and
+// writes are large, and the part is not used after it is joined.
+func joined[T any](to, part []T) []T {
+	if len(to) == 0 {
+		return part
+	}
+	return append(to, part...)
+}
+
 // absorb takes in what planning one application added.
 func (res *CycleResult) absorb(part *CycleResult) {
-	res.Digest.NewStuck = append(res.Digest.NewStuck, part.Digest.NewStuck...)
-	res.Digest.ForPeople = append(res.Digest.ForPeople, part.Digest.ForPeople...)
+	res.Digest.NewStuck = joined(res.Digest.NewStuck, part.Digest.NewStuck)
+	res.Digest.ForPeople = joined(res.Digest.ForPeople, part.Digest.ForPeople)
 	res.PRs = append(res.PRs, part.PRs...)
 	res.Skipped = append(res.Skipped, part.Skipped...)
 	res.Errors = append(res.Errors, part.Errors...)
@@ -441,6 +479,9 @@ type planning struct {
 	cfg  *config.Config
 	in   Instance
 	opts CycleOptions
+	// paths are the report's findings' paths as text, when already made
+	// (nil: made here).
+	paths []string
 }
 
 // planApp plans an application's fixes into part; it returns the keys of
@@ -450,14 +491,20 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 	pol := cfg.For(r.App.Project, r.App.Name, r.App.Namespace)
 	var causes []drift.Cause
 	seen := map[drift.Cause]bool{}
-	for _, f := range r.Report.Findings {
+	for i, f := range r.Report.Findings {
 		if !seen[f.Cause] {
 			seen[f.Cause] = true
 			causes = append(causes, f.Cause)
 		}
 		if f.Remediation.Kind == drift.FixNone {
+			var path string
+			if len(pl.paths) == len(r.Report.Findings) {
+				path = pl.paths[i]
+			} else {
+				path = f.Path.String()
+			}
 			part.Digest.ForPeople = append(part.Digest.ForPeople, templates.PersonLine{App: r.App.Name, Namespace: r.App.Namespace, Instance: in.Name,
-				Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Why: f.Remediation.Reason})
+				Resource: f.Resource, Path: path, Cause: f.Cause, Why: f.Remediation.Reason})
 		}
 	}
 	part.Digest.NewStuck = append(part.Digest.NewStuck, templates.AppLine{App: r.App.Name, Namespace: r.App.Namespace, Instance: in.Name, Causes: causes, Note: r.Why})

@@ -69,8 +69,21 @@ func observeWrites(cfg *config.Config, in Instance, r *collect.ScanResult, now t
 	if len(r.Report.Findings) > 0 {
 		aw.Causes = make([]PathCause, 0, len(r.Report.Findings))
 	}
+	// A finding's path is most often one of the writes' paths: the cycle
+	// keeps both, so they share the string.
+	var written map[fights.Key]string
+	if len(ws) > 0 && len(r.Report.Findings) > 0 {
+		written = make(map[fights.Key]string, len(ws))
+		for _, w := range ws {
+			written[fights.Key{Resource: w.Resource, Path: w.Path}] = w.Path
+		}
+	}
 	for _, f := range r.Report.Findings {
-		pc := PathCause{Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Fix: f.Remediation.Kind}
+		path := f.Path.String()
+		if p, ok := written[fights.Key{Resource: f.Resource, Path: path}]; ok {
+			path = p
+		}
+		pc := PathCause{Resource: f.Resource, Path: path, Cause: f.Cause, Fix: f.Remediation.Kind}
 		if len(f.Owners) > 0 {
 			pc.Writer = f.Owners[len(f.Owners)-1].Manager
 		}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -350,6 +351,8 @@ func (w *walker) add(p, gp drift.Pointer, git, live any, inGit, inLive bool, fi 
 	}
 	if !inGit {
 		gp = nil
+	} else if slices.Equal(gp, p) {
+		gp = p // the same path: a kept report holds it once
 	}
 	d := drift.Difference{Resource: w.ref, Index: w.idx, Path: p, GitPath: gp, Git: git, Live: live, InGit: inGit, InLive: inLive,
 		Builtin: w.rootType != nil, Undeclared: w.rootType != nil && !fi.known}
