@@ -279,30 +279,51 @@ func explain(err error, a Access) error {
 // the repository names now, with the reader's credentials: one listing of
 // its refs, as git ls-remote, and nothing fetched.
 func (r Reader) Resolve(ctx context.Context, repoURL, revision string) (string, error) {
-	lim := r.Limits.withDefaults()
-	name := redact(repoURL)
-	if !strings.HasPrefix(repoURL, "file://") && !strings.HasPrefix(repoURL, "https://") && !isSSH(repoURL) {
-		return "", fmt.Errorf("resolve %s in %s: only file://, https:// and ssh repositories are read", revision, name)
+	named := func(err error) error { return fmt.Errorf("resolve %s in %s: %w", revision, redact(repoURL), err) }
+	if err := readable(repoURL); err != nil {
+		return "", named(err)
 	}
 	if plumbing.IsHash(revision) {
 		return revision, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, r.Limits.withDefaults().Timeout)
 	defer cancel()
 	a := Access{Via: "no credential is configured for it"}
-	if r.Access != nil && !strings.HasPrefix(repoURL, "file://") {
+	if !strings.HasPrefix(repoURL, "file://") {
 		var err error
-		if a, err = r.Access(ctx, repoURL); err != nil {
-			return "", fmt.Errorf("resolve %s in %s: get credentials: %w", revision, name, err)
+		if a, err = accessFor(ctx, repoURL, r.Access); err != nil {
+			return "", named(err)
 		}
-	}
-	if _, ok := a.Auth.(*gitssh.PublicKeys); isSSH(repoURL) && !ok {
-		return "", fmt.Errorf("resolve %s in %s: an ssh repository is read only with an SSH key and known_hosts file configured for it", revision, name)
 	}
 	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{repoURL}})
 	commit, _, err := remoteCommit(ctx, rem, revision, a)
 	if err != nil {
-		return "", fmt.Errorf("resolve %s in %s: %w", revision, name, explain(err, a))
+		return "", named(explain(err, a))
 	}
 	return commit.String(), nil
+}
+
+// readable says why a repository URL is not read: only file://, https://
+// and ssh repositories are.
+func readable(repoURL string) error {
+	if !strings.HasPrefix(repoURL, "file://") && !strings.HasPrefix(repoURL, "https://") && !isSSH(repoURL) {
+		return errors.New("only file://, https:// and (with an SSH key configured for them) ssh repositories are read")
+	}
+	return nil
+}
+
+// accessFor asks access (nil: none) how to reach a remote repository; an
+// ssh one must be reached with an SSH key.
+func accessFor(ctx context.Context, repoURL string, access AccessFunc) (Access, error) {
+	a := Access{Via: "no credential is configured for it"}
+	if access != nil {
+		var err error
+		if a, err = access(ctx, repoURL); err != nil {
+			return Access{}, fmt.Errorf("get credentials: %w", err)
+		}
+	}
+	if _, ok := a.Auth.(*gitssh.PublicKeys); isSSH(repoURL) && !ok {
+		return Access{}, errors.New("an ssh repository is read only with an SSH key and known_hosts file configured for it")
+	}
+	return a, nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -83,9 +82,8 @@ func (c *Cache) Head(ctx context.Context, repoURL, revision string, lim Limits) 
 func (c *Cache) head(ctx context.Context, repoURL, revision string, lim Limits, access AccessFunc) (map[string]string, string, error) {
 	lim = lim.withDefaults()
 	name := redact(repoURL)
-	ssh := isSSH(repoURL)
-	if !strings.HasPrefix(repoURL, "file://") && !strings.HasPrefix(repoURL, "https://") && !ssh {
-		return nil, "", fmt.Errorf("read repository %s: only file://, https:// and (with an SSH key configured for them) ssh repositories are read", name)
+	if err := readable(repoURL); err != nil {
+		return nil, "", fmt.Errorf("read repository %s: %w", name, err)
 	}
 	var a Access
 	named := func(err error) error { return fmt.Errorf("read repository %s at %s: %w", name, revision, err) }
@@ -98,18 +96,9 @@ func (c *Cache) head(ctx context.Context, repoURL, revision string, lim Limits, 
 			return nil
 		}
 		resolved = true
-		if access != nil {
-			var err error
-			if a, err = access(fctx, repoURL); err != nil {
-				return fmt.Errorf("get credentials: %w", err)
-			}
-		} else {
-			a = Access{Via: "no credential is configured for it"}
-		}
-		if _, ok := a.Auth.(*gitssh.PublicKeys); ssh && !ok {
-			return errors.New("an ssh repository is read only with an SSH key and known_hosts file configured for it")
-		}
-		return nil
+		var err error
+		a, err = accessFor(fctx, repoURL, access)
+		return err
 	}
 	commit, ref := plumbing.ZeroHash, plumbing.ReferenceName("")
 	rem := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{repoURL}})

@@ -122,7 +122,7 @@ func TestResolve(t *testing.T) {
 	if _, err := r.Resolve(ctx, url, "no-such-branch"); err == nil || !strings.Contains(err.Error(), `"no-such-branch" not found`) {
 		t.Errorf("unknown revision: %v", err)
 	}
-	if _, err := r.Resolve(ctx, "http://example.com/repo.git", "main"); err == nil || !strings.Contains(err.Error(), "only file://, https:// and ssh") {
+	if _, err := r.Resolve(ctx, "http://example.com/repo.git", "main"); err == nil || !strings.Contains(err.Error(), "only file://, https:// and (with an SSH key configured for them) ssh repositories are read") {
 		t.Errorf("plain http: %v", err)
 	}
 }
