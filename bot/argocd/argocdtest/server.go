@@ -314,7 +314,11 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 			selected[f] = true
 		}
 	}
-	var paths [][]string
+	type field struct {
+		name  string
+		parts []string
+	}
+	var fields []field
 	for _, f := range listFields {
 		if !selected[f] {
 			continue
@@ -325,7 +329,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 			covered = covered || selected[strings.Join(parts[:i], ".")]
 		}
 		if !covered {
-			paths = append(paths, parts)
+			fields = append(fields, field{f, parts})
 		}
 	}
 	s.mu.Lock()
@@ -333,18 +337,18 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	for _, key := range s.order {
 		app := s.apps[key].Application
 		item := map[string]any{}
-		for _, p := range paths {
-			v, ok := lookup(app, p)
+		for _, f := range fields {
+			v, ok := lookup(app, f.parts)
 			if !ok || v == nil {
 				continue
 			}
-			if l, isList := v.([]any); isList && len(l) == 0 && strings.Join(p, ".") == "status.resources" {
+			if l, isList := v.([]any); isList && len(l) == 0 && f.name == "status.resources" {
 				continue
 			}
-			if strings.Join(p, ".") == "status.operationState.operation.sync" {
+			if f.name == "status.operationState.operation.sync" {
 				v = map[string]any{} // served as a presence marker only
 			}
-			put(item, p, v)
+			put(item, f.parts, v)
 		}
 		items = append(items, item)
 	}
