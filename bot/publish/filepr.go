@@ -142,6 +142,16 @@ func (p *fileRun) updateFile(c fileChange, ex *githost.PullRequest, base string,
 	return nil
 }
 
+// close closes one of driftfix's pull requests here, saying why, with the
+// marker that tells a later cycle driftfix closed it.
+func (p *fileRun) close(gpr githost.PullRequest, why string) error {
+	if err := p.host.ClosePR(p.ctx, p.repo, gpr.Number, gpr.Branch, "Closing: "+why+"\n\n"+closedMarker); err != nil {
+		return err
+	}
+	p.out.Closed = append(p.out.Closed, ref(p.repo, gpr.Number))
+	return nil
+}
+
 func (p *fileRun) skipFile(c fileChange, why string) {
 	p.out.Skipped = append(p.out.Skipped, c.Branch+": "+why)
 }

@@ -189,12 +189,7 @@ func (p *ignoreRun) publish() error {
 				open = true
 				continue
 			}
-			msg := "Closing: the ignore rules this change removes or narrows hide something again, or are no longer declared, in instance " + inv.Instance + ".\n\n" + closedMarker
-			if err := p.host.ClosePR(p.ctx, p.repo, gpr.Number, gpr.Branch, msg); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			p.out.Closed = append(p.out.Closed, ref(p.repo, gpr.Number))
+			errs = append(errs, p.close(gpr, "the ignore rules this change removes or narrows hide something again, or are no longer declared, in instance "+inv.Instance+"."))
 		}
 	}
 	errs = append(errs, p.Store.SetIgnorePRRepo(p.ctx, p.url, open, p.now))

@@ -96,12 +96,7 @@ func (p *platformRun) publish() error {
 		if m == nil || !gpr.Own(p.repo, p.login) || slices.Contains(p.res.PlatformShared, m[1]) {
 			continue
 		}
-		msg := "Closing: the difference this change fixes is gone from every application of instance " + p.instance + ". driftfix opens a new pull request if it comes back.\n\n" + closedMarker
-		if err := p.host.ClosePR(p.ctx, p.repo, gpr.Number, gpr.Branch, msg); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		p.out.Closed = append(p.out.Closed, ref(p.repo, gpr.Number))
+		errs = append(errs, p.close(gpr, "the difference this change fixes is gone from every application of instance "+p.instance+". driftfix opens a new pull request if it comes back."))
 	}
 	return errors.Join(errs...)
 }
