@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/driftfix/driftfix/bot/drift"
+	"io"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/driftfix/driftfix/bot/drift"
 )
 
 // listFields keeps the list call small: only what stuck detection reads.
@@ -54,44 +56,173 @@ type AppSummary struct {
 	ComparisonError string
 }
 
+// listItem is one application of the list, as far as driftfix reads it.
+type listItem struct {
+	Metadata struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Spec struct {
+		Project string `json:"project"`
+		Source  *struct {
+			RepoURL        string `json:"repoURL"`
+			TargetRevision string `json:"targetRevision"`
+			Chart          string `json:"chart"`
+		} `json:"source"`
+		Sources []struct {
+			RepoURL string `json:"repoURL"`
+		} `json:"sources"`
+		SyncPolicy *struct {
+			Automated *struct {
+				SelfHeal bool `json:"selfHeal"`
+			} `json:"automated"`
+		} `json:"syncPolicy"`
+		IgnoreDifferences []json.RawMessage `json:"ignoreDifferences"`
+	} `json:"spec"`
+	Status struct {
+		Sync struct {
+			Status   string `json:"status"`
+			Revision string `json:"revision"`
+		} `json:"sync"`
+		OperationState *struct {
+			Phase      string    `json:"phase"`
+			StartedAt  time.Time `json:"startedAt"`
+			FinishedAt time.Time `json:"finishedAt"`
+		} `json:"operationState"`
+		Resources []struct {
+			Status string `json:"status"`
+		} `json:"resources"`
+	} `json:"status"`
+}
+
+// listResponse reads the list as it streams in, one application at a time,
+// into summaries: a fleet's list is never held whole, neither as its body
+// nor as decoded items (a spec may carry large Helm values).
 type listResponse struct {
-	Items []struct {
-		Metadata struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-		Spec struct {
-			Project string `json:"project"`
-			Source  *struct {
-				RepoURL        string `json:"repoURL"`
-				TargetRevision string `json:"targetRevision"`
-				Chart          string `json:"chart"`
-			} `json:"source"`
-			Sources []struct {
-				RepoURL string `json:"repoURL"`
-			} `json:"sources"`
-			SyncPolicy *struct {
-				Automated *struct {
-					SelfHeal bool `json:"selfHeal"`
-				} `json:"automated"`
-			} `json:"syncPolicy"`
-			IgnoreDifferences []json.RawMessage `json:"ignoreDifferences"`
-		} `json:"spec"`
-		Status struct {
-			Sync struct {
-				Status   string `json:"status"`
-				Revision string `json:"revision"`
-			} `json:"sync"`
-			OperationState *struct {
-				Phase      string    `json:"phase"`
-				StartedAt  time.Time `json:"startedAt"`
-				FinishedAt time.Time `json:"finishedAt"`
-			} `json:"operationState"`
-			Resources []struct {
-				Status string `json:"status"`
-			} `json:"resources"`
-		} `json:"status"`
-	} `json:"items"`
+	apps []AppSummary
+	// seen keeps each string a fleet's applications share (namespaces,
+	// projects, repositories, revisions, statuses) once: the list is kept
+	// for the whole cycle.
+	seen map[string]string
+}
+
+// decodeStream reads {"items": [...]} the way json.Unmarshal would fill
+// {Items []listItem}: keys matched without regard to case, other keys
+// skipped, null empty. An answer naming items twice is refused (json.Unmarshal
+// would merge the two lists item by item).
+func (l *listResponse) decodeStream(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if t == nil {
+		return wantEnd(dec) // null: no applications
+	}
+	if d, ok := t.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("the list is %v, not an object", t)
+	}
+	items := false
+	for dec.More() {
+		t, err = dec.Token()
+		if err != nil {
+			return err
+		}
+		if k, _ := t.(string); !strings.EqualFold(k, "items") {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+			continue
+		}
+		if items {
+			return fmt.Errorf("the list names items twice")
+		}
+		items = true
+		t, err = dec.Token()
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			continue
+		}
+		if d, ok := t.(json.Delim); !ok || d != '[' {
+			return fmt.Errorf("items is %v, not a list", t)
+		}
+		for dec.More() {
+			var it listItem
+			if err := dec.Decode(&it); err != nil {
+				return err
+			}
+			l.add(&it)
+		}
+		if err := wantDelim(dec, ']'); err != nil {
+			return err
+		}
+	}
+	if err := wantDelim(dec, '}'); err != nil {
+		return err
+	}
+	return wantEnd(dec)
+}
+
+// wantEnd checks that nothing but white space follows.
+func wantEnd(dec *json.Decoder) error {
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("more after the list")
+	}
+	return nil
+}
+
+// wantDelim reads the next token, which must be d.
+func wantDelim(dec *json.Decoder, d json.Delim) error {
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if got, ok := t.(json.Delim); !ok || got != d {
+		return fmt.Errorf("want %q, got %v", rune(d), t)
+	}
+	return nil
+}
+
+// once returns s, or the equal string kept already.
+func (l *listResponse) once(s string) string {
+	if k, ok := l.seen[s]; ok {
+		return k
+	}
+	if l.seen == nil {
+		l.seen = map[string]string{}
+	}
+	l.seen[s] = s
+	return s
+}
+
+// add keeps one listed application's summary.
+func (l *listResponse) add(it *listItem) {
+	s := AppSummary{Name: it.Metadata.Name, Namespace: l.once(it.Metadata.Namespace), Project: l.once(it.Spec.Project),
+		SyncStatus: l.once(it.Status.Sync.Status), Revision: l.once(it.Status.Sync.Revision), CannotCompare: it.Status.Sync.Status == "Unknown",
+		IgnoreRules: len(it.Spec.IgnoreDifferences)}
+	if src := it.Spec.Source; src != nil {
+		s.RepoURL = l.once(src.RepoURL)
+		if src.Chart == "" && len(it.Spec.Sources) == 0 {
+			s.GitSource, s.GitRevision = true, l.once(src.TargetRevision)
+		}
+	} else if len(it.Spec.Sources) > 0 {
+		s.RepoURL = l.once(it.Spec.Sources[0].RepoURL)
+	}
+	if sp := it.Spec.SyncPolicy; sp != nil && sp.Automated != nil {
+		s.SelfHeal = sp.Automated.SelfHeal
+	}
+	if op := it.Status.OperationState; op != nil {
+		s.OperationPhase, s.OperationStarted, s.OperationFinished = l.once(op.Phase), op.StartedAt, op.FinishedAt
+	}
+	for _, r := range it.Status.Resources {
+		if r.Status == "OutOfSync" {
+			s.OutOfSync++
+		}
+	}
+	l.apps = append(l.apps, s)
 }
 
 // ListApplications lists every application the token may see, in one call
@@ -101,44 +232,7 @@ func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
 	if err := c.get(ctx, "GET /api/v1/applications", "/api/v1/applications", url.Values{"fields": {listFields}}, &resp); err != nil {
 		return nil, err
 	}
-	out := make([]AppSummary, 0, len(resp.Items))
-	// The list is kept for the whole cycle, and a fleet's applications
-	// share a few namespaces, projects, repositories, revisions and
-	// statuses: each is kept once.
-	seen := map[string]string{}
-	once := func(s string) string {
-		if k, ok := seen[s]; ok {
-			return k
-		}
-		seen[s] = s
-		return s
-	}
-	for _, it := range resp.Items {
-		s := AppSummary{Name: it.Metadata.Name, Namespace: once(it.Metadata.Namespace), Project: once(it.Spec.Project),
-			SyncStatus: once(it.Status.Sync.Status), Revision: once(it.Status.Sync.Revision), CannotCompare: it.Status.Sync.Status == "Unknown",
-			IgnoreRules: len(it.Spec.IgnoreDifferences)}
-		if src := it.Spec.Source; src != nil {
-			s.RepoURL = once(src.RepoURL)
-			if src.Chart == "" && len(it.Spec.Sources) == 0 {
-				s.GitSource, s.GitRevision = true, once(src.TargetRevision)
-			}
-		} else if len(it.Spec.Sources) > 0 {
-			s.RepoURL = once(it.Spec.Sources[0].RepoURL)
-		}
-		if sp := it.Spec.SyncPolicy; sp != nil && sp.Automated != nil {
-			s.SelfHeal = sp.Automated.SelfHeal
-		}
-		if op := it.Status.OperationState; op != nil {
-			s.OperationPhase, s.OperationStarted, s.OperationFinished = once(op.Phase), op.StartedAt, op.FinishedAt
-		}
-		for _, r := range it.Status.Resources {
-			if r.Status == "OutOfSync" {
-				s.OutOfSync++
-			}
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return resp.apps, nil
 }
 
 func appQuery(ns string) url.Values {

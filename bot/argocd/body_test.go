@@ -2,7 +2,9 @@ package argocd
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -60,4 +62,63 @@ func FuzzAppResponse(f *testing.F) {
 			t.Fatalf("%q: now %#v, before %#v", s, got.v, want)
 		}
 	})
+}
+
+// FuzzListResponse: the list read as it streams in gives the summaries
+// json.Unmarshal of the whole answer gives, error or value; an answer
+// naming items twice is refused.
+func FuzzListResponse(f *testing.F) {
+	for _, s := range []string{
+		`{"items":[{"metadata":{"name":"a","namespace":"argocd"},"spec":{"project":"p","source":{"repoURL":"r","targetRevision":"HEAD"},"syncPolicy":{"automated":{"selfHeal":true}},"ignoreDifferences":[{},{}]},"status":{"sync":{"status":"OutOfSync","revision":"abc"},"operationState":{"phase":"Succeeded","startedAt":"2026-01-01T00:00:00Z","finishedAt":"2026-01-01T00:01:00Z"},"resources":[{"status":"OutOfSync"},{"status":"Synced"}]}}],"metadata":{}}`,
+		`{"metadata":{},"items":[{"spec":{"sources":[{"repoURL":"x"}]},"status":{"sync":{"status":"Unknown"}}}]}`,
+		`{"items":null}`, `{}`, `null`, `[]`, `{"items":[null]}`, `{"Items":[{"METADATA":{"Name":"a"}}]}`,
+		`{"items":[],"items":[]}`, `{"items":[{"metadata":{"name":1}}]}`, `{"items":{}}`, `{"items":[1]}`, `{"items":[]} x`,
+		`{"items":[{"status":{"operationState":{"startedAt":"yesterday"}}}]}`, `{"items":[{"spec":{"source":null,"syncPolicy":{}}}]}`,
+		`{"items":[{"metadata":{"name":"\ud800"}}]}`, "{\"items\":[{\"metadata\":{\"name\":\"\xff\"}}]}", `{"items":[`, ``,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var whole struct{ Items []listItem }
+		werr := json.Unmarshal([]byte(s), &whole)
+		var want listResponse
+		for i := range whole.Items {
+			want.add(&whole.Items[i])
+		}
+		if werr == nil && itemsKeys(s) > 1 {
+			werr = errors.New("items twice")
+		}
+		var got listResponse
+		gerr := got.decodeStream(strings.NewReader(s))
+		if (werr != nil) != (gerr != nil) {
+			t.Fatalf("%q: json.Unmarshal error %v, streamed %v", s, werr, gerr)
+		}
+		if werr == nil && !reflect.DeepEqual(got.apps, want.apps) && (len(got.apps) > 0 || len(want.apps) > 0) {
+			t.Fatalf("%q: streamed %+v, json.Unmarshal %+v", s, got.apps, want.apps)
+		}
+	})
+}
+
+// itemsKeys counts the top-level keys of a JSON object matching "items"
+// without regard to case (0 when s is not an object).
+func itemsKeys(s string) int {
+	dec := json.NewDecoder(strings.NewReader(s))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return 0
+	}
+	n := 0
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return n
+		}
+		if k, _ := t.(string); strings.EqualFold(k, "items") {
+			n++
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return n
+		}
+	}
+	return n
 }

@@ -183,6 +183,16 @@ func (c *Client) do(ctx context.Context, endpoint, u string, out any) (retry boo
 		return true, fmt.Errorf("argocd %s: %w", endpoint, redact(err, token))
 	}
 	defer resp.Body.Close()
+	if d, ok := out.(streamDecoder); ok && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		body := &readErr{r: io.LimitReader(resp.Body, 256<<20)}
+		if err := d.decodeStream(body); err != nil {
+			if body.err != nil {
+				return true, fmt.Errorf("argocd %s: read response: %w", endpoint, body.err)
+			}
+			return false, fmt.Errorf("argocd %s: decode response: %w", endpoint, err)
+		}
+		return false, nil
+	}
 	buf := bodies.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
@@ -214,6 +224,21 @@ func (c *Client) do(ctx context.Context, endpoint, u string, out any) (retry boo
 		return false, fmt.Errorf("argocd %s: decode response: %w", endpoint, err)
 	}
 	return false, nil
+}
+
+// readErr remembers a failed read (not the end of the body), so that a
+// streamed answer cut short is retried like a body that could not be read.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
 }
 
 // serverMessage extracts the gRPC-gateway error message, or a short body.

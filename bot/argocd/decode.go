@@ -3,6 +3,7 @@ package argocd
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"sync"
 	"unsafe"
@@ -15,6 +16,12 @@ import (
 // decoded may keep a reference to it.
 type bodyDecoder interface {
 	decodeBody(body []byte) error
+}
+
+// streamDecoder is a response that reads a successful answer as it
+// arrives, holding no more of it than it keeps: do hands it the body.
+type streamDecoder interface {
+	decodeStream(body io.Reader) error
 }
 
 // bodies are the buffers responses are read into; a body is decoded and let

@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
@@ -101,5 +105,38 @@ func TestEmulatorServesOnlyArgoCDFields(t *testing.T) {
 		if got := cur != nil; got != tc.want {
 			t.Errorf("fields=%s: %v served = %v, want %v", tc.fields, tc.path, got, tc.want)
 		}
+	}
+}
+
+// TestListCutShortIsRetried: a list whose body ends before its declared
+// length is read again, like any answer that could not be read; a list that
+// arrives whole but is not a list is refused at once, saying so.
+func TestListCutShortIsRetried(t *testing.T) {
+	whole := `{"items":[{"metadata":{"name":"web","namespace":"argocd"},"status":{"sync":{"status":"OutOfSync"}}}]}`
+	var calls atomic.Int32
+	body := whole
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		if calls.Add(1) == 1 {
+			w.Write([]byte(body[:len(body)/2])) // the connection closes short of the length
+			return
+		}
+		w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	c := client(t, srv.URL, nil)
+	apps, err := c.ListApplications(context.Background())
+	if err != nil {
+		t.Fatalf("a list cut short once must be read again: %v", err)
+	}
+	if calls.Load() != 2 || len(apps) != 1 || apps[0].Name != "web" || apps[0].SyncStatus != "OutOfSync" {
+		t.Fatalf("calls %d, apps %+v", calls.Load(), apps)
+	}
+
+	calls.Store(1)
+	body = `{"items":{"web":1}}`
+	_, err = client(t, srv.URL, nil).ListApplications(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "decode response") || calls.Load() != 2 {
+		t.Fatalf("a malformed list: calls %d, err %v", calls.Load(), err)
 	}
 }

@@ -332,10 +332,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 			fields = append(fields, field{f, parts})
 		}
 	}
+	// Each item is built as it is written, as a server streaming its
+	// answer would: the emulator's whole list never sits in the bot's heap.
 	s.mu.Lock()
-	items := []any{}
-	for _, key := range s.order {
-		app := s.apps[key].Application
+	defer s.mu.Unlock()
+	writeList(w, len(s.order), func(i int) any {
+		app := s.apps[s.order[i]].Application
 		item := map[string]any{}
 		for _, f := range fields {
 			v, ok := lookup(app, f.parts)
@@ -350,22 +352,21 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 			}
 			put(item, f.parts, v)
 		}
-		items = append(items, item)
-	}
-	s.mu.Unlock()
-	writeList(w, items)
+		return item
+	})
 }
 
-// writeList writes the list as json.NewEncoder(w).Encode of
-// {"metadata": {}, "items": items} does, byte for byte, one item at a time:
+// writeList writes the list of n items, item(i) the i-th, as
+// json.NewEncoder(w).Encode of {"metadata": {}, "items": items} does, byte
+// for byte, one item at a time:
 // the encoder's buffer for a whole fleet's list would otherwise stay in
 // encoding/json's pool, in the bot's own heap, for as long as anything in
 // the process encodes JSON, which a real Argo CD's answer never does.
-func writeList(w io.Writer, items []any) {
+func writeList(w io.Writer, n int, item func(i int) any) {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(`{"items":[`)
-	for i, item := range items {
-		raw, err := json.Marshal(item)
+	for i := 0; i < n; i++ {
+		raw, err := json.Marshal(item(i))
 		if err != nil {
 			return // as Encode, which writes nothing of a value it cannot encode
 		}
