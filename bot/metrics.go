@@ -79,10 +79,7 @@ func (m *Metrics) observe(o Outcome) {
 	m.stuck.Set(float64(len(o.Result.Stuck)))
 	m.findings.Reset()
 	for _, s := range o.Result.Stuck {
-		if s.Report == nil {
-			continue
-		}
-		for _, f := range s.Report.Findings {
+		for _, f := range s.Findings {
 			m.findings.WithLabelValues(string(f.Cause)).Inc()
 		}
 	}

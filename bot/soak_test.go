@@ -139,7 +139,7 @@ func TestSoak(t *testing.T) {
 		}
 		diagnosed := map[string]bool{}
 		for _, s := range out.Result.Stuck {
-			for _, f := range s.Report.Findings {
+			for _, f := range s.Findings {
 				if f.Cause == drift.CauseHPAReplicas {
 					diagnosed[s.App.Name] = true
 				}

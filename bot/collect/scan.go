@@ -49,8 +49,9 @@ type ScanOptions struct {
 	GitCommit func(ctx context.Context, repoURL, revision string) (string, error)
 	// Each, when set, receives every diagnosed result in the worker that
 	// made it, while its snapshot is still held; Scan then drops the
-	// snapshot, so a scan holds at most one snapshot per worker. It is
-	// called concurrently.
+	// snapshot, so a scan holds at most one snapshot per worker. Each may
+	// drop the report too, once it has kept what it needs: Scan returns the
+	// result as Each leaves it. It is called concurrently.
 	Each func(*ScanResult)
 }
 

@@ -82,7 +82,7 @@ type AppState struct {
 type CycleResult struct {
 	Scanned int
 	Apps    []AppState // every application of every instance that answered
-	Stuck   []collect.ScanResult
+	Stuck   []Stuck
 	PRs     []ProposedPR
 	Skipped []string // plans not proposed, and why
 	Digest  templates.DigestView
@@ -108,7 +108,24 @@ type CycleResult struct {
 	Ignores   []IgnoreInventory
 	IgnorePRs []IgnorePR
 
-	platformSnaps map[string]*drift.Snapshot // kept for verifying platform fixes, by AppKey
+	// platformSnaps and platformReports are kept for planning and verifying
+	// platform fixes, by AppKey: the snapshots and whole reports of the
+	// applications with findings a platform fix may end.
+	platformSnaps   map[string]*drift.Snapshot
+	platformReports map[string]*drift.Report
+}
+
+// Stuck is a stuck application as a cycle keeps it: its findings in their
+// kept form (drift.Kept), the diagnosis's values and owners let go once its
+// fixes are planned.
+type Stuck struct {
+	Instance string
+	App      argocd.AppSummary
+	Why      string // why it was picked as stuck
+	Err      error  // its collection or diagnosis failed
+	// Diagnosed says a report was made; Findings are its findings, kept.
+	Diagnosed bool
+	Findings  []drift.Kept
 }
 
 // Owns reports whether this cycle scanned the application (by AppKey): its
@@ -188,9 +205,11 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 
 // planned is what planning one application gave.
 type planned struct {
-	keys  []string
-	ok    bool
-	first time.Time
+	keys      []string
+	ok        bool
+	first     time.Time
+	diagnosed bool
+	findings  []drift.Kept
 }
 
 // scanInstance scans one instance and plans each stuck application of its
@@ -208,14 +227,16 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 	var mu sync.Mutex
 	plans := map[string]planned{}
 	inventory := cfg.Policy.IgnoreRules.Enabled
-	kept := map[string]inventorySnap{}
+	inv := map[string]inventorySnap{}
 	each := func(r *collect.ScanResult) {
 		if r.Err != nil || !inShard(in.Shard, r.App.Name) {
 			return
 		}
-		// paths are the findings' paths as text, as the writes keep them.
-		var paths []string
-		if aw, ok, err := observeWrites(cfg, in, r, now, opts); ok || err != nil {
+		// kept are the findings as the cycle keeps them; their paths are
+		// the writes' where both name one.
+		var kept []drift.Kept
+		aw, ok, err := observeWrites(cfg, in, r, now, opts)
+		if ok || err != nil {
 			mu.Lock()
 			if err != nil {
 				res.Errors = append(res.Errors, err)
@@ -223,14 +244,14 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 				res.Writes = append(res.Writes, aw)
 			}
 			mu.Unlock()
-			if err == nil && r.Report != nil && len(aw.Causes) == len(r.Report.Findings) {
-				paths = make([]string, len(aw.Causes))
-				for i, c := range aw.Causes {
-					paths[i] = c.Path
-				}
-			}
+		}
+		if ok && err == nil {
+			kept = aw.Causes
+		} else if r.Report != nil {
+			kept = keepFindings(r.Report.Findings, nil)
 		}
 		if r.Fight {
+			r.Report = nil
 			return // Synced: only observed
 		}
 		at, first := now, time.Time{}
@@ -239,15 +260,18 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 			at = first
 		}
 		var part CycleResult
-		keys, ok := planning{cfg: cfg, in: in, opts: opts, paths: paths}.planApp(ctx, &part, *r, at)
+		keys, ok := planning{cfg: cfg, in: in, opts: opts, kept: kept}.planApp(ctx, &part, *r, at)
 		mu.Lock()
 		defer mu.Unlock()
 		res.absorb(&part)
 		res.keepForPlatform(cfg, in.Name, r)
-		plans[r.App.Namespace+"/"+r.App.Name] = planned{keys, ok, first}
+		plans[r.App.Namespace+"/"+r.App.Name] = planned{keys, ok, first, r.Report != nil, kept}
 		if inventory && r.Snapshot != nil && r.Report != nil {
-			kept[r.App.Namespace+"/"+r.App.Name] = inventorySnap{s: r.Snapshot, report: r.Report}
+			inv[r.App.Namespace+"/"+r.App.Name] = inventorySnap{s: r.Snapshot, report: r.Report}
 		}
+		// The cycle keeps the findings' kept form: the scan lets the
+		// report go with the snapshot.
+		r.Report = nil
 	}
 	stuck, listed, err := collect.Scan(ctx, in.Client, now, collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, GitCommit: in.GitCommit, Each: each, Diagnose: diagnoser(cfg)})
 	if err != nil {
@@ -261,7 +285,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 				failed++ // what its rules hide is not known this cycle
 			}
 		}
-		res.inventory(ctx, cfg, in, cluster, listed, kept, failed, now, opts)
+		res.inventory(ctx, cfg, in, cluster, listed, inv, failed, now, opts)
 	}
 	return nil
 }
@@ -302,14 +326,14 @@ func (res *CycleResult) record(in Instance, stuck []collect.ScanResult, listed [
 			continue
 		}
 		res.Apps[i].Stuck = true
-		r.Instance = in.Name
-		res.Stuck = append(res.Stuck, r)
 		if r.Err != nil {
+			res.Stuck = append(res.Stuck, Stuck{Instance: in.Name, App: r.App, Why: r.Why, Err: r.Err})
 			res.Apps[i].Failed = true
 			res.Errors = append(res.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, r.Err))
 			continue
 		}
 		p := plans[r.App.Namespace+"/"+r.App.Name]
+		res.Stuck = append(res.Stuck, Stuck{Instance: in.Name, App: r.App, Why: r.Why, Diagnosed: p.diagnosed, Findings: p.findings})
 		res.Apps[i].Keys, res.Apps[i].Failed, res.Apps[i].FirstSeen = p.keys, !p.ok, p.first
 	}
 }
@@ -351,7 +375,7 @@ var webhookEvidence = regexp.MustCompile(`^MutatingWebhookConfiguration (\S+) \(
 // Fleet groups findings that share one source across applications: a
 // mutating webhook, or a controller (field manager) writing the same kind.
 // Fleets are per instance: one webhook name on two instances is two webhooks.
-func Fleet(stuck []collect.ScanResult, min int) []templates.FleetLine {
+func Fleet(stuck []Stuck, min int) []templates.FleetLine {
 	type key struct {
 		instance, source string
 		cause            drift.Cause
@@ -360,10 +384,7 @@ func Fleet(stuck []collect.ScanResult, min int) []templates.FleetLine {
 	apps := map[key]map[string]bool{}
 	paths := map[key]map[string]bool{}
 	for _, r := range stuck {
-		if r.Report == nil {
-			continue
-		}
-		for _, f := range r.Report.Findings {
+		for _, f := range r.Findings {
 			var k key
 			switch f.Cause {
 			case drift.CauseWebhookMutation:
@@ -376,10 +397,10 @@ func Fleet(stuck []collect.ScanResult, min int) []templates.FleetLine {
 				}
 				k = key{source: "MutatingWebhookConfiguration " + m[1]}
 			case drift.CauseControllerWrite:
-				if len(f.Owners) == 0 {
+				if f.Writer == "" {
 					continue
 				}
-				k = key{source: "controller " + f.Owners[len(f.Owners)-1].Manager}
+				k = key{source: "controller " + f.Writer}
 			default:
 				continue
 			}
@@ -388,7 +409,7 @@ func Fleet(stuck []collect.ScanResult, min int) []templates.FleetLine {
 				apps[k], paths[k] = map[string]bool{}, map[string]bool{}
 			}
 			apps[k][r.App.Namespace+"/"+r.App.Name] = true
-			paths[k][f.Path.String()] = true
+			paths[k][f.Path] = true
 		}
 	}
 	var out []templates.FleetLine
@@ -446,9 +467,9 @@ func (res *CycleResult) join(part *CycleResult) {
 	res.IgnorePRs = append(res.IgnorePRs, part.IgnorePRs...)
 	for k, s := range part.platformSnaps {
 		if res.platformSnaps == nil {
-			res.platformSnaps = map[string]*drift.Snapshot{}
+			res.platformSnaps, res.platformReports = map[string]*drift.Snapshot{}, map[string]*drift.Report{}
 		}
-		res.platformSnaps[k] = s
+		res.platformSnaps[k], res.platformReports[k] = s, part.platformReports[k]
 	}
 	if part.Digest.Instance != "" {
 		res.Digest.Instance, res.Digest.ArgoCDURL = part.Digest.Instance, part.Digest.ArgoCDURL
@@ -479,9 +500,8 @@ type planning struct {
 	cfg  *config.Config
 	in   Instance
 	opts CycleOptions
-	// paths are the report's findings' paths as text, when already made
-	// (nil: made here).
-	paths []string
+	// kept are the report's findings as the cycle keeps them, in order.
+	kept []drift.Kept
 }
 
 // planApp plans an application's fixes into part; it returns the keys of
@@ -498,8 +518,8 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 		}
 		if f.Remediation.Kind == drift.FixNone {
 			var path string
-			if len(pl.paths) == len(r.Report.Findings) {
-				path = pl.paths[i]
+			if len(pl.kept) == len(r.Report.Findings) {
+				path = pl.kept[i].Path
 			} else {
 				path = f.Path.String()
 			}

@@ -2,13 +2,13 @@ package cycle
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
-	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/internal/corpus"
@@ -68,14 +68,14 @@ func TestCycleProposesUnderPolicy(t *testing.T) {
 // is one digest line with one platform fix; drifting two, it is left to the
 // applications' own lines.
 func TestFleet(t *testing.T) {
-	diag := func(file, name string) collect.ScanResult {
+	diag := func(file, name string) Stuck {
 		rep, err := pipeline.Diagnose(corpus.Load(t, file), drift.Sensitivity{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return collect.ScanResult{Instance: "main", App: argocd.AppSummary{Name: name, Namespace: "argocd"}, Report: rep}
+		return Stuck{Instance: "main", App: argocd.AppSummary{Name: name, Namespace: "argocd"}, Diagnosed: true, Findings: keepFindings(rep.Findings, nil)}
 	}
-	var stuck []collect.ScanResult
+	var stuck []Stuck
 	for _, n := range []string{"a", "b", "c"} {
 		stuck = append(stuck, diag("testdata/cases/17-webhook-adds-label.yaml", n))
 	}
@@ -92,5 +92,64 @@ func TestFleet(t *testing.T) {
 	stuck[0].Instance, stuck[1].Instance, stuck[2].Instance = "a", "b", "c" // one webhook name on several instances is several webhooks
 	if lines := Fleet(stuck, FleetMin); len(lines) != 0 {
 		t.Fatalf("fleet across instances: %+v", lines)
+	}
+}
+
+// TestCycleKeepsWhatPublishingReads: a stuck application's findings are kept
+// past planning with each one's resource, path, cause, fix, last writer and
+// evidence as its diagnosis gave them, in order, and its fight observation
+// names the same causes.
+func TestCycleKeepsWhatPublishingReads(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	var snaps []*drift.Snapshot
+	for i, file := range []string{"testdata/cases/21-manual-kubectl-patch.yaml", "testdata/cases/17-webhook-adds-label.yaml", "remediations/testdata/plain-remove-hpa.yaml"} {
+		s := corpus.Load(t, file)
+		drift.Map(s.Application, "metadata")["name"] = fmt.Sprintf("app%d", i)
+		drift.Map(s.Application, "status")["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
+		snaps = append(snaps, s)
+	}
+	srv := argocdtest.NewServer("t", snaps...)
+	defer srv.Close()
+	c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*drift.Snapshot{}
+	for _, s := range snaps {
+		byName[s.AppName()] = s
+	}
+	in := Instance{Name: "main", Client: c, Cluster: func(s *drift.Snapshot) []drift.Object { return byName[s.AppName()].Cluster }}
+	cfg, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Cycle(context.Background(), cfg, []Instance{in}, now, CycleOptions{})
+	if len(res.Errors) != 0 || len(res.Stuck) != len(snaps) {
+		t.Fatalf("errors %v, stuck %d", res.Errors, len(res.Stuck))
+	}
+	for _, st := range res.Stuck {
+		rep, err := pipeline.Diagnose(byName[st.App.Name], drift.Sensitivity{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Diagnosed || len(st.Findings) != len(rep.Findings) || len(rep.Findings) == 0 {
+			t.Fatalf("%s: kept %d findings (diagnosed %v), the diagnosis has %d", st.App.Name, len(st.Findings), st.Diagnosed, len(rep.Findings))
+		}
+		for i, f := range rep.Findings {
+			k := st.Findings[i]
+			want := ""
+			if len(f.Owners) > 0 {
+				want = f.Owners[len(f.Owners)-1].Manager
+			}
+			if k.Resource != f.Resource || k.Path != f.Path.String() || k.Cause != f.Cause || k.Fix != f.Remediation.Kind ||
+				k.Writer != want || strings.Join(k.Evidence, "\n") != strings.Join(f.Evidence, "\n") {
+				t.Errorf("%s: kept %+v, diagnosed %s %s %s fix %s writer %q evidence %q", st.App.Name, k, f.Resource, f.Path, f.Cause, f.Remediation.Kind, want, f.Evidence)
+			}
+		}
+		for _, aw := range res.Writes {
+			if aw.App == AppKey("main", st.App.Namespace, st.App.Name) && len(aw.Causes) != len(st.Findings) {
+				t.Errorf("%s: fights see %d causes, the kept findings are %d", st.App.Name, len(aw.Causes), len(st.Findings))
+			}
+		}
 	}
 }

@@ -21,7 +21,9 @@ const FightWindow = collect.FightWindow
 type AppWrites struct {
 	App    string // AppKey
 	Writes []fights.Write
-	Causes []PathCause
+	// Causes are the findings at its differing paths, as the cycle keeps
+	// them (the same as its Stuck entry's).
+	Causes []drift.Kept
 	// SelfHealSyncs counts the automated syncs of Revision within
 	// collect.FightWindow before the cycle; LastSync is the last of them.
 	SelfHealSyncs int
@@ -31,16 +33,6 @@ type AppWrites struct {
 	// Git's value back) when it was read.
 	Synced bool
 	Policy config.Fights
-}
-
-// PathCause is a finding at one path: its cause, the fix the diagnosis
-// names for it, and the field manager that wrote the live value.
-type PathCause struct {
-	Resource drift.Ref
-	Path     string
-	Cause    drift.Cause
-	Fix      drift.FixKind
-	Writer   string
 }
 
 // observeWrites turns a diagnosed application into what fight detection
@@ -66,30 +58,33 @@ func observeWrites(cfg *config.Config, in Instance, r *collect.ScanResult, now t
 	}
 	aw := AppWrites{App: key, Writes: ws, Synced: r.Fight, Policy: cfg.For(r.App.Project, r.App.Name, r.App.Namespace).Fights}
 	aw.SelfHealSyncs, aw.Revision, aw.LastSync = collect.SelfHealSyncs(r.Snapshot.Application, now, collect.FightWindow)
-	if len(r.Report.Findings) > 0 {
-		aw.Causes = make([]PathCause, 0, len(r.Report.Findings))
+	aw.Causes = keepFindings(r.Report.Findings, ws)
+	return aw, true, nil
+}
+
+// keepFindings returns the findings as the cycle keeps them; a finding's
+// path shares its text with the write at the same path, when there is one.
+func keepFindings(fs []drift.Finding, ws []fights.Write) []drift.Kept {
+	if len(fs) == 0 {
+		return nil
 	}
-	// A finding's path is most often one of the writes' paths: the cycle
-	// keeps both, so they share the string.
 	var written map[fights.Key]string
-	if len(ws) > 0 && len(r.Report.Findings) > 0 {
+	if len(ws) > 0 {
 		written = make(map[fights.Key]string, len(ws))
 		for _, w := range ws {
 			written[fights.Key{Resource: w.Resource, Path: w.Path}] = w.Path
 		}
 	}
-	for _, f := range r.Report.Findings {
+	out := make([]drift.Kept, len(fs))
+	for i := range fs {
+		f := &fs[i]
 		path := f.Path.String()
 		if p, ok := written[fights.Key{Resource: f.Resource, Path: path}]; ok {
 			path = p
 		}
-		pc := PathCause{Resource: f.Resource, Path: path, Cause: f.Cause, Fix: f.Remediation.Kind}
-		if len(f.Owners) > 0 {
-			pc.Writer = f.Owners[len(f.Owners)-1].Manager
-		}
-		aw.Causes = append(aw.Causes, pc)
+		out[i] = f.Keep(path)
 	}
-	return aw, true, nil
+	return out
 }
 
 // sortWrites orders the applications' writes by application, so that what

@@ -47,9 +47,10 @@ func PlatformBranch(prefix, instance string, cause drift.Cause, key string) stri
 	return Branch(prefix, "platform-"+instance, cause, key)
 }
 
-// keepForPlatform keeps the snapshot of an application whose findings a
-// platform fix may end, when the instance has a platform repository: the
-// fix is verified by re-diagnosing it.
+// keepForPlatform keeps the snapshot and the whole report of an application
+// whose findings a platform fix may end, when the instance has a platform
+// repository: the fix is planned from its findings and verified by
+// re-diagnosing it.
 func (res *CycleResult) keepForPlatform(cfg *config.Config, instance string, r *collect.ScanResult) {
 	if r.Snapshot == nil || r.Report == nil {
 		return
@@ -60,9 +61,10 @@ func (res *CycleResult) keepForPlatform(cfg *config.Config, instance string, r *
 	for _, f := range r.Report.Findings {
 		if _, ok := fleetSource(f); ok {
 			if res.platformSnaps == nil {
-				res.platformSnaps = map[string]*drift.Snapshot{}
+				res.platformSnaps, res.platformReports = map[string]*drift.Snapshot{}, map[string]*drift.Report{}
 			}
-			res.platformSnaps[AppKey(instance, r.App.Namespace, r.App.Name)] = r.Snapshot
+			key := AppKey(instance, r.App.Namespace, r.App.Name)
+			res.platformSnaps[key], res.platformReports[key] = r.Snapshot, r.Report
 			return
 		}
 	}
@@ -110,7 +112,7 @@ func (g *fleetGroup) key() string {
 // instance with a platform repository, verified by re-diagnosing every
 // application it fixes with the changed argocd-cm.
 func (res *CycleResult) planPlatform(ctx context.Context, cfg *config.Config, instances []Instance) {
-	defer func() { res.platformSnaps = nil }()
+	defer func() { res.platformSnaps, res.platformReports = nil, nil }()
 	for _, in := range instances {
 		repo, ok := cfg.Platform(in.Name)
 		if !ok || slices.Contains(res.FailedInstances, in.Name) {
@@ -140,11 +142,15 @@ func (res *CycleResult) planPlatform(ctx context.Context, cfg *config.Config, in
 func (res *CycleResult) fleetGroups(instance string, min int) []*fleetGroup {
 	groups := map[string]*fleetGroup{}
 	for _, r := range res.Stuck {
-		if r.Instance != instance || r.Report == nil {
+		if r.Instance != instance {
 			continue
 		}
 		app := AppKey(instance, r.App.Namespace, r.App.Name)
-		for _, f := range r.Report.Findings {
+		rep := res.platformReports[app]
+		if rep == nil {
+			continue // no finding a platform fix may end
+		}
+		for _, f := range rep.Findings {
 			src, ok := fleetSource(f)
 			if !ok {
 				continue

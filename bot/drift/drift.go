@@ -328,6 +328,30 @@ type Finding struct {
 	Hides []Location
 }
 
+// Kept is a finding as a cycle keeps it once its application's fixes are
+// planned: what publishing reads (where, which cause and fix, who last wrote
+// the live value, the evidence), without the values and owners the diagnosis
+// read. A fleet's findings are kept for a whole cycle.
+type Kept struct {
+	Resource Ref
+	Path     string
+	Cause    Cause
+	Fix      FixKind
+	// Writer is the field manager that last wrote the live value ("" when
+	// managedFields name none).
+	Writer   string
+	Evidence []string
+}
+
+// Keep returns what a cycle keeps of f; path is f.Path as text.
+func (f *Finding) Keep(path string) Kept {
+	k := Kept{Resource: f.Resource, Path: path, Cause: f.Cause, Fix: f.Remediation.Kind, Evidence: f.Evidence}
+	if len(f.Owners) > 0 {
+		k.Writer = f.Owners[len(f.Owners)-1].Manager
+	}
+	return k
+}
+
 // Location is one path of one resource.
 type Location struct {
 	Resource Ref

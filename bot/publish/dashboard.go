@@ -448,7 +448,7 @@ func (d *dashboard) view() (templates.DashboardView, error) {
 			}
 		}
 		for _, f := range d.broadIgnores(key) {
-			av.BroadIgnores = append(av.BroadIgnores, templates.DashboardFinding{Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Evidence: f.Evidence})
+			av.BroadIgnores = append(av.BroadIgnores, templates.DashboardFinding{Resource: f.Resource, Path: f.Path, Cause: f.Cause, Evidence: f.Evidence})
 		}
 		av.Fights = d.fightLines[key]
 		if a.Stuck || len(av.PRs) > 0 || len(av.Fights) > 0 {
@@ -469,39 +469,36 @@ func (d *dashboard) stillDiffers(k state.PR, appKey string) templates.DashboardM
 		m.Revision = m.Revision[:12]
 	}
 	for _, s := range d.res.Stuck {
-		if s.Report == nil || cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey {
+		if cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey {
 			continue
 		}
-		for _, f := range s.Report.Findings {
-			m.Findings = append(m.Findings, templates.DashboardFinding{Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause})
+		for _, f := range s.Findings {
+			m.Findings = append(m.Findings, templates.DashboardFinding{Resource: f.Resource, Path: f.Path, Cause: f.Cause})
 		}
 	}
 	return m
 }
 
 // findings indexes this cycle's findings by application, resource and path.
-func (d *dashboard) findings() map[string]drift.Finding {
-	out := map[string]drift.Finding{}
+func (d *dashboard) findings() map[string]drift.Kept {
+	out := map[string]drift.Kept{}
 	for _, s := range d.res.Stuck {
-		if s.Report == nil {
-			continue
-		}
 		key := cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name)
-		for _, f := range s.Report.Findings {
-			out[key+"\x00"+f.Resource.String()+"\x00"+f.Path.String()] = f
+		for _, f := range s.Findings {
+			out[key+"\x00"+f.Resource.String()+"\x00"+f.Path] = f
 		}
 	}
 	return out
 }
 
 // broadIgnores are an application's findings of broad ignore rules.
-func (d *dashboard) broadIgnores(appKey string) []drift.Finding {
-	var out []drift.Finding
+func (d *dashboard) broadIgnores(appKey string) []drift.Kept {
+	var out []drift.Kept
 	for _, s := range d.res.Stuck {
-		if s.Report == nil || cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey {
+		if cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey {
 			continue
 		}
-		for _, f := range s.Report.Findings {
+		for _, f := range s.Findings {
 			if f.Cause == drift.CauseBroadIgnore {
 				out = append(out, f)
 			}

@@ -123,11 +123,11 @@ func revision(rev string) string {
 func (r *run) stillDiffering(appKey string) string {
 	var b strings.Builder
 	for _, s := range r.res.Stuck {
-		if cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey || s.Report == nil {
+		if cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey {
 			continue
 		}
-		for _, f := range s.Report.Findings {
-			fmt.Fprintf(&b, "- %s %s (%s)\n", templates.Code(f.Resource.String()), templates.Code(f.Path.String()), f.Cause)
+		for _, f := range s.Findings {
+			fmt.Fprintf(&b, "- %s %s (%s)\n", templates.Code(f.Resource.String()), templates.Code(f.Path), f.Cause)
 		}
 	}
 	if b.Len() == 0 {
