@@ -158,7 +158,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 
 	root := fieldInfo{typ: w.rootType, known: w.rootType != nil}
 	w.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
-	if w.rootType != nil && !w.symmetric && encodingMatters(w.diffs) && w.b.fits(w.rootType, w.rawTarget, 0) && w.b.fits(w.rootType, w.rawLive, 0) {
+	if w.rootType != nil && !w.symmetric && w.encodingMatters() && w.b.fits(w.rootType, w.rawTarget, 0) && w.b.fits(w.rootType, w.rawLive, 0) {
 		// Argo CD compares a built-in object in its type's encoding when both
 		// sides decode strictly: compare again the way it does.
 		if d2, ok := w.b.remarshal(w.rootType, desired, true); ok {

@@ -2,6 +2,7 @@ package diff
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/driftfix/driftfix/bot/drift"
 )
 
 // builtin knows the compiled-in Kubernetes types, as Argo CD's own scheme does:
@@ -127,6 +130,44 @@ func collectFields(t reflect.Type, fs map[string]fieldInfo) {
 		}
 		fs[name] = fi
 	}
+}
+
+// plainString reports whether the value at p of a t is a string the type's
+// encoding keeps as written: every step of p a field, key or item the
+// compiled-in types declare, ending in a string kind with no encoding of its
+// own. Decoding such a string and encoding it again gives the same string,
+// so neither Argo CD's comparison in the type's encoding nor the API server's
+// stored form can change it.
+func (b *builtin) plainString(t reflect.Type, p drift.Pointer) bool {
+	fi := fieldInfo{typ: t, known: t != nil}
+	for _, k := range p {
+		var ok bool
+		if fi, ok = b.child(fi.typ, k); !ok || !fi.known {
+			return false
+		}
+	}
+	lt := fi.typ
+	for lt != nil && lt.Kind() == reflect.Pointer {
+		lt = lt.Elem()
+	}
+	if lt == nil || lt.Kind() != reflect.String {
+		return false
+	}
+	for _, c := range []reflect.Type{lt, reflect.PointerTo(lt)} {
+		for _, m := range ownEncodings {
+			if c.Implements(m) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ownEncodings are the interfaces through which a type encodes or decodes
+// itself instead of as its kind.
+var ownEncodings = []reflect.Type{
+	reflect.TypeFor[json.Marshaler](), reflect.TypeFor[json.Unmarshaler](),
+	reflect.TypeFor[encoding.TextMarshaler](), reflect.TypeFor[encoding.TextUnmarshaler](),
 }
 
 // isQuantity reports whether t is resource.Quantity.

@@ -123,6 +123,9 @@ func (w *walker) storedForm() {
 		})
 		return stored
 	}
+	// Where Git writes a non-empty string into a plain string field, the
+	// stored form there is Git's manifest itself: no decode is needed.
+	asWritten := func() drift.Object { return w.rawTarget }
 	by := "k8s.io/api " + drift.Str(w.rawTarget, "apiVersion") + " " + w.ref.Kind
 	for i := range w.diffs {
 		d := &w.diffs[i]
@@ -130,6 +133,11 @@ func (w *walker) storedForm() {
 			continue
 		}
 		d.StoredObject, d.StoredBy = get, by
+		if v, ok := d.GitPath.Get(w.rawTarget); ok {
+			if s, isStr := v.(string); isStr && s != "" && w.b.plainString(t, d.GitPath) {
+				d.StoredObject = asWritten
+			}
+		}
 	}
 }
 
@@ -146,10 +154,11 @@ func servedOnly(apiVersion, kind string) reflect.Type {
 // encodingMatters reports whether a type's encoding could change a
 // difference: an empty or zero value Git declares that live lacks (omitempty
 // drops it), or two scalars one of which is a string (a quantity, duration or
-// other value with a canonical spelling).
-func encodingMatters(ds []drift.Difference) bool {
-	for i := range ds {
-		d := &ds[i]
+// other value with a canonical spelling) unless both are strings of a plain
+// string field, which the encoding keeps as written.
+func (w *walker) encodingMatters() bool {
+	for i := range w.diffs {
+		d := &w.diffs[i]
 		if len(d.HiddenBy) > 0 || !d.InGit {
 			continue
 		}
@@ -159,6 +168,9 @@ func encodingMatters(ds []drift.Difference) bool {
 		if d.InLive && scalar(d.Git) && scalar(d.Live) {
 			_, gs := d.Git.(string)
 			_, ls := d.Live.(string)
+			if gs && ls && w.b.plainString(w.rootType, d.Path) {
+				continue
+			}
 			if gs || ls {
 				return true
 			}

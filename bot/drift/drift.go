@@ -214,7 +214,9 @@ type Difference struct {
 	// StoredObject returns, for a path Git declares in a built-in object, Git's
 	// manifest as the API server stores it, derived by StoredBy: a decode into
 	// the compiled-in type and an encode. It is computed on first use, once per
-	// resource; nil when not derived.
+	// resource; nil when not derived. Where Git writes a non-empty string into
+	// a plain string field (which the encoding keeps as written), it returns
+	// Git's manifest itself, which is the same at that path.
 	StoredObject func() Object
 	StoredBy     string
 	// TrackingOwners are, for a live object Git does not declare, the
