@@ -23,7 +23,7 @@ func TestPlainString(t *testing.T) {
 		{"apps/v1", "Deployment", "/spec/template/spec/containers/0/imagePullPolicy", true}, // a named string type
 		{"apps/v1", "Deployment", "/metadata/labels/app.kubernetes.io~1name", true},
 		{"apps/v1", "Deployment", "/spec/template/spec/containers/0/resources/limits/cpu", false}, // a quantity
-		{"apps/v1", "Deployment", "/spec/strategy/rollingUpdate/maxSurge", false},                // an int-or-string
+		{"apps/v1", "Deployment", "/spec/strategy/rollingUpdate/maxSurge", false},                 // an int-or-string
 		{"apps/v1", "Deployment", "/spec/replicas", false},
 		{"apps/v1", "Deployment", "/metadata/creationTimestamp", false}, // a time
 		{"apps/v1", "Deployment", "/spec/template/spec/containers/0/nickname", false},
