@@ -332,8 +332,8 @@ type Finding struct {
 
 // Kept is a finding as a cycle keeps it once its application's fixes are
 // planned: what publishing reads (where, which cause and fix, who last wrote
-// the live value, the evidence), without the values and owners the diagnosis
-// read. A fleet's findings are kept for a whole cycle.
+// the live value, the evidence it shows), without the values and owners the
+// diagnosis read. A fleet's findings are kept for a whole cycle.
 type Kept struct {
 	Resource Ref
 	Path     string
@@ -341,15 +341,23 @@ type Kept struct {
 	Fix      FixKind
 	// Writer is the field manager that last wrote the live value ("" when
 	// managedFields name none).
-	Writer   string
+	Writer string
+	// Evidence is kept where publishing shows it after planning: a finding
+	// left for people (no fix), a broad ignore rule, and a webhook's
+	// mutation (its first line names the webhook a fleet shares). A fixed
+	// finding's evidence is in its pull request's body, written while
+	// planning; it is not kept.
 	Evidence []string
 }
 
 // Keep returns what a cycle keeps of f; path is f.Path as text.
 func (f *Finding) Keep(path string) Kept {
-	k := Kept{Resource: f.Resource, Path: path, Cause: f.Cause, Fix: f.Remediation.Kind, Evidence: f.Evidence}
+	k := Kept{Resource: f.Resource, Path: path, Cause: f.Cause, Fix: f.Remediation.Kind}
 	if len(f.Owners) > 0 {
 		k.Writer = f.Owners[len(f.Owners)-1].Manager
+	}
+	if k.Fix == FixNone || k.Fix == "" || f.Cause == CauseBroadIgnore || f.Cause == CauseWebhookMutation {
+		k.Evidence = f.Evidence
 	}
 	return k
 }
