@@ -203,3 +203,36 @@ func FuzzQuickJSONReader(f *testing.F) {
 		}
 	})
 }
+
+// TestQuickReaderLeavesControlsToYAML: a JSON snapshot holding a raw DEL or
+// C1 control character (valid JSON, not valid YAML) is refused as the YAML
+// reader refuses it, naming it; the same character escaped is read by both.
+func TestQuickReaderLeavesControlsToYAML(t *testing.T) {
+	snap := func(name string) string {
+		return `{"apiVersion":"driftfix/v1","kind":"Snapshot","application":{"apiVersion":"a","kind":"Application","metadata":{"name":"` + name + `"}},"resources":[]}`
+	}
+	for _, tc := range []struct {
+		name, input string
+		ok          bool
+	}{
+		{"raw DEL", snap("x\x7f"), false},
+		{"raw DEL in a key", strings.Replace(snap("x"), `"name"`, "\"na\x7fme\"", 1), false},
+		{"raw C1 control", snap("x\u0080"), false},
+		{"raw NEL", snap("x\u0085"), true},
+		{"escaped DEL", snap(`x\u007f`), true},
+		{"non-ASCII letters", snap("café-ä"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSnapshot([]byte(tc.input))
+			if tc.ok && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !tc.ok && (err == nil || !strings.Contains(err.Error(), "control characters")) {
+				t.Fatalf("want the YAML reader's refusal naming control characters, got %v", err)
+			}
+			if _, quick, _ := parseJSONSnapshot([]byte(tc.input), Limits{}.withDefaults()); quick != tc.ok {
+				t.Fatalf("quick reader took it: %v, want %v", quick, tc.ok)
+			}
+		})
+	}
+}

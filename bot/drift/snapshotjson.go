@@ -20,7 +20,7 @@ var errNotQuick = errors.New("not read by the quick JSON reader")
 // limit, with its line.
 func parseJSONSnapshot(data []byte, lim Limits) (s *Snapshot, ok bool, err error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' || !utf8.Valid(data) {
+	if len(trimmed) == 0 || trimmed[0] != '{' || !utf8.Valid(data) || !yamlPrintable(data) {
 		return nil, false, nil
 	}
 	r := &jsonReader{data: data, lim: lim}
@@ -41,6 +41,30 @@ func parseJSONSnapshot(data []byte, lim Limits) (s *Snapshot, ok bool, err error
 		return nil, false, nil
 	}
 	return s, true, nil
+}
+
+// yamlPrintable reports whether valid UTF-8 data holds only characters a
+// YAML stream may (tab, line breaks, printable ASCII, NEL, and the rest of
+// Unicode but surrogates, U+FFFE and U+FFFF). JSON allows the others raw,
+// DEL and the C1 controls among them; the YAML reader refuses them and says
+// so, so the quick reader leaves such input to it.
+func yamlPrintable(data []byte) bool {
+	for i := 0; i < len(data); {
+		c := data[i]
+		if c < utf8.RuneSelf {
+			if c == 0x7f || c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(data[i:])
+		if r < 0xA0 && r != 0x85 || r > 0xD7FF && r < 0xE000 || r == 0xFFFE || r == 0xFFFF {
+			return false
+		}
+		i += n
+	}
+	return true
 }
 
 // jsonReader reads JSON from a byte slice into Go values. Strings without
