@@ -694,3 +694,31 @@ func TestNoRevertNoForcePush(t *testing.T) {
 		t.Error("a branch holding bob's commit was deleted")
 	}
 }
+
+// TestFixNoLongerProposedSaysSo: a fix whose plan stops being proposed
+// while its differences are still there (Git moved the manifest where the
+// edit cannot go) is closed saying so and why, never that the drift is gone.
+func TestFixNoLongerProposedSaysSo(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop")
+	w.cycle(&now)
+	prs := w.open("shop")
+	if len(prs) != 1 {
+		t.Fatalf("one PR expected, open %+v", prs)
+	}
+	only := "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  selector:\n    app: web\n  ports:\n    - port: 80\n"
+	if err := w.gh.CommitFile("acme", "shop", "main", "apps/shop/web.yaml", only, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	out := w.cycle(&now)
+	if len(w.open("shop")) != 0 || len(out.Published.Closed) != 1 {
+		t.Fatalf("the PR must be closed: %+v, skipped %q", out.Published, out.Result.Skipped)
+	}
+	cs := w.gh.Comments("acme", "shop", prs[0].Number)
+	if len(cs) == 0 {
+		t.Fatal("no closing comment")
+	}
+	last := cs[len(cs)-1].Body
+	if strings.Contains(last, "gone") || !strings.Contains(last, "no longer proposes this change") || !strings.Contains(last, "hpa-replicas") && !strings.Contains(last, "remove-field") {
+		t.Fatalf("closing comment:\n%s\nskipped: %q", last, out.Result.Skipped)
+	}
+}

@@ -85,8 +85,12 @@ type CycleResult struct {
 	Stuck   []Stuck
 	PRs     []ProposedPR
 	Skipped []string // plans not proposed, and why
-	Digest  templates.DigestView
-	Errors  []error // one per application or instance that failed; the cycle goes on
+	// NotProposed are the fixes planned this cycle but not proposed (they
+	// did not verify, the policy does not allow them, or they are to do by
+	// hand), by fix key, each with its Skipped line.
+	NotProposed map[string]string
+	Digest      templates.DigestView
+	Errors      []error // one per application or instance that failed; the cycle goes on
 	// FailedInstances lists instances that could not be scanned.
 	FailedInstances []string
 	// URLs are the instances' Argo CD UI addresses, by name.
@@ -492,6 +496,12 @@ func (res *CycleResult) absorb(part *CycleResult) {
 	res.Digest.ForPeople = joined(res.Digest.ForPeople, part.Digest.ForPeople)
 	res.PRs = append(res.PRs, part.PRs...)
 	res.Skipped = append(res.Skipped, part.Skipped...)
+	for k, why := range part.NotProposed {
+		if res.NotProposed == nil {
+			res.NotProposed = map[string]string{}
+		}
+		res.NotProposed[k] = why
+	}
 	res.Errors = append(res.Errors, part.Errors...)
 }
 
@@ -552,6 +562,12 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 		}
 		if !ok {
 			part.Skipped = append(part.Skipped, pr.Body)
+			if pr.Key != "" {
+				if part.NotProposed == nil {
+					part.NotProposed = map[string]string{}
+				}
+				part.NotProposed[pr.Key] = pr.Body
+			}
 			continue
 		}
 		pl.checkHead(ctx, part, &pr, r, fo)
@@ -562,9 +578,11 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 }
 
 // propose turns a plan into the pull request that carries it; a plan that
-// is not proposed comes back with why in Body.
+// is not proposed comes back with its key and why in Body.
 func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediations.Plan) (ProposedPR, bool, error) {
 	app := r.App.Namespace + "/" + r.App.Name
+	appKey := AppKey(pl.in.Name, r.App.Namespace, r.App.Name)
+	key := FixKey(appKey, p)
 	// what was passed over first (a kind the policy does not allow, one
 	// that did not verify) is said before why this plan is not proposed
 	var passed string
@@ -573,9 +591,9 @@ func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediatio
 	}
 	switch {
 	case p.Dropped != "":
-		return ProposedPR{Body: fmt.Sprintf("%s %s %s: %s%s", app, p.Kind, p.Resource, passed, p.Dropped)}, false, nil
+		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %s%s", app, p.Kind, p.Resource, passed, p.Dropped)}, false, nil
 	case len(p.Edits) == 0:
-		return ProposedPR{Body: fmt.Sprintf("%s %s %s: %sto do by hand: %s", app, p.Kind, p.Resource, passed, p.Instructions)}, false, nil
+		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sto do by hand: %s", app, p.Kind, p.Resource, passed, p.Instructions)}, false, nil
 	}
 	var src drift.Source
 	if srcs := drift.Sources(r.Snapshot.Application); len(srcs) > 0 {
@@ -586,8 +604,6 @@ func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediatio
 	if err != nil {
 		return ProposedPR{}, false, err
 	}
-	appKey := AppKey(pl.in.Name, r.App.Namespace, r.App.Name)
-	key := FixKey(appKey, p)
 	if p.Kind == drift.FixAdoptLive { // a person decides: always a draft, always labelled
 		draft := true
 		pol.Draft, pol.Labels = &draft, append(slices.Clone(pol.Labels), remediations.AdoptLabel)

@@ -153,7 +153,7 @@ func (c *followed) closeIfUnneeded() (bool, error) {
 	if !c.res.Owns(c.k.App) || (listed && a.Failed) {
 		return false, nil // nothing known about its drift this cycle
 	}
-	var why string
+	why, note, after := "", " (drift gone)", " driftfix opens a new pull request if the drift comes back."
 	switch {
 	case !listed && !c.mayClose[c.k.App]:
 		return false, nil // not missing long enough, or the whole list shrank
@@ -161,15 +161,20 @@ func (c *followed) closeIfUnneeded() (bool, error) {
 		why = "The application is no longer listed by Argo CD."
 	case !a.Stuck:
 		why = fmt.Sprintf("The application is %s without this change.", a.App.SyncStatus)
-	case c.proposed[c.k.Fingerprint].Key == "":
-		why = "The differences this pull request fixes are gone."
-	default:
+	case c.proposed[c.k.Fingerprint].Key != "":
 		return false, nil
+	case c.res.NotProposed[c.k.Fingerprint] != "":
+		// The differences are still there; this change is no longer the
+		// fix driftfix stands behind.
+		why = "driftfix no longer proposes this change for differences it still finds: " + templates.Code(c.res.NotProposed[c.k.Fingerprint]) + "."
+		note, after = " (no longer proposed)", " driftfix opens a new pull request once it has a fix it stands behind."
+	default:
+		why = "The differences this pull request fixes are gone."
 	}
-	if err := c.host.ClosePR(c.ctx, c.repo, c.k.Number, c.k.Branch, "Closing: "+why+" driftfix opens a new pull request if the drift comes back.\n\n"+closedMarker); err != nil {
+	if err := c.host.ClosePR(c.ctx, c.repo, c.k.Number, c.k.Branch, "Closing: "+why+after+"\n\n"+closedMarker); err != nil {
 		return false, err
 	}
-	c.report("closed", " (drift gone)")
+	c.report("closed", note)
 	c.out.Closed = append(c.out.Closed, c.ref())
 	return true, c.save(state.PRClosed)
 }
