@@ -86,8 +86,8 @@ type CycleResult struct {
 	PRs     []ProposedPR
 	Skipped []string // plans not proposed, and why
 	// NotProposed are the fixes planned this cycle but not proposed (they
-	// did not verify, the policy does not allow them, or they are to do by
-	// hand), by fix key, each with its Skipped line.
+	// could not be made or verified, or they are to do by hand), by fix key,
+	// each with its Skipped line.
 	NotProposed map[string]string
 	Digest      templates.DigestView
 	Errors      []error // one per application or instance that failed; the cycle goes on
