@@ -57,6 +57,11 @@ func TestDashboardManualChangeAdoptOrReport(t *testing.T) {
 			if !strings.Contains(d.Body, "automated sync without selfHeal leaves it until Git changes or someone syncs") {
 				t.Errorf("the dashboard must say Argo CD does not revert it by itself:\n%s", d.Body)
 			}
+			// The annotation is left for people only when no PR adopts it.
+			annotation := "`/spec/template/metadata/annotations/cluster-autoscaler.kubernetes.io~1safe-to-evict` — `manual-change`"
+			if got := strings.Contains(d.Body, annotation); got != (tc.prs == 0) {
+				t.Errorf("the annotation changed by hand listed for people: %v, want %v (it has an adopt PR: %v):\n%s", got, tc.prs == 0, tc.prs > 0, d.Body)
+			}
 			if tc.prs == 0 {
 				return
 			}

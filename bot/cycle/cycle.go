@@ -574,7 +574,29 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 		keys = append(keys, pr.Key)
 		part.PRs = append(part.PRs, pr)
 	}
+	part.Digest.ForPeople = leftForPeople(part.Digest.ForPeople, part.PRs)
 	return keys, true
+}
+
+// leftForPeople drops the lines left for people that a proposed fix carries
+// after all (a change made by hand that the policy adopts into Git).
+func leftForPeople(lines []templates.PersonLine, prs []ProposedPR) []templates.PersonLine {
+	covered := map[string]bool{}
+	for _, pr := range prs {
+		for _, f := range pr.Plan.Findings {
+			covered[f.Resource.String()+"\x00"+f.Path.String()] = true
+		}
+	}
+	if len(covered) == 0 {
+		return lines
+	}
+	out := lines[:0]
+	for _, l := range lines {
+		if !covered[l.Resource.String()+"\x00"+l.Path] {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // propose turns a plan into the pull request that carries it; a plan that
