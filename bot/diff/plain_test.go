@@ -2,12 +2,11 @@ package diff
 
 import (
 	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/internal/corpus"
 )
 
 // TestPlainString: a path ends in a plain string field only where the
@@ -52,50 +51,40 @@ func TestPlainString(t *testing.T) {
 func TestStoredFormAgreesWithDecode(t *testing.T) {
 	b := builtins()
 	asWritten, checked := 0, 0
-	for _, glob := range []string{"../../testdata/cases/*.yaml", "../../testdata/realworld/*.yaml", "../../testdata/real/*.json",
-		"../../testdata/differential/*.json", "../../remediations/testdata/*.yaml", "../../../shared/fixtures/*.yaml"} {
-		files, err := filepath.Glob(glob)
+	for _, file := range corpus.Files(t, append([]string{"../shared/fixtures/*.yaml"}, corpus.Corpora...)...) {
+		raw, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, file := range files {
-			if strings.HasSuffix(file, ".expected.yaml") {
+		s, err := drift.ParseSnapshot(raw)
+		if err != nil {
+			continue // not a snapshot (a golden file)
+		}
+		cmp, _, err := Compare(s)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for _, d := range cmp.Diffs {
+			if d.StoredObject == nil {
 				continue
 			}
-			raw, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
+			target := s.Resources[d.Index].Target
+			typ := b.typeOf(drift.Str(target, "apiVersion"), drift.Str(target, "kind"))
+			if typ == nil {
+				typ = servedOnly(drift.Str(target, "apiVersion"), d.Resource.Kind)
 			}
-			s, err := drift.ParseSnapshot(raw)
-			if err != nil {
-				continue // not a snapshot (an expectation or a golden file)
+			stored, ok := b.remarshal(typ, drift.DeepCopy(target).(map[string]any), false)
+			if !ok {
+				continue
 			}
-			cmp, _, err := Compare(s)
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
+			want, wantIn := d.GitPath.Get(stored)
+			got, gotIn, derived := d.Stored()
+			if reflect.ValueOf(d.StoredObject()).UnsafePointer() == reflect.ValueOf(target).UnsafePointer() {
+				asWritten++
 			}
-			for _, d := range cmp.Diffs {
-				if d.StoredObject == nil {
-					continue
-				}
-				target := s.Resources[d.Index].Target
-				typ := b.typeOf(drift.Str(target, "apiVersion"), drift.Str(target, "kind"))
-				if typ == nil {
-					typ = servedOnly(drift.Str(target, "apiVersion"), d.Resource.Kind)
-				}
-				stored, ok := b.remarshal(typ, drift.DeepCopy(target).(map[string]any), false)
-				if !ok {
-					continue
-				}
-				want, wantIn := d.GitPath.Get(stored)
-				got, gotIn, derived := d.Stored()
-				if reflect.ValueOf(d.StoredObject()).UnsafePointer() == reflect.ValueOf(target).UnsafePointer() {
-					asWritten++
-				}
-				checked++
-				if !derived || gotIn != wantIn || !drift.Equal(got, want) {
-					t.Errorf("%s: %s %s: stored %v (in %v), a decode and encode gives %v (in %v)", file, d.Resource, d.Path, got, gotIn, want, wantIn)
-				}
+			checked++
+			if !derived || gotIn != wantIn || !drift.Equal(got, want) {
+				t.Errorf("%s: %s %s: stored %v (in %v), a decode and encode gives %v (in %v)", file, d.Resource, d.Path, got, gotIn, want, wantIn)
 			}
 		}
 	}

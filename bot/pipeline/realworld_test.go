@@ -141,43 +141,22 @@ func TestRealWorldCorpus(t *testing.T) {
 	}
 }
 
-// corpora are every set of snapshots in the repository that an invariant over
-// all diagnoses is checked on. (The public fixtures beside the repository have
-// their exact expectations in TestSharedFixtures.)
-var corpora = []string{
-	"../../testdata/cases/*.yaml",
-	"../../testdata/realworld/[0-9]*.yaml",
-	"../../testdata/real/*.json",
-	"../../testdata/differential/*.json",
-	"../../testdata/hostile/*.yaml",
-	"../../remediations/testdata/*.yaml",
-}
-
 // TestOutOfSyncAlwaysExplained checks, on every corpus, that each resource
 // Argo CD's status.resources marks OutOfSync gets at least one finding:
 // Argo CD's verdict is the ground truth that something differs, and "no drift
 // found" for such a resource is never an answer.
 func TestOutOfSyncAlwaysExplained(t *testing.T) {
 	checked := 0
-	for _, glob := range corpora {
-		files, err := filepath.Glob(glob)
-		if err != nil {
-			t.Fatal(err)
+	for _, file := range corpus.Files(t, corpus.Corpora...) {
+		s, rep := diagnoseFile(t, file)
+		explained := map[drift.Ref]bool{}
+		for _, f := range rep.Findings {
+			explained[f.Resource] = true
 		}
-		for _, file := range files {
-			if strings.HasSuffix(file, ".expected.yaml") {
-				continue
-			}
-			s, rep := diagnoseFile(t, file)
-			explained := map[drift.Ref]bool{}
-			for _, f := range rep.Findings {
-				explained[f.Resource] = true
-			}
-			for ref := range drift.ArgoOutOfSync(s.Application) {
-				checked++
-				if !explained[ref] && !explained[withNamespace(s, ref)] {
-					t.Errorf("%s: Argo CD reports %s OutOfSync and driftfix has no finding for it", file, ref)
-				}
+		for ref := range drift.ArgoOutOfSync(s.Application) {
+			checked++
+			if !explained[ref] && !explained[withNamespace(s, ref)] {
+				t.Errorf("%s: Argo CD reports %s OutOfSync and driftfix has no finding for it", file, ref)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -70,4 +71,36 @@ func clone(o drift.Object) drift.Object {
 		return nil
 	}
 	return drift.DeepCopy(o).(map[string]any)
+}
+
+// Corpora are every set of snapshots in the repository that an invariant
+// over all diagnoses is checked on, as globs inside the module. (The public
+// fixtures beside the repository have their exact expectations in
+// TestSharedFixtures.)
+var Corpora = []string{
+	"testdata/cases/*.yaml",
+	"testdata/realworld/[0-9]*.yaml",
+	"testdata/real/*.json",
+	"testdata/differential/*.json",
+	"testdata/hostile/*.yaml",
+	"remediations/testdata/*.yaml",
+}
+
+// Files returns the snapshot files the globs (inside the module) match,
+// their expectation files left out, or stops the test.
+func Files(tb testing.TB, globs ...string) []string {
+	tb.Helper()
+	var out []string
+	for _, glob := range globs {
+		files, err := filepath.Glob(Path(glob))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, f := range files {
+			if !strings.HasSuffix(f, ".expected.yaml") {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
