@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/argocd"
@@ -81,6 +82,10 @@ type inventorySnap struct {
 // the inventory: it declares rules, or argocd-cm does.
 func wantsInventory(a argocd.AppSummary, system bool) bool { return system || a.IgnoreRules > 0 }
 
+// inventoryReaders bound the snapshots the inventory reads at once, as the
+// scan's workers do.
+const inventoryReaders = 8
+
 // inventory takes the ignore-rule inventory of an instance: the snapshots
 // the cycle diagnosed, and one more snapshot (no refresh) per listed
 // application a rule can apply to. It records since when each rule hid
@@ -97,31 +102,58 @@ func (res *CycleResult) inventory(ctx context.Context, cfg *config.Config, in In
 	for _, k := range kept {
 		system = system || ignores.HasSystemRules(k.s.Cluster)
 	}
-	var snaps []inventorySnap
+	// The applications not diagnosed this cycle are read in inventoryReaders
+	// at once; the snapshots keep the list's order.
+	type read struct {
+		app  argocd.AppSummary
+		snap inventorySnap
+		err  error
+	}
+	var reads []read
 	for _, a := range listed {
 		if !inShard(in.Shard, a.Name) || a.CannotCompare {
 			continue
 		}
 		if k, ok := kept[a.Namespace+"/"+a.Name]; ok {
-			snaps = append(snaps, k)
-			continue
+			reads = append(reads, read{app: a, snap: k})
+		} else if wantsInventory(a, system) {
+			reads = append(reads, read{app: a})
 		}
-		if !wantsInventory(a, system) {
-			continue
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < inventoryReaders; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				a := reads[i].app
+				s, err := in.Client.Snapshot(ctx, a.Namespace, a.Name, argocd.SnapshotOptions{Settings: &settings})
+				if err == nil && cluster != nil {
+					collect.AddClusterContext(s, cluster(s))
+				}
+				if err == nil && in.RepoFiles != nil {
+					s.Repo.Files, err = in.RepoFiles(ctx, s)
+				}
+				reads[i].snap, reads[i].err = inventorySnap{s: s}, err
+			}
+		}()
+	}
+	for i := range reads {
+		if reads[i].snap.s == nil {
+			jobs <- i
 		}
-		s, err := in.Client.Snapshot(ctx, a.Namespace, a.Name, argocd.SnapshotOptions{Settings: &settings})
-		if err == nil && cluster != nil {
-			collect.AddClusterContext(s, cluster(s))
-		}
-		if err == nil && in.RepoFiles != nil {
-			s.Repo.Files, err = in.RepoFiles(ctx, s)
-		}
-		if err != nil {
+	}
+	close(jobs)
+	wg.Wait()
+	var snaps []inventorySnap
+	for _, r := range reads {
+		if r.err != nil {
 			failed++
-			res.Errors = append(res.Errors, fmt.Errorf("ignore-rule inventory: application %s/%s: %w", a.Namespace, a.Name, err))
+			res.Errors = append(res.Errors, fmt.Errorf("ignore-rule inventory: application %s/%s: %w", r.app.Namespace, r.app.Name, r.err))
 			continue
 		}
-		snaps = append(snaps, inventorySnap{s: s})
+		snaps = append(snaps, r.snap)
 	}
 	if len(snaps) == 0 {
 		res.Ignores = append(res.Ignores, IgnoreInventory{Instance: in.Name, Complete: failed == 0})
