@@ -192,6 +192,10 @@ func parseYAMLSnapshot(data []byte, lim Limits) (*Snapshot, error) {
 			return nil, &ParseError{Line: n.Line, Msg: "renders: must be a list of renders, each a list of manifests"}
 		}
 		for i, r := range n.Content {
+			r, err := c.deref(r)
+			if err != nil {
+				return nil, err
+			}
 			objs, err := c.objectList(r, fmt.Sprintf("renders[%d]", i))
 			if err != nil {
 				return nil, err
@@ -221,6 +225,10 @@ func (c *converter) resources(n *yaml.Node, s *Snapshot) error {
 	}
 	for i, item := range n.Content {
 		where := fmt.Sprintf("resources[%d]", i)
+		item, err := c.deref(item)
+		if err != nil {
+			return err
+		}
 		if item.Kind != yaml.MappingNode {
 			return &ParseError{Line: item.Line, Msg: where + ": must be a mapping with target and/or live"}
 		}
@@ -308,6 +316,10 @@ func (c *converter) objectList(n *yaml.Node, where string) ([]Object, error) {
 
 // object converts a node to a Kubernetes object and checks apiVersion, kind and metadata.name.
 func (c *converter) object(n *yaml.Node, where string) (Object, error) {
+	n, err := c.deref(n)
+	if err != nil {
+		return nil, err
+	}
 	if n.Kind != yaml.MappingNode {
 		return nil, &ParseError{Line: n.Line, Msg: where + ": must be a Kubernetes object (a mapping)"}
 	}
@@ -343,9 +355,30 @@ func (c *converter) fields(n *yaml.Node, where string, known map[string]bool) (m
 		if _, dup := out[k.Value]; dup {
 			return nil, &ParseError{Line: k.Line, Msg: fmt.Sprintf("%s: field %q appears twice", where, k.Value)}
 		}
-		out[k.Value] = n.Content[i+1]
+		v, err := c.deref(n.Content[i+1])
+		if err != nil {
+			return nil, err
+		}
+		out[k.Value] = v
 	}
 	return out, nil
+}
+
+// deref follows an alias to the node its anchor names, so that an alias may
+// stand wherever the node itself could; expansions count against the same
+// bound as aliases inside values.
+func (c *converter) deref(n *yaml.Node) (*yaml.Node, error) {
+	for n.Kind == yaml.AliasNode {
+		c.aliases++
+		if c.aliases > maxAliasExpansions {
+			return nil, &ParseError{Line: n.Line, Msg: "too many alias expansions"}
+		}
+		if n.Alias == nil {
+			return nil, &ParseError{Line: n.Line, Msg: "unknown alias"}
+		}
+		n = n.Alias
+	}
+	return n, nil
 }
 
 func isNull(n *yaml.Node) bool {

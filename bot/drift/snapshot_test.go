@@ -133,6 +133,25 @@ func TestAliasBomb(t *testing.T) {
 	}
 }
 
+// TestAliasStandsForObject: a manifest written once with an anchor may be
+// named again by alias wherever a manifest goes, as a render tool's YAML
+// writer does for an object shared by two renders.
+func TestAliasStandsForObject(t *testing.T) {
+	in := minimal + "renders:\n- - &cm {apiVersion: v1, kind: ConfigMap, metadata: {name: shared}}\n  - {apiVersion: v1, kind: Secret, metadata: {name: s1}}\n- - *cm\n  - {apiVersion: v1, kind: Secret, metadata: {name: s2}}\n"
+	s, err := ParseSnapshot([]byte(in))
+	if err != nil {
+		t.Fatalf("an alias to a manifest must parse: %v", err)
+	}
+	if len(s.Renders) != 2 || Str(s.Renders[1][0], "metadata", "name") != "shared" || Str(s.Renders[1][1], "metadata", "name") != "s2" {
+		t.Fatalf("the alias must stand for the anchored manifest, got %v", s.Renders)
+	}
+	// An alias to something that is not a manifest is still refused by what it stands for.
+	bad := minimal + "renders:\n- - &n 3\n- - *n\n"
+	if _, err := ParseSnapshot([]byte(bad)); err == nil || !strings.Contains(err.Error(), "renders[0][0]: must be a Kubernetes object") {
+		t.Fatalf("a scalar in place of a manifest must be refused, got %v", err)
+	}
+}
+
 // FuzzParseSnapshot: arbitrary bytes never panic, and either parse completely
 // or give a *ParseError.
 func FuzzParseSnapshot(f *testing.F) {
