@@ -45,6 +45,10 @@ func classifyWebhookMutation(c *Case) (Verdict, bool) {
 		ev = append(ev, fmt.Sprintf("%d other mutating webhooks also admit this object", len(matches)-1))
 	}
 	ev = append(ev, c.dryRunNote()...)
+	if d.InGit && drift.EditedText(d.Git, d.Live) {
+		ev = append(ev, fmt.Sprintf("the webhook rewrote part of the text Git declares at %s and kept the rest: what it substituted is its own content, not a form of Git's value, so it is not written into Git", d.Path))
+		return Verdict{Evidence: ev, Fix: drift.FixIgnoreDifference}, true
+	}
 	if d.InGit {
 		ev = append(ev, fmt.Sprintf("Git declares %s, the webhook stores %s", c.show(d.Git), c.show(d.Live)))
 		return Verdict{Evidence: ev, Fix: drift.FixSetValue}, true

@@ -102,3 +102,34 @@ func TestWebhookMutation(t *testing.T) {
 		})
 	}
 }
+
+// TestWebhookFillsText: a webhook that fills a placeholder in a text Git
+// declares (a config file in an annotation or ConfigMap) is not asked to be
+// written into Git, where its substitution (often a credential) would land;
+// a scalar the webhook replaces as a whole still is.
+func TestWebhookFillsText(t *testing.T) {
+	annotated := func(v string) string {
+		return replaceOnce(labelled(`config: "`+v+`"`, ""), "  labels: {", "  annotations: {")
+	}
+	cluster := []string{namespace(`enforce: "true"`), mutator(enforced, "{}", "deployments")}
+	tests := []struct {
+		name      string
+		git, live string
+		want      want
+	}{
+		{"a placeholder filled in", `url: db:5432\npassword: $(store:db-password)\n`, `url: db:5432\npassword: hunter2\n`,
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"rewrote part of the text Git declares"}}},
+		{"a line added to the file", `url: db:5432\n`, `url: db:5432\nproxy: mesh:15001\n`,
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"rewrote part of the text"}}},
+		{"the whole text replaced", `mode: a\nlevel: 1\n`, `mode: b\nlevel: 2\n`,
+			want{claims: true, fix: drift.FixSetValue, cause: drift.CauseWebhookMutation, evidence: []string{"Git declares"}}},
+		{"one line replaced", `debug`, `info`,
+			want{claims: true, fix: drift.FixSetValue, cause: drift.CauseWebhookMutation}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := snap{app: ssaApp, target: annotated(tt.git), live: annotated(tt.live), cluster: cluster}
+			checkDiff(t, classifiers.WebhookMutation, s, "/metadata/annotations/config", tt.want)
+		})
+	}
+}

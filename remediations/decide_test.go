@@ -85,3 +85,31 @@ func TestPlanSkipsKindsThatDoNotApply(t *testing.T) {
 		}
 	}
 }
+
+// TestSetValueNeverCommitsWhatAWebhookFilledIn: a policy that allows only
+// set-value for webhook mutations still never writes a webhook's substitution
+// into a text Git declares (a credential filled into a config file) into Git.
+func TestSetValueNeverCommitsWhatAWebhookFilledIn(t *testing.T) {
+	cfg, err := config.Parse([]byte("argocd: [{server: https://a.example.com, tokenFile: t}]\npolicy: {fixes: {webhook-mutation: [set-value]}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := drift.LoadSnapshot("testdata/plain-webhook-fills-text.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, plans, err := pipeline.FixWith(s, remediations.RepoFromSnapshot(s), pipeline.FixOptions{Now: now, Decide: cfg.For("default", "metastore", "argocd").Decide})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plans {
+		for _, e := range p.Edits {
+			if strings.Contains(string(e.After), "s3cr3t-from-store") {
+				t.Fatalf("%s writes the webhook's substitution into %s:\n%s", p.Kind, e.File, e.After)
+			}
+		}
+	}
+	if len(plans) != 1 || len(plans[0].Edits) != 0 || !strings.Contains(plans[0].Dropped, "would commit what it substituted") {
+		t.Fatalf("want the one plan dropped with the reason:\n%s", summary(plans))
+	}
+}

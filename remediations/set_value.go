@@ -22,6 +22,9 @@ var SetValue = Remedy{
 			// another owner's value is a moment of it, not a form of Git's
 			return fmt.Sprintf("the live value of %s is another owner's (%s), not Git's value as the cluster stores it; writing it into Git would pin it", f.Path, f.Cause)
 		}
+		if f.Cause == drift.CauseWebhookMutation && drift.EditedText(f.Git, f.Live) {
+			return fmt.Sprintf("the webhook rewrote part of the text at %s; writing its output into Git would commit what it substituted, which may be a credential from another system", f.Path)
+		}
 		return notOnBothSides(f)
 	},
 	Plan: planSetValue,

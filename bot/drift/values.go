@@ -276,3 +276,29 @@ func DeepCopy(v any) any {
 	}
 	return v
 }
+
+// EditedText reports whether live is Git's text with part of it rewritten:
+// both are multi-line strings, they differ, and at least one non-blank line
+// is the same on both sides. A webhook that does this substitutes content
+// into a file held in a field (a placeholder filled from a secret store, a
+// line added to a config file); what it wrote there is its own, not a form
+// of Git's value.
+func EditedText(git, live any) bool {
+	g, ok1 := git.(string)
+	l, ok2 := live.(string)
+	if !ok1 || !ok2 || g == l || (!strings.Contains(g, "\n") && !strings.Contains(l, "\n")) {
+		return false
+	}
+	lines := map[string]bool{}
+	for _, s := range strings.Split(g, "\n") {
+		if s = strings.TrimSpace(s); s != "" {
+			lines[s] = true
+		}
+	}
+	for _, s := range strings.Split(l, "\n") {
+		if s = strings.TrimSpace(s); s != "" && lines[s] {
+			return true
+		}
+	}
+	return false
+}

@@ -46,3 +46,27 @@ func TestParseQuantityRejects(t *testing.T) {
 		}
 	}
 }
+
+func TestEditedText(t *testing.T) {
+	tests := []struct {
+		name      string
+		git, live any
+		want      bool
+	}{
+		{"a placeholder filled in", "url: db\npassword: $(x)\n", "url: db\npassword: s3cr3t\n", true},
+		{"a line added", "url: db\n", "url: db\nproxy: p\n", true},
+		{"every line replaced", "a: 1\nb: 2\n", "a: 3\nb: 4\n", false},
+		{"one-line strings", "debug", "info", false},
+		{"the same text", "a\nb\n", "a\nb\n", false},
+		{"only blank lines in common", "a\n\n", "b\n\n", false},
+		{"not strings", map[string]any{"a": "1\n2"}, "1\n2", false},
+		{"a quantity", "1000m", "1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := EditedText(tt.git, tt.live); got != tt.want {
+				t.Errorf("EditedText(%q, %q) = %v, want %v", tt.git, tt.live, got, tt.want)
+			}
+		})
+	}
+}
