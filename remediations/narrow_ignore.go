@@ -107,7 +107,7 @@ func planNarrowIgnore(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 		return p, nil
 	}
 	steps := []func([]byte) ([]byte, error){
-		func(b []byte) ([]byte, error) { return yamledit.Remove(b, loc.doc, f.Path) },
+		func(b []byte) ([]byte, error) { return removeRule(b, loc.doc, rules[n]) },
 	}
 	for _, r := range keep {
 		r := r
@@ -146,3 +146,25 @@ func (c *Context) keptByNarrowing(f drift.Finding) map[string]bool {
 }
 
 func locKey(l drift.Location) string { return l.Resource.String() + "\x00" + l.Path.String() }
+
+// removeRule removes the first item of spec.ignoreDifferences equal to rule.
+// It finds the rule by what it says, not by its index, so that it still
+// removes the right one on top of another plan's edit of the same list.
+func removeRule(src []byte, doc int, rule any) ([]byte, error) {
+	docs, err := yamledit.Documents(src)
+	if err != nil {
+		return nil, err
+	}
+	if doc >= len(docs) {
+		return nil, fmt.Errorf("document %d is gone", doc)
+	}
+	list, _ := drift.MustPointer("/spec/ignoreDifferences").Get(docs[doc])
+	items, _ := list.([]any)
+	want := drift.NormalizeNumbers(rule)
+	for i, it := range items {
+		if drift.Equal(drift.NormalizeNumbers(it), want) {
+			return yamledit.Remove(src, doc, drift.Pointer{"spec", "ignoreDifferences", strconv.Itoa(i)})
+		}
+	}
+	return nil, fmt.Errorf("the rule to narrow is no longer in spec.ignoreDifferences")
+}

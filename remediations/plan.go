@@ -325,13 +325,17 @@ func (c *Context) verify(p *Plan, changed *drift.Snapshot) {
 		p.Dropped = "verification failed: " + err.Error()
 		return
 	}
+	// A rule of the Application is known by what it says, not by its index:
+	// narrowing or removing one rule moves the rules after it.
+	beforeKey := func(f drift.Finding) string { return drift.FindingKey(c.Snapshot.Application, f) }
+	afterKey := func(f drift.Finding) string { return drift.FindingKey(changed.Application, f) }
 	before := map[string]bool{}
 	for _, f := range c.Report.Findings {
-		before[findingKey(f)] = true
+		before[beforeKey(f)] = true
 	}
 	fixed := map[string]bool{}
 	for _, f := range p.Findings {
-		fixed[findingKey(f)] = true
+		fixed[beforeKey(f)] = true
 	}
 	surfaced := map[string]bool{}
 	if p.Kind == drift.FixNarrowIgnore {
@@ -343,11 +347,11 @@ func (c *Context) verify(p *Plan, changed *drift.Snapshot) {
 	}
 	var still, added []string
 	for _, f := range after.Findings {
-		k := findingKey(f)
+		k := afterKey(f)
 		switch {
 		case fixed[k]:
 			still = append(still, f.Resource.String()+" "+f.Path.String())
-		case !before[k] && !surfaced[k]:
+		case !before[k] && !surfaced[findingKey(f)]:
 			added = append(added, f.Resource.String()+" "+f.Path.String()+" ("+string(f.Cause)+")")
 		}
 	}

@@ -95,3 +95,24 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(out)
 }
+
+// FindingKey identifies a finding across two diagnoses of one application:
+// its resource and path, except that a finding on one of the Application's
+// own spec.ignoreDifferences rules is known by what the rule says in app,
+// since removing or narrowing one rule moves the rules after it.
+func FindingKey(app Object, f Finding) string {
+	base := f.Resource.String() + "\x00" + f.Path.String()
+	if f.Cause != CauseBroadIgnore || len(f.Path) != 3 || f.Path[0] != "spec" || f.Path[1] != "ignoreDifferences" ||
+		f.Resource.Kind != "Application" || f.Resource.Name != Str(app, "metadata", "name") {
+		return base
+	}
+	rule, ok := f.Path.Get(app)
+	if !ok {
+		return base
+	}
+	b, err := json.Marshal(NormalizeNumbers(rule))
+	if err != nil {
+		return base
+	}
+	return f.Resource.String() + "\x00rule\x00" + string(b)
+}

@@ -45,3 +45,28 @@ func TestReportJSONAbbreviatesLongValues(t *testing.T) {
 		t.Errorf("output is %d bytes for a 6000-byte value", len(raw))
 	}
 }
+
+// TestFindingKeyFollowsTheRule: a broad rule keeps its key when removing the
+// rule before it moves it from index 1 to 0; other findings keep theirs.
+func TestFindingKeyFollowsTheRule(t *testing.T) {
+	cm := map[string]any{"kind": "ConfigMap", "jsonPointers": []any{"/data"}}
+	dep := map[string]any{"group": "apps", "kind": "Deployment", "jsonPointers": []any{"/spec/replicas"}}
+	app := func(rules ...any) Object {
+		return Object{"kind": "Application", "metadata": map[string]any{"name": "shop"}, "spec": map[string]any{"ignoreDifferences": rules}}
+	}
+	ref := Ref{Group: "argoproj.io", Kind: "Application", Namespace: "argocd", Name: "shop"}
+	rule := func(i string) Finding {
+		return Finding{Resource: ref, Path: Pointer{"spec", "ignoreDifferences", i}, Cause: CauseBroadIgnore}
+	}
+	before, after := app(cm, dep), app(dep)
+	if FindingKey(before, rule("1")) != FindingKey(after, rule("0")) {
+		t.Error("the Deployment rule moved from 1 to 0 and must keep its key")
+	}
+	if FindingKey(before, rule("0")) == FindingKey(after, rule("0")) {
+		t.Error("index 0 holds another rule after the change and must not match")
+	}
+	cmFinding := Finding{Resource: Ref{Kind: "ConfigMap", Namespace: "shop", Name: "c"}, Path: Pointer{"data", "a"}, Cause: CauseWebhookMutation}
+	if FindingKey(before, cmFinding) != FindingKey(after, cmFinding) || FindingKey(after, cmFinding) == FindingKey(after, rule("0")) {
+		t.Error("a finding on a resource is keyed by resource and path")
+	}
+}

@@ -91,7 +91,7 @@ func checkRebuilt(s *drift.Snapshot, rep *drift.Report, base, head remediations.
 		}
 		return c
 	}
-	return judge(c, rep, after, plan)
+	return judge(c, s.Application, changed.Application, rep, after, plan)
 }
 
 type checkError string
@@ -101,19 +101,20 @@ func (e checkError) Error() string { return string(e) }
 const errNoChange = checkError("the head changes no file of the synced revision")
 
 // judge compares the diagnoses before and after the change.
-func judge(c Check, before, after *drift.Report, plan remediations.Plan) Check {
+// A rule of the Application is matched by what it says in each (drift.FindingKey).
+func judge(c Check, appBefore, appAfter drift.Object, before, after *drift.Report, plan remediations.Plan) Check {
 	key := func(r drift.Ref, p drift.Pointer) string { return r.String() + "\x00" + p.String() }
 	was := map[string]bool{}
 	for _, f := range before.Findings {
-		was[key(f.Resource, f.Path)] = true
+		was[drift.FindingKey(appBefore, f)] = true
 	}
 	now := map[string]drift.Finding{}
 	for _, f := range after.Findings {
-		now[key(f.Resource, f.Path)] = f
+		now[drift.FindingKey(appAfter, f)] = f
 	}
 	targeted, shown := map[string]bool{}, map[string]bool{}
 	for _, f := range plan.Findings {
-		k := key(f.Resource, f.Path)
+		k := drift.FindingKey(appBefore, f)
 		targeted[k] = true
 		status := CheckFixed
 		if _, ok := now[k]; ok {
@@ -127,8 +128,8 @@ func judge(c Check, before, after *drift.Report, plan remediations.Plan) Check {
 		}
 	}
 	for _, f := range after.Findings {
-		k := key(f.Resource, f.Path)
-		if !targeted[k] && !was[k] && !shown[k] {
+		k := drift.FindingKey(appAfter, f)
+		if !targeted[k] && !was[k] && !shown[key(f.Resource, f.Path)] {
 			c.Rows = append(c.Rows, row(f, CheckNew))
 		}
 	}
