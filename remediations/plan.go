@@ -327,15 +327,13 @@ func (c *Context) verify(p *Plan, changed *drift.Snapshot) {
 	}
 	// A rule of the Application is known by what it says, not by its index:
 	// narrowing or removing one rule moves the rules after it.
-	beforeKey := func(f drift.Finding) string { return drift.FindingKey(c.Snapshot.Application, f) }
-	afterKey := func(f drift.Finding) string { return drift.FindingKey(changed.Application, f) }
 	before := map[string]bool{}
 	for _, f := range c.Report.Findings {
-		before[beforeKey(f)] = true
+		before[drift.FindingKey(f)] = true
 	}
 	fixed := map[string]bool{}
 	for _, f := range p.Findings {
-		fixed[beforeKey(f)] = true
+		fixed[drift.FindingKey(f)] = true
 	}
 	surfaced := map[string]bool{}
 	if p.Kind == drift.FixNarrowIgnore {
@@ -347,7 +345,7 @@ func (c *Context) verify(p *Plan, changed *drift.Snapshot) {
 	}
 	var still, added []string
 	for _, f := range after.Findings {
-		k := afterKey(f)
+		k := drift.FindingKey(f)
 		switch {
 		case fixed[k]:
 			still = append(still, f.Resource.String()+" "+f.Path.String())

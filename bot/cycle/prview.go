@@ -37,7 +37,9 @@ func FixKey(appKey string, p remediations.Plan) string {
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
-// identity hashes the application, kind, resource and fixed paths of a plan.
+// identity hashes the application, kind, resource and fixed paths of a plan;
+// an Application's ignore rule counts by what it says, not its index, so a
+// rule that moved after another was narrowed keeps its fix's branch.
 func identity(app string, p remediations.Plan) (hash.Hash, func(string)) {
 	h := sha256.New()
 	write := func(s string) { h.Write([]byte(s)); h.Write([]byte{0}) }
@@ -46,7 +48,7 @@ func identity(app string, p remediations.Plan) (hash.Hash, func(string)) {
 	write(p.Resource.String())
 	var paths []string
 	for _, f := range p.Findings {
-		paths = append(paths, f.Resource.String()+" "+f.Path.String())
+		paths = append(paths, drift.FindingKey(f))
 	}
 	sort.Strings(paths)
 	for _, s := range paths {

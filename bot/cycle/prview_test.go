@@ -46,3 +46,21 @@ func TestPRViewAndFingerprint(t *testing.T) {
 		t.Errorf("branch %q", b)
 	}
 }
+
+// TestFixKeyFollowsAMovedRule: after a narrowing of ignoreDifferences[0] is
+// merged, the rule that was [1] is [0]; its fix keeps its own key (and
+// branch) instead of taking the merged fix's, which would hold it back as
+// "merged already".
+func TestFixKeyFollowsAMovedRule(t *testing.T) {
+	app := drift.Ref{Group: "argoproj.io", Kind: "Application", Namespace: "argocd", Name: "shop"}
+	cm := map[string]any{"kind": "ConfigMap", "jsonPointers": []any{"/data"}}
+	dep := map[string]any{"group": "apps", "kind": "StatefulSet", "managedFieldsManagers": []any{"argocd-controller"}}
+	plan := func(i string, rule any) remediations.Plan {
+		return remediations.Plan{Kind: drift.FixNarrowIgnore, Resource: app, Findings: []drift.Finding{
+			{Resource: app, Path: drift.Pointer{"spec", "ignoreDifferences", i}, Cause: drift.CauseBroadIgnore, Git: rule, InGit: true}}}
+	}
+	merged, second := FixKey("argocd/shop", plan("0", cm)), FixKey("argocd/shop", plan("1", dep))
+	if got := FixKey("argocd/shop", plan("0", dep)); got != second || got == merged {
+		t.Errorf("the moved rule's fix key is %s; want its own %s, not the merged fix's %s", got, second, merged)
+	}
+}

@@ -96,21 +96,18 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// FindingKey identifies a finding across two diagnoses of one application:
-// its resource and path, except that a finding on one of the Application's
-// own spec.ignoreDifferences rules is known by what the rule says in app,
-// since removing or narrowing one rule moves the rules after it.
-func FindingKey(app Object, f Finding) string {
+// FindingKey identifies a finding across diagnoses and cycles of one
+// application: its resource and path, except that a finding on one of the
+// Application's own spec.ignoreDifferences rules is known by what the rule
+// says (its Git value), since removing or narrowing one rule moves the rules
+// after it to other indexes.
+func FindingKey(f Finding) string {
 	base := f.Resource.String() + "\x00" + f.Path.String()
-	if f.Cause != CauseBroadIgnore || len(f.Path) != 3 || f.Path[0] != "spec" || f.Path[1] != "ignoreDifferences" ||
-		f.Resource.Kind != "Application" || f.Resource.Name != Str(app, "metadata", "name") {
+	if f.Cause != CauseBroadIgnore || !f.InGit || len(f.Path) != 3 || f.Path[0] != "spec" || f.Path[1] != "ignoreDifferences" ||
+		f.Resource.Kind != "Application" {
 		return base
 	}
-	rule, ok := f.Path.Get(app)
-	if !ok {
-		return base
-	}
-	b, err := json.Marshal(NormalizeNumbers(rule))
+	b, err := json.Marshal(NormalizeNumbers(f.Git))
 	if err != nil {
 		return base
 	}

@@ -51,22 +51,20 @@ func TestReportJSONAbbreviatesLongValues(t *testing.T) {
 func TestFindingKeyFollowsTheRule(t *testing.T) {
 	cm := map[string]any{"kind": "ConfigMap", "jsonPointers": []any{"/data"}}
 	dep := map[string]any{"group": "apps", "kind": "Deployment", "jsonPointers": []any{"/spec/replicas"}}
-	app := func(rules ...any) Object {
-		return Object{"kind": "Application", "metadata": map[string]any{"name": "shop"}, "spec": map[string]any{"ignoreDifferences": rules}}
-	}
 	ref := Ref{Group: "argoproj.io", Kind: "Application", Namespace: "argocd", Name: "shop"}
-	rule := func(i string) Finding {
-		return Finding{Resource: ref, Path: Pointer{"spec", "ignoreDifferences", i}, Cause: CauseBroadIgnore}
+	rule := func(i string, v any) Finding {
+		return Finding{Resource: ref, Path: Pointer{"spec", "ignoreDifferences", i}, Cause: CauseBroadIgnore, Git: v, InGit: true}
 	}
-	before, after := app(cm, dep), app(dep)
-	if FindingKey(before, rule("1")) != FindingKey(after, rule("0")) {
+	if FindingKey(rule("1", dep)) != FindingKey(rule("0", dep)) {
 		t.Error("the Deployment rule moved from 1 to 0 and must keep its key")
 	}
-	if FindingKey(before, rule("0")) == FindingKey(after, rule("0")) {
+	if FindingKey(rule("0", cm)) == FindingKey(rule("0", dep)) {
 		t.Error("index 0 holds another rule after the change and must not match")
 	}
-	cmFinding := Finding{Resource: Ref{Kind: "ConfigMap", Namespace: "shop", Name: "c"}, Path: Pointer{"data", "a"}, Cause: CauseWebhookMutation}
-	if FindingKey(before, cmFinding) != FindingKey(after, cmFinding) || FindingKey(after, cmFinding) == FindingKey(after, rule("0")) {
-		t.Error("a finding on a resource is keyed by resource and path")
+	a := Finding{Resource: Ref{Kind: "ConfigMap", Namespace: "shop", Name: "c"}, Path: Pointer{"data", "a"}, Cause: CauseWebhookMutation, Git: "1", InGit: true}
+	b := a
+	b.Git = "2"
+	if FindingKey(a) != FindingKey(b) {
+		t.Error("a finding on a resource is keyed by resource and path, whatever its values")
 	}
 }

@@ -91,7 +91,7 @@ func checkRebuilt(s *drift.Snapshot, rep *drift.Report, base, head remediations.
 		}
 		return c
 	}
-	return judge(c, s.Application, changed.Application, rep, after, plan)
+	return judge(c, rep, after, plan)
 }
 
 type checkError string
@@ -102,19 +102,19 @@ const errNoChange = checkError("the head changes no file of the synced revision"
 
 // judge compares the diagnoses before and after the change.
 // A rule of the Application is matched by what it says in each (drift.FindingKey).
-func judge(c Check, appBefore, appAfter drift.Object, before, after *drift.Report, plan remediations.Plan) Check {
+func judge(c Check, before, after *drift.Report, plan remediations.Plan) Check {
 	key := func(r drift.Ref, p drift.Pointer) string { return r.String() + "\x00" + p.String() }
 	was := map[string]bool{}
 	for _, f := range before.Findings {
-		was[drift.FindingKey(appBefore, f)] = true
+		was[drift.FindingKey(f)] = true
 	}
 	now := map[string]drift.Finding{}
 	for _, f := range after.Findings {
-		now[drift.FindingKey(appAfter, f)] = f
+		now[drift.FindingKey(f)] = f
 	}
 	targeted, shown := map[string]bool{}, map[string]bool{}
 	for _, f := range plan.Findings {
-		k := drift.FindingKey(appBefore, f)
+		k := drift.FindingKey(f)
 		targeted[k] = true
 		status := CheckFixed
 		if _, ok := now[k]; ok {
@@ -128,7 +128,7 @@ func judge(c Check, appBefore, appAfter drift.Object, before, after *drift.Repor
 		}
 	}
 	for _, f := range after.Findings {
-		k := drift.FindingKey(appAfter, f)
+		k := drift.FindingKey(f)
 		if !targeted[k] && !was[k] && !shown[key(f.Resource, f.Path)] {
 			c.Rows = append(c.Rows, row(f, CheckNew))
 		}
