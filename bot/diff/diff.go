@@ -131,6 +131,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		if la, ok := drift.Annotations(r.Live)[annLastApplied]; ok {
 			var o map[string]any
 			if json.Unmarshal([]byte(la), &o) == nil && o != nil {
+				dropEmptyAnnotations(o)
 				normalize(o, w.rootType != nil, settings, false)
 				orig = o
 			}
@@ -829,4 +830,20 @@ func appendUnique(list []int, v int) []int {
 		}
 	}
 	return append(list, v)
+}
+
+// dropEmptyAnnotations removes a null or empty metadata.annotations from a
+// last-applied configuration, as Argo CD's three-way diff does before
+// comparing: `kubectl apply` writes "annotations":{} there, which would
+// otherwise read as Git having dropped every annotation live has.
+func dropEmptyAnnotations(o map[string]any) {
+	md, ok := o["metadata"].(map[string]any)
+	if !ok {
+		return
+	}
+	if a, has := md["annotations"]; has {
+		if m, isMap := a.(map[string]any); a == nil || (isMap && len(m) == 0) {
+			delete(md, "annotations")
+		}
+	}
 }

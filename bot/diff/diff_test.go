@@ -47,6 +47,13 @@ func TestCompareSemantics(t *testing.T) {
 			want: []string{"/data/gone"},
 		},
 		{
+			name:    "three-way: an empty annotations map in last-applied is not Git dropping live's annotations",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "1"}}
+  live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, annotations: {team: shop, kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"annotations":{},"name":"c"},"data":{"a":"1"}}'}}, data: {a: "1"}}`,
+			want: nil,
+		},
+		{
 			name:    "two-way without last-applied: live-only keys never count",
 			appSpec: "{}",
 			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: "1"}}
