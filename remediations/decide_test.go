@@ -64,18 +64,7 @@ func TestPlanFallsBackToNextAllowedKind(t *testing.T) {
 // TestPlanSkipsKindsThatDoNotApply: a kind that cannot fix the finding is
 // passed over before anything is rendered, with the reason.
 func TestPlanSkipsKindsThatDoNotApply(t *testing.T) {
-	cfg, err := config.Parse([]byte("argocd: [{server: https://a.example.com, tokenFile: t}]\npolicy: {fixes: {hpa-replicas: [set-value, tracking-method]}}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := drift.LoadSnapshot("testdata/plain-remove-hpa.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, plans, err := pipeline.FixWith(s, remediations.RepoFromSnapshot(s), pipeline.FixOptions{Now: now, Decide: cfg.For("", "shop", "argocd").Decide})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plans := planUnderPolicy(t, "{hpa-replicas: [set-value, tracking-method]}", "testdata/plain-remove-hpa.yaml", "shop")
 	if len(plans) != 1 || plans[0].Kind != drift.FixRemoveField || len(plans[0].Edits) != 0 {
 		t.Fatalf("want one plan refused by the policy:\n%s", summary(plans))
 	}
@@ -90,18 +79,7 @@ func TestPlanSkipsKindsThatDoNotApply(t *testing.T) {
 // set-value for webhook mutations still never writes a webhook's substitution
 // into a text Git declares (a credential filled into a config file) into Git.
 func TestSetValueNeverCommitsWhatAWebhookFilledIn(t *testing.T) {
-	cfg, err := config.Parse([]byte("argocd: [{server: https://a.example.com, tokenFile: t}]\npolicy: {fixes: {webhook-mutation: [set-value]}}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := drift.LoadSnapshot("testdata/plain-webhook-fills-text.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, plans, err := pipeline.FixWith(s, remediations.RepoFromSnapshot(s), pipeline.FixOptions{Now: now, Decide: cfg.For("default", "metastore", "argocd").Decide})
-	if err != nil {
-		t.Fatal(err)
-	}
+	plans := planUnderPolicy(t, "{webhook-mutation: [set-value]}", "testdata/plain-webhook-fills-text.yaml", "metastore")
 	for _, p := range plans {
 		for _, e := range p.Edits {
 			if strings.Contains(string(e.After), "s3cr3t-from-store") {
@@ -112,4 +90,23 @@ func TestSetValueNeverCommitsWhatAWebhookFilledIn(t *testing.T) {
 	if len(plans) != 1 || len(plans[0].Edits) != 0 || !strings.Contains(plans[0].Dropped, "would commit what it substituted") {
 		t.Fatalf("want the one plan dropped with the reason:\n%s", summary(plans))
 	}
+}
+
+// planUnderPolicy plans the snapshot's fixes under a policy whose fixes are
+// the given YAML mapping, for application app in namespace argocd.
+func planUnderPolicy(t *testing.T, fixes, snapshot, app string) []remediations.Plan {
+	t.Helper()
+	cfg, err := config.Parse([]byte("argocd: [{server: https://a.example.com, tokenFile: t}]\npolicy: {fixes: " + fixes + "}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := drift.LoadSnapshot(snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, plans, err := pipeline.FixWith(s, remediations.RepoFromSnapshot(s), pipeline.FixOptions{Now: now, Decide: cfg.For("", app, "argocd").Decide})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plans
 }

@@ -417,14 +417,11 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 		}
 		return c.value(n.Content[0], depth+1)
 	case yaml.AliasNode:
-		c.aliases++
-		if c.aliases > maxAliasExpansions {
-			return nil, &ParseError{Line: n.Line, Msg: "too many alias expansions"}
+		target, err := c.deref(n)
+		if err != nil {
+			return nil, err
 		}
-		if n.Alias == nil {
-			return nil, &ParseError{Line: n.Line, Msg: "unknown alias"}
-		}
-		return c.value(n.Alias, depth+1)
+		return c.value(target, depth+1)
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for _, item := range n.Content {
