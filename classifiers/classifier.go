@@ -58,6 +58,7 @@ type Input struct {
 	namespaces map[string]drift.Object
 	hpas       []drift.Object
 	webhooks   []drift.Object
+	parsed     []*parsedWebhook        // webhooks read into the API's types, on first use
 	crds       map[string]drift.Object // by group/Kind
 }
 

@@ -6,45 +6,6 @@ import (
 	"github.com/driftfix/driftfix/bot/drift"
 )
 
-func TestSelectorMatches(t *testing.T) {
-	labels := map[string]string{"team": "shop", "istio-injection": "enabled"}
-	tests := []struct {
-		sel  map[string]any
-		want bool
-	}{
-		{nil, true},
-		{map[string]any{}, true},
-		{map[string]any{"matchLabels": map[string]any{"team": "shop"}}, true},
-		{map[string]any{"matchLabels": map[string]any{"team": "web"}}, false},
-		{map[string]any{"matchExpressions": []any{map[string]any{"key": "istio-injection", "operator": "In", "values": []any{"enabled"}}}}, true},
-		{map[string]any{"matchExpressions": []any{map[string]any{"key": "istio-injection", "operator": "NotIn", "values": []any{"enabled"}}}}, false},
-		{map[string]any{"matchExpressions": []any{map[string]any{"key": "missing", "operator": "NotIn", "values": []any{"x"}}}}, true},
-		{map[string]any{"matchExpressions": []any{map[string]any{"key": "missing", "operator": "Exists"}}}, false},
-		{map[string]any{"matchExpressions": []any{map[string]any{"key": "missing", "operator": "DoesNotExist"}}}, true},
-		{map[string]any{"matchLabels": map[string]any{"team": "shop"}, "matchExpressions": []any{map[string]any{"key": "team", "operator": "DoesNotExist"}}}, false},
-	}
-	for i, tt := range tests {
-		got, err := selectorMatches(tt.sel, labels)
-		if err != nil || got != tt.want {
-			t.Errorf("%d: selectorMatches(%v) = %v, %v; want %v", i, tt.sel, got, err, tt.want)
-		}
-	}
-	if _, err := selectorMatches(map[string]any{"matchExpressions": []any{map[string]any{"key": "a", "operator": "Near"}}}, labels); err == nil {
-		t.Error("an unknown operator must be an error")
-	}
-}
-
-func TestPlural(t *testing.T) {
-	for kind, want := range map[string]string{
-		"Deployment": "deployments", "Ingress": "ingresses", "NetworkPolicy": "networkpolicies",
-		"Gateway": "gateways", "Endpoints": "endpoints", "Pod": "pods", "Mesh": "meshes",
-	} {
-		if got := plural(kind); got != want {
-			t.Errorf("plural(%s) = %s, want %s", kind, got, want)
-		}
-	}
-}
-
 func TestJQBroadPattern(t *testing.T) {
 	tests := []struct {
 		expr  string
