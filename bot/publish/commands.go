@@ -12,35 +12,68 @@ import (
 	"github.com/driftfix/driftfix/bot/state"
 )
 
-// commandRE is a /driftfix command at the start of a comment's line: its
-// verb and first argument.
-var commandRE = regexp.MustCompile(`(?m)^[ \t]*/driftfix[ \t]+([A-Za-z]+)(?:[ \t]+(\S+))?`)
+// commandRE is a /driftfix command at the start of a line (its indent
+// already removed): its verb and first argument.
+var commandRE = regexp.MustCompile(`(?m)^/driftfix[ \t]+([A-Za-z]+)(?:[ \t]+(\S+))?`)
 
 // command finds the first /driftfix command of a comment: at the start of
-// a line, not inside a fenced code block (a command quoted as an example,
-// or pasted output, is not one) nor a quote (a reply quoting it).
+// a line of running text, as GitHub's Markdown (CommonMark) shows it. A
+// command quoted as an example or pasted output is not one: not inside a
+// fenced code block (``` or ~~~, in a list item too), an indented code
+// block (four or more columns: spaces, or a tab), nor a quote (a line
+// starting with >, and the lines that continue its paragraph up to the
+// next blank line).
 func command(body string) []string {
-	fence := ""
+	fence, quoted := "", false
 	var kept []string
 	for _, line := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n") {
-		t := strings.TrimLeft(line, " ")
-		indent := len(line) - len(t)
+		t, indent := unindent(line)
+		if fence != "" { // only a fence as long, of the same mark, with nothing after it, closes one
+			if m := fenceRE.FindString(t); indent <= 3 && m != "" && m[0] == fence[0] && len(m) >= len(fence) && strings.TrimSpace(t[len(m):]) == "" {
+				fence = ""
+			}
+			continue
+		}
 		if indent <= 3 {
-			if m := fenceRE.FindString(t); m != "" && (fence == "" || (m[0] == fence[0] && len(m) >= len(fence) && strings.TrimSpace(t[len(m):]) == "")) {
-				if fence == "" {
-					fence = m
-				} else {
-					fence = ""
-				}
+			if m := fenceRE.FindString(listItemRE.ReplaceAllString(t, "")); m != "" {
+				fence, quoted = m, false
 				continue
 			}
 		}
-		if fence == "" {
-			kept = append(kept, line)
+		switch {
+		case strings.TrimSpace(t) == "":
+			quoted = false
+		case indent <= 3 && strings.HasPrefix(t, ">"):
+			quoted = true
+		case quoted: // a lazy continuation of the quote's paragraph
+		case indent >= 4: // an indented code block
+		default:
+			kept = append(kept, t)
 		}
 	}
 	return commandRE.FindStringSubmatch(strings.Join(kept, "\n"))
 }
+
+// unindent returns a line without its leading white space and how many
+// columns that space takes, a tab reaching the next multiple of four.
+func unindent(line string) (string, int) {
+	col := 0
+	for i, r := range line {
+		switch r {
+		case ' ':
+			col++
+		case '\t':
+			col += 4 - col%4
+		default:
+			return line[i:], col
+		}
+	}
+	return "", col
+}
+
+// listItemRE is the markers that open list items at the start of a line: a
+// fence after them is a fenced code block inside the item.
+var listItemRE = regexp.MustCompile(`^(?:(?:[-+*]|[0-9]{1,9}[.)])[ \t]+)+`)
 
 // fenceRE is the run of backticks or tildes that opens or closes a fenced code block.
 var fenceRE = regexp.MustCompile("^(`{3,}|~{3,})")

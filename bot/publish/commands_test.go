@@ -48,8 +48,11 @@ func TestParseSnooze(t *testing.T) {
 	}
 }
 
-// TestCommand: a command counts at the start of a line, outside fenced code
-// blocks (however they are fenced) and quotes; the first one is read.
+// TestCommand: a command counts at the start of a line of running text, as
+// CommonMark reads the comment: not in a fenced code block (however it is
+// fenced, in a list item too), an indented code block (four columns of
+// spaces or a tab) or a quote (with the lines that lazily continue it);
+// the first one is read.
 func TestCommand(t *testing.T) {
 	for _, tc := range []struct {
 		body, verb, arg string
@@ -65,6 +68,20 @@ func TestCommand(t *testing.T) {
 		{"```\n/driftfix ignore\n", "", ""}, // an unclosed fence runs to the end
 		{"```\nexample\n```\n/driftfix recheck", "recheck", ""},
 		{"~~~\n```\n~~~\n/driftfix snooze 2w", "snooze", "2w"},
+		{"   /driftfix recheck", "recheck", ""}, // three spaces: still running text
+		{"    /driftfix ignore", "", ""},        // four: an indented code block
+		{"example:\n\n        /driftfix ignore\n", "", ""},
+		{"\t/driftfix ignore", "", ""},
+		{"  \t/driftfix ignore", "", ""},
+		{"    /driftfix ignore\n/driftfix recheck", "recheck", ""},
+		{">/driftfix ignore", "", ""},
+		{"   > /driftfix ignore", "", ""},
+		{"> she wrote\n/driftfix ignore", "", ""}, // continues the quoted paragraph
+		{"> she wrote\n\n/driftfix recheck", "recheck", ""},
+		{"> ```\n/driftfix ignore", "", ""},
+		{"- ```\n  /driftfix ignore\n  ```", "", ""},
+		{"1. ~~~\n/driftfix ignore\n~~~\n/driftfix recheck", "recheck", ""},
+		{"    ```\n/driftfix recheck", "recheck", ""}, // an indented fence is code, not a fence
 	} {
 		got := command(tc.body)
 		switch {
