@@ -92,6 +92,7 @@ func TestHostileValuesInertInDashboard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		checkUnlinked(t, h, body)
 		if got := Ticks(body); len(got) != 0 {
 			t.Errorf("%q forged a ticked box: %v", h, got)
 		}

@@ -2,6 +2,7 @@ package templates
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -18,6 +19,77 @@ var hostile = []string{
 	"[click](https://evil.example)",
 	"a | b | c",
 	"<!channel> <@U123> <https://evil.example|docs>",
+	"log in at https://evil.example/login or HTTP://EVIL.EXAMPLE, <https://evil.example>, www.evil.example/x, _www.evil.example",
+	"mail admin@evil.example or ftp://evil.example",
+	"evil\u202etxt.exe\u202a\u202b\u202c\u202d \u2066\u2067\u2068\u2069 \u200e\u200f\u061c hid\u200bd\u200ce\u200dn\u2060\ufeff",
+}
+
+// hidden are the bidirectional controls and zero-width characters that
+// reorder or hide text where it is shown.
+const hidden = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b\u200c\u200d\u2060\ufeff"
+
+// checkUnlinked fails when rendered output still holds a hostile value's
+// link in a form a renderer links (GitHub's autolinks, Slack's) or a
+// character that reorders or hides text, instead of its visible escape.
+func checkUnlinked(t *testing.T, h, out string) {
+	t.Helper()
+	out = linkTarget.ReplaceAllString(out, "](link)") // driftfix's own links, hostile parts percent-encoded
+	if i := strings.IndexAny(out, hidden); i >= 0 {
+		t.Errorf("hostile value %q left an invisible character in: %q", h, out[max(0, i-40):min(len(out), i+40)])
+	}
+	for _, bad := range []string{"evil.example", "EVIL.EXAMPLE", "www.evil", "://evil", "://EVIL"} {
+		if i := strings.Index(out, bad); i >= 0 {
+			t.Errorf("hostile value %q left a link to %s in: %q", h, bad, out[max(0, i-40):min(len(out), i+40)])
+		}
+	}
+	if strings.Contains(h, "\u202e") && !strings.Contains(out, `\u202e`) {
+		t.Errorf("hostile value %q: its U+202E must be shown as \\u202e", h)
+	}
+}
+
+// linkTarget is the destination of a Markdown link.
+var linkTarget = regexp.MustCompile(`\]\([^()\s]*\)`)
+
+// TestUnlinked: in every medium but the terminal, a URL, a www. host and an
+// e-mail address come out broken where no autolinker recognises them, and
+// every medium shows bidirectional controls and zero-width characters as
+// \u escapes, whatever escaping follows.
+func TestUnlinked(t *testing.T) {
+	media := []struct {
+		name   string
+		render func(string) string
+		links  bool // the medium's readers get links from bare URLs
+	}{
+		{"Code", func(s string) string { return Code(s) }, true},
+		{"Text", func(s string) string { return Text(s) }, true},
+		{"HTMLText", func(s string) string { return HTMLText(s) }, true},
+		{"slack", escape, true},
+		{"slackCode", func(s string) string { return slackCode(s) }, true},
+		{"Terminal", func(s string) string { return Terminal(s) }, false},
+	}
+	for _, tc := range []struct{ in, unlinked string }{
+		{"see https://evil.example/a.b?c=d.e", "see https[:]//evil[.]example/a.b?c=d.e"},
+		{"HTTP://Evil.Example", "HTTP[:]//Evil[.]Example"},
+		{"www.evil.example/x.y", "www[.]evil[.]example/x.y"},
+		{"_www.evil.example", "_www[.]evil[.]example"},
+		{"admin@evil.example", "admin@evil[.]example"},
+		{"git+ssh://evil.example/r.git", "git+ssh[:]//evil[.]example/r.git"},
+		{"evil\u202etxt\u200b\ufeff", `evil\u202etxt\u200b\ufeff`},
+		{"nginx:1.25.3 apps/v1 shop.web", "nginx:1.25.3 apps/v1 shop.web"},
+	} {
+		if got := unlinked(tc.in); got != tc.unlinked {
+			t.Errorf("unlinked(%q) = %q, want %q", tc.in, got, tc.unlinked)
+		}
+		for _, m := range media {
+			got := m.render(tc.in)
+			if i := strings.IndexAny(got, hidden); i >= 0 {
+				t.Errorf("%s(%q) = %q keeps an invisible character", m.name, tc.in, got)
+			}
+			if m.links && (strings.Contains(got, "://") || strings.Contains(strings.ToLower(got), "www.") || strings.Contains(got, "evil.example")) {
+				t.Errorf("%s(%q) = %q can still be linked", m.name, tc.in, got)
+			}
+		}
+	}
 }
 
 // TestCodeSpanCannotBeClosed: whatever a value holds, Code's span encloses
@@ -31,7 +103,7 @@ func TestCodeSpanCannotBeClosed(t *testing.T) {
 		if strings.Contains(inner, fence) || strings.Contains(got, "\n") {
 			t.Errorf("Code(%q) = %q: the value can close its span or breaks the line", v, got)
 		}
-		if want := strings.ReplaceAll(oneLine(v), "|", `\|`); strings.TrimSpace(inner) != strings.TrimSpace(want) {
+		if want := strings.ReplaceAll(unlinked(v), "|", `\|`); strings.TrimSpace(inner) != strings.TrimSpace(want) {
 			t.Errorf("Code(%q) = %q: the span must hold the value itself", v, got)
 		}
 	}
@@ -70,6 +142,8 @@ func TestHostileValuesInertInPRBody(t *testing.T) {
 		if items != 1 {
 			t.Errorf("hostile value %q changed the list: %d items\n%s", h, items, body)
 		}
+		checkUnlinked(t, h, body)
+		checkUnlinked(t, h, PRTitle(v))
 	}
 }
 
@@ -142,7 +216,7 @@ func TestHostileValuesInertInDigest(t *testing.T) {
 		if err := json.Unmarshal(raw, &msgs); err != nil {
 			t.Fatal(err)
 		}
-		says := 0
+		says, all := 0, ""
 		for _, m := range msgs {
 			for _, a := range m.Attachments {
 				for _, b := range a.Blocks {
@@ -152,6 +226,7 @@ func TestHostileValuesInertInDigest(t *testing.T) {
 							t.Errorf("hostile value %q is live mrkdwn in the digest: %q", h, text)
 						}
 					}
+					all += text + "\n"
 					if strings.Count(text, "`")%2 != 0 {
 						t.Errorf("hostile value %q unbalanced the code spans: %q", h, text)
 					}
@@ -163,6 +238,7 @@ func TestHostileValuesInertInDigest(t *testing.T) {
 				}
 			}
 		}
+		checkUnlinked(t, h, all)
 		if says != 1 {
 			t.Errorf("hostile value %q: the application Argo CD cannot compare is on %d lines, want its own one", h, says)
 		}
@@ -195,7 +271,8 @@ func TestTerminalInert(t *testing.T) {
 
 // TestDiffFenceCannotBeClosed: a diff whose lines hold code fences (a live
 // value with backticks adopted into Git, a context line that is a fence)
-// stays inside its code block: the block ends exactly where the diff does.
+// stays inside its code block: the block ends exactly where the diff does,
+// and shows its invisible characters as \u escapes.
 func TestDiffFenceCannotBeClosed(t *testing.T) {
 	for _, h := range append(hostile, "```", "````\n</details><img src=x>", "  ```\n- [x] recheck", "~~~") {
 		v := pr
@@ -226,7 +303,8 @@ func TestDiffFenceCannotBeClosed(t *testing.T) {
 				break
 			}
 		}
-		if got := strings.Join(lines[open+1:max(closing, open+1)], "\n") + "\n"; closing < 0 || got != diff {
+		checkUnlinked(t, h, strings.ReplaceAll(strings.ReplaceAll(body, "evil.example", ""), "EVIL.EXAMPLE", "")) // a code block links nothing
+		if got := strings.Join(lines[open+1:max(closing, open+1)], "\n") + "\n"; closing < 0 || got != shown(diff) {
 			t.Errorf("%q: the diff block must end exactly where the diff does; it holds:\n%s", h, got)
 		}
 	}

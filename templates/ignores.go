@@ -135,7 +135,7 @@ func IgnorePRTitle(v IgnorePRView) string {
 	if len(v.Narrowed) > 0 {
 		parts = append(parts, "narrow a broad ignore rule")
 	}
-	return fmt.Sprintf("driftfix(ignores %s): %s in %s", oneLine(v.Instance), strings.Join(parts, " and "), oneLine(v.File))
+	return fmt.Sprintf("driftfix(ignores %s): %s in %s", inert(v.Instance), strings.Join(parts, " and "), inert(v.File))
 }
 
 // IgnorePRBody renders an ignore-rule pull request's body in Markdown.
@@ -157,7 +157,7 @@ func IgnorePRBody(v IgnorePRView) string {
 		fmt.Fprintf(&b, "\n%s\n\n**Risk:** %s\n\n", Text(v.NarrowWhy), Text(v.NarrowRisk))
 	}
 	d := fence(v.Diff)
-	fmt.Fprintf(&b, "### The change\n%sdiff\n%s%s\n\n", d, v.Diff, d)
+	fmt.Fprintf(&b, "### The change\n%sdiff\n%s%s\n\n", d, shown(v.Diff), d)
 	fmt.Fprintf(&b, "### Verified\n%s\n\n", Text(v.Verification))
 	b.WriteString("### How to undo\nRevert the commit (git revert).\n\n---\n<sub>Opened by driftfix. Close this pull request without merging and driftfix will not propose it again.</sub>\n")
 	fmt.Fprintf(&b, "<!-- driftfix:fingerprint=%s -->\n", v.Fingerprint)

@@ -16,7 +16,7 @@ import (
 //go:embed *.tmpl
 var files embed.FS
 
-var tmpl = template.Must(template.New("").Funcs(template.FuncMap{"code": Code, "text": Text, "htmltext": HTMLText}).ParseFS(files, "*.tmpl"))
+var tmpl = template.Must(template.New("").Funcs(template.FuncMap{"code": Code, "text": Text, "htmltext": HTMLText, "shown": shown}).ParseFS(files, "*.tmpl"))
 
 // PRView is everything a fix pull request says.
 type PRView struct {
@@ -66,7 +66,9 @@ func AppURL(base, ns, name string) string {
 // Summary is the body's first line.
 func (v PRView) Summary() string { return PRTitle(v) }
 
-// PRTitle says what the pull request does, in under 100 characters where it can.
+// PRTitle says what the pull request does, in under 100 characters where
+// it can, on one line with invisible characters shown and links broken
+// (see unlinked): mail and other readers show a title as plain text.
 func PRTitle(v PRView) string {
 	paths := make([]string, 0, len(v.Findings))
 	for _, f := range v.Findings {
@@ -81,7 +83,7 @@ func PRTitle(v PRView) string {
 		action = "Fix drift of {resource}"
 	}
 	t := strings.NewReplacer("{paths}", what, "{resource}", v.Resource.String()).Replace(action)
-	return fmt.Sprintf("driftfix(%s): %s", v.App, t)
+	return unlinked(fmt.Sprintf("driftfix(%s): %s", v.App, t))
 }
 
 // PRBody renders the pull request description in Markdown.
