@@ -68,8 +68,9 @@ func HelmOptionsFor(app drift.Object, src drift.Source) HelmOptions {
 
 // Helm renders the chart under opts.ChartDir from the given files, with no
 // network: dependencies are never fetched (a dependency that is not vendored
-// under charts/ is a RemoteError naming its repository) and lookup finds
-// nothing. The chart, its values and the render are bounded by opts.Limits;
+// under charts/ is a RemoteError naming its repository), a values.schema.json
+// may only refer within itself (anything else is a RemoteError naming the
+// schema and the reference) and lookup finds nothing. The chart, its values and the render are bounded by opts.Limits;
 // going over one is a *LimitError naming the limit.
 func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	lim := opts.Limits.withDefaults()
@@ -108,6 +109,9 @@ func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 		return nil, fmt.Errorf("load chart %s: %w", dir, err)
 	}
 	if err := checkVendored(chart, path.Join(dir, "Chart.yaml")); err != nil {
+		return nil, err
+	}
+	if err := checkSchemas(chart, path.Join(dir, "Chart.yaml")); err != nil {
 		return nil, err
 	}
 	var valuesBytes int64
