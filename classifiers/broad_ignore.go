@@ -88,8 +88,8 @@ func classifyBroadIgnore(c *Case) (Verdict, bool) {
 		}
 	}
 	for _, m := range r.ManagedFieldsManagers {
-		if IsManualManager(m) {
-			why = append(why, fmt.Sprintf("managedFieldsManagers %s ignores every change people make with that client", m))
+		if genericManager(m) {
+			why = append(why, fmt.Sprintf("managedFieldsManagers %s ignores whatever anyone writes under that name (a person's tool, a client library's default name, or an applier of whole objects), later changes too", m))
 		}
 		if drift.ArgoCDManagers[m] {
 			why = append(why, fmt.Sprintf("managedFieldsManagers %s ignores every field Argo CD itself applies", m))

@@ -59,7 +59,7 @@ func TestBroadIgnore(t *testing.T) {
 		{"every container by jq", with(`{group: apps, kind: Deployment, name: web, namespace: shop, jqPathExpressions: [".spec.template.spec.containers[]"]}`),
 			want{claims: true, fix: drift.FixNarrowIgnore, evidence: []string{"jqPathExpression .spec.template.spec.containers[] ignores every container"}}},
 		{"a person's client as manager", with(`{group: apps, kind: Deployment, name: web, namespace: shop, managedFieldsManagers: [kubectl-edit]}`),
-			want{claims: true, fix: drift.FixNarrowIgnore, evidence: []string{"managedFieldsManagers kubectl-edit ignores every change people make with that client"}}},
+			want{claims: true, fix: drift.FixNarrowIgnore, evidence: []string{"managedFieldsManagers kubectl-edit ignores whatever anyone writes under that name"}}},
 		{"the image of a container", with(`{group: apps, kind: Deployment, name: web, namespace: shop, jsonPointers: [/spec/template/spec/containers/0/image]}`),
 			want{claims: true, fix: drift.FixNarrowIgnore, evidence: []string{"it covers /spec/template/spec/containers/0/image of", "a sensitive field (image"}}},
 		{"one field of one resource", with(`{group: apps, kind: Deployment, name: web, namespace: shop, jsonPointers: [/spec/replicas]}`),

@@ -26,6 +26,10 @@ type Verdict struct {
 	Evidence []string
 	Fix      drift.FixKind
 	Reason   string // why no fix, when Fix is none
+	// Grant is the rule that lets another writer keep the field, for a fix
+	// that hands it over (remove-field, ignore-difference): see
+	// drift.Remediation.Grant.
+	Grant string
 }
 
 // Case is one thing to explain, with everything collected about the application.
@@ -112,28 +116,6 @@ func NewInput(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison)
 
 // CRD returns the CustomResourceDefinition of a custom resource, when collected.
 func (in *Input) CRD(ref drift.Ref) drift.Object { return in.crds[ref.Group+"/"+ref.Kind] }
-
-// ManualManagers are field managers of people and ad-hoc clients rather than
-// controllers. A prefix ending in "-" matches every manager that starts with it.
-var ManualManagers = []string{
-	"kubectl", "kubectl-", "k9s", "Mozilla", "kubernetes-dashboard", "dashboard",
-	"Go-http-client", "curl", "python-requests", "OpenAPI-Generator", "lens", "headlamp", "okhttp",
-	"argocd-server",
-}
-
-// IsManualManager reports whether a field manager is a person or an ad-hoc client.
-func IsManualManager(m string) bool {
-	for _, p := range ManualManagers {
-		if strings.HasSuffix(p, "-") {
-			if strings.HasPrefix(m, p) {
-				return true
-			}
-		} else if m == p {
-			return true
-		}
-	}
-	return false
-}
 
 // show renders a value for evidence, masking Secret data.
 func (c *Case) show(v any) string {

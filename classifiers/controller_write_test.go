@@ -25,12 +25,22 @@ func TestControllerWrite(t *testing.T) {
 	}{
 		{"a built-in scaler without a collected HPA", snap{target: webTarget(2), live: webLive(5, "kube-controller-manager", "Update", "scale")},
 			want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{
-				"/spec/replicas is owned by kube-controller-manager", "a built-in Kubernetes controller writes it",
+				"/spec/replicas is owned by kube-controller-manager", "kube-controller-manager writes through the scale subresource, as an autoscaler does",
 				"through the scale subresource", "no HorizontalPodAutoscaler in the snapshot targets Deployment shop/web"}}},
-		{"helm upgrade outside Argo CD", snap{target: webTarget(2), live: webLive(5, "helm", "Update", "")},
-			want{claims: true, fix: drift.FixRemoveField, cause: drift.CauseControllerWrite, evidence: []string{"owned by helm", "Helm writes it on `helm upgrade`", "Git declares 2"}}},
-		{"a manager that runs as a container in the cluster", snap{target: webTarget(2), live: webLive(5, "replica-tuner", "Update", ""), cluster: []string{tunerDeployment}},
-			want{claims: true, fix: drift.FixRemoveField, cause: drift.CauseControllerWrite, evidence: []string{"owned by replica-tuner", "Deployment tools/ops (container replica-tuner) runs in the cluster under that name"}}},
+		{"helm upgrade outside Argo CD is a person's or a pipeline's change", snap{target: webTarget(2), live: webLive(5, "helm", "Update", "")},
+			want{claims: false, cause: drift.CauseManualChange}},
+		{"a container named like the manager is only a claim: no fix", snap{target: webTarget(2), live: webLive(5, "replica-tuner", "Update", ""), cluster: []string{tunerDeployment}},
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{"owned by replica-tuner",
+				"Deployment tools/ops (container replica-tuner) is named like the writer (claimed"}}},
+		{"client-go's default manager is the program a container runs", snap{target: webTarget(2), live: webLive(5, "tuner", "Update", ""),
+			cluster: []string{replaceOnce(tunerDeployment, "image:", "command: [/usr/local/bin/tuner, --interval=1m], image:")}},
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{
+				"container replica-tuner of Deployment tools/ops runs /usr/local/bin/tuner, and client-go names a program's writes after the base name of its path"}}},
+		{"a generic client library's name that also writes status is a controller", snap{target: webTarget(2), live: replaceOnce(webLive(5, "Go-http-client", "Update", ""), "  managedFields:\n",
+			"  managedFields:\n  - {manager: Go-http-client, operation: Update, subresource: status, apiVersion: apps/v1, time: \"2026-10-02T08:30:00Z\", fieldsType: FieldsV1, fieldsV1: {\"f:status\": {\"f:replicas\": {}}}}\n")},
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{"Go-http-client also writes this object's status"}}},
+		{"a generic client library's name alone places nothing", snap{target: webTarget(2), live: webLive(5, "OpenAPI-Generator", "Update", "")},
+			want{claims: false, cause: drift.CauseUnknown}},
 		{"a manager nothing shows to be a controller", snap{target: webTarget(2), live: webLive(5, "replica-tuner", "Update", "")},
 			want{claims: false, cause: drift.CauseUnknown}},
 		{"a known name outside the fields it writes", snap{target: webTarget(2), live: webLive(5, "cainjector", "Update", "")},
@@ -75,20 +85,95 @@ func TestControllerWriteEvidence(t *testing.T) {
 		{"cainjector rotates the CA bundle Git copied", snap{target: injected("T0xE", `cert-manager.io/inject-ca-from: policy-system/policy-tls`, false),
 			live: injected("TkVX", `cert-manager.io/inject-ca-from: policy-system/policy-tls`, true)}, ca,
 			want{claims: true, fix: drift.FixRemoveField, cause: drift.CauseControllerWrite, evidence: []string{
-				"cert-manager's cainjector injects the CA bundle", "annotation cert-manager.io/inject-ca-from: policy-system/policy-tls asks cainjector",
+				"field manager name of cert-manager's cainjector", "the writer catalog documents cainjector as the owner of", "annotation cert-manager.io/inject-ca-from: policy-system/policy-tls asks cainjector",
 				`Git declares "T0xE"; the controller keeps writing "TkVX"`}}},
 		{"a CA bundle written by an unknown manager is still the webhook's", snap{target: injected("T0xE", "", false),
 			live: replaceOnce(injected("TkVX", "", true), "manager: cainjector", "manager: policy-server")}, ca,
-			want{claims: true, fix: drift.FixRemoveField, cause: drift.CauseControllerWrite, evidence: []string{"owned by policy-server", "a webhook's caBundle is written, by design"}}},
+			want{claims: true, fix: drift.FixRemoveField, cause: drift.CauseControllerWrite, evidence: []string{"owned by policy-server", "a caBundle is written, by design"}}},
 		{"the operator of a child object", snap{target: flags("", "", `BETA: "false"`, ""), live: ownedFlags(`"true"`, "flagset-operator")}, "/data/BETA",
-			want{claims: true, fix: drift.FixRemoveField, cause: drift.CauseControllerWrite, evidence: []string{
-				"owned by flagset-operator", "the object is a child of FlagSet flags (ownerReferences, controller: true)"}}},
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{
+				"owned by flagset-operator", "the object names FlagSet flags its controller (ownerReferences, controller: true) (claimed"}}},
 		{"a person edits a child object", snap{target: flags("", "", `BETA: "false"`, ""), live: ownedFlags(`"true"`, "kubectl-edit")}, "/data/BETA",
 			want{claims: false, cause: drift.CauseManualChange}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkDiff(t, classifiers.ControllerWrite, tt.s, tt.path, tt.want)
+		})
+	}
+}
+
+// rollout is an Argo Rollout that takes over Deployment shop/web through its
+// workloadRef; rollouts-controller writes its status.
+const rollout = `
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: web
+  namespace: shop
+  managedFields:
+  - {manager: rollouts-controller, operation: Update, subresource: status, apiVersion: argoproj.io/v1alpha1, time: "2026-10-02T08:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:status": {"f:phase": {}}}}
+spec:
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+`
+
+// TestWriterEvidence: each general rule that shows a writer to be a
+// controller, and the policy's writers, which alone (with the catalog) let a
+// fix hand the field over.
+func TestWriterEvidence(t *testing.T) {
+	certs := replaceOnce(webLive(5, "webhook-server", "Update", ""), "  managedFields:\n",
+		"  managedFields:\n  - {manager: webhook-server, operation: Update, apiVersion: apps/v1, time: \"2026-10-02T08:00:00Z\", fieldsType: FieldsV1, fieldsV1: {\"f:metadata\": {\"f:annotations\": {\"f:tls.crt\": {}}}}}\n")
+	tests := []struct {
+		name    string
+		s       snap
+		writers []drift.Writer
+		want    want
+	}{
+		{"the manager also writes certificate material of the object", snap{target: webTarget(2), live: certs},
+			nil, want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{"webhook-server also writes certificate material of this object"}}},
+		{"the manager keeps an object that references this one", snap{target: webTarget(2), live: webLive(5, "rollouts-controller", "Update", ""), cluster: []string{rollout}},
+			nil, want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{
+				"rollouts-controller writes the status of Rollout shop/web, whose spec.workloadRef names this object"}}},
+		{"the policy names a controller that owns the path: the fix hands it over", snap{target: webTarget(2), live: webLive(5, "acme-operator", "Update", "")},
+			[]drift.Writer{{Manager: "acme-*", Is: drift.WriterController, Policy: true, Source: "policy.writers[0], line 4",
+				Owns: []drift.OwnedPath{{Kinds: []string{"apps/Deployment"}, Path: drift.MustPointer("/spec/replicas"), Text: "apps/Deployment:/spec/replicas"}}}},
+			want{claims: true, fix: drift.FixRemoveField, cause: drift.CauseControllerWrite, evidence: []string{
+				"the policy's writers place acme-operator as a controller (policy.writers[0], line 4)",
+				"it may keep the field: the policy's writers say acme-operator owns apps/Deployment:/spec/replicas"}}},
+		{"the policy names a controller that owns other paths: no fix", snap{target: webTarget(2), live: webLive(5, "acme-operator", "Update", "")},
+			[]drift.Writer{{Manager: "acme-operator", Is: drift.WriterController, Policy: true, Source: "policy.writers[0], line 4",
+				Owns: []drift.OwnedPath{{Path: drift.MustPointer("/spec/paused"), Text: "/spec/paused"}}}},
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite}},
+		{"the policy names a person: a manual change", snap{target: webTarget(2), live: webLive(5, "release-bot", "Update", "")},
+			[]drift.Writer{{Manager: "release-bot", Is: drift.WriterPerson, Policy: true, Source: "policy.writers[0], line 4"}},
+			want{claims: false, cause: drift.CauseManualChange}},
+		{"the policy places a name the catalog calls a client", snap{target: webTarget(2), live: webLive(5, "OpenAPI-Generator", "Update", "")},
+			[]drift.Writer{{Manager: "OpenAPI-Generator", Is: drift.WriterController, Policy: true, Source: "policy.writers[0], line 4"}},
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := diagnose(t, tt.s.build(t))
+			in.Sensitivity = drift.Sensitivity{Writers: tt.writers}
+			var d *drift.Difference
+			for i := range in.Comparison.Diffs {
+				if in.Comparison.Diffs[i].Path.String() == "/spec/replicas" {
+					d = &in.Comparison.Diffs[i]
+				}
+			}
+			if d == nil {
+				t.Fatal("no difference at /spec/replicas")
+			}
+			v, ok := classifiers.ControllerWrite.Classify(&classifiers.Case{Input: in, Diff: d})
+			checkVerdict(t, classifiers.ControllerWrite, v, ok, tt.want)
+			if ok && (v.Fix == drift.FixRemoveField) != (v.Grant != "") {
+				t.Errorf("fix %s with grant %q: a hand-over needs a grant, and only a hand-over has one", v.Fix, v.Grant)
+			}
+			for _, f := range classifiers.Run(in, classifiers.Registry) {
+				if f.Path.String() == "/spec/replicas" && f.Cause != tt.want.cause {
+					t.Errorf("Run names %s, want %s", f.Cause, tt.want.cause)
+				}
+			}
 		})
 	}
 }

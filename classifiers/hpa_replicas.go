@@ -32,7 +32,7 @@ func classifyHPAReplicas(c *Case) (Verdict, bool) {
 	}
 	var scalers, manual []drift.Owner
 	for _, o := range d.NonArgoOwners() {
-		if IsManualManager(o.Manager) {
+		if c.isPerson(o.Manager) {
 			manual = append(manual, o)
 		} else {
 			scalers = append(scalers, o)
@@ -45,7 +45,8 @@ func classifyHPAReplicas(c *Case) (Verdict, bool) {
 		ev = append(ev, "spec.replicas was last written by hand ("+ownersText(manual)+"); the HPA takes it back on its next evaluation")
 	}
 	ev = append(ev, "every sync resets the replica count the HPA chose until Git stops declaring it")
-	return Verdict{Evidence: ev, Fix: drift.FixRemoveField}, true
+	grant := fmt.Sprintf("HorizontalPodAutoscaler %s/%s scales this %s: the HPA controller owns spec.replicas of its scale target", ref.Namespace, ref.Name, d.Resource.Kind)
+	return Verdict{Evidence: ev, Fix: drift.FixRemoveField, Grant: grant}, true
 }
 
 // hpaFor returns the HorizontalPodAutoscaler whose scaleTargetRef is the resource.

@@ -34,7 +34,7 @@ func classifyManualChange(c *Case) (Verdict, bool) {
 	}
 	var manual []drift.Owner
 	for _, o := range d.NonArgoOwners() {
-		if IsManualManager(o.Manager) {
+		if c.isPerson(o.Manager) {
 			manual = append(manual, o)
 		}
 	}

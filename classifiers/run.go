@@ -75,7 +75,7 @@ func Run(in *Input, registry []Classifier) []drift.Finding {
 			Resource: d.Resource, Path: d.Path, GitPath: d.GitPath, Cause: cl.Name,
 			Git: d.Git, Live: d.Live, InGit: d.InGit, InLive: d.InLive,
 			Evidence: v.Evidence, Owners: d.Owners,
-			Remediation: drift.Remediation{Kind: v.Fix, Reason: v.Reason},
+			Remediation: drift.Remediation{Kind: v.Fix, Reason: v.Reason, Grant: v.Grant},
 		}
 		in.Sensitivity.Guard(&f, res.Target, res.Live)
 		if isSecretData(d.Resource, d.Path) {
@@ -151,7 +151,7 @@ func ruleFinding(c *Case, cl Classifier, v Verdict) drift.Finding {
 	}
 	f := drift.Finding{
 		Resource: r.Holder, Path: r.Path, Cause: cl.Name, Git: git, InGit: inGit,
-		Evidence: v.Evidence, Remediation: drift.Remediation{Kind: v.Fix, Reason: v.Reason},
+		Evidence: v.Evidence, Remediation: drift.Remediation{Kind: v.Fix, Reason: v.Reason, Grant: v.Grant},
 	}
 	for _, di := range r.Hidden {
 		d := &c.Comparison.Diffs[di]

@@ -85,7 +85,7 @@ func (c *Case) extraObject() (Verdict, bool) {
 		switch {
 		case drift.ArgoCDManagers[o.Manager]:
 			argo = append(argo, o)
-		case !IsManualManager(o.Manager):
+		case !c.isPerson(o.Manager):
 			other = append(other, o)
 		}
 	}

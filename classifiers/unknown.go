@@ -39,12 +39,13 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 	}
 	var unattributed []drift.Owner
 	for _, o := range d.NonArgoOwners() {
-		if o.Subresource != "status" && !IsManualManager(o.Manager) {
+		if o.Subresource != "status" && !c.isPerson(o.Manager) {
 			unattributed = append(unattributed, o)
 		}
 	}
 	if len(unattributed) > 0 && len(d.Path) > 0 {
-		ev = append(ev, fmt.Sprintf("%s wrote it, but nothing in the snapshot shows that manager to be a controller (no known component that writes this field, no owner reference, no workload of that name): a script, a tool or a person may have, so it is never changed in Git", ownersText(unattributed)))
+		ev = append(ev, fmt.Sprintf("%s wrote it, but nothing in the snapshot shows that manager to be a controller (it writes no status here, runs as no program of that name in a collected workload, is in neither the writer catalog nor the policy's writers): a script, a tool or a person may have, so it is never changed in Git", ownersText(unattributed)),
+			hypotheses(unattributed[len(unattributed)-1].Manager))
 	}
 	looked := []string{"owners: " + ownersText(d.Owners)}
 	if len(c.Snapshot.Renders) == 0 {

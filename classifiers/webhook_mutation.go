@@ -37,14 +37,19 @@ func classifyWebhookMutation(c *Case) (Verdict, bool) {
 		ev = append(ev, fmt.Sprintf("%d other mutating webhooks also admit this object", len(matches)-1))
 	}
 	ev = append(ev, c.dryRunNote()...)
+	grant := fmt.Sprintf("MutatingWebhookConfiguration %s (webhook %s) admits this object, as the API server's own matchers decide: the webhook writes the field on every apply", m.config, m.webhook)
 	if d.InGit && drift.EditedText(d.Git, d.Live) {
 		ev = append(ev, fmt.Sprintf("the webhook rewrote part of the text Git declares at %s and kept the rest: what it substituted is its own content, not a form of Git's value, so it is not written into Git", d.Path))
-		return Verdict{Evidence: ev, Fix: drift.FixIgnoreDifference}, true
+		return Verdict{Evidence: ev, Fix: drift.FixIgnoreDifference, Grant: grant}, true
 	}
-	if d.InGit {
-		ev = append(ev, fmt.Sprintf("Git declares %s, the webhook stores %s", c.show(d.Git), c.show(d.Live)))
+	if how, same := drift.SemanticallyEqual(d.Git, d.Live); d.InGit && same {
+		ev = append(ev, fmt.Sprintf("Git declares %s, the webhook stores %s: the same %s in another form, derived from Git's own value; writing that form in Git changes nothing in the cluster", c.show(d.Git), c.show(d.Live), how))
 		return Verdict{Evidence: ev, Fix: drift.FixSetValue}, true
 	}
+	if d.InGit {
+		ev = append(ev, fmt.Sprintf("Git declares %s, the webhook stores %s: the webhook's value is its own, not a form of Git's, so it is not written into Git", c.show(d.Git), c.show(d.Live)))
+		return Verdict{Evidence: ev, Fix: drift.FixIgnoreDifference, Grant: grant}, true
+	}
 	ev = append(ev, fmt.Sprintf("Git does not declare %s; the webhook adds %s on every apply", d.Path, c.show(d.Live)))
-	return Verdict{Evidence: ev, Fix: drift.FixIgnoreDifference}, true
+	return Verdict{Evidence: ev, Fix: drift.FixIgnoreDifference, Grant: grant}, true
 }

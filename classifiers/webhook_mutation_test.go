@@ -73,7 +73,7 @@ func TestWebhookMutation(t *testing.T) {
 				"namespaceSelector enforce=true matches Namespace shop", "recorded under argocd-controller", `the webhook adds "shop" on every apply`}}},
 		{"a webhook overwrites Git's value", snap{app: ssaApp, target: labelled("app: web, team: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
 			cluster: []string{namespace(`enforce: "true"`), mutator(enforced, "{}", `"*"`)}},
-			want{claims: true, fix: drift.FixSetValue, cause: drift.CauseWebhookMutation, evidence: []string{`Git declares "web", the webhook stores "shop"`}}},
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{`Git declares "web", the webhook stores "shop": the webhook's value is its own`}}},
 		{"the Namespace was not collected: only its name label is known", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
 			cluster: []string{mutator(`{matchLabels: {kubernetes.io/metadata.name: shop}}`, "{}", "deployments")}},
 			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"labels not collected; only kubernetes.io/metadata.name known"}}},
@@ -150,9 +150,9 @@ func TestWebhookFillsText(t *testing.T) {
 		{"a line added to the file", `url: db:5432\n`, `url: db:5432\nproxy: mesh:15001\n`,
 			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"rewrote part of the text"}}},
 		{"the whole text replaced", `mode: a\nlevel: 1\n`, `mode: b\nlevel: 2\n`,
-			want{claims: true, fix: drift.FixSetValue, cause: drift.CauseWebhookMutation, evidence: []string{"Git declares"}}},
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"Git declares"}}},
 		{"one line replaced", `debug`, `info`,
-			want{claims: true, fix: drift.FixSetValue, cause: drift.CauseWebhookMutation}},
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -77,8 +77,8 @@ func (r PlatformRule) Value() string {
 }
 
 // PlanPlatformRule builds the one rule that ends every finding given (all of
-// one cause and kind): exactly their paths for a webhook (a named list item
-// selected by name), their field manager for a controller. It returns why
+// one cause and kind): exactly their paths (for a webhook, a named list item
+// selected by name), never a field manager. It returns why
 // not when a finding is of another kind or cause, when its diagnosis leaves
 // it for a person, or when ignoring it would hide a security-relevant path,
 // as Sensitivity.Refuse judges an application's ignore-difference.
@@ -119,7 +119,10 @@ func PlanPlatformRule(fs []PlatformFinding, sens drift.Sensitivity) (PlatformRul
 			if drift.ArgoCDManagers[m] {
 				return PlatformRule{}, "the field manager " + m + " is Argo CD's own: ignoring what it writes would hide every sync"
 			}
-			r.ManagedFieldsManagers = addString(r.ManagedFieldsManagers, m)
+			// A platform rule names the paths the controller owns, never its
+			// manager: a rule on a manager hides whatever anyone writes under
+			// that name, on every object of the kind, later too.
+			r.JSONPointers = addString(r.JSONPointers, f.Path.String())
 		default:
 			return PlatformRule{}, fmt.Sprintf("%s is not a cause one platform rule ends", f.Cause)
 		}

@@ -14,7 +14,8 @@ func TestPlanPlatformRule(t *testing.T) {
 	target := drift.Object{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{
 		map[string]any{"name": "web", "image": "web:1"}}}}}}
 	webhook := func(app, p string) PlatformFinding {
-		return PlatformFinding{App: app, Target: target, Live: live, Finding: drift.Finding{Resource: dep, Path: drift.MustPointer(p), Cause: drift.CauseWebhookMutation, InLive: true}}
+		return PlatformFinding{App: app, Target: target, Live: live, Finding: drift.Finding{Resource: dep, Path: drift.MustPointer(p), Cause: drift.CauseWebhookMutation, InLive: true,
+			Remediation: drift.Remediation{Kind: drift.FixIgnoreDifference, Grant: "webhook policy-agent admits it"}}}
 	}
 	controller := func(app, mgr string) PlatformFinding {
 		f := webhook(app, "/spec/replicas").Finding
@@ -29,8 +30,13 @@ func TestPlanPlatformRule(t *testing.T) {
 		{"webhook: exact paths, a named item by name, once across applications",
 			[]PlatformFinding{webhook("a", "/metadata/labels/team"), webhook("b", "/spec/template/spec/containers/1"), webhook("c", "/metadata/labels/team")},
 			"jsonPointers:\n- /metadata/labels/team\njqPathExpressions:\n- .spec.template.spec.containers[] | select(.name == \"policy-agent\")\n"},
-		{"controller: its field manager only", []PlatformFinding{controller("a", "rollouts"), controller("b", "rollouts")},
-			"managedFieldsManagers:\n- rollouts\n"},
+		{"controller: the paths it owns, never its field manager", []PlatformFinding{controller("a", "rollouts"), controller("b", "rollouts")},
+			"jsonPointers:\n- /spec/replicas\n"},
+		{"a finding no rule grants is refused", []PlatformFinding{func() PlatformFinding {
+			pf := controller("a", "helm")
+			pf.Finding.Remediation = drift.Remediation{Kind: drift.FixIgnoreDifference}
+			return pf
+		}()}, "a: ignoring it would hand /spec/replicas to another writer, and no rule says"},
 		{"a finding left for a person is refused", []PlatformFinding{func() PlatformFinding {
 			pf := controller("a", "kube-controller-manager")
 			pf.Finding.Remediation = drift.Remediation{Kind: drift.FixNone, Reason: "find the autoscaler first"}

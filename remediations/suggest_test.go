@@ -63,10 +63,16 @@ func TestSafetyPolicyRefusesSensitiveIgnores(t *testing.T) {
 		}
 	}
 	ok := drift.Finding{Resource: ref, Path: drift.MustPointer("/spec/template/metadata/annotations/sidecar.istio.io~1status"),
-		Cause: drift.CauseWebhookMutation, Remediation: drift.Remediation{Kind: drift.FixIgnoreDifference}}
+		Cause: drift.CauseWebhookMutation, Remediation: drift.Remediation{Kind: drift.FixIgnoreDifference, Grant: "the istio-sidecar-injector webhook admits it"}}
 	Suggest(s, RepoFromSnapshot(s), drift.Sensitivity{}, &ok)
 	if ok.Remediation.Kind != drift.FixIgnoreDifference {
 		t.Errorf("an injected annotation may be ignored, got %+v", ok.Remediation)
+	}
+	ungranted := drift.Finding{Resource: ref, Path: drift.MustPointer("/spec/template/metadata/annotations/sidecar.istio.io~1status"),
+		Cause: drift.CauseWebhookMutation, Remediation: drift.Remediation{Kind: drift.FixIgnoreDifference}}
+	Suggest(s, RepoFromSnapshot(s), drift.Sensitivity{}, &ungranted)
+	if ungranted.Remediation.Kind != drift.FixNone || !strings.Contains(ungranted.Remediation.Reason, "no rule says a writer legitimately owns it") {
+		t.Errorf("an ignore no rule grants must be refused, got %+v", ungranted.Remediation)
 	}
 	manual := drift.Finding{Resource: ref, Path: drift.MustPointer("/spec/replicas"), Cause: drift.CauseManualChange,
 		Remediation: drift.Remediation{Kind: drift.FixRemoveField}}

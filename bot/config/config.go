@@ -89,8 +89,11 @@ type Policy struct {
 	Assignees      []string
 	BranchPrefix   string
 	SensitivePaths []string
-	QuietHours     *QuietHours
-	SlackChannel   string
+	// Writers are the platform's own field managers: controllers with the
+	// paths they legitimately own, and people.
+	Writers      []drift.Writer
+	QuietHours   *QuietHours
+	SlackChannel string
 	// MinStuckFor and MinCycles hold a fix's first pull request back until
 	// its application has been OutOfSync that long since its last sync and
 	// driftfix has proposed the fix in that many cycles, so a passing
@@ -304,6 +307,8 @@ func (p *Policy) merge(o Policy) {
 	}
 	// Extra sensitive paths only ever add: an override never weakens the policy.
 	p.SensitivePaths = append(append([]string{}, p.SensitivePaths...), o.SensitivePaths...)
+	// An override's writers come first, then the policy's.
+	p.Writers = append(append([]drift.Writer{}, o.Writers...), p.Writers...)
 	if o.BranchPrefix != "" {
 		p.BranchPrefix = o.BranchPrefix
 	}
@@ -328,7 +333,7 @@ func copyFixes(m map[drift.Cause][]drift.FixKind) map[drift.Cause][]drift.FixKin
 // Sensitivity returns the safety model with this policy's extra sensitive
 // paths (validated when the file was read).
 func (p Policy) Sensitivity() drift.Sensitivity {
-	var s drift.Sensitivity
+	s := drift.Sensitivity{Writers: p.Writers}
 	for _, f := range p.SensitivePaths {
 		if sp, err := drift.ParseSensitivePath(f); err == nil {
 			s.Extra = append(s.Extra, sp)

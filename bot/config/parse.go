@@ -258,6 +258,7 @@ func (p *parser) policy(key string, n *yaml.Node, pol *Policy) {
 		"assignees":      func(k string, v *yaml.Node) { pol.Assignees = p.strings(k, v) },
 		"branchPrefix":   func(k string, v *yaml.Node) { pol.BranchPrefix = p.branchPrefix(k, v) },
 		"sensitivePaths": func(k string, v *yaml.Node) { pol.SensitivePaths = p.sensitivePaths(k, v) },
+		"writers":        func(k string, v *yaml.Node) { pol.Writers = p.writers(k, v) },
 		"quietHours":     func(k string, v *yaml.Node) { pol.QuietHours = p.quietHours(k, v) },
 		"slackChannel":   func(k string, v *yaml.Node) { pol.SlackChannel = p.channel(k, v) },
 		"minStuckFor": func(k string, v *yaml.Node) {
@@ -292,6 +293,59 @@ func (p *parser) sensitivePaths(key string, n *yaml.Node) []string {
 			return
 		}
 		out = append(out, s)
+	})
+	return out
+}
+
+// writers reads the policy's writers: field managers the platform knows, as
+// a controller (with the paths it legitimately owns) or a person.
+func (p *parser) writers(key string, n *yaml.Node) []drift.Writer {
+	out := []drift.Writer{}
+	p.list(key, n, func(k string, c *yaml.Node) {
+		w := drift.Writer{Policy: true, Source: fmt.Sprintf("%s, line %d", k, c.Line)}
+		p.mapping(c, k, map[string]func(string, *yaml.Node){
+			"manager": func(k string, v *yaml.Node) { w.Manager = p.str(k, v) },
+			"is": func(k string, v *yaml.Node) {
+				w.Is = drift.WriterKind(p.str(k, v))
+				if w.Is != drift.WriterController && w.Is != drift.WriterPerson {
+					p.fail(k, v.Line, fmt.Sprintf("must be controller or person, not %q", v.Value))
+				}
+			},
+			"owns": func(k string, v *yaml.Node) {
+				p.list(k, v, func(k string, o *yaml.Node) {
+					s := p.str(k, o)
+					if o.Kind != yaml.ScalarNode {
+						return
+					}
+					op, err := drift.ParseOwnedPath(s)
+					if err != nil {
+						p.fail(k, o.Line, fmt.Sprintf("%v (a JSON pointer such as /spec/replicas, optionally after kinds: apps/Deployment:/spec/replicas)", err))
+						return
+					}
+					w.Owns = append(w.Owns, op)
+				})
+			},
+		})
+		if c.Kind != yaml.MappingNode {
+			return
+		}
+		if w.Manager == "" {
+			p.fail(k+".manager", c.Line, "is required: the field manager's name, as in metadata.managedFields[].manager, or a glob such as acme-*")
+			return
+		}
+		if w.Is == "" {
+			p.fail(k+".is", c.Line, "is required: controller or person")
+			return
+		}
+		if err := drift.ValidateWriter(w); err != nil {
+			p.fail(k, c.Line, err.Error())
+			return
+		}
+		if drift.ArgoCDManagers[w.Manager] {
+			p.fail(k+".manager", c.Line, fmt.Sprintf("%s is Argo CD's own field manager; it cannot be another writer", w.Manager))
+			return
+		}
+		out = append(out, w)
 	})
 	return out
 }

@@ -311,6 +311,10 @@ type Remediation struct {
 	Kind   FixKind `json:"kind"`
 	File   string  `json:"file,omitempty"`
 	Reason string  `json:"reason,omitempty"`
+	// Grant is the rule that lets another writer keep the field (the
+	// allow-list of hand-overs): without one, no fix removes the field from
+	// Git or ignores it.
+	Grant string `json:"grant,omitempty"`
 }
 
 // Finding is one differing path with exactly one cause and the evidence for it.

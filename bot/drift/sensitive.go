@@ -442,9 +442,14 @@ func parseDotted(s string) (Pointer, error) {
 }
 
 // Sensitivity is the safety model: the built-in table plus a policy's extra
-// sensitivePaths. The zero value holds the built-in table.
+// sensitivePaths, and the writers the policy names (who may keep which
+// field). The zero value holds the built-in table and no writers.
 type Sensitivity struct {
 	Extra []SensitivePath
+	// Writers are the policy's writers: its own controllers and people, and
+	// the paths each controller legitimately owns. They come before the
+	// built-in catalog.
+	Writers []Writer
 }
 
 // Match is one security-relevant path and why it matters.
@@ -776,8 +781,19 @@ func sameNamedItem(target Object, p Pointer, live Object) (v any, inGit, named b
 // f of a resource with the given desired (target) and live objects. It refuses
 // when the fix would change or delete a security-relevant path in Git
 // (remove-field, set-value, pin-helm-value) or hide one (ignore-difference),
-// and returns the reason to show: what and why.
+// and returns the reason to show: what and why. A fix that hands a field to
+// another writer also needs a rule that says the writer owns it
+// (handOverRefused).
 func (s Sensitivity) Refuse(k FixKind, f *Finding, target, live Object) (string, bool) {
+	if why, bad := s.refuseSensitive(k, f, target, live); bad {
+		return why, true
+	}
+	return handOverRefused(k, f)
+}
+
+// refuseSensitive refuses a fix that changes, deletes or hides a
+// security-relevant path.
+func (s Sensitivity) refuseSensitive(k FixKind, f *Finding, target, live Object) (string, bool) {
 	gp := f.GitPath
 	if len(gp) == 0 {
 		gp = f.Path
@@ -836,4 +852,32 @@ func (s Sensitivity) Guard(f *Finding, target, live Object) {
 	if why, refused := s.Refuse(f.Remediation.Kind, f, target, live); refused {
 		f.Remediation = Remediation{Kind: FixNone, Reason: why}
 	}
+}
+
+// handOverRefused is the allow-list of hand-overs: a fix that lets another
+// writer keep a field (remove-field takes it out of Git, ignore-difference
+// stops Argo CD comparing it) goes ahead on a finding only where a rule says
+// that writer legitimately owns the field, which the classifier that named the
+// cause records as the remediation's Grant (an HPA that targets the workload,
+// a catalog or policy writer that owns the path, a webhook the API server's
+// matchers send the object to, a field Kubernetes itself fills). A finding
+// about the stored form of Git's own value (normalized) hands nothing over,
+// and a paths judged for a plan's side effects (no cause) are judged by the
+// sensitive paths alone.
+func handOverRefused(k FixKind, f *Finding) (string, bool) {
+	if k != FixRemoveField && k != FixIgnoreDifference {
+		return "", false
+	}
+	switch f.Cause {
+	case "", CauseNormalized:
+		return "", false
+	}
+	if f.Remediation.Grant != "" {
+		return "", false
+	}
+	if k == FixRemoveField && f.InGit && !f.InLive && IsEmpty(f.Git) {
+		return "", false // an empty value the API server drops asserts nothing
+	}
+	verb := map[FixKind]string{FixRemoveField: "removing it from Git", FixIgnoreDifference: "ignoring it"}[k]
+	return fmt.Sprintf("%s would hand %s to another writer, and no rule says a writer legitimately owns it (the evidence names a writer, but only a documented owner, an autoscaler, an admitting webhook or the policy's writers may keep a field): a person must decide", verb, f.Path), true
 }

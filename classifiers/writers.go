@@ -1,0 +1,406 @@
+package classifiers
+
+import (
+	_ "embed"
+	"fmt"
+	"path"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/driftfix/driftfix/bot/drift"
+)
+
+// This file is driftfix's one model of who wrote a field. A field manager is
+// placed as a controller, a person or nobody known, from, in order: the
+// policy's writers (a platform lead's word), the writer catalog (a name, which
+// any client can take: a claim), and what Kubernetes shows of the writer in
+// general (it writes the object's status, it runs in a container of the
+// cluster as a program of that name, it keeps another object that references
+// this one). What is only claimed may name a cause; only a rule that says the
+// writer owns the path (the catalog's or the policy's owns, or a field
+// Kubernetes' design hands to another writer) lets a fix hand it over.
+
+//go:embed writers.yaml
+var catalogYAML []byte
+
+// Catalog is the built-in writer catalog (writers.yaml), read once.
+var Catalog = mustCatalog(catalogYAML)
+
+// catalogFile is writers.yaml's shape.
+type catalogFile struct {
+	Writers []struct {
+		Manager   string   `yaml:"manager"`
+		Is        string   `yaml:"is"`
+		Component string   `yaml:"component"`
+		Owns      []string `yaml:"owns"`
+		Source    string   `yaml:"source"`
+	} `yaml:"writers"`
+}
+
+// ParseCatalog reads a writer catalog; every entry needs a component and a
+// source.
+func ParseCatalog(data []byte) ([]drift.Writer, error) {
+	var f catalogFile
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("read the writer catalog: %w", err)
+	}
+	seen := map[string]bool{}
+	out := make([]drift.Writer, 0, len(f.Writers))
+	for i, e := range f.Writers {
+		w := drift.Writer{Manager: e.Manager, Is: drift.WriterKind(e.Is), Component: e.Component, Source: e.Source}
+		for _, o := range e.Owns {
+			op, err := drift.ParseOwnedPath(o)
+			if err != nil {
+				return nil, fmt.Errorf("writer catalog entry %d (%s): owns: %w", i, e.Manager, err)
+			}
+			w.Owns = append(w.Owns, op)
+		}
+		if err := drift.ValidateWriter(w); err != nil {
+			return nil, fmt.Errorf("writer catalog entry %d (%s): %w", i, e.Manager, err)
+		}
+		if w.Component == "" || !strings.HasPrefix(w.Source, "https://") {
+			return nil, fmt.Errorf("writer catalog entry %d (%s): needs a component and a source (an https:// URL where its writes are documented)", i, e.Manager)
+		}
+		if seen[w.Manager] {
+			return nil, fmt.Errorf("writer catalog entry %d: manager %s is listed twice", i, e.Manager)
+		}
+		seen[w.Manager] = true
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+func mustCatalog(data []byte) []drift.Writer {
+	ws, err := ParseCatalog(data)
+	if err != nil {
+		panic(err)
+	}
+	return ws
+}
+
+// lookupWriter returns the first entry for a manager: the policy's writers,
+// then the catalog.
+func lookupWriter(policy []drift.Writer, manager string) *drift.Writer {
+	for i := range policy {
+		if policy[i].MatchesManager(manager) {
+			return &policy[i]
+		}
+	}
+	for i := range Catalog {
+		if Catalog[i].MatchesManager(manager) {
+			return &Catalog[i]
+		}
+	}
+	return nil
+}
+
+// IsManualManager reports whether the catalog places a field manager as a
+// person or a person's tool (the kubectl family, dashboards, argocd-server,
+// the helm CLI). A policy may place more; Input.isPerson asks it too.
+func IsManualManager(m string) bool {
+	w := lookupWriter(nil, m)
+	return w != nil && w.Is == drift.WriterPerson
+}
+
+// isPerson is IsManualManager with the policy's writers first.
+func (in *Input) isPerson(m string) bool {
+	w := lookupWriter(in.Sensitivity.Writers, m)
+	return w != nil && w.Is == drift.WriterPerson
+}
+
+// genericManager reports whether a field manager names no one program: a
+// person's tool, a client library's default name, or an applier of whole
+// objects. A managedFieldsManagers rule for it hides whatever anyone writes
+// with it.
+func genericManager(m string) bool {
+	w := lookupWriter(nil, m)
+	return w != nil && (w.Is != drift.WriterController || len(w.Owns) == 0)
+}
+
+// placement is what driftfix knows of one writer of one path.
+type placement struct {
+	is drift.WriterKind // "" when nothing places it
+	// entry is the policy's or the catalog's entry for the manager.
+	entry *drift.Writer
+	// grant is the rule that lets the writer keep the path, "" when none.
+	grant string
+	// shown is what Kubernetes shows of the writer; claimed is what the
+	// writer says of itself (its name, owner references, names of things).
+	shown, claimed []string
+}
+
+// evidence returns the placement's evidence lines, claims marked as such.
+func (p placement) evidence() []string {
+	out := append([]string{}, p.shown...)
+	for _, c := range p.claimed {
+		out = append(out, c+" (claimed: the writer sets this itself, so it names a cause but proves nothing)")
+	}
+	return out
+}
+
+// place decides what the writer o of the case's path is.
+func (c *Case) place(o drift.Owner) placement {
+	var p placement
+	d := c.Diff
+	w := lookupWriter(c.Sensitivity.Writers, o.Manager)
+	if w != nil && !w.Policy && w.Is == drift.WriterController && len(w.Owns) > 0 {
+		if _, ok := w.OwnsPath(d.Resource, d.Path); !ok {
+			// A documented component's name is no evidence outside the
+			// fields it is documented to write: anyone can take the name.
+			w = nil
+		}
+	}
+	if w != nil {
+		p.entry, p.is = w, w.Is
+		if w.Policy {
+			p.shown = append(p.shown, fmt.Sprintf("the policy's writers place %s as a %s (%s)", o.Manager, w.Is, w.Source))
+		} else {
+			p.claimed = append(p.claimed, fmt.Sprintf("%s is the field manager name of %s", o.Manager, w.Component))
+		}
+		if w.Is == drift.WriterController {
+			if op, ok := w.OwnsPath(d.Resource, d.Path); ok {
+				who := fmt.Sprintf("the writer catalog documents %s as the owner of %s", o.Manager, op.Text)
+				if w.Policy {
+					who = fmt.Sprintf("the policy's writers say %s owns %s", o.Manager, op.Text)
+				}
+				p.grant = who + " (" + w.Source + ")"
+			}
+		}
+		if w.Is == drift.WriterPerson {
+			return p
+		}
+	}
+	if g := c.designGrant(); g != "" && p.grant == "" {
+		p.grant = g
+	}
+	if o.Subresource == "scale" {
+		p.shown = append(p.shown, fmt.Sprintf("%s writes through the scale subresource, as an autoscaler does", o.Manager))
+	}
+	p.shown = append(p.shown, c.shownController(o.Manager)...)
+	p.claimed = append(p.claimed, c.claimedController(o.Manager)...)
+	if (p.is == "" || p.is == drift.WriterClient) && len(p.shown)+len(p.claimed) > 0 {
+		if p.is == drift.WriterClient && len(p.shown) == 0 {
+			return p // a library's default name and a name that matches: nothing shown
+		}
+		p.is = drift.WriterController
+	}
+	if p.is != drift.WriterController {
+		p.grant = ""
+	}
+	return p
+}
+
+// designGrant returns the rule by which Kubernetes' design hands the case's
+// path to a writer other than the one who applies the object, whoever that
+// writer is: the CA bundle of a webhook, a conversion webhook or an
+// aggregated API (written by the server behind it or a CA injector), and the
+// rules of a ClusterRole whose aggregationRule Git declares.
+func (c *Case) designGrant() string {
+	d := c.Diff
+	p := d.Path.String()
+	switch {
+	case d.Resource.Group == "admissionregistration.k8s.io" && (d.Resource.Kind == "MutatingWebhookConfiguration" || d.Resource.Kind == "ValidatingWebhookConfiguration") &&
+		len(d.Path) == 4 && d.Path[0] == "webhooks" && strings.HasSuffix(p, "/clientConfig/caBundle"),
+		d.Resource.Group == "apiextensions.k8s.io" && p == "/spec/conversion/webhook/clientConfig/caBundle",
+		d.Resource.Group == "apiregistration.k8s.io" && p == "/spec/caBundle":
+		return "a caBundle is written, by design, by the server it trusts or by a CA injector, which rotate the certificate"
+	case d.Resource.Group == "rbac.authorization.k8s.io" && d.Resource.Kind == "ClusterRole" && d.Path.HasPrefix(drift.Pointer{"rules"}) &&
+		drift.Map(c.Resource().Target, "aggregationRule") != nil:
+		return "the ClusterRole's aggregationRule, which Git declares, has Kubernetes fill its rules"
+	}
+	return ""
+}
+
+// shownController returns what Kubernetes shows of manager as a controller
+// of this object: each line is a general rule with its own table test.
+func (c *Case) shownController(manager string) []string {
+	var out []string
+	for _, rule := range []func(*Case, string) string{
+		(*Case).writesStatus,
+		(*Case).writesCertificates,
+		(*Case).runsAsProgram,
+		(*Case).keepsAReferrer,
+	} {
+		if s := rule(c, manager); s != "" {
+			out = append(out, s)
+		}
+	}
+	if d := c.designGrant(); d != "" {
+		out = append(out, d)
+	}
+	return out
+}
+
+// claimedController returns what the object or the cluster says of manager
+// that the writer could have set itself.
+func (c *Case) claimedController(manager string) []string {
+	var out []string
+	for _, ref := range drift.List(c.Resource().Live, "metadata", "ownerReferences") {
+		if drift.Lookup(ref, "controller") == true {
+			out = append(out, fmt.Sprintf("the object names %s %s its controller (ownerReferences, controller: true)", drift.Str(ref, "kind"), drift.Str(ref, "name")))
+			break
+		}
+	}
+	if wl := c.workloadNamed(manager); wl != "" {
+		out = append(out, fmt.Sprintf("%s is named like the writer", wl))
+	}
+	return out
+}
+
+// managedEntries returns the live object's managedFields entries of manager.
+func managedEntries(o drift.Object, manager string) []map[string]any {
+	var out []map[string]any
+	for _, e := range drift.List(o, "metadata", "managedFields") {
+		m := drift.Map(e)
+		if drift.Str(m, "manager") == manager {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// writesStatus: controllers write the status of the objects they reconcile;
+// an entry of the same manager on the object's status says it keeps the object.
+func (c *Case) writesStatus(manager string) string {
+	for _, e := range managedEntries(c.Resource().Live, manager) {
+		if drift.Str(e, "subresource") == "status" || drift.Map(e, "fieldsV1", "f:status") != nil {
+			return fmt.Sprintf("%s also writes this object's status, which the controller that reconciles an object writes", manager)
+		}
+	}
+	return ""
+}
+
+// certificateFields are the managedFields keys of certificate material.
+var certificateFields = map[string]bool{"f:caBundle": true, "f:tls.crt": true, "f:ca.crt": true}
+
+// writesCertificates: the same entry of the manager also writes certificate
+// material of this object (a CA bundle, a TLS certificate): what a CA
+// injector or a server that makes its own certificate does.
+func (c *Case) writesCertificates(manager string) string {
+	if strings.Contains(c.Diff.Path.String(), "caBundle") {
+		return "" // the path itself; the design rule says it
+	}
+	for _, e := range managedEntries(c.Resource().Live, manager) {
+		if hasKey(drift.Map(e, "fieldsV1"), certificateFields, 0) {
+			return fmt.Sprintf("%s also writes certificate material of this object (a CA bundle or a TLS certificate), as a CA injector or a webhook server making its own certificate does", manager)
+		}
+	}
+	return ""
+}
+
+func hasKey(m map[string]any, keys map[string]bool, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	for k, v := range m {
+		if keys[k] {
+			return true
+		}
+		if sub, ok := v.(map[string]any); ok && hasKey(sub, keys, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// runsAsProgram: client-go's default field manager is the base name of the
+// program's path (it names the request's user agent after os.Args[0]); a
+// container of a workload in the cluster that runs a program of that name is
+// what wrote it.
+func (c *Case) runsAsProgram(manager string) string {
+	for _, o := range c.context {
+		spec, ok := podSpec(o)
+		if !ok {
+			continue
+		}
+		for _, ct := range append(drift.List(spec, "containers"), drift.List(spec, "initContainers")...) {
+			prog := ""
+			if cmd := drift.List(ct, "command"); len(cmd) > 0 {
+				prog, _ = cmd[0].(string)
+			}
+			if prog == "" {
+				continue
+			}
+			if path.Base(prog) == manager {
+				return fmt.Sprintf("container %s of %s runs %s, and client-go names a program's writes after the base name of its path: %s is that program", drift.Str(ct, "name"), drift.RefOf(o), prog, manager)
+			}
+		}
+	}
+	return ""
+}
+
+// podSpec returns the pod spec of a workload object.
+func podSpec(o drift.Object) (map[string]any, bool) {
+	switch drift.Str(o, "kind") {
+	case "Pod":
+		return drift.Map(o, "spec"), true
+	case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job":
+		return drift.Map(o, "spec", "template", "spec"), true
+	case "CronJob":
+		return drift.Map(o, "spec", "jobTemplate", "spec", "template", "spec"), true
+	}
+	return nil, false
+}
+
+// keepsAReferrer: the manager writes the status of another object that
+// references this one as the object it acts on (an Argo Rollout's
+// workloadRef, a scaler's scaleTargetRef): the controller of that object
+// keeps this one.
+func (c *Case) keepsAReferrer(manager string) string {
+	ref := c.Diff.Resource
+	for _, o := range c.context {
+		for _, field := range []string{"workloadRef", "scaleTargetRef"} {
+			t := drift.Map(o, "spec", field)
+			if t == nil || drift.Str(t, "kind") != ref.Kind || drift.Str(t, "name") != ref.Name {
+				continue
+			}
+			if ns := drift.Str(o, "metadata", "namespace"); ns != ref.Namespace {
+				continue
+			}
+			for _, e := range managedEntries(o, manager) {
+				if drift.Str(e, "subresource") == "status" || drift.Map(e, "fieldsV1", "f:status") != nil {
+					return fmt.Sprintf("%s writes the status of %s, whose spec.%s names this object: the controller of that object keeps this one", manager, drift.RefOf(o), field)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// workloadNamed finds a Deployment, StatefulSet or DaemonSet, in the cluster
+// context or among the application's resources, named like a field manager or
+// running a container of that name.
+func (c *Case) workloadNamed(manager string) string {
+	for _, o := range c.context {
+		switch drift.Str(o, "kind") {
+		case "Deployment", "StatefulSet", "DaemonSet":
+		default:
+			continue
+		}
+		ref := drift.RefOf(o)
+		if ref.Name == manager {
+			return ref.String()
+		}
+		for _, ct := range drift.List(o, "spec", "template", "spec", "containers") {
+			if drift.Str(ct, "name") == manager {
+				return fmt.Sprintf("%s (container %s)", ref, manager)
+			}
+		}
+	}
+	return ""
+}
+
+// hypotheses says, for a writer nothing places, what it could be and what
+// would decide between them.
+func hypotheses(manager string) string {
+	w := lookupWriter(nil, manager)
+	lib := ""
+	if w != nil && w.Is == drift.WriterClient {
+		lib = fmt.Sprintf(" (%s is the default name of %s, so it says nothing of the program)", manager, w.Component)
+	}
+	return fmt.Sprintf("hypotheses left for %s%s: a controller (it would also write the object's status, or run in the cluster as a program of that name), a script or CI job, or a person; "+
+		"name it in the policy's writers (is: controller with the paths it owns, or is: person) to decide", manager, lib)
+}
