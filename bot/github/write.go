@@ -402,8 +402,11 @@ func (c *Client) Reacted(ctx context.Context, r githost.Repo, commentID int64, l
 }
 
 // Permission is an account's permission on a repository, from the
-// collaborator permission API: admin, write (maintainers too), read (triage
-// too) or none. Custom roles report the base permission they extend.
+// collaborator permission API: its role_name when that is one of GitHub's
+// base roles (admin, maintain, write, triage, read), else its permission
+// (admin, write, read or none; a custom role reports the base role it
+// extends). An account GitHub does not know as a user (an App's bot
+// account, such as github-actions[bot]) has none.
 func (c *Client) Permission(ctx context.Context, r githost.Repo, login string) (string, error) {
 	cl, err := c.client(ctx, r)
 	if err != nil {
@@ -418,5 +421,43 @@ func (c *Client) Permission(ctx context.Context, r githost.Repo, login string) (
 	if err != nil {
 		return "", fmt.Errorf("read %s's permission on %s: %w", login, r, err)
 	}
+	switch role := level.GetRoleName(); role {
+	case githost.PermissionAdmin, githost.PermissionMaintain, githost.PermissionWrite, githost.PermissionTriage, githost.PermissionRead:
+		return role, nil
+	}
 	return level.GetPermission(), nil
+}
+
+// maxEventPages bounds the pages of a pull request's events LabeledBy reads.
+const maxEventPages = 30
+
+// LabeledBy is the account that last applied label to a pull request (or
+// issue), from its issue events (event labeled, actor, label.name; label
+// names compare without case, as GitHub's do), and that event's id; "" when
+// no event shows the label applied.
+func (c *Client) LabeledBy(ctx context.Context, r githost.Repo, number int, label string) (string, int64, error) {
+	cl, err := c.client(ctx, r)
+	if err != nil {
+		return "", 0, err
+	}
+	login, id := "", int64(0)
+	opt := &gh.ListOptions{PerPage: 100}
+	for page := 0; page < maxEventPages; page++ {
+		events, resp, err := fetch(ctx, c, "list issue events", func(ctx context.Context) ([]*gh.IssueEvent, *gh.Response, error) {
+			return cl.Issues.ListIssueEvents(ctx, r.Owner, r.Name, number, opt)
+		})
+		if err != nil {
+			return "", 0, fmt.Errorf("read the events of %s#%d: %w", r, number, err)
+		}
+		for _, e := range events { // oldest first
+			if e.GetEvent() == "labeled" && strings.EqualFold(e.GetLabel().GetName(), label) {
+				login, id = e.GetActor().GetLogin(), e.GetID()
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			return login, id, nil
+		}
+		opt.Page = resp.NextPage
+	}
+	return "", 0, fmt.Errorf("read the events of %s#%d: more than %d pages", r, number, maxEventPages)
 }

@@ -3,11 +3,13 @@ package githubtest
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -242,6 +244,9 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		if !decode(&body) || body.Title == "" || body.Head == "" || body.Base == "" {
 			return http.StatusUnprocessableEntity, "title, head and base are required"
 		}
+		if utf8.RuneCountInString(body.Body) > maxBody {
+			return http.StatusUnprocessableEntity, tooLong("PullRequest", "https://docs.github.com/rest/pulls/pulls#create-a-pull-request")
+		}
 		if _, err := rp.git.Reference(plumbing.NewBranchReferenceName(body.Head), true); err != nil {
 			return http.StatusUnprocessableEntity, "head does not exist"
 		}
@@ -269,6 +274,9 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		var body struct{ Title, Body, State *string }
 		if !decode(&body) {
 			return http.StatusBadRequest, "Problems parsing JSON"
+		}
+		if body.Body != nil && utf8.RuneCountInString(*body.Body) > maxBody {
+			return http.StatusUnprocessableEntity, tooLong("PullRequest", "https://docs.github.com/rest/pulls/pulls#update-a-pull-request")
 		}
 		if body.Title != nil {
 			pr.Title = *body.Title
@@ -300,7 +308,9 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		if pr == nil || !decode(&labels) {
 			return http.StatusNotFound, "Not Found"
 		}
-		pr.Labels = append(pr.Labels, labels...)
+		for _, l := range labels {
+			s.label(rp, pr, s.caller, l)
+		}
 		var out []any
 		for _, l := range pr.Labels {
 			out = append(out, map[string]any{"name": l})
@@ -367,12 +377,34 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 			}
 		}
 		return http.StatusNotFound, "Not Found"
-	case "GET /repos/{owner}/{repo}/collaborators/{username}/permission":
-		perm := rp.perms[p["username"]]
-		if perm == "" {
-			perm = "none"
+	case "GET /repos/{owner}/{repo}/issues/{number}/events":
+		if _, pr := s.pr(rp.owner, rp.name, num); pr == nil && s.issue(rp.owner, rp.name, num) == nil {
+			return http.StatusNotFound, "Not Found"
 		}
-		return http.StatusOK, map[string]any{"permission": perm, "role_name": perm, "user": map[string]any{"login": p["username"]}}
+		out := []any{}
+		for _, e := range rp.events[num] { // oldest first, like GitHub
+			out = append(out, map[string]any{"id": e.id, "node_id": fmt.Sprintf("LE_%d", e.id), "url": s.API + "repos/" + rp.owner + "/" + rp.name + "/issues/events/" + strconv.FormatInt(e.id, 10),
+				"actor": userJSON(e.actor), "event": e.event, "commit_id": nil, "commit_url": nil, "created_at": e.at.UTC().Format(time.RFC3339),
+				"label": map[string]any{"name": e.label, "color": "ededed"}, "performed_via_github_app": nil})
+		}
+		return http.StatusOK, s.page(r, out)
+	case "GET /repos/{owner}/{repo}/collaborators/{username}/permission":
+		login := p["username"]
+		role, ok := rp.perms[login]
+		if !ok && strings.HasSuffix(login, "[bot]") {
+			return http.StatusNotFound, "Not Found" // an App's bot account is no user of the repository
+		}
+		perm := role
+		switch role {
+		case "":
+			role, perm = "none", "none"
+		case "maintain":
+			perm = "write"
+		case "admin", "write", "read", "none":
+		default: // triage, or a custom role extending read
+			perm = "read"
+		}
+		return http.StatusOK, map[string]any{"permission": perm, "role_name": role, "user": userJSON(login)}
 	}
 	if status, body, ok := s.handleChecks(route, p, r, rp); ok {
 		return status, body
@@ -381,6 +413,15 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		return status, body
 	}
 	return s.handleIssues(route, r, rp, num)
+}
+
+// userJSON is an account as GitHub embeds it in other objects.
+func userJSON(login string) map[string]any {
+	typ := "User"
+	if strings.HasSuffix(login, "[bot]") {
+		typ = "Bot"
+	}
+	return map[string]any{"login": login, "type": typ}
 }
 
 // headOwner is the owner of the repository a pull request's head is in.

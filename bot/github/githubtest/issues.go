@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Issue is an issue as the emulator keeps it. LastEditedBy is the account
@@ -145,8 +146,8 @@ func (s *Server) handleIssues(route string, r *http.Request, rp *repo, num int) 
 		if !decode(&body) || body.Title == "" {
 			return http.StatusUnprocessableEntity, "title is required"
 		}
-		if len(body.Body) > 65536 {
-			return http.StatusUnprocessableEntity, "body is too long (maximum is 65536 characters)"
+		if utf8.RuneCountInString(body.Body) > maxBody {
+			return http.StatusUnprocessableEntity, tooLong("Issue", "https://docs.github.com/rest/issues/issues#create-an-issue")
 		}
 		i := &Issue{Number: s.nextNumber(rp), Title: body.Title, Body: body.Body, State: "open", Author: s.caller, Created: time.Now()}
 		rp.issues = append(rp.issues, i)
@@ -168,8 +169,8 @@ func (s *Server) handleIssues(route string, r *http.Request, rp *repo, num int) 
 		if !decode(&body) {
 			return http.StatusBadRequest, "Problems parsing JSON"
 		}
-		if body.Body != nil && len(*body.Body) > 65536 {
-			return http.StatusUnprocessableEntity, "body is too long (maximum is 65536 characters)"
+		if body.Body != nil && utf8.RuneCountInString(*body.Body) > maxBody {
+			return http.StatusUnprocessableEntity, tooLong("Issue", "https://docs.github.com/rest/issues/issues#update-an-issue")
 		}
 		if body.Title != nil {
 			i.Title = *body.Title

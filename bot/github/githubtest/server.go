@@ -72,6 +72,7 @@ type Server struct {
 	Secondary         int // secondary-limit answers given
 
 	commentID int64 // the last comment's id, unique across repositories
+	eventID   int64 // the last issue event's id
 	checkID   int64 // the last check run's id
 
 	link   string // Link header of the list being served
@@ -94,6 +95,16 @@ type repo struct {
 	checks      []*CheckRun
 	statuses    []Status
 	issues      []*Issue // see issues.go
+	events      map[int][]issueEvent
+}
+
+// issueEvent is one event of an issue or pull request's history, as the
+// issue events API lists it (labeled and unlabeled are kept).
+type issueEvent struct {
+	id           int64
+	event, actor string
+	label        string
+	at           time.Time
 }
 
 // PullRequest is a pull request as the emulator keeps it.
@@ -152,7 +163,7 @@ func (s *Server) AddRepo(dir, owner, name string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.repos[owner+"/"+name] = &repo{owner: owner, name: name, git: r, comments: map[int][]Comment{}, perms: map[string]string{"person": "write"}}
+	s.repos[owner+"/"+name] = &repo{owner: owner, name: name, git: r, comments: map[int][]Comment{}, perms: map[string]string{"person": "write"}, events: map[int][]issueEvent{}}
 	if s.installs[owner] == 0 {
 		s.installs[owner] = int64(1000 + len(s.installs))
 	}
@@ -442,8 +453,10 @@ func (s *Server) ReactAs(owner, name string, commentID int64, login, content str
 	}
 }
 
-// SetPermission gives login a permission on a repository (admin, write,
-// read, none), as the collaborator permission API answers it.
+// SetPermission gives login a role on a repository (admin, maintain,
+// write, triage, read, none, or a custom role's name), as the collaborator
+// permission API answers it: role_name the role, permission its base
+// (maintain is write, triage is read; a custom role reads as "read" here).
 func (s *Server) SetPermission(owner, name, login, permission string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -452,13 +465,43 @@ func (s *Server) SetPermission(owner, name, login, permission string) {
 	}
 }
 
-// Label adds a label as a person.
+// Label adds a label as "person", a collaborator with write access.
 func (s *Server) Label(owner, name string, number int, label string) {
+	s.LabelAs(owner, name, number, "person", label)
+}
+
+// LabelAs adds a label to a pull request as login (a person, or a
+// workflow's github-actions[bot]), recording the labeled event GitHub shows.
+func (s *Server) LabelAs(owner, name string, number int, login, label string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, p := s.pr(owner, name, number); p != nil {
-		p.Labels = append(p.Labels, label)
+	if r, p := s.pr(owner, name, number); p != nil {
+		s.label(r, p, login, label)
 	}
+}
+
+// UnlabelAs removes a label from a pull request as login, recording the
+// unlabeled event.
+func (s *Server) UnlabelAs(owner, name string, number int, login, label string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, p := s.pr(owner, name, number)
+	if p == nil || !slices.Contains(p.Labels, label) {
+		return
+	}
+	p.Labels = slices.DeleteFunc(p.Labels, func(l string) bool { return l == label })
+	s.eventID++
+	r.events[number] = append(r.events[number], issueEvent{id: s.eventID, event: "unlabeled", actor: login, label: label, at: time.Now()})
+}
+
+// label applies a label once, as GitHub does, with its event.
+func (s *Server) label(r *repo, p *PullRequest, login, label string) {
+	if slices.Contains(p.Labels, label) {
+		return
+	}
+	p.Labels = append(p.Labels, label)
+	s.eventID++
+	r.events[p.Number] = append(r.events[p.Number], issueEvent{id: s.eventID, event: "labeled", actor: login, label: label, at: time.Now()})
 }
 
 func (s *Server) pr(owner, name string, number int) (*repo, *PullRequest) {
@@ -475,6 +518,19 @@ func (s *Server) pr(owner, name string, number int) (*repo, *PullRequest) {
 }
 
 // ---- the wire protocol ----
+
+// validationFailed is a 422 GitHub answers as "Validation Failed" with the
+// field at fault in errors[].
+type validationFailed struct{ resource, field, message, doc string }
+
+// maxBody is the most characters GitHub takes in an issue's or a pull
+// request's body.
+const maxBody = 65536
+
+// tooLong is GitHub's answer to a body over maxBody characters.
+func tooLong(resource, doc string) validationFailed {
+	return validationFailed{resource: resource, field: "body", message: fmt.Sprintf("body is too long (maximum is %d characters)", maxBody), doc: doc}
+}
 
 type apiError struct {
 	Message string `json:"message"`
@@ -582,6 +638,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.remaining--
 	setRate()
 	w.Header().Set("Content-Type", "application/json")
+	if v, ok := body.(validationFailed); ok {
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(map[string]any{"message": "Validation Failed", "errors": []any{map[string]any{"resource": v.resource, "code": "custom", "field": v.field, "message": v.message}},
+			"documentation_url": v.doc, "status": strconv.Itoa(status)})
+		return
+	}
 	if status >= 400 {
 		w.WriteHeader(status)
 		json.NewEncoder(w).Encode(apiError{Message: fmt.Sprint(body), Doc: "https://docs.github.com/rest"})
@@ -616,6 +678,7 @@ var routes = []string{
 	"POST /repos/{owner}/{repo}/issues/{number}/labels",
 	"POST /repos/{owner}/{repo}/issues/{number}/assignees",
 	"GET /repos/{owner}/{repo}/issues/{number}/comments",
+	"GET /repos/{owner}/{repo}/issues/{number}/events",
 	"POST /repos/{owner}/{repo}/issues/{number}/comments",
 	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",
 	"POST /repos/{owner}/{repo}/issues/comments/{id}/reactions",
