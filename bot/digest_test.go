@@ -132,7 +132,7 @@ func TestCannotCompareInDigest(t *testing.T) {
 					lines = append(lines, l)
 				}
 			}
-			want := "Argo CD says: Failed to load target state: &lt;!channel&gt; &lt;https://evil.example|log in&gt; ˋxˋ &amp; &lt;@U123&gt; ⏎ fake line"
+			want := "Argo CD says: Failed to load target state: &lt;!channel&gt; &lt;https[:]//evil[.]example|log in&gt; ˋxˋ &amp; &lt;@U123&gt; ⏎ fake line"
 			if len(lines) != 1 || !strings.Contains(lines[0], want) {
 				t.Errorf("shop is not on its own line with Argo CD's message, escaped: %q\n%s", lines, text)
 			}

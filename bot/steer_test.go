@@ -164,3 +164,66 @@ func TestCommandsRecheckOnceAfterLostDatabase(t *testing.T) {
 		t.Errorf("driftfix's reaction is read once per command and database: %d reads, want 3", c)
 	}
 }
+
+// TestIgnoreLabelOnlyFromWriters: the driftfix/ignore label stops a fix
+// only when the account that applied it (the issue events' actor) can
+// write to the repository. A triage collaborator's label and a workflow's
+// (github-actions[bot], which GitHub does not answer for as a
+// collaborator) are not followed: the cycle says so, and one comment per
+// labelling says so on the pull request, however many cycles see it. A
+// maintainer applying the label again stops the fix.
+func TestIgnoreLabelOnlyFromWriters(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop")
+	w.cycle(&now)
+	prs := w.open("shop")
+	if len(prs) != 1 {
+		t.Fatalf("one PR expected, got %+v", prs)
+	}
+	n := prs[0].Number
+	w.gh.SetPermission("acme", "shop", "triager", githost.PermissionTriage)
+	w.gh.SetPermission("acme", "shop", "lead", githost.PermissionMaintain)
+	refusals := func() []string {
+		var out []string
+		for _, c := range w.gh.Comments("acme", "shop", n) {
+			if c.Author == "driftfix[bot]" && strings.Contains(c.Body, "driftfix/ignore") && strings.Contains(c.Body, "cannot write") {
+				out = append(out, c.Body)
+			}
+		}
+		return out
+	}
+	for i, who := range []string{"triager", "github-actions[bot]"} {
+		w.gh.LabelAs("acme", "shop", n, who, "driftfix/ignore")
+		for range 2 {
+			out := w.cycle(&now)
+			if len(w.open("shop")) != 1 || len(out.Published.Rejected) != 0 {
+				t.Fatalf("the label from %s stopped the fix: %+v", who, out.Published)
+			}
+			if !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "driftfix/ignore label from "+who+" not followed") {
+				t.Errorf("the cycle must say the label from %s was not followed: %q", who, out.Published.Skipped)
+			}
+		}
+		if got := refusals(); len(got) != i+1 || !strings.Contains(got[i], "`"+who+"`") {
+			t.Fatalf("one comment per labelling must say the label from %s is not followed, got %q", who, got)
+		}
+		w.gh.UnlabelAs("acme", "shop", n, who, "driftfix/ignore")
+	}
+	if c := w.gh.CallCount("GET /repos/{owner}/{repo}/issues/{number}/events"); c != 4 {
+		t.Errorf("the events are read once per cycle that sees the label: %d reads, want 4", c)
+	}
+	w.gh.LabelAs("acme", "shop", n, "lead", "driftfix/ignore")
+	out := w.cycle(&now)
+	if len(w.open("shop")) != 0 || len(out.Published.Rejected) != 1 {
+		t.Fatalf("a maintainer's label must stop the fix: %+v", out.Published)
+	}
+	m := cycle.KeyMarkerRE.FindStringSubmatch(prs[0].Body)
+	if m == nil {
+		t.Fatalf("no key marker in the body:\n%s", prs[0].Body)
+	}
+	if why, ok, err := w.store().Rejected(context.Background(), m[1]); err != nil || !ok || !strings.Contains(why, "@lead") {
+		t.Errorf("the rejection must name who asked: %q %v %v", why, ok, err)
+	}
+	w.cycle(&now)
+	if len(w.gh.PullRequests("acme", "shop")) != 1 {
+		t.Fatal("a fix stopped by a maintainer's label came back")
+	}
+}

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/state"
+	"github.com/driftfix/driftfix/templates"
 )
 
 // commandRE is a /driftfix command at the start of a line (its indent
@@ -27,19 +29,12 @@ func command(body string) []string {
 	fence, quoted := "", false
 	var kept []string
 	for _, line := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n") {
-		t, indent := unindent(line)
-		if fence != "" { // only a fence as long, of the same mark, with nothing after it, closes one
-			if m := fenceRE.FindString(t); indent <= 3 && m != "" && m[0] == fence[0] && len(m) >= len(fence) && strings.TrimSpace(t[len(m):]) == "" {
-				fence = ""
-			}
+		var fenceLine bool
+		if fence, fenceLine = fenceStep(fence, line); fence != "" || fenceLine {
+			quoted = false
 			continue
 		}
-		if indent <= 3 {
-			if m := fenceRE.FindString(listItemRE.ReplaceAllString(t, "")); m != "" {
-				fence, quoted = m, false
-				continue
-			}
-		}
+		t, indent := unindent(line)
 		switch {
 		case strings.TrimSpace(t) == "":
 			quoted = false
@@ -52,6 +47,28 @@ func command(body string) []string {
 		}
 	}
 	return commandRE.FindStringSubmatch(strings.Join(kept, "\n"))
+}
+
+// fenceStep reads one line against the fenced code block open before it
+// (fence, "" for none): the block open after it, and whether the line
+// itself opens or closes one. A fence opens after up to three spaces of
+// indent, in a list item too; only one as long, of the same mark and with
+// nothing after it closes it.
+func fenceStep(fence, line string) (string, bool) {
+	t, indent := unindent(line)
+	if indent > 3 {
+		return fence, false
+	}
+	if fence != "" {
+		if m := fenceRE.FindString(t); m != "" && m[0] == fence[0] && len(m) >= len(fence) && strings.TrimSpace(t[len(m):]) == "" {
+			return "", true
+		}
+		return fence, false
+	}
+	if m := fenceRE.FindString(listItemRE.ReplaceAllString(t, "")); m != "" {
+		return m, true
+	}
+	return "", false
 }
 
 // unindent returns a line without its leading white space and how many
@@ -124,18 +141,24 @@ func digits(s string) bool {
 
 // commands reads the pull request's /driftfix commands that were not acted
 // on before: not in the state database, and without driftfix's reaction
-// (which outlives a lost database). Only accounts that can write to the
-// repository steer driftfix; others are not followed, and the cycle says
-// so. A command followed gets a +1 reaction once it is done; one that
-// cannot be read gets a confused one.
+// (which outlives a lost database), and the ignore label. Only accounts
+// that can write to the repository steer driftfix; others are not
+// followed, and the cycle says so. A command followed gets a +1 reaction
+// once it is done; one that cannot be read gets a confused one.
 func (c *followed) commands() (asked, error) {
 	var a asked
-	if slices.Contains(c.pr.Labels, c.IgnoreLabel) {
-		a.ignore, a.by = true, "the "+c.IgnoreLabel+" label"
-	}
 	comments, err := c.host.Comments(c.ctx, c.repo, c.k.Number)
 	if err != nil {
 		return a, err
+	}
+	if slices.Contains(c.pr.Labels, c.IgnoreLabel) {
+		by, err := c.labeledByWriter(comments)
+		if err != nil {
+			return a, err
+		}
+		if by != "" {
+			a.ignore, a.by = true, "@"+by+" with the "+c.IgnoreLabel+" label"
+		}
 	}
 	for _, m := range comments {
 		cmd := command(m.Body)
@@ -187,6 +210,47 @@ func (c *followed) commands() (asked, error) {
 		a.acks = append(a.acks, ack{m.ID, reaction})
 	}
 	return a, nil
+}
+
+// labeledByWriter is the account that applied the ignore label to the pull
+// request, when it can write to the repository; "" otherwise. A label
+// applied by anyone else (a triage or read collaborator, a workflow's
+// token) is not followed: the cycle says so, and so does one comment on the
+// pull request per labelling, found again by its marker.
+func (c *followed) labeledByWriter(comments []githost.Comment) (string, error) {
+	lh, ok := c.host.(LabelHost)
+	if !ok {
+		c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: the %s label not followed: %s cannot say who applied it", c.ref(), c.IgnoreLabel, c.host.Host()))
+		return "", nil
+	}
+	by, event, err := lh.LabeledBy(c.ctx, c.repo, c.k.Number, c.IgnoreLabel)
+	if err != nil {
+		return "", fmt.Errorf("read who labelled %s %s: %w", c.ref(), c.IgnoreLabel, err)
+	}
+	if by != "" {
+		ok, err := c.canWrite(c.ctx, c.host, c.repo, by)
+		if err != nil || ok {
+			return by, err
+		}
+	}
+	who := by
+	if who == "" {
+		who = "an account GitHub does not name"
+	}
+	c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: the %s label from %s not followed: only accounts that can write to %s steer driftfix", c.ref(), c.IgnoreLabel, who, c.repo))
+	login, err := c.host.Login(c.ctx)
+	if err != nil {
+		return "", err
+	}
+	marker := labelRefusedMarker(event)
+	for _, m := range comments {
+		if strings.EqualFold(m.Author, login) && strings.Contains(m.Body, marker) {
+			return "", nil // said so before
+		}
+	}
+	msg := fmt.Sprintf("The %s label was applied by %s, who cannot write to this repository, so driftfix goes on proposing this fix. "+
+		"Someone with write access can apply the label again or comment `/driftfix ignore`.\n\n%s", templates.Code(c.IgnoreLabel), templates.Code(who), marker)
+	return "", c.host.Comment(c.ctx, c.repo, c.k.Number, msg)
 }
 
 // acknowledged reports whether driftfix's own account reacted to a comment.

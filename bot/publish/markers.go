@@ -2,6 +2,7 @@ package publish
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +36,12 @@ func snoozedUntil(body string) (time.Time, bool) {
 	}
 	t, err := time.Parse(time.RFC3339, m[1])
 	return t, err == nil
+}
+
+// labelRefusedMarker marks the one comment that says a label event was not
+// followed (its applier cannot write to the repository).
+func labelRefusedMarker(event int64) string {
+	return "<!-- driftfix:label-refused=" + strconv.FormatInt(event, 10) + " -->"
 }
 
 // bodyFingerprint is the marker of the fix's content in a PR body.

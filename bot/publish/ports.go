@@ -85,6 +85,16 @@ type GitHost interface {
 	CloseIssue(ctx context.Context, r githost.Repo, number int) error
 }
 
+// LabelHost is a GitHost that can say who applied a label to a pull
+// request. A host that cannot is never stopped by a label alone: anyone
+// with triage access may label, and only accounts that can write to the
+// repository steer driftfix (they can still comment /driftfix ignore).
+type LabelHost interface {
+	// LabeledBy is the login that last applied label to pull request
+	// number and the id of that event; "" when no event shows it applied.
+	LabeledBy(ctx context.Context, r githost.Repo, number int, label string) (login string, event int64, err error)
+}
+
 // Notifier is the port to where digests are read (Slack today, by
 // bot/slack). A digest is a first message and its thread.
 type Notifier interface {

@@ -18,11 +18,17 @@ func (r *run) steers(ctx context.Context, host GitHost, repo githost.Repo, c git
 	default:
 		return false, nil
 	}
-	key := repo.Key() + " " + strings.ToLower(c.Author)
+	return r.canWrite(ctx, host, repo, c.Author)
+}
+
+// canWrite reports whether an account can write to the repository, as the
+// host's permission API says, asked once per account and cycle.
+func (r *run) canWrite(ctx context.Context, host GitHost, repo githost.Repo, login string) (bool, error) {
+	key := repo.Key() + " " + strings.ToLower(login)
 	if ok, seen := r.writers[key]; seen {
 		return ok, nil
 	}
-	perm, err := host.Permission(ctx, repo, c.Author)
+	perm, err := host.Permission(ctx, repo, login)
 	if err != nil {
 		return false, err
 	}
