@@ -42,10 +42,33 @@ func ratio(a, b int) float64 {
 // either falls below its floor, when a must_not answer is given, or when the
 // corpus lacks cases, sources, mixed cases, negatives or a cause.
 func TestRealWorldCorpus(t *testing.T) {
-	inputs := corpus.Snapshots(t, realworldDir, ".yaml")
-	if len(inputs) < minRealworldCases {
-		t.Errorf("%s has %d cases, want at least %d", realworldDir, len(inputs), minRealworldCases)
+	scoreCorpus(t, corpusFloors{dir: realworldDir, minCases: minRealworldCases, precision: minPrecision, recall: minRecall, tagged: true})
+}
+
+// TestHeldOutCorpus scores testdata/heldout: cases rebuilt from public
+// threads no other corpus used, written and scored before the engine was
+// changed for them (their first-run figures are in FIRST-RUN.md there). The
+// floors are what holds today, so the measure can only improve; the cases
+// stay out of testdata/realworld, whose floors they would lower.
+func TestHeldOutCorpus(t *testing.T) {
+	scoreCorpus(t, corpusFloors{dir: "testdata/heldout", minCases: 20, precision: 0.80, recall: 0.80, mustNotViolations: 2})
+}
+
+// corpusFloors is what a scored corpus is held to.
+type corpusFloors struct {
+	dir               string
+	minCases          int
+	precision, recall float64
+	tagged            bool // needs mixed and negative cases, and a case per cause
+	mustNotViolations int  // how many wrong answers a must_not names may still be given
+}
+
+func scoreCorpus(t *testing.T, fl corpusFloors) {
+	inputs := corpus.Snapshots(t, fl.dir, ".yaml")
+	if len(inputs) < fl.minCases {
+		t.Errorf("%s has %d cases, want at least %d", fl.dir, len(inputs), fl.minCases)
 	}
+	violations := 0
 	scores := map[drift.Cause]*score{}
 	for _, cl := range classifiers.Registry {
 		scores[cl.Name] = &score{}
@@ -104,7 +127,8 @@ func TestRealWorldCorpus(t *testing.T) {
 		for _, m := range exp.MustNot {
 			for _, f := range rep.Findings {
 				if m.ViolatedBy(f) {
-					t.Errorf("%s: wrong answer %s/%s %s %s (%s)", name, m.Kind, m.Name, m.Path, f.Cause, m.Why)
+					violations++
+					wrong = append(wrong, fmt.Sprintf("%s: wrong answer %s/%s %s %s (%s)", name, m.Kind, m.Name, m.Path, f.Cause, m.Why))
 				}
 			}
 		}
@@ -116,13 +140,13 @@ func TestRealWorldCorpus(t *testing.T) {
 	}
 	sort.Strings(causes)
 	var b strings.Builder
-	fmt.Fprintf(&b, "real-world corpus: %d cases\n%-24s %5s %5s %5s %9s %7s\n", len(inputs), "cause", "tp", "fp", "fn", "precision", "recall")
+	fmt.Fprintf(&b, "%s: %d cases\n%-24s %5s %5s %5s %9s %7s\n", fl.dir, len(inputs), "cause", "tp", "fp", "fn", "precision", "recall")
 	for _, c := range causes {
 		s := scores[drift.Cause(c)]
 		total.tp, total.fp, total.fn = total.tp+s.tp, total.fp+s.fp, total.fn+s.fn
 		fmt.Fprintf(&b, "%-24s %5d %5d %5d %9.3f %7.3f\n", c, s.tp, s.fp, s.fn, s.precision(), s.recall())
-		if s.tp+s.fn == 0 && len(inputs) >= minRealworldCases {
-			t.Errorf("no case in testdata/realworld expects cause %s", c)
+		if fl.tagged && s.tp+s.fn == 0 && len(inputs) >= fl.minCases {
+			t.Errorf("no case in %s expects cause %s", fl.dir, c)
 		}
 	}
 	fmt.Fprintf(&b, "%-24s %5d %5d %5d %9.3f %7.3f\nfix kind right for %d of %d correct findings\n",
@@ -131,12 +155,15 @@ func TestRealWorldCorpus(t *testing.T) {
 	for _, w := range wrong {
 		t.Log(w)
 	}
-	if total.precision() < minPrecision || total.recall() < minRecall {
-		t.Errorf("precision %.3f and recall %.3f, want at least %.2f and %.2f", total.precision(), total.recall(), minPrecision, minRecall)
+	if total.precision() < fl.precision || total.recall() < fl.recall {
+		t.Errorf("%s: precision %.3f and recall %.3f, want at least %.2f and %.2f", fl.dir, total.precision(), total.recall(), fl.precision, fl.recall)
+	}
+	if violations > fl.mustNotViolations {
+		t.Errorf("%s: %d answers a must_not entry names as wrong, want at most %d", fl.dir, violations, fl.mustNotViolations)
 	}
 	for _, tg := range []string{"mixed", "negative"} {
-		if tags[tg] < minTaggedRealworld && len(inputs) >= minRealworldCases {
-			t.Errorf("testdata/realworld has %d cases tagged %s, want at least %d", tags[tg], tg, minTaggedRealworld)
+		if fl.tagged && tags[tg] < minTaggedRealworld && len(inputs) >= fl.minCases {
+			t.Errorf("%s has %d cases tagged %s, want at least %d", fl.dir, tags[tg], tg, minTaggedRealworld)
 		}
 	}
 }
