@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
@@ -720,5 +721,60 @@ func TestFixNoLongerProposedSaysSo(t *testing.T) {
 	last := cs[len(cs)-1].Body
 	if strings.Contains(last, "gone") || !strings.Contains(last, "no longer proposes this change") || !strings.Contains(last, "hpa-replicas") && !strings.Contains(last, "remove-field") {
 		t.Fatalf("closing comment:\n%s\nskipped: %q", last, out.Result.Skipped)
+	}
+}
+
+// TestLongDiffWithinBodyLimit: a fix whose diff is longer than GitHub takes
+// in a pull request's body (here long comment lines next to the replicas
+// it removes) is opened all the same, through an emulator that refuses a
+// body over 65,536 characters with GitHub's 422, as GitHub does: the diff
+// is cut, the body says the full change is in the branch, and the key
+// marker still ends the body, so the PR is found again after a lost
+// database instead of being opened twice.
+func TestLongDiffWithinBodyLimit(t *testing.T) {
+	w := newWorld(t, worldConfig)
+	now := worldNow
+	files := map[string]string{}
+	for k, v := range w.base.Repo.Files {
+		files[k] = v
+	}
+	web := files["apps/shop/web.yaml"]
+	comment := "# first rollout only; the HPA scales it\n"
+	i := strings.Index(web, comment)
+	if i < 0 {
+		t.Fatalf("no comment above replicas in:\n%s", web)
+	}
+	indent := web[strings.LastIndex(web[:i], "\n")+1 : i]
+	long := strings.Repeat("# "+strings.Repeat("n", 30000)+"\n"+indent, 4)
+	files["apps/shop/web.yaml"] = web[:i] + long + web[i:]
+	u, err := githubtest.NewRepo(filepath.Join(w.dir, "git"), "acme", "shop", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.gh.AddRepo(filepath.Join(w.dir, "git"), "acme", "shop"); err != nil {
+		t.Fatal(err)
+	}
+	w.repoURL["shop"] = u
+	w.setApp("shop", "shop", true, now)
+
+	out := w.cycle(&now)
+	prs := w.open("shop")
+	if len(out.Published.Opened) != 1 || len(prs) != 1 {
+		t.Fatalf("the fix must be opened: %+v, open %+v", out.Published, prs)
+	}
+	body := prs[0].Body
+	if n := utf8.RuneCountInString(body); n > 65536 {
+		t.Fatalf("a body of %d characters got past the emulator", n)
+	}
+	if !strings.Contains(body, "the full change is in this pull request's branch") || !cycle.KeyMarkerRE.MatchString(body[len(body)-200:]) {
+		t.Errorf("the body must say the diff is cut and end with its key marker:\n%s", body[len(body)-600:])
+	}
+	if fixed, err := w.gh.File("acme", "shop", prs[0].Head, "apps/shop/web.yaml"); err != nil || strings.Contains(fixed, "replicas:") || len(fixed) > len(files["apps/shop/web.yaml"])-4*30000 {
+		t.Errorf("the branch must hold the whole change (replicas and the comment above it gone): %v", err)
+	}
+	w.loseDatabase()
+	out = w.cycle(&now)
+	if len(out.Published.Opened) != 0 || len(w.gh.PullRequests("acme", "shop")) != 1 {
+		t.Fatalf("after a lost database the PR must be found by its key, not opened again: %+v", out.Published)
 	}
 }

@@ -86,11 +86,100 @@ func PRTitle(v PRView) string {
 	return unlinked(fmt.Sprintf("driftfix(%s): %s", v.App, t))
 }
 
-// PRBody renders the pull request description in Markdown.
+// MaxPRBody is the most bytes PRBody writes: GitHub's limit on a body
+// (MaxIssueBody characters; bytes are never fewer) less 1 KiB for the
+// markers its caller appends (the fix's key and application).
+const MaxPRBody = MaxIssueBody - 1024
+
+// prBody is what the body template renders: the view, with the diffs and
+// findings that fit.
+type prBody struct {
+	PRView
+	Diffs []diffShown
+	// MoreFindings is how many findings were left out to fit.
+	MoreFindings int
+}
+
+// diffShown is a file's diff as the body shows it: its first lines, and
+// how many more were left out to fit.
+type diffShown struct {
+	FileDiff
+	Omitted int
+}
+
+// PRBody renders the pull request description in Markdown, within
+// MaxPRBody: when the whole is longer, the diffs are cut after the lines
+// that fit, each saying how many lines are left out and that the full
+// change is in the pull request's branch; if that is not enough, the last
+// findings are counted instead of listed. Nothing after the diffs (the
+// verification, risk, undo and the fingerprint marker) is ever cut.
 func PRBody(v PRView) (string, error) {
-	var b bytes.Buffer
-	if err := tmpl.ExecuteTemplate(&b, "pr_body.md.tmpl", v); err != nil {
+	b := prBody{PRView: v}
+	for _, d := range v.Diffs {
+		b.Diffs = append(b.Diffs, diffShown{FileDiff: d})
+	}
+	body, err := b.render()
+	if err != nil || len(body) <= MaxPRBody {
+		return body, err
+	}
+	// the body without any diff line (each diff's notice counting its
+	// every line) leaves the room the diffs' lines may take, in order
+	bare := b
+	bare.Diffs = nil
+	lines := make([][]string, len(v.Diffs))
+	for i, d := range v.Diffs {
+		lines[i] = strings.SplitAfter(d.Diff, "\n")
+		if lines[i][len(lines[i])-1] == "" {
+			lines[i] = lines[i][:len(lines[i])-1]
+		}
+		bare.Diffs = append(bare.Diffs, diffShown{FileDiff: FileDiff{File: d.File}, Omitted: len(lines[i])})
+	}
+	without, err := bare.render()
+	if err != nil {
+		return "", err
+	}
+	room := MaxPRBody - len(without)
+	b.Diffs = nil
+	for i, d := range v.Diffs {
+		kept := 0
+		// a diff with a line shown brings its code block: two fences, "diff", two line breaks
+		if block := 2*len(fence(d.Diff)) + len("diff\n\n"); len(lines[i]) > 0 && block+len(shown(lines[i][0])) <= room {
+			room -= block
+			for kept < len(lines[i]) && len(shown(lines[i][kept])) <= room {
+				room -= len(shown(lines[i][kept]))
+				kept++
+			}
+		}
+		if kept < len(lines[i]) {
+			room = 0 // the diffs stay in order: nothing after a cut one
+		}
+		b.Diffs = append(b.Diffs, diffShown{FileDiff: FileDiff{File: d.File, Diff: strings.Join(lines[i][:kept], "")}, Omitted: len(lines[i]) - kept})
+	}
+	if body, err = b.render(); err != nil || len(body) <= MaxPRBody {
+		return body, err
+	}
+	// still too long: the most findings that fit, found by bisection
+	lo, hi := 0, len(v.Findings) // lo findings fit or none does
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		b.PRView.Findings, b.MoreFindings = v.Findings[:mid], len(v.Findings)-mid
+		if body, err = b.render(); err != nil {
+			return "", err
+		}
+		if len(body) <= MaxPRBody {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	b.PRView.Findings, b.MoreFindings = v.Findings[:lo], len(v.Findings)-lo
+	return b.render()
+}
+
+func (b prBody) render() (string, error) {
+	var out bytes.Buffer
+	if err := tmpl.ExecuteTemplate(&out, "pr_body.md.tmpl", b); err != nil {
 		return "", fmt.Errorf("render pull request body: %w", err)
 	}
-	return b.String(), nil
+	return out.String(), nil
 }

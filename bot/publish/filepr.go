@@ -102,7 +102,7 @@ func (p *fileRun) propose(c fileChange, stands func(number int, url string, merg
 	if err != nil {
 		return err
 	}
-	gpr, err := p.host.OpenPR(p.ctx, p.repo, githost.NewPullRequest{Branch: c.Branch, Base: base, Title: c.Title, Body: c.Body,
+	gpr, err := p.host.OpenPR(p.ctx, p.repo, githost.NewPullRequest{Branch: c.Branch, Base: base, Title: c.Title, Body: fitBody(c.Body),
 		Draft: pol.Draft != nil && *pol.Draft, Labels: pol.Labels, Reviewers: pol.Reviewers, Assignees: pol.Assignees})
 	if errors.Is(err, githost.ErrRace) {
 		p.skipFile(c, "another driftfix opened this "+c.What+" first")
@@ -135,7 +135,7 @@ func (p *fileRun) updateFile(c fileChange, ex *githost.PullRequest, base string,
 	if err != nil {
 		return err
 	}
-	if err := p.host.EditPR(p.ctx, p.repo, ex.Number, c.Title, c.Body); err != nil {
+	if err := p.host.EditPR(p.ctx, p.repo, ex.Number, c.Title, fitBody(c.Body)); err != nil {
 		return err
 	}
 	p.out.Updated = append(p.out.Updated, ref(p.repo, ex.Number))

@@ -82,3 +82,56 @@ func lastMarker(re *regexp.Regexp, body string) []string {
 	}
 	return out
 }
+
+// maxBody is the most characters GitHub takes in a pull request's body;
+// fitBody counts bytes, never fewer.
+const maxBody = 65536
+
+// fitNote replaces the part of a body fitBody leaves out.
+const fitNote = "\n*The rest of this description is left out to keep it within GitHub's limit of 65,536 characters: the full change is in this pull request's branch.*\n"
+
+// fitBody keeps a pull request body within GitHub's limit, whatever wrote
+// it: a longer one is cut at the end of a line, a code block open there is
+// closed, a line says the rest is left out, and the markers that end the
+// body (its key, fingerprint) are kept whole after it, so bodyKey and
+// lastMarker read it as before. The templates abbreviate their own diffs
+// first; this is the last guard, so a body GitHub would refuse (422) never
+// fails the cycle after the branch was pushed.
+func fitBody(body string) string {
+	if len(body) <= maxBody {
+		return body
+	}
+	head, tail := body, ""
+	for {
+		loc := markerRE.FindAllStringIndex(head, -1)
+		if len(loc) == 0 || strings.TrimSpace(head[loc[len(loc)-1][1]:]) != "" {
+			break
+		}
+		head, tail = head[:loc[len(loc)-1][0]], head[loc[len(loc)-1][0]:]+tail
+	}
+	room := maxBody - len(tail) - len(fitNote) - len("\n\n")
+	if room <= 0 {
+		return body // only markers: nothing driftfix can cut
+	}
+	for {
+		cut := strings.LastIndexByte(head[:room], '\n') + 1
+		closing := ""
+		if f := openFence(head[:cut]); f != "" {
+			closing = f + "\n"
+		}
+		if cut+len(closing) <= room {
+			return head[:cut] + closing + fitNote + "\n" + tail
+		}
+		room = cut - 1 // the fence did not fit after this line: cut a line earlier
+	}
+}
+
+// openFence is the fence of the fenced code block still open at the end of
+// text, "" when none is.
+func openFence(text string) string {
+	fence := ""
+	for _, line := range strings.Split(text, "\n") {
+		fence, _ = fenceStep(fence, line)
+	}
+	return fence
+}

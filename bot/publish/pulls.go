@@ -252,7 +252,7 @@ func (p *proposal) update() error {
 		p.out.Unchanged = append(p.out.Unchanged, ref(p.repo, ex.Number))
 		return p.Store.SavePR(p.ctx, p.rec)
 	}
-	if err := p.host.EditPR(p.ctx, p.repo, ex.Number, p.pr.Title, p.pr.Body); err != nil {
+	if err := p.host.EditPR(p.ctx, p.repo, ex.Number, p.pr.Title, fitBody(p.pr.Body)); err != nil {
 		return err
 	}
 	p.out.Updated = append(p.out.Updated, ref(p.repo, ex.Number))
@@ -315,7 +315,7 @@ func (p *proposal) openNew() error {
 		return err
 	}
 	pol := p.pr.Policy
-	gpr, err := p.host.OpenPR(p.ctx, p.repo, githost.NewPullRequest{Branch: p.pr.Branch, Base: p.base, Title: p.pr.Title, Body: p.pr.Body,
+	gpr, err := p.host.OpenPR(p.ctx, p.repo, githost.NewPullRequest{Branch: p.pr.Branch, Base: p.base, Title: p.pr.Title, Body: fitBody(p.pr.Body),
 		Draft: pol.Draft != nil && *pol.Draft, Labels: pol.Labels, Reviewers: pol.Reviewers, Assignees: pol.Assignees})
 	if errors.Is(err, githost.ErrRace) {
 		p.skip("another driftfix opened this fix's pull request first")
