@@ -128,6 +128,18 @@ var table = []entry{
 	{scope: podScope, pattern: p("serviceAccountName"), reason: ReasonIdentity, what: "the service account the pod acts as", hidden: present},
 	{scope: podScope, pattern: p("serviceAccount"), reason: ReasonIdentity, what: "the service account the pod acts as", hidden: present},
 	{scope: podScope, pattern: p("automountServiceAccountToken"), reason: ReasonIdentity, what: "whether the pod gets an API token", hidden: isTrue},
+	{scope: podScope, pattern: p("volumes/*/persistentVolumeClaim"), reason: ReasonSecret, what: "the volume claim, and so the data, the pod mounts", hidden: field("claimName")},
+	{scope: podScope, pattern: p("volumes/*/csi"), reason: ReasonSecret, what: "a CSI volume (secret stores mount through it)", hidden: present},
+	{scope: podScope, pattern: p(anyCtr + "/*/volumeMounts"), reason: ReasonSecret, what: "what a container mounts: Secrets and the service-account token among them", hidden: never},
+	{scope: podScope, pattern: p("nodeName"), reason: ReasonPlacement, what: "the node the pod is bound to", hidden: present},
+	{scope: podScope, pattern: p("nodeSelector"), reason: ReasonPlacement, what: "the nodes the pod may run on", hidden: present},
+	{scope: podScope, pattern: p("affinity"), reason: ReasonPlacement, what: "the nodes and neighbours the pod is placed by", hidden: present},
+	{scope: podScope, pattern: p("tolerations"), reason: ReasonPlacement, what: "the tainted nodes (control plane, dedicated) the pod may run on", hidden: present},
+	{scope: podScope, pattern: p("dnsConfig"), reason: ReasonNetwork, what: "the name servers and search domains the pod resolves with", hidden: present},
+	{scope: podScope, pattern: p("dnsPolicy"), reason: ReasonNetwork, what: "where the pod resolves names", hidden: equals("Default")},
+	{scope: podScope, pattern: p("hostAliases"), reason: ReasonNetwork, what: "host names the pod resolves to fixed addresses", hidden: present},
+	{scope: podScope, pattern: p("@meta/labels"), reason: ReasonNetwork, what: "the pod's labels, which Services and NetworkPolicies select pods by", hidden: never},
+	{scope: podScope, pattern: p("@meta/annotations/sidecar.istio.io~1inject"), reason: ReasonNetwork, what: "whether the mesh's sidecar (and its mTLS) is injected", hidden: equals("false")},
 	{scope: podScope, pattern: p("@meta/annotations/container.apparmor.security.beta.kubernetes.io~1*"), reason: ReasonPrivilege, what: "a container's AppArmor profile", hidden: equals("unconfined")},
 	{scope: podScope, pattern: p("@meta/annotations/container.seccomp.security.alpha.kubernetes.io~1*"), reason: ReasonPrivilege, what: "a container's seccomp profile", hidden: equals("unconfined")},
 	{scope: podScope, pattern: p("@meta/annotations/seccomp.security.alpha.kubernetes.io~1pod"), reason: ReasonPrivilege, what: "the pod's seccomp profile", hidden: equals("unconfined")},
@@ -157,6 +169,22 @@ var table = []entry{
 	{scope: []string{"/Service"}, pattern: p("/spec/loadBalancerSourceRanges"), reason: ReasonNetwork, what: "the clients a load balancer admits"},
 	{scope: []string{"/Service"}, pattern: p("/spec/type"), reason: ReasonNetwork, what: "whether the Service is reachable from outside the cluster"},
 	{scope: []string{"/Service"}, pattern: p("/spec/externalName"), reason: ReasonNetwork, what: "the host the Service's name resolves to"},
+	{scope: []string{"/Service"}, pattern: p("/spec/selector"), reason: ReasonNetwork, what: "the pods the Service sends traffic to"},
+	{scope: []string{"networking.k8s.io/Ingress"}, pattern: p("/metadata/annotations/nginx.ingress.kubernetes.io~1*"), reason: ReasonNetwork, what: "an ingress controller's access rules (source ranges, authentication, snippets)"},
+	{scope: []string{"networking.k8s.io/Ingress"}, pattern: p("/spec/rules"), reason: ReasonNetwork, what: "the hosts and paths the Ingress exposes"},
+	{scope: []string{"/Namespace"}, pattern: p("/metadata/labels/istio-injection"), reason: ReasonNetwork, what: "whether the mesh's sidecar (and its mTLS) is injected in the namespace"},
+	{scope: []string{"/Namespace"}, pattern: p("/metadata/labels/istio.io~1rev"), reason: ReasonNetwork, what: "which mesh revision injects sidecars in the namespace"},
+	{scope: []string{"/ResourceQuota", "/LimitRange"}, pattern: p("/spec"), reason: ReasonPolicy, what: "the resources a namespace may use"},
+
+	// Policy, access and admission kinds of any API group: every field of
+	// their spec decides what is allowed, denied, trusted or deployed.
+	{scope: policyKinds, pattern: p("/spec"), reason: ReasonPolicy, what: "a policy, access or admission object: what it allows, denies, enforces or trusts"},
+	{scope: []string{"argoproj.io/AppProject"}, pattern: p("/spec"), reason: ReasonPolicy, what: "an Argo CD project: where its applications may deploy from and to, and what"},
+	{scope: []string{"argoproj.io/Application"}, pattern: p("/spec/project"), reason: ReasonPolicy, what: "the Argo CD project, and so the permissions, an application deploys with"},
+	{scope: []string{"argoproj.io/Application"}, pattern: p("/spec/destination"), reason: ReasonPolicy, what: "the cluster and namespace an application deploys to"},
+	{scope: []string{"argoproj.io/Application"}, pattern: p("/spec/source"), reason: ReasonImage, what: "the repository and revision an application deploys"},
+	{scope: []string{"argoproj.io/Application"}, pattern: p("/spec/sources"), reason: ReasonImage, what: "the repositories and revisions an application deploys"},
+	{scope: []string{"external-secrets.io/ExternalSecret"}, pattern: p("/spec/secretStoreRef"), reason: ReasonSecret, what: "the secret store an ExternalSecret reads from"},
 
 	// Admission webhooks: which requests they see, what happens when they fail, and whom the API server calls and trusts.
 	{scope: webhookKinds, pattern: p("/webhooks/*"), mode: whole, reason: ReasonAdmission, what: "an admission webhook"},
@@ -191,6 +219,40 @@ var table = []entry{
 	{scope: []string{"rbac.authorization.k8s.io/ClusterRole"}, pattern: p("/aggregationRule"), reason: ReasonRBAC, what: "the roles whose rules this role collects"},
 	{scope: bindingKinds, pattern: p("/subjects"), reason: ReasonRBAC, what: "who the binding grants the role to"},
 	{scope: bindingKinds, pattern: p("/roleRef"), reason: ReasonRBAC, what: "the role the binding grants"},
+}
+
+// ReasonPlacement is the category of node placement.
+const ReasonPlacement = "node placement"
+
+// policyKinds are the policy, access and admission kinds of any API group.
+var policyKinds = []string{
+	"security.istio.io/AuthorizationPolicy", "security.istio.io/PeerAuthentication", "security.istio.io/RequestAuthentication",
+	"kyverno.io/ClusterPolicy", "kyverno.io/Policy", "kyverno.io/PolicyException",
+	"templates.gatekeeper.sh/ConstraintTemplate", "mutations.gatekeeper.sh/Assign", "mutations.gatekeeper.sh/AssignMetadata", "mutations.gatekeeper.sh/ModifySet",
+	"projectcalico.org/NetworkPolicy", "projectcalico.org/GlobalNetworkPolicy", "projectcalico.org/NetworkSet", "projectcalico.org/GlobalNetworkSet",
+	"crd.projectcalico.org/NetworkPolicy", "crd.projectcalico.org/GlobalNetworkPolicy", "crd.projectcalico.org/NetworkSet", "crd.projectcalico.org/GlobalNetworkSet",
+	"cilium.io/CiliumNetworkPolicy", "cilium.io/CiliumClusterwideNetworkPolicy",
+	"policy.networking.k8s.io/AdminNetworkPolicy", "policy.networking.k8s.io/BaselineAdminNetworkPolicy",
+	"cert-manager.io/Issuer", "cert-manager.io/ClusterIssuer",
+	"external-secrets.io/SecretStore", "external-secrets.io/ClusterSecretStore",
+	"security.openshift.io/SecurityContextConstraints",
+	"policy.sigstore.dev/ClusterImagePolicy",
+}
+
+// policyGroups are API groups every kind of which is a policy.
+var policyGroups = map[string]string{
+	"constraints.gatekeeper.sh": "a Gatekeeper constraint: what it enforces, where, and whether it denies",
+}
+
+// namedObjects are objects whose name, not only kind, makes them sensitive:
+// Argo CD's own settings.
+var namedObjects = map[string]struct {
+	pattern Pointer
+	what    string
+}{
+	"/ConfigMap/argocd-cm":            {p("/data"), "Argo CD's settings: accounts, anonymous access, SSO, resource exclusions and ignore rules"},
+	"/ConfigMap/argocd-rbac-cm":       {p("/data"), "Argo CD's RBAC policy, its default role among them"},
+	"/ConfigMap/argocd-cmd-params-cm": {p("/data"), "Argo CD's server and controller parameters"},
 }
 
 var (
@@ -228,6 +290,20 @@ var builtinGroups = map[string]bool{
 // resource's spec: an operator usually runs what they name.
 var customNames = map[string][2]string{
 	"image":                        {ReasonImage, "an image an operator runs"},
+	"images":                       {ReasonImage, "images an operator runs"},
+	"imageName":                    {ReasonImage, "an image an operator runs"},
+	"baseImage":                    {ReasonImage, "the base image an operator builds or runs"},
+	"package":                      {ReasonImage, "a package (an image) an operator installs and runs"},
+	"command":                      {ReasonWhatRuns, "a command an operator runs"},
+	"args":                         {ReasonWhatRuns, "arguments of a command an operator runs"},
+	"env":                          {ReasonWhatRuns, "the environment of what an operator runs"},
+	"envFrom":                      {ReasonWhatRuns, "the ConfigMaps and Secrets an operator's workload reads its environment from"},
+	"secretName":                   {ReasonSecret, "a Secret an operator mounts or reads"},
+	"secretRef":                    {ReasonSecret, "a Secret an operator reads"},
+	"secretKeyRef":                 {ReasonSecret, "a Secret key an operator reads"},
+	"nodeName":                     {ReasonPlacement, "the node what an operator runs is bound to"},
+	"nodeSelector":                 {ReasonPlacement, "the nodes what an operator runs may use"},
+	"tolerations":                  {ReasonPlacement, "the tainted nodes what an operator runs may use"},
 	"securityContext":              {ReasonPrivilege, "privileges of what an operator runs"},
 	"capabilities":                 {ReasonPrivilege, "Linux capabilities of what an operator runs"},
 	"privileged":                   {ReasonPrivilege, "a privileged container an operator runs"},
@@ -502,7 +578,10 @@ func resolveEntries(ref Ref) []resolved {
 		e := &table[i]
 		if len(e.scope) == 1 && e.scope[0] == podScope[0] {
 			for kind, spec := range podKinds {
-				if !(kind == gk || (kind == customScope && custom && !known) ||
+				// A custom resource named like a built-in kind (Kruise's
+				// StatefulSet, Knative's Service) is judged as a custom
+				// resource, never by the built-in kind's name.
+				if !(kind == gk || (kind == customScope && custom && (!anyGroup || !known)) ||
 					(anyGroup && kind != customScope && strings.SplitN(kind, "/", 2)[1] == ref.Kind)) {
 					continue
 				}
@@ -591,6 +670,12 @@ func prefixMatches(pattern, path Pointer) bool {
 // Within returns the entry that path p is: equal to a whole-item entry, or
 // at or beneath a subtree entry.
 func (s Sensitivity) Within(ref Ref, p Pointer) (Match, bool) {
+	if n, ok := namedObjects[ref.Group+"/"+ref.Kind+"/"+ref.Name]; ok && prefixMatches(n.pattern, p) {
+		return Match{Path: p[:len(n.pattern)], Reason: ReasonPolicy, What: n.what}, true
+	}
+	if what, ok := policyGroups[ref.Group]; ok && len(p) > 0 && p[0] == "spec" {
+		return Match{Path: p[:1], Reason: ReasonPolicy, What: what}, true
+	}
 	for _, r := range entriesFor(ref) {
 		if !prefixMatches(r.pattern, p) {
 			continue
