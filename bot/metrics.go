@@ -2,7 +2,9 @@ package bot
 
 import (
 	"net/http"
+	"runtime"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -20,6 +22,9 @@ type Metrics struct {
 	errors    *prometheus.CounterVec
 	duration  prometheus.Histogram
 	lastCycle prometheus.Gauge
+	lastGood  prometheus.Gauge
+	leader    prometheus.Gauge
+	build     *prometheus.GaugeVec
 	mu        sync.Mutex
 	seenCalls map[string]int // API calls already counted, by service and call
 	clients   []watched
@@ -62,8 +67,14 @@ func NewMetrics() *Metrics {
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "driftfix_cycle_duration_seconds", Help: "Duration of a cycle.",
 			Buckets: prometheus.ExponentialBuckets(0.5, 2, 12)}),
 		lastCycle: prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftfix_last_cycle_timestamp_seconds", Help: "When the last cycle finished."}),
+		lastGood: prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftfix_last_successful_cycle_timestamp_seconds",
+			Help: "When the last cycle that scanned every Argo CD instance and published everything finished."}),
+		leader: prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftfix_leader",
+			Help: "1 while this replica runs cycles (holds the Lease under --leader-elect, always without it), else 0."}),
+		build: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "driftfix_build_info",
+			Help: "Always 1: the version, source revision and Go version of the running binary."}, []string{"version", "revision", "goversion"}),
 	}
-	m.reg.MustRegister(m.scanned, m.stuck, m.findings, m.prs, m.calls, m.apiErrors, m.errors, m.duration, m.lastCycle,
+	m.reg.MustRegister(m.scanned, m.stuck, m.findings, m.prs, m.calls, m.apiErrors, m.errors, m.duration, m.lastCycle, m.lastGood, m.leader, m.build,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -71,9 +82,39 @@ func NewMetrics() *Metrics {
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler { return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}) }
 
-func (m *Metrics) observe(o Outcome) {
+// SetBuild records the binary's version and source revision
+// (driftfix_build_info); the Go version is the running one's.
+func (m *Metrics) SetBuild(version, revision string) {
 	if m == nil {
 		return
+	}
+	if revision == "" {
+		revision = "unknown"
+	}
+	m.build.Reset()
+	m.build.WithLabelValues(version, revision, runtime.Version()).Set(1)
+}
+
+// SetLeader records whether this replica runs cycles (driftfix_leader).
+func (m *Metrics) SetLeader(leading bool) {
+	if m == nil {
+		return
+	}
+	if leading {
+		m.leader.Set(1)
+	} else {
+		m.leader.Set(0)
+	}
+}
+
+// observe records a cycle that finished at end; complete says it scanned
+// every instance and published everything.
+func (m *Metrics) observe(o Outcome, end time.Time, complete bool) {
+	if m == nil {
+		return
+	}
+	if complete {
+		m.lastGood.Set(float64(end.UnixNano()) / 1e9)
 	}
 	m.scanned.Add(float64(o.Result.Scanned))
 	m.stuck.Set(float64(len(o.Result.Stuck)))
@@ -91,7 +132,7 @@ func (m *Metrics) observe(o Outcome) {
 	m.errors.WithLabelValues("cycle").Add(float64(len(o.Result.Errors)))
 	m.errors.WithLabelValues("publish").Add(float64(len(p.Errors)))
 	m.duration.Observe(o.Duration.Seconds())
-	m.lastCycle.SetToCurrentTime()
+	m.lastCycle.Set(float64(end.UnixNano()) / 1e9)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	// Clients count since they were made; the metrics add what is new.

@@ -2,10 +2,12 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,9 +27,21 @@ type Runner struct {
 	// RunAtStart runs a cycle as soon as Serve starts, then on the schedule.
 	RunAtStart bool
 
-	busy sync.Mutex
-	mu   sync.Mutex
-	last time.Time // end of the last finished cycle
+	busy   sync.Mutex
+	mu     sync.Mutex
+	health Health
+}
+
+// Health is what the last finished cycles say about the bot.
+type Health struct {
+	// Last is when the last cycle finished (zero before the first).
+	Last time.Time
+	// LastSuccess is when the last cycle that scanned every instance and
+	// published everything finished (zero before the first).
+	LastSuccess time.Time
+	// Down says why the last cycle could do nothing at all (no instance
+	// could be scanned); nil when it could.
+	Down error
 }
 
 // Outcome is one cycle's result and what was published.
@@ -39,6 +53,31 @@ type Outcome struct {
 
 // ErrBusy says a cycle was asked for while another was running.
 var ErrBusy = fmt.Errorf("a cycle is already running")
+
+// Incomplete says why the cycle did not do all its work: the instances it
+// could not scan and the publishing steps that failed; nil when it did. An
+// application that failed on its own (a repository that cannot be read) is
+// reported in the cycle's errors and does not make it incomplete.
+func (o Outcome) Incomplete() error {
+	var why []string
+	if n := len(o.Result.FailedInstances); n > 0 {
+		why = append(why, fmt.Sprintf("could not scan Argo CD %s %s", plural(n, "instance", "instances"), strings.Join(o.Result.FailedInstances, ", ")))
+	}
+	if n := len(o.Published.Errors); n > 0 {
+		why = append(why, fmt.Sprintf("%d publishing %s failed", n, plural(n, "step", "steps")))
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(why, "; "))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
 
 // Once runs one cycle. A cycle stopped through ctx finishes the pull request
 // it is writing and publishes nothing after it.
@@ -75,10 +114,22 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 		out.Published = r.Publisher.Publish(ctx, &out.Result, now)
 	}
 	out.Duration = time.Since(start)
-	r.Metrics.observe(out)
+	end := time.Now()
+	incomplete := out.Incomplete()
+	if ctx.Err() != nil && incomplete == nil {
+		incomplete = fmt.Errorf("the cycle was stopped: %w", ctx.Err())
+	}
 	r.mu.Lock()
-	r.last = time.Now()
+	r.health.Last = end
+	r.health.Down = nil
+	if n := len(r.Instances); n > 0 && len(out.Result.FailedInstances) >= n {
+		r.health.Down = fmt.Errorf("the last cycle, at %s, could not scan any Argo CD instance: %s", end.UTC().Format(time.RFC3339), errors.Join(out.Result.Errors...))
+	}
+	if incomplete == nil {
+		r.health.LastSuccess = end
+	}
 	r.mu.Unlock()
+	r.Metrics.observe(out, end, incomplete == nil)
 	log.Info("cycle done", "scanned", out.Result.Scanned, "stuck", len(out.Result.Stuck), "proposed", len(out.Result.PRs),
 		"opened", len(out.Published.Opened), "updated", len(out.Published.Updated), "closed", len(out.Published.Closed),
 		"errors", len(out.Result.Errors)+len(out.Published.Errors), "duration", out.Duration.Round(time.Millisecond).String())
@@ -86,10 +137,13 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 }
 
 // LastCycle returns when the last cycle finished (zero before the first).
-func (r *Runner) LastCycle() time.Time {
+func (r *Runner) LastCycle() time.Time { return r.Health().Last }
+
+// Health returns what the last finished cycles say.
+func (r *Runner) Health() Health {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.last
+	return r.health
 }
 
 func (r *Runner) log() *slog.Logger {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -20,7 +21,7 @@ func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	fs := flag.NewFlagSet("diagnose", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	snapshot := fs.String("snapshot", "", "snapshot file to diagnose (YAML or JSON, driftfix/v1)")
-	format := fs.String("format", "text", "output format: text, json or yaml")
+	output := registerOutput(fs, "text", "json", "yaml")
 	var af argoFlags
 	af.register(fs)
 	appNS := fs.String("app-namespace", "", "namespace of the Application, for a live diagnosis")
@@ -35,6 +36,11 @@ func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		return exitUsage, err
 	}
 	switch {
+	case live && *snapshot == "" && isFile(fs.Arg(0)) && !flagGiven(fs, "argocd-server"):
+		// A name without a flag is an application, as in `argocd app diff
+		// NAME` and kubectl: files come with a flag. driftfix does not guess
+		// which was meant.
+		return exitUsage, fmt.Errorf("%q is a file: to diagnose a snapshot, use --snapshot %s (a name without --snapshot is an Argo CD application; with --argocd-server it is diagnosed live)", fs.Arg(0), fs.Arg(0))
 	case !live && fs.NArg() > 0:
 		return exitUsage, fmt.Errorf("unexpected argument %q: put the application name first (driftfix diagnose APP) or use --snapshot FILE", fs.Arg(0))
 	case live && *snapshot != "":
@@ -42,10 +48,9 @@ func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	case !live && *snapshot == "":
 		return exitUsage, fmt.Errorf("--snapshot FILE (or an application name) is required")
 	}
-	switch *format {
-	case "text", "json", "yaml":
-	default:
-		return exitUsage, fmt.Errorf("--format %q: want text, json or yaml", *format)
+	format, err := output.value()
+	if err != nil {
+		return exitUsage, err
 	}
 	var snap *drift.Snapshot
 	if live {
@@ -74,7 +79,7 @@ func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		return exitUsage, err
 	}
 	var out []byte
-	switch *format {
+	switch format {
 	case "json":
 		out, err = jsonReport(rep)
 	case "yaml":
@@ -92,6 +97,19 @@ func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		return exitDrift, nil
 	}
 	return exitClean, nil
+}
+
+// isFile says whether name is a regular file.
+func isFile(name string) bool {
+	st, err := os.Stat(name)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// flagGiven says whether the flag was set on the command line.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 func jsonReport(rep *drift.Report) ([]byte, error) {

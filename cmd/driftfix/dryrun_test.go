@@ -45,14 +45,14 @@ func TestSnapshotDryRunEvidence(t *testing.T) {
 	}
 	args := []string{"snapshot", "queue", "--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", kubeconfig, "--repo-files=false", "--renders=false"}
 	plain := filepath.Join(dir, "plain.json")
-	if code, _, stderr := runCLI(append(args, "-o", plain)...); code != exitClean {
+	if code, _, stderr := runCLI(append(args, "-f", plain)...); code != exitClean {
 		t.Fatalf("snapshot: exit %d, %s", code, stderr)
 	}
 	if n := len(ks.Patches()); n != 0 {
 		t.Fatalf("without --dry-run-evidence, %d dry-runs were sent", n)
 	}
 	withEvidence := filepath.Join(dir, "evidence.json")
-	if code, _, stderr := runCLI(append(args, "-o", withEvidence, "--dry-run-evidence")...); code != exitClean {
+	if code, _, stderr := runCLI(append(args, "-f", withEvidence, "--dry-run-evidence")...); code != exitClean {
 		t.Fatalf("snapshot --dry-run-evidence: exit %d, %s", code, stderr)
 	}
 	got, err := drift.LoadSnapshot(withEvidence)

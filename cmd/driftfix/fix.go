@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -27,8 +26,12 @@ func cmdFix(_ context.Context, args []string, stdout, stderr io.Writer, now time
 	snapshot := fs.String("snapshot", "", "snapshot file to diagnose (YAML or JSON, driftfix/v1)")
 	repoDir := fs.String("repo", "", "checkout of the application's repository; without it the snapshot's repo files are used (dry run only)")
 	dryRun := fs.Bool("dry-run", false, "print the planned edits as a unified diff and write nothing")
-	format := fs.String("format", "text", "output format: text or json")
+	output := registerOutput(fs, "text", "json", "yaml")
 	if err := fs.Parse(args); err != nil {
+		return exitUsage, err
+	}
+	format, err := output.value()
+	if err != nil {
 		return exitUsage, err
 	}
 	switch {
@@ -36,8 +39,6 @@ func cmdFix(_ context.Context, args []string, stdout, stderr io.Writer, now time
 		return exitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case *snapshot == "":
 		return exitUsage, fmt.Errorf("--snapshot FILE is required")
-	case *format != "text" && *format != "json":
-		return exitUsage, fmt.Errorf("--format %q: want text or json", *format)
 	case *repoDir == "" && !*dryRun:
 		return exitUsage, fmt.Errorf("--repo DIR is required to write fixes (or use --dry-run to see them)")
 	}
@@ -56,8 +57,8 @@ func cmdFix(_ context.Context, args []string, stdout, stderr io.Writer, now time
 		return exitUsage, err
 	}
 	files := remediations.Files(plans)
-	if *format == "json" {
-		if err := writePlansJSON(stdout, plans); err != nil {
+	if format != "text" {
+		if err := writePlans(stdout, plans, format); err != nil {
 			return exitUsage, err
 		}
 	} else {
@@ -67,7 +68,7 @@ func cmdFix(_ context.Context, args []string, stdout, stderr io.Writer, now time
 		if err := writeFiles(*repoDir, files); err != nil {
 			return exitUsage, err
 		}
-		if *format == "text" {
+		if format == "text" {
 			for _, f := range files {
 				fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*repoDir, f.File))
 			}
@@ -241,7 +242,8 @@ type rationaleJSON struct {
 	Undo     string      `json:"undo,omitempty"`
 }
 
-func writePlansJSON(w io.Writer, plans []remediations.Plan) error {
+// writePlans writes the plans as JSON or YAML (format).
+func writePlans(w io.Writer, plans []remediations.Plan, format string) error {
 	out := make([]planJSON, 0, len(plans))
 	for _, p := range plans {
 		pj := planJSON{Kind: p.Kind, Resource: p.Resource, Edits: []editJSON{}, Verification: p.Verification, Instructions: p.Instructions, Dropped: p.Dropped,
@@ -254,10 +256,14 @@ func writePlansJSON(w io.Writer, plans []remediations.Plan) error {
 		}
 		out = append(out, pj)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(map[string]any{"plans": out}); err != nil {
+	v := map[string]any{"plans": out}
+	raw, err := indentJSON(v)
+	if format == "yaml" {
+		raw, err = jsonAsYAML(v)
+	}
+	if err != nil {
 		return fmt.Errorf("encode plans: %w", err)
 	}
-	return nil
+	_, err = w.Write(raw)
+	return err
 }

@@ -33,7 +33,7 @@ func cmdIgnores(ctx context.Context, args []string, stdout, stderr io.Writer, no
 	fs.SetOutput(stderr)
 	var snaps snapshotFiles
 	fs.Var(&snaps, "snapshot", "snapshot file to read (YAML or JSON, driftfix/v1); repeat it, or list more files after it")
-	format := fs.String("format", "text", "output format: text, json or yaml")
+	output := registerOutput(fs, "text", "json", "yaml")
 	repoDir := fs.String("repo", "", "local clone with history of the repository that declares the rules, to name the commit that wrote each one")
 	policy := fs.String("config", "", "policy file whose sensitivePaths add to the sensitive paths")
 	var af argoFlags
@@ -55,10 +55,9 @@ func cmdIgnores(ctx context.Context, args []string, stdout, stderr io.Writer, no
 	} else if len(rest) > 0 {
 		return exitUsage, fmt.Errorf("unexpected argument %q: give --snapshot FILE... or --argocd-server URL", rest[0])
 	}
-	switch *format {
-	case "text", "json", "yaml":
-	default:
-		return exitUsage, fmt.Errorf("--format %q: want text, json or yaml", *format)
+	format, err := output.value()
+	if err != nil {
+		return exitUsage, err
 	}
 	opts := ignores.Options{Now: now}
 	if *policy != "" {
@@ -107,7 +106,7 @@ func cmdIgnores(ctx context.Context, args []string, stdout, stderr io.Writer, no
 		return exitUsage, err
 	}
 	var out []byte
-	switch *format {
+	switch format {
 	case "json":
 		out, err = indentJSON(rep)
 	case "yaml":

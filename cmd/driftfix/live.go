@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -104,6 +103,12 @@ func (a *argoFlags) client() (*argocd.Client, error) {
 	}
 	envToken := os.Getenv(env)
 	token := func() string { return envToken }
+	if envToken == "" && a.tokenFile == "" {
+		if a.tokenFrom != "" {
+			return nil, fmt.Errorf("no Argo CD token: give the argocd entry's tokenFile, or tokenEnv naming a variable that holds it (%s is empty)", env)
+		}
+		return nil, fmt.Errorf("no Argo CD token: give --argocd-token-file FILE or set %s", env)
+	}
 	if a.tokenFile != "" {
 		f, err := secretfile.Open(a.tokenFile)
 		if err != nil {
@@ -129,9 +134,16 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	var af argoFlags
 	af.register(fs)
 	appNS := fs.String("app-namespace", "", "namespace of the Application (apps in any namespace)")
-	out := fs.String("o", "", "file to write the snapshot to (default: standard output)")
+	output := registerOutput(fs, "json", "yaml")
+	var fileShort, fileLong string
+	fs.StringVar(&fileLong, "output-file", "", "file to write the snapshot to (default: standard output)")
+	fs.StringVar(&fileShort, "f", "", "same as --output-file")
 	renders := fs.Bool("renders", true, "render the application twice more (noCache) to check determinism")
 	if err := parseWithApp(fs, args); err != nil {
+		return exitUsage, err
+	}
+	format, out, err := snapshotOutput(fs, output, fileShort, fileLong, stderr)
+	if err != nil {
 		return exitUsage, err
 	}
 	c, err := af.client()
@@ -152,20 +164,79 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	if af.repoFiles {
 		addRepoFiles(ctx, s, stderr)
 	}
-	raw, err := json.MarshalIndent(s, "", "  ")
+	var raw []byte
+	if format == "yaml" {
+		raw, err = jsonAsYAML(s)
+	} else {
+		raw, err = indentJSON(s)
+	}
 	if err != nil {
 		return exitUsage, fmt.Errorf("encode snapshot: %w", err)
 	}
-	raw = append(raw, '\n')
-	if *out == "" {
+	if out == "" {
 		_, err = stdout.Write(raw)
 	} else {
-		err = writeAtomically(*out, raw)
+		err = writeAtomically(out, raw)
 	}
 	if err != nil {
 		return exitUsage, err
 	}
 	return exitClean, nil
+}
+
+// snapshotOutput is the snapshot's format and file. -o, --output and
+// --format take the format; -f and --output-file the file. Before -o took
+// the format it took the file: a value of -o that is no format but names a
+// file (it has a dot or a slash: web.json, ./web) is still written there,
+// in the format its extension says, with a note on stderr; any other value
+// is refused with how to name a file.
+func snapshotOutput(fs *flag.FlagSet, output *outputFlag, fileShort, fileLong string, stderr io.Writer) (format, file string, err error) {
+	file = fileShort
+	switch {
+	case fileShort != "" && fileLong != "" && fileShort != fileLong:
+		return "", "", fmt.Errorf("-f %q and --output-file %q disagree: give the file once", fileShort, fileLong)
+	case fileShort == "":
+		file = fileLong
+	}
+	names, values := output.given()
+	for i, v := range values {
+		if v == "json" || v == "yaml" {
+			continue
+		}
+		flagged := flagName(names[i])
+		if names[i] != "o" || !strings.ContainsAny(v, "./"+string(os.PathSeparator)) {
+			return "", "", fmt.Errorf("%s %q: want json or yaml; to write the snapshot to a file, use -f %s", flagged, v, v)
+		}
+		if file != "" {
+			return "", "", fmt.Errorf("-o %q and -f %q both name a file (-o now takes the format, json or yaml): give the file once, with -f", v, file)
+		}
+		file = v
+		format = "json"
+		if strings.HasSuffix(v, ".yaml") || strings.HasSuffix(v, ".yml") {
+			format = "yaml"
+		}
+		fmt.Fprintf(stderr, "driftfix snapshot: -o %s is read as a file, as before; use -f %s (-o now takes the format, json or yaml)\n", v, v)
+		names = append(names[:i:i], names[i+1:]...)
+		values = append(values[:i:i], values[i+1:]...)
+		break
+	}
+	for i, v := range values {
+		switch {
+		case format != "" && v != format:
+			return "", "", fmt.Errorf("%s %q disagrees with the file's extension (%s): give the output format once", flagName(names[i]), v, format)
+		case format == "":
+			if i > 0 && v != values[0] {
+				return "", "", fmt.Errorf("%s %q and %s %q disagree: give the output format once", flagName(names[0]), values[0], flagName(names[i]), v)
+			}
+		}
+	}
+	if format == "" {
+		format = "json"
+		if len(values) > 0 {
+			format = values[0]
+		}
+	}
+	return format, file, nil
 }
 
 func liveSnapshot(ctx context.Context, c *argocd.Client, ns, name string, renders bool) (*drift.Snapshot, error) {
@@ -238,7 +309,7 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	var af argoFlags
 	af.register(fs)
 	after := fs.Duration("stuck-after", collect.DefaultStuckAfter, "how long an application must stay OutOfSync after a successful sync (0s: at once)")
-	format := fs.String("format", "text", "output format: text or json")
+	output := registerOutput(fs, "text", "json", "yaml")
 	alwaysRefresh := fs.Bool("always-refresh", false, "refresh every stuck candidate, even one whose Git revision still names the commit Argo CD compared")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage, err
@@ -246,8 +317,9 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	if fs.NArg() > 0 {
 		return exitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	if *format != "text" && *format != "json" {
-		return exitUsage, fmt.Errorf("--format %q: want text or json", *format)
+	format, err := output.value()
+	if err != nil {
+		return exitUsage, err
 	}
 	if *after < 0 {
 		return exitUsage, fmt.Errorf("--stuck-after %s: want zero or more", *after)
@@ -304,14 +376,26 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 		}
 		stuck = append(stuck, r)
 	}
-	if *format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
+	if format != "text" {
 		if stuck == nil {
 			stuck = []result{}
 		}
-		if err := enc.Encode(map[string]any{"scanned": len(scanned), "stuck": stuck, "cannotCompare": cannot}); err != nil {
-			return exitUsage, err
+		v := struct {
+			Scanned       int          `json:"scanned"`
+			Stuck         []result     `json:"stuck"`
+			CannotCompare []uncompared `json:"cannotCompare"`
+		}{len(scanned), stuck, cannot}
+		var raw []byte
+		if format == "yaml" {
+			raw, err = jsonAsYAML(v)
+		} else {
+			raw, err = indentJSON(v)
+		}
+		if err == nil {
+			_, err = stdout.Write(raw)
+		}
+		if err != nil {
+			return exitUsage, fmt.Errorf("write the scan: %w", err)
 		}
 	} else {
 		fmt.Fprintf(stdout, "%d applications scanned, %d stuck OutOfSync.\n", len(scanned), len(stuck))

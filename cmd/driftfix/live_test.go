@@ -98,7 +98,7 @@ func TestLiveDiagnoseAndSnapshot(t *testing.T) {
 		t.Fatalf("live diagnose: exit %d\n%s\n%s", code, out, stderr)
 	}
 	file := filepath.Join(t.TempDir(), "queue.json")
-	if code, _, stderr := runCLI(append([]string{"snapshot", "queue", "-o", file}, args...)...); code != exitClean {
+	if code, _, stderr := runCLI(append([]string{"snapshot", "queue", "-f", file}, args...)...); code != exitClean {
 		t.Fatalf("snapshot: exit %d, %s", code, stderr)
 	}
 	code, offline, _ := runCLI("diagnose", "--snapshot", file, "--format", "json")
@@ -133,13 +133,13 @@ func TestOnceDryRun(t *testing.T) {
 	if _, serr := os.Stat(stateFile); serr == nil {
 		t.Fatal("a dry run wrote the state database")
 	}
-	if err != nil || code != exitDrift {
+	if err != nil || code != exitClean {
 		t.Fatalf("exit %d, %v\n%s", code, err, errb.String())
 	}
 	// Without --dry-run and without GitHub credentials it records state and reports.
 	var out2, errb2 strings.Builder
 	code, err = cmdOnce(context.Background(), []string{"--config", cfg}, &out2, &errb2, now)
-	if err != nil || code != exitDrift || !strings.Contains(out2.String(), "3 applications scanned, 1 stuck") {
+	if err != nil || code != exitClean || !strings.Contains(out2.String(), "3 applications scanned, 1 stuck") {
 		t.Fatalf("publishing run: exit %d, %v\n%s\n%s", code, err, out2.String(), errb2.String())
 	}
 	if _, serr := os.Stat(stateFile); serr != nil {
@@ -148,7 +148,7 @@ func TestOnceDryRun(t *testing.T) {
 	out.Reset()
 	errb.Reset()
 	code, err = cmdOnce(context.Background(), []string{"--config", cfg, "--dry-run"}, &out, &errb, now)
-	if err != nil || code != exitDrift {
+	if err != nil || code != exitClean {
 		t.Fatalf("exit %d, %v\n%s", code, err, errb.String())
 	}
 	text := out.String()

@@ -13,6 +13,10 @@ import (
 	"runtime/debug"
 	"syscall"
 	"time"
+
+	// The time zone database inside the binary: a policy's
+	// quietHours.timezone resolves in an image without /usr/share/zoneinfo.
+	_ "time/tzdata"
 )
 
 // Exit codes follow `argocd app diff`: 0 nothing differs, 1 drift found, 2 bad
@@ -21,10 +25,45 @@ const (
 	exitClean = 0
 	exitDrift = 1
 	exitUsage = 2
+	// exitFailed is once's: the cycle could not scan an instance or publish.
+	exitFailed = 1
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version and revision are set at build time with -ldflags
+// "-X main.version=... -X main.revision=..."; without a revision, the one Go
+// recorded from the checkout is used.
+var (
+	version  = "dev"
+	revision = ""
+)
+
+// buildRevision is the source revision the binary was built from, "unknown"
+// when neither the build nor Go recorded it.
+func buildRevision() string {
+	if revision != "" {
+		return revision
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	switch {
+	case rev == "":
+		return "unknown"
+	case modified == "true":
+		return rev + "-dirty"
+	}
+	return rev
+}
 
 const usage = `driftfix finds why Argo CD applications stay OutOfSync and proposes the narrowest fix.
 
@@ -102,8 +141,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitClean
 		}
-		fmt.Fprintf(stderr, "driftfix %s: %v\n", args[0], err)
-		return exitUsage
+		if !errors.As(err, new(loggedError)) {
+			fmt.Fprintf(stderr, "driftfix %s: %v\n", args[0], err)
+		}
+		if code == exitClean {
+			code = exitUsage
+		}
+		return code
 	}
 	return code
 }

@@ -18,6 +18,11 @@ import (
 // cmdOnce runs one cycle from a policy file (for a CronJob): it opens,
 // updates and closes pull requests and posts the digest. With --dry-run it
 // prints the pull requests and the digest it would publish and writes nothing.
+//
+// It exits 0 when the cycle did its work, stuck applications or not (they are
+// what the cycle is for, and a CronJob that failed for them would alert every
+// run); 1 when an Argo CD instance could not be scanned or publishing
+// failed; 2 on bad usage or a policy it refuses.
 func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now time.Time) (int, error) {
 	fs := flag.NewFlagSet("once", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -30,15 +35,19 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	if err != nil {
 		return exitUsage, err
 	}
+	fail := func(code int, err error) (int, error) {
+		log.Error("driftfix once failed", "error", err.Error())
+		return code, loggedError{err}
+	}
 	dry := *dryRun || cfg.DryRun
-	r, closeAll, err := buildRunner(ctx, cfg, !dry, log, stderr)
+	r, closeAll, err := buildRunner(ctx, cfg, !dry, log)
 	if err != nil {
-		return exitUsage, err
+		return fail(exitUsage, err)
 	}
 	defer closeAll()
 	out, err := r.Once(ctx, now)
 	if err != nil {
-		return exitUsage, fmt.Errorf("the cycle was stopped: %w", err)
+		return fail(exitFailed, fmt.Errorf("the cycle was stopped: %w", err))
 	}
 	res := out.Result
 	fmt.Fprintf(stdout, "%d applications scanned, %d stuck, %d pull requests proposed.\n", res.Scanned, len(res.Stuck), len(res.PRs))
@@ -50,14 +59,12 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	for _, s := range res.Skipped {
 		fmt.Fprintf(stdout, "\nnot proposed: %s\n", s)
 	}
-	for _, e := range res.Errors {
-		fmt.Fprintf(stderr, "driftfix once: %v\n", e)
-	}
+	// The cycle's and the publisher's errors are in the log already.
 	if dry {
 		if msgs := templates.Digest(res.Digest); len(msgs) > 0 {
 			raw, err := json.MarshalIndent(msgs, "", "  ")
 			if err != nil {
-				return exitUsage, err
+				return fail(exitFailed, err)
 			}
 			fmt.Fprintf(stdout, "\n== Slack digest (%d %s)\n%s\n", len(msgs), plural(len(msgs), "message", "messages"), raw)
 		}
@@ -76,15 +83,9 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 		for ch, msgs := range p.Digests {
 			fmt.Fprintf(stdout, "digest: %d %s posted to %s\n", len(msgs), plural(len(msgs), "message", "messages"), ch)
 		}
-		for _, e := range p.Errors {
-			fmt.Fprintf(stderr, "driftfix once: %v\n", e)
-		}
-		if len(p.Errors) > 0 {
-			return exitUsage, fmt.Errorf("%d publishing %s failed", len(p.Errors), plural(len(p.Errors), "step", "steps"))
-		}
 	}
-	if len(res.Stuck) > 0 {
-		return exitDrift, nil
+	if err := out.Incomplete(); err != nil {
+		return fail(exitFailed, fmt.Errorf("the cycle did not finish its work: %w", err))
 	}
 	return exitClean, nil
 }

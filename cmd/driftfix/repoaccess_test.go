@@ -218,7 +218,7 @@ func TestOncePrivateRepositories(t *testing.T) {
 	for _, args := range [][]string{{"--config", cfg, "--dry-run"}, {"--config", cfg}} {
 		var out, errb strings.Builder
 		code, err := cmdOnce(context.Background(), args, &out, &errb, now)
-		if err != nil || code != exitDrift {
+		if err != nil || code != exitClean {
 			t.Fatalf("%v: exit %d, %v\n%s\n%s", args, code, err, out.String(), errb.String())
 		}
 		if !strings.Contains(out.String(), "2 applications scanned, 2 stuck") {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,7 +25,6 @@ import (
 	"github.com/driftfix/driftfix/bot/secretfile"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/state"
-	"k8s.io/klog/v2"
 )
 
 // secret returns a secret from a file (trimmed, read again whenever the
@@ -50,7 +50,7 @@ func secret(file, env, what string) (func() string, error) {
 
 // buildRunner makes the bot a policy file describes. Without publishing it
 // plans only: no GitHub, Slack or state is touched.
-func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *slog.Logger, stderr io.Writer) (*bot.Runner, func(), error) {
+func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *slog.Logger) (*bot.Runner, func(), error) {
 	r := &bot.Runner{Config: cfg, Log: log, Metrics: bot.NewMetrics()}
 	// The GitHub client also reads repositories on its host (a dry run
 	// included), so it is made before the instances.
@@ -66,8 +66,9 @@ func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *
 		return nil, nil, err
 	}
 	git := gitrepo.Reader{Limits: cycle.GitLimits(cfg.Limits), Access: access}
+	notes := newLineLogger(log, slog.LevelWarn) // plain-text notes become log lines
 	for _, a := range cfg.ArgoCD {
-		in, err := instance(ctx, a, git, stderr)
+		in, err := instance(ctx, a, git, notes)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -144,28 +145,31 @@ func registerBotFlags(fs *flag.FlagSet, level string) botFlags {
 		level: fs.String("log-level", level, "debug, info, warn or error")}
 }
 
-// load reads the policy file and makes the logger, after the flags are parsed.
+// load makes the logger, routes every other log into it (routeLogs) and
+// reads the policy file, after the flags are parsed. A policy it refuses is
+// logged, each problem on its own line with the line and key.
 func (b botFlags) load(stderr io.Writer) (*config.Config, *slog.Logger, error) {
-	if *b.file == "" {
-		return nil, nil, fmt.Errorf("--config FILE is required")
-	}
-	cfg, err := config.Load(*b.file)
-	if err != nil {
-		return nil, nil, err
-	}
 	log, err := newLogger(stderr, *b.level)
 	if err != nil {
 		return nil, nil, err
 	}
-	return cfg, log, nil
-}
-
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	routeLogs(log)
+	if *b.file == "" {
+		return nil, nil, fmt.Errorf("--config FILE is required")
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+	cfg, err := config.Load(*b.file)
+	var es config.Errors
+	switch {
+	case errors.As(err, &es):
+		for _, e := range es {
+			log.Error("invalid policy", "file", *b.file, "line", e.Line, "key", e.Key, "problem", e.Msg)
+		}
+		return nil, nil, loggedError{fmt.Errorf("%d %s in %s", len(es), plural(len(es), "problem", "problems"), *b.file)}
+	case err != nil:
+		log.Error("read the policy", "file", *b.file, "error", err.Error())
+		return nil, nil, loggedError{err}
+	}
+	return cfg, log, nil
 }
 
 // cmdRun runs cycles on the config's schedule and serves health and metrics.
@@ -187,35 +191,29 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	if err != nil {
 		return exitUsage, err
 	}
-	r, closeAll, err := buildRunner(ctx, cfg, !*dryRun && !cfg.DryRun, log, stderr)
+	// From here on every failure is a log line.
+	fail := func(err error) (int, error) {
+		log.Error("driftfix run failed", "error", err.Error())
+		return exitUsage, loggedError{err}
+	}
+	r, closeAll, err := buildRunner(ctx, cfg, !*dryRun && !cfg.DryRun, log)
 	if err != nil {
-		return exitUsage, err
+		return fail(err)
 	}
 	defer closeAll()
 	r.RunAtStart = *atStart
+	r.Metrics.SetBuild(version, buildRevision())
+	r.Metrics.SetLeader(!*leaderElect)
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
-		return exitUsage, fmt.Errorf("listen on %s: %w", *listen, err)
+		return fail(fmt.Errorf("listen on %s: %w", *listen, err))
 	}
 	var stopping atomic.Bool
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if stopping.Load() {
-			http.Error(w, "shutting down", http.StatusServiceUnavailable)
-			return
-		}
-		last := r.LastCycle()
-		if last.IsZero() {
-			fmt.Fprintln(w, "ready; no cycle has finished yet")
-			return
-		}
-		fmt.Fprintf(w, "ready; last cycle finished %s\n", last.UTC().Format(time.RFC3339))
-	})
-	mux.Handle("/metrics", r.Metrics.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: serveMux(r, &stopping), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go srv.Serve(ln)
-	log.Info("driftfix running", "version", version, "schedule", cfg.Schedule, "listen", ln.Addr().String(), "instances", len(r.Instances), "dry_run", r.Publisher == nil)
+	log.Info("driftfix running", "version", version, "revision", buildRevision(), "schedule", cfg.Schedule, "listen", ln.Addr().String(),
+		"instances", len(r.Instances), "dry_run", r.Publisher == nil, "leader_elect", *leaderElect)
 	if *leaderElect {
 		err = lead(ctx, r, *kubeconfig, *leaseNS, *leaseName, log)
 	} else {
@@ -226,10 +224,35 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	defer cancel()
 	srv.Shutdown(sctx)
 	if err != nil {
-		return exitUsage, err
+		return fail(err)
 	}
 	log.Info("driftfix stopped")
 	return exitClean, nil
+}
+
+// serveMux serves /healthz (the process answers), /readyz (it is not
+// stopping and its last cycle could scan at least one Argo CD instance) and
+// /metrics.
+func serveMux(r *bot.Runner, stopping *atomic.Bool) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if stopping.Load() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		h := r.Health()
+		switch {
+		case h.Down != nil:
+			http.Error(w, "not ready: "+h.Down.Error(), http.StatusServiceUnavailable)
+		case h.Last.IsZero():
+			fmt.Fprintln(w, "ready; no cycle has finished yet")
+		default:
+			fmt.Fprintf(w, "ready; last cycle finished %s\n", h.Last.UTC().Format(time.RFC3339))
+		}
+	})
+	mux.Handle("/metrics", r.Metrics.Handler())
+	return mux
 }
 
 // lead runs the bot while this replica holds the Lease.
@@ -248,11 +271,14 @@ func lead(ctx context.Context, r *bot.Runner, kubeconfig, namespace, name string
 		}
 		namespace = strings.TrimSpace(string(b))
 	}
-	klog.SetSlogLogger(log) // client-go's leader election logs as driftfix does
 	host, _ := os.Hostname()
 	identity := fmt.Sprintf("%s_%d", host, os.Getpid())
 	var serveErr error
-	err = kube.Lead(ctx, rc, namespace, name, identity, log, func(lctx context.Context) { serveErr = r.Serve(lctx) })
+	err = kube.Lead(ctx, rc, namespace, name, identity, log, func(lctx context.Context) {
+		r.Metrics.SetLeader(true)
+		defer r.Metrics.SetLeader(false)
+		serveErr = r.Serve(lctx)
+	})
 	if serveErr != nil {
 		return serveErr
 	}
