@@ -33,31 +33,116 @@ func classifyNondeterministic(c *Case) (Verdict, bool) {
 	if _, ok := c.Snapshot.HelmSource(); ok {
 		fix, reason = drift.FixPinHelmValue, ""
 	}
+	var notes []string // why further renders are not evidence
 	if len(c.Snapshot.Renders) > 0 {
-		ev, varies := c.renderEvidence()
-		if !varies {
-			return Verdict{}, false // independent renders agree: the render is deterministic here
+		ev, varies, usable, why := c.renderEvidence()
+		if varies {
+			ev = append(ev, c.templateEvidence()...)
+			return Verdict{Evidence: ev, Fix: fix, Reason: reason}, true
 		}
-		ev = append(ev, c.templateEvidence()...)
-		return Verdict{Evidence: ev, Fix: fix, Reason: reason}, true
+		if usable {
+			return Verdict{}, false // independent renders of the compared revision agree: the render is deterministic here
+		}
+		notes = why
 	}
 	ev := c.templateEvidence()
 	if len(ev) == 0 {
 		return Verdict{}, false
 	}
-	return Verdict{Evidence: ev, Fix: fix, Reason: reason}, true
+	return Verdict{Evidence: append(ev, notes...), Fix: fix, Reason: reason}, true
 }
 
-// renderEvidence compares the value at the difference's path in the target and
-// in every further render of the same revision.
-func (c *Case) renderEvidence() ([]string, bool) {
+// Render information: the object driftfix's collector (bot/argocd's
+// RenderInfoAPIVersion and RenderInfoKind) adds to each further render,
+// naming the revision argocd-server rendered in its field revision (one
+// source) or revisions (one per source). A render without one is of the
+// compared revision, as the snapshot format defines renders.
+const (
+	renderInfoAPIVersion = "driftfix.io/v1"
+	renderInfoKind       = "RenderInfo"
+)
+
+func isRenderInfo(o drift.Object) bool {
+	return drift.Str(o, "apiVersion") == renderInfoAPIVersion && drift.Str(o, "kind") == renderInfoKind
+}
+
+// renderRevision returns the revision a render records (several sources'
+// joined by commas, "" when it records none) and whether it records one at
+// all.
+func renderRevision(objs []drift.Object) (string, bool) {
+	for _, o := range objs {
+		if !isRenderInfo(o) {
+			continue
+		}
+		if revs := drift.List(o, "revisions"); len(revs) > 0 {
+			return joinRevisions(revs), true
+		}
+		return drift.Str(o, "revision"), true
+	}
+	return "", false
+}
+
+// comparedRevision returns the revision Argo CD compared the application
+// with: status.sync.revision, or status.sync.revisions joined by commas for
+// an application with several sources; "" when not known (not compared, a
+// revision missing for a source, or a source hydrator, whose manifests are
+// rendered from the dry source).
+func comparedRevision(app drift.Object) string {
+	if drift.Map(app, "spec", "sourceHydrator") != nil {
+		return ""
+	}
+	if n := len(drift.List(app, "spec", "sources")); n > 0 {
+		revs := drift.List(app, "status", "sync", "revisions")
+		if len(revs) != n {
+			return ""
+		}
+		return joinRevisions(revs)
+	}
+	return drift.Str(app, "status", "sync", "revision")
+}
+
+// joinRevisions joins revisions with commas; "" when one is not a
+// non-empty string.
+func joinRevisions(revs []any) string {
+	parts := make([]string, len(revs))
+	for i, v := range revs {
+		s, _ := v.(string)
+		if s == "" {
+			return ""
+		}
+		parts[i] = s
+	}
+	return strings.Join(parts, ",")
+}
+
+// renderEvidence compares the value at the difference's path in the target
+// and in every further render of the compared revision, each object placed
+// in its namespace as Argo CD places it before comparing. A render of
+// another revision, or of one not known, is no evidence: why says which.
+// usable says at least one render was compared.
+func (c *Case) renderEvidence() (ev []string, varies, usable bool, why []string) {
 	d := c.Diff
-	target := c.Resource().Target
+	compared := comparedRevision(c.Snapshot.Application)
+	namespaced, dest := c.namespaced(), drift.Str(c.Snapshot.Application, "spec", "destination", "namespace")
+	target := asCompared(c.Resource().Target, namespaced, dest)
 	tv, tok := d.Path.Get(target)
-	var ev []string
-	varies := false
+	n := 0
 	for i, r := range c.Snapshot.Renders {
-		obj := findRendered(r, d.Resource)
+		if rev, recorded := renderRevision(r); recorded {
+			switch {
+			case rev == "":
+				why = append(why, fmt.Sprintf("render %d records no revision, so it is no evidence that the render changes", i+1))
+				continue
+			case compared == "":
+				why = append(why, fmt.Sprintf("render %d is of revision %s, but the revision Argo CD compared is not known, so it is no evidence that the render changes", i+1, rev))
+				continue
+			case rev != compared:
+				why = append(why, fmt.Sprintf("render %d is of revision %s, not %s, the revision Argo CD compared, so it is no evidence that the render changes", i+1, rev, compared))
+				continue
+			}
+		}
+		n++
+		obj := asCompared(findRendered(r, d.Resource, namespaced), namespaced, dest)
 		if obj == nil {
 			if target != nil {
 				varies = true
@@ -77,15 +162,59 @@ func (c *Case) renderEvidence() ([]string, bool) {
 		}
 	}
 	if varies {
-		ev = append([]string{fmt.Sprintf("%d independent renders of the same revision and inputs disagree at %s", len(c.Snapshot.Renders)+1, d.Path)}, ev...)
+		ev = append([]string{fmt.Sprintf("%d independent renders of the same revision and inputs disagree at %s", n+1, d.Path)}, ev...)
+		ev = append(ev, why...)
 	}
-	return ev, varies
+	return ev, varies, n > 0, why
 }
 
-func findRendered(objs []drift.Object, ref drift.Ref) drift.Object {
+// namespaced reports whether the case's resource is namespaced: as its
+// CRD's scope says when the snapshot has the CRD, else as the resource
+// itself shows it: Argo CD gives every namespaced target a namespace and
+// clears it on cluster-scoped ones, and the API server does the same for
+// live objects.
+func (c *Case) namespaced() bool {
+	if crd := c.CRD(c.Diff.Resource); crd != nil {
+		if scope := drift.Str(crd, "spec", "scope"); scope != "" {
+			return scope == "Namespaced"
+		}
+	}
+	return c.Diff.Resource.Namespace != ""
+}
+
+// asCompared returns obj with the namespace Argo CD compares it in
+// (controller/state.go, NormalizeTargetObjects): a namespaced object
+// without one is placed in the destination namespace, a cluster-scoped one
+// has none. obj itself is not changed.
+func asCompared(obj drift.Object, namespaced bool, dest string) drift.Object {
+	ns := drift.Str(obj, "metadata", "namespace")
+	if obj == nil || (namespaced && ns != "") || (!namespaced && ns == "") {
+		return obj
+	}
+	out := make(drift.Object, len(obj))
+	for k, v := range obj {
+		out[k] = v
+	}
+	md := map[string]any{}
+	for k, v := range drift.Map(obj, "metadata") {
+		md[k] = v
+	}
+	if namespaced {
+		md["namespace"] = dest
+	} else {
+		delete(md, "namespace")
+	}
+	out["metadata"] = md
+	return out
+}
+
+// findRendered finds the resource in a render: by group, kind and name, and
+// by namespace unless the render gives it none or the kind is
+// cluster-scoped (Argo CD clears the namespace of those).
+func findRendered(objs []drift.Object, ref drift.Ref, namespaced bool) drift.Object {
 	for _, o := range objs {
 		r := drift.RefOf(o)
-		if r.Group == ref.Group && r.Kind == ref.Kind && r.Name == ref.Name && (r.Namespace == "" || r.Namespace == ref.Namespace) {
+		if r.Group == ref.Group && r.Kind == ref.Kind && r.Name == ref.Name && (r.Namespace == "" || r.Namespace == ref.Namespace || !namespaced) {
 			return o
 		}
 	}
