@@ -62,7 +62,7 @@ func CheckTitle(v CheckView) string {
 	t, remain, added := v.Targeted(), v.Count("still differs"), v.Count("new difference")
 	switch {
 	case v.Error != "":
-		return "Cannot be checked: " + inert(v.Error)
+		return "Cannot be checked: " + unlinked(v.Error)
 	case v.Success:
 		return fmt.Sprintf("Fixes %d of %d %s, no new difference", t, t, plural(t, "differing path", "differing paths"))
 	case remain > 0 && added > 0:

@@ -45,7 +45,7 @@ func TestHostileValuesInertInCheck(t *testing.T) {
 		if rows != 2 {
 			t.Errorf("hostile value %q changed the table: %d rows, want 2\n%s", h, rows, text)
 		}
-		checkUnlinked(t, h, summary+text)
+		checkUnlinked(t, h, summary+text+"\n"+CheckTitle(v))
 		if title := CheckTitle(v); strings.Contains(title, "\n") {
 			t.Errorf("the title must stay one line: %q", title)
 		}

@@ -254,8 +254,11 @@ func pack(v DigestView, groups []group) []Message {
 	return msgs
 }
 
+// section is a block of mrkdwn text. It is verbatim: Slack turns no bare
+// URL, domain, channel or user name in it into a link or mention; only the
+// <url|text> links the digest writes itself are links.
 func section(text string) map[string]any {
-	return map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text}}
+	return map[string]any{"type": "section", "text": map[string]any{"type": "mrkdwn", "text": text, "verbatim": true}}
 }
 
 // cut shortens text that can never fit, saying so rather than dropping it silently.

@@ -196,7 +196,9 @@ func stripCode(line string) string {
 }
 
 // TestHostileValuesInertInDigest: in Slack's mrkdwn a hostile value can
-// neither notify a channel or a person, nor make a link, nor end a code span.
+// neither notify a channel or a person, nor make a link (its URLs are
+// broken, and every text block is verbatim, so Slack links no bare domain
+// either), nor end a code span.
 func TestHostileValuesInertInDigest(t *testing.T) {
 	for _, h := range hostile {
 		v := DigestView{Instance: "main", ArgoCDURL: "https://argocd.example.com",
@@ -220,7 +222,11 @@ func TestHostileValuesInertInDigest(t *testing.T) {
 		for _, m := range msgs {
 			for _, a := range m.Attachments {
 				for _, b := range a.Blocks {
-					text, _ := b["text"].(map[string]any)["text"].(string)
+					obj, _ := b["text"].(map[string]any)
+					text, _ := obj["text"].(string)
+					if obj["type"] == "mrkdwn" && obj["verbatim"] != true {
+						t.Errorf("a mrkdwn block must be verbatim, so Slack links no bare URL or domain in it: %v", obj)
+					}
 					for _, bad := range []string{"<!channel>", "<@U123>", "<https://evil", "<img"} {
 						if strings.Contains(text, bad) {
 							t.Errorf("hostile value %q is live mrkdwn in the digest: %q", h, text)
