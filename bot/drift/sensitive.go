@@ -106,8 +106,8 @@ var table = []entry{
 	{scope: podScope, pattern: p(anyCtr + "/*/image"), reason: ReasonImage, what: "the image a container runs", hidden: never},
 	{scope: podScope, pattern: p(anyCtr + "/*/command"), reason: ReasonWhatRuns, what: "the command a container runs", hidden: never},
 	{scope: podScope, pattern: p(anyCtr + "/*/args"), reason: ReasonWhatRuns, what: "the arguments of a container's command", hidden: never},
-	{scope: podScope, pattern: p(anyCtr + "/*/env"), reason: ReasonWhatRuns, what: "a container's environment, such as preloaded libraries, proxies and secret references", hidden: never},
-	{scope: podScope, pattern: p(anyCtr + "/*/envFrom"), reason: ReasonWhatRuns, what: "the ConfigMaps and Secrets a container's environment comes from", hidden: never},
+	{scope: podScope, pattern: p(anyCtr + "/*/env"), reason: ReasonWhatRuns, what: "a container's environment, such as preloaded libraries, proxies and secret references", hidden: readsSecretEnv},
+	{scope: podScope, pattern: p(anyCtr + "/*/envFrom"), reason: ReasonWhatRuns, what: "the ConfigMaps and Secrets a container's environment comes from", hidden: readsSecretEnvFrom},
 	{scope: podScope, pattern: p(anyCtr + "/*/securityContext"), reason: ReasonPrivilege, what: "a container's privileges, such as privileged, capabilities, runAsUser and seccomp", hidden: escalatesContainer},
 	{scope: podScope, pattern: p(anyCtr + "/*/ports/*/hostPort"), reason: ReasonHostAccess, what: "a port opened on the node", hidden: present},
 	{scope: podScope, pattern: p(anyCtr + "/*/ports/*/hostIP"), reason: ReasonHostAccess, what: "the node address a host port binds", hidden: present},
@@ -130,7 +130,7 @@ var table = []entry{
 	{scope: podScope, pattern: p("automountServiceAccountToken"), reason: ReasonIdentity, what: "whether the pod gets an API token", hidden: isTrue},
 	{scope: podScope, pattern: p("volumes/*/persistentVolumeClaim"), reason: ReasonSecret, what: "the volume claim, and so the data, the pod mounts", hidden: field("claimName")},
 	{scope: podScope, pattern: p("volumes/*/csi"), reason: ReasonSecret, what: "a CSI volume (secret stores mount through it)", hidden: present},
-	{scope: podScope, pattern: p(anyCtr + "/*/volumeMounts"), reason: ReasonSecret, what: "what a container mounts: Secrets and the service-account token among them", hidden: never},
+	{scope: podScope, pattern: p(anyCtr + "/*/volumeMounts"), reason: ReasonSecret, what: "what a container mounts: Secrets and the service-account token among them", hidden: mountsSecrets},
 	{scope: podScope, pattern: p("nodeName"), reason: ReasonPlacement, what: "the node the pod is bound to", hidden: present},
 	{scope: podScope, pattern: p("nodeSelector"), reason: ReasonPlacement, what: "the nodes the pod may run on", hidden: present},
 	{scope: podScope, pattern: p("affinity"), reason: ReasonPlacement, what: "the nodes and neighbours the pod is placed by", hidden: present},
@@ -340,6 +340,41 @@ func equals(want string) func(any) (string, bool) {
 		s, _ := v.(string)
 		return s, strings.EqualFold(s, want)
 	}
+}
+
+// readsSecretEnv returns the Secret an injected container's environment
+// reads (valueFrom.secretKeyRef): a sidecar that reads a Secret is never
+// hidden.
+func readsSecretEnv(v any) (string, bool) {
+	for _, e := range List(v) {
+		if ref := Map(e, "valueFrom", "secretKeyRef"); ref != nil {
+			return fmt.Sprintf("env %s reads Secret %s key %s", Str(e, "name"), Str(ref, "name"), Str(ref, "key")), true
+		}
+	}
+	return "", false
+}
+
+// readsSecretEnvFrom returns the Secret an injected container's environment
+// is filled from.
+func readsSecretEnvFrom(v any) (string, bool) {
+	for _, e := range List(v) {
+		if ref := Map(e, "secretRef"); ref != nil {
+			return "envFrom reads Secret " + Str(ref, "name"), true
+		}
+	}
+	return "", false
+}
+
+// mountsSecrets returns a mount of an injected container under
+// /var/run/secrets, where the service-account token and, by convention,
+// mounted Secrets live.
+func mountsSecrets(v any) (string, bool) {
+	for _, m := range List(v) {
+		if p := Str(m, "mountPath"); strings.HasPrefix(p, "/var/run/secrets") || strings.HasPrefix(p, "/run/secrets") {
+			return fmt.Sprintf("it mounts %s at %s", Str(m, "name"), p), true
+		}
+	}
+	return "", false
 }
 
 // escalatesContainer returns what in a container securityContext grants more
