@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -337,31 +338,92 @@ func (c *Client) ManagedResources(ctx context.Context, ns, name string) ([]Resou
 	return out, nil
 }
 
-// Manifests renders the application's desired state; noCache forces a fresh
+// Revision is what Argo CD compared an application with: Revision for an
+// application with one source, Revisions (one per entry of spec.sources, in
+// order) for one with several. The zero value asks for each source's target
+// revision as it resolves now, the branch head.
+type Revision struct {
+	Revision  string
+	Revisions []string
+}
+
+// IsZero reports whether r names no revision.
+func (r Revision) IsZero() bool { return r.Revision == "" && len(r.Revisions) == 0 }
+
+// String renders the revision, several sources' separated by commas.
+func (r Revision) String() string {
+	if len(r.Revisions) > 0 {
+		return strings.Join(r.Revisions, ",")
+	}
+	return r.Revision
+}
+
+// ComparedRevision returns the revision Argo CD compared the application
+// with (status.sync.revision, or status.sync.revisions for several
+// sources); ok is false when that is not known: no comparison yet, a
+// revision missing for a source, or a source hydrator, whose manifests
+// argocd-server renders from the dry source rather than the compared one.
+func ComparedRevision(app map[string]any) (Revision, bool) {
+	if drift.Map(app, "spec", "sourceHydrator") != nil {
+		return Revision{}, false
+	}
+	if n := len(drift.List(app, "spec", "sources")); n > 0 { // argocd-server's HasMultipleSources
+		var revs []string
+		for _, v := range drift.List(app, "status", "sync", "revisions") {
+			s, _ := v.(string)
+			if s == "" {
+				return Revision{}, false
+			}
+			revs = append(revs, s)
+		}
+		if len(revs) != n {
+			return Revision{}, false
+		}
+		return Revision{Revisions: revs}, true
+	}
+	rev := drift.Str(app, "status", "sync", "revision")
+	return Revision{Revision: rev}, rev != ""
+}
+
+// Manifests renders the application's desired state at a revision (the zero
+// Revision: as its target revisions resolve now); noCache forces a fresh
 // render (two fresh renders differ when a template is random or time-based).
-func (c *Client) Manifests(ctx context.Context, ns, name string, noCache bool) ([]map[string]any, string, error) {
+// argocd-server returns the manifests as its repo-server generated them:
+// without the destination namespace Argo CD gives namespaced objects that
+// have none when it compares them.
+func (c *Client) Manifests(ctx context.Context, ns, name string, at Revision, noCache bool) ([]map[string]any, error) {
 	var resp struct {
 		Manifests []string `json:"manifests"`
-		Revision  string   `json:"revision"`
 	}
 	q := appQuery(ns)
 	if noCache {
 		q.Set("noCache", "true")
 	}
+	// argocd-server sets the target revision of the one source from
+	// revision, and of source N (counted from 1) from the revisions entry
+	// beside sourcePositions N (server/application/application.go,
+	// GetManifests).
+	if at.Revision != "" {
+		q.Set("revision", at.Revision)
+	}
+	for i, r := range at.Revisions {
+		q.Add("revisions", r)
+		q.Add("sourcePositions", strconv.Itoa(i+1))
+	}
 	if err := c.get(ctx, "GET /api/v1/applications/{name}/manifests", appPath(name, "/manifests"), q, &resp); err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	var out []map[string]any
 	for i, m := range resp.Manifests {
 		obj, err := decodeState(m)
 		if err != nil {
-			return nil, "", fmt.Errorf("argocd: manifest %d of %s: %w", i, name, err)
+			return nil, fmt.Errorf("argocd: manifest %d of %s: %w", i, name, err)
 		}
 		if obj != nil {
 			out = append(out, obj)
 		}
 	}
-	return out, resp.Revision, nil
+	return out, nil
 }
 
 // Settings are the server settings a diagnosis needs.

@@ -106,6 +106,7 @@ func TestScanHardRefreshBudget(t *testing.T) {
 		s := corpus.Load(t, "testdata/cases/"+file)
 		drift.Map(s.Application, "metadata")["name"] = name
 		st := drift.Map(s.Application, "status")
+		st["sync"] = map[string]any{"status": "OutOfSync", "revision": "r1"}
 		st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
 		return s
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +38,13 @@ type Server struct {
 	OnRefresh func(*drift.Snapshot)
 	// Events are served per application name, as core/v1 Event objects.
 	Events map[string][]map[string]any
+
+	// renders holds, per application ("namespace/name"), the manifests a
+	// render of a revision yields (key: revisionKey); heads, what its
+	// target revisions resolve to now when that is not what Argo CD
+	// compared.
+	renders map[string]map[string][]drift.Object
+	heads   map[string][]string
 
 	// frozen says the served snapshots no longer change (Freeze); items
 	// then holds each managed resource's item as encoded once.
@@ -88,6 +96,39 @@ func (s *Server) Add(sn *drift.Snapshot) {
 	}
 	s.apps[key] = sn
 }
+
+// AddRender makes the manifests endpoint render the application namespace/name
+// at revisions (one revision, or one per source of spec.sources) as
+// manifests, exactly as given: argocd-server serves its repo-server's
+// output, where a namespaced object Git gives no namespace has none. A
+// render of the revision the snapshot's status.sync names that was not
+// added is its resources' targets.
+func (s *Server) AddRender(namespace, name string, revisions []string, manifests ...drift.Object) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := namespace + "/" + name
+	if s.renders == nil {
+		s.renders = map[string]map[string][]drift.Object{}
+	}
+	if s.renders[key] == nil {
+		s.renders[key] = map[string][]drift.Object{}
+	}
+	s.renders[key][revisionKey(revisions)] = manifests
+}
+
+// SetHead makes the application's target revisions resolve to revisions
+// now (a commit pushed after Argo CD compared): the manifests endpoint
+// renders them when it is asked for no revision, as argocd-server does.
+func (s *Server) SetHead(namespace, name string, revisions ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.heads == nil {
+		s.heads = map[string][]string{}
+	}
+	s.heads[namespace+"/"+name] = revisions
+}
+
+func revisionKey(revisions []string) string { return strings.Join(revisions, "\x00") }
 
 // SetToken makes the server accept only token from now on (a rotation).
 func (s *Server) SetToken(token string) { s.mu.Lock(); s.Token = token; s.mu.Unlock() }
@@ -215,16 +256,80 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case "events":
 		json.NewEncoder(w).Encode(map[string]any{"metadata": map[string]any{}, "items": s.Events[sn.AppName()]})
 	case "manifests":
-		var ms []string
-		for _, res := range sn.Resources {
-			if res.Target != nil {
-				ms = append(ms, jsonString(res.Target))
-			}
-		}
-		json.NewEncoder(w).Encode(map[string]any{"manifests": ms, "revision": drift.Str(sn.Application, "status", "sync", "revision")})
+		s.manifests(w, r, sn)
 	default:
 		writeErr(w, http.StatusNotFound, "no route")
 	}
+}
+
+// compared returns the revisions Argo CD compared the application with,
+// one per source.
+func compared(app drift.Object) []string {
+	if len(drift.List(app, "spec", "sources")) == 0 {
+		return []string{drift.Str(app, "status", "sync", "revision")}
+	}
+	var out []string
+	for _, v := range drift.List(app, "status", "sync", "revisions") {
+		r, _ := v.(string)
+		out = append(out, r)
+	}
+	return out
+}
+
+// manifests answers as argocd-server 3.6's GetManifests does: the target
+// revision of the one source from ?revision=, of several sources from
+// ?revisions= and ?sourcePositions= (1-based, pairwise), the others as
+// they resolve now; the answer holds the manifests only (argocd-server
+// does not say which revision it rendered). A revision nothing renders
+// fails as the repo-server fails to resolve it.
+func (s *Server) manifests(w http.ResponseWriter, r *http.Request, sn *drift.Snapshot) {
+	q := r.URL.Query()
+	key := drift.Str(sn.Application, "metadata", "namespace") + "/" + sn.AppName()
+	was := compared(sn.Application)
+	s.mu.Lock()
+	want := append([]string(nil), was...)
+	if h, ok := s.heads[key]; ok {
+		want = append([]string(nil), h...)
+	}
+	rendered, added := s.renders[key]
+	s.mu.Unlock()
+	if len(drift.List(sn.Application, "spec", "sources")) == 0 {
+		if rev := q.Get("revision"); rev != "" {
+			want[0] = rev
+		}
+	} else {
+		revs := q["revisions"]
+		for i, raw := range q["sourcePositions"] {
+			pos, err := strconv.Atoi(raw)
+			if err != nil || pos <= 0 || pos > len(want) {
+				writeErr(w, http.StatusInternalServerError, "error generating manifests: source position is out of range")
+				return
+			}
+			if i >= len(revs) {
+				writeErr(w, http.StatusInternalServerError, "error generating manifests: no revision for source position "+raw)
+				return
+			}
+			want[pos-1] = revs[i]
+		}
+	}
+	var objs []drift.Object
+	if m, ok := rendered[revisionKey(want)]; added && ok {
+		objs = m
+	} else if revisionKey(want) == revisionKey(was) {
+		for _, res := range sn.Resources {
+			if res.Target != nil {
+				objs = append(objs, res.Target)
+			}
+		}
+	} else {
+		writeErr(w, http.StatusInternalServerError, "error generating manifests: unable to resolve '"+strings.Join(want, "', '")+"' to a commit SHA")
+		return
+	}
+	ms := []string{}
+	for _, o := range objs {
+		ms = append(ms, jsonString(o))
+	}
+	json.NewEncoder(w).Encode(map[string]any{"manifests": ms})
 }
 
 // managedItem is a resource as argocd-server's managed-resources lists it.
