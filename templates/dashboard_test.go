@@ -102,7 +102,7 @@ func TestHostileValuesInertInDashboard(t *testing.T) {
 		markers := 0
 		for _, line := range strings.Split(body, "\n") {
 			if strings.HasPrefix(line, "<summary>") { // raw HTML: Markdown escapes do not work here
-				inner := strings.NewReplacer("<summary>", "", "</summary>", "", "<b>", "", "</b>", "").Replace(line)
+				inner := strings.NewReplacer("<summary>", "", "</summary>", "", "<b>", "", "</b>", "", "<code>@</code>", "").Replace(line)
 				if strings.ContainsAny(inner, "<>@`[") {
 					t.Errorf("%q: live HTML in the summary: %q", h, line)
 				}

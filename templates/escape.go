@@ -93,11 +93,12 @@ func Code(v any) string {
 
 // markdownText escapes a value for running Markdown text (evidence, reasons):
 // every ASCII punctuation mark that could format, link or start HTML is
-// backslash-escaped, and @ is written as an entity so that no one is
-// mentioned.
+// backslash-escaped, and @ is a code span of its own so that no one is
+// mentioned: GitHub mentions no one inside code, while an entity (&#64;)
+// is decoded back to an @ before mentions are looked for.
 var markdownText = strings.NewReplacer(
 	`\`, `\\`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`, "<", `\<`, ">", `\>`,
-	"#", `\#`, "|", `\|`, "~", `\~`, "!", `\!`, "@", "&#64;", "&", "&amp;",
+	"#", `\#`, "|", `\|`, "~", `\~`, "!", `\!`, "@", "`@`", "&", "&amp;",
 )
 
 // Text renders a value as plain Markdown text on one line.
@@ -120,8 +121,9 @@ func slackCode(v any) string { return "`" + escape(fmt.Sprint(v)) + "`" }
 func Terminal(v any) string { return inert(fmt.Sprint(v)) }
 
 // htmlText escapes a value for text inside raw HTML (a <summary> line, which
-// Markdown leaves as HTML: backslash escapes do not work there).
-var htmlText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;", "@", "&#64;", "`", "&#96;", "[", "&#91;", "]", "&#93;")
+// Markdown leaves as HTML: backslash escapes do not work there); @ is a
+// <code> element of its own, as in markdownText.
+var htmlText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;", "@", "<code>@</code>", "`", "&#96;", "[", "&#91;", "]", "&#93;")
 
 // HTMLText renders a value as text on one line inside raw HTML.
 func HTMLText(v any) string { return htmlText.Replace(unlinked(fmt.Sprint(v))) }

@@ -47,6 +47,21 @@ func checkUnlinked(t *testing.T, h, out string) {
 	}
 }
 
+// TestNoMention: an @ in running Markdown or raw HTML is inside code of
+// its own, where GitHub looks for no mention, and reads as the @ it is.
+func TestNoMention(t *testing.T) {
+	for _, in := range []string{"@acme/platform-team please merge", "ping @octocat", "admin@evil.example"} {
+		text := Text(in)
+		if outside := stripCode(text); strings.Contains(outside, "@") || strings.Count(text, "`@`") != strings.Count(in, "@") {
+			t.Errorf("Text(%q) = %q: an @ outside code", in, text)
+		}
+		html := HTMLText(in)
+		if strings.Contains(strings.ReplaceAll(html, "<code>@</code>", ""), "@") || strings.Count(html, "<code>@</code>") != strings.Count(in, "@") {
+			t.Errorf("HTMLText(%q) = %q: an @ outside <code>", in, html)
+		}
+	}
+}
+
 // linkTarget is the destination of a Markdown link.
 var linkTarget = regexp.MustCompile(`\]\([^()\s]*\)`)
 
