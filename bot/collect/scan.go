@@ -375,8 +375,46 @@ func AddClusterContext(s *drift.Snapshot, objs []drift.Object) {
 }
 
 // suspectRender reports whether a drifting application renders a Helm chart,
-// whose templates may differ between renders.
+// whose templates may differ between renders, and a value Git declares
+// differs in an object both sides have: a resource missing from the
+// cluster or from Git says nothing about its render. Nor does a drift Argo
+// CD found at a revision other than the one it last synced: Git moved, and
+// the new commit's values explain the difference.
 func suspectRender(s *drift.Snapshot, rep *drift.Report) bool {
-	_, helm := s.HelmSource()
-	return helm && len(rep.Findings) > 0
+	if _, helm := s.HelmSource(); !helm || movedSinceSync(s.Application) {
+		return false
+	}
+	for _, f := range rep.Findings {
+		if len(f.Path) > 0 && f.InGit {
+			return true
+		}
+	}
+	return false
+}
+
+// movedSinceSync reports whether Argo CD compared the application at
+// another revision than its last sync applied (both known).
+func movedSinceSync(app drift.Object) bool {
+	compared, ok := argocd.ComparedRevision(app)
+	if !ok {
+		return false
+	}
+	res := drift.Map(app, "status", "operationState", "syncResult")
+	if len(compared.Revisions) > 0 {
+		synced := drift.List(res, "revisions")
+		if len(synced) != len(compared.Revisions) {
+			return false
+		}
+		moved := false
+		for i, r := range synced {
+			s, _ := r.(string)
+			if s == "" {
+				return false
+			}
+			moved = moved || s != compared.Revisions[i]
+		}
+		return moved
+	}
+	synced := drift.Str(res, "revision")
+	return synced != "" && synced != compared.Revision
 }
