@@ -22,7 +22,8 @@ type ScanOptions struct {
 	StuckAfter time.Duration
 	// Workers bound the applications collected and diagnosed at once (default 8).
 	Workers int
-	// Renders asks for two fresh renders per stuck application.
+	// Renders asks for two fresh renders per stuck application, of the
+	// revision Argo CD compared it at.
 	Renders bool
 	// Diagnose diagnoses each collected snapshot (pipeline.DiagnoseCompared
 	// under the application's policy), returning the report and the
@@ -32,8 +33,9 @@ type ScanOptions struct {
 	// HardRefreshes bounds the hard refreshes of one scan (default 3). A hard
 	// refresh re-renders an application, which is expensive for argocd-server;
 	// driftfix asks for one only when a render is suspected: a Helm
-	// application found drifting is re-rendered and rendered twice more
-	// before its diagnosis is reported. Negative disables them.
+	// application where a value Git declares differs, at the revision it
+	// last synced, is re-rendered and rendered twice more before its
+	// diagnosis is reported. Negative disables them.
 	HardRefreshes int
 	// ClusterContext returns the cluster objects a snapshot's diagnosis
 	// consults (HPAs, webhooks, namespaces, CRDs, argocd-cm), from a cluster

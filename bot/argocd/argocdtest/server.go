@@ -1,7 +1,8 @@
 // Package argocdtest serves argocd-server's REST API on 127.0.0.1 from
 // snapshots, for tests: the routes driftfix calls, with the JSON shapes of
-// argocd-server 3.6 (JSON-string resource states, list fields, appNamespace),
-// bearer-token checks and injectable faults.
+// argocd-server 3.6 (JSON-string resource states, list fields, appNamespace,
+// manifests rendered at the revision asked for), bearer-token checks and
+// injectable faults.
 package argocdtest
 
 import (
