@@ -75,3 +75,43 @@ func BenchmarkHostileCharts(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRenderProcess measures what running a render in a process of its
+// own costs against running it in the bot's process, for an ordinary chart
+// and an ordinary overlay:
+//
+//	go test ./remediations/render -run '^$' -bench RenderProcess
+func BenchmarkRenderProcess(b *testing.B) {
+	chart := chartFiles(map[string]string{
+		"values.yaml":            "image: {repository: nginx, tag: \"1.27\"}\nreplicas: 2\nports: [80, 443]\n",
+		"templates/_helpers.tpl": "{{- define \"c.labels\" }}app: {{ .Release.Name }}{{ end }}\n",
+		"templates/d.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n  labels:\n    {{- include \"c.labels\" . | nindent 4 }}\nspec:\n  replicas: {{ .Values.replicas }}\n  template:\n    spec:\n      containers:\n" +
+			"      - name: app\n        image: {{ .Values.image.repository }}:{{ .Values.image.tag }}\n        ports:\n        {{- range .Values.ports }}\n        - containerPort: {{ . }}\n        {{- end }}\n",
+		"templates/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  ports:\n  {{- range .Values.ports }}\n  - port: {{ . }}\n  {{- end }}\n",
+	})
+	opts := HelmOptions{ChartDir: "c", ReleaseName: "r", Namespace: "n"}
+	overlay := map[string][]byte{
+		"overlays/prod/kustomization.yaml": []byte("resources:\n- ../../base\nnamePrefix: prod-\nimages:\n- name: nginx\n  newTag: \"1.27\"\n"),
+		"base/kustomization.yaml":          []byte("resources:\n- d.yaml\n"),
+		"base/d.yaml":                      []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: nginx\n"),
+	}
+	lim := DefaultLimits
+	cases := []struct {
+		name string
+		f    func() ([]map[string]any, error)
+	}{
+		{"helm/in-process", func() ([]map[string]any, error) { return helm(chart, opts) }},
+		{"helm/child", func() ([]map[string]any, error) { return Helm(chart, opts) }},
+		{"kustomize/in-process", func() ([]map[string]any, error) { return kustomizeChecked(overlay, "overlays/prod", lim) }},
+		{"kustomize/child", func() ([]map[string]any, error) { return Kustomize(overlay, "overlays/prod") }},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if objs, err := c.f(); err != nil || len(objs) == 0 {
+					b.Fatalf("%d objects, %v", len(objs), err)
+				}
+			}
+		})
+	}
+}

@@ -1,7 +1,17 @@
 // Package render produces an application's desired manifests from its
 // repository files in memory, as Argo CD's repo-server would: a Helm chart
-// with the Application's values. It does no I/O and no network call (a
-// template's lookup finds nothing, as under `helm template`).
+// with the Application's values, or a kustomization. It does no network call
+// (a template's lookup finds nothing, as under `helm template`).
+//
+// Each render runs in a child process: the running binary started again for
+// one render, with the files and options on its stdin and the manifests or
+// the error on its stdout. The child has no network (every HTTP transport
+// and DNS lookup it would make refuses, PATH is empty so no git or helm can
+// be run, no proxy is set), its address space and CPU time are bounded by
+// the operating system (RLIMIT_AS and RLIMIT_CPU on Linux), and it is killed
+// with its process group at the render's deadline. Any binary linking this
+// package serves as the child: the package's init runs the render when the
+// process was started as one, before main or a test runs.
 package render
 
 import (
@@ -72,7 +82,16 @@ func HelmOptionsFor(app drift.Object, src drift.Source) HelmOptions {
 // may only refer within itself (anything else is a RemoteError naming the
 // schema and the reference) and lookup finds nothing. The chart, its values and the render are bounded by opts.Limits;
 // going over one is a *LimitError naming the limit.
+//
+// The render runs in a process of its own (see the package doc), bounded in
+// memory and CPU by the operating system and killed at opts.Limits.Timeout.
 func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
+	opts.Limits = opts.Limits.withDefaults()
+	return inChild("chart "+strings.Trim(opts.ChartDir, "/"), childRequest{Kind: "helm", Files: files, Helm: opts, Limits: opts.Limits})
+}
+
+// helm renders in this process: the body of Helm, run in a render process.
+func helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	lim := opts.Limits.withDefaults()
 	dir := strings.Trim(opts.ChartDir, "/")
 	what := "chart " + dir

@@ -22,13 +22,21 @@ func Kustomize(files map[string][]byte, dir string) ([]drift.Object, error) {
 // KustomizeWithLimits builds the kustomization in dir from the given files,
 // in memory and without any network: a remote base, resource, component,
 // file or chart is refused with a RemoteError naming the kustomization and
-// the URL. The build is bounded by lim (zero fields take DefaultLimits).
+// the URL. The build is bounded by lim (zero fields take DefaultLimits) and
+// runs in a render process of its own, like Helm.
 func KustomizeWithLimits(files map[string][]byte, dir string, lim Limits) ([]drift.Object, error) {
 	lim = lim.withDefaults()
 	what := "kustomize build " + dir
 	if err := checkStaged(files, what, lim); err != nil {
 		return nil, err
 	}
+	return inChild(what, childRequest{Kind: "kustomize", Files: files, Dir: dir, Limits: lim})
+}
+
+// kustomizeChecked checks and builds in this process: the body of
+// KustomizeWithLimits, run in a render process.
+func kustomizeChecked(files map[string][]byte, dir string, lim Limits) ([]drift.Object, error) {
+	what := "kustomize build " + dir
 	if err := checkKustomizeLocal(files, dir); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

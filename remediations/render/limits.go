@@ -27,8 +27,16 @@ type Limits struct {
 	// templates can produce (loops multiplied out, includes expanded), so a
 	// template that would expand hugely is refused without being run.
 	MaxRenderedBytes int64
-	// Timeout is the wall-clock time one render may take.
+	// Timeout is the wall-clock time one render may take; its process is
+	// killed when it runs out.
 	Timeout time.Duration
+	// MaxMemory is the address space a render process may add to what it
+	// holds when it starts (RLIMIT_AS, Linux only). A render that needs more
+	// fails to allocate and its process dies.
+	MaxMemory int64
+	// MaxCPU is the CPU time a render process may use (RLIMIT_CPU, Linux
+	// only, in whole seconds rounded up). Zero takes Timeout.
+	MaxCPU time.Duration
 }
 
 // DefaultLimits are the limits a render runs under when Options leave a
@@ -41,6 +49,7 @@ var DefaultLimits = Limits{
 	MaxValuesBytes:   2 << 20,
 	MaxRenderedBytes: 32 << 20,
 	Timeout:          10 * time.Second,
+	MaxMemory:        384 << 20,
 }
 
 // withDefaults fills zero fields from DefaultLimits.
@@ -63,6 +72,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Timeout == 0 {
 		l.Timeout = d.Timeout
+	}
+	if l.MaxMemory == 0 {
+		l.MaxMemory = d.MaxMemory
+	}
+	if l.MaxCPU == 0 {
+		l.MaxCPU = l.Timeout
 	}
 	return l
 }
@@ -101,8 +116,8 @@ func (e *RemoteError) Error() string {
 // withTimeout runs f in a goroutine and gives up after d. A Go template or
 // kustomize build cannot be cancelled, so a render that runs past its budget
 // is abandoned: its goroutine finishes (or not) on its own and its result is
-// dropped. The static checks before a Helm render keep that rare; the leak is
-// bounded by what those checks let through.
+// dropped. Renders run in a process of their own, killed at their deadline,
+// so this only serves a render run in process (d < 0 runs f directly).
 func withTimeout[T any](d time.Duration, what string, f func() (T, error)) (T, error) {
 	if d < 0 {
 		return f()
