@@ -127,6 +127,12 @@ func (c *Case) renderEvidence() (ev []string, varies, usable bool, why []string)
 	target := asCompared(c.Resource().Target, namespaced, dest)
 	tv, tok := d.Path.Get(target)
 	n := 0
+	same := "the same revision" // a render without RenderInfo is of it by definition
+	for _, r := range c.Snapshot.Renders {
+		if rev, recorded := renderRevision(r); recorded && rev != "" && rev == compared {
+			same = "revision " + compared
+		}
+	}
 	for i, r := range c.Snapshot.Renders {
 		if rev, recorded := renderRevision(r); recorded {
 			switch {
@@ -146,7 +152,7 @@ func (c *Case) renderEvidence() (ev []string, varies, usable bool, why []string)
 		if obj == nil {
 			if target != nil {
 				varies = true
-				ev = append(ev, fmt.Sprintf("render %d of the same revision has no %s", i+1, d.Resource))
+				ev = append(ev, fmt.Sprintf("render %d of %s has no %s", i+1, same, d.Resource))
 			}
 			continue
 		}
@@ -156,13 +162,13 @@ func (c *Case) renderEvidence() (ev []string, varies, usable bool, why []string)
 		}
 		varies = true
 		if isSecretData(d.Resource, d.Path) {
-			ev = append(ev, fmt.Sprintf("render %d of the same revision has a different %s (secret, not shown)", i+1, d.Path))
+			ev = append(ev, fmt.Sprintf("render %d of %s has a different %s (secret, not shown)", i+1, same, d.Path))
 		} else {
-			ev = append(ev, fmt.Sprintf("render %d of the same revision has %s %s where the compared render has %s", i+1, d.Path, drift.Brief(rv, 40), drift.Brief(tv, 40)))
+			ev = append(ev, fmt.Sprintf("render %d of %s has %s %s where the compared render has %s", i+1, same, d.Path, drift.Brief(rv, 40), drift.Brief(tv, 40)))
 		}
 	}
 	if varies {
-		ev = append([]string{fmt.Sprintf("%d independent renders of the same revision and inputs disagree at %s", n+1, d.Path)}, ev...)
+		ev = append([]string{fmt.Sprintf("%d independent renders of %s and inputs disagree at %s", n+1, same, d.Path)}, ev...)
 		ev = append(ev, why...)
 	}
 	return ev, varies, n > 0, why

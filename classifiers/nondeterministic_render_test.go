@@ -134,7 +134,7 @@ func TestNondeterministicRenderRevision(t *testing.T) {
 	}{
 		{"a render of the compared revision disagrees", snap{app: appAt("c0ffee"), target: target, live: live, renders: [][]string{renderOf("c0ffee", pushed)}},
 			want{claims: true, fix: drift.FixNone, cause: drift.CauseNondeterministicRender, evidence: []string{
-				"2 independent renders of the same revision and inputs disagree at /data/BETA"}}},
+				"2 independent renders of revision c0ffee and inputs disagree at /data/BETA", `render 1 of revision c0ffee has /data/BETA "v2-after-push"`}}},
 		{"a render of the branch head after a push", snap{app: appAt("c0ffee"), target: target, live: live, renders: [][]string{renderOf("beef", pushed)}},
 			want{claims: false, cause: drift.CauseUnknown}},
 		{"a render of the branch head, a random function elsewhere in the chart", snap{app: appAt("c0ffee"), target: target, live: live, renders: [][]string{renderOf("beef", pushed)}, files: chart(stableTemplate)},
@@ -145,7 +145,7 @@ func TestNondeterministicRenderRevision(t *testing.T) {
 		{"one render of the compared revision, one of the head", snap{app: appAt("c0ffee"), target: target, live: live,
 			renders: [][]string{renderOf("c0ffee", flags("", "", `BETA: "aa0Lr7Ws"`, "")), renderOf("beef", pushed)}},
 			want{claims: true, fix: drift.FixNone, cause: drift.CauseNondeterministicRender, evidence: []string{
-				"2 independent renders of the same revision and inputs disagree", `render 1 of the same revision has /data/BETA "aa0Lr7Ws"`,
+				"2 independent renders of revision c0ffee and inputs disagree", `render 1 of revision c0ffee has /data/BETA "aa0Lr7Ws"`,
 				"render 2 is of revision beef, not c0ffee"}}},
 		{"the compared revision is not known", snap{target: target, live: live, renders: [][]string{renderOf("beef", pushed)}, files: chart(randomTemplate)},
 			want{claims: true, fix: drift.FixPinHelmValue, cause: drift.CauseNondeterministicRender, evidence: []string{
@@ -153,7 +153,7 @@ func TestNondeterministicRenderRevision(t *testing.T) {
 		{"the render records no revision", snap{app: appAt("c0ffee"), target: target, live: live, renders: [][]string{renderOf("", pushed)}},
 			want{claims: false, cause: drift.CauseUnknown}},
 		{"several sources, renders of the compared revisions", snap{app: multiSourceApp, target: target, live: live, renders: [][]string{renderOf("[c0ffee, 5eed]", pushed)}},
-			want{claims: true, fix: drift.FixNone, cause: drift.CauseNondeterministicRender, evidence: []string{"render 1 of the same revision has /data/BETA"}}},
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseNondeterministicRender, evidence: []string{"render 1 of revision c0ffee,5eed has /data/BETA"}}},
 		{"several sources, one source's revision moved", snap{app: multiSourceApp, target: target, live: live, renders: [][]string{renderOf("[c0ffee, f00d]", pushed)}},
 			want{claims: false, cause: drift.CauseUnknown}},
 	}
@@ -187,7 +187,7 @@ func TestNondeterministicRenderNamespace(t *testing.T) {
 		{"deleted by hand, a render without the resulting namespace in an old snapshot", snap{target: target, renders: [][]string{{noNamespace}}},
 			want{claims: false}},
 		{"deleted by hand, the render really differs", snap{app: appAt("c0ffee"), target: target, renders: [][]string{renderOf("c0ffee", strings.Replace(noNamespace, `BETA: "on"`, `BETA: "off"`, 1))}},
-			want{claims: true, fix: drift.FixNone, evidence: []string{"render 1 of the same revision has"}}},
+			want{claims: true, fix: drift.FixNone, evidence: []string{"render 1 of revision c0ffee has"}}},
 		{"deleted by hand, cluster-scoped, the chart gives it a namespace", snap{app: appAt("c0ffee"), target: fmt.Sprintf(role, ""), renders: [][]string{renderOf("c0ffee", fmt.Sprintf(role, ", namespace: shop"))}},
 			want{claims: false}},
 		{"deleted by hand, a namespaced custom resource", snap{app: appAt("c0ffee"), target: fmt.Sprintf(widget, ", namespace: shop"), cluster: []string{fmt.Sprintf(crd, "Namespaced")},
