@@ -27,18 +27,6 @@ func TestJQBroadPattern(t *testing.T) {
 	}
 }
 
-func TestManualManagers(t *testing.T) {
-	for m, want := range map[string]bool{
-		"kubectl": true, "kubectl-edit": true, "kubectl-client-side-apply": true, "k9s": true,
-		"kube-controller-manager": false, "argocd-controller": false, "kubectlx": false, "helm": true,
-		"Go-http-client": false, "OpenAPI-Generator": false, "kustomize-controller": false,
-	} {
-		if IsManualManager(m) != want {
-			t.Errorf("IsManualManager(%s) = %v", m, !want)
-		}
-	}
-}
-
 func TestRegistryIsComplete(t *testing.T) {
 	seen := map[drift.Cause]bool{}
 	for i, c := range Registry {

@@ -150,13 +150,16 @@ func leaves(v any, at drift.Pointer, out *[]drift.Pointer) {
 // rule a plan writes covers one, and an existing rule that covers one is flagged.
 func FuzzPlanSafety(f *testing.F) {
 	for i := range fuzzPaths {
-		f.Add("ops-toolbox", uint8(i), "evil.example.net/x:1", uint8(i*7))
-		f.Add("kube-controller-manager ", uint8(i), "0.0.0.0/0", uint8(i*13+1))
+		f.Add("ops-toolbox", uint8(i), "evil.example.net/x:1", uint8(i*7), "", uint8(0))
+		f.Add("kube-controller-manager ", uint8(i), "0.0.0.0/0", uint8(i*13+1), "", uint8(0))
+		f.Add("helm", uint8(i), "evil.example.net/x:1", uint8(i*5), "apps.kruise.io", uint8(1))
+		f.Add("manager", uint8(i), "1", uint8(i*3), "serving.knative.dev", uint8(2))
 	}
-	f.Add("cainjector", uint8(15), "R0lU", uint8(0b1000))
-	f.Add("argocd-controller", uint8(6), "proxy", uint8(0b11110))
+	f.Add("cainjector", uint8(15), "R0lU", uint8(0b1000), "", uint8(0))
+	f.Add("argocd-controller", uint8(6), "proxy", uint8(0b11110), "", uint8(0))
+	f.Add("kustomize-controller", uint8(0), "x", uint8(0b1011), "argoproj.io", uint8(3))
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, manager string, which uint8, value string, mode uint8) {
+	f.Fuzz(func(t *testing.T, manager string, which uint8, value string, mode uint8, group string, kindSel uint8) {
 		fp := fuzzPaths[int(which)%len(fuzzPaths)]
 		ssa := mode&1 != 0
 		owner := (mode >> 1) & 3 // 0: the manager, 1: argocd-controller (as a webhook's change is recorded), 2: nobody
@@ -165,6 +168,13 @@ func FuzzPlanSafety(f *testing.F) {
 		webhook := mode&0x40 != 0
 		path := drift.MustPointer(fp.path)
 		target := fuzzTarget(fp.kind)
+		if fp.kind == "Deployment" && customGroup(group) {
+			// The same workload as a custom resource of any API group and
+			// kind, a built-in kind's name among them: its pod template
+			// keeps every protection.
+			target["apiVersion"] = group + "/v1"
+			target["kind"] = fuzzKinds[int(kindSel)%len(fuzzKinds)]
+		}
 		live := drift.DeepCopy(target).(map[string]any)
 		isProtected := fp.protected
 		var v any = value
@@ -274,4 +284,22 @@ func FuzzPlanSafety(f *testing.F) {
 		}
 		checkPlanSafety(t, s, rep, plans, prot, false)
 	})
+}
+
+// fuzzKinds are the kinds FuzzPlanSafety gives a custom resource: built-in
+// kinds' names and others.
+var fuzzKinds = []string{"Widget", "StatefulSet", "Service", "Rollout", "Deployment", "NetworkPolicy", "Pod", "CronJob"}
+
+// customGroup reports whether group can name a custom resource's API group
+// (a DNS name outside Kubernetes' own groups).
+func customGroup(group string) bool {
+	if !strings.Contains(group, ".") || strings.HasSuffix(group, ".k8s.io") || len(group) > 63 {
+		return false
+	}
+	for _, r := range group {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return !strings.HasPrefix(group, ".") && !strings.HasSuffix(group, ".") && !strings.Contains(group, "..")
 }
