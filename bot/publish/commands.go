@@ -235,7 +235,7 @@ func (c *followed) labeledByWriter(comments []githost.Comment) (string, error) {
 	}
 	who := by
 	if who == "" {
-		who = "an account GitHub does not name"
+		who = "an account " + c.host.Host() + " does not name"
 	}
 	c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: the %s label from %s not followed: only accounts that can write to %s steer driftfix", c.ref(), c.IgnoreLabel, who, c.repo))
 	login, err := c.host.Login(c.ctx)
@@ -249,7 +249,7 @@ func (c *followed) labeledByWriter(comments []githost.Comment) (string, error) {
 		}
 	}
 	msg := fmt.Sprintf("The %s label was applied by %s, who cannot write to this repository, so driftfix goes on proposing this fix. "+
-		"Someone with write access can apply the label again or comment `/driftfix ignore`.\n\n%s", templates.Code(c.IgnoreLabel), templates.Code(who), marker)
+		"Someone with write access can remove the label and apply it again, or comment `/driftfix ignore`.\n\n%s", templates.Code(c.IgnoreLabel), templates.Code(who), marker)
 	return "", c.host.Comment(c.ctx, c.repo, c.k.Number, msg)
 }
 
