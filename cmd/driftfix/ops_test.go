@@ -93,16 +93,24 @@ func jsonLines(t *testing.T, log string) []map[string]any {
 }
 
 // TestOnceExitCodes: once exits 0 when the cycle did its work, stuck
-// applications included, 1 when an Argo CD instance could not be scanned,
-// 2 for a policy it refuses; the failure is a JSON log line naming the
-// instance.
+// applications included, 1 when an Argo CD instance could not be scanned
+// or publishing failed, 2 for a policy it refuses; the failure is a JSON
+// log line saying what failed.
 func TestOnceExitCodes(t *testing.T) {
 	t.Setenv("ARGOCD_AUTH_TOKEN", "")
+	t.Setenv("DRIFTFIX_TEST_GITHUB_TOKEN", "ghp-test-token")
 	now := time.Now()
 	srv, tokenFile := liveServer(t, now)
 	kubeconfig := filepath.Join(filepath.Dir(tokenFile), "kubeconfig")
 	live := argoEntry{"live", srv.URL, tokenFile, kubeconfig}
 	down := argoEntry{"down", closedURL(t), tokenFile, kubeconfig}
+	// A GitHub that refuses every request, as with a revoked token.
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"message":"Bad credentials"}`)
+	}))
+	defer refusing.Close()
 	tests := []struct {
 		name      string
 		instances []argoEntry
@@ -116,6 +124,7 @@ func TestOnceExitCodes(t *testing.T) {
 		{"Argo CD unreachable", []argoEntry{down}, "", []string{"--dry-run"}, exitFailed, "could not scan Argo CD instance down"},
 		{"Argo CD unreachable, publishing", []argoEntry{down}, "", nil, exitFailed, "could not scan Argo CD instance down"},
 		{"one of two instances unreachable", []argoEntry{live, down}, "", []string{"--dry-run"}, exitFailed, "could not scan Argo CD instance down"},
+		{"GitHub refuses the token", []argoEntry{live}, "policy: {minStuckFor: 0s}\ngithub: {tokenEnv: DRIFTFIX_TEST_GITHUB_TOKEN, baseURL: " + refusing.URL + "/}\n", nil, exitFailed, "publishing"},
 		{"a policy it refuses", []argoEntry{live}, "schedule: nonsense\n", []string{"--dry-run"}, exitUsage, "schedule"},
 	}
 	for _, tt := range tests {
@@ -127,6 +136,9 @@ func TestOnceExitCodes(t *testing.T) {
 				t.Fatalf("exit %d (%v), want %d\n%s\n%s", code, err, tt.code, out.String(), errb.String())
 			}
 			lines := jsonLines(t, errb.String())
+			if strings.Contains(out.String()+errb.String(), "ghp-test-token") || strings.Contains(out.String()+errb.String(), liveToken) {
+				t.Error("a token appeared in the output or the log")
+			}
 			if tt.inLog == "" {
 				if err != nil {
 					t.Errorf("an error with exit 0: %v", err)
