@@ -107,11 +107,21 @@ func BenchmarkRenderProcess(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
+			cpu0 := cpuWithChildren()
 			for b.Loop() {
 				if objs, err := c.f(); err != nil || len(objs) == 0 {
 					b.Fatalf("%d objects, %v", len(objs), err)
 				}
 			}
+			b.ReportMetric(float64(cpuWithChildren()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 		})
 	}
+}
+
+// cpuWithChildren is the CPU time this process and its reaped children used.
+func cpuWithChildren() time.Duration {
+	var self, children syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+	return time.Duration(self.Utime.Nano() + self.Stime.Nano() + children.Utime.Nano() + children.Stime.Nano())
 }
