@@ -68,20 +68,22 @@ func buildRevision() string {
 const usage = `driftfix finds why Argo CD applications stay OutOfSync and proposes the narrowest fix.
 
 Usage:
-  driftfix diagnose --snapshot FILE [--format text|json|yaml]
-  driftfix diagnose APP --argocd-server URL [--app-namespace NS] [--format ...]
-  driftfix snapshot APP --argocd-server URL [--app-namespace NS] [-o FILE]
-  driftfix scan --argocd-server URL [--stuck-after 10m] [--format text|json]
-  driftfix fix --snapshot FILE [--repo DIR] [--dry-run] [--format text|json]
-  driftfix ignores --snapshot FILE... [--repo DIR] [--format text|json|yaml]
-  driftfix ignores --argocd-server URL [--repo DIR] [--format ...]   every active ignore rule and what it hides
+  driftfix diagnose --snapshot FILE [-o text|json|yaml]
+  driftfix diagnose APP --argocd-server URL [--app-namespace NS] [-o ...]
+  driftfix snapshot APP --argocd-server URL [--app-namespace NS] [-o json|yaml] [-f FILE]
+  driftfix scan --argocd-server URL [--stuck-after 10m] [-o text|json|yaml]
+  driftfix fix --snapshot FILE [--repo DIR] [--dry-run] [-o text|json|yaml]
+  driftfix ignores --snapshot FILE... [--repo DIR] [-o text|json|yaml]
+  driftfix ignores --argocd-server URL [--repo DIR] [-o ...]   every active ignore rule and what it hides
   driftfix run --config FILE [--listen :8080] [--dry-run] [--leader-elect]
-  driftfix once --config FILE [--dry-run]
+  driftfix once --config FILE [--dry-run]   exit 0 when the cycle ran, 1 when it could not scan or publish
   driftfix config validate FILE
   driftfix causes        print the causes driftfix names, in the order they are tried
   driftfix fixes         print the fix kinds driftfix plans, in order of preference
   driftfix version
 
+-o and --output name the output format (--format, the older name, works too);
+snapshot writes to a file with -f or --output-file.
 The Argo CD API token is read from --argocd-token-file or ARGOCD_AUTH_TOKEN.
 
 Run "driftfix COMMAND -h" for a command's flags.
