@@ -159,6 +159,19 @@ func TestHostileValuesInertInPRBody(t *testing.T) {
 		}
 		checkUnlinked(t, h, body)
 		checkUnlinked(t, h, PRTitle(v))
+
+		// the plan's prose names paths and resources too
+		v.Why, v.Risk, v.Undo = "Git stops declaring /data/"+h, "the key "+h+" is kept", "restore "+h
+		v.Verification, v.Instructions, v.Diffs = "re-diagnosed "+h, "remove "+h+" by hand", nil
+		if body, err = PRBody(v); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(body, "\n") {
+			if !strings.HasPrefix(line, "<!-- driftfix:fingerprint=") {
+				checkInert(t, h, line)
+			}
+		}
+		checkUnlinked(t, h, body)
 	}
 }
 
