@@ -212,7 +212,9 @@ func TestRunServesAndStops(t *testing.T) {
 	if metrics == "" {
 		t.Fatalf("no cycle reached /metrics; log:\n%s", errb.String())
 	}
-	for _, want := range []string{"driftfix_apps_stuck 1", `driftfix_findings{cause="hpa-replicas"}`, `driftfix_api_calls_total{service="argocd"}`, "driftfix_cycle_duration_seconds_count"} {
+	// Without --leader-elect the one replica runs every cycle: driftfix_leader 1.
+	for _, want := range []string{"driftfix_apps_stuck 1", `driftfix_findings{cause="hpa-replicas"}`, `driftfix_api_calls_total{service="argocd"}`, "driftfix_cycle_duration_seconds_count",
+		"\ndriftfix_leader 1\n", `driftfix_build_info{goversion="go`, "\ndriftfix_last_successful_cycle_timestamp_seconds 1"} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s", want)
 		}
