@@ -2,32 +2,24 @@ package render
 
 import (
 	"bytes"
-	"context"
 	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations/render/internal/proc"
 )
 
-// childEnv marks a process started to run one render. The package's init
-// turns such a process into a render child before anything else runs.
-const childEnv = "DRIFTFIX_RENDER_CHILD"
-
+// A process started to run one render serves it from the package's init,
+// before anything else of the binary runs (see proc.Serve).
 func init() {
-	if os.Getenv(childEnv) == "1" {
-		os.Exit(serveChild(os.Stdin, os.Stdout))
-	}
+	proc.Serve(serveChild)
 	registerWireTypes()
 }
 
@@ -96,86 +88,57 @@ func (w *wireError) err() error {
 	return errors.New(w.Message)
 }
 
-// executable is the binary a render process runs; tests replace it.
-var executable = os.Executable
-
 // childStarted, when set (by tests), is told the id of each render process.
 var childStarted func(pid int)
-
-// stderrMax bounds what is kept of a render process's stderr.
-const stderrMax = 16 << 10
 
 // inChild runs req in a render process and returns its manifests. what
 // names the render in errors. A render process that cannot be started is an
 // error: a render never falls back to running in the bot's own process.
 func inChild(what string, req childRequest) ([]drift.Object, error) {
 	lim := req.Limits
-	if !osBounded {
+	if !proc.Bounded {
 		warnUnbounded()
-	}
-	exe, err := executable()
-	if err != nil {
-		return nil, fmt.Errorf("%s: find the binary to start a render process: %w", what, err)
 	}
 	var in bytes.Buffer
 	if err := gob.NewEncoder(&in).Encode(req); err != nil {
 		return nil, fmt.Errorf("%s: send the render to its process: %w", what, err)
 	}
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
-	if lim.Timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, lim.Timeout)
-	}
-	defer cancel()
-	// The reply is the manifests once more, gob-encoded: allow for the encoding.
-	outMax := int64(-1)
+	b := proc.Bounds{Memory: lim.MaxMemory, CPU: lim.MaxCPU, Timeout: lim.Timeout}
 	if lim.MaxRenderedBytes >= 0 {
-		outMax = 4*lim.MaxRenderedBytes + 1<<20
+		b.Output = 4*lim.MaxRenderedBytes + 1<<20 // the manifests once more, gob-encoded
 	}
-	stdout, stderr := &capped{max: outMax}, &capped{max: stderrMax}
-	cmd := exec.CommandContext(ctx, exe)
-	cmd.Env = childEnviron()
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = &in, stdout, stderr
-	cmd.SysProcAttr = childProcAttr()
-	cmd.Cancel = func() error { return killTree(cmd.Process) }
-	cmd.WaitDelay = time.Second
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: start a render process (%s): %w", what, exe, err)
+	r, err := proc.Run(in.Bytes(), b, childStarted)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if childStarted != nil {
-		childStarted(cmd.Process.Pid)
-	}
-	waitErr := cmd.Wait()
-	killTree(cmd.Process) // anything the render left in its process group
-	took := time.Since(start)
-	slog.Debug("render process ended", "render", what, "pid", cmd.Process.Pid, "took", took, "state", cmd.ProcessState.String())
-	if ctx.Err() == context.DeadlineExceeded {
-		return nil, &LimitError{Limit: "Timeout", What: what, Got: "still running after " + took.Round(time.Millisecond).String() + ", killed", Max: lim.Timeout.String()}
+	slog.Debug("render process ended", "render", what, "took", r.Took, "cpu", r.CPU, "err", r.Err)
+	if r.TimedOut {
+		return nil, &LimitError{Limit: "Timeout", What: what, Got: "still running after " + r.Took.Round(time.Millisecond).String() + ", killed", Max: lim.Timeout.String()}
 	}
 	var reply childReply
-	if waitErr == nil && !stdout.over {
-		if err := gob.NewDecoder(bytes.NewReader(stdout.buf.Bytes())).Decode(&reply); err == nil {
+	if r.Err == nil && !r.OutputOver {
+		if err := gob.NewDecoder(bytes.NewReader(r.Stdout)).Decode(&reply); err == nil {
 			if reply.Err != nil {
 				return nil, reply.Err.err()
 			}
 			return reply.Objects, nil
 		}
 	}
-	return nil, childFailure(what, lim, cmd.ProcessState, waitErr, stdout, stderr)
+	return nil, childFailure(what, lim, r)
 }
 
 // childFailure explains a render process that gave no reply: the limit it
 // ran into when one explains it, otherwise how it ended and what it said.
-func childFailure(what string, lim Limits, st *os.ProcessState, waitErr error, stdout, stderr *capped) error {
-	said := strings.TrimSpace(stderr.buf.String())
+func childFailure(what string, lim Limits, r proc.Result) error {
 	switch {
-	case stdout.over:
-		return &LimitError{Limit: "MaxRenderedBytes", What: what, Got: "a reply over " + humanBytes(float64(stdout.max)), Max: humanBytes(float64(lim.MaxRenderedBytes))}
-	case lim.MaxMemory > 0 && outOfMemory(said):
+	case r.OutputOver:
+		return &LimitError{Limit: "MaxRenderedBytes", What: what, Got: "a reply over " + humanBytes(float64(4*lim.MaxRenderedBytes)), Max: humanBytes(float64(lim.MaxRenderedBytes))}
+	case lim.MaxMemory > 0 && proc.OutOfMemory(r.Stderr):
 		return &LimitError{Limit: "MaxMemory", What: what, Got: "ran out of address space and stopped", Max: humanBytes(float64(lim.MaxMemory))}
-	case st != nil && st.ExitCode() == -1 && lim.MaxCPU > 0 && st.UserTime()+st.SystemTime() >= lim.MaxCPU:
-		return &LimitError{Limit: "MaxCPU", What: what, Got: (st.UserTime() + st.SystemTime()).Round(time.Millisecond).String() + " of CPU, killed", Max: lim.MaxCPU.String()}
+	case r.Signaled && lim.MaxCPU > 0 && r.CPU >= lim.MaxCPU:
+		return &LimitError{Limit: "MaxCPU", What: what, Got: r.CPU.Round(time.Millisecond).String() + " of CPU, killed", Max: lim.MaxCPU.String()}
 	}
+	said := r.Stderr
 	if len(said) > 2048 { // what a process says first says most (a panic, a fatal error)
 		said = said[:2048]
 		if i := strings.LastIndexByte(said, '\n'); i > 0 {
@@ -183,75 +146,11 @@ func childFailure(what string, lim Limits, st *os.ProcessState, waitErr error, s
 		}
 		said += "\n…"
 	}
-	if waitErr == nil {
-		waitErr = errors.New("no reply")
+	err := r.Err
+	if err == nil {
+		err = errors.New("no reply")
 	}
-	return fmt.Errorf("%s: the render process failed: %w: %s", what, waitErr, said)
-}
-
-// outOfMemory reports whether a Go process's last words are those of an
-// allocation its address space limit refused (the race detector's runtime
-// reports the refusal as address space collisions).
-func outOfMemory(said string) bool {
-	for _, s := range []string{"out of memory", "cannot allocate memory", "address space collisions"} {
-		if strings.Contains(said, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// childEnviron is a render process's whole environment: the marker, an
-// empty PATH (nothing to run, no git) and no proxy or other setting of the
-// bot's, so no credential reaches it.
-func childEnviron() []string {
-	return []string{childEnv + "=1", "PATH=", "GOTRACEBACK=none"}
-}
-
-// capped keeps the first max bytes written to it (max < 0: all), and notes
-// that more came; it never fails a write, so the writer is never blocked.
-type capped struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	max  int64
-	over bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if room := c.max - int64(c.buf.Len()); c.max >= 0 && int64(len(p)) > room {
-		c.over = true
-		if room > 0 {
-			c.buf.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	return c.buf.Write(p)
-}
-
-// errNoNetwork is what any connection a render process tries gets.
-var errNoNetwork = errors.New("a render process has no network")
-
-type refuse struct{}
-
-func (refuse) RoundTrip(r *http.Request) (*http.Response, error) {
-	return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL.Redacted(), errNoNetwork)
-}
-
-// isolate takes this process off the network as far as Go code reaches it:
-// the default HTTP transport and client refuse, DNS lookups refuse, PATH is
-// empty and no proxy is set.
-func isolate() {
-	http.DefaultTransport = refuse{}
-	http.DefaultClient = &http.Client{Transport: refuse{}}
-	net.DefaultResolver = &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
-		return nil, errNoNetwork
-	}}
-	os.Setenv("PATH", "")
-	for _, v := range []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy"} {
-		os.Unsetenv(v)
-	}
+	return fmt.Errorf("%s: the render process failed: %w: %s", what, err, said)
 }
 
 // serveChild is a render process: it reads one childRequest from in, runs it
@@ -260,15 +159,15 @@ func serveChild(in io.Reader, out io.Writer) int {
 	registerWireTypes()
 	var req childRequest
 	if err := gob.NewDecoder(in).Decode(&req); err != nil {
-		fmt.Fprintf(os.Stderr, "read the render request: %v\n", err)
+		proc.Warnf("read the render request: %v", err)
 		return 3
 	}
-	isolate()
+	proc.Isolate()
 	var once sync.Once
 	reply := func(objs []drift.Object, err error) {
 		once.Do(func() {
 			if err := gob.NewEncoder(out).Encode(childReply{Objects: objs, Err: toWire(err)}); err != nil {
-				fmt.Fprintf(os.Stderr, "write the render reply: %v\n", err)
+				proc.Warnf("write the render reply: %v", err)
 			}
 		})
 	}
@@ -278,16 +177,15 @@ func serveChild(in io.Reader, out io.Writer) int {
 	} else {
 		what = "kustomize build " + req.Dir
 	}
-	cpu, err := applyLimits(req.Limits)
+	cpu, err := proc.Bound(proc.Bounds{Memory: req.Limits.MaxMemory, CPU: req.Limits.MaxCPU})
 	if err != nil {
 		reply(nil, fmt.Errorf("%s: bound the render process: %w", what, err))
 		return 0
 	}
 	go func() {
-		if _, ok := <-cpu; ok {
-			reply(nil, &LimitError{Limit: "MaxCPU", What: what, Got: "more than " + req.Limits.MaxCPU.String() + " of CPU, stopped", Max: req.Limits.MaxCPU.String()})
-			os.Exit(0)
-		}
+		<-cpu
+		reply(nil, &LimitError{Limit: "MaxCPU", What: what, Got: "more than " + req.Limits.MaxCPU.String() + " of CPU, stopped", Max: req.Limits.MaxCPU.String()})
+		proc.Exit()
 	}()
 	// The parent kills the process at the deadline; nothing is abandoned here.
 	lim := req.Limits

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/driftfix/driftfix/remediations/render/internal/proc"
 )
 
 // probeEnv asks the test binary, started again, to take itself off the
@@ -21,7 +23,7 @@ const probeEnv = "DRIFTFIX_RENDER_TEST_PROBE"
 // reached. Here it only answers the isolation probe.
 func TestMain(m *testing.M) {
 	if url := os.Getenv(probeEnv); url != "" {
-		isolate()
+		proc.Isolate()
 		var out []string
 		if _, err := http.Get(url); err != nil {
 			out = append(out, "http: "+err.Error())
@@ -61,7 +63,7 @@ func renderOrdinary(t *testing.T) {
 // TestRenderNeverRunsInTheBotsProcess: when no render process can be
 // started the render fails saying so; it does not run in process instead.
 func TestRenderNeverRunsInTheBotsProcess(t *testing.T) {
-	defer func(e func() (string, error)) { executable = e }(executable)
+	defer func(e func() (string, error)) { proc.Executable = e }(proc.Executable)
 	cases := []struct {
 		name string
 		exe  func() (string, error)
@@ -72,7 +74,7 @@ func TestRenderNeverRunsInTheBotsProcess(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			executable = c.exe
+			proc.Executable = c.exe
 			objs, err := Helm(ordinary(), HelmOptions{ChartDir: "c", ReleaseName: "r", Namespace: "n"})
 			if err == nil || objs != nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "chart c") {
 				t.Fatalf("objs, err = %v, %v; want no objects and an error saying %q", objs, err, c.want)
@@ -95,12 +97,12 @@ func TestRenderProcessHasNoNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(childEnviron()[1:], probeEnv+"="+url, "HTTP_PROXY=http://127.0.0.1:1", "PATH="+os.Getenv("PATH"))
+	cmd.Env = append(proc.Environ()[1:], probeEnv+"="+url, "HTTP_PROXY=http://127.0.0.1:1", "PATH="+os.Getenv("PATH"))
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("probe: %v", err)
 	}
-	for _, want := range []string{"http: ", "client: ", errNoNetwork.Error(), "dns: refused", "git: not found"} {
+	for _, want := range []string{"http: ", "client: ", proc.ErrNoNetwork.Error(), "dns: refused", "git: not found"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("probe said %q, want %q", out, want)
 		}

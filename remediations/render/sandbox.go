@@ -2,7 +2,6 @@ package render
 
 import (
 	"fmt"
-	"net/url"
 	"path"
 	"strings"
 
@@ -254,8 +253,9 @@ func fetched(e string) bool {
 	if strings.Contains(e, "\n") {
 		return false // an inline patch or config
 	}
-	if u, err := url.Parse(strings.TrimSpace(e)); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-		return true
+	scheme, _, _ := strings.Cut(strings.TrimSpace(e), ":")
+	if s := strings.ToLower(scheme); s == "http" || s == "https" {
+		return true // kustomize's loader fetches what url.Parse gives this scheme
 	}
 	return hasScheme(e)
 }

@@ -1,4 +1,4 @@
-package render
+package proc
 
 import (
 	"bufio"
@@ -15,13 +15,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// osBounded: on Linux a render process's memory and CPU are bounded by the kernel.
-const osBounded = true
+// Bounded is whether a render process's memory and CPU are bounded by the
+// operating system here (on Linux they are).
+const Bounded = true
 
-// childProcAttr puts a render process in a process group of its own, so it
+// procAttr puts a render process in a process group of its own, so it
 // is killed with anything it started, and has the kernel kill it if the
 // bot's thread that started it goes away.
-func childProcAttr() *syscall.SysProcAttr {
+func procAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
@@ -38,34 +39,35 @@ func killTree(p *os.Process) error {
 }
 
 // applyLimits bounds this render process: its address space may grow by
-// lim.MaxMemory over what it holds now (RLIMIT_AS; the Go heap is also
-// told to collect before it gets there) and it may use lim.MaxCPU more CPU
-// (RLIMIT_CPU, whole seconds). The channel receives SIGXCPU when the CPU
-// limit is reached; the kernel kills the process a second later.
-func applyLimits(lim Limits) (<-chan os.Signal, error) {
-	if lim.MaxMemory > 0 {
+// b.Memory over what it holds now (RLIMIT_AS; the Go heap is also told to
+// collect before it gets there) and it may use b.CPU more CPU (RLIMIT_CPU,
+// whole seconds). The channel receives SIGXCPU when the CPU limit is
+// reached; the kernel kills the process a second later.
+func applyLimits(b Bounds) (<-chan os.Signal, error) {
+	if b.Memory > 0 {
 		now, err := addressSpace()
 		if err != nil {
 			return nil, err
 		}
-		debug.SetMemoryLimit(lim.MaxMemory / 2)
-		as := uint64(now + lim.MaxMemory)
+		debug.SetMemoryLimit(b.Memory / 2)
+		as := uint64(now + b.Memory)
 		if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: as, Max: as}); err != nil {
 			return nil, fmt.Errorf("set RLIMIT_AS: %w", err)
 		}
 	}
+	if b.CPU <= 0 {
+		return nil, nil
+	}
 	cpu := make(chan os.Signal, 1)
-	if lim.MaxCPU > 0 {
-		var ru unix.Rusage
-		if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-			return nil, fmt.Errorf("read CPU used: %w", err)
-		}
-		used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		secs := uint64(math.Ceil((used + lim.MaxCPU).Seconds()))
-		signal.Notify(cpu, unix.SIGXCPU)
-		if err := unix.Setrlimit(unix.RLIMIT_CPU, &unix.Rlimit{Cur: secs, Max: secs + 1}); err != nil {
-			return nil, fmt.Errorf("set RLIMIT_CPU: %w", err)
-		}
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return nil, fmt.Errorf("read CPU used: %w", err)
+	}
+	used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	secs := uint64(math.Ceil((used + b.CPU).Seconds()))
+	signal.Notify(cpu, unix.SIGXCPU)
+	if err := unix.Setrlimit(unix.RLIMIT_CPU, &unix.Rlimit{Cur: secs, Max: secs + 1}); err != nil {
+		return nil, fmt.Errorf("set RLIMIT_CPU: %w", err)
 	}
 	return cpu, nil
 }

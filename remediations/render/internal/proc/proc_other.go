@@ -1,17 +1,17 @@
 //go:build !linux
 
-package render
+package proc
 
 import (
 	"os"
 	"syscall"
 )
 
-// osBounded: elsewhere than Linux a render process is bounded only by its
-// deadline.
-const osBounded = false
+// Bounded is whether a render process's memory and CPU are bounded by the
+// operating system here: elsewhere than Linux only its deadline applies.
+const Bounded = false
 
-func childProcAttr() *syscall.SysProcAttr { return nil }
+func procAttr() *syscall.SysProcAttr { return nil }
 
 // killTree kills a render process.
 func killTree(p *os.Process) error {
@@ -22,4 +22,4 @@ func killTree(p *os.Process) error {
 }
 
 // applyLimits does nothing here: memory and CPU are not bounded by the OS.
-func applyLimits(Limits) (<-chan os.Signal, error) { return nil, nil }
+func applyLimits(Bounds) (<-chan os.Signal, error) { return nil, nil }
