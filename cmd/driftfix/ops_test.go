@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -288,7 +289,8 @@ func TestReadyzFollowsTheLastCycle(t *testing.T) {
 type process struct {
 	cmd    *exec.Cmd
 	stderr *syncBuffer
-	done   chan error
+	exited chan struct{} // closed when it has exited, err then set
+	err    error
 }
 
 func startDriftfix(t *testing.T, args ...string) *process {
@@ -296,17 +298,22 @@ func startDriftfix(t *testing.T, args ...string) *process {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "DRIFTFIX_TEST_MAIN=1", "HOME="+t.TempDir(), "KUBECONFIG=", "ARGOCD_AUTH_TOKEN=",
 		"KUBERNETES_SERVICE_HOST=", "POD_NAMESPACE=")
-	p := &process{cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p := &process{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	cmd.Stdout = io.Discard
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { p.done <- cmd.Wait() }()
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
+		select {
+		case <-p.exited:
+		default:
 			cmd.Process.Kill()
-			<-p.done
+			<-p.exited
 		}
 	})
 	return p
@@ -317,8 +324,8 @@ func (p *process) stop(t *testing.T) error {
 	t.Helper()
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case err := <-p.done:
-		return err
+	case <-p.exited:
+		return p.err
 	case <-time.After(30 * time.Second):
 		t.Fatalf("driftfix did not stop after SIGTERM; log:\n%s", p.stderr.String())
 		return nil
@@ -472,5 +479,53 @@ func TestLineLogger(t *testing.T) {
 	}
 	if fmt.Sprint(msgs) != "[first note second]" {
 		t.Errorf("records %q", msgs)
+	}
+}
+
+// TestOnceAsAProcess: the process's exit status is once's (0 with stuck
+// applications, 1 with Argo CD unreachable), and everything it writes on
+// stderr is JSON log lines.
+func TestOnceAsAProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts driftfix as a process")
+	}
+	srv, tokenFile := liveServer(t, time.Now())
+	kubeconfig := filepath.Join(filepath.Dir(tokenFile), "kubeconfig")
+	for _, tt := range []struct {
+		name   string
+		server string
+		status int
+	}{
+		{"stuck applications", srv.URL, exitClean},
+		{"Argo CD unreachable", closedURL(t), exitFailed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := writePolicy(t, t.TempDir(), "", argoEntry{"main", tt.server, tokenFile, kubeconfig})
+			p := startDriftfix(t, "once", "--config", cfg, "--log-level", "info")
+			select {
+			case <-p.exited:
+			case <-time.After(60 * time.Second):
+				t.Fatalf("once did not end; log:\n%s", p.stderr.String())
+			}
+			status := 0
+			var exit *exec.ExitError
+			if errors.As(p.err, &exit) {
+				status = exit.ExitCode()
+			} else if p.err != nil {
+				t.Fatal(p.err)
+			}
+			if status != tt.status {
+				t.Errorf("exit status %d, want %d; log:\n%s", status, tt.status, p.stderr.String())
+			}
+			lines := jsonLines(t, p.stderr.String())
+			if len(lines) == 0 {
+				t.Error("nothing was logged")
+			}
+			for _, l := range lines {
+				if bad := keysInStyle(l, ""); len(bad) > 0 {
+					t.Errorf("keys %v are not in the log's style: %v", bad, l)
+				}
+			}
+		})
 	}
 }
