@@ -171,11 +171,9 @@ func serveChild(in io.Reader, out io.Writer) int {
 			}
 		})
 	}
-	what := req.Kind
+	what := "kustomize build " + req.Dir
 	if req.Kind == "helm" {
 		what = "chart " + strings.Trim(req.Helm.ChartDir, "/")
-	} else {
-		what = "kustomize build " + req.Dir
 	}
 	cpu, err := proc.Bound(proc.Bounds{Memory: req.Limits.MaxMemory, CPU: req.Limits.MaxCPU})
 	if err != nil {
