@@ -117,6 +117,26 @@ func NewInput(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison)
 // CRD returns the CustomResourceDefinition of a custom resource, when collected.
 func (in *Input) CRD(ref drift.Ref) drift.Object { return in.crds[ref.Group+"/"+ref.Kind] }
 
+// showLive renders the difference's live value for evidence: masked as
+// Secret data is where another writer's value could carry a secret
+// (drift.LiveShowable).
+func (c *Case) showLive() string {
+	d := c.Diff
+	if isSecretData(d.Resource, d.Path) || drift.LiveShowable(d.Path, d.Git, d.InGit, d.Live) {
+		return c.show(d.Live)
+	}
+	return drift.MaskValue(d.Live)
+}
+
+// showDryRun renders the dry-run answer's value, masked as showLive masks.
+func (c *Case) showDryRun() string {
+	d := c.Diff
+	if isSecretData(d.Resource, d.Path) || drift.LiveShowable(d.Path, d.Git, d.InGit, d.DryRun) {
+		return c.show(d.DryRun)
+	}
+	return drift.MaskValue(d.DryRun)
+}
+
 // show renders a value for evidence, masking Secret data.
 func (c *Case) show(v any) string {
 	if c.Diff != nil && isSecretData(c.Diff.Resource, c.Diff.Path) {

@@ -44,9 +44,9 @@ func classifyControllerWrite(c *Case) (Verdict, bool) {
 	}
 	switch {
 	case d.InGit && d.InLive:
-		ev = append(ev, fmt.Sprintf("Git declares %s; the controller keeps writing %s, and every sync overwrites it until the controller writes it again", c.show(d.Git), c.show(d.Live)))
+		ev = append(ev, fmt.Sprintf("Git declares %s; the controller keeps writing %s, and every sync overwrites it until the controller writes it again", c.show(d.Git), c.showLive()))
 	case d.InLive:
-		ev = append(ev, fmt.Sprintf("Git does not declare %s; the controller adds %s", d.Path, c.show(d.Live)))
+		ev = append(ev, fmt.Sprintf("Git does not declare %s; the controller adds %s", d.Path, c.showLive()))
 	}
 	if d.Path.String() == "/spec/replicas" && w.Subresource == "scale" {
 		ev = append(ev, fmt.Sprintf("%s writes replicas through the scale subresource, as an autoscaler does, but no HorizontalPodAutoscaler in the snapshot targets %s", w.Manager, d.Resource))

@@ -28,7 +28,7 @@ func classifyHPAReplicas(c *Case) (Verdict, bool) {
 		ref.Namespace, ref.Name, d.Resource.Kind, drift.Brief(orDefault(spec["minReplicas"], int64(1)), 10),
 		drift.Brief(spec["maxReplicas"], 10), drift.Brief(drift.Lookup(hpa, "status", "currentReplicas"), 10))}
 	if d.InGit {
-		ev = append(ev, fmt.Sprintf("Git declares replicas: %s, the live object has %s", c.show(d.Git), c.show(d.Live)))
+		ev = append(ev, fmt.Sprintf("Git declares replicas: %s, the live object has %s", c.show(d.Git), c.showLive()))
 	}
 	var scalers, manual []drift.Owner
 	for _, o := range d.NonArgoOwners() {

@@ -55,9 +55,9 @@ func classifyManualChange(c *Case) (Verdict, bool) {
 	ev := []string{fmt.Sprintf("%s is owned by %s: changed by hand with %s", d.Path, ownersText(manual), how)}
 	switch {
 	case d.InGit && d.InLive:
-		ev = append(ev, fmt.Sprintf("Git declares %s, the live object has %s", c.show(d.Git), c.show(d.Live)))
+		ev = append(ev, fmt.Sprintf("Git declares %s, the live object has %s", c.show(d.Git), c.showLive()))
 	case d.InLive:
-		ev = append(ev, fmt.Sprintf("Git does not declare it; the live object has %s", c.show(d.Live)))
+		ev = append(ev, fmt.Sprintf("Git does not declare it; the live object has %s", c.showLive()))
 	}
 	if d.Path.String() == "/spec/replicas" {
 		ev = append(ev, fmt.Sprintf("no HorizontalPodAutoscaler targets %s", d.Resource))

@@ -14,6 +14,9 @@ var Normalized = Classifier{
 	Classify: classifyNormalized,
 }
 
+// Its evidence shows live values as they are: what it names is the API
+// server's own form of Git's value, a default or an allocation, which no
+// other writer put there (drift.Finding.ShownLive shows them too).
 func classifyNormalized(c *Case) (Verdict, bool) {
 	d := c.Diff
 	if d == nil || len(d.Path) == 0 {

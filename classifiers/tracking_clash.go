@@ -38,7 +38,7 @@ func classifyTrackingClash(c *Case) (Verdict, bool) {
 	case d.Path[1] == "labels" && d.Path[2] == s.InstanceLabelKey && s.LabelTracking():
 		ev = append(ev, fmt.Sprintf("%s, so Argo CD sets label %s=%s on every resource of this application", method, s.InstanceLabelKey, c.show(d.Git)))
 		if d.InLive {
-			ev = append(ev, fmt.Sprintf("the live object carries %s=%s instead", s.InstanceLabelKey, c.show(d.Live)))
+			ev = append(ev, fmt.Sprintf("the live object carries %s=%s instead", s.InstanceLabelKey, c.showLive()))
 		}
 		if o := d.NonArgoOwners(); len(o) > 0 {
 			ev = append(ev, fmt.Sprintf("%s writes that label back (%s), so every sync and the next write fight over it", o[0].Manager, ownersText(o)))
@@ -145,7 +145,7 @@ func (c *Case) claimedElsewhere() (Verdict, bool) {
 		fmt.Sprintf("%s was written by %s, Argo CD's own sync: it is %q's rendering of this object", d.Path, ownersText(d.Owners), got),
 	}
 	if d.InGit && d.InLive {
-		ev = append(ev, fmt.Sprintf("Git declares %s here, the other application %s", c.show(d.Git), c.show(d.Live)))
+		ev = append(ev, fmt.Sprintf("Git declares %s here, the other application %s", c.show(d.Git), c.showLive()))
 	}
 	return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "two applications claim one object: render it from one of them only"}, true
 }

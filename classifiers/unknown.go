@@ -31,11 +31,11 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 	case len(d.Path) == 0 && !d.InGit:
 		ev = append(ev, fmt.Sprintf("%s is in the cluster but no longer in Git: it waits to be pruned", d.Resource))
 	case d.InGit && d.InLive:
-		ev = append(ev, fmt.Sprintf("Git declares %s, the live object has %s", c.show(d.Git), c.show(d.Live)))
+		ev = append(ev, fmt.Sprintf("Git declares %s, the live object has %s", c.show(d.Git), c.showLive()))
 	case d.InGit:
 		ev = append(ev, fmt.Sprintf("Git declares %s, the live object has no %s", c.show(d.Git), d.Path))
 	default:
-		ev = append(ev, fmt.Sprintf("the live object has %s, which Git does not declare", c.show(d.Live)))
+		ev = append(ev, fmt.Sprintf("the live object has %s, which Git does not declare", c.showLive()))
 	}
 	var unattributed []drift.Owner
 	for _, o := range d.NonArgoOwners() {

@@ -43,13 +43,13 @@ func classifyWebhookMutation(c *Case) (Verdict, bool) {
 		return Verdict{Evidence: ev, Fix: drift.FixIgnoreDifference, Grant: grant}, true
 	}
 	if how, same := drift.SemanticallyEqual(d.Git, d.Live); d.InGit && same {
-		ev = append(ev, fmt.Sprintf("Git declares %s, the webhook stores %s: the same %s in another form, derived from Git's own value; writing that form in Git changes nothing in the cluster", c.show(d.Git), c.show(d.Live), how))
+		ev = append(ev, fmt.Sprintf("Git declares %s, the webhook stores %s: the same %s in another form, derived from Git's own value; writing that form in Git changes nothing in the cluster", c.show(d.Git), c.showLive(), how))
 		return Verdict{Evidence: ev, Fix: drift.FixSetValue}, true
 	}
 	if d.InGit {
-		ev = append(ev, fmt.Sprintf("Git declares %s, the webhook stores %s: the webhook's value is its own, not a form of Git's, so it is not written into Git", c.show(d.Git), c.show(d.Live)))
+		ev = append(ev, fmt.Sprintf("Git declares %s, the webhook stores %s: the webhook's value is its own, not a form of Git's, so it is not written into Git", c.show(d.Git), c.showLive()))
 		return Verdict{Evidence: ev, Fix: drift.FixIgnoreDifference, Grant: grant}, true
 	}
-	ev = append(ev, fmt.Sprintf("Git does not declare %s; the webhook adds %s on every apply", d.Path, c.show(d.Live)))
+	ev = append(ev, fmt.Sprintf("Git does not declare %s; the webhook adds %s on every apply", d.Path, c.showLive()))
 	return Verdict{Evidence: ev, Fix: drift.FixIgnoreDifference, Grant: grant}, true
 }

@@ -92,6 +92,23 @@ func TestSetValueNeverCommitsWhatAWebhookFilledIn(t *testing.T) {
 	}
 }
 
+// TestSetValueNeverCommitsAWebhooksOwnValue: a webhook that replaces a whole
+// value with one of its own (not Git's value in another form) never has it
+// written into Git, even under a policy that lists set-value.
+func TestSetValueNeverCommitsAWebhooksOwnValue(t *testing.T) {
+	plans := planUnderPolicy(t, "{webhook-mutation: [set-value]}", "testdata/plain-webhook-replaces-value.yaml", "metastore")
+	for _, p := range plans {
+		for _, e := range p.Edits {
+			if strings.Contains(string(e.After), "tok-s3cr3t-from-store") {
+				t.Fatalf("%s writes the webhook's value into %s:\n%s", p.Kind, e.File, e.After)
+			}
+		}
+	}
+	if len(plans) != 1 || len(plans[0].Edits) != 0 || !strings.Contains(plans[0].Dropped, "not Git's value in another form") {
+		t.Fatalf("want the one plan dropped with the reason:\n%s", summary(plans))
+	}
+}
+
 // planUnderPolicy plans the snapshot's fixes under a policy whose fixes are
 // the given YAML mapping, for application app in namespace argocd.
 func planUnderPolicy(t *testing.T, fixes, snapshot, app string) []remediations.Plan {

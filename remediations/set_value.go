@@ -25,6 +25,9 @@ var SetValue = Remedy{
 		if f.Cause == drift.CauseWebhookMutation && drift.EditedText(f.Git, f.Live) {
 			return fmt.Sprintf("the webhook rewrote part of the text at %s; writing its output into Git would commit what it substituted, which may be a credential from another system", f.Path)
 		}
+		if _, same := drift.SemanticallyEqual(f.Git, f.Live); f.Cause == drift.CauseWebhookMutation && f.InGit && !same {
+			return fmt.Sprintf("the webhook's value at %s is its own, not Git's value in another form; writing it into Git would commit a value from the cluster, which may be a credential", f.Path)
+		}
 		return notOnBothSides(f)
 	},
 	Plan: planSetValue,

@@ -75,7 +75,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 			}
 		}
 		if f.InLive {
-			if fj.Live, err = json.Marshal(f.Live); err != nil {
+			if fj.Live, err = json.Marshal(f.ShownLive()); err != nil {
 				return nil, fmt.Errorf("encode live value of %s %s: %w", f.Resource, f.Path, err)
 			}
 		}

@@ -26,7 +26,8 @@ type CheckRow struct {
 	// Status is CheckFixed, CheckRemains or CheckNew.
 	Status string
 	// Git and Live are the values before the change (for a new difference:
-	// after it), with whether each side has the path.
+	// after it), with whether each side has the path; Live is as outputs
+	// may show it (drift.Finding.ShownLive).
 	Git, Live     any
 	InGit, InLive bool
 	Evidence      []string
@@ -142,7 +143,7 @@ func judge(c Check, before, after *drift.Report, plan remediations.Plan) Check {
 
 func row(f drift.Finding, status string) CheckRow {
 	return CheckRow{Resource: f.Resource, Path: f.Path, Cause: f.Cause, Status: status,
-		Git: f.Git, Live: f.Live, InGit: f.InGit, InLive: f.InLive, Evidence: f.Evidence}
+		Git: f.Git, Live: f.ShownLive(), InGit: f.InGit, InLive: f.InLive, Evidence: f.Evidence}
 }
 
 // CheckPlanned is the check of a plan as it was verified while planning:
