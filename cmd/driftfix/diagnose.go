@@ -176,7 +176,7 @@ func textReport(rep *drift.Report) []byte {
 			fix += " " + f.Remediation.File
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			f.Resource, f.Path, cell(f.Git, f.InGit), cell(f.Live, f.InLive), f.Cause,
+			f.Resource, f.Path, cell(f.Git, f.InGit), cell(f.ShownLive(), f.InLive), f.Cause,
 			owner(f.Owners), oneLine(first(f.Evidence), 90), fix)
 	}
 	tw.Flush()
