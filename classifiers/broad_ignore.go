@@ -132,7 +132,11 @@ func classifyBroadIgnore(c *Case) (Verdict, bool) {
 			}
 			return drift.Brief(v, 40)
 		}
-		ev = append(ev, fmt.Sprintf("it hides %s %s: Git %s, live %s%s", d.Resource, d.Path, val(d.Git, d.InGit), val(d.Live, d.InLive), by))
+		live := val(d.Live, d.InLive)
+		if d.InLive && !isSecretData(d.Resource, d.Path) && !drift.LiveShowable(d.Path, d.Git, d.InGit, d.Live) {
+			live = drift.MaskValue(d.Live)
+		}
+		ev = append(ev, fmt.Sprintf("it hides %s %s: Git %s, live %s%s", d.Resource, d.Path, val(d.Git, d.InGit), live, by))
 	}
 	switch {
 	case hidden > 5:
