@@ -51,7 +51,20 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 	if len(c.Snapshot.Renders) == 0 {
 		looked = append(looked, "no further renders to compare")
 	} else {
-		looked = append(looked, fmt.Sprintf("%d further renders agree", len(c.Snapshot.Renders)))
+		// Only renders of the revision Argo CD compared say anything; one
+		// that records another revision (or none known) is no evidence.
+		compared, of := comparedRevision(c.Snapshot.Application), 0
+		for _, r := range c.Snapshot.Renders {
+			if rev, recorded := renderRevision(r); !recorded || (compared != "" && rev == compared) {
+				of++
+			}
+		}
+		switch {
+		case of == len(c.Snapshot.Renders):
+			looked = append(looked, fmt.Sprintf("%d further renders agree", of))
+		default:
+			looked = append(looked, fmt.Sprintf("%d of %d further renders are of the compared revision and agree; the others are no evidence", of, len(c.Snapshot.Renders)))
+		}
 	}
 	looked = append(looked, fmt.Sprintf("%d HorizontalPodAutoscalers, %d mutating webhook configurations, %d CRDs collected", len(c.hpas), len(c.webhooks), len(c.crds)))
 	ev = append(ev, "looked at "+strings.Join(looked, "; "))
