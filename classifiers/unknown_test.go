@@ -22,7 +22,7 @@ func TestUnknown(t *testing.T) {
 			want{claims: true, fix: drift.FixNone, cause: drift.CauseUnknown, evidence: []string{"1 HorizontalPodAutoscalers"}}},
 		{"a resource missing from the cluster", snap{target: webTarget(2)}, "",
 			want{claims: true, fix: drift.FixNone, cause: drift.CauseUnknown, evidence: []string{"Deployment shop/web is in Git but not in the cluster"}}},
-		{"renders of another revision are not counted as agreeing", snap{app: replaceOnce(defaultApp, "status: {sync: {status: OutOfSync}}", "status: {sync: {status: OutOfSync, revision: c0ffee}}"),
+		{"renders of another revision are not counted as agreeing", snap{app: appAt("c0ffee"),
 			target: webTarget(2), live: webLive(5, "replica-tuner", "Update", ""),
 			renders: [][]string{{webTarget(2), "{apiVersion: driftfix.io/v1, kind: RenderInfo, metadata: {name: render-0}, revision: c0ffee}"},
 				{webTarget(2), "{apiVersion: driftfix.io/v1, kind: RenderInfo, metadata: {name: render-1}, revision: beef}"}}}, "/spec/replicas",

@@ -76,36 +76,28 @@ func TestPlanSkipsKindsThatDoNotApply(t *testing.T) {
 }
 
 // TestSetValueNeverCommitsWhatAWebhookFilledIn: a policy that allows only
-// set-value for webhook mutations still never writes a webhook's substitution
-// into a text Git declares (a credential filled into a config file) into Git.
+// set-value for webhook mutations still never writes into Git what a webhook
+// wrote that is not Git's value in another form: a substitution into a text
+// Git declares (a credential filled into a config file), or a whole value of
+// its own.
 func TestSetValueNeverCommitsWhatAWebhookFilledIn(t *testing.T) {
-	plans := planUnderPolicy(t, "{webhook-mutation: [set-value]}", "testdata/plain-webhook-fills-text.yaml", "metastore")
-	for _, p := range plans {
-		for _, e := range p.Edits {
-			if strings.Contains(string(e.After), "s3cr3t-from-store") {
-				t.Fatalf("%s writes the webhook's substitution into %s:\n%s", p.Kind, e.File, e.After)
+	for _, tc := range []struct{ snapshot, secret, why string }{
+		{"testdata/plain-webhook-fills-text.yaml", "s3cr3t-from-store", "would commit what it substituted"},
+		{"testdata/plain-webhook-replaces-value.yaml", "tok-s3cr3t-from-store", "not Git's value in another form"},
+	} {
+		t.Run(tc.snapshot, func(t *testing.T) {
+			plans := planUnderPolicy(t, "{webhook-mutation: [set-value]}", tc.snapshot, "metastore")
+			for _, p := range plans {
+				for _, e := range p.Edits {
+					if strings.Contains(string(e.After), tc.secret) {
+						t.Fatalf("%s writes the webhook's value into %s:\n%s", p.Kind, e.File, e.After)
+					}
+				}
 			}
-		}
-	}
-	if len(plans) != 1 || len(plans[0].Edits) != 0 || !strings.Contains(plans[0].Dropped, "would commit what it substituted") {
-		t.Fatalf("want the one plan dropped with the reason:\n%s", summary(plans))
-	}
-}
-
-// TestSetValueNeverCommitsAWebhooksOwnValue: a webhook that replaces a whole
-// value with one of its own (not Git's value in another form) never has it
-// written into Git, even under a policy that lists set-value.
-func TestSetValueNeverCommitsAWebhooksOwnValue(t *testing.T) {
-	plans := planUnderPolicy(t, "{webhook-mutation: [set-value]}", "testdata/plain-webhook-replaces-value.yaml", "metastore")
-	for _, p := range plans {
-		for _, e := range p.Edits {
-			if strings.Contains(string(e.After), "tok-s3cr3t-from-store") {
-				t.Fatalf("%s writes the webhook's value into %s:\n%s", p.Kind, e.File, e.After)
+			if len(plans) != 1 || len(plans[0].Edits) != 0 || !strings.Contains(plans[0].Dropped, tc.why) {
+				t.Fatalf("want the one plan dropped with the reason:\n%s", summary(plans))
 			}
-		}
-	}
-	if len(plans) != 1 || len(plans[0].Edits) != 0 || !strings.Contains(plans[0].Dropped, "not Git's value in another form") {
-		t.Fatalf("want the one plan dropped with the reason:\n%s", summary(plans))
+		})
 	}
 }
 
