@@ -119,3 +119,20 @@ func planUnderPolicy(t *testing.T, fixes, snapshot, app string) []remediations.P
 	}
 	return plans
 }
+
+// TestEditSharedWithAnotherApplication: a fix is verified by diagnosing its
+// own application again, so an edit to a file another Application of the
+// repository renders too (a Kustomize base staging and prod share) is
+// dropped, naming the file and the application; the same fix stands when
+// the other application reads another repository.
+func TestEditSharedWithAnotherApplication(t *testing.T) {
+	plans := planUnderPolicy(t, "{}", "testdata/kustomize-shared-base.yaml", "shop")
+	if len(plans) != 1 || len(plans[0].Edits) != 0 ||
+		!strings.Contains(plans[0].Dropped, "the edit changes apps/shop/base/web.yaml, which Application shop-staging (argocd/shop-staging.yaml, path apps/shop/overlays/staging) also renders") {
+		t.Fatalf("want the one plan dropped naming the base and shop-staging:\n%s", summary(plans))
+	}
+	plans = planUnderPolicy(t, "{}", "testdata/kustomize-overlay.yaml", "shop")
+	if len(plans) != 1 || plans[0].Dropped != "" || len(plans[0].Edits) != 2 {
+		t.Fatalf("with no other application reading the base, the plan stands:\n%s", summary(plans))
+	}
+}

@@ -287,6 +287,9 @@ func (c *Context) plan(g []*pending) Plan {
 			p.Dropped = why
 		}
 	}
+	if p.Dropped == "" {
+		p.Dropped = c.sharedEdit(&p)
+	}
 	if p.Dropped == "" && p.Verification == "" {
 		c.verify(&p, changed)
 	}
