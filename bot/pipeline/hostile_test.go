@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,6 +29,10 @@ type protected struct {
 
 var protectLine = regexp.MustCompile(`(?m)^# protect: (\S+)/(\S+) (\S+)$`)
 
+// secretLine names a value another writer put in the cluster that no output
+// may show: "# secret: VALUE".
+var secretLine = regexp.MustCompile(`(?m)^# secret: (\S+)$`)
+
 // TestHostile plans fixes for every snapshot in testdata/hostile, each built
 // the way an attacker with ordinary access would (a script's field manager,
 // names that imitate controllers, injected privileged sidecars, rules that
@@ -34,6 +40,9 @@ var protectLine = regexp.MustCompile(`(?m)^# protect: (\S+)/(\S+) (\S+)$`)
 // the change is reported to people with no fix; no plan that is kept changes,
 // removes or ignores it; no file a plan writes changes its value; no ignore
 // rule a plan writes covers it; and an existing rule that covers it is flagged.
+// A value its "# secret:" lines name appears in no output: the report as
+// `diagnose -o json` writes it (evidence included) and every plan's edits,
+// rationale and reasons.
 func TestHostile(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/hostile/*.yaml")
 	if err != nil {
@@ -53,8 +62,9 @@ func TestHostile(t *testing.T) {
 			for _, m := range protectLine.FindAllStringSubmatch(string(raw), -1) {
 				prot = append(prot, protected{kind: m[1], name: m[2], path: drift.MustPointer(m[3])})
 			}
-			if len(prot) == 0 {
-				t.Fatal("no # protect: lines")
+			secrets := secretLine.FindAllStringSubmatch(string(raw), -1)
+			if len(prot) == 0 && len(secrets) == 0 {
+				t.Fatal("no # protect: or # secret: lines")
 			}
 			s := loadSnapshot(t, file)
 			rep, plans, err := Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now, render.Limits{})
@@ -62,6 +72,25 @@ func TestHostile(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkPlanSafety(t, s, rep, plans, prot, true)
+			if len(secrets) == 0 {
+				return
+			}
+			out, err := json.Marshal(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shown := string(out)
+			for _, p := range plans {
+				shown += fmt.Sprintf("%+v", p.Rationale) + p.Dropped + p.Instructions + p.Verification
+				for _, e := range p.Edits {
+					shown += string(e.After)
+				}
+			}
+			for _, m := range secrets {
+				if strings.Contains(shown, m[1]) {
+					t.Errorf("the value %q another writer put there is shown in an output", m[1])
+				}
+			}
 		})
 	}
 }
