@@ -30,7 +30,10 @@ func classifyTrackingClash(c *Case) (Verdict, bool) {
 	}
 	s := c.Settings
 	method := fmt.Sprintf("application.resourceTrackingMethod is %s", s.TrackingMethod)
-	if !s.FromConfigMap {
+	switch {
+	case !s.TrackingSet && s.TrackingSeen != "":
+		method = fmt.Sprintf("argocd-cm names no tracking method, and the desired state Argo CD compares carries its %s tracking metadata, so tracking is by %s (label tracking is the default before Argo CD 3.0)", s.TrackingSeen, s.TrackingSeen)
+	case !s.FromConfigMap:
 		method = "no argocd-cm was collected, so Argo CD's default annotation tracking is assumed"
 	}
 	var ev []string

@@ -45,6 +45,10 @@ func TestTrackingClash(t *testing.T) {
 			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
 				"application.resourceTrackingMethod is annotation+label", `label app.kubernetes.io/instance="shop"`,
 				`carries app.kubernetes.io/instance="shop-flux" instead`, "kustomize-controller writes that label back"}}},
+		{"no argocd-cm, and the targets carry only the instance label: label tracking (before Argo CD 3.0)", snap{target: flags("app.kubernetes.io/instance: shop", "", `BETA: "false"`, ""),
+			live: flags("app.kubernetes.io/instance: shop-flux", "", `BETA: "false"`, argoOwnsFlags+", "+fluxOwnsLabel)}, label,
+			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
+				"carries its label tracking metadata, so tracking is by label"}}},
 		{"with annotation tracking the label is no tracking metadata", snap{target: flags("app.kubernetes.io/instance: shop", shopID, `BETA: "false"`, ""),
 			live:    flags("app.kubernetes.io/instance: shop-flux", shopID, `BETA: "false"`, argoOwnsFlags+", "+fluxOwnsLabel),
 			cluster: []string{argocdCM("annotation")}}, label,
@@ -52,7 +56,7 @@ func TestTrackingClash(t *testing.T) {
 		{"another application's tracking annotation", snap{target: flags("", shopID, `BETA: "false"`, ""),
 			live: flags("", billingID, `BETA: "false"`, argoOwnsFlags)}, annot,
 			want{claims: true, fix: drift.FixNone, cause: drift.CauseTrackingClash, evidence: []string{
-				"no argocd-cm was collected", `belongs to "billing", not to "shop"`, "two Applications render the same object"}}},
+				"argocd-cm names no tracking method, and the desired state Argo CD compares carries its annotation tracking metadata", `belongs to "billing", not to "shop"`, "two Applications render the same object"}}},
 		{"a field of an object another application synced", snap{target: flags("", shopID, `BETA: "false"`, ""),
 			live: flags("", billingID, `BETA: "true"`, argoOwnsFlags)}, beta,
 			want{claims: true, fix: drift.FixNone, cause: drift.CauseTrackingClash, evidence: []string{

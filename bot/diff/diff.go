@@ -33,6 +33,7 @@ func Compare(s *drift.Snapshot) (*drift.Comparison, drift.Settings, error) {
 	if err != nil {
 		return nil, settings, err
 	}
+	inferTracking(&settings, s)
 	appRules, err := applicationRules(s.Application)
 	if err != nil {
 		return nil, settings, err

@@ -43,7 +43,7 @@ func ReadSettings(cluster []drift.Object) (drift.Settings, []drift.IgnoreRule, e
 	if v := strings.TrimSpace(drift.Str(data, keyTracking)); v != "" {
 		switch v {
 		case "annotation", "label", "annotation+label":
-			s.TrackingMethod = v
+			s.TrackingMethod, s.TrackingSet = v, true
 		default:
 			return s, nil, fmt.Errorf("argocd-cm %s: unknown tracking method %q (want annotation, label or annotation+label)", keyTracking, v)
 		}
@@ -350,3 +350,41 @@ func ReadResourceUpdateRules(cluster []drift.Object) ([]drift.IgnoreRule, error)
 // RuleApplies reports whether an ignore rule's group, kind, name and
 // namespace select the resource, as Argo CD matches them.
 func RuleApplies(r *drift.IgnoreRule, ref drift.Ref) bool { return ruleMatches(r, ref) }
+
+// inferTracking decides the tracking method argocd-cm does not name from
+// the application's targets: Argo CD writes its tracking metadata into the
+// desired state it compares, so a target with the tracking-id annotation
+// shows annotation tracking (with the instance label too when both are set:
+// annotation+label), and targets that carry only the instance label with the
+// application's name show label tracking, the default before Argo CD 3.0.
+// With no target showing either, the 3.x default (annotation) stays.
+func inferTracking(st *drift.Settings, s *drift.Snapshot) {
+	if st.TrackingSet {
+		return
+	}
+	app := drift.Str(s.Application, "metadata", "name")
+	annotated, labelled := false, false
+	for i := range s.Resources {
+		t := s.Resources[i].Target
+		if t == nil {
+			continue
+		}
+		if _, ok := drift.Annotations(t)["argocd.argoproj.io/tracking-id"]; ok {
+			annotated = true
+		}
+		if app != "" && drift.Labels(t)[st.InstanceLabelKey] == app {
+			labelled = true
+		}
+	}
+	switch {
+	case annotated && labelled:
+		st.TrackingSeen = "annotation+label"
+	case annotated:
+		st.TrackingSeen = "annotation"
+	case labelled:
+		st.TrackingSeen = "label"
+	default:
+		return
+	}
+	st.TrackingMethod = st.TrackingSeen
+}

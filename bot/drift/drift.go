@@ -299,6 +299,11 @@ type Settings struct {
 	IgnoreAggregatedRoles bool
 	// FromConfigMap says whether argocd-cm was present in the snapshot.
 	FromConfigMap bool
+	// TrackingSet says argocd-cm names the tracking method; TrackingSeen
+	// says, when it does not, what the targets' own tracking metadata showed
+	// ("" when it showed nothing and the 3.x default is assumed).
+	TrackingSet  bool
+	TrackingSeen string
 }
 
 // LabelTracking reports whether Argo CD tracks resources by label.
