@@ -69,9 +69,8 @@ func changedFiles(base, head Repo) []string {
 // application's source paths (or is the source, for a path-less one).
 func touchesSource(s *drift.Snapshot, changed []string) bool {
 	for _, src := range drift.Sources(s.Application) {
-		dir := strings.Trim(src.Path, "/")
 		for _, f := range changed {
-			if dir == "" || dir == "." || strings.HasPrefix(f, dir+"/") {
+			if inDir(f, src.Path) {
 				return true
 			}
 		}

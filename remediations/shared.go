@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations/yamledit"
 )
 
 // sharedEdit is the blast-radius check: a plan is verified by diagnosing its
@@ -74,18 +75,19 @@ func sortedFiles(repo Repo) []string {
 	return out
 }
 
-// applicationsIn returns the Argo CD Applications a YAML file declares.
+// applicationsIn returns the Argo CD Applications a YAML file declares; a
+// file yamledit cannot read declares none it could edit either.
 func applicationsIn(src []byte) []drift.Object {
 	if !strings.Contains(string(src), "Application") {
 		return nil
 	}
+	docs, err := yamledit.Documents(src)
+	if err != nil {
+		return nil
+	}
 	var out []drift.Object
-	dec := yaml.NewDecoder(strings.NewReader(string(src)))
-	for i := 0; i < 256; i++ {
-		var doc map[string]any
-		if err := dec.Decode(&doc); err != nil {
-			break
-		}
+	for _, d := range docs {
+		doc, _ := d.(map[string]any)
 		if drift.Str(doc, "kind") == "Application" && strings.HasPrefix(drift.Str(doc, "apiVersion"), "argoproj.io/") {
 			out = append(out, doc)
 		}
@@ -103,12 +105,8 @@ func readsOf(repo Repo, dir string, reads map[string]bool, depth int) {
 	}
 	k := kustomizationFile(repo, dir)
 	if k == "" {
-		prefix := dir + "/"
-		if dir == "." {
-			prefix = ""
-		}
 		for f := range repo {
-			if strings.HasPrefix(f, prefix) {
+			if inDir(f, dir) {
 				reads[f] = true
 			}
 		}
@@ -129,8 +127,11 @@ func readsOf(repo Repo, dir string, reads map[string]bool, depth int) {
 			reads[p] = true
 			continue
 		}
-		if hasDir(repo, p) {
-			readsOf(repo, p, reads, depth+1)
+		for f := range repo {
+			if inDir(f, p) {
+				readsOf(repo, p, reads, depth+1)
+				break
+			}
 		}
 	}
 }
@@ -163,12 +164,9 @@ func stringsIn(v any, depth int) []string {
 	return nil
 }
 
-func hasDir(repo Repo, dir string) bool {
-	prefix := dir + "/"
-	for f := range repo {
-		if strings.HasPrefix(f, prefix) {
-			return true
-		}
-	}
-	return false
+// inDir reports whether repository file f lies under dir ("" or "." is the
+// repository's root).
+func inDir(f, dir string) bool {
+	dir = strings.Trim(dir, "/")
+	return dir == "" || dir == "." || strings.HasPrefix(f, dir+"/")
 }
