@@ -100,14 +100,26 @@ func (in *Input) namespaceLabels(name string) (map[string]string, bool) {
 }
 
 // matchingWebhooks returns the mutating webhooks that admit the resource on
-// create or update, as the API server decides it.
+// create or update, as the API server decides it. The answer depends on the
+// resource alone, so it is worked out once per resource, not per difference.
 func (in *Input) matchingWebhooks(ref drift.Ref, res *drift.Resource) []webhookMatch {
 	if len(in.webhooks) == 0 {
 		return nil
 	}
+	if m, ok := in.admitted[res]; ok {
+		return m
+	}
 	if in.parsed == nil {
 		in.parsed = parseWebhooks(in.webhooks)
+		in.admitted = map[*drift.Resource][]webhookMatch{}
 	}
+	m := in.admit(ref, res)
+	in.admitted[res] = m
+	return m
+}
+
+// admit asks the API server's matchers about every collected webhook.
+func (in *Input) admit(ref drift.Ref, res *drift.Resource) []webhookMatch {
 	obj := res.Live
 	if obj == nil {
 		obj = res.Target

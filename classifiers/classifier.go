@@ -62,8 +62,9 @@ type Input struct {
 	namespaces map[string]drift.Object
 	hpas       []drift.Object
 	webhooks   []drift.Object
-	parsed     []*parsedWebhook        // webhooks read into the API's types, on first use
-	crds       map[string]drift.Object // by group/Kind
+	parsed     []*parsedWebhook                   // webhooks read into the API's types, on first use
+	admitted   map[*drift.Resource][]webhookMatch // matchingWebhooks' answer per resource
+	crds       map[string]drift.Object            // by group/Kind
 }
 
 // NewInput indexes the snapshot's cluster objects once for all cases.
@@ -126,15 +127,6 @@ func (c *Case) showLive() string {
 		return c.show(d.Live)
 	}
 	return drift.MaskValue(d.Live)
-}
-
-// showDryRun renders the dry-run answer's value, masked as showLive masks.
-func (c *Case) showDryRun() string {
-	d := c.Diff
-	if isSecretData(d.Resource, d.Path) || drift.LiveShowable(d.Path, d.Git, d.InGit, d.DryRun) {
-		return c.show(d.DryRun)
-	}
-	return drift.MaskValue(d.DryRun)
 }
 
 // show renders a value for evidence, masking Secret data.

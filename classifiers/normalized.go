@@ -178,16 +178,7 @@ func (c *Case) allocatedByServer() (Verdict, bool) {
 		return Verdict{}, false
 	}
 	for _, a := range allocations {
-		if a.group != d.Resource.Group || a.kind != d.Resource.Kind || len(a.path) != len(d.Path) {
-			continue
-		}
-		match := true
-		for i, t := range a.path {
-			if t != "*" && t != d.Path[i] {
-				match = false
-			}
-		}
-		if !match {
+		if a.group != d.Resource.Group || a.kind != d.Resource.Kind || !d.Path.Matches(a.path) {
 			continue
 		}
 		ev := []string{fmt.Sprintf("%s allocates %s when the object is created and Git leaves it empty (%s); the live object has %s", a.by, d.Path, a.source, c.show(d.Live)),

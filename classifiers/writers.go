@@ -173,13 +173,17 @@ func (c *Case) place(o drift.Owner) placement {
 			return p
 		}
 	}
-	if g := c.designGrant(); g != "" && p.grant == "" {
-		p.grant = g
+	design := c.designGrant()
+	if p.grant == "" {
+		p.grant = design
 	}
 	if o.Subresource == "scale" {
 		p.shown = append(p.shown, fmt.Sprintf("%s writes through the scale subresource, as an autoscaler does", o.Manager))
 	}
 	p.shown = append(p.shown, c.shownController(o.Manager)...)
+	if design != "" {
+		p.shown = append(p.shown, design)
+	}
 	p.claimed = append(p.claimed, c.claimedController(o.Manager)...)
 	if (p.is == "" || p.is == drift.WriterClient) && len(p.shown)+len(p.claimed) > 0 {
 		if p.is == drift.WriterClient && len(p.shown) == 0 {
@@ -227,9 +231,6 @@ func (c *Case) shownController(manager string) []string {
 		if s := rule(c, manager); s != "" {
 			out = append(out, s)
 		}
-	}
-	if d := c.designGrant(); d != "" {
-		out = append(out, d)
 	}
 	return out
 }

@@ -124,6 +124,12 @@ func (p Pointer) HasPrefix(q Pointer) bool {
 // Related reports whether one of p and q contains the other.
 func (p Pointer) Related(q Pointer) bool { return p.HasPrefix(q) || q.HasPrefix(p) }
 
+// Matches reports whether p is the path a pattern names, step by step, as
+// the safety model's patterns match ("*" is any one step).
+func (p Pointer) Matches(pattern Pointer) bool {
+	return len(p) == len(pattern) && prefixMatches(pattern, p)
+}
+
 // Last returns the final token, or "" for the whole document.
 func (p Pointer) Last() string {
 	if len(p) == 0 {

@@ -100,3 +100,20 @@ func FuzzParsePointer(f *testing.F) {
 		p.Get(doc)
 	})
 }
+
+func TestPointerMatches(t *testing.T) {
+	for _, tc := range []struct {
+		p, pattern string
+		want       bool
+	}{
+		{"/spec/ports/0/nodePort", "/spec/ports/*/nodePort", true},
+		{"/spec/ports/0/nodePort", "/spec/ports/0/nodePort", true},
+		{"/spec/ports/0", "/spec/ports/*/nodePort", false},
+		{"/spec/ports/0/nodePort/x", "/spec/ports/*/nodePort", false},
+		{"/spec/ports/0/port", "/spec/ports/*/nodePort", false},
+	} {
+		if got := MustPointer(tc.p).Matches(MustPointer(tc.pattern)); got != tc.want {
+			t.Errorf("%s matches %s = %v, want %v", tc.p, tc.pattern, got, tc.want)
+		}
+	}
+}

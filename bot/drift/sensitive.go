@@ -931,9 +931,7 @@ func (s Sensitivity) refuseSensitive(k FixKind, f *Finding, target, live Object)
 	}
 	verb := map[FixKind]string{FixRemoveField: "removes it from Git", FixSetValue: "rewrites it in Git", FixPinHelmValue: "changes where the chart takes it from",
 		FixAdoptLive: "writes a change made by hand into Git"}[k]
-	// An empty value the API server drops (live has nothing there) asserts
-	// nothing: removing it changes nothing in the cluster.
-	if k == FixRemoveField && f.InGit && !f.InLive && IsEmpty(f.Git) {
+	if dropsEmpty(k, f) {
 		return "", false
 	}
 	if m, ok := s.Within(f.Resource, gp); ok {
@@ -995,9 +993,16 @@ func handOverRefused(k FixKind, f *Finding) (string, bool) {
 	if f.Remediation.Grant != "" {
 		return "", false
 	}
-	if k == FixRemoveField && f.InGit && !f.InLive && IsEmpty(f.Git) {
-		return "", false // an empty value the API server drops asserts nothing
+	if dropsEmpty(k, f) {
+		return "", false
 	}
 	verb := map[FixKind]string{FixRemoveField: "removing it from Git", FixIgnoreDifference: "ignoring it"}[k]
 	return fmt.Sprintf("%s would hand %s to another writer, and no rule says a writer legitimately owns it (the evidence names a writer, but only a documented owner, an autoscaler, an admitting webhook or the policy's writers may keep a field): a person must decide", verb, f.Path), true
+}
+
+// dropsEmpty reports a remove-field of an empty value the API server drops
+// (live has nothing there): it asserts nothing, so removing it changes
+// nothing in the cluster and hands nothing over.
+func dropsEmpty(k FixKind, f *Finding) bool {
+	return k == FixRemoveField && f.InGit && !f.InLive && IsEmpty(f.Git)
 }
