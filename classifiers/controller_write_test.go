@@ -124,56 +124,35 @@ func TestWriterEvidence(t *testing.T) {
 	certs := replaceOnce(webLive(5, "webhook-server", "Update", ""), "  managedFields:\n",
 		"  managedFields:\n  - {manager: webhook-server, operation: Update, apiVersion: apps/v1, time: \"2026-10-02T08:00:00Z\", fieldsType: FieldsV1, fieldsV1: {\"f:metadata\": {\"f:annotations\": {\"f:tls.crt\": {}}}}}\n")
 	tests := []struct {
-		name    string
-		s       snap
-		writers []drift.Writer
-		want    want
+		name string
+		s    snap
+		want want
 	}{
 		{"the manager also writes certificate material of the object", snap{target: webTarget(2), live: certs},
-			nil, want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{"webhook-server also writes certificate material of this object"}}},
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{"webhook-server also writes certificate material of this object"}}},
 		{"the manager keeps an object that references this one", snap{target: webTarget(2), live: webLive(5, "rollouts-controller", "Update", ""), cluster: []string{rollout}},
-			nil, want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{
 				"rollouts-controller writes the status of Rollout shop/web, whose spec.workloadRef names this object"}}},
-		{"the policy names a controller that owns the path: the fix hands it over", snap{target: webTarget(2), live: webLive(5, "acme-operator", "Update", "")},
-			[]drift.Writer{{Manager: "acme-*", Is: drift.WriterController, Policy: true, Source: "policy.writers[0], line 4",
-				Owns: []drift.OwnedPath{{Kinds: []string{"apps/Deployment"}, Path: drift.MustPointer("/spec/replicas"), Text: "apps/Deployment:/spec/replicas"}}}},
+		{"the policy names a controller that owns the path: the fix hands it over", snap{target: webTarget(2), live: webLive(5, "acme-operator", "Update", ""),
+			writers: []drift.Writer{{Manager: "acme-*", Is: drift.WriterController, Policy: true, Source: "policy.writers[0], line 4",
+				Owns: []drift.OwnedPath{{Kinds: []string{"apps/Deployment"}, Path: drift.MustPointer("/spec/replicas"), Text: "apps/Deployment:/spec/replicas"}}}}},
 			want{claims: true, fix: drift.FixRemoveField, cause: drift.CauseControllerWrite, evidence: []string{
 				"the policy's writers place acme-operator as a controller (policy.writers[0], line 4)",
 				"it may keep the field: the policy's writers say acme-operator owns apps/Deployment:/spec/replicas"}}},
-		{"the policy names a controller that owns other paths: no fix", snap{target: webTarget(2), live: webLive(5, "acme-operator", "Update", "")},
-			[]drift.Writer{{Manager: "acme-operator", Is: drift.WriterController, Policy: true, Source: "policy.writers[0], line 4",
-				Owns: []drift.OwnedPath{{Path: drift.MustPointer("/spec/paused"), Text: "/spec/paused"}}}},
+		{"the policy names a controller that owns other paths: no fix", snap{target: webTarget(2), live: webLive(5, "acme-operator", "Update", ""),
+			writers: []drift.Writer{{Manager: "acme-operator", Is: drift.WriterController, Policy: true, Source: "policy.writers[0], line 4",
+				Owns: []drift.OwnedPath{{Path: drift.MustPointer("/spec/paused"), Text: "/spec/paused"}}}}},
 			want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite}},
-		{"the policy names a person: a manual change", snap{target: webTarget(2), live: webLive(5, "release-bot", "Update", "")},
-			[]drift.Writer{{Manager: "release-bot", Is: drift.WriterPerson, Policy: true, Source: "policy.writers[0], line 4"}},
+		{"the policy names a person: a manual change", snap{target: webTarget(2), live: webLive(5, "release-bot", "Update", ""),
+			writers: []drift.Writer{{Manager: "release-bot", Is: drift.WriterPerson, Policy: true, Source: "policy.writers[0], line 4"}}},
 			want{claims: false, cause: drift.CauseManualChange}},
-		{"the policy places a name the catalog calls a client", snap{target: webTarget(2), live: webLive(5, "OpenAPI-Generator", "Update", "")},
-			[]drift.Writer{{Manager: "OpenAPI-Generator", Is: drift.WriterController, Policy: true, Source: "policy.writers[0], line 4"}},
+		{"the policy places a name the catalog calls a client", snap{target: webTarget(2), live: webLive(5, "OpenAPI-Generator", "Update", ""),
+			writers: []drift.Writer{{Manager: "OpenAPI-Generator", Is: drift.WriterController, Policy: true, Source: "policy.writers[0], line 4"}}},
 			want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := diagnose(t, tt.s.build(t))
-			in.Sensitivity = drift.Sensitivity{Writers: tt.writers}
-			var d *drift.Difference
-			for i := range in.Comparison.Diffs {
-				if in.Comparison.Diffs[i].Path.String() == "/spec/replicas" {
-					d = &in.Comparison.Diffs[i]
-				}
-			}
-			if d == nil {
-				t.Fatal("no difference at /spec/replicas")
-			}
-			v, ok := classifiers.ControllerWrite.Classify(&classifiers.Case{Input: in, Diff: d})
-			checkVerdict(t, classifiers.ControllerWrite, v, ok, tt.want)
-			if ok && (v.Fix == drift.FixRemoveField) != (v.Grant != "") {
-				t.Errorf("fix %s with grant %q: a hand-over needs a grant, and only a hand-over has one", v.Fix, v.Grant)
-			}
-			for _, f := range classifiers.Run(in, classifiers.Registry) {
-				if f.Path.String() == "/spec/replicas" && f.Cause != tt.want.cause {
-					t.Errorf("Run names %s, want %s", f.Cause, tt.want.cause)
-				}
-			}
+			checkDiff(t, classifiers.ControllerWrite, tt.s, "/spec/replicas", tt.want)
 		})
 	}
 }

@@ -21,6 +21,7 @@ type snap struct {
 	cluster []string
 	renders [][]string
 	files   map[string]string
+	writers []drift.Writer // the policy's writers
 }
 
 const defaultApp = `
@@ -116,6 +117,7 @@ func diagnose(t *testing.T, s *drift.Snapshot) *classifiers.Input {
 func checkDiff(t *testing.T, cl classifiers.Classifier, s snap, path string, w want) {
 	t.Helper()
 	in := diagnose(t, s.build(t))
+	in.Sensitivity = drift.Sensitivity{Writers: s.writers}
 	var d *drift.Difference
 	var paths []string
 	for i := range in.Comparison.Diffs {
@@ -155,6 +157,10 @@ func checkVerdict(t *testing.T, cl classifiers.Classifier, v classifiers.Verdict
 	}
 	if v.Fix == drift.FixNone && v.Reason == "" {
 		t.Errorf("fix none without a reason")
+	}
+	handOver := v.Fix == drift.FixRemoveField || v.Fix == drift.FixIgnoreDifference
+	if cl.Name != drift.CauseNormalized && handOver != (v.Grant != "") {
+		t.Errorf("fix %s with grant %q: a hand-over needs a grant, and only a hand-over has one", v.Fix, v.Grant)
 	}
 	all := strings.Join(v.Evidence, "\n")
 	for _, s := range w.evidence {
