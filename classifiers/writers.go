@@ -123,8 +123,6 @@ func genericManager(m string) bool {
 // placement is what driftfix knows of one writer of one path.
 type placement struct {
 	is drift.WriterKind // "" when nothing places it
-	// entry is the policy's or the catalog's entry for the manager.
-	entry *drift.Writer
 	// grant is the rule that lets the writer keep the path, "" when none.
 	grant string
 	// shown is what Kubernetes shows of the writer; claimed is what the
@@ -146,28 +144,29 @@ func (c *Case) place(o drift.Owner) placement {
 	var p placement
 	d := c.Diff
 	w := lookupWriter(c.Sensitivity.Writers, o.Manager)
-	if w != nil && !w.Policy && w.Is == drift.WriterController && len(w.Owns) > 0 {
-		if _, ok := w.OwnsPath(d.Resource, d.Path); !ok {
-			// A documented component's name is no evidence outside the
-			// fields it is documented to write: anyone can take the name.
-			w = nil
-		}
+	var op drift.OwnedPath
+	owns := false
+	if w != nil {
+		op, owns = w.OwnsPath(d.Resource, d.Path)
+	}
+	if w != nil && !w.Policy && w.Is == drift.WriterController && len(w.Owns) > 0 && !owns {
+		// A documented component's name is no evidence outside the fields
+		// it is documented to write: anyone can take the name.
+		w = nil
 	}
 	if w != nil {
-		p.entry, p.is = w, w.Is
+		p.is = w.Is
 		if w.Policy {
 			p.shown = append(p.shown, fmt.Sprintf("the policy's writers place %s as a %s (%s)", o.Manager, w.Is, w.Source))
 		} else {
 			p.claimed = append(p.claimed, fmt.Sprintf("%s is the field manager name of %s", o.Manager, w.Component))
 		}
-		if w.Is == drift.WriterController {
-			if op, ok := w.OwnsPath(d.Resource, d.Path); ok {
-				who := fmt.Sprintf("the writer catalog documents %s as the owner of %s", o.Manager, op.Text)
-				if w.Policy {
-					who = fmt.Sprintf("the policy's writers say %s owns %s", o.Manager, op.Text)
-				}
-				p.grant = who + " (" + w.Source + ")"
+		if w.Is == drift.WriterController && owns {
+			who := fmt.Sprintf("the writer catalog documents %s as the owner of %s", o.Manager, op.Text)
+			if w.Policy {
+				who = fmt.Sprintf("the policy's writers say %s owns %s", o.Manager, op.Text)
 			}
+			p.grant = who + " (" + w.Source + ")"
 		}
 		if w.Is == drift.WriterPerson {
 			return p
