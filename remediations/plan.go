@@ -143,6 +143,9 @@ type Context struct {
 	Report   *drift.Report
 	Repo     Repo
 	Options
+	// readers are the repository's other Applications and what they read,
+	// found on the first plan that edits a file (sharedEdit).
+	readers []reader
 }
 
 // PlanAll plans fixes for a diagnosis. Each finding's fix kinds are decided

@@ -26,36 +26,55 @@ func (c *Context) sharedEdit(p *Plan) string {
 	if len(p.Edits) == 0 {
 		return ""
 	}
+	if c.readers == nil {
+		c.readers = otherReaders(c.Snapshot.Application, c.Repo)
+	}
 	me := drift.Str(c.Snapshot.Application, "metadata", "name")
-	myRepos := map[string]bool{}
-	for _, s := range drift.Sources(c.Snapshot.Application) {
-		myRepos[normRepo(s.RepoURL)] = true
-	}
-	edited := map[string]bool{}
-	for _, e := range p.Edits {
-		edited[e.File] = true
-	}
-	for _, file := range sortedFiles(c.Repo) {
-		for _, app := range applicationsIn(c.Repo[file]) {
-			if drift.Str(app, "metadata", "name") == me {
-				continue
-			}
-			for _, s := range drift.Sources(app) {
-				if !myRepos[normRepo(s.RepoURL)] || s.Chart != "" {
-					continue
-				}
-				reads := map[string]bool{}
-				readsOf(c.Repo, s.Path, reads, 0)
-				for _, e := range p.Edits {
-					if reads[e.File] {
-						return fmt.Sprintf("the edit changes %s, which Application %s (%s, path %s) also renders; the plan is verified for %s only: make the change where only %s reads it, or let a person decide for both",
-							e.File, drift.Str(app, "metadata", "name"), file, s.Path, me, me)
-					}
-				}
+	for _, r := range c.readers {
+		for _, e := range p.Edits {
+			if r.reads[e.File] {
+				return fmt.Sprintf("the edit changes %s, which Application %s (%s, path %s) also renders; the plan is verified for %s only: make the change where only %s reads it, or let a person decide for both",
+					e.File, r.app, r.file, r.path, me, me)
 			}
 		}
 	}
 	return ""
+}
+
+// reader is another Application of the repository, where its manifest is,
+// and the files its source at path may read.
+type reader struct {
+	app, file, path string
+	reads           map[string]bool
+}
+
+// otherReaders finds, once per planning context, every other Application
+// whose manifest is in the repository and whose source is this
+// application's repository, with the files each reads. The result is never
+// nil, so a context asks once.
+func otherReaders(app drift.Object, repo Repo) []reader {
+	me := drift.Str(app, "metadata", "name")
+	myRepos := map[string]bool{}
+	for _, s := range drift.Sources(app) {
+		myRepos[normRepo(s.RepoURL)] = true
+	}
+	out := []reader{}
+	for _, file := range sortedFiles(repo) {
+		for _, other := range applicationsIn(repo[file]) {
+			if drift.Str(other, "metadata", "name") == me {
+				continue
+			}
+			for _, s := range drift.Sources(other) {
+				if !myRepos[normRepo(s.RepoURL)] || s.Chart != "" {
+					continue
+				}
+				r := reader{app: drift.Str(other, "metadata", "name"), file: file, path: s.Path, reads: map[string]bool{}}
+				readsOf(repo, s.Path, r.reads, 0)
+				out = append(out, r)
+			}
+		}
+	}
+	return out
 }
 
 // normRepo compares repository URLs as Argo CD does, without a trailing
