@@ -132,9 +132,9 @@ func classifyBroadIgnore(c *Case) (Verdict, bool) {
 			}
 			return drift.Brief(v, 40)
 		}
-		live := val(d.Live, d.InLive)
-		if d.InLive && !isSecretData(d.Resource, d.Path) && !drift.LiveShowable(d.Path, d.Git, d.InGit, d.Live) {
-			live = drift.MaskValue(d.Live)
+		live, masked := maskedLive(d)
+		if !masked {
+			live = val(d.Live, d.InLive)
 		}
 		ev = append(ev, fmt.Sprintf("it hides %s %s: Git %s, live %s%s", d.Resource, d.Path, val(d.Git, d.InGit), live, by))
 	}

@@ -122,11 +122,20 @@ func (in *Input) CRD(ref drift.Ref) drift.Object { return in.crds[ref.Group+"/"+
 // Secret data is where another writer's value could carry a secret
 // (drift.LiveShowable).
 func (c *Case) showLive() string {
-	d := c.Diff
-	if isSecretData(d.Resource, d.Path) || drift.LiveShowable(d.Path, d.Git, d.InGit, d.Live) {
-		return c.show(d.Live)
+	if m, ok := maskedLive(c.Diff); ok {
+		return m
 	}
-	return drift.MaskValue(d.Live)
+	return c.show(c.Diff.Live)
+}
+
+// maskedLive returns the mask evidence shows for a difference's live value,
+// and whether it is masked: another writer's value that could carry a
+// secret. Secret data has its own mask.
+func maskedLive(d *drift.Difference) (string, bool) {
+	if !d.InLive || isSecretData(d.Resource, d.Path) || drift.LiveShowable(d.Path, d.Git, d.InGit, d.Live) {
+		return "", false
+	}
+	return drift.MaskValue(d.Live), true
 }
 
 // show renders a value for evidence, masking Secret data.
