@@ -80,6 +80,7 @@ func clone(o drift.Object) drift.Object {
 var Corpora = []string{
 	"testdata/cases/*.yaml",
 	"testdata/realworld/[0-9]*.yaml",
+	"testdata/heldout/[0-9]*.yaml",
 	"testdata/real/*.json",
 	"testdata/differential/*.json",
 	"testdata/hostile/*.yaml",
