@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Stops the end-to-end stack by PID and removes its network namespace.
+# Stops the end-to-end stack by the PIDs up.sh recorded and removes the network
+# namespace only when up.sh created it (DRIFTFIX_NETNS, default driftfix-e2e).
 K=$(cd "$(dirname "$0")" && pwd)
 R=$K/run
 NETNS=${DRIFTFIX_NETNS:-driftfix-e2e}
@@ -11,5 +12,10 @@ for p in argocd-server app-controller repo-server redis kube-controller-manager 
   kill -9 "$pid" 2>/dev/null
   rm -f "$R/$p.pid"
 done
-ip netns list | grep -qw "$NETNS" && ip netns delete "$NETNS"
+# Only a namespace up.sh made (and recorded) is deleted, and only by its name.
+if [ -f "$R/netns-created" ]; then
+  made=$(cat "$R/netns-created")
+  ip netns list | awk '{print $1}' | grep -qxF "$made" && ip netns delete "$made"
+  rm -f "$R/netns-created"
+fi
 echo "stack down"

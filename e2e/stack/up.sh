@@ -4,6 +4,7 @@
 # repo-server, application-controller and server (with real authentication).
 # Writes run/kubeconfig (cluster admin) and run/argocd-token (a read-only
 # local account "driftfix" with an API key). Stop it with down.sh.
+# DRIFTFIX_NETNS names the network namespace (default driftfix-e2e).
 set -euo pipefail
 K=$(cd "$(dirname "$0")" && pwd)
 R=$K/run
@@ -20,7 +21,12 @@ command -v openssl >/dev/null || { echo "up.sh: openssl is missing" >&2; exit 1;
 
 [ -e "$R/etcd.pid" ] && "$K/down.sh" >/dev/null 2>&1 || true
 rm -rf "$R"; mkdir -p "$R/pki" "$R/logs"
-ip netns list | grep -qw "$NETNS" || { ip netns add "$NETNS"; $NS ip link set lo up; }
+# The namespace is removed by down.sh only when this script made it: one that
+# was there already (another user's, or made by hand) is left alone.
+if ! ip netns list | awk '{print $1}' | grep -qxF "$NETNS"; then
+  ip netns add "$NETNS"; $NS ip link set lo up
+  echo "$NETNS" >"$R/netns-created"
+fi
 
 start=$(date +%s.%N)
 since() { echo "$(echo "$(date +%s.%N) - $1" | bc)"; }
