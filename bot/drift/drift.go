@@ -337,6 +337,10 @@ type Finding struct {
 	Remediation Remediation
 	// Hides lists, for an ignore rule, the differences it hides from Argo CD.
 	Hides []Location
+	// Unplaced are the field managers of the path that nothing placed as a
+	// controller or a person (an unknown finding's hypotheses name them),
+	// as managedFields lists them: people may say what each one is.
+	Unplaced []string
 }
 
 // Kept is a finding as a cycle keeps it once its application's fixes are
@@ -357,11 +361,14 @@ type Kept struct {
 	// finding's evidence is in its pull request's body, written while
 	// planning; it is not kept.
 	Evidence []string
+	// Unplaced is Finding.Unplaced: the writers the Drift Dashboard asks
+	// people to place.
+	Unplaced []string
 }
 
 // Keep returns what a cycle keeps of f; path is f.Path as text.
 func (f *Finding) Keep(path string) Kept {
-	k := Kept{Resource: f.Resource, Path: path, Cause: f.Cause, Fix: f.Remediation.Kind}
+	k := Kept{Resource: f.Resource, Path: path, Cause: f.Cause, Fix: f.Remediation.Kind, Unplaced: f.Unplaced}
 	if len(f.Owners) > 0 {
 		k.Writer = f.Owners[len(f.Owners)-1].Manager
 	}
