@@ -30,6 +30,9 @@ type Verdict struct {
 	// that hands it over (remove-field, ignore-difference): see
 	// drift.Remediation.Grant.
 	Grant string
+	// Unplaced are the writers of the path nothing placed (see
+	// drift.Finding.Unplaced).
+	Unplaced []string
 }
 
 // Case is one thing to explain, with everything collected about the application.

@@ -76,6 +76,7 @@ func Run(in *Input, registry []Classifier) []drift.Finding {
 			Git: d.Git, Live: d.Live, InGit: d.InGit, InLive: d.InLive,
 			Evidence: v.Evidence, Owners: d.Owners,
 			Remediation: drift.Remediation{Kind: v.Fix, Reason: v.Reason, Grant: v.Grant},
+			Unplaced:    v.Unplaced,
 		}
 		in.Sensitivity.Guard(&f, res.Target, res.Live)
 		if isSecretData(d.Resource, d.Path) {

@@ -2,6 +2,7 @@ package classifiers
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -20,7 +21,7 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 	if d == nil {
 		return Verdict{}, false
 	}
-	var ev []string
+	var ev, unplaced []string
 	switch {
 	case d.Unexplained:
 		ev = append(ev, fmt.Sprintf("Argo CD reports %s OutOfSync, but driftfix finds no difference: it compared %s", d.Resource, d.Compared),
@@ -46,6 +47,11 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 	if len(unattributed) > 0 && len(d.Path) > 0 {
 		ev = append(ev, fmt.Sprintf("%s wrote it, but nothing in the snapshot shows that manager to be a controller (it writes no status here, runs as no program of that name in a collected workload, is in neither the writer catalog nor the policy's writers): a script, a tool or a person may have, so it is never changed in Git", ownersText(unattributed)),
 			hypotheses(unattributed[len(unattributed)-1].Manager))
+		for _, o := range unattributed {
+			if !slices.Contains(unplaced, o.Manager) {
+				unplaced = append(unplaced, o.Manager)
+			}
+		}
 	}
 	looked := []string{"owners: " + ownersText(d.Owners)}
 	if len(c.Snapshot.Renders) == 0 {
@@ -68,5 +74,5 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 	}
 	looked = append(looked, fmt.Sprintf("%d HorizontalPodAutoscalers, %d mutating webhook configurations, %d CRDs collected", len(c.hpas), len(c.webhooks), len(c.crds)))
 	ev = append(ev, "looked at "+strings.Join(looked, "; "))
-	return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "the cause is not established; a person needs to look"}, true
+	return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "the cause is not established; a person needs to look", Unplaced: unplaced}, true
 }
