@@ -15,6 +15,13 @@ const (
 	ActionOpenNow = "open-now"
 	// ActionRecheck asks to diagnose the fix's application again and update or close its PR.
 	ActionRecheck = "recheck"
+	// ActionUnreject asks to propose a rejected fix again: the pull request
+	// that was closed when it was rejected no longer turns it down.
+	ActionUnreject = "unreject"
+	// ActionRunNow, recorded under an application's key (not a fix's), asks
+	// the next cycle to diagnose the application at once and open its fixes
+	// without the cooldown.
+	ActionRunNow = "run-now"
 )
 
 // Request records that a person asked for action on a fix (by its key).
@@ -45,6 +52,43 @@ func (s *Store) ClearRequest(ctx context.Context, fix, action string) error {
 		return fmt.Errorf("clear the request to %s fix %s: %w", action, fix, err)
 	}
 	return nil
+}
+
+// Requests returns, for one action, every key it was asked for and not
+// cleared since, with when it was asked.
+func (s *Store) Requests(ctx context.Context, action string) (map[string]time.Time, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT fix, at FROM requests WHERE action = ?`, action)
+	if err != nil {
+		return nil, fmt.Errorf("list the requests to %s: %w", action, err)
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var key string
+		var at int64
+		if err := rows.Scan(&key, &at); err != nil {
+			return nil, fmt.Errorf("list the requests to %s: %w", action, err)
+		}
+		out[key] = time.Unix(0, at).UTC()
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list the requests to %s: %w", action, err)
+	}
+	return out, nil
+}
+
+// Unreject forgets that a person turned a fix down, so it is proposed
+// again; it reports whether the fix was rejected.
+func (s *Store) Unreject(ctx context.Context, fingerprint string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM rejected WHERE fingerprint = ?`, fingerprint)
+	if err != nil {
+		return false, fmt.Errorf("forget rejected fix %s: %w", fingerprint, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("forget rejected fix %s: %w", fingerprint, err)
+	}
+	return n > 0, nil
 }
 
 // Rejection is a fix a person turned down: its key, application, why and when.

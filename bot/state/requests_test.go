@@ -64,3 +64,39 @@ func TestRequestsSurviveRestarts(t *testing.T) {
 		t.Errorf("a forgotten dashboard is still %d", n)
 	}
 }
+
+// TestUnrejectAndRequestsByAction: a rejected fix is forgotten once, so it
+// is proposed again, and the requests of one action are listed with when
+// they were asked, not those of another action.
+func TestUnrejectAndRequestsByAction(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	if err := s.Reject(ctx, "k1", "main/argocd/web", "pull request acme/shop#3 was closed unmerged", t0); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, false} {
+		if got, err := s.Unreject(ctx, "k1"); err != nil || got != want {
+			t.Fatalf("Unreject #%d = %v, %v; want %v", i+1, got, err, want)
+		}
+	}
+	if _, ok, _ := s.Rejected(ctx, "k1"); ok {
+		t.Fatal("an unrejected fix is still rejected")
+	}
+	for _, rq := range []struct {
+		key, action string
+		at          time.Time
+	}{{"main/argocd/web", ActionRunNow, t0}, {"main/argocd/cart", ActionRunNow, t0.Add(time.Minute)}, {"k1", ActionUnreject, t0}} {
+		if err := s.Request(ctx, rq.key, rq.action, rq.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Requests(ctx, ActionRunNow)
+	if err != nil || len(got) != 2 || !got["main/argocd/web"].Equal(t0) || !got["main/argocd/cart"].Equal(t0.Add(time.Minute)) {
+		t.Fatalf("run-now requests %v %v", got, err)
+	}
+}
