@@ -1,0 +1,917 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/kube"
+)
+
+var causesReport = flag.String("causes-report", "", "write the cause differential's agreement table to this file")
+
+// A cause differential: every mechanism that makes a live field differ from
+// Git is reproduced for real on the stack, on many resources at once (one
+// Application per mechanism), and driftfix's cause for each differing field
+// is compared with the cause known by construction.
+
+// causeExpect is one resource's expected finding: the cause of the field at
+// path ("*": of every finding on the resource, at least one), and optionally
+// text its evidence must (and must not) contain.
+type causeExpect struct {
+	mech       string
+	app        string
+	ref        drift.Ref
+	path       string
+	cause      drift.Cause
+	evidence   string
+	noEvidence string
+}
+
+// The mechanisms, by name as the report prints them.
+const (
+	mechWebhookAll      = "webhook, rule */*, namespace and object selectors"
+	mechWebhookResource = "webhook, rule configmaps/*, object selector"
+	mechWebhookNSOut    = "webhook */* excluded by its namespace selector (another webhook admits)"
+	mechWebhookObjOut   = "webhook */* excluded by its object selector, kubectl edit"
+	mechController      = "controller, client-go default manager, writes status"
+	mechCRDPrune        = "CRD schema prunes an undeclared field"
+	mechCRDDefault      = "CRD schema default inside a list item"
+	mechService         = "Service allocation (nodePort, clusterIP), server-side apply"
+	mechHPA             = "HPA scales through /scale"
+	mechTracking        = "second Application renders the same objects"
+	mechManual          = "kubectl edit, label, scale, set image"
+	mechClient          = "generated or generic client (OpenAPI-Generator, Go-http-client)"
+	mechPush            = "commit pushed, not yet compared, over a kubectl edit"
+	mechDeleted         = "resource deleted by hand"
+)
+
+var allMechanisms = []string{mechWebhookAll, mechWebhookResource, mechWebhookNSOut, mechWebhookObjOut, mechController, mechCRDPrune,
+	mechCRDDefault, mechService, mechHPA, mechTracking, mechManual, mechClient, mechPush, mechDeleted}
+
+const (
+	czGroup       = "causes.example.com"
+	czWebhookAddr = "127.0.0.1:9461"
+	czOperatorEnv = "DRIFTFIX_E2E_OPERATOR_NS"
+	czOperatorBin = "/usr/local/bin/widget-operator"
+)
+
+// czCRDs: Gadgets are kept by an operator (status subresource); Widgets
+// have a pruning schema and defaults inside list items.
+const czCRDs = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.causes.example.com}
+spec:
+  group: causes.example.com
+  names: {kind: Gadget, plural: gadgets, singular: gadget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              endpoint: {type: string}
+              size: {type: integer}
+          status:
+            type: object
+            properties:
+              phase: {type: string}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.causes.example.com}
+spec:
+  group: causes.example.com
+  names: {kind: Widget, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              mode: {type: string}
+              items:
+                type: array
+                items:
+                  type: object
+                  properties:
+                    name: {type: string}
+                    weight: {type: integer, default: 1}
+`
+
+// czApp is one Application of the differential and its files.
+type czApp struct {
+	name, ns string
+	files    map[string]string
+	opts     string // extra syncPolicy lines
+}
+
+func czConfigMap(name, ns string, labels map[string]string, data map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n", name)
+	if ns != "" {
+		fmt.Fprintf(&b, "  namespace: %s\n", ns)
+	}
+	writeMap(&b, "  labels", labels)
+	writeMap(&b, "data", data)
+	return b.String()
+}
+
+func writeMap(b *strings.Builder, key string, m map[string]string) {
+	if len(m) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s:\n", key)
+	indent := strings.Repeat(" ", len(key)-len(strings.TrimLeft(key, " "))+2)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(b, "%s%s: %q\n", indent, k, m[k])
+	}
+}
+
+func czDeployment(name string, replicas int) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %s
+spec:
+  replicas: %d
+  selector:
+    matchLabels: {app: %s}
+  template:
+    metadata:
+      labels: {app: %s}
+    spec:
+      containers:
+        - name: main
+          image: registry.example.com/%s:1.0.0
+          resources:
+            requests: {cpu: 100m}
+`, name, replicas, name, name, name)
+}
+
+func ref(kind, group, ns, name string) drift.Ref {
+	return drift.Ref{Group: group, Kind: kind, Namespace: ns, Name: name}
+}
+
+// causeCases builds every Application's files and the expected findings.
+func causeCases() ([]czApp, []causeExpect) {
+	var apps []czApp
+	var exp []causeExpect
+	add := func(a czApp) *czApp {
+		a.files = map[string]string{}
+		apps = append(apps, a)
+		return &apps[len(apps)-1]
+	}
+	cm := func(ns, name string) drift.Ref { return ref("ConfigMap", "", ns, name) }
+
+	// Webhooks: cz-all admits */* in namespaces labelled cz-wh=on and
+	// objects labelled cz-mutate=all; cz-cm admits configmaps/* labelled
+	// cz-mutate-cm=yes anywhere. Each sets the tier label Git declares.
+	wh := add(czApp{name: "cz-webhook", ns: "cz-wh-on"})
+	tierPath := "/metadata/labels/tier"
+	for i := 0; i < 10; i++ {
+		n := fmt.Sprintf("all-cm-%02d", i)
+		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate": "all", "tier": "git"}, map[string]string{"key": "v"})
+		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: "cz-all", noEvidence: "cz-cm"})
+	}
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("all-sa-%02d", i)
+		wh.files[n+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: %s\n  labels: {cz-mutate: all, tier: git}\n", n)
+		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: ref("ServiceAccount", "", "cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: "cz-all", noEvidence: "cz-cm"})
+	}
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("cm-rule-%02d", i)
+		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate-cm": "yes", "tier": "git"}, map[string]string{"key": "v"})
+		exp = append(exp, causeExpect{mech: mechWebhookResource, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: "cz-cm", noEvidence: "cz-all"})
+	}
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("ns-out-%02d", i)
+		wh.files[n+".yaml"] = czConfigMap(n, "cz-wh-off", map[string]string{"cz-mutate": "all", "cz-mutate-cm": "yes", "tier": "git"}, map[string]string{"key": "v"})
+		exp = append(exp, causeExpect{mech: mechWebhookNSOut, app: wh.name, ref: cm("cz-wh-off", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: "cz-cm", noEvidence: "cz-all"})
+	}
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("obj-out-%02d", i)
+		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate": "none", "tier": "git"}, map[string]string{"key": "v"})
+		exp = append(exp, causeExpect{mech: mechWebhookObjOut, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseManualChange, noEvidence: "cz-all"})
+	}
+
+	// An operator: its Deployment runs widget-operator, which writes each
+	// Gadget's endpoint and status with client-go's default field manager.
+	ctl := add(czApp{name: "cz-ctrl", ns: "cz-ctrl"})
+	ctl.files["operator.yaml"] = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: gadget-operator
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: gadget-operator}
+  template:
+    metadata:
+      labels: {app: gadget-operator}
+    spec:
+      containers:
+        - name: manager
+          image: registry.example.com/gadget-operator:0.4.0
+          command: [` + czOperatorBin + `, --leader-elect]
+`
+	for i := 0; i < 15; i++ {
+		n := fmt.Sprintf("gadget-%02d", i)
+		ctl.files[n+".yaml"] = fmt.Sprintf("apiVersion: %s/v1\nkind: Gadget\nmetadata:\n  name: %s\nspec:\n  endpoint: pending\n  size: %d\n", czGroup, n, i+1)
+		exp = append(exp, causeExpect{mech: mechController, app: ctl.name, ref: ref("Gadget", czGroup, "cz-ctrl", n), path: "/spec/endpoint", cause: drift.CauseControllerWrite, evidence: "widget-operator"})
+	}
+
+	// CRD pruning and defaults.
+	crd := add(czApp{name: "cz-crd", ns: "cz-crd"})
+	for i := 0; i < 10; i++ {
+		n := fmt.Sprintf("pruned-%02d", i)
+		crd.files[n+".yaml"] = fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: %s\nspec:\n  mode: fast\n  color: blue   # not in the schema\n", czGroup, n)
+		exp = append(exp, causeExpect{mech: mechCRDPrune, app: crd.name, ref: ref("Widget", czGroup, "cz-crd", n), path: "/spec/color", cause: drift.CauseNormalized})
+	}
+	for i := 0; i < 10; i++ {
+		n := fmt.Sprintf("defaulted-%02d", i)
+		crd.files[n+".yaml"] = fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: %s\nspec:\n  mode: slow\n  items:\n    - name: a\n", czGroup, n)
+		exp = append(exp, causeExpect{mech: mechCRDDefault, app: crd.name, ref: ref("Widget", czGroup, "cz-crd", n), path: "/spec/items/0/weight", cause: drift.CauseNormalized})
+	}
+
+	// Services whose chart renders the allocated fields as null, applied
+	// server-side.
+	svc := add(czApp{name: "cz-svc", ns: "cz-svc", opts: "    syncOptions: [ServerSideApply=true]\n"})
+	for i := 0; i < 6; i++ {
+		n := fmt.Sprintf("nodeport-%02d", i)
+		svc.files[n+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\nspec:\n  type: NodePort\n  selector: {app: %s}\n  ports:\n    - name: http\n      port: 80\n      targetPort: 8080\n      nodePort: null\n", n, n)
+		exp = append(exp, causeExpect{mech: mechService, app: svc.name, ref: ref("Service", "", "cz-svc", n), path: "/spec/ports/0/nodePort", cause: drift.CauseNormalized})
+	}
+	for i := 0; i < 6; i++ {
+		n := fmt.Sprintf("clusterip-%02d", i)
+		svc.files[n+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\nspec:\n  clusterIP: null\n  selector: {app: %s}\n  ports:\n    - name: http\n      port: 80\n      targetPort: 8080\n", n, n)
+		exp = append(exp, causeExpect{mech: mechService, app: svc.name, ref: ref("Service", "", "cz-svc", n), path: "/spec/clusterIP", cause: drift.CauseNormalized})
+	}
+
+	// HPAs in the same application as their Deployments.
+	hpa := add(czApp{name: "cz-hpa", ns: "cz-hpa"})
+	for i := 0; i < 10; i++ {
+		n := fmt.Sprintf("scaled-%02d", i)
+		hpa.files[n+".yaml"] = czDeployment(n, 1) + fmt.Sprintf(`---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: %s}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: %s}
+  minReplicas: 2
+  maxReplicas: 3
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
+`, n, n)
+		exp = append(exp, causeExpect{mech: mechHPA, app: hpa.name, ref: ref("Deployment", "apps", "cz-hpa", n), path: "/spec/replicas", cause: drift.CauseHPAReplicas})
+	}
+
+	// Two Applications render the same ConfigMaps; the second sync takes
+	// them over, and the first is diagnosed.
+	ta := add(czApp{name: "cz-track-a", ns: "cz-track"})
+	tb := add(czApp{name: "cz-track-b", ns: "cz-track"})
+	for i := 0; i < 10; i++ {
+		n := fmt.Sprintf("shared-%02d", i)
+		ta.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"owner": "team-a"})
+		tb.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"owner": "team-b"})
+		exp = append(exp, causeExpect{mech: mechTracking, app: ta.name, ref: cm("cz-track", n), path: "*", cause: drift.CauseTrackingClash, evidence: "cz-track-b"})
+	}
+
+	// Changes made by hand.
+	man := add(czApp{name: "cz-manual", ns: "cz-manual"})
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("edited-%02d", i)
+		man.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
+		exp = append(exp, causeExpect{mech: mechManual, app: man.name, ref: cm("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: "kubectl edit"})
+	}
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("labelled-%02d", i)
+		man.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"tier": "git"}, map[string]string{"key": "v"})
+		exp = append(exp, causeExpect{mech: mechManual, app: man.name, ref: cm("cz-manual", n), path: tierPath, cause: drift.CauseManualChange, evidence: "kubectl label"})
+	}
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("scaled-%02d", i)
+		man.files[n+".yaml"] = czDeployment(n, 1)
+		r := ref("Deployment", "apps", "cz-manual", n)
+		exp = append(exp, causeExpect{mech: mechManual, app: man.name, ref: r, path: "/spec/replicas", cause: drift.CauseManualChange},
+			causeExpect{mech: mechManual, app: man.name, ref: r, path: "/spec/template/spec/containers/0/image", cause: drift.CauseManualChange, evidence: "kubectl set"})
+	}
+
+	// Generic client libraries: the manager is the library's default name,
+	// which names no program, so nothing places the writer.
+	cl := add(czApp{name: "cz-client", ns: "cz-client"})
+	for i := 0; i < 10; i++ {
+		n := fmt.Sprintf("scripted-%02d", i)
+		cl.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
+		exp = append(exp, causeExpect{mech: mechClient, app: cl.name, ref: cm("cz-client", n), path: "/data/key", cause: drift.CauseUnknown, evidence: "hypotheses"})
+	}
+
+	// A kubectl edit, then a commit Argo CD has not compared yet.
+	push := add(czApp{name: "cz-push", ns: "cz-push"})
+	for i := 0; i < 10; i++ {
+		n := fmt.Sprintf("pushed-%02d", i)
+		push.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v1"})
+		exp = append(exp, causeExpect{mech: mechPush, app: push.name, ref: cm("cz-push", n), path: "/data/key", cause: drift.CauseManualChange})
+	}
+
+	// Resources deleted by hand: Kubernetes keeps no record of who.
+	del := add(czApp{name: "cz-deleted", ns: "cz-deleted"})
+	for i := 0; i < 10; i++ {
+		n := fmt.Sprintf("gone-%02d", i)
+		del.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
+		exp = append(exp, causeExpect{mech: mechDeleted, app: del.name, ref: cm("cz-deleted", n), path: "", cause: drift.CauseUnknown})
+	}
+	return apps, exp
+}
+
+// TestCauseDifferential reproduces each mechanism on the real stack and
+// compares driftfix's cause for every differing field with the cause known
+// by construction.
+func TestCauseDifferential(t *testing.T) {
+	started := time.Now()
+	s := newStack(t)
+	apps, exp := causeCases()
+	namespaces := []string{"cz-wh-off"}
+	for _, a := range apps {
+		namespaces = append(namespaces, a.ns)
+	}
+	namespaces = uniq(namespaces)
+
+	// Clean up what an earlier run left, then set up the cluster side.
+	for _, a := range apps {
+		s.kubectl(t, "", "-n", "argocd", "delete", "application", a.name, "--ignore-not-found", "--timeout=120s")
+	}
+	s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=120s"}, namespaces...)...)
+	s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "--ignore-not-found")
+	t.Cleanup(func() {
+		for _, a := range apps {
+			s.kubectl(t, "", "-n", "argocd", "delete", "application", a.name, "--ignore-not-found", "--timeout=180s")
+		}
+		s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "--ignore-not-found")
+		s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=180s"}, namespaces...)...)
+		s.kubectl(t, "", "delete", "crd", "gadgets."+czGroup, "widgets."+czGroup, "--ignore-not-found")
+	})
+	s.kubectl(t, czCRDs, "apply", "-f", "-")
+	s.waitEstablished(t, "gadgets."+czGroup)
+	s.waitEstablished(t, "widgets."+czGroup)
+	for _, ns := range namespaces {
+		s.kubectl(t, "", "create", "namespace", ns)
+	}
+	s.kubectl(t, "", "label", "namespace", "cz-wh-on", "cz-wh=on")
+	startLabelWebhook(t, s, czWebhookAddr)
+	s.kubectl(t, czWebhookConfigs(s.caBundle(t)), "apply", "-f", "-")
+
+	files := map[string]string{}
+	for _, a := range apps {
+		for f, c := range a.files {
+			files[a.name+"/"+f] = c
+		}
+	}
+	repo := newCzRepo(t, files)
+	create := func(a czApp) {
+		s.kubectl(t, fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: %s
+  namespace: argocd
+spec:
+  project: default
+  source: {repoURL: %q, path: %s, targetRevision: main}
+  destination: {server: https://kubernetes.default.svc, namespace: %s}
+  syncPolicy:
+    automated: {prune: true}
+%s`, a.name, repo.url, a.name, a.ns, a.opts), "apply", "-f", "-")
+	}
+	for _, a := range apps {
+		if a.name != "cz-track-b" {
+			create(a)
+		}
+	}
+	synced := func(names ...string) {
+		deadline := time.Now().Add(3 * time.Minute)
+		for _, n := range names {
+			for {
+				a := s.summary(t, n)
+				if a.OperationPhase == "Succeeded" {
+					break
+				}
+				if a.OperationPhase == "Failed" || a.OperationPhase == "Error" || time.Now().After(deadline) {
+					msg := s.kubectl(t, "", "-n", "argocd", "get", "application", n, "-o", "jsonpath={.status.operationState.message}")
+					t.Fatalf("Application %s did not sync: phase %q sync %q: %s", n, a.OperationPhase, a.SyncStatus, msg)
+				}
+				time.Sleep(time.Second)
+			}
+		}
+	}
+	var first []string
+	for _, a := range apps {
+		if a.name != "cz-track-b" {
+			first = append(first, a.name)
+		}
+	}
+	synced(first...)
+	t.Logf("%d Applications synced in %s", len(first), time.Since(started).Round(time.Second))
+	create(apps[appIndex(apps, "cz-track-b")])
+	synced("cz-track-b")
+
+	// The mechanisms that act after the sync.
+	kc := func(args ...string) { s.kubectl(t, "", args...) }
+	for i := 0; i < 5; i++ {
+		kc("-n", "cz-wh-on", "patch", "configmap", fmt.Sprintf("obj-out-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"metadata":{"labels":{"tier":"hand"}}}`)
+		kc("-n", "cz-manual", "patch", "configmap", fmt.Sprintf("edited-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"data":{"key":"hand"}}`)
+		kc("-n", "cz-manual", "label", "configmap", fmt.Sprintf("labelled-%02d", i), "tier=hand", "--overwrite")
+		kc("-n", "cz-manual", "scale", "deployment", fmt.Sprintf("scaled-%02d", i), "--replicas=3")
+		kc("-n", "cz-manual", "set", "image", "deployment/"+fmt.Sprintf("scaled-%02d", i), fmt.Sprintf("main=registry.example.com/scaled-%02d:1.0.1-hotfix", i))
+	}
+	for i := 0; i < 10; i++ {
+		kc("-n", "cz-push", "patch", "configmap", fmt.Sprintf("pushed-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"data":{"key":"hand"}}`)
+		kc("-n", "cz-deleted", "delete", "configmap", fmt.Sprintf("gone-%02d", i))
+	}
+	genericClientWrites(t, s, "cz-client", 10)
+	runOperator(t, "cz-ctrl")
+
+	// The pushed commit: once Argo CD has compared the kubectl edits, its
+	// controller is told to skip the application, so that the commit pushed
+	// next stays not compared while driftfix diagnoses.
+	s.waitFor(t, "cz-push", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after the kubectl edits")
+	s.waitManagedPaths(t, "cz-push", 10)
+	kc("-n", "argocd", "annotate", "application", "cz-push", "argocd.argoproj.io/skip-reconcile=true", "--overwrite")
+	time.Sleep(time.Second)
+	pushed := map[string]string{}
+	for i := 0; i < 10; i++ {
+		pushed[fmt.Sprintf("cz-push/pushed-%02d.yaml", i)] = czConfigMap(fmt.Sprintf("pushed-%02d", i), "", nil, map[string]string{"key": "v2"})
+	}
+	head := repo.commit(t, pushed, "cz-push: key v2")
+
+	// Diagnose each application until every expected resource shows, for
+	// up to two minutes in all.
+	byApp := map[string][]int{}
+	var order []string
+	for i, e := range exp {
+		if byApp[e.app] == nil {
+			order = append(order, e.app)
+		}
+		byApp[e.app] = append(byApp[e.app], i)
+	}
+	found := make([][]drift.Finding, len(exp))
+	findings := map[string][]drift.Finding{}
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, app := range order {
+		for {
+			rep := s.diagnoseWith(t, app, true)
+			findings[app] = rep.Findings
+			missing := 0
+			for _, i := range byApp[app] {
+				found[i] = matchFindings(rep.Findings, exp[i])
+				if len(found[i]) == 0 {
+					missing++
+				}
+			}
+			if missing == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(3 * time.Second)
+		}
+		if app == "cz-push" {
+			compared := drift.Str(s.last.Application, "status", "sync", "revision")
+			if compared == head {
+				t.Errorf("Argo CD compared the pushed commit %s before driftfix diagnosed: the not-yet-compared window was not tested", head)
+			}
+		}
+	}
+
+	// Agreement per cause and per mechanism, over resources.
+	type tally struct{ total, agree int }
+	perCause := map[drift.Cause]*tally{}
+	perMech := map[string]*tally{}
+	var bad []string
+	resources := map[string]bool{}
+	resAgree := map[string]bool{}
+	for i, e := range exp {
+		key := e.app + " " + e.ref.String()
+		if !resources[key] {
+			resAgree[key] = true
+		}
+		resources[key] = true
+		ok, why := judge(e, found[i], findings[e.app])
+		if !ok {
+			resAgree[key] = false
+			bad = append(bad, fmt.Sprintf("%s %s %s: want %s; %s", e.app, e.ref, e.path, e.cause, why))
+		}
+		if perMech[e.mech] == nil {
+			perMech[e.mech] = &tally{}
+		}
+		if perCause[e.cause] == nil {
+			perCause[e.cause] = &tally{}
+		}
+		perCause[e.cause].total++
+		perMech[e.mech].total++
+		if ok {
+			perCause[e.cause].agree++
+			perMech[e.mech].agree++
+		}
+	}
+	agreeRes := 0
+	for _, v := range resAgree {
+		if v {
+			agreeRes++
+		}
+	}
+	var rep strings.Builder
+	fmt.Fprintf(&rep, "Cause differential on the real stack (Argo CD 3.6.1, kube-apiserver and kube-controller-manager 1.37.2), %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&rep, "%d resources in %d Applications, %d expected differing fields; resources agreeing: %d/%d (%.1f%%); run %s\n\n",
+		len(resources), len(apps), len(exp), agreeRes, len(resources), pct(agreeRes, len(resources)), time.Since(started).Round(time.Second))
+	fmt.Fprintf(&rep, "%-24s %8s %8s %7s\n", "CAUSE", "FIELDS", "AGREE", "%")
+	var causes []string
+	for c := range perCause {
+		causes = append(causes, string(c))
+	}
+	sort.Strings(causes)
+	for _, c := range causes {
+		ta := perCause[drift.Cause(c)]
+		fmt.Fprintf(&rep, "%-24s %8d %8d %6.1f%%\n", c, ta.total, ta.agree, pct(ta.agree, ta.total))
+	}
+	fmt.Fprintf(&rep, "\n%-76s %6s %6s\n", "MECHANISM", "FIELDS", "AGREE")
+	for _, m := range allMechanisms {
+		ta := perMech[m]
+		if ta == nil {
+			ta = &tally{}
+		}
+		fmt.Fprintf(&rep, "%-76s %6d %6d\n", m, ta.total, ta.agree)
+	}
+	if len(bad) > 0 {
+		fmt.Fprintf(&rep, "\nDisagreements (%d):\n", len(bad))
+		for _, b := range bad {
+			fmt.Fprintf(&rep, "  %s\n", b)
+		}
+	}
+	t.Log("\n" + rep.String())
+	if *causesReport != "" {
+		if err := os.WriteFile(*causesReport, []byte(rep.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range causes {
+		if ta := perCause[drift.Cause(c)]; pct(ta.agree, ta.total) < 95 {
+			t.Errorf("cause %s: driftfix agrees on %d of %d fields (%.1f%%), below 95%%", c, ta.agree, ta.total, pct(ta.agree, ta.total))
+		}
+	}
+	for _, m := range allMechanisms {
+		if perMech[m] == nil || perMech[m].total == 0 {
+			t.Errorf("mechanism %q is absent", m)
+		}
+	}
+	if len(resources) < 100 {
+		t.Errorf("only %d resources; the cause differential needs at least 100", len(resources))
+	}
+}
+
+// matchFindings returns the findings on e's resource at e's path (every
+// finding on the resource for "*").
+func matchFindings(fs []drift.Finding, e causeExpect) []drift.Finding {
+	var out []drift.Finding
+	for _, f := range fs {
+		if f.Resource != e.ref {
+			continue
+		}
+		if e.path == "*" || f.Path.String() == e.path {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// judge decides whether driftfix agrees with one expectation: a finding at
+// the path with the expected cause (every finding, for "*"), its evidence
+// naming what it must, and no finding on the same resource naming another
+// cause than the resource's expected ones.
+func judge(e causeExpect, at, all []drift.Finding) (bool, string) {
+	if len(at) == 0 {
+		var other []string
+		for _, f := range all {
+			if f.Resource == e.ref {
+				other = append(other, f.Path.String()+" "+string(f.Cause))
+			}
+		}
+		return false, fmt.Sprintf("no finding (on the resource: %q)", other)
+	}
+	for _, f := range at {
+		ev := strings.Join(f.Evidence, " | ")
+		switch {
+		case f.Cause != e.cause:
+			return false, fmt.Sprintf("driftfix says %s at %s: %s", f.Cause, f.Path, brief(ev))
+		case e.evidence != "" && !strings.Contains(ev, e.evidence):
+			return false, fmt.Sprintf("the evidence does not name %q: %s", e.evidence, brief(ev))
+		case e.noEvidence != "" && strings.Contains(ev, e.noEvidence):
+			return false, fmt.Sprintf("the evidence names %q: %s", e.noEvidence, brief(ev))
+		}
+	}
+	return true, ""
+}
+
+func brief(s string) string {
+	if len(s) > 400 {
+		return s[:400] + "…"
+	}
+	return s
+}
+
+func uniq(in []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range in {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func appIndex(apps []czApp, name string) int {
+	for i, a := range apps {
+		if a.name == name {
+			return i
+		}
+	}
+	panic(name)
+}
+
+// czWebhookConfigs are the two mutating webhook configurations.
+func czWebhookConfigs(caBundle string) string {
+	return fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: cz-all}
+webhooks:
+- name: all.causes.example.com
+  admissionReviewVersions: ["v1"]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 5
+  clientConfig: {url: "https://%[1]s/all", caBundle: %[2]s}
+  namespaceSelector: {matchLabels: {cz-wh: "on"}}
+  objectSelector: {matchLabels: {cz-mutate: all}}
+  rules:
+  - {apiGroups: ["*"], apiVersions: ["*"], resources: ["*/*"], operations: ["CREATE", "UPDATE"]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: cz-cm}
+webhooks:
+- name: cm.causes.example.com
+  admissionReviewVersions: ["v1"]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 5
+  clientConfig: {url: "https://%[1]s/cm", caBundle: %[2]s}
+  objectSelector: {matchExpressions: [{key: cz-mutate-cm, operator: In, values: ["yes"]}]}
+  rules:
+  - {apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps/*"], operations: ["CREATE", "UPDATE"]}
+`, czWebhookAddr, caBundle)
+}
+
+// startLabelWebhook serves a mutating webhook that sets the tier label of
+// whatever it admits: to wh-all on /all, to wh-cm on /cm.
+func startLabelWebhook(t *testing.T, s *stack, addr string) {
+	t.Helper()
+	mux := http.NewServeMux()
+	handle := func(tier string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			var in struct {
+				Request struct {
+					UID    string         `json:"uid"`
+					Object map[string]any `json:"object"`
+				} `json:"request"`
+			}
+			if err := json.NewDecoder(io.LimitReader(r.Body, 4<<20)).Decode(&in); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			var ops []map[string]any
+			if drift.Map(in.Request.Object, "metadata", "labels") == nil {
+				ops = append(ops, map[string]any{"op": "add", "path": "/metadata/labels", "value": map[string]any{}})
+			}
+			ops = append(ops, map[string]any{"op": "add", "path": "/metadata/labels/tier", "value": tier})
+			p, _ := json.Marshal(ops)
+			out, _ := json.Marshal(map[string]any{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+				"response": map[string]any{"uid": in.Request.UID, "allowed": true, "patchType": "JSONPatch", "patch": base64.StdEncoding.EncodeToString(p)}})
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(out)
+		}
+	}
+	mux.HandleFunc("/all", handle("wh-all"))
+	mux.HandleFunc("/cm", handle("wh-cm"))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	pki := filepath.Join(s.root, "run", "pki")
+	go func() {
+		if err := srv.ServeTLS(ln, filepath.Join(pki, "webhook.crt"), filepath.Join(pki, "webhook.key")); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("webhook: %v", err)
+		}
+	}()
+	t.Cleanup(func() { srv.Close() })
+}
+
+// genericClientWrites patches n ConfigMaps' data.key as scripts do with a
+// generic HTTP client and no field manager: the API server names the
+// manager after the user agent, Go's default (Go-http-client) for the
+// first half and the Python client's generated one (OpenAPI-Generator) for
+// the rest.
+func genericClientWrites(t *testing.T, s *stack, ns string, n int) {
+	t.Helper()
+	pki := filepath.Join(s.root, "run", "pki")
+	cert, err := tls.LoadX509KeyPair(filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(filepath.Join(pki, "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool}}}
+	for i := 0; i < n; i++ {
+		url := fmt.Sprintf("https://127.0.0.1:6443/api/v1/namespaces/%s/configmaps/scripted-%02d", ns, i)
+		req, err := http.NewRequest(http.MethodPatch, url, strings.NewReader(`{"data":{"key":"scripted"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/merge-patch+json")
+		if i >= n/2 {
+			req.Header.Set("User-Agent", "OpenAPI-Generator/33.1.0/python")
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("PATCH %s: %s\n%s", url, resp.Status, body)
+		}
+	}
+}
+
+// runOperator runs this test binary again as the program widget-operator
+// (argv[0] is its installed path), which writes each Gadget in ns as an
+// operator does, with client-go's default field manager.
+func runOperator(t *testing.T, ns string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, "-test.run=^TestCauseOperatorProcess$", "-test.count=1")
+	cmd.Args[0] = czOperatorBin
+	cmd.Env = append(os.Environ(), czOperatorEnv+"="+ns)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("widget-operator: %v\n%s", err, out.String())
+	}
+}
+
+// TestCauseOperatorProcess is the operator TestCauseDifferential runs: it
+// does nothing unless started as one. With client-go's defaults (no field
+// manager, no user agent set) the API server records its writes under the
+// base name of os.Args[0].
+func TestCauseOperatorProcess(t *testing.T) {
+	ns := os.Getenv(czOperatorEnv)
+	if ns == "" {
+		t.Skip("run by TestCauseDifferential as the widget-operator program")
+	}
+	s := newStack(t)
+	rc, err := kube.RESTConfig(kube.Config{Kubeconfig: s.kubeconfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.UserAgent != "" {
+		t.Fatalf("the REST config sets a user agent (%q): the default field manager would not be client-go's", rc.UserAgent)
+	}
+	dc, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	gadgets := dc.Resource(schema.GroupVersionResource{Group: czGroup, Version: "v1", Resource: "gadgets"}).Namespace(ns)
+	list, err := gadgets.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range list.Items {
+		spec := fmt.Sprintf(`{"spec":{"endpoint":"http://%s.%s.svc:8080"}}`, g.GetName(), ns)
+		if _, err := gadgets.Patch(ctx, g.GetName(), types.MergePatchType, []byte(spec), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gadgets.Patch(ctx, g.GetName(), types.MergePatchType, []byte(`{"status":{"phase":"Ready"}}`), metav1.PatchOptions{}, "status"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitManagedPaths waits until Argo CD's managed-resources of app show at
+// least n resources OutOfSync.
+func (s *stack) waitManagedPaths(t *testing.T, app string, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		raw := s.kubectl(t, "", "-n", "argocd", "get", "application", app, "-o", "jsonpath={.status.resources[*].status}")
+		if strings.Count(raw, "OutOfSync") >= n {
+			return
+		}
+	}
+	t.Fatalf("Argo CD never reported %d resources of %s OutOfSync", n, app)
+}
+
+// czRepo is a Git repository served to Argo CD as file://, with its work
+// tree kept for later commits.
+type czRepo struct{ url, work, bare string }
+
+func newCzRepo(t *testing.T, files map[string]string) *czRepo {
+	t.Helper()
+	dir := t.TempDir()
+	r := &czRepo{work: filepath.Join(dir, "work"), bare: filepath.Join(dir, "repo.git")}
+	r.url = "file://" + r.bare
+	r.git(t, dir, "init", "-q", "-b", "main", r.work)
+	r.commit(t, files, "cause differential")
+	r.git(t, dir, "clone", "-q", "--bare", r.work, r.bare)
+	return r
+}
+
+func (r *czRepo) git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=e2e", "GIT_AUTHOR_EMAIL=e2e@example.com", "GIT_COMMITTER_NAME=e2e", "GIT_COMMITTER_EMAIL=e2e@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// commit writes files into the work tree, commits them and, once the bare
+// repository exists, pushes; it returns the new commit.
+func (r *czRepo) commit(t *testing.T, files map[string]string, msg string) string {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(r.work, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.git(t, r.work, "add", ".")
+	r.git(t, r.work, "commit", "-q", "-m", msg)
+	if _, err := os.Stat(r.bare); err == nil {
+		r.git(t, r.work, "push", "-q", r.bare, "main")
+	}
+	return r.git(t, r.work, "rev-parse", "HEAD")
+}
