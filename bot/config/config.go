@@ -36,6 +36,9 @@ type Config struct {
 	// RepoCredentials name, by file, how repositories off the GitHub App's
 	// host (or any, by URL prefix) are read (repocreds.go).
 	RepoCredentials []RepoCredential
+	// PolicyRepo is where this file is kept in Git, for the pull requests
+	// that change it (policyrepo.go).
+	PolicyRepo PolicyRepo
 }
 
 // ArgoCD is one Argo CD instance and the shard of applications it scans.
@@ -201,6 +204,7 @@ func Parse(b []byte) (*Config, error) {
 		"dryRun":        func(k string, n *yaml.Node) { c.DryRun = p.boolean(k, n) },
 		"stateFile":     func(k string, n *yaml.Node) { c.StateFile = p.str(k, n) },
 		"platformRepos": func(k string, n *yaml.Node) { c.PlatformRepos = p.platformRepos(k, n) },
+		"policyRepo":    func(k string, n *yaml.Node) { c.PolicyRepo = p.policyRepo(k, n) },
 		"argocd": func(k string, n *yaml.Node) {
 			p.list(k, n, func(k string, n *yaml.Node) { c.ArgoCD = append(c.ArgoCD, p.argocd(k, n)) })
 		},
