@@ -17,6 +17,11 @@ import (
 
 type parser struct{ errs Errors }
 
+// acceptedKeys, set only by TestSchemaMatchesParser, records every key each
+// mapping the parser reads accepts (its handlers' names, list indexes as
+// []), whether or not the file has it: what Schema is held to.
+var acceptedKeys map[string]bool
+
 func (p *parser) fail(key string, line int, msg string) {
 	p.errs = append(p.errs, Error{Key: key, Line: line, Msg: msg})
 }
@@ -39,6 +44,11 @@ func (p *parser) mapping(n *yaml.Node, at string, fields map[string]func(string,
 			p.fail(orRoot(at), n.Line, "must be a mapping")
 		}
 		return
+	}
+	if acceptedKeys != nil {
+		for name := range fields {
+			acceptedKeys[listIndex.ReplaceAllString(join(at, name), "[]")] = true
+		}
 	}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -70,6 +80,8 @@ func (p *parser) mapping(n *yaml.Node, at string, fields map[string]func(string,
 		h(key, v)
 	}
 }
+
+var listIndex = regexp.MustCompile(`\[[0-9]+\]`)
 
 func orRoot(at string) string {
 	if at == "" {

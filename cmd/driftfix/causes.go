@@ -9,7 +9,7 @@ import (
 	"github.com/driftfix/driftfix/remediations"
 )
 
-// causesTable renders the classifier registry as the Markdown table in the README.
+// causesTable renders the classifier registry as the Markdown table of docs/causes-and-fixes.md.
 func causesTable() string {
 	var b strings.Builder
 	b.WriteString("| order | cause | meaning |\n|---|---|---|\n")
@@ -24,7 +24,7 @@ func cmdCauses(stdout io.Writer) int {
 	return exitClean
 }
 
-// fixesTable renders the remedy registry as the Markdown table in the README.
+// fixesTable renders the remedy registry as the Markdown table of docs/causes-and-fixes.md.
 func fixesTable() string {
 	var b strings.Builder
 	b.WriteString("| kind | what changes | pull request title |\n|---|---|---|\n")

@@ -206,10 +206,10 @@ func TestIgnoresUsage(t *testing.T) {
 	}
 }
 
-// TestReadmeIgnoresExample keeps the README's example a real output: each
+// TestDocsIgnoresExample keeps the example of docs/ignore-rules.md a real output: each
 // of its lines is a line of `driftfix ignores` on the test snapshots, in order.
-func TestReadmeIgnoresExample(t *testing.T) {
-	ex := strings.TrimSpace(readmeSection(t, "ignores"))
+func TestDocsIgnoresExample(t *testing.T) {
+	ex := strings.TrimSpace(docSection(t, "docs/ignore-rules.md", "ignores"))
 	ex = strings.TrimSuffix(strings.TrimPrefix(ex, "```\n"), "\n```")
 	code, out, stderr := runCLI("ignores", "--snapshot", ignoreSnaps[0], ignoreSnaps[1])
 	if code != exitClean {
@@ -222,7 +222,7 @@ func TestReadmeIgnoresExample(t *testing.T) {
 			at++
 		}
 		if at == len(got) {
-			t.Fatalf("the README's example line %q is not in the output, in order (replace the example with lines of `go run ./cmd/driftfix ignores --snapshot bot/ignores/testdata/shop.yaml bot/ignores/testdata/platform.yaml`):\n%s", line, out)
+			t.Fatalf("the example line of docs/ignore-rules.md %q is not in the output, in order (replace the example with lines of `go run ./cmd/driftfix ignores --snapshot bot/ignores/testdata/shop.yaml bot/ignores/testdata/platform.yaml`):\n%s", line, out)
 		}
 		at++
 	}

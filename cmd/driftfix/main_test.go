@@ -91,24 +91,6 @@ func TestCleanTextSaysSo(t *testing.T) {
 	}
 }
 
-// TestReadmeCauseTable keeps the README's cause table equal to the registry.
-func TestReadmeCauseTable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(readme)
-	start := strings.Index(s, "<!-- causes:start -->\n")
-	end := strings.Index(s, "<!-- causes:end -->")
-	if start < 0 || end < start {
-		t.Fatal("README.md lacks the causes:start/causes:end markers")
-	}
-	got := s[start+len("<!-- causes:start -->\n") : end]
-	if got != causesTable() {
-		t.Errorf("README cause table is stale; replace it with the output of `go run ./cmd/driftfix causes`:\n%s", causesTable())
-	}
-}
-
 // TestReadmeCommandsExist checks that the snapshot the README runs is there.
 func TestReadmeCommandsExist(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")

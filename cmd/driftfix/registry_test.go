@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -13,29 +12,6 @@ import (
 	"github.com/driftfix/driftfix/templates"
 )
 
-// readmeSection returns the README text between <!-- name:start --> and <!-- name:end -->.
-func readmeSection(t *testing.T, name string) string {
-	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(readme)
-	open, end := "<!-- "+name+":start -->\n", "<!-- "+name+":end -->"
-	i, j := strings.Index(s, open), strings.Index(s, end)
-	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the %s:start/%s:end markers", name, name)
-	}
-	return s[i+len(open) : j]
-}
-
-// TestReadmeFixTable keeps the README's fix-kind table equal to the registry.
-func TestReadmeFixTable(t *testing.T) {
-	if got := readmeSection(t, "fixes"); got != fixesTable() {
-		t.Errorf("README fix table is stale; replace it with the output of `go run ./cmd/driftfix fixes`:\n%s", fixesTable())
-	}
-}
-
 // policyFixes parses a policy whose fixes section is the given flow mapping.
 func policyFixes(fixes string) error {
 	_, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\npolicy:\n  fixes: " + fixes + "\n"))
@@ -43,10 +19,10 @@ func policyFixes(fixes string) error {
 }
 
 // TestRegistryEntriesComplete fails when a cause or a fix kind of the
-// registries lacks what a user meets it by: its line in the README, its name
+// registries lacks what a user meets it by: its line in docs/causes-and-fixes.md, its name
 // in the policy file, and for a fix kind the title of its pull request.
 func TestRegistryEntriesComplete(t *testing.T) {
-	causes := readmeSection(t, "causes")
+	causes := docSection(t, "docs/causes-and-fixes.md", "causes")
 	seen := map[drift.Cause]bool{}
 	var fixable drift.Cause // a cause the policy may give fix kinds
 	for _, c := range classifiers.Registry {
@@ -56,7 +32,7 @@ func TestRegistryEntriesComplete(t *testing.T) {
 		case seen[c.Name]:
 			t.Errorf("cause %s is registered twice", c.Name)
 		case !strings.Contains(causes, fmt.Sprintf("| `%s` | %s |", c.Name, c.Doc)):
-			t.Errorf("cause %s has no row in the README's cause table (go run ./cmd/driftfix causes)", c.Name)
+			t.Errorf("cause %s has no row in the cause table of docs/causes-and-fixes.md (go generate ./cmd/driftfix)", c.Name)
 		}
 		seen[c.Name] = true
 		if err := policyFixes(fmt.Sprintf("{%s: []}", c.Name)); err != nil {
@@ -73,7 +49,7 @@ func TestRegistryEntriesComplete(t *testing.T) {
 		t.Error("the policy accepts a fix kind no remedy plans")
 	}
 
-	kinds := readmeSection(t, "fixes")
+	kinds := docSection(t, "docs/causes-and-fixes.md", "fixes")
 	ref := drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}
 	fallback := templates.PRTitle(templates.PRView{App: "web", Resource: ref, Findings: []templates.FindingView{{Resource: ref, Path: "/spec/x"}}})
 	seenKind := map[drift.FixKind]bool{}
@@ -84,7 +60,7 @@ func TestRegistryEntriesComplete(t *testing.T) {
 		case seenKind[r.Kind]:
 			t.Errorf("fix kind %s is registered twice", r.Kind)
 		case !strings.Contains(kinds, fmt.Sprintf("| `%s` | %s |", r.Kind, r.Doc)):
-			t.Errorf("fix kind %s has no row in the README's fix table (go run ./cmd/driftfix fixes)", r.Kind)
+			t.Errorf("fix kind %s has no row in the fix table of docs/causes-and-fixes.md (go generate ./cmd/driftfix)", r.Kind)
 		}
 		seenKind[r.Kind] = true
 		if got, ok := remediations.Lookup(r.Kind); !ok || got.Title != r.Title {
