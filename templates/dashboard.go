@@ -25,6 +25,31 @@ type DashboardView struct {
 	// Ignores are the ignore rules the inventory flags that apply to the
 	// repository's applications.
 	Ignores []IgnoreLine
+	// RunKey is the key of the "run again now" box ("" shows none);
+	// RunAsked says it was ticked and the next cycle has not run yet.
+	RunKey   string
+	RunAsked bool
+	// Writers are the field managers driftfix could not place as a
+	// controller or a person, with what they wrote.
+	Writers []DashboardWriter
+	// PolicyFile names where a writers entry is proposed ("path in
+	// owner/name"); "" when the policy names no policyRepo, and then the
+	// writers are listed without boxes.
+	PolicyFile string
+}
+
+// DashboardWriter is a field manager nothing placed: the boxes that place
+// it, and what it wrote.
+type DashboardWriter struct {
+	Manager string // from the cluster: any text
+	Key     string // the boxes' key
+	// Fields are some of the differing fields it wrote; More counts the rest.
+	Fields []DashboardFinding
+	More   int
+	// Proposed names the pull request that proposes its writers entry as
+	// driftfix writes a reference (owner/name#number, shown as it is); ""
+	// when none is open. Its boxes are not shown while one is.
+	Proposed string
 }
 
 // DashboardApp is one application's section.
@@ -101,6 +126,10 @@ type dashboardHead struct {
 	Marker                    string
 	Apps                      []DashboardApp
 	Stuck, OpenPRs, ForPeople int
+	RunKey                    string
+	RunAsked                  bool
+	Writers                   []DashboardWriter
+	PolicyFile                string
 }
 
 // Dashboard renders the dashboard issue's body in Markdown, within the
@@ -112,7 +141,7 @@ func Dashboard(v DashboardView) (string, error) {
 	if limit <= 0 {
 		limit = MaxIssueBody
 	}
-	h := dashboardHead{Marker: v.Marker, Apps: v.Apps}
+	h := dashboardHead{Marker: v.Marker, Apps: v.Apps, RunKey: v.RunKey, RunAsked: v.RunAsked, Writers: v.Writers, PolicyFile: v.PolicyFile}
 	for _, a := range v.Apps {
 		if a.Stuck {
 			h.Stuck++
@@ -191,12 +220,36 @@ func render(name string, v any) (string, error) {
 	return b.String(), nil
 }
 
-// Tick is a ticked box of the dashboard: an action on a fix.
+// Tick is a ticked box of the dashboard: an action on a fix (its key), on
+// a writer (the key of its manager), or on the whole dashboard.
 type Tick struct{ Action, Key string }
+
+// The actions of the boxes that are not a fix's state.Action.
+const (
+	// ActionUnreject proposes a rejected fix again.
+	ActionUnreject = "unreject"
+	// ActionRunNow has the next cycle diagnose the dashboard's applications at once.
+	ActionRunNow = "run-now"
+	// ActionController and ActionPerson place a writer in the policy.
+	ActionController = "writer-controller"
+	ActionPerson     = "writer-person"
+)
+
+// boxWords are the words each action's box says: a ticked box counts only
+// when its words say its marker's action.
+var boxWords = map[string]*regexp.Regexp{
+	"recheck":        regexp.MustCompile(`^recheck$`),
+	"stop":           regexp.MustCompile(`^stop proposing this fix(?: and close #[0-9]+)?$`),
+	"open-now":       regexp.MustCompile(`^open the fix PR now$`),
+	ActionUnreject:   regexp.MustCompile(`^propose this fix again$`),
+	ActionRunNow:     regexp.MustCompile(`^run again now$`),
+	ActionController: regexp.MustCompile(`^a controller$`),
+	ActionPerson:     regexp.MustCompile(`^a person$`),
+}
 
 // tickLine is a dashboard box exactly as the template writes it; a line
 // holding anything else (a value from the cluster) is not a box.
-var tickLine = regexp.MustCompile(`^ {0,4}- \[([ xX])\] (recheck|stop proposing this fix(?: and close #[0-9]+)?|open the fix PR now) <!-- driftfix:do=(open-now|recheck|stop) key=([0-9a-f]+) -->$`)
+var tickLine = regexp.MustCompile(`^ {0,4}- \[([ xX])\] ([a-zA-Z #0-9]+) <!-- driftfix:do=([a-z-]+) key=([0-9a-f]+) -->$`)
 
 // Ticks returns the ticked boxes of a dashboard body, in order, each once.
 func Ticks(body string) []Tick {
@@ -207,8 +260,8 @@ func Ticks(body string) []Tick {
 		if m == nil || m[1] == " " {
 			continue
 		}
-		if !strings.HasPrefix(m[2], strings.TrimSuffix(m[3], "-now")) {
-			continue // the words say another action than the marker
+		if words, ok := boxWords[m[3]]; !ok || !words.MatchString(m[2]) {
+			continue // the words say another action than the marker, or none
 		}
 		t := Tick{Action: m[3], Key: m[4]}
 		if !seen[t] {

@@ -30,7 +30,10 @@ func dashboardApp(name string) DashboardApp {
 // application, expanded, with its boxes; rendering is deterministic.
 func TestDashboardGolden(t *testing.T) {
 	v := DashboardView{Marker: "<!-- driftfix:dashboard=all -->", Apps: []DashboardApp{dashboardApp("shop"), {App: "cart", Namespace: "argocd", Instance: "main",
-		PRs: []DashboardPR{{Number: 9, Key: "123456789abc", Title: "driftfix(cart): Ignore /spec/x of Service cart/api only", Check: "success", RecheckAsked: true}}}}}
+		PRs: []DashboardPR{{Number: 9, Key: "123456789abc", Title: "driftfix(cart): Ignore /spec/x of Service cart/api only", Check: "success", RecheckAsked: true}}}},
+		RunKey: "5e5e5e5e5e5e", PolicyFile: "deploy/driftfix.yaml in acme/platform", Writers: []DashboardWriter{
+			{Manager: "replica-tuner", Key: "77aa77aa77aa", Fields: []DashboardFinding{{Resource: drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}, Path: "/spec/replicas"}}, More: 2},
+			{Manager: "ops-script", Key: "88bb88bb88bb", Fields: []DashboardFinding{{Resource: drift.Ref{Kind: "ConfigMap", Namespace: "shop", Name: "cfg"}, Path: "/data/x"}}, Proposed: "acme/platform#4"}}}
 	body, err := Dashboard(v)
 	if err != nil {
 		t.Fatal(err)
@@ -46,11 +49,16 @@ func TestDashboardGolden(t *testing.T) {
 	if got := Ticks(body); len(got) != len(want) {
 		t.Errorf("a fresh dashboard has no ticked box: %v", got)
 	}
-	ticked := strings.Replace(body, "- [ ] stop proposing this fix and close #7", "- [x] stop proposing this fix and close #7", 1)
-	ticked = strings.Replace(ticked, "- [ ] open the fix PR now", "- [X] open the fix PR now", 1)
+	ticked := body
+	for _, box := range []string{"- [ ] run again now", "- [ ] a person", "- [ ] stop proposing this fix and close #7", "- [ ] open the fix PR now", "- [ ] propose this fix again"} {
+		ticked = strings.Replace(ticked, box, strings.Replace(box, "[ ]", "[x]", 1), 1)
+	}
 	got := Ticks(ticked)
-	if fmt.Sprint(got) != fmt.Sprint([]Tick{{"stop", "0a1b2c3d4e5f"}, {"open-now", "aa11bb22cc33"}}) {
+	if fmt.Sprint(got) != fmt.Sprint([]Tick{{ActionRunNow, "5e5e5e5e5e5e"}, {ActionPerson, "77aa77aa77aa"}, {"stop", "0a1b2c3d4e5f"}, {"open-now", "aa11bb22cc33"}, {ActionUnreject, "ffeeddccbbaa"}}) {
 		t.Errorf("ticks %v", got)
+	}
+	if strings.Contains(body, "key=88bb88bb88bb") {
+		t.Error("a writer whose entry is proposed already must show no boxes")
 	}
 }
 
@@ -63,6 +71,12 @@ func TestTicksOnlyFromBoxes(t *testing.T) {
 		"- [x] recheck <!-- driftfix:do=stop key=abc -->",
 		"- [x] recheck please <!-- driftfix:do=recheck key=abc -->",
 		"- [x] recheck <!-- driftfix:do=recheck key=ABC -->",
+		"- [x] a person <!-- driftfix:do=writer-controller key=abc -->",
+		"- [x] a controller <!-- driftfix:do=writer-person key=abc -->",
+		"- [x] run again now <!-- driftfix:do=unreject key=abc -->",
+		"- [x] propose this fix again <!-- driftfix:do=run-now key=abc -->",
+		"- [x] a controller <!-- driftfix:do=writer key=abc -->",
+		"- [x] a controller, really <!-- driftfix:do=writer-controller key=abc -->",
 	} {
 		if got := Ticks(line); len(got) != 0 {
 			t.Errorf("%q read as %v", line, got)
@@ -88,7 +102,8 @@ func TestHostileValuesInertInDashboard(t *testing.T) {
 		ig := []IgnoreLine{{Holder: "Application argocd/" + h, Key: h, Where: h + ":3", Sensitive: "Secret " + h + " /data/" + h, Stale: true, Broad: h, PR: h}}
 		a.StillDiffers[0].Title, a.StillDiffers[0].Revision = h, h
 		a.StillDiffers[0].Findings[0] = DashboardFinding{Resource: drift.Ref{Kind: "ConfigMap", Namespace: h, Name: h}, Path: "/data/" + h, Cause: drift.CauseManualChange}
-		body, err := Dashboard(DashboardView{Marker: "<!-- driftfix:dashboard=all -->", Apps: []DashboardApp{a}, Ignores: ig})
+		writers := []DashboardWriter{{Manager: h, Key: "77aa77aa77aa", Fields: []DashboardFinding{{Resource: drift.Ref{Kind: "ConfigMap", Namespace: h, Name: h}, Path: "/data/" + h}}}}
+		body, err := Dashboard(DashboardView{Marker: "<!-- driftfix:dashboard=all -->", Apps: []DashboardApp{a}, Ignores: ig, Writers: writers, PolicyFile: h, RunKey: "5e5e5e5e5e5e"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,8 +111,8 @@ func TestHostileValuesInertInDashboard(t *testing.T) {
 		if got := Ticks(body); len(got) != 0 {
 			t.Errorf("%q forged a ticked box: %v", h, got)
 		}
-		if n := strings.Count(body, "- [ ] "); n != 4 {
-			t.Errorf("%q: %d boxes, want the template's 4", h, n)
+		if n := strings.Count(body, "- [ ] "); n != 8 {
+			t.Errorf("%q: %d boxes, want the template's 8", h, n)
 		}
 		markers := 0
 		for _, line := range strings.Split(body, "\n") {
@@ -116,8 +131,8 @@ func TestHostileValuesInertInDashboard(t *testing.T) {
 			}
 			markers += strings.Count(outside, "<!-- driftfix:")
 		}
-		if markers != 1+4 {
-			t.Errorf("%q: %d markers outside code spans, want the dashboard's and its 4 boxes':\n%s", h, markers, body)
+		if markers != 1+8 {
+			t.Errorf("%q: %d markers outside code spans, want the dashboard's and its 8 boxes':\n%s", h, markers, body)
 		}
 	}
 }
