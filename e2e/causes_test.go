@@ -61,8 +61,8 @@ const (
 	mechWebhookObjOut   = "webhook */* excluded by its object selector, kubectl edit"
 	mechController      = "controller, client-go default manager, writes status"
 	mechCRDPrune        = "CRD schema prunes an undeclared field"
-	mechCRDDefault      = "CRD schema default inside a list item"
-	mechService         = "Service allocation (nodePort, clusterIP), server-side apply"
+	mechCRDDefault      = "CRD schema defaults (Argo CD: Synced, no finding)"
+	mechService         = "Service allocation where Git declares nodePort or clusterIP empty"
 	mechHPA             = "HPA scales through /scale"
 	mechTracking        = "second Application renders the same objects"
 	mechManual          = "kubectl edit, label, scale, set image"
@@ -73,6 +73,9 @@ const (
 
 var allMechanisms = []string{mechWebhookAll, mechWebhookResource, mechWebhookNSOut, mechWebhookObjOut, mechController, mechCRDPrune,
 	mechCRDDefault, mechService, mechHPA, mechTracking, mechManual, mechClient, mechPush, mechDeleted}
+
+// causeInSync expects no finding on the resource: Argo CD reports it Synced.
+const causeInSync drift.Cause = "(none: Synced)"
 
 const (
 	czGroup       = "causes.example.com"
@@ -135,6 +138,12 @@ spec:
                   properties:
                     name: {type: string}
                     weight: {type: integer, default: 1}
+              size: {type: integer, default: 3}
+              opts:
+                type: object
+                default: {}
+                properties:
+                  level: {type: string, default: info}
 `
 
 // czApp is one Application of the differential and its files.
@@ -264,7 +273,10 @@ spec:
 		exp = append(exp, causeExpect{mech: mechController, app: ctl.name, ref: ref("Gadget", czGroup, "cz-ctrl", n), path: "/spec/endpoint", cause: drift.CauseControllerWrite, evidence: "widget-operator"})
 	}
 
-	// CRD pruning and defaults.
+	// CRD pruning and defaults. Argo CD's three-way diff keeps what the
+	// API server fills beneath what Git declares, list items of a custom
+	// resource included, so it reports the defaulted Widgets Synced, and
+	// driftfix must report nothing on them.
 	crd := add(czApp{name: "cz-crd", ns: "cz-crd"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("pruned-%02d", i)
@@ -273,22 +285,33 @@ spec:
 	}
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("defaulted-%02d", i)
-		crd.files[n+".yaml"] = fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: %s\nspec:\n  mode: slow\n  items:\n    - name: a\n", czGroup, n)
-		exp = append(exp, causeExpect{mech: mechCRDDefault, app: crd.name, ref: ref("Widget", czGroup, "cz-crd", n), path: "/spec/items/0/weight", cause: drift.CauseNormalized})
+		crd.files[n+".yaml"] = fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: %s\nspec:\n  mode: slow\n  size: null\n  opts: {}\n  items:\n    - name: a\n", czGroup, n)
+		exp = append(exp, causeExpect{mech: mechCRDDefault, app: crd.name, ref: ref("Widget", czGroup, "cz-crd", n), path: "*", cause: causeInSync})
 	}
 
-	// Services whose chart renders the allocated fields as null, applied
-	// server-side.
-	svc := add(czApp{name: "cz-svc", ns: "cz-svc", opts: "    syncOptions: [ServerSideApply=true]\n"})
-	for i := 0; i < 6; i++ {
-		n := fmt.Sprintf("nodeport-%02d", i)
-		svc.files[n+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\nspec:\n  type: NodePort\n  selector: {app: %s}\n  ports:\n    - name: http\n      port: 80\n      targetPort: 8080\n      nodePort: null\n", n, n)
-		exp = append(exp, causeExpect{mech: mechService, app: svc.name, ref: ref("Service", "", "cz-svc", n), path: "/spec/ports/0/nodePort", cause: drift.CauseNormalized})
+	// Services whose chart renders the allocated fields empty (null, "" or
+	// 0), applied client-side: last-applied-configuration keeps the empty
+	// value, so Argo CD's three-way diff counts what the allocators filled.
+	svc := add(czApp{name: "cz-svc", ns: "cz-svc"})
+	svcCases := []struct{ name, spec, path string }{
+		{"nodeport-null", "  type: NodePort\n", "/spec/ports/0/nodePort"},
+		{"nodeport-zero", "  type: NodePort\n", "/spec/ports/0/nodePort"},
+		{"clusterip-null", "  clusterIP: null\n", "/spec/clusterIP"},
+		{"clusterip-empty", "  clusterIP: \"\"\n", "/spec/clusterIP"},
 	}
-	for i := 0; i < 6; i++ {
-		n := fmt.Sprintf("clusterip-%02d", i)
-		svc.files[n+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\nspec:\n  clusterIP: null\n  selector: {app: %s}\n  ports:\n    - name: http\n      port: 80\n      targetPort: 8080\n", n, n)
-		exp = append(exp, causeExpect{mech: mechService, app: svc.name, ref: ref("Service", "", "cz-svc", n), path: "/spec/clusterIP", cause: drift.CauseNormalized})
+	for _, c := range svcCases {
+		for i := 0; i < 3; i++ {
+			n := fmt.Sprintf("%s-%02d", c.name, i)
+			port := ""
+			switch c.name {
+			case "nodeport-null":
+				port = "      nodePort: null\n"
+			case "nodeport-zero":
+				port = "      nodePort: 0\n"
+			}
+			svc.files[n+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\nspec:\n%s  selector: {app: %s}\n  ports:\n    - name: http\n      port: 80\n      targetPort: 8080\n%s", n, c.spec, n, port)
+			exp = append(exp, causeExpect{mech: mechService, app: svc.name, ref: ref("Service", "", "cz-svc", n), path: c.path, cause: drift.CauseNormalized, evidence: "allocat"})
+		}
 	}
 
 	// HPAs in the same application as their Deployments.
@@ -497,15 +520,17 @@ spec:
 	}
 	found := make([][]drift.Finding, len(exp))
 	findings := map[string][]drift.Finding{}
+	argoStatus := map[string]map[drift.Ref]string{}
 	deadline := time.Now().Add(2 * time.Minute)
 	for _, app := range order {
 		for {
 			rep := s.diagnoseWith(t, app, true)
 			findings[app] = rep.Findings
+			argoStatus[app] = drift.ArgoStatuses(s.last.Application)
 			missing := 0
 			for _, i := range byApp[app] {
 				found[i] = matchFindings(rep.Findings, exp[i])
-				if len(found[i]) == 0 {
+				if len(found[i]) == 0 && exp[i].cause != causeInSync {
 					missing++
 				}
 			}
@@ -535,7 +560,7 @@ spec:
 			resAgree[key] = true
 		}
 		resources[key] = true
-		ok, why := judge(e, found[i], findings[e.app])
+		ok, why := judge(e, found[i], findings[e.app], argoStatus[e.app][e.ref])
 		if !ok {
 			resAgree[key] = false
 			bad = append(bad, fmt.Sprintf("%s %s %s: want %s; %s", e.app, e.ref, e.path, e.cause, why))
@@ -627,7 +652,16 @@ func matchFindings(fs []drift.Finding, e causeExpect) []drift.Finding {
 // the path with the expected cause (every finding, for "*"), its evidence
 // naming what it must, and no finding on the same resource naming another
 // cause than the resource's expected ones.
-func judge(e causeExpect, at, all []drift.Finding) (bool, string) {
+func judge(e causeExpect, at, all []drift.Finding, argo string) (bool, string) {
+	if e.cause == causeInSync {
+		switch {
+		case len(at) > 0:
+			return false, fmt.Sprintf("Argo CD %s, driftfix %s at %s: %s", argo, at[0].Cause, at[0].Path, brief(strings.Join(at[0].Evidence, " | ")))
+		case argo != "Synced":
+			return false, fmt.Sprintf("Argo CD reports the resource %s, driftfix finds nothing", argo)
+		}
+		return true, ""
+	}
 	if len(at) == 0 {
 		var other []string
 		for _, f := range all {
@@ -635,7 +669,7 @@ func judge(e causeExpect, at, all []drift.Finding) (bool, string) {
 				other = append(other, f.Path.String()+" "+string(f.Cause))
 			}
 		}
-		return false, fmt.Sprintf("no finding (on the resource: %q)", other)
+		return false, fmt.Sprintf("no finding (Argo CD: %s; on the resource: %q)", argo, other)
 	}
 	for _, f := range at {
 		ev := strings.Join(f.Evidence, " | ")
