@@ -1,6 +1,8 @@
 package cycle
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,7 +12,9 @@ import (
 
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/yamledit"
+	"github.com/driftfix/driftfix/templates"
 )
 
 // ErrWriterPlaced says the policy file's writers place a field manager
@@ -91,4 +95,46 @@ func GlobLiteral(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// WriterPR is a pull request that adds a writers entry, chosen on the Drift
+// Dashboard, to the policy file.
+type WriterPR struct {
+	// Key names the manager (WriterKey); Branch comes from it, so one
+	// manager has one pull request, whichever box was ticked.
+	Key, Branch, Title, Body string
+	Fingerprint              string // the change's content
+	Before, After            []byte
+}
+
+// WriterKey names a field manager in the dashboard's boxes and in the
+// branch of its policy pull request, without its text.
+func WriterKey(manager string) string {
+	sum := sha256.Sum256([]byte("writer\x00" + manager))
+	return hex.EncodeToString(sum[:6])
+}
+
+// WriterMarker ends a writers pull request's body.
+func WriterMarker(key string) string { return "\n<!-- driftfix:writers=" + key + " -->\n" }
+
+// WriterBranchPrefix is where the writers pull requests' branches are.
+func WriterBranchPrefix(prefix string) string {
+	return strings.TrimSuffix(prefix, "/") + "/policy-writers/"
+}
+
+// PlanWriterPR plans the pull request that adds manager, placed as is, to
+// the policy file (its path file, its content src) of the branch prefix's
+// bot, as the account by ticked on the dashboard issue (owner/name#number).
+// Its errors are AddPolicyWriter's.
+func PlanWriterPR(prefix, file string, src []byte, manager string, is drift.WriterKind, dashboard, by string) (WriterPR, error) {
+	after, err := AddPolicyWriter(src, manager, is, fmt.Sprintf("a %s, as placed on the Drift Dashboard %s", is, dashboard))
+	if err != nil {
+		return WriterPR{}, err
+	}
+	key := WriterKey(manager)
+	sum := sha256.Sum256([]byte(file + "\x00" + string(is) + "\x00" + string(after)))
+	v := templates.WriterPRView{Manager: manager, Is: string(is), File: file, Dashboard: dashboard, By: by,
+		Diff: remediations.UnifiedDiff(file, src, after), Fingerprint: hex.EncodeToString(sum[:6])}
+	return WriterPR{Key: key, Branch: WriterBranchPrefix(prefix) + key, Title: templates.WriterPRTitle(v), Body: templates.WriterPRBody(v) + WriterMarker(key),
+		Fingerprint: v.Fingerprint, Before: src, After: after}, nil
 }
