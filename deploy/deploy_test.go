@@ -272,6 +272,7 @@ func TestGitHubAppManifest(t *testing.T) {
 		URL         string            `json:"url"`
 		Description string            `json:"description"`
 		Public      bool              `json:"public"`
+		RedirectURL string            `json:"redirect_url"`
 		Hook        map[string]any    `json:"hook_attributes"`
 		Events      []string          `json:"default_events"`
 		Permissions map[string]string `json:"default_permissions"`
@@ -280,7 +281,8 @@ func TestGitHubAppManifest(t *testing.T) {
 		t.Fatalf("github-app.yaml: %v", err)
 	}
 	want := map[string]string{"contents": "write", "pull_requests": "write", "checks": "write", "metadata": "read", "issues": "write"}
-	if !reflect.DeepEqual(m.Permissions, want) || m.Public || len(m.Events) != 0 || m.Hook["active"] != false || m.Name == "" {
+	if !reflect.DeepEqual(m.Permissions, want) || m.Public || len(m.Events) != 0 || m.Hook["active"] != false || m.Name == "" ||
+		!strings.HasPrefix(m.RedirectURL, "http://127.0.0.1:") {
 		t.Fatalf("manifest %+v", m)
 	}
 }

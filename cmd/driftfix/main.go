@@ -78,6 +78,7 @@ Usage:
   driftfix run --config FILE [--listen :8080] [--dry-run] [--leader-elect]
   driftfix once --config FILE [--dry-run]   exit 0 when the cycle ran, 1 when it could not scan or publish
   driftfix config validate FILE
+  driftfix setup github-app [--org ORG] [--dir DIR]   create the GitHub App from its manifest; writes its id and key (0600)
   driftfix causes        print the causes driftfix names, in the order they are tried
   driftfix fixes         print the fix kinds driftfix plans, in order of preference
   driftfix version
@@ -125,6 +126,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = cmdOnce(ctx, args[1:], stdout, stderr, time.Now())
 	case "config":
 		code, err = cmdConfig(args[1:], stdout, stderr)
+	case "setup":
+		code, err = cmdSetup(ctx, args[1:], stdout, stderr)
 	case "causes":
 		return cmdCauses(stdout)
 	case "fixes":

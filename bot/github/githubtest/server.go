@@ -79,6 +79,9 @@ type Server struct {
 	caller string // login of the request being served
 
 	smart smartHTTP // Git over HTTP(S): see githttp.go
+
+	manifests     []ManifestApp           // Apps registered from a manifest (manifest.go)
+	manifestCodes map[string]manifestCode // their one-time codes, until converted
 }
 
 type token struct {
@@ -544,7 +547,7 @@ func (s *Server) writeErr(w http.ResponseWriter, code int, msg string) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if s.serveGit(w, r) {
+	if s.serveGit(w, r) || s.serveManifest(w, r) {
 		return
 	}
 	s.mu.Lock()
