@@ -3,8 +3,11 @@ package main
 import (
 	"flag"
 	"os"
+	"path"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated references in docs/")
@@ -66,4 +69,75 @@ func TestGeneratedDocs(t *testing.T) {
 		}
 		t.Errorf("%s is stale (section %q): run `go generate ./cmd/driftfix` and commit the result", g.file, g.section)
 	}
+}
+
+// TestDocsLinks: every relative link of the README and docs/ names a file of
+// the repository, and every #anchor a heading of the page it points at.
+func TestDocsLinks(t *testing.T) {
+	pages := []string{"README.md"}
+	entries, err := os.ReadDir("../../docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".md") {
+			pages = append(pages, "docs/"+e.Name())
+		}
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, page := range pages {
+		b, err := os.ReadFile("../../" + page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, anchor, _ := strings.Cut(target, "#")
+			resolved := page
+			if file != "" {
+				resolved = path.Join(path.Dir(page), file)
+			}
+			if _, err := os.Stat("../../" + resolved); err != nil {
+				t.Errorf("%s links %s, which does not exist", page, target)
+				continue
+			}
+			if anchor != "" && strings.HasSuffix(resolved, ".md") && !headingAnchors(t, resolved)[anchor] {
+				t.Errorf("%s links %s: %s has no heading #%s", page, target, resolved, anchor)
+			}
+		}
+	}
+}
+
+// headingAnchors are the anchors GitHub gives a page's headings.
+func headingAnchors(t *testing.T, page string) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile("../../" + page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	fence := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "```") {
+			fence = !fence
+		}
+		if fence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+		var a strings.Builder
+		for _, r := range h {
+			switch {
+			case r == ' ':
+				a.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				a.WriteRune(r)
+			}
+		}
+		out[a.String()] = true
+	}
+	return out
 }
