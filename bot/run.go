@@ -104,6 +104,7 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 		if r.Publisher.Store != nil {
 			opts.Watch = r.Publisher.Watch(ctx, now)
 			opts.RuleIdle = r.Publisher.RuleIdle(ctx, now)
+			opts.RunNow = r.Publisher.RunNow(ctx)
 		}
 	}
 	out := Outcome{Result: cycle.Cycle(ctx, r.Config, r.Instances, now, opts)}

@@ -20,6 +20,10 @@ type ScanOptions struct {
 	// successful sync; zero means at once (callers wanting the default pass
 	// DefaultStuckAfter).
 	StuckAfter time.Duration
+	// RunNow, when set, says a person asked to diagnose an application now
+	// (the Drift Dashboard's "run again now"): it is stuck as soon as it is
+	// OutOfSync after a successful sync, as with a zero StuckAfter.
+	RunNow func(argocd.AppSummary) bool
 	// Workers bound the applications collected and diagnosed at once (default 8).
 	Workers int
 	// Renders asks for two fresh renders per stuck application, of the
@@ -159,7 +163,11 @@ func (sc *scan) candidates(apps []argocd.AppSummary) []ScanResult {
 			results = append(results, ScanResult{App: a, Why: "sync status Unknown", unknown: true})
 			continue
 		}
-		if ok, why := Stuck(a, sc.now, sc.opts.StuckAfter); ok {
+		after := sc.opts.StuckAfter
+		if sc.opts.RunNow != nil && sc.opts.RunNow(a) {
+			after = 0
+		}
+		if ok, why := Stuck(a, sc.now, after); ok {
 			results = append(results, ScanResult{App: a, Why: why})
 			continue
 		}

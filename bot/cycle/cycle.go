@@ -160,6 +160,10 @@ type CycleOptions struct {
 	// nothing (zero when it hides something). Nil: rules are never stale
 	// for long enough to be removed.
 	RuleIdle func(instance, rule string, idle bool) time.Time
+	// RunNow says a person asked (on the Drift Dashboard) to diagnose an
+	// application (by AppKey) now: it does not wait for stuckAfter after
+	// its last sync. Nil: none asked.
+	RunNow func(appKey string) bool
 }
 
 // AppKey names an application across instances: instance/namespace/name.
@@ -277,7 +281,11 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 		// report go with the snapshot.
 		r.Report = nil
 	}
-	stuck, listed, err := collect.Scan(ctx, in.Client, now, collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, ClusterContext: cluster, GitCommit: in.GitCommit, Each: each, Diagnose: diagnoser(cfg)})
+	var runNow func(argocd.AppSummary) bool
+	if opts.RunNow != nil {
+		runNow = func(a argocd.AppSummary) bool { return opts.RunNow(AppKey(in.Name, a.Namespace, a.Name)) }
+	}
+	stuck, listed, err := collect.Scan(ctx, in.Client, now, collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, RunNow: runNow, ClusterContext: cluster, GitCommit: in.GitCommit, Each: each, Diagnose: diagnoser(cfg)})
 	if err != nil {
 		return err
 	}
