@@ -77,6 +77,9 @@ func (p *proposal) coolingDown(seen state.Sighting) (string, error) {
 	if now, err := p.Store.Requested(p.ctx, p.pr.Key, state.ActionOpenNow); err != nil || now {
 		return "", err // a person ticked "open the fix PR now" on the dashboard
 	}
+	if now, err := p.Store.Requested(p.ctx, cycle.AppKey(p.pr.Instance, p.pr.Namespace, p.pr.App), state.ActionRunNow); err != nil || now {
+		return "", err // a person ticked "run again now" on the dashboard
+	}
 	wait, cycles := p.pr.Policy.Cooldown()
 	since := seen.First
 	if a, ok := p.apps[cycle.AppKey(p.pr.Instance, p.pr.Namespace, p.pr.App)]; ok && !a.App.OperationFinished.IsZero() && a.App.OperationFinished.Before(since) {

@@ -55,6 +55,7 @@ func (r *run) dashboards() {
 		r.log.Warn("drift dashboards left as they were: an Argo CD instance did not answer", "instances", strings.Join(r.res.FailedInstances, ","))
 		return
 	}
+	r.clearRunNow()
 	scope := r.dashboardScope()
 	groups := map[string]*dashboard{}
 	for _, a := range r.res.Apps {
@@ -269,6 +270,7 @@ func (d *dashboard) ticked() error {
 	if len(ticks) == 0 {
 		return nil
 	}
+	ticks = d.bothWriterBoxes(ticks)
 	ok := editor != ""
 	if ok {
 		if ok, err = d.canWrite(editor); err != nil {
@@ -304,6 +306,9 @@ func (d *dashboard) canWrite(login string) (bool, error) {
 // act follows one ticked box of a fix on this dashboard; a box of a fix
 // that is not (or no longer) here does nothing.
 func (d *dashboard) act(t templates.Tick, editor string) error {
+	if box, err := d.actBox(t, editor); box {
+		return err
+	}
 	open, hasPR, err := d.Store.PRFor(d.ctx, t.Key)
 	if err != nil {
 		return err
@@ -378,6 +383,9 @@ func (d *dashboard) view() (templates.DashboardView, error) {
 	}
 	findings := d.findings()
 	v.Ignores = d.ignoreLines()
+	if err := d.boxesView(&v); err != nil {
+		return v, err
+	}
 	for _, a := range d.apps {
 		key := cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)
 		av := templates.DashboardApp{App: a.App.Name, Namespace: a.App.Namespace, Instance: a.Instance, ArgoCDURL: d.res.URLs[a.Instance], Stuck: a.Stuck}
@@ -439,7 +447,13 @@ func (d *dashboard) view() (templates.DashboardView, error) {
 			if err != nil {
 				return v, err
 			}
-			av.Waiting = append(av.Waiting, templates.DashboardFix{Key: p.Key, Title: p.Title, Why: d.skipped(p.Branch), OpenNowAsked: asked})
+			why := d.skipped(p.Branch)
+			if again, err := d.Store.Requested(d.ctx, p.Key, state.ActionUnreject); err != nil {
+				return v, err
+			} else if again {
+				why = "proposed again in the next cycle, as asked here"
+			}
+			av.Waiting = append(av.Waiting, templates.DashboardFix{Key: p.Key, Title: p.Title, Why: why, OpenNowAsked: asked})
 		}
 		for _, l := range d.res.Digest.ForPeople {
 			if cycle.AppKey(l.Instance, l.Namespace, l.App) == key {

@@ -95,6 +95,15 @@ type LabelHost interface {
 	LabeledBy(ctx context.Context, r githost.Repo, number int, label string) (login string, event int64, err error)
 }
 
+// FileHost is a GitHost that can read one file of a repository: the
+// policy file a writers entry chosen on the Drift Dashboard is added to. On
+// a host that cannot, no such pull request is proposed.
+type FileHost interface {
+	// File is the content of file at ref (a branch or commit), nil when
+	// there is no such file.
+	File(ctx context.Context, r githost.Repo, ref, file string) ([]byte, error)
+}
+
 // Notifier is the port to where digests are read (Slack today, by
 // bot/slack). A digest is a first message and its thread.
 type Notifier interface {

@@ -88,6 +88,9 @@ type run struct {
 	// ignoreHold are the per-application narrow-ignore fixes an open
 	// ignore-rule pull request carries, by fix key, with that PR (ignores.go).
 	ignoreHold map[string]string
+	// writerPRs are driftfix's open writers pull requests in the policy's
+	// repository, by manager key, once looked up (boxes.go).
+	writerPRs map[string]string
 }
 
 // openCount counts driftfix's open pull requests against the policy's limits.

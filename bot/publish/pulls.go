@@ -173,6 +173,10 @@ func (p *proposal) settled() (bool, error) {
 		// state database may have lost what was asked: GitHub still says.
 		body := comments[last].Body
 		if strings.Contains(body, stoppedMarker) {
+			if again, err := p.proposeAgain(ex.Number); err != nil || again {
+				p.existing = nil
+				return err != nil, err
+			}
 			if err := p.Store.Reject(p.ctx, p.pr.Key, p.rec.App, "asked to stop on "+ref(p.repo, ex.Number), p.now); err != nil {
 				return true, err
 			}
@@ -188,6 +192,10 @@ func (p *proposal) settled() (bool, error) {
 		}
 		p.existing = nil
 		return false, nil
+	}
+	if again, err := p.proposeAgain(ex.Number); err != nil || again {
+		p.existing = nil
+		return err != nil, err
 	}
 	if err := p.Store.Reject(p.ctx, p.pr.Key, p.rec.App, "pull request "+ref(p.repo, ex.Number)+" was closed unmerged", p.now); err != nil {
 		return true, err
@@ -339,6 +347,9 @@ func (p *proposal) openNew() error {
 		return err
 	}
 	if err := p.Store.ClearRequest(p.ctx, p.pr.Key, state.ActionOpenNow); err != nil {
+		return err
+	}
+	if err := p.Store.ClearRequest(p.ctx, p.pr.Key, state.ActionUnreject); err != nil {
 		return err
 	}
 	return p.publishCheck(gpr.HeadSHA, true)
