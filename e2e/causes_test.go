@@ -65,6 +65,7 @@ const (
 	mechService         = "Service allocation where Git declares nodePort or clusterIP empty"
 	mechHPA             = "HPA scales through /scale"
 	mechTracking        = "second Application renders the same objects"
+	mechSecondInstance  = "second Argo CD instance, an Application of the same name"
 	mechManual          = "kubectl edit, label, scale, set image"
 	mechClient          = "generated or generic client (OpenAPI-Generator, Go-http-client)"
 	mechClientStatus    = "generated client that also writes status (a kopf-style operator)"
@@ -73,7 +74,7 @@ const (
 )
 
 var allMechanisms = []string{mechWebhookAll, mechWebhookResource, mechWebhookNSOut, mechWebhookObjOut, mechController, mechCRDPrune,
-	mechCRDDefault, mechService, mechHPA, mechTracking, mechManual, mechClient, mechClientStatus, mechPush, mechDeleted}
+	mechCRDDefault, mechService, mechHPA, mechTracking, mechSecondInstance, mechManual, mechClient, mechClientStatus, mechPush, mechDeleted}
 
 // causeInSync expects no finding on the resource: Argo CD reports it Synced.
 const causeInSync drift.Cause = "(none: Synced)"
@@ -83,6 +84,8 @@ const (
 	czWebhookAddr = "127.0.0.1:9461"
 	czOperatorEnv = "DRIFTFIX_E2E_OPERATOR_NS"
 	czOperatorBin = "/usr/local/bin/widget-operator"
+	// czSecondInstance is the namespace of the second Argo CD instance.
+	czSecondInstance = "cz-argocd2"
 )
 
 // czCRDs: Gadgets are kept by an operator (status subresource); Widgets
@@ -152,7 +155,30 @@ type czApp struct {
 	name, ns string
 	files    map[string]string
 	opts     string // extra syncPolicy lines
+	noPrune  bool
+	// instance is the namespace of the Argo CD instance whose Application
+	// this is ("": the stack's own, argocd).
+	instance string
 }
+
+// dir is the application's directory in the repository.
+func (a czApp) dir() string {
+	if a.instance != "" {
+		return a.instance + "-" + a.name
+	}
+	return a.name
+}
+
+// argoNS is the namespace of the application's Argo CD instance.
+func (a czApp) argoNS() string {
+	if a.instance != "" {
+		return a.instance
+	}
+	return "argocd"
+}
+
+// later is whether the application is created once the others synced.
+func (a czApp) later() bool { return a.name == "cz-track-b" || a.instance != "" }
 
 func czConfigMap(name, ns string, labels map[string]string, data map[string]string) string {
 	var b strings.Builder
@@ -362,6 +388,22 @@ spec:
 		exp = append(exp, causeExpect{mech: mechTracking, app: ta.name, ref: cm("cz-track", n), path: "*", cause: drift.CauseTrackingClash, evidence: []string{"cz-track-b"}})
 	}
 
+	// A second Argo CD instance (its own controller, watching namespace
+	// cz-argocd2, which manages namespace cz-dual2) has an Application named
+	// like one of this instance: both write the same tracking id, and this
+	// instance counts the other's objects as its own. Neither prunes.
+	d1 := add(czApp{name: "cz-dual", ns: "cz-dual", noPrune: true})
+	d2 := add(czApp{name: "cz-dual", ns: "cz-dual2", noPrune: true, instance: czSecondInstance})
+	for i := 0; i < 3; i++ {
+		n := fmt.Sprintf("mine-%02d", i)
+		d1.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"instance": "first"})
+	}
+	for i := 0; i < 10; i++ {
+		n := fmt.Sprintf("theirs-%02d", i)
+		d2.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"instance": "second"})
+		exp = append(exp, causeExpect{mech: mechSecondInstance, app: d1.name, ref: cm("cz-dual2", n), path: "", cause: drift.CauseTrackingClash, evidence: []string{"another Argo CD instance", czSecondInstance}})
+	}
+
 	// Changes made by hand.
 	man := add(czApp{name: "cz-manual", ns: "cz-manual"})
 	for i := 0; i < 5; i++ {
@@ -416,7 +458,7 @@ func TestCauseDifferential(t *testing.T) {
 	started := time.Now()
 	s := newStack(t)
 	apps, exp := causeCases()
-	namespaces := []string{"cz-wh-off"}
+	namespaces := []string{"cz-wh-off", czSecondInstance}
 	for _, a := range apps {
 		namespaces = append(namespaces, a.ns)
 	}
@@ -424,13 +466,15 @@ func TestCauseDifferential(t *testing.T) {
 
 	// Clean up what an earlier run left, then set up the cluster side.
 	for _, a := range apps {
-		s.kubectl(t, "", "-n", "argocd", "delete", "application", a.name, "--ignore-not-found", "--timeout=120s")
+		if a.instance == "" {
+			s.kubectl(t, "", "-n", "argocd", "delete", "application", a.name, "--ignore-not-found", "--timeout=120s")
+		}
 	}
 	s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=120s"}, namespaces...)...)
 	s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "--ignore-not-found")
 	t.Cleanup(func() {
 		for _, a := range apps {
-			s.kubectl(t, "", "-n", "argocd", "delete", "application", a.name, "--ignore-not-found", "--timeout=180s")
+			s.kubectl(t, "", "-n", a.argoNS(), "delete", "application", a.name, "--ignore-not-found", "--timeout=180s")
 		}
 		s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "--ignore-not-found")
 		s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=180s"}, namespaces...)...)
@@ -440,64 +484,72 @@ func TestCauseDifferential(t *testing.T) {
 	s.waitEstablished(t, "gadgets."+czGroup)
 	s.waitEstablished(t, "widgets."+czGroup)
 	for _, ns := range namespaces {
-		s.kubectl(t, "", "create", "namespace", ns)
+		if ns != czSecondInstance {
+			s.kubectl(t, "", "create", "namespace", ns)
+		}
 	}
 	s.kubectl(t, "", "label", "namespace", "cz-wh-on", "cz-wh=on")
+	s.secondInstance(t, czSecondInstance, 6380, 8092)
+	s.kubectl(t, "", "label", "namespace", "cz-dual2", "argocd.argoproj.io/managed-by="+czSecondInstance)
 	startLabelWebhook(t, s, czWebhookAddr)
 	s.kubectl(t, czWebhookConfigs(s.caBundle(t)), "apply", "-f", "-")
 
 	files := map[string]string{}
 	for _, a := range apps {
 		for f, c := range a.files {
-			files[a.name+"/"+f] = c
+			files[a.dir()+"/"+f] = c
 		}
 	}
 	repo := newCzRepo(t, files)
 	create := func(a czApp) {
+		prune := "true"
+		if a.noPrune {
+			prune = "false"
+		}
 		s.kubectl(t, fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata:
   name: %s
-  namespace: argocd
+  namespace: %s
 spec:
   project: default
   source: {repoURL: %q, path: %s, targetRevision: main}
   destination: {server: https://kubernetes.default.svc, namespace: %s}
   syncPolicy:
-    automated: {prune: true}
-%s`, a.name, repo.url, a.name, a.ns, a.opts), "apply", "-f", "-")
+    automated: {prune: %s}
+%s`, a.name, a.argoNS(), repo.url, a.dir(), a.ns, prune, a.opts), "apply", "-f", "-")
 	}
+	var first, later []czApp
 	for _, a := range apps {
-		if a.name != "cz-track-b" {
+		if a.later() {
+			later = append(later, a)
+		} else {
+			first = append(first, a)
 			create(a)
 		}
 	}
-	synced := func(names ...string) {
+	synced := func(list []czApp) {
 		deadline := time.Now().Add(3 * time.Minute)
-		for _, n := range names {
+		for _, a := range list {
 			for {
-				a := s.summary(t, n)
-				if a.OperationPhase == "Succeeded" {
+				phase := s.kubectl(t, "", "-n", a.argoNS(), "get", "application", a.name, "-o", "jsonpath={.status.operationState.phase}")
+				if phase == "Succeeded" {
 					break
 				}
-				if a.OperationPhase == "Failed" || a.OperationPhase == "Error" || time.Now().After(deadline) {
-					msg := s.kubectl(t, "", "-n", "argocd", "get", "application", n, "-o", "jsonpath={.status.operationState.message}")
-					t.Fatalf("Application %s did not sync: phase %q sync %q: %s", n, a.OperationPhase, a.SyncStatus, msg)
+				if phase == "Failed" || phase == "Error" || time.Now().After(deadline) {
+					msg := s.kubectl(t, "", "-n", a.argoNS(), "get", "application", a.name, "-o", "jsonpath={.status.operationState.message}")
+					t.Fatalf("Application %s/%s did not sync: phase %q: %s", a.argoNS(), a.name, phase, msg)
 				}
 				time.Sleep(time.Second)
 			}
 		}
 	}
-	var first []string
-	for _, a := range apps {
-		if a.name != "cz-track-b" {
-			first = append(first, a.name)
-		}
-	}
-	synced(first...)
+	synced(first)
 	t.Logf("%d Applications synced in %s", len(first), time.Since(started).Round(time.Second))
-	create(apps[appIndex(apps, "cz-track-b")])
-	synced("cz-track-b")
+	for _, a := range later {
+		create(a)
+	}
+	synced(later)
 
 	// The mechanisms that act after the sync.
 	kc := func(args ...string) { s.kubectl(t, "", args...) }
@@ -748,15 +800,6 @@ func uniq(in []string) []string {
 		}
 	}
 	return out
-}
-
-func appIndex(apps []czApp, name string) int {
-	for i, a := range apps {
-		if a.name == name {
-			return i
-		}
-	}
-	panic(name)
 }
 
 // czWebhookConfigs are the two mutating webhook configurations.
