@@ -254,6 +254,15 @@ func causeCases() ([]czApp, []causeExpect) {
 		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
 	}
 	for i := 0; i < 5; i++ {
+		// A person also edits the data of these: one object, two causes.
+		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: cm("cz-wh-on", fmt.Sprintf("all-cm-%02d", i)), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
+	}
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("all-deploy-%02d", i)
+		wh.files[n+".yaml"] = strings.Replace(czDeployment(n, 1), "  name: "+n+"\n", "  name: "+n+"\n  labels: {cz-mutate: all, tier: git}\n", 1)
+		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: ref("Deployment", "apps", "cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
+	}
+	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("all-sa-%02d", i)
 		wh.files[n+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: %s\n  labels: {cz-mutate: all, tier: git}\n", n)
 		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: ref("ServiceAccount", "", "cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
@@ -408,7 +417,7 @@ spec:
 	man := add(czApp{name: "cz-manual", ns: "cz-manual"})
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("edited-%02d", i)
-		man.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
+		man.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "edit-me"})
 		exp = append(exp, causeExpect{mech: mechManual, app: man.name, ref: cm("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
 	}
 	for i := 0; i < 5; i++ {
@@ -555,7 +564,11 @@ spec:
 	kc := func(args ...string) { s.kubectl(t, "", args...) }
 	for i := 0; i < 5; i++ {
 		kc("-n", "cz-wh-on", "patch", "configmap", fmt.Sprintf("obj-out-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"metadata":{"labels":{"tier":"hand"}}}`)
-		kc("-n", "cz-manual", "patch", "configmap", fmt.Sprintf("edited-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"data":{"key":"hand"}}`)
+		s.kubectlEdit(t, "cz-manual", "configmap/"+fmt.Sprintf("edited-%02d", i), "edit-me", "edited-by-hand")
+		kc("-n", "cz-wh-on", "patch", "configmap", fmt.Sprintf("all-cm-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"data":{"key":"hand"}}`)
+		if i < 3 { // a person scales against the HPA, which takes it back
+			kc("-n", "cz-hpa", "scale", "deployment", fmt.Sprintf("scaled-%02d", i), "--replicas=5")
+		}
 		kc("-n", "cz-manual", "label", "configmap", fmt.Sprintf("labelled-%02d", i), "tier=hand", "--overwrite")
 		kc("-n", "cz-manual", "scale", "deployment", fmt.Sprintf("scaled-%02d", i), "--replicas=3")
 		kc("-n", "cz-manual", "set", "image", "deployment/"+fmt.Sprintf("scaled-%02d", i), fmt.Sprintf("main=registry.example.com/scaled-%02d:1.0.1-hotfix", i))
@@ -878,6 +891,17 @@ func startLabelWebhook(t *testing.T, s *stack, addr string) {
 		}
 	}()
 	t.Cleanup(func() { srv.Close() })
+}
+
+// kubectlEdit runs a real kubectl edit of resource in ns, its editor a sed
+// that replaces from with to.
+func (s *stack) kubectlEdit(t *testing.T, ns, resource, from, to string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(s.root, "bin", "kubectl"), "--kubeconfig", s.kubeconfig, "-n", ns, "edit", resource)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("KUBE_EDITOR=sed -i s/%s/%s/", from, to))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl edit %s: %v\n%s", resource, err, out)
+	}
 }
 
 // rawClient is an HTTP client of the API server with the admin's
