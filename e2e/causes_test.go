@@ -59,6 +59,7 @@ const (
 	mechWebhookResource = "webhook, rule configmaps/*, object selector"
 	mechWebhookNSOut    = "webhook */* excluded by its namespace selector (another webhook admits)"
 	mechWebhookObjOut   = "webhook */* excluded by its object selector, kubectl edit"
+	mechWebhookCEL      = "webhook with a matchCondition: admitted, or excluded by it (another webhook admits)"
 	mechController      = "controller, client-go default manager (runs in a workload, writes status)"
 	mechCRDPrune        = "CRD schema prunes an undeclared field"
 	mechCRDDefault      = "CRD schema defaults (Argo CD: Synced, no finding)"
@@ -73,7 +74,7 @@ const (
 	mechDeleted         = "resource deleted by hand"
 )
 
-var allMechanisms = []string{mechWebhookAll, mechWebhookResource, mechWebhookNSOut, mechWebhookObjOut, mechController, mechCRDPrune,
+var allMechanisms = []string{mechWebhookAll, mechWebhookResource, mechWebhookNSOut, mechWebhookObjOut, mechWebhookCEL, mechController, mechCRDPrune,
 	mechCRDDefault, mechService, mechHPA, mechTracking, mechSecondInstance, mechManual, mechClient, mechClientStatus, mechPush, mechDeleted}
 
 // causeInSync expects no finding on the resource: Argo CD reports it Synced.
@@ -283,6 +284,18 @@ func causeCases() ([]czApp, []causeExpect) {
 		exp = append(exp, causeExpect{mech: mechWebhookObjOut, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseManualChange, noEvidence: "cz-all"})
 	}
 
+	// cz-cel admits */* labelled cz-mutate-cel=yes, but its matchCondition
+	// holds only for names starting cel-yes; the cel-no objects are
+	// admitted by cz-cm instead.
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("cel-yes-%02d", i)
+		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate-cel": "yes", "tier": "git"}, map[string]string{"key": "v"})
+		exp = append(exp, causeExpect{mech: mechWebhookCEL, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cel"}, noEvidence: "cz-cm"})
+		n = fmt.Sprintf("cel-no-%02d", i)
+		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate-cel": "yes", "cz-mutate-cm": "yes", "tier": "git"}, map[string]string{"key": "v"})
+		exp = append(exp, causeExpect{mech: mechWebhookCEL, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cm"}, noEvidence: "cz-cel"})
+	}
+
 	// An operator: its Deployment runs widget-operator, which writes each
 	// Gadget's endpoint and status with client-go's default field manager.
 	ctl := add(czApp{name: "cz-ctrl", ns: "cz-ctrl"})
@@ -480,12 +493,12 @@ func TestCauseDifferential(t *testing.T) {
 		}
 	}
 	s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=120s"}, namespaces...)...)
-	s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "--ignore-not-found")
+	s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "cz-cel", "--ignore-not-found")
 	t.Cleanup(func() {
 		for _, a := range apps {
 			s.kubectl(t, "", "-n", a.argoNS(), "delete", "application", a.name, "--ignore-not-found", "--timeout=180s")
 		}
-		s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "--ignore-not-found")
+		s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "cz-cel", "--ignore-not-found")
 		s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=180s"}, namespaces...)...)
 		s.kubectl(t, "", "delete", "crd", "gadgets."+czGroup, "widgets."+czGroup, "--ignore-not-found")
 	})
@@ -815,7 +828,7 @@ func uniq(in []string) []string {
 	return out
 }
 
-// czWebhookConfigs are the two mutating webhook configurations.
+// czWebhookConfigs are the mutating webhook configurations.
 func czWebhookConfigs(caBundle string) string {
 	return fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingWebhookConfiguration
@@ -845,11 +858,27 @@ webhooks:
   objectSelector: {matchExpressions: [{key: cz-mutate-cm, operator: In, values: ["yes"]}]}
   rules:
   - {apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps/*"], operations: ["CREATE", "UPDATE"]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: cz-cel}
+webhooks:
+- name: cel.causes.example.com
+  admissionReviewVersions: ["v1"]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 5
+  clientConfig: {url: "https://%[1]s/cel", caBundle: %[2]s}
+  objectSelector: {matchLabels: {cz-mutate-cel: "yes"}}
+  matchConditions:
+  - {name: only-cel-yes, expression: "object.metadata.name.startsWith('cel-yes')"}
+  rules:
+  - {apiGroups: ["*"], apiVersions: ["*"], resources: ["*/*"], operations: ["CREATE", "UPDATE"]}
 `, czWebhookAddr, caBundle)
 }
 
 // startLabelWebhook serves a mutating webhook that sets the tier label of
-// whatever it admits: to wh-all on /all, to wh-cm on /cm.
+// whatever it admits: to wh-all on /all, wh-cm on /cm, wh-cel on /cel.
 func startLabelWebhook(t *testing.T, s *stack, addr string) {
 	t.Helper()
 	mux := http.NewServeMux()
@@ -879,6 +908,7 @@ func startLabelWebhook(t *testing.T, s *stack, addr string) {
 	}
 	mux.HandleFunc("/all", handle("wh-all"))
 	mux.HandleFunc("/cm", handle("wh-cm"))
+	mux.HandleFunc("/cel", handle("wh-cel"))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
