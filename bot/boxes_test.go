@@ -323,3 +323,39 @@ func TestDashboardRunAgainNow(t *testing.T) {
 		t.Error("without a new tick, the next cycle waits for stuckAfter again")
 	}
 }
+
+// TestDashboardWriterChangedMind: a writers pull request a reviewer closes
+// unmerged is not proposed again for that box, and the writer's boxes come
+// back: the other box opens a pull request of its own.
+func TestDashboardWriterChangedMind(t *testing.T) {
+	w, now := writerWorld(t, "replica-tuner")
+	w.cycle(&now)
+	w.tickWriter("maintainer", "replica-tuner", templates.ActionController)
+	w.cycle(&now)
+	first := w.policyPRs()
+	if len(first) != 1 {
+		t.Fatalf("policy PRs %+v", first)
+	}
+	if err := w.gh.CloseUnmerged("acme", "platform", first[0].Number); err != nil {
+		t.Fatal(err)
+	}
+	w.cycle(&now)
+	if d := w.dashboard("shop"); !strings.Contains(d.Body, "- [ ] a person <!-- driftfix:do=writer-person key="+cycle.WriterKey("replica-tuner")) {
+		t.Fatalf("with its pull request closed, the writer's boxes are back:\n%s", d.Body)
+	}
+	w.tickWriter("maintainer", "replica-tuner", templates.ActionController)
+	if out := w.cycle(&now); len(out.Published.Opened) != 0 || !strings.Contains(strings.Join(out.Published.Skipped, "\n"), "unmerged; not proposed again") {
+		t.Fatalf("a box whose pull request a person closed must open nothing: %+v", out.Published)
+	}
+	w.tickWriter("maintainer", "replica-tuner", templates.ActionPerson)
+	w.cycle(&now)
+	prs := w.policyPRs()
+	if len(prs) != 2 || prs[1].State != "open" {
+		t.Fatalf("the other box must open its own pull request: %+v", prs)
+	}
+	file, err := w.gh.File("acme", "platform", prs[1].Head, "deploy/driftfix.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPolicyWriter(t, file, "replica-tuner", drift.WriterPerson)
+}

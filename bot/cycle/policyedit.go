@@ -100,8 +100,9 @@ func GlobLiteral(s string) string {
 // WriterPR is a pull request that adds a writers entry, chosen on the Drift
 // Dashboard, to the policy file.
 type WriterPR struct {
-	// Key names the manager (WriterKey); Branch comes from it, so one
-	// manager has one pull request, whichever box was ticked.
+	// Key names the manager (WriterKey); Branch comes from it and the
+	// kind, so ticking the same box again finds the same pull request, and
+	// a person who closed one for the other kind can still have this one.
 	Key, Branch, Title, Body string
 	Fingerprint              string // the change's content
 	Before, After            []byte
@@ -135,6 +136,6 @@ func PlanWriterPR(prefix, file string, src []byte, manager string, is drift.Writ
 	sum := sha256.Sum256([]byte(file + "\x00" + string(is) + "\x00" + string(after)))
 	v := templates.WriterPRView{Manager: manager, Is: string(is), File: file, Dashboard: dashboard, By: by,
 		Diff: remediations.UnifiedDiff(file, src, after), Fingerprint: hex.EncodeToString(sum[:6])}
-	return WriterPR{Key: key, Branch: WriterBranchPrefix(prefix) + key, Title: templates.WriterPRTitle(v), Body: templates.WriterPRBody(v) + WriterMarker(key),
+	return WriterPR{Key: key, Branch: WriterBranchPrefix(prefix) + key + "-" + string(is), Title: templates.WriterPRTitle(v), Body: templates.WriterPRBody(v) + WriterMarker(key),
 		Fingerprint: v.Fingerprint, Before: src, After: after}, nil
 }

@@ -27,6 +27,10 @@ import (
 // these are placed.
 const maxWriters = 20
 
+// maxManager is the longest field manager name Kubernetes accepts; a
+// longer one (a snapshot no API server wrote) is not listed.
+const maxManager = 128
+
 // writersMarkerRE reads the marker a writers pull request's body ends with.
 var writersMarkerRE = regexp.MustCompile(`<!-- driftfix:writers=([0-9a-f]+) -->`)
 
@@ -173,6 +177,9 @@ func (d *dashboard) unplacedWriters() []templates.DashboardWriter {
 		}
 		for _, f := range s.Findings {
 			for _, m := range f.Unplaced {
+				if len(m) > maxManager {
+					continue
+				}
 				w := byManager[m]
 				if w == nil {
 					w = &templates.DashboardWriter{Manager: m, Key: cycle.WriterKey(m)}
@@ -252,9 +259,10 @@ func (r *run) openWriterPRs() map[string]string {
 }
 
 // placeWriter proposes, in a pull request to the policy's repository, a
-// writers entry that places the dashboard's writer of this key as is. One
-// manager has one pull request (its branch comes from the manager): ticking
-// again finds it, and an entry the policy file has already proposes nothing.
+// writers entry that places the dashboard's writer of this key as is. Its
+// branch comes from the manager and the kind: ticking the same box again
+// finds the same pull request, and an entry the policy file has already
+// proposes nothing. While one is open the writer's boxes are not shown.
 func (d *dashboard) placeWriter(key string, is drift.WriterKind, editor string) error {
 	pr := d.Config.PolicyRepo
 	i := slices.IndexFunc(d.unplacedWriters(), func(w templates.DashboardWriter) bool { return w.Key == key })
