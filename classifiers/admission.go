@@ -2,8 +2,12 @@ package classifiers
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
+
+	"github.com/google/cel-go/cel"
 
 	"github.com/driftfix/driftfix/bot/drift"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -26,7 +30,8 @@ import (
 // server does, by calling the API server's own matchers (k8s.io/apiserver's
 // webhook predicates): rules with their wildcards and subresources, scope,
 // namespaceSelector against the namespace's labels, objectSelector against the
-// old and the new object's labels, and matchPolicy Equivalent.
+// old and the new object's labels, matchPolicy Equivalent, and matchConditions
+// (CEL) that read only the object and the old object.
 
 // webhookMatch is one webhook of a MutatingWebhookConfiguration that admits an object.
 type webhookMatch struct {
@@ -43,6 +48,12 @@ type parsedWebhook struct {
 	nsSel  labels.Selector
 	objSel labels.Selector
 	err    error // the configuration could not be read: it is never taken to match
+	// conds are the webhook's matchConditions that read only the object and
+	// the old object, compiled; nil when it has none.
+	conds *matchConditions
+	// undecidable names the matchConditions that read the request or the
+	// authorizer, which a snapshot cannot decide.
+	undecidable []string
 }
 
 // GetParsedNamespaceSelector gives the API server's matcher the webhook's
@@ -74,10 +85,140 @@ func parseWebhooks(cfgs []drift.Object) []*parsedWebhook {
 			if w.err == nil {
 				w.objSel, w.err = selectorOf(h.ObjectSelector)
 			}
+			var decidable []admissionv1.MatchCondition
+			for _, c := range w.hook.MatchConditions {
+				if readsRequest.MatchString(c.Expression) {
+					w.undecidable = append(w.undecidable, c.Name)
+				} else {
+					decidable = append(decidable, c)
+				}
+			}
+			if len(decidable) > 0 {
+				w.conds = compileConditions(decidable)
+			}
 			out = append(out, w)
 		}
 	}
 	return out
+}
+
+// readsRequest matches a CEL expression that reads more than the object and
+// the old object: the request (who sent it, its dry-run flag, ...), the
+// authorizer, parameters or variables, which a snapshot does not hold.
+var readsRequest = regexp.MustCompile(`\b(request|authorizer|params|namespaceObject|variables)\b`)
+
+// conditionEnv is the CEL environment of matchConditions that read only the
+// object and the old object, as the API server declares them (dynamic
+// values; oldObject is null on a create).
+var conditionEnv = sync.OnceValues(func() (*cel.Env, error) {
+	return cel.NewEnv(cel.Variable("object", cel.DynType), cel.Variable("oldObject", cel.DynType))
+})
+
+// matchConditions are a webhook's compiled matchConditions.
+type matchConditions struct {
+	progs []cel.Program
+	err   error // one could not be compiled here (a Kubernetes CEL library function, a non-boolean result)
+}
+
+// compileConditions compiles a webhook's matchConditions.
+func compileConditions(conds []admissionv1.MatchCondition) *matchConditions {
+	m := &matchConditions{}
+	env, err := conditionEnv()
+	if err != nil {
+		m.err = err
+		return m
+	}
+	for _, c := range conds {
+		ast, iss := env.Compile(c.Expression)
+		if iss.Err() != nil {
+			m.err = fmt.Errorf("%s: %w", c.Name, iss.Err())
+			continue
+		}
+		if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
+			m.err = fmt.Errorf("%s: the expression is not boolean", c.Name)
+			continue
+		}
+		prg, err := env.Program(ast)
+		if err != nil {
+			m.err = fmt.Errorf("%s: %w", c.Name, err)
+			continue
+		}
+		m.progs = append(m.progs, prg)
+	}
+	return m
+}
+
+// eval evaluates the conditions as the API server does before it calls the
+// webhook: any false excludes the object; otherwise an error leaves the
+// answer open.
+func (m *matchConditions) eval(obj, old map[string]any) (held bool, err error) {
+	vars := map[string]any{"object": obj, "oldObject": nil}
+	if old != nil {
+		vars["oldObject"] = old
+	}
+	err = m.err
+	for _, p := range m.progs {
+		out, _, e := p.Eval(vars)
+		if e != nil {
+			err = e
+			continue
+		}
+		if b, ok := out.Value().(bool); ok && !b {
+			return false, nil
+		} else if !ok {
+			err = fmt.Errorf("a condition gave %v, not a boolean", out.Value())
+		}
+	}
+	return err == nil, err
+}
+
+// conditionsHold evaluates the webhook's matchConditions on the requests
+// that could have admitted the object: a create of Git's object or of the
+// live one, and an update from Git's object to the live one. It is false
+// when they exclude the object on every one. Conditions that read the
+// request or cannot be evaluated here leave the webhook matching, and the
+// evidence says so.
+func (w *parsedWebhook) conditionsHold(res *drift.Resource) (bool, string) {
+	var names []string
+	for _, c := range w.hook.MatchConditions {
+		names = append(names, c.Name)
+	}
+	list := strings.Join(names, ", ")
+	notEvaluated := ""
+	if len(w.undecidable) > 0 {
+		notEvaluated = fmt.Sprintf("; %s, which read the request or the authorizer, not evaluated here (the snapshot does not hold them): the webhook is called only when they hold", strings.Join(w.undecidable, ", "))
+	}
+	if w.conds == nil {
+		return true, fmt.Sprintf("it also has %d matchConditions (%s)%s", len(names), list, notEvaluated)
+	}
+	type request struct {
+		what     string
+		obj, old map[string]any
+	}
+	var reqs []request
+	if res.Target != nil {
+		reqs = append(reqs, request{"a create of Git's object", res.Target, nil})
+	}
+	if res.Live != nil {
+		reqs = append(reqs, request{"a create of the live object", res.Live, nil})
+		if res.Target != nil {
+			reqs = append(reqs, request{"an update from Git's object to the live one", res.Live, res.Target})
+		}
+	}
+	var firstErr error
+	for _, r := range reqs {
+		held, err := w.conds.eval(r.obj, r.old)
+		if held {
+			return true, fmt.Sprintf("its matchConditions (%s) hold on %s (CEL, evaluated on object and oldObject as the API server binds them)%s", list, r.what, notEvaluated)
+		}
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return true, fmt.Sprintf("it also has %d matchConditions (%s), which could not be evaluated here (%v): the webhook is called only when they hold", len(names), list, firstErr)
+	}
+	return false, ""
 }
 
 func selectorOf(s *metav1.LabelSelector) (labels.Selector, error) {
@@ -178,12 +319,12 @@ func (in *Input) admit(ref drift.Ref, res *drift.Resource) []webhookMatch {
 		if !w.objSel.Empty() {
 			ev = append(ev, fmt.Sprintf("its objectSelector %s matches the object's labels", w.objSel))
 		}
-		if n := len(w.hook.MatchConditions); n > 0 {
-			var names []string
-			for _, c := range w.hook.MatchConditions {
-				names = append(names, c.Name)
+		if len(w.hook.MatchConditions) > 0 {
+			held, note := w.conditionsHold(res)
+			if !held {
+				continue
 			}
-			ev = append(ev, fmt.Sprintf("it also has %d matchConditions (%s), not evaluated here: the webhook is called only when they hold", n, strings.Join(names, ", ")))
+			ev = append(ev, note)
 		}
 		out = append(out, webhookMatch{config: w.config, webhook: w.hook.Name, evidence: ev})
 	}

@@ -53,6 +53,17 @@ webhooks:
 `, nsSelector, objSelector, resources)
 }
 
+// withConditions adds matchConditions (name, expression pairs) to a webhook
+// configuration made by mutator.
+func withConditions(cfg string, pairs ...string) string {
+	var b strings.Builder
+	b.WriteString("  matchConditions:\n")
+	for i := 0; i+1 < len(pairs); i += 2 {
+		fmt.Fprintf(&b, "  - name: %s\n    expression: %q\n", pairs[i], pairs[i+1])
+	}
+	return replaceOnce(cfg, "  rules:", b.String()+"  rules:")
+}
+
 // ssaApp syncs with server-side apply, so a field Git does not declare shows
 // in the diff when the live object has it.
 var ssaApp = strings.Replace(defaultApp, "  source:", "  syncPolicy: {syncOptions: [ServerSideApply=true]}\n  source:", 1)
@@ -117,9 +128,32 @@ func TestWebhookMutation(t *testing.T) {
 		{"matchPolicy Exact: a rule naming another version does not", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
 			cluster: []string{namespace(`enforce: "true"`), replaceOnce(replaceOnce(mutator(enforced, "{}", "deployments"), `apiVersions: ["*"]`, `apiVersions: ["v1beta2"]`), "  rules:", "  matchPolicy: Exact\n  rules:")}},
 			want{claims: false, cause: drift.CauseUnknown}},
-		{"matchConditions are named as not evaluated", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
-			cluster: []string{namespace(`enforce: "true"`), replaceOnce(mutator(enforced, "{}", "deployments"), "  rules:", "  matchConditions: [{name: not-system, expression: \"true\"}]\n  rules:")}},
-			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"1 matchConditions (not-system), not evaluated here"}}},
+		// matchConditions (CEL) on the object decide too; those that read the
+		// request or the authorizer cannot be decided from a snapshot.
+		{"matchConditions that read the request are named as not evaluated", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), withConditions(mutator(enforced, "{}", "deployments"), "not-system", `!request.userInfo.username.startsWith('system:')`)}},
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"1 matchConditions (not-system); not-system, which read the request or the authorizer, not evaluated here"}}},
+		{"a matchCondition on the object excludes it, whatever one on the request says", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), withConditions(mutator(enforced, "{}", "deployments"), "not-system", `!request.userInfo.username.startsWith('system:')`, "api-only", `object.metadata.name.startsWith('api')`)}},
+			want{claims: false, cause: drift.CauseUnknown}},
+		{"a matchCondition on the object that holds", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), withConditions(mutator(enforced, "{}", "deployments"), "web-only", `object.metadata.name == 'web'`)}},
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"its matchConditions (web-only) hold on a create of Git's object"}}},
+		{"a matchCondition on the object that excludes it", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), withConditions(mutator(enforced, "{}", "deployments"), "api-only", `object.metadata.name.startsWith('api')`)}},
+			want{claims: false, cause: drift.CauseUnknown}},
+		{"two matchConditions, both holding on a create", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), withConditions(mutator(enforced, "{}", "deployments"), "web-only", `object.metadata.name == 'web'`, "not-on-update", `oldObject == null || !has(object.metadata.labels)`)}},
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"hold on a create of Git's object"}}},
+		{"a matchCondition false on every request that could have admitted it", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), withConditions(mutator(enforced, "{}", "deployments"), "web-only", `object.metadata.name == 'web'`, "opted-in", `has(object.metadata.labels) && 'inject' in object.metadata.labels`)}},
+			want{claims: false, cause: drift.CauseUnknown}},
+		{"a matchCondition on the old object: held on the update from Git's object", snap{app: ssaApp, target: labelled(`app: web, inject: "yes"`, ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), withConditions(mutator(enforced, "{}", "deployments"), "was-opted-in", `oldObject != null && 'inject' in oldObject.metadata.labels`)}},
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"hold on an update from Git's object to the live one"}}},
+		{"a matchCondition with a Kubernetes CEL library function cannot be evaluated here", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels),
+			cluster: []string{namespace(`enforce: "true"`), withConditions(mutator(enforced, "{}", "deployments"), "small", `quantity('1').isLessThan(quantity('2'))`)}},
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"1 matchConditions (small), which could not be evaluated here"}}},
 		{"a person labelled it after admission", snap{app: ssaApp, target: labelled("app: web", ""), live: labelled("app: web, team: shop", argoOwnsLabels+", "+kubectlOwnsTeam),
 			cluster: []string{namespace(`enforce: "true"`), mutator(enforced, "{}", "deployments")}},
 			want{claims: false, cause: drift.CauseManualChange}},
