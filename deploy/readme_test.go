@@ -17,31 +17,20 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/deploy"
 )
 
-// readmeCommand returns the words of the README's one line that starts
-// with prefix (quotes removed; the README's lines use no escapes).
 func readmeCommand(t *testing.T, prefix string) []string {
 	t.Helper()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found []string
-	for _, line := range strings.Split(string(readme), "\n") {
-		if strings.HasPrefix(line, prefix) {
-			if found != nil {
-				t.Fatalf("the README has two lines starting %q", prefix)
-			}
-			for _, w := range strings.Fields(line) {
-				found = append(found, strings.Trim(w, `'"`))
-			}
-		}
+	words, err := deploy.READMECommand(readme, prefix)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if found == nil {
-		t.Fatalf("the README has no line starting %q", prefix)
-	}
-	return found
+	return words
 }
 
 // TestReadmeInstall renders the chart with the README's `helm install`
