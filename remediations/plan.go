@@ -85,12 +85,12 @@ type Options struct {
 }
 
 // Remedy plans one fix kind. Everything driftfix knows about a kind is here:
-// the policy accepts its Kind, the README's fix table shows its Doc, the pull
+// the policy accepts its Kind, the fix table of docs/causes-and-fixes.md shows its Doc, the pull
 // request is titled by its Title, findings are grouped and located by it.
 type Remedy struct {
 	// Kind is the fix kind, as used in the policy, PRs and output.
 	Kind drift.FixKind
-	// Doc says in one line what the fix changes (the README's fix table).
+	// Doc says in one line what the fix changes (the fix table of docs/causes-and-fixes.md).
 	Doc string
 	// Title is what the pull request does, for its title: {paths} stands for
 	// the fixed paths and {resource} for the resource.
