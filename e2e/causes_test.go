@@ -67,7 +67,8 @@ const (
 	mechHPA             = "HPA scales through /scale"
 	mechTracking        = "second Application renders the same objects"
 	mechSecondInstance  = "second Argo CD instance, an Application of the same name"
-	mechManual          = "kubectl edit, label, scale, set image"
+	mechManual          = "kubectl edit, label, scale, set image, apply --server-side"
+	mechManualArgo      = "an edit through Argo CD's API (argocd app patch-resource)"
 	mechClient          = "generated or generic client (OpenAPI-Generator, Go-http-client)"
 	mechClientStatus    = "generated client that also writes status (a kopf-style operator)"
 	mechPush            = "commit pushed, not yet compared, over a kubectl edit"
@@ -75,7 +76,7 @@ const (
 )
 
 var allMechanisms = []string{mechWebhookAll, mechWebhookResource, mechWebhookNSOut, mechWebhookObjOut, mechWebhookCEL, mechController, mechCRDPrune,
-	mechCRDDefault, mechService, mechHPA, mechTracking, mechSecondInstance, mechManual, mechClient, mechClientStatus, mechPush, mechDeleted}
+	mechCRDDefault, mechService, mechHPA, mechTracking, mechSecondInstance, mechManual, mechManualArgo, mechClient, mechClientStatus, mechPush, mechDeleted}
 
 // causeInSync expects no finding on the resource: Argo CD reports it Synced.
 const causeInSync drift.Cause = "(none: Synced)"
@@ -446,6 +447,15 @@ spec:
 			causeExpect{mech: mechManual, app: man.name, ref: r, path: "/spec/template/spec/containers/0/image", cause: drift.CauseManualChange, evidence: []string{"kubectl set"}})
 	}
 
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("ssa-%02d", i)
+		man.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
+		exp = append(exp, causeExpect{mech: mechManual, app: man.name, ref: cm("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl apply --server-side"}})
+		n = fmt.Sprintf("in-argocd-%02d", i)
+		man.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
+		exp = append(exp, causeExpect{mech: mechManualArgo, app: man.name, ref: cm("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"argocd app patch-resource"}})
+	}
+
 	// Generic client libraries: the manager is the library's default name,
 	// which names no program, so nothing places the writer.
 	cl := add(czApp{name: "cz-client", ns: "cz-client"})
@@ -590,6 +600,12 @@ spec:
 		kc("-n", "cz-push", "patch", "configmap", fmt.Sprintf("pushed-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"data":{"key":"hand"}}`)
 		kc("-n", "cz-deleted", "delete", "configmap", fmt.Sprintf("gone-%02d", i))
 	}
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("ssa-%02d", i)
+		s.kubectl(t, czConfigMap(n, "cz-manual", nil, map[string]string{"key": "applied-by-hand"}), "apply", "--server-side", "--force-conflicts", "-f", "-")
+		s.argocdCLI(t, "app", "patch-resource", "cz-manual", "--kind", "ConfigMap", "--resource-name", fmt.Sprintf("in-argocd-%02d", i),
+			"--namespace", "cz-manual", "--patch-type", "application/merge-patch+json", "--patch", `{"data":{"key":"edited-in-argocd"}}`)
+	}
 	raw := newRawClient(t, s)
 	for i := 0; i < 10; i++ {
 		ua := ""
@@ -713,13 +729,13 @@ spec:
 		ta := perCause[drift.Cause(c)]
 		fmt.Fprintf(&rep, "%-24s %8d %8d %6.1f%%\n", c, ta.total, ta.agree, pct(ta.agree, ta.total))
 	}
-	fmt.Fprintf(&rep, "\n%-76s %6s %6s\n", "MECHANISM", "FIELDS", "AGREE")
+	fmt.Fprintf(&rep, "\n%-84s %6s %6s\n", "MECHANISM", "FIELDS", "AGREE")
 	for _, m := range allMechanisms {
 		ta := perMech[m]
 		if ta == nil {
 			ta = &tally{}
 		}
-		fmt.Fprintf(&rep, "%-76s %6d %6d\n", m, ta.total, ta.agree)
+		fmt.Fprintf(&rep, "%-84s %6d %6d\n", m, ta.total, ta.agree)
 	}
 	if len(bad) > 0 {
 		fmt.Fprintf(&rep, "\nDisagreements (%d):\n", len(bad))
@@ -932,6 +948,22 @@ func (s *stack) kubectlEdit(t *testing.T, ns, resource, from, to string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("kubectl edit %s: %v\n%s", resource, err, out)
 	}
+}
+
+// argocdCLI runs the argocd CLI as the admin, as a person at a terminal.
+func (s *stack) argocdCLI(t *testing.T, args ...string) string {
+	t.Helper()
+	session, err := os.ReadFile(filepath.Join(s.root, "run", "argocd-admin-session"))
+	if err != nil {
+		t.Fatalf("the stack has no admin session: %v", err)
+	}
+	cmd := exec.Command(filepath.Join(s.root, "bin", "argocd"), append(args, "--server", strings.TrimPrefix(argoURL, "http://"), "--plaintext", "--auth-token", strings.TrimSpace(string(session)))...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("argocd %v: %v\n%s", args, err, out)
+	}
+	return string(out)
 }
 
 // rawClient is an HTTP client of the API server with the admin's
