@@ -25,6 +25,7 @@ var manualHow = map[string]string{
 	"kubectl-create":            "kubectl create",
 	"kubectl-client-side-apply": "kubectl apply",
 	"argocd-server":             "an edit in Argo CD's UI or API (argocd app patch-resource)",
+	"argocd":                    "an edit in Argo CD's UI or API, or the argocd CLI in core mode (argocd app patch-resource)",
 }
 
 func classifyManualChange(c *Case) (Verdict, bool) {
