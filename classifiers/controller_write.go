@@ -22,7 +22,7 @@ func classifyControllerWrite(c *Case) (Verdict, bool) {
 	}
 	var writers []drift.Owner
 	for _, o := range d.NonArgoOwners() {
-		if o.Subresource != "status" && !c.isPerson(o.Manager) {
+		if !c.isPerson(o.Manager) { // a status update writes the metadata it owns too
 			writers = append(writers, o)
 		}
 	}

@@ -55,6 +55,51 @@ func TestControllerWrite(t *testing.T) {
 	}
 }
 
+// TestControllerWriteThroughStatus: a write through the status subresource
+// owns the metadata it changes too: the Deployment controller numbers a
+// rollout in its revision annotation through the status subresource, and
+// managedFields record the annotation under that entry.
+func TestControllerWriteThroughStatus(t *testing.T) {
+	deployment := func(revision, managedFields string) string {
+		return fmt.Sprintf(`
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+  annotations: {deployment.kubernetes.io/revision: %q}
+  managedFields: [%s]
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: "registry.example.com/web:1.0"}]}
+`, revision, managedFields)
+	}
+	const path = "/metadata/annotations/deployment.kubernetes.io~1revision"
+	entry := func(manager string) string {
+		return `{manager: ` + manager + `, operation: Update, subresource: status, apiVersion: apps/v1, time: "2026-10-02T08:30:00Z", fieldsType: FieldsV1, fieldsV1: {"f:metadata": {"f:annotations": {".": {}, "f:deployment.kubernetes.io/revision": {}}}, "f:status": {"f:replicas": {}}}}`
+	}
+	tests := []struct {
+		name string
+		s    snap
+		want want
+	}{
+		{"the Deployment controller's revision through the status subresource", snap{target: deployment("1", ""), live: deployment("2", entry("kube-controller-manager"))},
+			want{claims: true, fix: drift.FixRemoveField, cause: drift.CauseControllerWrite, evidence: []string{
+				"owned by kube-controller-manager (Update, status subresource", "the Deployment controller numbers rollouts in this annotation"}}},
+		{"another manager's status update owning the annotation writes status: a controller, but no rule grants it the field", snap{target: deployment("1", ""), live: deployment("2", entry("rollout-numberer"))},
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{"rollout-numberer also writes this object's status"}}},
+		{"a person's status update is a person's", snap{target: deployment("1", ""), live: deployment("2", entry("kubectl-edit"))},
+			want{claims: false, cause: drift.CauseManualChange}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkDiff(t, classifiers.ControllerWrite, tt.s, path, tt.want)
+		})
+	}
+}
+
 // injected is MutatingWebhookConfiguration policy-mutator with a CA bundle;
 // live, cainjector has written it.
 func injected(caBundle, annotations string, live bool) string {

@@ -40,7 +40,7 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 	}
 	var unattributed []drift.Owner
 	for _, o := range d.NonArgoOwners() {
-		if o.Subresource != "status" && !c.isPerson(o.Manager) {
+		if !c.isPerson(o.Manager) { // a status update writes the metadata it owns too
 			unattributed = append(unattributed, o)
 		}
 	}
