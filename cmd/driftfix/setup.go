@@ -111,7 +111,14 @@ func cmdSetup(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
-	defer srv.Close()
+	defer func() {
+		// Let the browser have the done page before the listener goes.
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if srv.Shutdown(sctx) != nil {
+			srv.Close()
+		}
+	}()
 
 	fmt.Fprintf(stdout, "Open %s/ in a browser and create the App on GitHub; waiting up to %s.\n", base, *timeout)
 	ctx, cancel := context.WithTimeout(ctx, *timeout)

@@ -96,7 +96,12 @@ func TestSetupGitHubApp(t *testing.T) {
 	}
 	resp, err = http.PostForm(formAction, url.Values{"manifest": {html.UnescapeString(manifest[1])}})
 	if err != nil {
-		t.Fatal(err)
+		select {
+		case code := <-exit:
+			t.Fatalf("%v; setup exited %d: %s", err, code, out)
+		default:
+			t.Fatalf("%v; setup still running (page %s): %s", err, page, out)
+		}
 	}
 	done, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
