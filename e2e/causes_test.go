@@ -51,6 +51,10 @@ type causeExpect struct {
 	cause      drift.Cause
 	evidence   []string
 	noEvidence string
+	// settled, when set, is a path the live object Argo CD reports must
+	// hold before the diagnosis counts: the mechanism's last write (an
+	// operator's status after its spec write).
+	settled string
 }
 
 // The mechanisms, by name as the report prints them.
@@ -61,6 +65,7 @@ const (
 	mechWebhookObjOut   = "webhook */* excluded by its object selector, kubectl edit"
 	mechWebhookCEL      = "webhook with a matchCondition: admitted, or excluded by it (another webhook admits)"
 	mechController      = "controller, client-go default manager (runs in a workload, writes status)"
+	mechRevision        = "Deployment controller numbers a rollout a person started"
 	mechCRDPrune        = "CRD schema prunes an undeclared field"
 	mechCRDDefault      = "CRD schema defaults (Argo CD: Synced, no finding)"
 	mechService         = "Service allocation where Git declares nodePort or clusterIP empty"
@@ -75,7 +80,7 @@ const (
 	mechDeleted         = "resource deleted by hand"
 )
 
-var allMechanisms = []string{mechWebhookAll, mechWebhookResource, mechWebhookNSOut, mechWebhookObjOut, mechWebhookCEL, mechController, mechCRDPrune,
+var allMechanisms = []string{mechWebhookAll, mechWebhookResource, mechWebhookNSOut, mechWebhookObjOut, mechWebhookCEL, mechController, mechRevision, mechCRDPrune,
 	mechCRDDefault, mechService, mechHPA, mechTracking, mechSecondInstance, mechManual, mechManualArgo, mechClient, mechClientStatus, mechPush, mechDeleted}
 
 // causeInSync expects no finding on the resource: Argo CD reports it Synced.
@@ -332,11 +337,11 @@ spec:
 		case i < 5:
 			e.evidence, e.noEvidence = []string{"widget-operator", runs}, status
 		case i < 10:
-			e.evidence = []string{"widget-operator", runs, status}
+			e.evidence, e.settled = []string{"widget-operator", runs, status}, "/status/phase"
 		case i < 15:
-			e.evidence, e.noEvidence = []string{"gadget-sync", status}, runs
+			e.evidence, e.noEvidence, e.settled = []string{"gadget-sync", status}, runs, "/status/phase"
 		default:
-			e.mech = mechClientStatus
+			e.mech, e.settled = mechClientStatus, "/status/phase"
 			e.evidence, e.noEvidence = []string{"OpenAPI-Generator", status}, runs
 		}
 		exp = append(exp, e)
@@ -447,6 +452,16 @@ spec:
 			causeExpect{mech: mechManual, app: man.name, ref: r, path: "/spec/template/spec/containers/0/image", cause: drift.CauseManualChange, evidence: []string{"kubectl set"}})
 	}
 
+	// Deployments whose manifest keeps the revision annotation (copied from
+	// kubectl get): a person's new image makes the Deployment controller
+	// number a new rollout.
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("rolled-%02d", i)
+		man.files[n+".yaml"] = strings.Replace(czDeployment(n, 1), "  name: "+n+"\n", "  name: "+n+"\n  annotations: {deployment.kubernetes.io/revision: \"1\"}\n", 1)
+		r := ref("Deployment", "apps", "cz-manual", n)
+		exp = append(exp, causeExpect{mech: mechRevision, app: man.name, ref: r, path: "/metadata/annotations/deployment.kubernetes.io~1revision", cause: drift.CauseControllerWrite, evidence: []string{"kube-controller-manager"}},
+			causeExpect{mech: mechRevision, app: man.name, ref: r, path: "/spec/template/spec/containers/0/image", cause: drift.CauseManualChange, evidence: []string{"kubectl set"}})
+	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("ssa-%02d", i)
 		man.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
@@ -595,6 +610,7 @@ spec:
 		kc("-n", "cz-manual", "label", "configmap", fmt.Sprintf("labelled-%02d", i), "tier=hand", "--overwrite")
 		kc("-n", "cz-manual", "scale", "deployment", fmt.Sprintf("scaled-%02d", i), "--replicas=3")
 		kc("-n", "cz-manual", "set", "image", "deployment/"+fmt.Sprintf("scaled-%02d", i), fmt.Sprintf("main=registry.example.com/scaled-%02d:1.0.1-hotfix", i))
+		kc("-n", "cz-manual", "set", "image", "deployment/"+fmt.Sprintf("rolled-%02d", i), fmt.Sprintf("main=registry.example.com/rolled-%02d:1.0.1-hotfix", i))
 	}
 	for i := 0; i < 10; i++ {
 		kc("-n", "cz-push", "patch", "configmap", fmt.Sprintf("pushed-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"data":{"key":"hand"}}`)
@@ -658,7 +674,7 @@ spec:
 			missing := 0
 			for _, i := range byApp[app] {
 				found[i] = matchFindings(rep.Findings, exp[i])
-				if len(found[i]) == 0 && exp[i].cause != causeInSync {
+				if len(found[i]) == 0 && exp[i].cause != causeInSync || !liveHolds(s.last, exp[i]) {
 					missing++
 				}
 			}
@@ -762,6 +778,22 @@ spec:
 	if len(resources) < 100 {
 		t.Errorf("only %d resources; the cause differential needs at least 100", len(resources))
 	}
+}
+
+// liveHolds reports whether the live object of e's resource in the snapshot
+// holds e's settled path (true when e names none).
+func liveHolds(snap *drift.Snapshot, e causeExpect) bool {
+	if e.settled == "" {
+		return true
+	}
+	p := drift.MustPointer(e.settled)
+	for _, r := range snap.Resources {
+		if r.Live != nil && drift.RefOf(r.Live) == e.ref {
+			_, ok := p.Get(r.Live)
+			return ok
+		}
+	}
+	return false
 }
 
 // matchFindings returns the findings on e's resource at e's path (every
