@@ -78,10 +78,12 @@ const (
 	mechClientStatus    = "generated client that also writes status (a kopf-style operator)"
 	mechPush            = "commit pushed, not yet compared, over a kubectl edit"
 	mechDeleted         = "resource deleted by hand"
+	mechRender          = "chart renders a random value, hard refresh"
+	mechBroad           = "ignore rule for every ConfigMap's data hides kubectl edits"
 )
 
 var allMechanisms = []string{mechWebhookAll, mechWebhookResource, mechWebhookNSOut, mechWebhookObjOut, mechWebhookCEL, mechController, mechRevision, mechCRDPrune,
-	mechCRDDefault, mechService, mechHPA, mechTracking, mechSecondInstance, mechManual, mechManualArgo, mechClient, mechClientStatus, mechPush, mechDeleted}
+	mechCRDDefault, mechService, mechHPA, mechTracking, mechSecondInstance, mechManual, mechManualArgo, mechClient, mechClientStatus, mechPush, mechDeleted, mechRender, mechBroad}
 
 // causeInSync expects no finding on the resource: Argo CD reports it Synced.
 const causeInSync drift.Cause = "(none: Synced)"
@@ -162,6 +164,7 @@ type czApp struct {
 	name, ns string
 	files    map[string]string
 	opts     string // extra syncPolicy lines
+	spec     string // extra spec lines
 	noPrune  bool
 	// instance is the namespace of the Argo CD instance whose Application
 	// this is ("": the stack's own, argocd).
@@ -495,6 +498,23 @@ spec:
 		del.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
 		exp = append(exp, causeExpect{mech: mechDeleted, app: del.name, ref: cm("cz-deleted", n), path: "", cause: drift.CauseUnknown, evidence: []string{"in Git but not in the cluster"}})
 	}
+	// A chart that renders a random value: a hard refresh renders it anew.
+	rnd := add(czApp{name: "cz-render", ns: "cz-render"})
+	rnd.files["Chart.yaml"] = "apiVersion: v2\nname: salts\nversion: 0.1.0\n"
+	rnd.files["values.yaml"] = "count: 5\n"
+	rnd.files["templates/cm.yaml"] = "{{- range $i := until (int .Values.count) }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: salt-{{ $i }}\ndata:\n  salt: {{ randAlphaNum 16 | quote }}\n{{- end }}\n"
+	for i := 0; i < 5; i++ {
+		exp = append(exp, causeExpect{mech: mechRender, app: rnd.name, ref: cm("cz-render", fmt.Sprintf("salt-%d", i)), path: "/data/salt", cause: drift.CauseNondeterministicRender})
+	}
+
+	// A rule that ignores all data of every ConfigMap: Argo CD stays
+	// Synced over the kubectl edits it hides, and driftfix names the rule.
+	broad := add(czApp{name: "cz-broad", ns: "cz-broad", spec: "  ignoreDifferences: [{kind: ConfigMap, jsonPointers: [/data]}]\n"})
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("hidden-%02d", i)
+		broad.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
+	}
+	exp = append(exp, causeExpect{mech: mechBroad, app: broad.name, ref: ref("Application", "argoproj.io", "argocd", "cz-broad"), path: "/spec/ignoreDifferences/0", cause: drift.CauseBroadIgnore, evidence: []string{"all data"}})
 	return apps, exp
 }
 
@@ -562,9 +582,9 @@ spec:
   project: default
   source: {repoURL: %q, path: %s, targetRevision: main}
   destination: {server: https://kubernetes.default.svc, namespace: %s}
-  syncPolicy:
+%s  syncPolicy:
     automated: {prune: %s}
-%s`, a.name, a.argoNS(), repo.url, a.dir(), a.ns, prune, a.opts), "apply", "-f", "-")
+%s`, a.name, a.argoNS(), repo.url, a.dir(), a.ns, a.spec, prune, a.opts), "apply", "-f", "-")
 	}
 	var first, later []czApp
 	for _, a := range apps {
@@ -622,6 +642,10 @@ spec:
 		s.argocdCLI(t, "app", "patch-resource", "cz-manual", "--kind", "ConfigMap", "--resource-name", fmt.Sprintf("in-argocd-%02d", i),
 			"--namespace", "cz-manual", "--patch-type", "application/merge-patch+json", "--patch", `{"data":{"key":"edited-in-argocd"}}`)
 	}
+	for i := 0; i < 5; i++ {
+		kc("-n", "cz-broad", "patch", "configmap", fmt.Sprintf("hidden-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"data":{"key":"hidden-edit"}}`)
+	}
+	kc("-n", "argocd", "annotate", "application", "cz-render", "argocd.argoproj.io/refresh=hard", "--overwrite")
 	raw := newRawClient(t, s)
 	for i := 0; i < 10; i++ {
 		ua := ""
