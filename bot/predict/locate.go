@@ -1,0 +1,177 @@
+package predict
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/ignores"
+	"github.com/driftfix/driftfix/remediations"
+)
+
+// locate returns the file and line in the repository that declare a
+// prediction's path: the resource's manifest (the line of the path, or of its
+// nearest ancestor there), a chart's values file where it declares the value,
+// else the template that renders the kind; the Application's manifest for
+// one of its ignore rules. Line 0: the file is known, the line is not.
+func locate(s *drift.Snapshot, manifest string, p Prediction) (string, int) {
+	files := s.Repo.Files
+	if len(files) == 0 {
+		return p.FixFile, 0
+	}
+	if p.Resource.Group == "argoproj.io" && p.Resource.Kind == "Application" {
+		f := manifest
+		if f == "" {
+			f = p.FixFile
+		}
+		holder := p.Resource
+		holder.Namespace = ""
+		return f, lineIn(files[f], holder, p.Path)
+	}
+	repo := remediations.Repo{}
+	for k, v := range files {
+		repo[k] = []byte(v)
+	}
+	holder := p.Resource
+	if src, ok := s.HelmSource(); ok {
+		if f, line := valuesLine(s, src, p); line > 0 {
+			return f, line
+		}
+		f := remediations.Locate(s, repo, p.Resource, drift.FixRemoveField)
+		if f == "" {
+			f = p.FixFile
+		}
+		return f, keyLine(files[f], lastKey(p.Path), nil)
+	}
+	// A manifest in a source path, or anywhere in the repository (a
+	// kustomization's base).
+	var names []string
+	for f := range files {
+		if strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml") {
+			names = append(names, f)
+		}
+	}
+	sort.Strings(names)
+	var dirs []string
+	for _, src := range drift.Sources(s.Application) {
+		dirs = append(dirs, src.Path)
+	}
+	best, bestLine := "", 0
+	for _, f := range names {
+		line := lineIn(files[f], holder, p.Path)
+		if line == 0 {
+			continue
+		}
+		if inAny(f, dirs) {
+			return f, line
+		}
+		if best == "" {
+			best, bestLine = f, line
+		}
+	}
+	if best != "" {
+		return best, bestLine
+	}
+	return p.FixFile, 0
+}
+
+func inAny(f string, dirs []string) bool {
+	for _, d := range dirs {
+		if d == "" || strings.HasPrefix(f, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// lineIn is the line of the document declaring holder at p, or at the
+// nearest ancestor of p that the document has (the document's first line
+// when it has none of them); 0 when no document declares holder.
+func lineIn(src string, holder drift.Ref, p drift.Pointer) int {
+	if src == "" {
+		return 0
+	}
+	for n := len(p); n >= 0; n-- {
+		line, _, ok, err := ignores.Find([]byte(src), holder, p[:n])
+		if err != nil {
+			return 0
+		}
+		if ok {
+			return line
+		}
+		if n == 0 {
+			break
+		}
+	}
+	// Without a namespace in the manifest the holder's is not compared; a
+	// manifest that names the kind and name with another namespace is not it.
+	return 0
+}
+
+// valuesLine finds, in the chart's values files, the line that declares the
+// value a prediction's path holds in Git: a key named like the path's last
+// key, with Git's value.
+func valuesLine(s *drift.Snapshot, src drift.Source, p Prediction) (string, int) {
+	key := lastKey(p.Path)
+	if key == "" || p.Git == nil {
+		return "", 0
+	}
+	switch p.Git.(type) {
+	case map[string]any, []any:
+		return "", 0
+	}
+	var files []string
+	for _, vf := range src.ValueFiles {
+		files = append(files, path.Join(src.Path, vf))
+	}
+	files = append(files, path.Join(src.Path, "values.yaml"))
+	for i := len(files) - 1; i >= 0; i-- { // the last values file wins in Helm
+		if line := keyLine(s.Repo.Files[files[i]], key, p.Git); line > 0 {
+			return files[i], line
+		}
+	}
+	return "", 0
+}
+
+// lastKey is the last mapping key of a path (list indexes skipped).
+func lastKey(p drift.Pointer) string {
+	for i := len(p) - 1; i >= 0; i-- {
+		if _, err := strconv.Atoi(p[i]); err != nil {
+			return p[i]
+		}
+	}
+	return ""
+}
+
+// keyLine returns the first line of src (1-based) whose YAML key is key and,
+// when value is not nil, whose scalar is value; 0 when there is none.
+func keyLine(src, key string, value any) int {
+	if src == "" || key == "" {
+		return 0
+	}
+	want := ""
+	if value != nil {
+		want = strings.Trim(fmt.Sprint(value), `"'`)
+	}
+	for i, l := range strings.Split(src, "\n") {
+		t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- "))
+		k, v, ok := strings.Cut(t, ":")
+		if !ok || strings.Trim(strings.TrimSpace(k), `"'`) != key {
+			continue
+		}
+		if value == nil {
+			return i + 1
+		}
+		v = strings.TrimSpace(v)
+		if c := strings.Index(v, " #"); c >= 0 {
+			v = strings.TrimSpace(v[:c])
+		}
+		if strings.Trim(v, `"'`) == want {
+			return i + 1
+		}
+	}
+	return 0
+}

@@ -1,0 +1,216 @@
+package predict
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/internal/corpus"
+	"github.com/driftfix/driftfix/bot/pipeline"
+)
+
+// corpora are the project's diagnosed cases, each beside its expectation.
+var corpora = []string{"testdata/cases", "testdata/realworld", "testdata/heldout"}
+
+// minRecall is what predict on the Git side must find of what diagnose
+// finds after sync, per cause (issue #29).
+const minRecall = 0.9
+
+// gitSide is what predict sees of a corpus snapshot: the Application, the
+// desired state Argo CD rendered (and its further renders), the repository
+// files and the cluster context; never a live object.
+func gitSide(s *drift.Snapshot) Input {
+	in := Input{Application: s.Application, Renders: s.Renders, Cluster: s.Cluster, Repo: s.Repo.Files}
+	for _, r := range s.Resources {
+		if r.Target != nil {
+			in.Targets = append(in.Targets, stripTracking(r.Target))
+		}
+	}
+	return in
+}
+
+// stripTracking removes what Argo CD adds to a rendered object (the tracking
+// annotation), which predict adds itself.
+func stripTracking(o drift.Object) drift.Object {
+	c, _ := drift.DeepCopy(o).(map[string]any)
+	if ann, ok := drift.Map(c, "metadata")["annotations"].(map[string]any); ok {
+		delete(ann, "argocd.argoproj.io/tracking-id")
+		if len(ann) == 0 {
+			delete(drift.Map(c, "metadata"), "annotations")
+		}
+	}
+	return c
+}
+
+// inGit says whether an expected finding's cause lies in Git, so that
+// predict must find it from the Git side alone: the stored form of a value
+// Git declares, replicas under an HPA, a render that varies, a tracking label
+// a chart's template stamps on what a controller creates, or a webhook the
+// cluster context holds. diag is diagnose's finding for it.
+func inGit(s *drift.Snapshot, e corpus.Entry, diag *drift.Finding) bool {
+	switch drift.Cause(e.Cause) {
+	case drift.CauseNormalized:
+		// Git's own value (or a CRD default beside it), not an allocation
+		// or a field another party wrote.
+		if diag == nil || !diag.InGit {
+			return false
+		}
+		for _, ev := range diag.Evidence {
+			if strings.Contains(ev, "dry-run") || strings.Contains(ev, "allocat") {
+				return false
+			}
+		}
+		return true
+	case drift.CauseHPAReplicas:
+		return diag != nil && diag.InGit
+	case drift.CauseNondeterministicRender:
+		return len(s.Renders) > 0
+	case drift.CauseTrackingClash:
+		return e.Path == "" && e.Kind == "PersistentVolumeClaim" && stampsClaims(s)
+	case drift.CauseWebhookMutation:
+		return len(s.ClusterObjects("MutatingWebhookConfiguration")) > 0
+	}
+	return false
+}
+
+// stampsClaims says whether a StatefulSet Git renders carries a label on its
+// volumeClaimTemplates.
+func stampsClaims(s *drift.Snapshot) bool {
+	for _, r := range s.Resources {
+		for _, t := range drift.List(r.Target, "spec", "volumeClaimTemplates") {
+			if len(drift.Map(t, "metadata", "labels")) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// found says whether a prediction names the expected finding: its resource,
+// path and cause; a webhook's by its resource and cause, since what a
+// webhook writes is not known before it runs.
+func found(ps []Prediction, e corpus.Entry) bool {
+	for _, p := range ps {
+		if p.Resource.Kind != e.Kind || p.Resource.Name != e.Name || string(p.Cause) != e.Cause {
+			continue
+		}
+		if p.Cause == drift.CauseWebhookMutation || p.Path.String() == e.Path {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRecallOnCorpora runs predict on the Git side of every corpus case and
+// checks it finds what diagnose finds after sync, for every expected finding
+// whose cause lies in Git; it prints the recall per cause. On the cases with
+// no expected finding (clean applications) it must predict nothing.
+func TestRecallOnCorpora(t *testing.T) {
+	type tally struct{ hit, total int }
+	per := map[drift.Cause]*tally{}
+	var misses, noise, wrong []string
+	extra := map[drift.Cause]int{}
+	clean := 0
+	for _, dir := range corpora {
+		for _, file := range corpus.Snapshots(t, dir, ".yaml") {
+			s, err := drift.LoadSnapshot(file)
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			exp := corpus.Expect(t, file)
+			rep, err := pipeline.Diagnose(s, drift.Sensitivity{})
+			if err != nil {
+				t.Fatalf("%s: diagnose: %v", file, err)
+			}
+			ps, err := Predict(gitSide(s))
+			if err != nil {
+				t.Errorf("%s: predict: %v", file, err)
+				continue
+			}
+			name := filepath.Base(file)
+			for _, m := range exp.MustNot {
+				for _, p := range ps {
+					if p.Resource.Kind == m.Kind && p.Resource.Name == m.Name && p.Path.String() == m.Path && (m.Cause == "" || string(p.Cause) == m.Cause) {
+						wrong = append(wrong, fmt.Sprintf("%s: %s (%s)", name, p, m.Why))
+					}
+				}
+			}
+			if len(exp.Findings) == 0 {
+				clean++
+				for _, p := range ps {
+					noise = append(noise, fmt.Sprintf("%s: %s", name, p))
+				}
+				continue
+			}
+			for _, p := range ps {
+				expected := false
+				for _, e := range exp.Findings {
+					expected = expected || found([]Prediction{p}, e)
+				}
+				if !expected {
+					extra[p.Cause]++
+					t.Logf("beyond the expectation: %s: %s", name, p)
+				}
+			}
+			for _, e := range exp.Findings {
+				var diag *drift.Finding
+				for i, f := range rep.Findings {
+					if corpus.FindingKey(f) == e.Key() {
+						diag = &rep.Findings[i]
+					}
+				}
+				if !inGit(s, e, diag) {
+					continue
+				}
+				c := drift.Cause(e.Cause)
+				if per[c] == nil {
+					per[c] = &tally{}
+				}
+				per[c].total++
+				if found(ps, e) {
+					per[c].hit++
+				} else {
+					misses = append(misses, fmt.Sprintf("%s: %s %s %s", name, e.Key(), e.Cause, predictedList(ps)))
+				}
+			}
+		}
+	}
+	sort.Strings(misses)
+	for _, m := range misses {
+		t.Logf("missed %s", m)
+	}
+	var causes []string
+	for c := range per {
+		causes = append(causes, string(c))
+	}
+	sort.Strings(causes)
+	hit, total := 0, 0
+	for _, c := range causes {
+		tl := per[drift.Cause(c)]
+		hit, total = hit+tl.hit, total+tl.total
+		r := float64(tl.hit) / float64(tl.total)
+		fmt.Fprintf(os.Stdout, "predict recall %-24s %.3f (%d of %d; %d predictions beyond the expectations)\n", c, r, tl.hit, tl.total, extra[drift.Cause(c)])
+		if r < minRecall {
+			t.Errorf("recall of %s is %.3f (%d of %d), under %.2f", c, r, tl.hit, tl.total, minRecall)
+		}
+	}
+	fmt.Fprintf(os.Stdout, "predict recall %-24s %.3f (%d of %d); %d clean cases, %d predictions on them\n", "all", float64(hit)/float64(total), hit, total, clean, len(noise))
+	for _, n := range noise {
+		t.Errorf("clean case predicted: %s", n)
+	}
+	for _, w := range wrong {
+		t.Errorf("predicted an answer the case names as wrong: %s", w)
+	}
+}
+
+func predictedList(ps []Prediction) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return "[" + strings.Join(out, "; ") + "]"
+}
