@@ -124,6 +124,9 @@ func Predict(in Input) ([]Prediction, error) {
 		if f.InGit {
 			p.Git = f.Git
 		}
+		if f.Cause == drift.CauseHPAReplicas {
+			p.Evidence = hpaEvidence(f.Evidence)
+		}
 		out = append(out, p)
 	}
 	out = append(out, admissions(s)...)
@@ -203,4 +206,19 @@ func (p Prediction) String() string {
 		path = "(object)"
 	}
 	return strings.Join([]string{p.Resource.String(), path, string(p.Cause)}, " ")
+}
+
+// hpaEvidence replaces, in an hpa-replicas finding's evidence, the live
+// replica count (which predict chose itself) with what the HPA will do.
+func hpaEvidence(ev []string) []string {
+	var out []string
+	for _, e := range ev {
+		if strings.HasPrefix(e, "Git declares replicas:") {
+			if i := strings.Index(e, ", the live object has"); i > 0 {
+				e = e[:i] + "; after the sync the HPA sets its own count through the scale subresource, and Argo CD reports the difference"
+			}
+		}
+		out = append(out, strings.ReplaceAll(e, ", currently null)", ")"))
+	}
+	return out
 }

@@ -75,6 +75,7 @@ Usage:
   driftfix fix --snapshot FILE [--repo DIR] [--dry-run] [-o text|json|yaml]
   driftfix ignores --snapshot FILE... [--repo DIR] [-o text|json|yaml]
   driftfix ignores --argocd-server URL [--repo DIR] [-o ...]   every active ignore rule and what it hides
+  driftfix predict --repo DIR --base REV [--head REV] [-o text|json|sarif] [--all] [--app PATH] [--cluster FILE]   what a change will leave OutOfSync
   driftfix run --config FILE [--listen :8080] [--dry-run] [--leader-elect]
   driftfix once --config FILE [--dry-run]   exit 0 when the cycle ran, 1 when it could not scan or publish
   driftfix config validate FILE
@@ -120,6 +121,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = cmdFix(ctx, args[1:], stdout, stderr, time.Now())
 	case "ignores":
 		code, err = cmdIgnores(ctx, args[1:], stdout, stderr, time.Now())
+	case "predict":
+		code, err = cmdPredict(ctx, args[1:], stdout, stderr)
 	case "run":
 		code, err = cmdRun(ctx, args[1:], stdout, stderr)
 	case "once":

@@ -1,0 +1,382 @@
+package predict
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations/render"
+	"github.com/driftfix/driftfix/remediations/yamledit"
+)
+
+// Revision is a repository at one revision: its manifest, chart and
+// kustomization files (path -> content), as bot/gitrepo reads them.
+type Revision struct {
+	Name  string // how the revision is named in messages ("main", "the work tree")
+	Files map[string]string
+}
+
+// Options tune Run.
+type Options struct {
+	// All reports every prediction of head, not only those base lacks, for
+	// every application found, touched by the change or not.
+	All bool
+	// App restricts the run to the Applications of one manifest file, or to
+	// one source directory (an Application is made for it); empty: every
+	// Application manifest in the repository.
+	App string
+	// Cluster is the cluster context (see Input.Cluster).
+	Cluster []drift.Object
+	// Render bounds each render; zero fields take render's defaults.
+	Render render.Limits
+}
+
+// Result is what Run found.
+type Result struct {
+	// Applications are the applications predicted, by name, in order.
+	Applications []string
+	// Predictions are sorted; only what the change introduces unless All.
+	Predictions []Prediction
+	// Notes say what was not predicted and why (a source outside the
+	// repository, a chart from a Helm repository, a base that does not render).
+	Notes []string
+}
+
+// ErrNoApplication is returned when the repository has no Application
+// manifest (and no --app names one).
+var ErrNoApplication = errors.New("no Argo CD Application manifest (kind Application, apiVersion argoproj.io/...) found")
+
+// application is one Application found in the repository.
+type application struct {
+	obj      drift.Object
+	manifest string // the file that holds it; "" when made for a directory
+}
+
+// Run predicts, for each Application in head whose sources the change from
+// base touches (every one with All), the fields that will differ after sync.
+// It renders each application from base and head (head twice, where a chart
+// could render random or time-based values) with remediations/render, which
+// runs each render in a bounded child process without network.
+func Run(base, head Revision, opt Options) (*Result, error) {
+	apps, err := findApplications(head, opt.App)
+	if err != nil {
+		return nil, err
+	}
+	baseApps, _ := findApplications(base, opt.App)
+	changed := changedFiles(base.Files, head.Files)
+	res := &Result{}
+	for _, a := range apps {
+		name := drift.Str(a.obj, "metadata", "name")
+		was := findNamed(baseApps, a.obj)
+		srcs, notes := localSources(a.obj, head.Files)
+		for _, n := range notes {
+			res.Notes = append(res.Notes, fmt.Sprintf("application %s: %s", name, n))
+		}
+		if len(srcs) == 0 {
+			continue
+		}
+		touched := was == nil || !reflect.DeepEqual(was.obj, a.obj) || touches(srcs, changed)
+		if !touched && !opt.All {
+			continue
+		}
+		res.Applications = append(res.Applications, name)
+		headPs, err := predictAt(a, srcs, head, opt, true)
+		if err != nil {
+			return nil, fmt.Errorf("application %s at %s: %w", name, head.Name, err)
+		}
+		if opt.All {
+			res.Predictions = append(res.Predictions, headPs...)
+			continue
+		}
+		var basePs []Prediction
+		if was != nil {
+			bsrcs, _ := localSources(was.obj, base.Files)
+			if len(bsrcs) > 0 {
+				if basePs, err = predictAt(*was, bsrcs, base, opt, true); err != nil {
+					res.Notes = append(res.Notes, fmt.Sprintf("application %s does not render at %s (%v): every prediction at %s is reported", name, base.Name, err, head.Name))
+				}
+			}
+		}
+		res.Predictions = append(res.Predictions, Changes(basePs, headPs)...)
+	}
+	if len(res.Applications) == 0 && len(apps) == 0 {
+		return nil, ErrNoApplication
+	}
+	sort.SliceStable(res.Predictions, func(i, j int) bool { return less(res.Predictions[i], res.Predictions[j]) })
+	return res, nil
+}
+
+// predictAt renders one application at a revision and predicts.
+func predictAt(a application, srcs []drift.Source, rev Revision, opt Options, twice bool) ([]Prediction, error) {
+	files := map[string][]byte{}
+	for k, v := range rev.Files {
+		files[k] = []byte(v)
+	}
+	in := Input{Application: a.obj, Cluster: opt.Cluster, Repo: rev.Files, Manifest: a.manifest}
+	var again []drift.Object
+	varies := false
+	for _, src := range srcs {
+		objs, err := renderSource(a.obj, src, files, rev.Files, opt.Render)
+		if err != nil {
+			return nil, err
+		}
+		in.Targets = append(in.Targets, objs...)
+		if twice && mayVary(src, rev.Files) {
+			more, err := renderSource(a.obj, src, files, rev.Files, opt.Render)
+			if err != nil {
+				return nil, err
+			}
+			again, varies = append(again, more...), true
+		} else {
+			again = append(again, objs...)
+		}
+	}
+	if varies {
+		in.Renders = [][]drift.Object{again}
+	}
+	return Predict(in)
+}
+
+// generators are the template functions whose output can change between two
+// renders of the same inputs (sprig's random, time and crypto functions,
+// Helm's lookup).
+var generators = regexp.MustCompile(`\b(rand[A-Za-z]*|uuidv4|now|date[A-Za-z]*|gen[A-Z][A-Za-z]*|shuffle|lookup)\b`)
+
+// mayVary says whether a Helm source has a template that calls a generator:
+// only such a chart is rendered a second time.
+func mayVary(src drift.Source, files map[string]string) bool {
+	if !isHelm(src, files) {
+		return false
+	}
+	for f, c := range files {
+		if inDir(f, src.Path) && (strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".tpl") || strings.HasSuffix(f, ".yml")) && strings.Contains(f, "/templates/") && generators.MatchString(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func isHelm(src drift.Source, files map[string]string) bool {
+	_, chart := files[path.Join(src.Path, "Chart.yaml")]
+	return src.Helm || chart
+}
+
+func kustomization(dir string, files map[string]string) bool {
+	for _, k := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		if _, ok := files[path.Join(dir, k)]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// renderSource renders one source as Argo CD's repo-server does: a Helm
+// chart, a kustomization, or a plain directory of manifests.
+func renderSource(app drift.Object, src drift.Source, files map[string][]byte, text map[string]string, lim render.Limits) ([]drift.Object, error) {
+	switch {
+	case isHelm(src, text):
+		opts := render.HelmOptionsFor(app, src)
+		opts.Limits = lim
+		return render.Helm(files, opts)
+	case kustomization(src.Path, text):
+		return render.KustomizeWithLimits(files, src.Path, lim)
+	}
+	return directory(app, src, text)
+}
+
+// directory reads a plain-directory source: every YAML or JSON manifest in
+// the path (below it too with directory.recurse), as Argo CD does.
+func directory(app drift.Object, src drift.Source, files map[string]string) ([]drift.Object, error) {
+	recurse := false
+	for _, s := range append([]any{drift.Map(app, "spec", "source")}, drift.List(app, "spec", "sources")...) {
+		if strings.Trim(drift.Str(s, "path"), "/") == src.Path {
+			recurse, _ = drift.Lookup(s, "directory", "recurse").(bool)
+		}
+	}
+	var names []string
+	for f := range files {
+		if !(strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml") || strings.HasSuffix(f, ".json")) || !inDir(f, src.Path) {
+			continue
+		}
+		rel := strings.TrimPrefix(f, strings.TrimSuffix(src.Path, "/")+"/")
+		if src.Path == "" {
+			rel = f
+		}
+		if !recurse && strings.Contains(rel, "/") {
+			continue
+		}
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	var out []drift.Object
+	for _, f := range names {
+		docs, err := yamledit.Documents([]byte(files[f]))
+		if err != nil {
+			return nil, fmt.Errorf("%s: not a manifest Argo CD can read: %w", f, err)
+		}
+		for _, d := range docs {
+			m, _ := d.(map[string]any)
+			if m == nil || drift.Str(m, "kind") == "" {
+				continue
+			}
+			if isApplication(m) {
+				continue // an app-of-apps' child is its own application
+			}
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// localSources are the application's sources that are in this repository:
+// a path with files under it. The others are noted.
+func localSources(app drift.Object, files map[string]string) ([]drift.Source, []string) {
+	var out []drift.Source
+	var notes []string
+	for _, src := range drift.Sources(app) {
+		switch {
+		case src.Chart != "":
+			notes = append(notes, fmt.Sprintf("source chart %s from %s is not in this repository: not rendered (predict reads no network)", src.Chart, src.RepoURL))
+		case !hasFiles(files, src.Path):
+			notes = append(notes, fmt.Sprintf("source path %q (%s) has no manifest in this repository: not rendered", src.Path, src.RepoURL))
+		default:
+			out = append(out, src)
+		}
+	}
+	return out, notes
+}
+
+func hasFiles(files map[string]string, dir string) bool {
+	for f := range files {
+		if inDir(f, dir) {
+			return true
+		}
+	}
+	return false
+}
+
+func inDir(f, dir string) bool {
+	dir = strings.Trim(dir, "/")
+	return dir == "" || dir == "." || strings.HasPrefix(f, dir+"/")
+}
+
+// touches says whether a changed file is in one of the sources (or is one
+// of a chart's value files outside it).
+func touches(srcs []drift.Source, changed []string) bool {
+	for _, src := range srcs {
+		for _, f := range changed {
+			if inDir(f, src.Path) {
+				return true
+			}
+			for _, vf := range src.ValueFiles {
+				if path.Join(src.Path, vf) == f {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func changedFiles(base, head map[string]string) []string {
+	var out []string
+	for f, b := range base {
+		if h, ok := head[f]; !ok || h != b {
+			out = append(out, f)
+		}
+	}
+	for f := range head {
+		if _, ok := base[f]; !ok {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func isApplication(m map[string]any) bool {
+	g, _ := drift.SplitAPIVersion(drift.Str(m, "apiVersion"))
+	return drift.Str(m, "kind") == "Application" && g == "argoproj.io"
+}
+
+// findApplications returns the Applications of the revision: those of one
+// manifest file or one made for a source directory (only), else every
+// Application manifest in the repository, sorted by file.
+func findApplications(rev Revision, only string) ([]application, error) {
+	only = strings.Trim(path.Clean("/"+only), "/")
+	if only != "" {
+		if c, ok := rev.Files[only]; ok {
+			apps := applicationsIn(only, c)
+			if len(apps) == 0 {
+				return nil, fmt.Errorf("--app %s: the file holds no Argo CD Application (kind Application, apiVersion argoproj.io/...)", only)
+			}
+			return apps, nil
+		}
+		if !hasFiles(rev.Files, only) {
+			return nil, fmt.Errorf("--app %s: no such file or directory with manifests in %s", only, rev.Name)
+		}
+		app := map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+			"metadata": map[string]any{"name": path.Base(only)},
+			"spec": map[string]any{"project": "default", "source": map[string]any{"path": only},
+				"destination": map[string]any{}}}
+		return []application{{obj: app}}, nil
+	}
+	var names []string
+	for f := range rev.Files {
+		if strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml") || strings.HasSuffix(f, ".json") {
+			names = append(names, f)
+		}
+	}
+	sort.Strings(names)
+	var out []application
+	seen := map[string]bool{}
+	for _, f := range names {
+		if !strings.Contains(rev.Files[f], "Application") {
+			continue
+		}
+		for _, a := range applicationsIn(f, rev.Files[f]) {
+			name := drift.Str(a.obj, "metadata", "name")
+			if seen[name] {
+				continue // the first manifest of a name wins, as in one Argo CD namespace
+			}
+			seen[name] = true
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil, ErrNoApplication
+	}
+	return out, nil
+}
+
+// applicationsIn reads the Applications of one file; a file that is not
+// YAML holds none (a template, a values file).
+func applicationsIn(file, content string) []application {
+	docs, err := yamledit.Documents([]byte(content))
+	if err != nil {
+		return nil
+	}
+	var out []application
+	for _, d := range docs {
+		m, _ := d.(map[string]any)
+		if m == nil || !isApplication(m) || drift.Str(m, "metadata", "name") == "" {
+			continue
+		}
+		out = append(out, application{obj: m, manifest: file})
+	}
+	return out
+}
+
+func findNamed(apps []application, obj drift.Object) *application {
+	for i := range apps {
+		if drift.Str(apps[i].obj, "metadata", "name") == drift.Str(obj, "metadata", "name") {
+			return &apps[i]
+		}
+	}
+	return nil
+}
