@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"encoding/base64"
 	"strings"
 	"time"
 
@@ -23,6 +24,15 @@ type rewrite struct {
 
 // rewrites are applied in order to every object's predicted live state.
 var rewrites = []rewrite{
+	{
+		Name:   "secret-stringdata",
+		Doc:    "the API server stores a Secret's stringData in data, base64-encoded, and keeps no stringData",
+		Source: "Kubernetes Secret API (stringData is write-only)",
+		Applies: func(obj, _ drift.Object) bool {
+			return drift.Str(obj, "apiVersion") == "v1" && drift.Str(obj, "kind") == "Secret"
+		},
+		Apply: foldStringData,
+	},
 	{
 		Name: "conversion-webhook",
 		Doc: "a CRD whose objects are stored in another version through a conversion webhook: the webhook decodes " +
@@ -146,4 +156,23 @@ func canonical(key, s string) string {
 		return d.String()
 	}
 	return s
+}
+
+// foldStringData moves a Secret's stringData into data, as the API server
+// stores it (and as Argo CD compares both sides).
+func foldStringData(o drift.Object) {
+	sd, ok := o["stringData"].(map[string]any)
+	if !ok {
+		return
+	}
+	data, _ := o["data"].(map[string]any)
+	if data == nil {
+		data = map[string]any{}
+	}
+	for k, v := range sd {
+		str, _ := v.(string)
+		data[k] = base64.StdEncoding.EncodeToString([]byte(str))
+	}
+	o["data"] = data
+	delete(o, "stringData")
 }

@@ -96,9 +96,9 @@ func Snapshot(in Input) (*drift.Snapshot, error) {
 		// The object synced is one render; the one compared after the next
 		// refresh, another.
 		compared = prepare(in.Renders[0])
-		renders = append(renders, synced)
+		renders = append(renders, folded(synced))
 		for _, r := range in.Renders[1:] {
-			renders = append(renders, prepare(r))
+			renders = append(renders, folded(prepare(r)))
 		}
 	}
 	s := &drift.Snapshot{Application: app, Cluster: context, Renders: renders, Repo: drift.Repo{Files: in.Repo}}
@@ -307,6 +307,21 @@ func claims(objs []drift.Object, app string, st drift.Settings) []drift.Resource
 			}
 			out = append(out, drift.Resource{Live: live})
 		}
+	}
+	return out
+}
+
+// folded is a render as Argo CD compares it, where the engine reads further
+// renders: a Secret's stringData in data.
+func folded(objs []drift.Object) []drift.Object {
+	out := make([]drift.Object, len(objs))
+	for i, o := range objs {
+		if drift.Str(o, "apiVersion") == "v1" && drift.Str(o, "kind") == "Secret" && o["stringData"] != nil {
+			c, _ := drift.DeepCopy(o).(map[string]any)
+			foldStringData(c)
+			o = c
+		}
+		out[i] = o
 	}
 	return out
 }
