@@ -1,7 +1,9 @@
 // Package kube reads, from the Kubernetes API, the cluster objects a diagnosis
 // consults: HorizontalPodAutoscalers, MutatingWebhookConfigurations, the
-// Namespaces they select on, CustomResourceDefinitions and argocd-cm. It is
-// read-only and lists each kind once per cycle.
+// Namespaces they select on, CustomResourceDefinitions, argocd-cm, and the
+// Argo CD Applications of every namespace the account can list (their
+// status.resources say which objects each deploys). It is read-only and lists
+// each kind once per cycle.
 package kube
 
 import (
@@ -9,6 +11,7 @@ import (
 	"fmt"
 	"sort"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,6 +28,7 @@ var (
 	gvrNamespace = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	gvrCRD       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	gvrConfigMap = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	gvrApp       = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "applications"}
 )
 
 // Config says how to reach the cluster.
@@ -60,6 +64,13 @@ func RESTConfig(cfg Config) (*rest.Config, error) {
 type Cluster struct {
 	hpas, webhooks, namespaces, crds []drift.Object
 	argocdCM                         drift.Object
+	// apps are the Applications of every namespace the account could list,
+	// trimmed to what a diagnosis reads (see trimApplication).
+	apps []drift.Object
+	// AppsUnlisted names the namespaces whose Applications the account may
+	// not list (only when it may not list them cluster-wide); "*" when not
+	// even the namespaces could be tried.
+	AppsUnlisted []string
 	// Calls counts the API requests made.
 	Calls int
 }
@@ -94,7 +105,101 @@ func Read(ctx context.Context, rc *rest.Config, cfg Config) (*Cluster, error) {
 	if err == nil {
 		c.argocdCM = object(cm)
 	}
+	if err := c.readApplications(ctx, dc); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// readApplications lists the Argo CD Applications of every namespace the
+// account can list: other applications of this instance, and those of other
+// Argo CD instances in the cluster, whose status.resources tell which objects
+// they deploy. The list is evidence, not a requirement: an account that may
+// not list Applications cluster-wide is asked namespace by namespace, a
+// namespace it may not read is named in AppsUnlisted, and a cluster without
+// the Application kind has none.
+func (c *Cluster) readApplications(ctx context.Context, dc dynamic.Interface) error {
+	c.Calls++
+	list, err := dc.Resource(gvrApp).List(ctx, metav1.ListOptions{})
+	switch {
+	case err == nil:
+		c.addApplications(list)
+		return nil
+	case apierrors.IsNotFound(err):
+		return nil // no Argo CD CRD here
+	case !apierrors.IsForbidden(err):
+		return fmt.Errorf("kubernetes: list applications.argoproj.io: %w", err)
+	}
+	if len(c.namespaces) == 0 {
+		c.AppsUnlisted = []string{"*"}
+		return nil
+	}
+	for _, n := range c.namespaces {
+		name := drift.Str(n, "metadata", "name")
+		c.Calls++
+		list, err := dc.Resource(gvrApp).Namespace(name).List(ctx, metav1.ListOptions{})
+		switch {
+		case err == nil:
+			c.addApplications(list)
+		case apierrors.IsForbidden(err) || apierrors.IsNotFound(err):
+			c.AppsUnlisted = append(c.AppsUnlisted, name)
+		default:
+			return fmt.Errorf("kubernetes: list applications.argoproj.io in %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) addApplications(list *unstructured.UnstructuredList) {
+	for i := range list.Items {
+		c.apps = append(c.apps, trimApplication(list.Items[i].Object))
+	}
+}
+
+// trimApplication keeps of an Application what tells which objects it deploys
+// and where: its name and namespace, destination and project, the instance
+// that manages it (status.controllerNamespace), and each entry of
+// status.resources by group, version, kind, namespace and name, with its sync
+// status and whether it requires pruning. Sources, history and operation
+// state are dropped: snapshots carry many Applications.
+func trimApplication(o map[string]any) drift.Object {
+	md := map[string]any{}
+	for _, k := range []string{"name", "namespace", "uid"} {
+		if v := drift.Str(o, "metadata", k); v != "" {
+			md[k] = v
+		}
+	}
+	out := drift.Object{"apiVersion": drift.Str(o, "apiVersion"), "kind": drift.Str(o, "kind"), "metadata": md}
+	spec := map[string]any{}
+	if d := drift.Map(o, "spec", "destination"); d != nil {
+		spec["destination"] = d
+	}
+	if p := drift.Str(o, "spec", "project"); p != "" {
+		spec["project"] = p
+	}
+	out["spec"] = spec
+	status := map[string]any{}
+	if cn := drift.Str(o, "status", "controllerNamespace"); cn != "" {
+		status["controllerNamespace"] = cn
+	}
+	var res []any
+	for _, r := range drift.List(o, "status", "resources") {
+		e := map[string]any{}
+		for _, k := range []string{"group", "version", "kind", "namespace", "name", "status"} {
+			if v := drift.Str(r, k); v != "" {
+				e[k] = v
+			}
+		}
+		if drift.Lookup(r, "requiresPruning") == true {
+			e["requiresPruning"] = true
+		}
+		res = append(res, e)
+	}
+	if res != nil {
+		status["resources"] = res
+	}
+	out["status"] = status
+	return out
 }
 
 // object keeps what a diagnosis reads and drops managedFields, which the
@@ -109,7 +214,8 @@ func object(u *unstructured.Unstructured) drift.Object {
 
 // For returns the cluster objects one application's diagnosis needs: the HPAs
 // and Namespaces of its resources' namespaces, every mutating webhook
-// configuration, the CRDs of its custom resources, and argocd-cm.
+// configuration, the CRDs of its custom resources, argocd-cm, and every other
+// Application whose status.resources lists one of its resources.
 func (c *Cluster) For(s *drift.Snapshot) []drift.Object {
 	namespaces := map[string]bool{}
 	kinds := map[string]bool{}
@@ -140,6 +246,33 @@ func (c *Cluster) For(s *drift.Snapshot) []drift.Object {
 	if c.argocdCM != nil {
 		out = append(out, c.argocdCM)
 	}
+	out = append(out, c.listingApps(s)...)
 	sort.SliceStable(out, func(i, j int) bool { return drift.RefOf(out[i]).Less(drift.RefOf(out[j])) })
+	return out
+}
+
+// listingApps returns the Applications other than the snapshot's own whose
+// status.resources lists one of the snapshot's resources.
+func (c *Cluster) listingApps(s *drift.Snapshot) []drift.Object {
+	if len(c.apps) == 0 {
+		return nil
+	}
+	refs := make(map[drift.Ref]bool, len(s.Resources))
+	for i := range s.Resources {
+		refs[s.Resources[i].Ref()] = true
+	}
+	own := [2]string{drift.Str(s.Application, "metadata", "namespace"), drift.Str(s.Application, "metadata", "name")}
+	var out []drift.Object
+	for _, a := range c.apps {
+		if [2]string{drift.Str(a, "metadata", "namespace"), drift.Str(a, "metadata", "name")} == own {
+			continue
+		}
+		for _, r := range drift.List(a, "status", "resources") {
+			if refs[drift.Ref{Group: drift.Str(r, "group"), Kind: drift.Str(r, "kind"), Namespace: drift.Str(r, "namespace"), Name: drift.Str(r, "name")}] {
+				out = append(out, a)
+				break
+			}
+		}
+	}
 	return out
 }

@@ -26,8 +26,8 @@ func TestReadAndSelect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls.Load() != 5 || c.Calls != 5 {
-		t.Errorf("made %d calls (counted %d), want 5: four lists and one get", calls.Load(), c.Calls)
+	if calls.Load() != 6 || c.Calls != 6 {
+		t.Errorf("made %d calls (counted %d), want 6: four lists, one get, and the Applications list", calls.Load(), c.Calls)
 	}
 	got := c.For(s)
 	var kinds []string
@@ -47,5 +47,82 @@ func TestForbiddenNamesTheKind(t *testing.T) {
 	_, err := Read(context.Background(), &rest.Config{Host: srv.URL}, Config{})
 	if err == nil || !strings.Contains(err.Error(), "horizontalpodautoscalers") || !strings.Contains(err.Error(), "get/list") {
 		t.Fatalf("error %v does not name the permission", err)
+	}
+}
+
+// app is an Application in namespace ns that lists resources refs (group,
+// kind, namespace, name) in its status.
+func app(ns, name string, refs ...[4]string) drift.Object {
+	var res []any
+	for _, r := range refs {
+		res = append(res, map[string]any{"group": r[0], "version": "v1", "kind": r[1], "namespace": r[2], "name": r[3], "status": "Synced", "health": map[string]any{"status": "Healthy"}})
+	}
+	return drift.Object{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"name": name, "namespace": ns, "managedFields": []any{map[string]any{"manager": "argocd-controller"}}},
+		"spec": map[string]any{"project": "default", "destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": "bug"},
+			"source": map[string]any{"repoURL": "https://example.com/repo.git", "path": "app-b"}},
+		"status": map[string]any{"controllerNamespace": ns, "resources": res, "history": []any{map[string]any{"revision": "abc"}}}}
+}
+
+func TestApplicationsListingTheSnapshotsResources(t *testing.T) {
+	s, err := drift.LoadSnapshot("../../testdata/heldout/86-two-argocd-instances-same-app-name-label.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgB := [4]string{"", "ConfigMap", "bug", "special-config-b"}
+	objs := []drift.Object{
+		app("argocd", "x", cfgB),     // the snapshot's own application: never its own evidence
+		app("argocd-two", "x", cfgB), // another instance's application of the same name
+		app("argocd-two", "y", [4]string{"", "ConfigMap", "bug", "other"}), // lists nothing of this snapshot
+		{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "argocd"}},
+		{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "argocd-two"}},
+	}
+	for _, tc := range []struct {
+		name      string
+		forbid    []string
+		wantCalls int
+		want      string
+		unlisted  string
+	}{
+		{name: "cluster-wide", wantCalls: 6, want: "argocd-two/x"},
+		{name: "namespace by namespace", forbid: []string{"/apis/argoproj.io/v1alpha1/applications"}, wantCalls: 8, want: "argocd-two/x"},
+		{name: "one namespace forbidden", forbid: []string{"/apis/argoproj.io/v1alpha1/applications", "/apis/argoproj.io/v1alpha1/namespaces/argocd-two/applications"},
+			wantCalls: 8, unlisted: "argocd-two"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := kubetest.NewServer(objs)
+			defer srv.Close()
+			srv.ForbidPaths = tc.forbid
+			c, err := Read(context.Background(), &rest.Config{Host: srv.URL}, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Calls != tc.wantCalls || int(srv.Calls.Load()) != tc.wantCalls {
+				t.Errorf("made %d calls (counted %d), want %d", srv.Calls.Load(), c.Calls, tc.wantCalls)
+			}
+			if got := strings.Join(c.AppsUnlisted, " "); got != tc.unlisted {
+				t.Errorf("unlisted namespaces %q, want %q", got, tc.unlisted)
+			}
+			var got []string
+			for _, o := range c.For(s) {
+				if drift.Str(o, "kind") != "Application" {
+					continue
+				}
+				got = append(got, drift.Str(o, "metadata", "namespace")+"/"+drift.Str(o, "metadata", "name"))
+				if drift.Lookup(o, "status", "history") != nil || drift.Lookup(o, "spec", "source") != nil || drift.Lookup(o, "metadata", "managedFields") != nil {
+					t.Errorf("application kept what a diagnosis does not read: %v", o)
+				}
+				if drift.Str(o, "status", "controllerNamespace") != "argocd-two" || len(drift.List(o, "status", "resources")) != 1 ||
+					drift.Str(o, "spec", "destination", "server") == "" {
+					t.Errorf("application lost what a diagnosis reads: %v", o)
+				}
+				if drift.Lookup(drift.List(o, "status", "resources")[0], "health") != nil {
+					t.Errorf("resource entry kept its health: %v", o)
+				}
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("applications for the snapshot: %q, want %q", strings.Join(got, " "), tc.want)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 // Package kubetest serves, on 127.0.0.1, the Kubernetes API calls driftfix's
 // cluster collector makes (list HPAs, mutating webhook configurations,
-// namespaces, CRDs; get argocd-cm), from a set of objects, for tests; and,
+// namespaces, CRDs, Applications; get argocd-cm), from a set of objects, for
+// tests; and,
 // when DryRun is set, discovery and server-side dry-run applies.
 package kubetest
 
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +27,9 @@ type Server struct {
 	// Forbid answers 403 to paths ending in this resource name, when set,
 	// and to dry-run applies of that resource.
 	Forbid string
+	// ForbidPaths answers 403 to these exact request paths, as an account
+	// that may list a resource in some namespaces only.
+	ForbidPaths []string
 	// DryRun, when set, answers dry-run writes (dryRun=All: an apply, a
 	// strategic or JSON merge patch, or a create): it receives the object and
 	// the patch content type ("create" for a create) and returns what the
@@ -156,6 +161,10 @@ func NewServer(objs []drift.Object) *Server {
 			p = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 		case "ConfigMap":
 			p = "/api/v1/namespaces/" + drift.Str(o, "metadata", "namespace") + "/configmaps/" + drift.Str(o, "metadata", "name")
+		case "Application":
+			// listed cluster-wide and in its own namespace
+			byPath["/apis/argoproj.io/v1alpha1/applications"] = append(byPath["/apis/argoproj.io/v1alpha1/applications"], o)
+			p = "/apis/argoproj.io/v1alpha1/namespaces/" + drift.Str(o, "metadata", "namespace") + "/applications"
 		default:
 			continue
 		}
@@ -181,7 +190,7 @@ func NewServer(objs []drift.Object) *Server {
 			json.NewEncoder(w).Encode(d)
 			return
 		}
-		if s.Forbid != "" && strings.HasSuffix(r.URL.Path, s.Forbid) {
+		if (s.Forbid != "" && strings.HasSuffix(r.URL.Path, s.Forbid)) || slices.Contains(s.ForbidPaths, r.URL.Path) {
 			status(http.StatusForbidden, "Forbidden", s.Forbid+" is forbidden: User \"driftfix\" cannot list resource")
 			return
 		}
