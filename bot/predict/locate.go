@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/ignores"
 	"github.com/driftfix/driftfix/remediations"
@@ -30,6 +31,11 @@ func locate(s *drift.Snapshot, manifest string, p Prediction) (string, int) {
 		holder := p.Resource
 		holder.Namespace = ""
 		return f, lineIn(files[f], holder, p.Path)
+	}
+	if p.Cause == drift.CauseTrackingClash && p.Resource.Kind == "PersistentVolumeClaim" && len(p.Path) == 0 {
+		if ref, at, ok := claimOrigin(s, p.Resource); ok {
+			p.Resource, p.Path, p.Git = ref, at, nil
+		}
 	}
 	repo := remediations.Repo{}
 	for k, v := range files {
@@ -174,4 +180,26 @@ func keyLine(src, key string, value any) int {
 		}
 	}
 	return 0
+}
+
+// claimOrigin is the StatefulSet whose volumeClaimTemplates create a claim,
+// and the path of the template's label Argo CD tracks by.
+func claimOrigin(s *drift.Snapshot, claim drift.Ref) (drift.Ref, drift.Pointer, bool) {
+	for _, r := range s.Resources {
+		ref := drift.RefOf(r.Target)
+		if r.Target == nil || ref.Group != "apps" || ref.Kind != "StatefulSet" || ref.Namespace != claim.Namespace {
+			continue
+		}
+		for i, t := range drift.List(r.Target, "spec", "volumeClaimTemplates") {
+			if !strings.HasPrefix(claim.Name, drift.Str(t, "metadata", "name")+"-"+ref.Name+"-") {
+				continue
+			}
+			at := drift.Pointer{"spec", "volumeClaimTemplates", strconv.Itoa(i), "metadata", "labels"}
+			if st, _, err := diff.ReadSettings(s.Cluster); err == nil && st.InstanceLabelKey != "" {
+				at = at.Child(st.InstanceLabelKey)
+			}
+			return ref, at, true
+		}
+	}
+	return drift.Ref{}, nil, false
 }

@@ -1,0 +1,324 @@
+package predict
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/gitrepo"
+)
+
+// gitRepo makes a Git repository with base committed on main and head
+// (files to write; an empty content removes the file) committed on branch
+// change, and returns the two revisions as bot/gitrepo reads them.
+func gitRepo(t *testing.T, base, head map[string]string) (Revision, Revision) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(files map[string]string) {
+		for name, content := range files {
+			p := filepath.Join(dir, filepath.FromSlash(name))
+			if content == "" {
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run("init", "-q", "-b", "main")
+	write(base)
+	run("add", ".")
+	run("commit", "-q", "--allow-empty", "-m", "base")
+	run("checkout", "-q", "-b", "change")
+	write(head)
+	run("add", "-A", ".")
+	run("commit", "-q", "--allow-empty", "-m", "change")
+	read := func(rev string) Revision {
+		files, err := gitrepo.Files(context.Background(), "file://"+filepath.ToSlash(dir), rev, gitrepo.Limits{})
+		if err != nil {
+			t.Fatalf("read %s: %v", rev, err)
+		}
+		return Revision{Name: rev, Files: files}
+	}
+	return read("main"), read("change")
+}
+
+const webApp = `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: shop}
+  source: {repoURL: https://git.example.com/shop.git, path: apps/web, targetRevision: main}
+`
+
+const webDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+%s  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        resources:
+          requests:
+            cpu: %s
+`
+
+const webHPA = `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 5
+`
+
+func deployment(spec, cpu string) string { return fmt.Sprintf(webDeployment, spec, cpu) }
+
+const dbApp = `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: db, namespace: argocd}
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: data}
+  source: {repoURL: https://git.example.com/infra.git, path: charts/db, targetRevision: main}
+`
+
+const dbChart = "apiVersion: v2\nname: db\nversion: 0.1.0\n"
+
+const dbStatefulSet = `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  serviceName: {{ .Release.Name }}
+  replicas: {{ .Values.replicas }}
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      containers:
+      - {name: db, image: "postgres:16"}
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+      labels:
+        app.kubernetes.io/instance: {{ .Release.Name }}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+`
+
+const labelTracking = `- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: argocd-cm, namespace: argocd}
+  data: {application.resourceTrackingMethod: label}
+`
+
+const sidecarWebhook = `- apiVersion: admissionregistration.k8s.io/v1
+  kind: MutatingWebhookConfiguration
+  metadata: {name: sidecar}
+  webhooks:
+  - name: sidecar.example.com
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    clientConfig: {service: {name: injector, namespace: mesh}}
+    rules: [{apiGroups: ["apps"], apiVersions: ["*"], operations: [CREATE, UPDATE], resources: ["deployments"]}]
+`
+
+const backupCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: schedules.backup.example.com}
+spec:
+  group: backup.example.com
+  names: {kind: Schedule, plural: schedules}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              cron: {type: string}
+              retention: {type: integer, default: 3}
+`
+
+// TestPredictKinds runs predict on real Git repositories, one change per
+// kind of prediction, and checks each predicted resource, path, cause, fix
+// and the file and line that declare it; clean changes predict nothing.
+func TestPredictKinds(t *testing.T) {
+	type want struct {
+		resource, path string
+		cause          drift.Cause
+		fix            drift.FixKind
+		file           string
+		line           int
+	}
+	tests := []struct {
+		name       string
+		base, head map[string]string
+		cluster    string
+		all        bool
+		want       []want
+	}{
+		{
+			name: "an HPA added beside a Deployment that declares replicas",
+			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("  replicas: 2\n", "500m")},
+			head: map[string]string{"apps/web/hpa.yaml": webHPA},
+			want: []want{{"Deployment shop/web", "/spec/replicas", drift.CauseHPAReplicas, drift.FixRemoveField, "apps/web/deploy.yaml", 6}},
+		},
+		{
+			name:    "replicas added to a workload an HPA of the cluster context scales",
+			base:    map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("", "500m")},
+			head:    map[string]string{"apps/web/deploy.yaml": deployment("  replicas: 3\n", "500m")},
+			cluster: "- " + strings.ReplaceAll(strings.Replace(strings.TrimSpace(webHPA), "name: web\n", "name: web\n  namespace: shop\n", 1), "\n", "\n  ") + "\n",
+			want:    []want{{"Deployment shop/web", "/spec/replicas", drift.CauseHPAReplicas, drift.FixRemoveField, "apps/web/deploy.yaml", 6}},
+		},
+		{
+			name: "a quantity Argo CD re-encodes in a built-in kind is hidden",
+			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("", "500m")},
+			head: map[string]string{"apps/web/deploy.yaml": deployment("", "1000m")},
+		},
+		{
+			name: "an unknown field makes the quantity's spelling show, and is dropped",
+			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("", "500m")},
+			head: map[string]string{"apps/web/deploy.yaml": deployment("  strategy2: {}\n", "1000m")},
+			want: []want{
+				{"Deployment shop/web", "/spec/strategy2", drift.CauseNormalized, drift.FixRemoveField, "apps/web/deploy.yaml", 6},
+				{"Deployment shop/web", "/spec/template/spec/containers/0/resources/requests/cpu", drift.CauseNormalized, drift.FixSetValue, "apps/web/deploy.yaml", 18},
+			},
+		},
+		{
+			name: "a field a CRD's schema prunes",
+			base: map[string]string{"apps/web.yaml": webApp, "apps/web/crd.yaml": backupCRD},
+			head: map[string]string{"apps/web/schedule.yaml": "apiVersion: backup.example.com/v1\nkind: Schedule\nmetadata:\n  name: nightly\nspec:\n  cron: \"0 2 * * *\"\n  compress: true\n"},
+			want: []want{{"Schedule shop/nightly", "/spec/compress", drift.CauseNormalized, drift.FixRemoveField, "apps/web/schedule.yaml", 7}},
+		},
+		{
+			name: "a chart rendering a random value",
+			base: map[string]string{"apps/db.yaml": dbApp, "charts/db/Chart.yaml": dbChart, "charts/db/values.yaml": "replicas: 1\n"},
+			head: map[string]string{"charts/db/templates/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ .Release.Name }}-pw\nstringData:\n  password: {{ randAlphaNum 16 | quote }}\n"},
+			want: []want{{"Secret data/db-pw", "/data/password", drift.CauseNondeterministicRender, drift.FixPinHelmValue, "charts/db/templates/secret.yaml", 6}},
+		},
+		{
+			name:    "a chart stamping the tracking label on a StatefulSet's claims",
+			base:    map[string]string{"apps/db.yaml": dbApp, "charts/db/Chart.yaml": dbChart, "charts/db/values.yaml": "replicas: 1\n"},
+			head:    map[string]string{"charts/db/templates/sts.yaml": dbStatefulSet},
+			cluster: labelTracking,
+			want:    []want{{"PersistentVolumeClaim data/data-db-0", "", drift.CauseTrackingClash, drift.FixTrackingMethod, "charts/db/templates/sts.yaml", 20}},
+		},
+		{
+			name:    "a Deployment a mutating webhook of the cluster admits",
+			base:    map[string]string{"apps/web.yaml": webApp, "apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {a: b}\n"},
+			head:    map[string]string{"apps/web/deploy.yaml": deployment("", "500m")},
+			cluster: sidecarWebhook,
+			want:    []want{{"Deployment shop/web", "", drift.CauseWebhookMutation, drift.FixNone, "apps/web/deploy.yaml", 1}},
+		},
+		{
+			name: "an ignore rule for every kind added to the Application",
+			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("", "500m")},
+			head: map[string]string{"apps/web.yaml": webApp + "  ignoreDifferences:\n  - group: \"*\"\n    kind: \"*\"\n    jsonPointers: [/spec]\n"},
+			want: []want{{"Application argocd/web", "/spec/ignoreDifferences/0", drift.CauseBroadIgnore, drift.FixNarrowIgnore, "apps/web.yaml", 9}},
+		},
+		{
+			name: "replicas from a chart's values under the chart's own HPA",
+			base: map[string]string{"apps/db.yaml": dbApp, "charts/db/Chart.yaml": dbChart, "charts/db/values.yaml": "replicas: 1\n",
+				"charts/db/templates/sts.yaml": strings.ReplaceAll(dbStatefulSet, "app.kubernetes.io/instance", "team")},
+			head: map[string]string{"charts/db/values.yaml": "replicas: 2\n", "charts/db/templates/hpa.yaml": "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: StatefulSet, name: {{ .Release.Name }}}\n  minReplicas: 2\n  maxReplicas: 4\n"},
+			want: []want{{"StatefulSet data/db", "/spec/replicas", drift.CauseHPAReplicas, drift.FixRemoveField, "charts/db/values.yaml", 1}},
+		},
+		{
+			name: "a kustomization's Deployment under an HPA",
+			base: map[string]string{"apps/web.yaml": webApp, "apps/web/kustomization.yaml": "resources: [deploy.yaml]\n", "apps/web/deploy.yaml": deployment("  replicas: 2\n", "500m")},
+			head: map[string]string{"apps/web/kustomization.yaml": "resources: [deploy.yaml, hpa.yaml]\n", "apps/web/hpa.yaml": webHPA},
+			want: []want{{"Deployment shop/web", "/spec/replicas", drift.CauseHPAReplicas, drift.FixRemoveField, "apps/web/deploy.yaml", 6}},
+		},
+		{
+			name: "drift base already has is not the change's",
+			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("  replicas: 2\n", "500m"), "apps/web/hpa.yaml": webHPA},
+			head: map[string]string{"apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {a: b}\n"},
+		},
+		{
+			name: "with all, drift base already has",
+			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("  replicas: 2\n", "500m"), "apps/web/hpa.yaml": webHPA},
+			head: map[string]string{"apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {a: b}\n"},
+			all:  true,
+			want: []want{{"Deployment shop/web", "/spec/replicas", drift.CauseHPAReplicas, drift.FixRemoveField, "apps/web/deploy.yaml", 6}},
+		},
+		{
+			name: "a clean change",
+			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("", "500m")},
+			head: map[string]string{"apps/web/deploy.yaml": strings.Replace(deployment("", "250m"), "nginx:1.27", "nginx:1.28", 1)},
+		},
+		{
+			name: "a change outside every application's sources",
+			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("", "500m"), "other/x.yaml": "a: 1\n"},
+			head: map[string]string{"other/x.yaml": "a: 2\n"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			base, head := gitRepo(t, tc.base, tc.head)
+			opt := Options{All: tc.all}
+			if tc.cluster != "" {
+				objs, err := ParseCluster([]byte(tc.cluster))
+				if err != nil {
+					t.Fatalf("cluster: %v", err)
+				}
+				opt.Cluster = objs
+			}
+			res, err := Run(base, head, opt)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			var got []want
+			for _, p := range res.Predictions {
+				got = append(got, want{p.Resource.String(), p.Path.String(), p.Cause, p.Fix, p.File, p.Line})
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("predictions:\n got %v\nwant %v", got, tc.want)
+				for _, p := range res.Predictions {
+					t.Logf("%s: %v", p, p.Evidence)
+				}
+			}
+		})
+	}
+}
