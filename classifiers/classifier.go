@@ -68,6 +68,7 @@ type Input struct {
 	parsed     []*parsedWebhook                   // webhooks read into the API's types, on first use
 	admitted   map[*drift.Resource][]webhookMatch // matchingWebhooks' answer per resource
 	crds       map[string]drift.Object            // by group/Kind
+	apps       []drift.Object                     // Applications other than the snapshot's own
 }
 
 // NewInput indexes the snapshot's cluster objects once for all cases.
@@ -107,6 +108,10 @@ func NewInput(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison)
 		case "MutatingWebhookConfiguration":
 			if group == "admissionregistration.k8s.io" {
 				in.webhooks = append(in.webhooks, o)
+			}
+		case "Application":
+			if group == "argoproj.io" && !sameApp(o, s.Application) {
+				in.apps = append(in.apps, o)
 			}
 		case "CustomResourceDefinition":
 			if group == "apiextensions.k8s.io" {

@@ -77,9 +77,12 @@ const managedByLabel = "argocd.argoproj.io/managed-by"
 // extraObject explains a live object Git does not declare that Argo CD counts
 // as the application's: whoever wrote the tracking label or annotation decides
 // the cause. A tool or controller that copied Argo CD's label onto objects it
-// creates, or another Argo CD instance writing the same tracking id, is a
-// tracking clash; Argo CD itself having written it means the object left Git
-// and waits to be pruned (left to unknown); a person is a manual change.
+// creates is a tracking clash. So is an object another Application lists in
+// its status.resources (Argo CD's own record, of this instance or another),
+// one whose tracking id Argo CD wrote for another application, and one in a
+// namespace another instance manages. Argo CD itself having written it with
+// nothing of that kind means the object left Git and waits to be pruned (left
+// to unknown, which says what was looked at); a person is a manual change.
 func (c *Case) extraObject() (Verdict, bool) {
 	d := c.Diff
 	live := c.Resource().Live
@@ -108,8 +111,14 @@ func (c *Case) extraObject() (Verdict, bool) {
 		ev = append(ev, "pruning it would delete an object another system keeps; with annotation tracking a copied tracking id that names another object is not counted")
 		return Verdict{Evidence: ev, Fix: drift.FixTrackingMethod}, true
 	}
+	if v, ok := c.listedElsewhere(); ok {
+		return v, true
+	}
 	if len(argo) == 0 {
 		return Verdict{}, false
+	}
+	if v, ok := c.trackedForAnother(argo); ok {
+		return v, true
 	}
 	ns := c.namespaces[d.Resource.Namespace]
 	by := drift.Labels(ns)[managedByLabel]
@@ -151,4 +160,178 @@ func (c *Case) claimedElsewhere() (Verdict, bool) {
 		ev = append(ev, fmt.Sprintf("Git declares %s here, the other application %s", c.show(d.Git), c.showLive()))
 	}
 	return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "two applications claim one object: render it from one of them only"}, true
+}
+
+// sameApp reports whether two Application objects are the same application
+// (namespace and name).
+func sameApp(a, b drift.Object) bool {
+	return drift.Str(a, "metadata", "name") == drift.Str(b, "metadata", "name") &&
+		drift.Str(a, "metadata", "namespace") == drift.Str(b, "metadata", "namespace")
+}
+
+// controlPlane returns the namespace of the Argo CD instance that manages an
+// Application: status.controllerNamespace, else the Application's own.
+func controlPlane(app drift.Object) string {
+	if ns := drift.Str(app, "status", "controllerNamespace"); ns != "" {
+		return ns
+	}
+	return drift.Str(app, "metadata", "namespace")
+}
+
+// instanceName is the application name Argo CD's tracking label and tracking
+// id carry: the name of an Application in its instance's control-plane
+// namespace, <namespace>_<name> for one in any other namespace.
+func instanceName(app drift.Object) string {
+	name, ns := drift.Str(app, "metadata", "name"), drift.Str(app, "metadata", "namespace")
+	if ns == "" || ns == controlPlane(app) {
+		return name
+	}
+	return ns + "_" + name
+}
+
+// inClusterServer is the address Argo CD gives the cluster it runs in.
+const inClusterServer = "https://kubernetes.default.svc"
+
+// destination returns the cluster an Application deploys to, as comparable
+// text: its server URL, in-cluster for the cluster an instance runs in, or the
+// cluster's name when only a name is given.
+func destination(app drift.Object) string {
+	server := strings.TrimSuffix(drift.Str(app, "spec", "destination", "server"), "/")
+	name := drift.Str(app, "spec", "destination", "name")
+	switch {
+	case server != "":
+		return server
+	case name == "" || name == "in-cluster":
+		return inClusterServer
+	}
+	return "name:" + name
+}
+
+// listing is another Application's status.resources entry for an object.
+type listing struct {
+	app   drift.Object
+	entry any
+}
+
+// listedBy returns the other Applications that list ref in their
+// status.resources and deploy to the same cluster as this one: another
+// cluster's object of the same name is another object.
+func (c *Case) listedBy(ref drift.Ref) []listing {
+	var out []listing
+	dest := destination(c.Snapshot.Application)
+	for _, a := range c.apps {
+		if destination(a) != dest {
+			continue
+		}
+		for _, r := range drift.List(a, "status", "resources") {
+			if (drift.Ref{Group: drift.Str(r, "group"), Kind: drift.Str(r, "kind"), Namespace: drift.Str(r, "namespace"), Name: drift.Str(r, "name")}) == ref {
+				out = append(out, listing{app: a, entry: r})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// trackedBy says how this application's instance counts a live object as the
+// application's: by the instance label, or by the tracking id.
+func (c *Case) trackedBy(live drift.Object) string {
+	s := c.Settings
+	if v, ok := drift.Labels(live)[s.InstanceLabelKey]; ok && s.LabelTracking() {
+		return fmt.Sprintf("label %s=%s", s.InstanceLabelKey, v)
+	}
+	if id := drift.Annotations(live)[trackingAnnotation]; id != "" {
+		return fmt.Sprintf("tracking id %s", id)
+	}
+	return "tracking metadata"
+}
+
+// listedElsewhere explains a live object Git does not declare that another
+// Application lists in its status.resources: Argo CD's own record that the
+// other application deploys or tracks it, whichever instance it belongs to.
+// This application counts it too because both track it by the same
+// application name (a label or tracking id carries no instance), so pruning
+// it from here would delete what the other keeps.
+func (c *Case) listedElsewhere() (Verdict, bool) {
+	d := c.Diff
+	ls := c.listedBy(d.Resource)
+	if len(ls) == 0 {
+		return Verdict{}, false
+	}
+	live := c.Resource().Live
+	mine, mineCP := instanceName(c.Snapshot.Application), controlPlane(c.Snapshot.Application)
+	var ev []string
+	otherInstance := false
+	for _, l := range ls {
+		name := drift.Str(l.app, "metadata", "namespace") + "/" + drift.Str(l.app, "metadata", "name")
+		how := "as one of its resources"
+		if st := drift.Str(l.entry, "status"); st != "" {
+			how = "as " + st
+		}
+		if drift.Lookup(l.entry, "requiresPruning") == true {
+			how += ", requiring pruning there too"
+		}
+		ev = append(ev, fmt.Sprintf("%s is not in Git; Application %s lists it in its status.resources (%s): Argo CD's own record that that application tracks it", d.Resource, name, how))
+		if cp := controlPlane(l.app); cp != mineCP {
+			otherInstance = true
+			ev = append(ev, fmt.Sprintf("Application %s belongs to the Argo CD instance in %s (status.controllerNamespace), this application to the one in %s: two instances track the same object", name, cp, mineCP))
+		} else {
+			ev = append(ev, fmt.Sprintf("both applications belong to the Argo CD instance in %s", cp))
+		}
+		if other := instanceName(l.app); other == mine {
+			ev = append(ev, fmt.Sprintf("this application counts it as its own by its %s: the name %q is both applications' name in their tracking metadata, which does not say which instance wrote it", c.trackedBy(live), mine))
+		}
+	}
+	switch {
+	case otherInstance:
+		ev = append(ev, "pruning it from here would delete an object the other application keeps; give each instance its own tracking (an installationID in argocd-cm with annotation tracking, or its own application.instanceLabelKey), or rename one application")
+	case c.Settings.LabelTracking():
+		ev = append(ev, "pruning it from here would delete an object the other application keeps; track by annotation (the tracking id names the application and the object), so a label alone no longer makes this application claim it")
+	default:
+		ev = append(ev, "pruning it from here would delete an object the other application keeps")
+		return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "two applications of one instance claim one object: keep it in one of them only"}, true
+	}
+	return Verdict{Evidence: ev, Fix: drift.FixTrackingMethod}, true
+}
+
+// trackedForAnother explains a live object Git does not declare whose
+// tracking id, written by Argo CD, names another application: that
+// application's sync wrote it, and this one counts it only through a label.
+func (c *Case) trackedForAnother(argo []drift.Owner) (Verdict, bool) {
+	d := c.Diff
+	live := c.Resource().Live
+	id := drift.Annotations(live)[trackingAnnotation]
+	named, _, found := strings.Cut(id, ":")
+	mine := instanceName(c.Snapshot.Application)
+	if !found || named == "" || named == mine {
+		return Verdict{}, false
+	}
+	ev := []string{
+		fmt.Sprintf("%s is not in Git; its tracking id %s, written by Argo CD (%s), names application %q, not this one (%q): that application's sync wrote it", d.Resource, id, ownersText(argo), named, mine),
+		fmt.Sprintf("this application counts it as its own by its %s", c.trackedBy(live)),
+	}
+	known := false
+	for _, a := range c.apps {
+		known = known || instanceName(a) == named
+	}
+	if !known {
+		ev = append(ev, fmt.Sprintf("no Application tracked as %q is in the snapshot to confirm it (another Argo CD instance's, or one this account cannot list)", named))
+	}
+	ev = append(ev, "pruning it from here would delete an object the other application deploys; with annotation tracking a tracking id that names another application is not counted")
+	return Verdict{Evidence: ev, Fix: drift.FixTrackingMethod}, true
+}
+
+// leftoverEvidence says why a live object Git does not declare, that nothing
+// shows another writer or application to track, is taken to wait for pruning,
+// and what was looked at: whether another Application lists it.
+func (c *Case) leftoverEvidence() string {
+	d := c.Diff
+	by := "its tracking metadata"
+	if live := c.Resource().Live; live != nil {
+		by = "its " + c.trackedBy(live)
+	}
+	if len(c.apps) == 0 {
+		return fmt.Sprintf("%s is in the cluster but not in Git; Argo CD counts it as this application's by %s, so it waits to be pruned if this application deployed it: no other Application is in the snapshot (the collector adds those whose status.resources list it, where the cluster account can list Applications), so another Application or Argo CD instance tracking it by the same name is not ruled out", d.Resource, by)
+	}
+	return fmt.Sprintf("%s is in the cluster but not in Git; Argo CD counts it as this application's by %s, and none of the %d other Applications in the snapshot lists it in its status.resources: it waits to be pruned", d.Resource, by, len(c.apps))
 }

@@ -109,10 +109,81 @@ func TestTrackingClashExtraObject(t *testing.T) {
 			want{claims: false, cause: drift.CauseUnknown}},
 		{"a person copied the label", snap{live: orphan("kubectl-label", false), cluster: []string{argocdCM("label")}},
 			want{claims: false}},
+
+		// Another Application's status.resources is Argo CD's own record.
+		{"another instance's application of the same name lists it", snap{live: orphan("argocd-controller", false),
+			cluster: []string{otherApp("argocd-two", "shop", "argocd-two", inCluster, "flags")}},
+			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
+				"Application argocd-two/shop lists it in its status.resources (as Synced)", "instance in argocd-two (status.controllerNamespace), this application to the one in argocd",
+				`by its tracking id shop:/ConfigMap:shop/flags: the name "shop" is both applications' name`, "installationID"}}},
+		{"the same under label tracking, requiring pruning there too", snap{live: orphan("argocd-controller", false),
+			cluster: []string{argocdCM("label"), replaceOnce(otherApp("argocd-two", "shop", "argocd-two", inCluster, "flags"), "status: Synced", "status: OutOfSync, requiresPruning: true")}},
+			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
+				"(as OutOfSync, requiring pruning there too)", "by its label app.kubernetes.io/instance=shop"}}},
+		{"an application in another namespace of this instance lists it, by label", snap{live: orphan("argocd-controller", false),
+			cluster: []string{argocdCM("label"), otherApp("team-a", "shop", "argocd", inCluster, "flags")}},
+			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
+				"Application team-a/shop lists it", "both applications belong to the Argo CD instance in argocd", "track by annotation"}}},
+		{"an application of this instance lists it under annotation tracking", snap{live: orphan("argocd-controller", false),
+			cluster: []string{otherApp("argocd", "billing", "argocd", inCluster, "flags")}},
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseTrackingClash, evidence: []string{"Application argocd/billing lists it"}}},
+		{"an application deploying to another cluster lists an object of the same name", snap{live: orphan("argocd-controller", false),
+			cluster: []string{otherApp("argocd-two", "shop", "argocd-two", "https://prod.example.com:6443", "flags")}},
+			want{claims: false, cause: drift.CauseUnknown}},
+		{"another application of the same name lists other objects only", snap{live: orphan("argocd-controller", false),
+			cluster: []string{otherApp("argocd-two", "shop", "argocd-two", inCluster, "other")}},
+			want{claims: false, cause: drift.CauseUnknown}},
+
+		// The tracking id's application name.
+		{"Argo CD wrote a tracking id naming another application; this one counts it by label", snap{live: replaceOnce(orphan("argocd-controller", false), shopID, billingID),
+			cluster: []string{argocdCM("label")}},
+			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
+				`its tracking id billing:/ConfigMap:shop/flags, written by Argo CD (argocd-controller`, `names application "billing", not this one ("shop")`,
+				"by its label app.kubernetes.io/instance=shop", `no Application tracked as "billing" is in the snapshot`}}},
+		{"a tracking id naming an application in another namespace (namespace_name)", snap{live: replaceOnce(orphan("argocd-controller", false), shopID, `argocd.argoproj.io/tracking-id: "team-a_shop:/ConfigMap:shop/flags"`),
+			cluster: []string{argocdCM("label")}},
+			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{`names application "team-a_shop", not this one ("shop")`}}},
+		{"this application's own tracking id: no clash by it", snap{live: orphan("argocd-controller", false), cluster: []string{argocdCM("label")}},
+			want{claims: false, cause: drift.CauseUnknown}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkDiff(t, classifiers.TrackingClash, tt.s, "", tt.want)
+		})
+	}
+}
+
+const inCluster = "https://kubernetes.default.svc"
+
+// otherApp is an Application ns/name of the instance in controllerNS,
+// deploying to server, whose status.resources lists ConfigMaps shop/<listed>.
+func otherApp(ns, name, controllerNS, server string, listed ...string) string {
+	res := ""
+	for _, l := range listed {
+		res += fmt.Sprintf("{version: v1, kind: ConfigMap, namespace: shop, name: %s, status: Synced}, ", l)
+	}
+	return fmt.Sprintf(`{apiVersion: argoproj.io/v1alpha1, kind: Application, metadata: {name: %s, namespace: %s}, spec: {project: default, destination: {server: %q, namespace: shop}}, status: {controllerNamespace: %s, resources: [%s]}}`,
+		name, ns, server, controllerNS, res)
+}
+
+// TestLeftoverEvidence: an object not in Git that nothing shows another
+// application to track is said to wait for pruning only as far as the
+// snapshot shows it.
+func TestLeftoverEvidence(t *testing.T) {
+	tests := []struct {
+		name string
+		s    snap
+		want []string
+	}{
+		{"no other Application in the snapshot", snap{live: orphan("argocd-controller", false)},
+			[]string{"ConfigMap shop/flags is in the cluster but not in Git; Argo CD counts it as this application's by its tracking id shop:/ConfigMap:shop/flags",
+				"waits to be pruned if this application deployed it", "not ruled out"}},
+		{"other Applications, none listing it", snap{live: orphan("argocd-controller", false), cluster: []string{argocdCM("label"), otherApp("argocd-two", "shop", "argocd-two", inCluster, "other")}},
+			[]string{"by its label app.kubernetes.io/instance=shop", "none of the 1 other Applications in the snapshot lists it in its status.resources: it waits to be pruned"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkDiff(t, classifiers.Unknown, tt.s, "", want{claims: true, fix: drift.FixNone, cause: drift.CauseUnknown, evidence: tt.want})
 		})
 	}
 }

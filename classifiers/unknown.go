@@ -30,7 +30,7 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 	case len(d.Path) == 0 && !d.InLive:
 		ev = append(ev, fmt.Sprintf("%s is in Git but not in the cluster: the last sync did not create it, or something deleted it", d.Resource))
 	case len(d.Path) == 0 && !d.InGit:
-		ev = append(ev, fmt.Sprintf("%s is in the cluster but no longer in Git: it waits to be pruned", d.Resource))
+		ev = append(ev, c.leftoverEvidence())
 	case d.InGit && d.InLive:
 		ev = append(ev, fmt.Sprintf("Git declares %s, the live object has %s", c.show(d.Git), c.showLive()))
 	case d.InGit:
