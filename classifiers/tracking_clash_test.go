@@ -2,6 +2,7 @@ package classifiers_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -185,5 +186,54 @@ func TestLeftoverEvidence(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			checkDiff(t, classifiers.Unknown, tt.s, "", want{claims: true, fix: drift.FixNone, cause: drift.CauseUnknown, evidence: tt.want})
 		})
+	}
+}
+
+// TestSecondInstanceOnHeldOut86 takes the held-out case 86 (two Argo CD
+// instances, each with an Application named x, tracking by the same label)
+// as collected today: with the second instance's Application, which lists
+// the ConfigMap in its status.resources, the object is a tracking clash; as
+// the snapshot was written, with no other Application, it stays unknown and
+// says what could not be ruled out.
+func TestSecondInstanceOnHeldOut86(t *testing.T) {
+	load := func() *drift.Snapshot {
+		s, err := drift.LoadSnapshot("../testdata/heldout/86-two-argocd-instances-same-app-name-label.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	find := func(s *drift.Snapshot) drift.Finding {
+		t.Helper()
+		for _, f := range classifiers.Run(diagnose(t, s), classifiers.Registry) {
+			if f.Resource.Name == "special-config-b" && len(f.Path) == 0 {
+				return f
+			}
+		}
+		t.Fatal("no finding for ConfigMap special-config-b")
+		return drift.Finding{}
+	}
+	second := drift.Object{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"name": "x", "namespace": "argocd-two"},
+		"spec":     map[string]any{"project": "default", "destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": "bug"}},
+		"status": map[string]any{"controllerNamespace": "argocd-two", "resources": []any{
+			map[string]any{"version": "v1", "kind": "ConfigMap", "namespace": "bug", "name": "special-config-b", "status": "Synced"}}}}
+
+	s := load()
+	s.Cluster = append(s.Cluster, second)
+	f := find(s)
+	if f.Cause != drift.CauseTrackingClash || f.Remediation.Kind != drift.FixTrackingMethod {
+		t.Errorf("with the second instance's Application: %s, fix %s; want tracking-clash, tracking-method (evidence %q)", f.Cause, f.Remediation.Kind, f.Evidence)
+	}
+	ev := strings.Join(f.Evidence, "\n")
+	for _, w := range []string{"Application argocd-two/x lists it in its status.resources", "instance in argocd-two", `label app.kubernetes.io/instance=x: the name "x" is both applications' name`} {
+		if !strings.Contains(ev, w) {
+			t.Errorf("evidence lacks %q:\n%s", w, ev)
+		}
+	}
+
+	f = find(load())
+	if f.Cause != drift.CauseUnknown || !strings.Contains(strings.Join(f.Evidence, "\n"), "not ruled out") {
+		t.Errorf("as written: %s, evidence %q; want unknown that does not rule another instance out", f.Cause, f.Evidence)
 	}
 }
