@@ -100,6 +100,7 @@ type want struct {
 	claims   bool
 	fix      drift.FixKind
 	evidence []string    // substrings, each in some evidence line
+	absent   []string    // substrings no evidence line may hold
 	cause    drift.Cause // what Run names for the path with the whole registry; "" = not checked
 }
 
@@ -166,6 +167,11 @@ func checkVerdict(t *testing.T, cl classifiers.Classifier, v classifiers.Verdict
 	for _, s := range w.evidence {
 		if !strings.Contains(all, s) {
 			t.Errorf("evidence lacks %q:\n%s", s, all)
+		}
+	}
+	for _, s := range w.absent {
+		if strings.Contains(all, s) {
+			t.Errorf("evidence holds %q:\n%s", s, all)
 		}
 	}
 }
