@@ -11,6 +11,7 @@ import (
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/internal/corpus"
 	"github.com/driftfix/driftfix/bot/pipeline"
+	"github.com/driftfix/driftfix/remediations/render"
 )
 
 // corpora are the project's diagnosed cases, each beside its expectation.
@@ -30,7 +31,26 @@ func gitSide(s *drift.Snapshot) Input {
 			in.Targets = append(in.Targets, stripTracking(r.Target))
 		}
 	}
+	// A chart in the repository that calls a generator, without a further
+	// render collected: rendered twice from the repository, as predict does.
+	if src, ok := s.HelmSource(); ok && len(s.Renders) == 0 && mayVary(src, s.Repo.Files) {
+		files := map[string][]byte{}
+		for k, v := range s.Repo.Files {
+			files[k] = []byte(v)
+		}
+		one, err1 := renderSource(s.Application, src, files, s.Repo.Files, render.Limits{})
+		two, err2 := renderSource(s.Application, src, files, s.Repo.Files, render.Limits{})
+		if err1 == nil && err2 == nil {
+			in.Targets, in.Renders = one, [][]drift.Object{two}
+		}
+	}
 	return in
+}
+
+// rendersCharts says whether gitSide renders the snapshot's chart twice.
+func rendersCharts(s *drift.Snapshot) bool {
+	src, ok := s.HelmSource()
+	return ok && len(s.Renders) == 0 && mayVary(src, s.Repo.Files)
 }
 
 // stripTracking removes what Argo CD adds to a rendered object (the tracking
@@ -68,7 +88,7 @@ func inGit(s *drift.Snapshot, e corpus.Entry, diag *drift.Finding) bool {
 	case drift.CauseHPAReplicas:
 		return diag != nil && diag.InGit
 	case drift.CauseNondeterministicRender:
-		return len(s.Renders) > 0
+		return len(s.Renders) > 0 || rendersCharts(s)
 	case drift.CauseTrackingClash:
 		return e.Path == "" && e.Kind == "PersistentVolumeClaim" && stampsClaims(s)
 	case drift.CauseWebhookMutation:
@@ -213,4 +233,39 @@ func predictedList(ps []Prediction) string {
 		out = append(out, p.String())
 	}
 	return "[" + strings.Join(out, "; ") + "]"
+}
+
+// TestProjectAppsPredictNothing: the project's own chart and kustomization,
+// rendered as Argo CD would, leave nothing OutOfSync.
+func TestProjectAppsPredictNothing(t *testing.T) {
+	root := corpus.Root()
+	files := map[string]string{}
+	err := filepath.WalkDir(filepath.Join(root, "deploy"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if n := d.Name(); !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".tpl") || strings.HasSuffix(n, ".json")) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		files[filepath.ToSlash(rel)] = string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := Revision{Name: "the checkout", Files: files}
+	for _, app := range []string{"deploy/chart", "deploy/kustomize"} {
+		res, err := Run(rev, rev, Options{All: true, App: app})
+		if err != nil {
+			t.Fatalf("%s: %v", app, err)
+		}
+		if len(res.Applications) != 1 || len(res.Predictions) != 0 {
+			t.Errorf("%s: applications %v, predictions %v", app, res.Applications, predictedList(res.Predictions))
+		}
+	}
 }

@@ -34,7 +34,13 @@ type Options struct {
 	Cluster []drift.Object
 	// Render bounds each render; zero fields take render's defaults.
 	Render render.Limits
+	// MaxApplications bounds the applications rendered in one run (each is
+	// rendered up to four times); 0 takes DefaultMaxApplications.
+	MaxApplications int
 }
+
+// DefaultMaxApplications is Options.MaxApplications' default.
+const DefaultMaxApplications = 200
 
 // Result is what Run found.
 type Result struct {
@@ -69,6 +75,10 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 	}
 	baseApps, _ := findApplications(base, opt.App)
 	changed := changedFiles(base.Files, head.Files)
+	limit := opt.MaxApplications
+	if limit <= 0 {
+		limit = DefaultMaxApplications
+	}
 	res := &Result{}
 	for _, a := range apps {
 		name := drift.Str(a.obj, "metadata", "name")
@@ -85,6 +95,9 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 			continue
 		}
 		res.Applications = append(res.Applications, name)
+		if len(res.Applications) > limit {
+			return nil, fmt.Errorf("the change touches more than %d applications; predict fewer at a time with --app", limit)
+		}
 		headPs, err := predictAt(a, srcs, head, opt, true)
 		if err != nil {
 			return nil, fmt.Errorf("application %s at %s: %w", name, head.Name, err)

@@ -253,7 +253,11 @@ func predictText(res *predict.Result, all bool) []byte {
 				git = "(Secret value not shown)"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Application, p.Resource, path, git, p.Cause, file, oneLine(first(p.Evidence), 90), fix)
+		cells := []string{p.Application, p.Resource.String(), path, git, string(p.Cause), file, oneLine(first(p.Evidence), 90), fix}
+		for i, c := range cells {
+			cells[i] = printable(c)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	tw.Flush()
 	return buf.Bytes()
@@ -298,4 +302,15 @@ func predictJSON(res *predict.Result) ([]byte, error) {
 
 func predictSARIF(res *predict.Result) ([]byte, error) {
 	return predict.SARIF(res.Predictions, version)
+}
+
+// printable replaces control characters (a terminal's escape sequences, a
+// tab that would break the table) in text a repository wrote.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, s)
 }
