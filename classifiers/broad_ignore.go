@@ -211,11 +211,21 @@ func classifyBroadIgnore(c *Case) (Verdict, bool) {
 		ref := res.Ref()
 		for _, p := range cov.Paths {
 			field, kind, ok := c.Sensitivity.Check(ref.Kind, p, res.Target)
-			if !ok || seen[field.String()] {
+			key := ref.String() + field.String()
+			if !ok || seen[key] {
 				continue
 			}
-			seen[field.String()] = true
-			sensitive = append(sensitive, fmt.Sprintf("%s of %s (%s)", field, ref, kind))
+			seen[key] = true
+			// The path the rule covers, and the sensitive field it lies in
+			// or holds.
+			where := ""
+			switch {
+			case len(field) < len(p) && p.HasPrefix(field):
+				where = ", in " + field.String()
+			case len(field) > len(p) && field.HasPrefix(p):
+				where = ", which holds " + field.String()
+			}
+			sensitive = append(sensitive, fmt.Sprintf("%s of %s%s (%s)", p, ref, where, kind))
 		}
 	}
 	var ev []string

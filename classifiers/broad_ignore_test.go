@@ -117,7 +117,7 @@ func TestBroadIgnoreByScopeNotKind(t *testing.T) {
 			want{claims: false}},
 		{"a Secret's key by name: narrow, but Secret data", secrets(`{kind: Secret, name: creds, namespace: shop, jsonPointers: [/data/password]}`),
 			want{claims: true, fix: drift.FixNarrowIgnore, absent: []string{"is broad"}, evidence: []string{
-				"is scoped narrowly (one resource by name, exact paths), but covers a sensitive path: /data of Secret shop/creds (secret)"}}},
+				"is scoped narrowly (one resource by name, exact paths), but covers a sensitive path: /data/password of Secret shop/creds, in /data (secret)"}}},
 		{"every Secret's annotation: broad by scope, not sensitive", secrets(`{kind: Secret, jsonPointers: [/metadata/annotations/reloader.example.com~1hash]}`),
 			want{claims: true, fix: drift.FixNarrowIgnore, absent: []string{"sensitive"}, evidence: []string{"is broad: it names no resource, so it applies to every Secret in every namespace"}}},
 		{"one webhook's caBundle by name: narrow, an admission path", snap{app: appIgnoring(`{group: admissionregistration.k8s.io, kind: MutatingWebhookConfiguration, name: injector, jsonPointers: [/webhooks/0/clientConfig/caBundle]}`),
