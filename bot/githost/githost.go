@@ -144,6 +144,19 @@ type Check struct {
 	Title, Summary, Text string
 	// DetailsURL links to where the check's subject is seen (the application in Argo CD).
 	DetailsURL string
+	// Neutral concludes the check neutral (nothing to report), over Success.
+	Neutral bool
+	// Annotations mark lines of the commit's files (driftfix/predict's
+	// findings); a commit status carries none.
+	Annotations []Annotation
+}
+
+// Annotation is one line of a file a check points at.
+type Annotation struct {
+	Path           string // the file, relative to the repository root
+	Line           int    // 1-based
+	Level          string // notice, warning or failure
+	Title, Message string
 }
 
 // Issue is an issue (not a pull request) as the Drift Dashboard needs it.

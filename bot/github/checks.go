@@ -11,8 +11,10 @@ import (
 
 // GitHub's limits on a check run's output and a commit status's description.
 const (
-	maxCheckText   = 65535
-	maxDescription = 140
+	maxCheckText         = 65535
+	maxDescription       = 140
+	maxAnnotations       = 50
+	maxAnnotationMessage = 64 << 10
 )
 
 // SetCheck publishes a check of a commit. As a GitHub App it is a check run
@@ -29,8 +31,15 @@ func (c *Client) SetCheck(ctx context.Context, r githost.Repo, sha string, ck gi
 	if ck.Success {
 		conclusion = "success"
 	}
+	if ck.Neutral {
+		conclusion = "neutral"
+	}
 	if c.apps == nil {
-		st := gh.RepoStatus{State: gh.Ptr(conclusion), Context: gh.Ptr(ck.Name), Description: gh.Ptr(clip(ck.Title, maxDescription))}
+		state := conclusion
+		if state == "neutral" {
+			state = "success" // a commit status has no neutral state
+		}
+		st := gh.RepoStatus{State: gh.Ptr(state), Context: gh.Ptr(ck.Name), Description: gh.Ptr(clip(ck.Title, maxDescription))}
 		if ck.DetailsURL != "" {
 			st.TargetURL = gh.Ptr(ck.DetailsURL)
 		}
@@ -43,6 +52,13 @@ func (c *Client) SetCheck(ctx context.Context, r githost.Repo, sha string, ck gi
 		return nil
 	}
 	out := &gh.CheckRunOutput{Title: gh.Ptr(clip(ck.Title, 255)), Summary: gh.Ptr(clip(ck.Summary, maxCheckText)), Text: gh.Ptr(clip(ck.Text, maxCheckText))}
+	for i, a := range ck.Annotations {
+		if i == maxAnnotations {
+			break // GitHub takes 50 a request; the check's text lists them all
+		}
+		out.Annotations = append(out.Annotations, &gh.CheckRunAnnotation{Path: gh.Ptr(a.Path), StartLine: gh.Ptr(a.Line), EndLine: gh.Ptr(a.Line),
+			AnnotationLevel: gh.Ptr(a.Level), Title: gh.Ptr(clip(a.Title, 255)), Message: gh.Ptr(clip(a.Message, maxAnnotationMessage))})
+	}
 	var details *string
 	if ck.DetailsURL != "" {
 		details = gh.Ptr(ck.DetailsURL)
@@ -52,6 +68,9 @@ func (c *Client) SetCheck(ctx context.Context, r githost.Repo, sha string, ck gi
 		return err
 	}
 	if id != 0 {
+		// GitHub appends an update's annotations to the run's: they are
+		// sent once, when the run is created for the commit.
+		out.Annotations = nil
 		_, _, err = fetch(ctx, c, "update check run", func(ctx context.Context) (*gh.CheckRun, *gh.Response, error) {
 			return cl.Checks.UpdateCheckRun(ctx, r.Owner, r.Name, id, gh.UpdateCheckRunOptions{Name: ck.Name, Status: gh.Ptr("completed"),
 				Conclusion: gh.Ptr(conclusion), Output: out, DetailsURL: details})

@@ -19,6 +19,17 @@ type CheckRun struct {
 	AppID                int64 // the App that made it
 	Created, Completed   time.Time
 	Updates              int // PATCHes it received
+	// Annotations are every annotation the run received, in order (GitHub
+	// appends those of an update).
+	Annotations []Annotation
+}
+
+// Annotation is a check run's annotation as the emulator keeps it.
+type Annotation struct {
+	Path               string
+	StartLine, EndLine int
+	Level              string
+	Title, Message     string
 }
 
 // Status is a commit status as the emulator keeps it.
@@ -64,9 +75,17 @@ type checkBody struct {
 	Conclusion *string `json:"conclusion"`
 	DetailsURL *string `json:"details_url"`
 	Output     *struct {
-		Title   string `json:"title"`
-		Summary string `json:"summary"`
-		Text    string `json:"text"`
+		Title       string `json:"title"`
+		Summary     string `json:"summary"`
+		Text        string `json:"text"`
+		Annotations []struct {
+			Path            string `json:"path"`
+			StartLine       int    `json:"start_line"`
+			EndLine         int    `json:"end_line"`
+			AnnotationLevel string `json:"annotation_level"`
+			Title           string `json:"title"`
+			Message         string `json:"message"`
+		} `json:"annotations"`
 	} `json:"output"`
 }
 
@@ -176,7 +195,21 @@ func (c *CheckRun) apply(b checkBody) string {
 		if len(b.Output.Summary) > 65535 || len(b.Output.Text) > 65535 {
 			return "Invalid request: output summary and text are limited to 65535 characters"
 		}
+		if len(b.Output.Annotations) > 50 {
+			return "Invalid request: only 50 annotations are allowed per request"
+		}
+		for _, a := range b.Output.Annotations {
+			switch {
+			case a.Path == "" || a.StartLine < 1 || a.EndLine < a.StartLine || a.Message == "":
+				return "Invalid request: an annotation needs path, start_line, end_line and message"
+			case a.AnnotationLevel != "notice" && a.AnnotationLevel != "warning" && a.AnnotationLevel != "failure":
+				return "Invalid request: annotation_level must be notice, warning or failure"
+			}
+		}
 		c.Title, c.Summary, c.Text = b.Output.Title, b.Output.Summary, b.Output.Text
+		for _, a := range b.Output.Annotations {
+			c.Annotations = append(c.Annotations, Annotation{Path: a.Path, StartLine: a.StartLine, EndLine: a.EndLine, Level: a.AnnotationLevel, Title: a.Title, Message: a.Message})
+		}
 	}
 	return ""
 }
