@@ -21,6 +21,7 @@ import (
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/predict"
 	"github.com/driftfix/driftfix/remediations/render"
+	"github.com/driftfix/driftfix/templates"
 )
 
 const predictUsage = `driftfix predict --repo DIR --base REV [--head REV] [-o text|json|sarif] [--all] [--app PATH] [--cluster FILE]
@@ -255,7 +256,7 @@ func predictText(res *predict.Result, all bool) []byte {
 		}
 		cells := []string{p.Application, p.Resource.String(), path, git, string(p.Cause), file, oneLine(first(p.Evidence), 90), fix}
 		for i, c := range cells {
-			cells[i] = printable(c)
+			cells[i] = templates.Terminal(c)
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -302,15 +303,4 @@ func predictJSON(res *predict.Result) ([]byte, error) {
 
 func predictSARIF(res *predict.Result) ([]byte, error) {
 	return predict.SARIF(res.Predictions, version)
-}
-
-// printable replaces control characters (a terminal's escape sequences, a
-// tab that would break the table) in text a repository wrote.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, s)
 }
