@@ -5,6 +5,7 @@ package classifiers
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -110,7 +111,7 @@ func NewInput(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison)
 				in.webhooks = append(in.webhooks, o)
 			}
 		case "Application":
-			if group == "argoproj.io" && !sameApp(o, s.Application) {
+			if group == "argoproj.io" && !sameApp(o, s.Application) && !slices.ContainsFunc(in.apps, func(a drift.Object) bool { return sameApp(a, o) }) {
 				in.apps = append(in.apps, o)
 			}
 		case "CustomResourceDefinition":

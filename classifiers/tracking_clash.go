@@ -237,7 +237,9 @@ func (c *Case) listedBy(ref drift.Ref) []listing {
 // application's: by the instance label, or by the tracking id.
 func (c *Case) trackedBy(live drift.Object) string {
 	s := c.Settings
-	if v, ok := drift.Labels(live)[s.InstanceLabelKey]; ok && s.LabelTracking() {
+	// With annotation+label the label is only informative: the tracking id
+	// decides.
+	if v, ok := drift.Labels(live)[s.InstanceLabelKey]; ok && s.TrackingMethod == "label" {
 		return fmt.Sprintf("label %s=%s", s.InstanceLabelKey, v)
 	}
 	if id := drift.Annotations(live)[trackingAnnotation]; id != "" {
@@ -282,7 +284,16 @@ func (c *Case) listedElsewhere() (Verdict, bool) {
 			ev = append(ev, fmt.Sprintf("this application counts it as its own by its %s: the name %q is both applications' name in their tracking metadata, which does not say which instance wrote it", c.trackedBy(live), mine))
 		}
 	}
+	leftover := true
+	for _, l := range ls {
+		leftover = leftover && drift.Lookup(l.entry, "requiresPruning") == true
+	}
+	if leftover {
+		ev = append(ev, "no application that lists it declares it in Git: it may be a leftover of either, but as long as they share tracking each can prune what the other deploys")
+	}
 	switch {
+	case leftover:
+		ev = append(ev, "give each its own tracking before pruning it")
 	case otherInstance:
 		ev = append(ev, "pruning it from here would delete an object the other application keeps; give each instance its own tracking (an installationID in argocd-cm with annotation tracking, or its own application.instanceLabelKey), or rename one application")
 	case c.Settings.LabelTracking():
@@ -303,7 +314,10 @@ func (c *Case) trackedForAnother(argo []drift.Owner) (Verdict, bool) {
 	id := drift.Annotations(live)[trackingAnnotation]
 	named, _, found := strings.Cut(id, ":")
 	mine := instanceName(c.Snapshot.Application)
-	if !found || named == "" || named == mine {
+	// Only label tracking counts an object whose tracking id names another
+	// application; under the other methods the id decides, and such an
+	// object would not be this application's.
+	if !found || named == "" || named == mine || c.Settings.TrackingMethod != "label" {
 		return Verdict{}, false
 	}
 	ev := []string{

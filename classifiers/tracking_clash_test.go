@@ -120,7 +120,10 @@ func TestTrackingClashExtraObject(t *testing.T) {
 		{"the same under label tracking, requiring pruning there too", snap{live: orphan("argocd-controller", false),
 			cluster: []string{argocdCM("label"), replaceOnce(otherApp("argocd-two", "shop", "argocd-two", inCluster, "flags"), "status: Synced", "status: OutOfSync, requiresPruning: true")}},
 			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
-				"(as OutOfSync, requiring pruning there too)", "by its label app.kubernetes.io/instance=shop"}}},
+				"(as OutOfSync, requiring pruning there too)", "by its label app.kubernetes.io/instance=shop", "it may be a leftover of either", "give each its own tracking before pruning it"}}},
+		{"the same Application collected twice is one listing", snap{live: orphan("argocd-controller", false),
+			cluster: []string{otherApp("argocd-two", "shop", "argocd-two", inCluster, "flags"), otherApp("argocd-two", "shop", "argocd-two", inCluster, "flags")}},
+			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash}},
 		{"an application in another namespace of this instance lists it, by label", snap{live: orphan("argocd-controller", false),
 			cluster: []string{argocdCM("label"), otherApp("team-a", "shop", "argocd", inCluster, "flags")}},
 			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
@@ -144,6 +147,9 @@ func TestTrackingClashExtraObject(t *testing.T) {
 		{"a tracking id naming an application in another namespace (namespace_name)", snap{live: replaceOnce(orphan("argocd-controller", false), shopID, `argocd.argoproj.io/tracking-id: "team-a_shop:/ConfigMap:shop/flags"`),
 			cluster: []string{argocdCM("label")}},
 			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{`names application "team-a_shop", not this one ("shop")`}}},
+		{"under annotation+label the tracking id decides: one naming another application is not this one's", snap{live: replaceOnce(orphan("argocd-controller", false), shopID, billingID),
+			cluster: []string{argocdCM("annotation+label")}},
+			want{claims: false, cause: drift.CauseUnknown}},
 		{"this application's own tracking id: no clash by it", snap{live: orphan("argocd-controller", false), cluster: []string{argocdCM("label")}},
 			want{claims: false, cause: drift.CauseUnknown}},
 	}
