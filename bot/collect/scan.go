@@ -363,25 +363,33 @@ func keepFound(results []ScanResult, apps []argocd.AppSummary) []ScanResult {
 	return kept
 }
 
-// AddClusterContext adds cluster objects to a snapshot. An argocd-cm read from
-// the cluster replaces the one derived from argocd-server's settings.
+// AddClusterContext adds cluster objects to a snapshot. An object read from
+// the cluster replaces one of the same group, kind, namespace and name the
+// snapshot already holds: an argocd-cm read from the cluster replaces the one
+// derived from argocd-server's settings, and an Application listed again
+// (another application, or another Argo CD instance's, whose status.resources
+// a diagnosis consults) is not counted twice.
 func AddClusterContext(s *drift.Snapshot, objs []drift.Object) {
+	if len(objs) == 0 {
+		return
+	}
+	isCM := func(o drift.Object) bool {
+		return drift.Str(o, "kind") == "ConfigMap" && drift.Str(o, "metadata", "name") == "argocd-cm"
+	}
+	read := make(map[drift.Ref]bool, len(objs))
 	hasCM := false
 	for _, o := range objs {
-		if drift.Str(o, "kind") == "ConfigMap" && drift.Str(o, "metadata", "name") == "argocd-cm" {
-			hasCM = true
+		read[drift.RefOf(o)] = true
+		hasCM = hasCM || isCM(o)
+	}
+	kept := s.Cluster[:0]
+	for _, o := range s.Cluster {
+		// the derived argocd-cm may name another namespace than the one read
+		if !read[drift.RefOf(o)] && !(hasCM && isCM(o)) {
+			kept = append(kept, o)
 		}
 	}
-	if hasCM {
-		kept := s.Cluster[:0]
-		for _, o := range s.Cluster {
-			if !(drift.Str(o, "kind") == "ConfigMap" && drift.Str(o, "metadata", "name") == "argocd-cm") {
-				kept = append(kept, o)
-			}
-		}
-		s.Cluster = kept
-	}
-	s.Cluster = append(s.Cluster, objs...)
+	s.Cluster = append(kept, objs...)
 }
 
 // suspectRender reports whether a drifting application renders a Helm chart,
