@@ -67,6 +67,8 @@ type Cluster struct {
 	// apps are the Applications of every namespace the account could list,
 	// trimmed to what a diagnosis reads (see trimApplication).
 	apps []drift.Object
+	// listedBy indexes apps by the resources their status.resources lists.
+	listedBy map[drift.Ref][]int
 	// AppsUnlisted names the namespaces whose Applications the account may
 	// not list (only when it may not list them cluster-wide); "*" when not
 	// even the namespaces could be tried.
@@ -151,8 +153,19 @@ func (c *Cluster) readApplications(ctx context.Context, dc dynamic.Interface) er
 }
 
 func (c *Cluster) addApplications(list *unstructured.UnstructuredList) {
+	if c.listedBy == nil {
+		c.listedBy = map[drift.Ref][]int{}
+	}
 	for i := range list.Items {
-		c.apps = append(c.apps, trimApplication(list.Items[i].Object))
+		a := trimApplication(list.Items[i].Object)
+		ai := len(c.apps)
+		c.apps = append(c.apps, a)
+		for _, r := range drift.List(a, "status", "resources") {
+			ref := drift.Ref{Group: drift.Str(r, "group"), Kind: drift.Str(r, "kind"), Namespace: drift.Str(r, "namespace"), Name: drift.Str(r, "name")}
+			if l := c.listedBy[ref]; len(l) == 0 || l[len(l)-1] != ai {
+				c.listedBy[ref] = append(l, ai)
+			}
+		}
 	}
 }
 
@@ -252,27 +265,30 @@ func (c *Cluster) For(s *drift.Snapshot) []drift.Object {
 }
 
 // listingApps returns the Applications other than the snapshot's own whose
-// status.resources lists one of the snapshot's resources.
+// status.resources lists one of the snapshot's resources, in the order they
+// were listed.
 func (c *Cluster) listingApps(s *drift.Snapshot) []drift.Object {
 	if len(c.apps) == 0 {
 		return nil
 	}
-	refs := make(map[drift.Ref]bool, len(s.Resources))
+	found := map[int]bool{}
 	for i := range s.Resources {
-		refs[s.Resources[i].Ref()] = true
+		for _, ai := range c.listedBy[s.Resources[i].Ref()] {
+			found[ai] = true
+		}
 	}
 	own := [2]string{drift.Str(s.Application, "metadata", "namespace"), drift.Str(s.Application, "metadata", "name")}
-	var out []drift.Object
-	for _, a := range c.apps {
-		if [2]string{drift.Str(a, "metadata", "namespace"), drift.Str(a, "metadata", "name")} == own {
-			continue
+	idx := make([]int, 0, len(found))
+	for ai := range found {
+		a := c.apps[ai]
+		if [2]string{drift.Str(a, "metadata", "namespace"), drift.Str(a, "metadata", "name")} != own {
+			idx = append(idx, ai)
 		}
-		for _, r := range drift.List(a, "status", "resources") {
-			if refs[drift.Ref{Group: drift.Str(r, "group"), Kind: drift.Str(r, "kind"), Namespace: drift.Str(r, "namespace"), Name: drift.Str(r, "name")}] {
-				out = append(out, a)
-				break
-			}
-		}
+	}
+	sort.Ints(idx)
+	out := make([]drift.Object, len(idx))
+	for i, ai := range idx {
+		out[i] = c.apps[ai]
 	}
 	return out
 }
