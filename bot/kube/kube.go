@@ -113,13 +113,19 @@ func Read(ctx context.Context, rc *rest.Config, cfg Config) (*Cluster, error) {
 	return c, nil
 }
 
+// maxNamespaceLists bounds the requests a cycle spends asking for
+// Applications namespace by namespace when the account may not list them
+// cluster-wide: a larger cluster needs list on applications.argoproj.io.
+const maxNamespaceLists = 100
+
 // readApplications lists the Argo CD Applications of every namespace the
 // account can list: other applications of this instance, and those of other
 // Argo CD instances in the cluster, whose status.resources tell which objects
 // they deploy. The list is evidence, not a requirement: an account that may
-// not list Applications cluster-wide is asked namespace by namespace, a
-// namespace it may not read is named in AppsUnlisted, and a cluster without
-// the Application kind has none.
+// not list Applications cluster-wide is asked namespace by namespace (up to
+// maxNamespaceLists namespaces, else "*" is unlisted), a namespace it may not
+// read is named in AppsUnlisted, and a cluster without the Application kind
+// has none.
 func (c *Cluster) readApplications(ctx context.Context, dc dynamic.Interface) error {
 	c.Calls++
 	list, err := dc.Resource(gvrApp).List(ctx, metav1.ListOptions{})
@@ -132,7 +138,7 @@ func (c *Cluster) readApplications(ctx context.Context, dc dynamic.Interface) er
 	case !apierrors.IsForbidden(err):
 		return fmt.Errorf("kubernetes: list applications.argoproj.io: %w", err)
 	}
-	if len(c.namespaces) == 0 {
+	if len(c.namespaces) == 0 || len(c.namespaces) > maxNamespaceLists {
 		c.AppsUnlisted = []string{"*"}
 		return nil
 	}

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -124,5 +125,25 @@ func TestApplicationsListingTheSnapshotsResources(t *testing.T) {
 				t.Errorf("applications for the snapshot: %q, want %q", strings.Join(got, " "), tc.want)
 			}
 		})
+	}
+}
+
+// TestApplicationsTooManyNamespaces: an account that may not list
+// Applications cluster-wide is not asked namespace by namespace in a cluster
+// of more namespaces than a cycle spends requests on.
+func TestApplicationsTooManyNamespaces(t *testing.T) {
+	var objs []drift.Object
+	for i := 0; i <= maxNamespaceLists; i++ {
+		objs = append(objs, drift.Object{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": fmt.Sprintf("ns-%d", i)}})
+	}
+	srv := kubetest.NewServer(objs)
+	defer srv.Close()
+	srv.ForbidPaths = []string{"/apis/argoproj.io/v1alpha1/applications"}
+	c, err := Read(context.Background(), &rest.Config{Host: srv.URL}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Calls != 6 || strings.Join(c.AppsUnlisted, " ") != "*" {
+		t.Errorf("made %d calls, unlisted %q; want 6 and *", c.Calls, c.AppsUnlisted)
 	}
 }
