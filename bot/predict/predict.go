@@ -132,6 +132,9 @@ func Predict(in Input) ([]Prediction, error) {
 	out = append(out, admissions(s)...)
 	for i := range out {
 		out[i].File, out[i].Line = locate(s, in.Manifest, out[i])
+		if r := out[i].Resource; r.Group == "" && r.Kind == "ConfigMap" && r.Name == "argocd-cm" && out[i].File != "" {
+			out[i].FixFile = out[i].File // a system rule is edited where the repository declares it
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return less(out[i], out[j]) })
 	return out, nil

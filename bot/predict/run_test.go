@@ -259,6 +259,13 @@ func TestPredictKinds(t *testing.T) {
 			want: []want{{"Application argocd/web", "/spec/ignoreDifferences/0", drift.CauseBroadIgnore, drift.FixNarrowIgnore, "apps/web.yaml", 9}},
 		},
 		{
+			name: "a system-wide ignore rule added to the argocd-cm a platform repository deploys",
+			base: map[string]string{"platform.yaml": strings.ReplaceAll(strings.ReplaceAll(webApp, "web", "platform"), "namespace: shop", "namespace: argocd"),
+				"apps/platform/argocd-cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\ndata:\n  application.resourceTrackingMethod: annotation\n"},
+			head: map[string]string{"apps/platform/argocd-cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\ndata:\n  application.resourceTrackingMethod: annotation\n  resource.customizations.ignoreDifferences.all: |\n    jsonPointers:\n    - /spec\n"},
+			want: []want{{"ConfigMap argocd/argocd-cm", "/data/resource.customizations.ignoreDifferences.all", drift.CauseBroadIgnore, drift.FixNarrowIgnore, "apps/platform/argocd-cm.yaml", 7}},
+		},
+		{
 			name: "replicas from a chart's values under the chart's own HPA",
 			base: map[string]string{"apps/db.yaml": dbApp, "charts/db/Chart.yaml": dbChart, "charts/db/values.yaml": "replicas: 1\n",
 				"charts/db/templates/sts.yaml": strings.ReplaceAll(dbStatefulSet, "app.kubernetes.io/instance", "team")},

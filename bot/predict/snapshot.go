@@ -42,7 +42,23 @@ func Snapshot(in Input) (*drift.Snapshot, error) {
 	if name == "" {
 		return nil, errors.New("predict: the Application has no metadata.name")
 	}
-	settings, _, err := diff.ReadSettings(in.Cluster)
+	// An argocd-cm the application itself deploys (a platform repository)
+	// is the one in force after the sync: its tracking method and its
+	// system-level ignore rules.
+	cluster := in.Cluster
+	if cm := renderedArgoCDCM(in.Targets); cm != nil {
+		cm, _ = drift.DeepCopy(cm).(map[string]any)
+		if md, _ := cm["metadata"].(map[string]any); md != nil && drift.Str(md, "namespace") == "" {
+			md["namespace"] = drift.Str(app, "spec", "destination", "namespace")
+		}
+		cluster = []drift.Object{cm}
+		for _, o := range in.Cluster {
+			if !(drift.Str(o, "apiVersion") == "v1" && drift.Str(o, "kind") == "ConfigMap" && drift.Str(o, "metadata", "name") == "argocd-cm") {
+				cluster = append(cluster, o)
+			}
+		}
+	}
+	settings, _, err := diff.ReadSettings(cluster)
 	if err != nil {
 		return nil, fmt.Errorf("predict application %s: the cluster context's argocd-cm: %w", name, err)
 	}
@@ -54,9 +70,7 @@ func Snapshot(in Input) (*drift.Snapshot, error) {
 			crds[drift.Str(o, "spec", "group")+"/"+drift.Str(o, "spec", "names", "kind")] = o
 		}
 	}
-	for _, o := range in.Cluster {
-		context = append(context, o)
-	}
+	context = append(context, cluster...)
 	scoped := func(o drift.Object) bool {
 		r := drift.RefOf(o)
 		if clusterScoped[r.Group+"/"+r.Kind] {
@@ -102,14 +116,14 @@ func Snapshot(in Input) (*drift.Snapshot, error) {
 		}
 	}
 	s := &drift.Snapshot{Application: app, Cluster: context, Renders: renders, Repo: drift.Repo{Files: in.Repo}}
-	hpas := hpasOf(append(append([]drift.Object(nil), in.Cluster...), synced...))
+	hpas := hpasOf(append(append([]drift.Object(nil), cluster...), synced...))
 	for _, t := range compared {
 		ref := drift.RefOf(t)
 		from := findRef(synced, ref)
 		if from == nil {
 			from = t
 		}
-		live := storedForm(app, from, in.Cluster)
+		live := storedForm(app, from, cluster)
 		if live == nil {
 			live, _ = drift.DeepCopy(from).(map[string]any)
 		}
@@ -324,4 +338,14 @@ func folded(objs []drift.Object) []drift.Object {
 		out[i] = o
 	}
 	return out
+}
+
+// renderedArgoCDCM is the argocd-cm ConfigMap among rendered objects, or nil.
+func renderedArgoCDCM(objs []drift.Object) drift.Object {
+	for _, o := range objs {
+		if drift.Str(o, "apiVersion") == "v1" && drift.Str(o, "kind") == "ConfigMap" && drift.Str(o, "metadata", "name") == "argocd-cm" {
+			return o
+		}
+	}
+	return nil
 }
