@@ -68,6 +68,11 @@ func ruleScope(c *Case, r *drift.IgnoreRule) []string {
 		if pat, ok := jqBroadPattern(e); ok {
 			if what, ok := broadPointers[pat]; ok {
 				why = append(why, fmt.Sprintf("jqPathExpression %s ignores %s", e, what))
+			} else if !strings.ContainsAny(e, "[\"") {
+				// a plain path of object keys is a pointer
+				if sub, ok := c.wholeSubtree(r, pat); ok {
+					why = append(why, fmt.Sprintf("jqPathExpression %s ignores %s", e, sub))
+				}
 			}
 		}
 	}

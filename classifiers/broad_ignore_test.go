@@ -124,6 +124,10 @@ func TestBroadIgnoreByScopeNotKind(t *testing.T) {
 			target: webhook(""), live: webhook("LS0tLS1CRUdJTg==")},
 			want{claims: true, fix: drift.FixNarrowIgnore, absent: []string{"is broad"}, evidence: []string{
 				"covers a sensitive path: /webhooks/0/clientConfig/caBundle of MutatingWebhookConfiguration injector (admission)"}}},
+		{"the same subtree by a plain jq path", snap{app: appIgnoring(`{group: apps, kind: Deployment, name: web, namespace: shop, jqPathExpressions: [".spec.selector"]}`), target: limits("1", "1Gi"), live: limits("2", "1Gi")},
+			want{claims: true, fix: drift.FixNarrowIgnore, evidence: []string{"jqPathExpression .spec.selector ignores the whole subtree there in Deployment shop/web (1 field, none of them differing)"}}},
+		{"a leaf by a plain jq path", snap{app: appIgnoring(`{group: apps, kind: Deployment, name: web, namespace: shop, jqPathExpressions: [".spec.replicas"]}`), target: limits("1", "1Gi"), live: limits("2", "1Gi")},
+			want{claims: false}},
 		{"a subtree whose every field differs is exact", snap{app: appIgnoring(resources), target: limits("1", "1Gi"), live: limits("2", "2Gi")},
 			want{claims: false}},
 		{"a subtree holding more than what differs is broad", snap{app: appIgnoring(resources), target: limits("1", "1Gi"), live: limits("2", "1Gi")},
