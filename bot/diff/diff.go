@@ -39,6 +39,7 @@ func Compare(s *drift.Snapshot) (*drift.Comparison, drift.Settings, error) {
 		return nil, settings, err
 	}
 	cmp := &drift.Comparison{Rules: append(appRules, cmRules...)}
+	cmp.Failed = unparsedJQ(cmp.Rules)
 	appSSA := hasSyncOption(drift.List(s.Application, "spec", "syncPolicy", "syncOptions"), syncOptServerSide)
 	outOfSync := drift.ArgoOutOfSync(s.Application)
 	for i := range s.Resources {

@@ -237,6 +237,28 @@ func rulePointers(r *drift.IgnoreRule, target, live drift.Object) []drift.Pointe
 	return out
 }
 
+// unparsedJQ returns the first jq path expression of the rules that does not
+// parse or compile as Argo CD reads it (del(<expr>)). Argo CD builds one
+// normalizer from every rule of the application and argocd-cm before it
+// compares anything, so such an expression fails the whole comparison with a
+// ComparisonError, whichever resources the rule names.
+func unparsedJQ(rules []drift.IgnoreRule) error {
+	for i := range rules {
+		r := &rules[i]
+		for j, expr := range r.JQPathExpressions {
+			q, err := gojq.Parse("del(" + expr + ")")
+			if err == nil {
+				_, err = gojq.Compile(q)
+			}
+			if err != nil {
+				return fmt.Errorf("%s %s, ignore rule at %s, jqPathExpressions[%d] %q does not parse (%v): Argo CD cannot compare the application until it is fixed (ComparisonError)",
+					r.Holder.Kind, r.Holder.Name, r.Path, j, expr, err)
+			}
+		}
+	}
+	return nil
+}
+
 // JQPaths returns the paths a jq path expression selects in doc, as Argo CD's
 // del(<expr>) would remove them.
 func JQPaths(expr string, doc drift.Object) ([]drift.Pointer, error) {

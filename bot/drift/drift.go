@@ -287,6 +287,10 @@ type Covered struct {
 type Comparison struct {
 	Diffs []Difference
 	Rules []IgnoreRule
+	// Failed says Argo CD cannot compare the application at all and reports
+	// a ComparisonError instead of a sync status (an ignore rule's jq
+	// expression that does not parse); Diffs are still what driftfix finds.
+	Failed error
 }
 
 // Settings are the Argo CD settings a diagnosis needs, read from argocd-cm.

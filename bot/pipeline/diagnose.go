@@ -25,6 +25,9 @@ func DiagnoseCompared(s *drift.Snapshot, sens drift.Sensitivity) (*drift.Report,
 	if err != nil {
 		return nil, nil, fmt.Errorf("diagnose application %s: %w", s.AppName(), err)
 	}
+	if cmp.Failed != nil {
+		return nil, nil, fmt.Errorf("diagnose application %s: %w", s.AppName(), cmp.Failed)
+	}
 	diff.CoverManagedFields(s, cmp)
 	in := classifiers.NewInput(s, settings, cmp)
 	in.Sensitivity = sens

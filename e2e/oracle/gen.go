@@ -6,6 +6,11 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	gescheme "github.com/argoproj/argo-cd/gitops-engine/v3/pkg/utils/kube/scheme"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/driftfix/driftfix/bot/drift"
 )
 
@@ -63,7 +68,7 @@ func (g *gen) base(name string) (map[string]any, string) {
 	mem := g.pick("64Mi", "128Mi", "1Gi", "1024Mi", "0.5Gi", "512M")
 	ctr := map[string]any{
 		"name":  "app",
-		"image": g.pick("nginx:1.27", "registry.example.com/app@sha256:" + strings.Repeat("a", 64)),
+		"image": g.pick("nginx:1.27", "registry.example.com/app@sha256:"+strings.Repeat("a", 64)),
 		"resources": map[string]any{
 			"limits":   map[string]any{"cpu": cpu, "memory": mem},
 			"requests": map[string]any{"cpu": g.pick("50m", "0.05", "100m")},
@@ -171,9 +176,14 @@ func (g *gen) build(n int) Case {
 		_ = sd
 	}
 
-	// Server defaults live has and Git does not declare.
-	if g.chance(0.6) {
-		g.addDefaults(live)
+	// The API server stores a built-in kind decoded into its type (known
+	// fields only, quantities in canonical form) with the scheme's defaults
+	// filled in: Kubernetes' own defaulters, as Argo CD's scheme has them.
+	if group == "" {
+		live = stored(live)
+	} else if g.chance(0.6) {
+		g.note("server-defaults")
+		setAt(drift.Pointer{"spec", "mode"}, live, "auto")
 	}
 
 	// What Git declares that is then changed live (or stored otherwise).
@@ -196,8 +206,9 @@ func (g *gen) build(n int) Case {
 			g.note("changed-leaf")
 		}
 	case "int-string":
-		// Git writes a number as a string or a string as a number.
-		if len(specLeaves) > 0 {
+		// Git writes a number as a string or a string as a number, where a
+		// custom resource's schema (int-or-string) lets the API server keep it.
+		if len(specLeaves) > 0 && group != "" {
 			p := specLeaves[g.r.IntN(len(specLeaves))]
 			v, _ := p.Get(target)
 			switch x := v.(type) {
@@ -242,6 +253,10 @@ func (g *gen) build(n int) Case {
 	case "live-drop":
 		if len(specLeaves) > 0 {
 			p := specLeaves[g.r.IntN(len(specLeaves))]
+			if mergeKeys[p.Last()] {
+				// the API server refuses a list item without its merge key
+				break
+			}
 			p.Delete(live)
 			mutated = p
 			g.note("live-missing-leaf")
@@ -296,7 +311,7 @@ func (g *gen) build(n int) Case {
 	if tracking != "label" {
 		ns := drift.Str(target, "metadata", "namespace")
 		setAt(drift.Pointer{"metadata", "annotations", "argocd.argoproj.io/tracking-id"}, live,
-			fmt.Sprintf("shop:%s/%s:%s/%s", group, drift.Str(target, "kind"), ns, name))
+			fmt.Sprintf("shop:%s/%s:%s/%s", apiGroup(target), drift.Str(target, "kind"), ns, name))
 	}
 
 	// kubectl's last-applied annotation, as a client-side sync writes it.
@@ -326,7 +341,7 @@ func (g *gen) build(n int) Case {
 		map[string]any{"manager": "argocd-controller", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
 			"fieldsV1": map[string]any{"f:metadata": map[string]any{"f:labels": map[string]any{}}}},
 	}
-	if mutated != nil {
+	if _, inLive := mutated.Get(live); mutated != nil && inLive {
 		managed = append(managed, map[string]any{"manager": other, "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
 			"fieldsV1": fieldsFor(mutated)})
 	}
@@ -447,6 +462,8 @@ func fieldsFor(p drift.Pointer) map[string]any {
 	return root
 }
 
+var mergeKeys = map[string]bool{"name": true, "containerPort": true, "port": true}
+
 var quantityAlt = map[string]string{
 	"100m": "0.1", "0.1": "100m", "1": "1000m", "1000m": "1", "250m": "0.25", "2": "2000m",
 	"1Gi": "1024Mi", "1024Mi": "1Gi", "64Mi": "65536Ki", "128Mi": "131072Ki", "512M": "0.5G",
@@ -456,6 +473,10 @@ var quantityAlt = map[string]string{
 func changed(v any) any {
 	switch x := v.(type) {
 	case string:
+		if _, err := resource.ParseQuantity(x); err == nil {
+			// still a quantity, which the API server would accept
+			return "777m"
+		}
 		return x + "-live"
 	case int:
 		return x + 1
@@ -467,31 +488,26 @@ func changed(v any) any {
 	return "changed"
 }
 
-// addDefaults fills fields the API server defaults, as it stores them.
-func (g *gen) addDefaults(live map[string]any) {
-	g.note("server-defaults")
-	set := func(p string, v any) {
-		ptr := drift.Pointer(strings.Split(p, "/"))
-		if parent, ok := ptr[:len(ptr)-1].Get(live); ok {
-			if _, isMap := parent.(map[string]any); isMap {
-				if _, exists := ptr.Get(live); !exists {
-					setAt(ptr, live, v)
-				}
-			}
-		}
+// stored is a built-in object as the API server stores it: decoded into its
+// Go type, defaulted by the scheme's defaulters, encoded again.
+func stored(o map[string]any) map[string]any {
+	u := &unstructured.Unstructured{Object: o}
+	obj, err := gescheme.Scheme.New(u.GroupVersionKind())
+	if err != nil {
+		return o
 	}
-	set("spec/revisionHistoryLimit", 10)
-	set("spec/progressDeadlineSeconds", 600)
-	set("spec/template/spec/restartPolicy", "Always")
-	set("spec/template/spec/dnsPolicy", "ClusterFirst")
-	set("spec/template/spec/containers/0/imagePullPolicy", "IfNotPresent")
-	set("spec/template/spec/containers/0/terminationMessagePath", "/dev/termination-log")
-	set("spec/type", "ClusterIP")
-	set("spec/sessionAffinity", "None")
-	set("spec/ports/0/protocol", "TCP")
-	set("spec/template/spec/containers/0/ports/0/protocol", "TCP")
-	set("spec/concurrencyPolicy", "Allow")
-	set("status", map[string]any{"observedGeneration": 1})
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o, obj); err != nil {
+		return o
+	}
+	gescheme.Scheme.Default(obj)
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return o
+	}
+	if md, ok := m["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	return m
 }
 
 func setLastApplied(live, applied map[string]any) {
@@ -532,4 +548,12 @@ func setAt(p drift.Pointer, doc map[string]any, v any) {
 			return
 		}
 	}
+}
+
+func apiGroup(o map[string]any) string {
+	av := drift.Str(o, "apiVersion")
+	if i := strings.Index(av, "/"); i >= 0 {
+		return av[:i]
+	}
+	return ""
 }

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/argoproj/argo-cd/v3/controller"
 	"github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
@@ -147,27 +148,11 @@ func ArgoCD(s *drift.Snapshot) ([]Verdict, error) {
 		return nil, fmt.Errorf("application: %w", err)
 	}
 	cm := argoCM(s)
-	mgr := settings.NewSettingsManager(ctx, fake.NewClientset(cm, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "argocd-secret", Namespace: cm.Namespace}}), cm.Namespace)
-	overrides, err := mgr.GetResourceOverrides()
-	if err != nil {
-		return nil, fmt.Errorf("resource overrides: %w", err)
-	}
-	labelKey, err := mgr.GetAppInstanceLabelKey()
+	st, err := loadSettings(cm)
 	if err != nil {
 		return nil, err
 	}
-	tracking, err := mgr.GetTrackingMethod()
-	if err != nil {
-		return nil, err
-	}
-	installationID, err := mgr.GetInstallationID()
-	if err != nil {
-		return nil, err
-	}
-	compareOptions, err := mgr.GetResourceCompareOptions()
-	if err != nil {
-		compareOptions = settings.GetDefaultDiffOptions()
-	}
+	overrides, labelKey, tracking, installationID, compareOptions := st.overrides, st.labelKey, st.tracking, st.installationID, st.compare
 	instance := app.InstanceName(cm.Namespace)
 	destNS := app.Spec.Destination.Namespace
 	rt := argo.NewResourceTracking()
@@ -250,6 +235,9 @@ func Driftfix(s *drift.Snapshot) ([]Verdict, error) {
 	cmp, _, err := diff.Compare(s.WithoutArgoStates().WithoutArgoVerdict())
 	if err != nil {
 		return nil, err
+	}
+	if cmp.Failed != nil {
+		return nil, cmp.Failed
 	}
 	out := make([]Verdict, len(s.Resources))
 	for i, r := range s.Resources {
@@ -405,6 +393,48 @@ func argoCM(s *drift.Snapshot) *corev1.ConfigMap {
 		ns = "argocd"
 	}
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: ns, Labels: map[string]string{"app.kubernetes.io/part-of": "argocd"}}}
+}
+
+// argoSettings are what the controller reads from argocd-cm for a comparison.
+type argoSettings struct {
+	overrides                          map[string]v1alpha1.ResourceOverride
+	labelKey, tracking, installationID string
+	compare                            settings.ArgoCDDiffOptions
+}
+
+// settingsCache keeps argocd-cm's parse by content: the settings manager
+// starts informers, which costs far more than a comparison.
+var settingsCache sync.Map
+
+// loadSettings reads argocd-cm with Argo CD's own settings manager, on a
+// fake clientset that holds only it and an empty argocd-secret.
+func loadSettings(cm *corev1.ConfigMap) (*argoSettings, error) {
+	k, _ := json.Marshal([]any{cm.Namespace, cm.Data})
+	if v, ok := settingsCache.Load(string(k)); ok {
+		return v.(*argoSettings), nil
+	}
+	ctx := context.Background()
+	mgr := settings.NewSettingsManager(ctx, fake.NewClientset(cm, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "argocd-secret", Namespace: cm.Namespace}}), cm.Namespace)
+	var st argoSettings
+	var err error
+	if st.overrides, err = mgr.GetResourceOverrides(); err != nil {
+		return nil, fmt.Errorf("resource overrides: %w", err)
+	}
+	if st.labelKey, err = mgr.GetAppInstanceLabelKey(); err != nil {
+		return nil, err
+	}
+	if st.tracking, err = mgr.GetTrackingMethod(); err != nil {
+		return nil, err
+	}
+	if st.installationID, err = mgr.GetInstallationID(); err != nil {
+		return nil, err
+	}
+	if st.compare, err = mgr.GetResourceCompareOptions(); err != nil {
+		// The controller warns and compares with the defaults.
+		st.compare = settings.GetDefaultDiffOptions()
+	}
+	settingsCache.Store(string(k), &st)
+	return &st, nil
 }
 
 const trackingKey = "application.resourceTrackingMethod"
