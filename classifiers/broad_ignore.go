@@ -215,7 +215,7 @@ func classifyBroadIgnore(c *Case) (Verdict, bool) {
 		res := &c.Snapshot.Resources[cov.Index]
 		ref := res.Ref()
 		for _, p := range cov.Paths {
-			field, kind, ok := c.Sensitivity.Check(ref.Kind, p, res.Target)
+			field, kind, ok := c.Sensitivity.CheckRef(ref, p, res.Target)
 			key := ref.String() + field.String()
 			if !ok || seen[key] {
 				continue

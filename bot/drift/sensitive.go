@@ -805,7 +805,15 @@ func (s Sensitivity) first(ref Ref, p Pointer, v any) (Match, bool) {
 // desired object) declares at or beneath p, judging by kind alone. It returns
 // the field and why it matters.
 func (s Sensitivity) Check(kind string, p Pointer, git Object) (field Pointer, why string, ok bool) {
-	ref := Ref{Group: "*", Kind: kind}
+	return s.CheckRef(Ref{Group: "*", Kind: kind}, p, git)
+}
+
+// CheckRef is Check for a resource whose group is known: a custom resource
+// named like a built-in kind (Knative's Service, Kruise's StatefulSet) is
+// judged as a custom resource, by its field names, not by the built-in
+// kind's entries; an object sensitive by its name (Argo CD's own settings)
+// is judged by it.
+func (s Sensitivity) CheckRef(ref Ref, p Pointer, git Object) (field Pointer, why string, ok bool) {
 	if m, ok := s.Within(ref, p); ok && (m.entry == nil || m.entry.mode == subtree) {
 		return m.Path, m.Reason, true
 	}

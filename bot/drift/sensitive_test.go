@@ -398,3 +398,30 @@ func TestCheck(t *testing.T) {
 		t.Errorf("a policy field name must apply to every kind, got %q %v", why, ok)
 	}
 }
+
+// TestCheckRef: the check for a resource whose group and name are known
+// judges a custom resource named like a built-in kind by its own fields, and
+// an object sensitive by its name by that name.
+func TestCheckRef(t *testing.T) {
+	var s Sensitivity
+	ips := MustPointer("/spec/externalIPs")
+	if _, _, ok := s.Check("Service", ips, nil); !ok {
+		t.Error("by kind alone, a Service's externalIPs are sensitive")
+	}
+	if _, _, ok := s.CheckRef(Ref{Kind: "Service", Namespace: "shop", Name: "web"}, ips, nil); !ok {
+		t.Error("a core Service's externalIPs are sensitive")
+	}
+	if _, _, ok := s.CheckRef(Ref{Group: "serving.knative.dev", Kind: "Service", Namespace: "shop", Name: "web"}, ips, nil); ok {
+		t.Error("a Knative Service is not judged by the core Service's entries")
+	}
+	if _, why, ok := s.CheckRef(Ref{Group: "serving.knative.dev", Kind: "Service", Namespace: "shop", Name: "web"}, MustPointer("/spec/template/spec/containers/0/image"), nil); !ok || why != ReasonImage {
+		t.Errorf("a Knative Service's image is sensitive by its field name, got %q %v", why, ok)
+	}
+	accounts := MustPointer("/data/accounts.driftfix")
+	if _, _, ok := s.Check("ConfigMap", accounts, nil); ok {
+		t.Error("by kind alone, a ConfigMap key is not sensitive")
+	}
+	if _, _, ok := s.CheckRef(Ref{Kind: "ConfigMap", Namespace: "argocd", Name: "argocd-cm"}, accounts, nil); !ok {
+		t.Error("argocd-cm's data is sensitive by the object's name")
+	}
+}
