@@ -54,7 +54,7 @@ func Run(in *Input, registry []Classifier) []drift.Finding {
 				continue
 			}
 			note = "Argo CD does not show this difference: " + strings.Join(names, " and ") + " hides it"
-			if _, field, named := in.Sensitivity.Check(d.Resource.Kind, d.Path, res.Target); named {
+			if _, field, named := in.Sensitivity.CheckRef(d.Resource, d.Path, res.Target); named {
 				note += " although it is a sensitive field (" + field + ")"
 			} else if sensitive {
 				note += " although it is security-relevant: " + why
@@ -111,7 +111,7 @@ func hiddenContent(in *Input, r *drift.IgnoreRule, classified bool) []string {
 			if !bad {
 				continue
 			}
-			if _, _, named := in.Sensitivity.Check(ref.Kind, p, res.Target); named && classified {
+			if _, _, named := in.Sensitivity.CheckRef(ref, p, res.Target); named && classified {
 				continue // the classifier that flagged the rule names it already
 			}
 			line := fmt.Sprintf("it hides %s of %s: %s", p, ref, why)
