@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/gobwas/glob"
 	"github.com/itchyny/gojq"
 	"gopkg.in/yaml.v3"
 
@@ -197,16 +199,36 @@ func stringList(m map[string]any, key string) ([]string, error) {
 }
 
 func ruleMatches(r *drift.IgnoreRule, ref drift.Ref) bool {
-	if r.Group != "*" && r.Group != ref.Group {
-		return false
-	}
-	if r.Kind != "*" && r.Kind != ref.Kind {
+	if !globMatch(r.Group, ref.Group) || !globMatch(r.Kind, ref.Kind) {
 		return false
 	}
 	if r.Name != "" && r.Name != ref.Name {
 		return false
 	}
 	return r.Namespace == "" || r.Namespace == ref.Namespace
+}
+
+// globs caches compiled group and kind patterns; a pattern that does not
+// compile is kept as nil and matches nothing.
+var globs sync.Map
+
+// globMatch matches an ignore rule's group or kind as Argo CD's normalizer
+// does: a glob (gobwas/glob, no separators), so "*", "apps*" and "*Set"
+// all select; a pattern that does not compile selects nothing.
+func globMatch(pattern, s string) bool {
+	if pattern == s || pattern == "*" {
+		return true
+	}
+	g, ok := globs.Load(pattern)
+	if !ok {
+		var m any
+		if c, err := glob.Compile(pattern); err == nil {
+			m = c
+		}
+		g, _ = globs.LoadOrStore(pattern, m)
+	}
+	c, _ := g.(interface{ Match(string) bool })
+	return c != nil && c.Match(s)
 }
 
 // rulePointers resolves a rule's jsonPointers and jqPathExpressions against the
