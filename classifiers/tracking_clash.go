@@ -150,7 +150,7 @@ func (c *Case) claimedElsewhere() (Verdict, bool) {
 	want, _, _ := strings.Cut(drift.Annotations(res.Target)[trackingAnnotation], ":")
 	got, _, _ := strings.Cut(drift.Annotations(res.Live)[trackingAnnotation], ":")
 	if want == "" || got == "" || want == got {
-		return Verdict{}, false
+		return c.deployedElsewhere()
 	}
 	ev := []string{
 		fmt.Sprintf("the live object's tracking annotation says it belongs to Application %q, not to %q: both render it", got, want),
@@ -160,6 +160,47 @@ func (c *Case) claimedElsewhere() (Verdict, bool) {
 		ev = append(ev, fmt.Sprintf("Git declares %s here, the other application %s", c.show(d.Git), c.showLive()))
 	}
 	return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "two applications claim one object: render it from one of them only"}, true
+}
+
+// deployedElsewhere explains a difference Argo CD's own sync wrote on an
+// object this application declares when another Application lists the same
+// object in its status.resources, not as an extra it would prune: both
+// applications deploy it (a tracking metadata that names no instance lets two
+// instances' applications of one name do so unseen), and the value is the
+// other's rendering.
+func (c *Case) deployedElsewhere() (Verdict, bool) {
+	d := c.Diff
+	if len(d.Owners) == 0 || len(d.Path) == 0 || !d.InLive {
+		return Verdict{}, false
+	}
+	var deploying []listing
+	for _, l := range c.listedBy(d.Resource) {
+		if drift.Lookup(l.entry, "requiresPruning") != true {
+			deploying = append(deploying, l)
+		}
+	}
+	if len(deploying) == 0 {
+		return Verdict{}, false
+	}
+	var ev []string
+	for _, l := range deploying {
+		name := drift.Str(l.app, "metadata", "namespace") + "/" + drift.Str(l.app, "metadata", "name")
+		where := fmt.Sprintf("of the same Argo CD instance (in %s)", controlPlane(l.app))
+		if cp := controlPlane(l.app); cp != controlPlane(c.Snapshot.Application) {
+			where = fmt.Sprintf("of another Argo CD instance (in %s)", cp)
+		}
+		ev = append(ev, fmt.Sprintf("Application %s, %s, also lists %s in its status.resources, not as an extra to prune: Argo CD's own record that it deploys the object too", name, where, d.Resource))
+	}
+	last := d.Owners[len(d.Owners)-1]
+	wrote := fmt.Sprintf("%s was written by %s, Argo CD's own sync, with a value this application's Git does not declare: the other application's sync applied its rendering", d.Path, ownersText(d.Owners))
+	if done := drift.Str(c.Snapshot.Application, "status", "operationState", "finishedAt"); done != "" && last.Time > done {
+		wrote += fmt.Sprintf(" (at %s, after this application's last sync finished at %s)", last.Time, done)
+	}
+	ev = append(ev, wrote)
+	if d.InGit {
+		ev = append(ev, fmt.Sprintf("Git declares %s here, the other application %s", c.show(d.Git), c.showLive()))
+	}
+	return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "two applications deploy one object: render it from one of them only"}, true
 }
 
 // sameApp reports whether two Application objects are the same application
