@@ -240,7 +240,8 @@ func directory(app drift.Object, src drift.Source, files map[string]string) ([]d
 			if isApplication(m) {
 				continue // an app-of-apps' child is its own application
 			}
-			out = append(out, m)
+			// numbers as the engine reads them (int64), as a render gives them
+			out = append(out, drift.NormalizeNumbers(m).(map[string]any))
 		}
 	}
 	return out, nil
@@ -380,7 +381,7 @@ func applicationsIn(file, content string) []application {
 		if m == nil || !isApplication(m) || drift.Str(m, "metadata", "name") == "" {
 			continue
 		}
-		out = append(out, application{obj: m, manifest: file})
+		out = append(out, application{obj: drift.NormalizeNumbers(m).(map[string]any), manifest: file})
 	}
 	return out
 }

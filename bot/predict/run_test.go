@@ -296,6 +296,59 @@ func TestPredictKinds(t *testing.T) {
 			head: map[string]string{"apps/web/deploy.yaml": strings.Replace(deployment("", "250m"), "nginx:1.27", "nginx:1.28", 1)},
 		},
 		{
+			name: "a manifest with numbers, empty values and server-set fields Argo CD does not compare",
+			base: map[string]string{"apps/web.yaml": webApp, "apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {a: b}\n"},
+			head: map[string]string{"apps/web/all.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  annotations: {}
+  creationTimestamp: null
+spec:
+  selector:
+    matchLabels: {app: web}
+  strategy: {}
+  template:
+    metadata:
+      creationTimestamp: null
+      labels: {app: web}
+    spec:
+      securityContext: {}
+      containers:
+      - name: web
+        image: nginx:1.27
+        env: []
+        resources: {}
+        ports:
+        - containerPort: 80
+status: {}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  ports: [{port: 80, targetPort: 80}]
+  selector: {app: web}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: tick}
+spec:
+  schedule: "*/5 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: t, image: busybox, resources: {limits: {cpu: "0.5", memory: 128974848}}}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: r}
+rules: []
+`},
+		},
+		{
 			name: "a change outside every application's sources",
 			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("", "500m"), "other/x.yaml": "a: 1\n"},
 			head: map[string]string{"other/x.yaml": "a: 2\n"},

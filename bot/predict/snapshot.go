@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -137,6 +138,9 @@ func Snapshot(in Input) (*drift.Snapshot, error) {
 			}
 		}
 		scaled(live, t, hpas)
+		if !serverSide(app, from) {
+			lastApplied(live, from)
+		}
 		s.Resources = append(s.Resources, drift.Resource{Target: t, Live: live})
 	}
 	s.Resources = append(s.Resources, claims(synced, name, settings)...)
@@ -348,4 +352,47 @@ func renderedArgoCDCM(objs []drift.Object) drift.Object {
 		}
 	}
 	return nil
+}
+
+// serverSide says whether Argo CD syncs the object with a server-side apply:
+// the object's sync-options annotation, else the Application's syncOptions.
+func serverSide(app, obj drift.Object) bool {
+	for _, o := range strings.Split(drift.Annotations(obj)["argocd.argoproj.io/sync-options"], ",") {
+		switch strings.TrimSpace(o) {
+		case "ServerSideApply=true":
+			return true
+		case "ServerSideApply=false":
+			return false
+		}
+	}
+	for _, o := range drift.List(app, "spec", "syncPolicy", "syncOptions") {
+		if s, _ := o.(string); strings.TrimSpace(s) == "ServerSideApply=true" {
+			return true
+		}
+	}
+	return false
+}
+
+// lastApplied records on the live object, as a client-side apply does, the
+// manifest applied: what Argo CD's three-way diff reads.
+func lastApplied(live, applied drift.Object) {
+	const key = "kubectl.kubernetes.io/last-applied-configuration"
+	c, _ := drift.DeepCopy(applied).(map[string]any)
+	if ann, ok := drift.Map(c, "metadata")["annotations"].(map[string]any); ok {
+		delete(ann, key)
+	}
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return
+	}
+	md, _ := live["metadata"].(map[string]any)
+	if md == nil {
+		return
+	}
+	ann, _ := md["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+		md["annotations"] = ann
+	}
+	ann[key] = string(raw)
 }
