@@ -385,6 +385,32 @@ func (w *walker) add(p, gp drift.Pointer, git, live any, inGit, inLive bool, fi 
 				}
 			}
 		}
+	} else if inGit != inLive {
+		// A map only one side has, emptied by the rules beneath it, is
+		// nothing to Argo CD's patch: an empty map against none.
+		v := git
+		if inLive {
+			v = live
+		}
+		if m, ok := v.(map[string]any); ok && len(m) > 0 {
+			var under []hider
+			for _, h := range w.hiders {
+				if len(h.path) > len(p) && h.path.HasPrefix(p) {
+					under = append(under, h)
+				}
+			}
+			if len(under) > 0 {
+				var c any = drift.DeepCopy(m)
+				for _, h := range under {
+					c, _ = h.path[len(p):].Delete(c)
+				}
+				if cm, ok := c.(map[string]any); ok && len(cm) == 0 {
+					for _, h := range under {
+						d.HiddenBy = appendUnique(d.HiddenBy, h.rule)
+					}
+				}
+			}
+		}
 	}
 	w.diffs = append(w.diffs, d)
 }
@@ -711,10 +737,91 @@ func findByKey(items []any, key string, want any, used []bool) int {
 	return -1
 }
 
+// dropNulls removes the null fields of a built-in object, as Argo CD's
+// re-encoding through the kind's Go type does before it compares: a null
+// struct field decodes to its zero value and is left out. A null value in a
+// string map (labels, annotations, data) decodes to "" and stays, as "".
+// Maps and lists on the way to a null are copied, never changed in place:
+// the snapshot's objects are shared.
+func dropNulls(o map[string]any, structLike bool) {
+	for k, v := range o {
+		if v == nil {
+			if structLike {
+				delete(o, k)
+			} else {
+				o[k] = ""
+			}
+			continue
+		}
+		if nv, changed := withoutNulls(v, !stringMaps[k]); changed {
+			o[k] = nv
+		}
+	}
+}
+
+// withoutNulls returns v with dropNulls applied, copied where it changed.
+func withoutNulls(v any, structLike bool) (any, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		if !hasNull(x) {
+			return v, false
+		}
+		c := make(map[string]any, len(x))
+		for k, e := range x {
+			c[k] = e
+		}
+		dropNulls(c, structLike)
+		return c, true
+	case []any:
+		var c []any
+		for i, it := range x {
+			if m, ok := it.(map[string]any); ok {
+				if nm, changed := withoutNulls(m, true); changed {
+					if c == nil {
+						c = append([]any(nil), x...)
+					}
+					c[i] = nm
+				}
+			}
+		}
+		if c != nil {
+			return c, true
+		}
+	}
+	return v, false
+}
+
+func hasNull(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if hasNull(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if m, ok := e.(map[string]any); ok && hasNull(m) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// stringMaps are the fields of built-in kinds that hold string maps.
+var stringMaps = map[string]bool{"labels": true, "annotations": true, "data": true, "binaryData": true, "stringData": true,
+	"matchLabels": true, "nodeSelector": true, "selector": true}
+
 // normalize removes what Argo CD never compares: server-set metadata, status
 // (ignoreResourceStatusField), the last-applied annotation; folds Secret
 // stringData into data and drops empty Role rules.
 func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
+	if builtin {
+		dropNulls(o, true)
+	}
 	if md, ok := o["metadata"].(map[string]any); ok {
 		for _, k := range []string{"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"} {
 			delete(md, k)
@@ -760,10 +867,10 @@ func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
 		if rules, ok := o["rules"].([]any); ok && len(rules) == 0 {
 			o["rules"] = nil
 		}
-		if s.IgnoreAggregatedRoles && o["aggregationRule"] != nil {
-			if _, had := o["rules"]; had || !desired {
-				o["rules"] = nil
-			}
+		// With ignoreAggregatedRoles, an aggregated role's rules are set to
+		// null on both sides, whether Git writes rules or not.
+		if _, agg := o["aggregationRule"].(map[string]any); agg && s.IgnoreAggregatedRoles {
+			o["rules"] = nil
 		}
 	}
 }
