@@ -50,7 +50,7 @@ func ParseCluster(data []byte) ([]drift.Object, error) {
 		case yaml.SequenceNode:
 			items = append(items, root.Content...)
 		case yaml.MappingNode:
-			if l := valueOf(root, "cluster"); l != nil && valueOf(root, "kind") == nil {
+			if l := valueOf(root, "cluster"); l != nil && (valueOf(root, "kind") == nil || valueOf(root, "kind").Value == "Snapshot") {
 				if l.Kind != yaml.SequenceNode {
 					return nil, fmt.Errorf("line %d: cluster: must be a list of objects", l.Line)
 				}

@@ -14,6 +14,7 @@ func TestParseCluster(t *testing.T) {
 		{"a stream", obj + "\n---\n{apiVersion: v1, kind: Namespace, metadata: {name: data}}\n"},
 		{"a List", "apiVersion: v1\nkind: List\nitems:\n- " + obj + "\n- {apiVersion: v1, kind: Namespace, metadata: {name: data}}\n"},
 		{"a snapshot's cluster", "apiVersion: driftfix/v1\ncluster:\n- " + obj + "\n- {apiVersion: v1, kind: Namespace, metadata: {name: data}}\n"},
+		{"a snapshot", "apiVersion: driftfix/v1\nkind: Snapshot\napplication: {}\nresources: []\ncluster:\n- " + obj + "\n- {apiVersion: v1, kind: Namespace, metadata: {name: data}}\n"},
 		{"JSON", `[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"shop"}},{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"data","labels":{"n":"1"}}}]`},
 	} {
 		objs, err := ParseCluster([]byte(tc.in))
