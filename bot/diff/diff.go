@@ -139,6 +139,12 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 			}
 		}
 	}
+	if w.rootType != nil {
+		// Argo CD re-encodes Git's and the live object through the kind's
+		// type; last-applied it reads as written.
+		dropNulls(desired, true)
+		dropNulls(live, true)
+	}
 	normalize(desired, w.rootType != nil, settings, true)
 	normalize(live, w.rootType != nil, settings, false)
 	trackingNormalize(desired, live, settings)
@@ -819,9 +825,6 @@ var stringMaps = map[string]bool{"labels": true, "annotations": true, "data": tr
 // (ignoreResourceStatusField), the last-applied annotation; folds Secret
 // stringData into data and drops empty Role rules.
 func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
-	if builtin {
-		dropNulls(o, true)
-	}
 	if md, ok := o["metadata"].(map[string]any); ok {
 		for _, k := range []string{"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"} {
 			delete(md, k)
