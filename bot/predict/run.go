@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
 	"github.com/driftfix/driftfix/remediations/yamledit"
 )
@@ -90,7 +91,7 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		if len(srcs) == 0 {
 			continue
 		}
-		touched := was == nil || !reflect.DeepEqual(was.obj, a.obj) || touches(srcs, changed)
+		touched := was == nil || !reflect.DeepEqual(was.obj, a.obj) || touches(srcs, changed, base.Files, head.Files)
 		if !touched && !opt.All {
 			continue
 		}
@@ -279,13 +280,29 @@ func inDir(f, dir string) bool {
 	return dir == "" || dir == "." || strings.HasPrefix(f, dir+"/")
 }
 
-// touches says whether a changed file is in one of the sources (or is one
-// of a chart's value files outside it).
-func touches(srcs []drift.Source, changed []string) bool {
+// touches says whether a changed file is in one of the sources, is one of a
+// chart's value files outside it, or is read by a kustomization (a base or
+// component outside the source path) at base or head.
+func touches(srcs []drift.Source, changed []string, base, head map[string]string) bool {
 	for _, src := range srcs {
+		var reads []map[string]bool
+		for _, files := range []map[string]string{base, head} {
+			if kustomization(src.Path, files) {
+				repo := remediations.Repo{}
+				for k, v := range files {
+					repo[k] = []byte(v)
+				}
+				reads = append(reads, remediations.SourceReads(repo, src.Path))
+			}
+		}
 		for _, f := range changed {
 			if inDir(f, src.Path) {
 				return true
+			}
+			for _, r := range reads {
+				if r[f] {
+					return true
+				}
 			}
 			for _, vf := range src.ValueFiles {
 				if path.Join(src.Path, vf) == f {

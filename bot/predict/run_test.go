@@ -279,6 +279,14 @@ func TestPredictKinds(t *testing.T) {
 			want: []want{{"Deployment shop/web", "/spec/replicas", drift.CauseHPAReplicas, drift.FixRemoveField, "apps/web/deploy.yaml", 6}},
 		},
 		{
+			name: "an overlay whose base outside its path gets an HPA",
+			base: map[string]string{"apps/web.yaml": strings.Replace(webApp, "path: apps/web", "path: overlays/prod", 1),
+				"overlays/prod/kustomization.yaml": "resources: [../../base]\n", "base/kustomization.yaml": "resources: [deploy.yaml]\n",
+				"base/deploy.yaml": deployment("  replicas: 2\n", "500m")},
+			head: map[string]string{"base/kustomization.yaml": "resources: [deploy.yaml, hpa.yaml]\n", "base/hpa.yaml": webHPA},
+			want: []want{{"Deployment shop/web", "/spec/replicas", drift.CauseHPAReplicas, drift.FixRemoveField, "base/deploy.yaml", 6}},
+		},
+		{
 			name: "drift base already has is not the change's",
 			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("  replicas: 2\n", "500m"), "apps/web/hpa.yaml": webHPA},
 			head: map[string]string{"apps/web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {a: b}\n"},
