@@ -76,5 +76,12 @@ func TestArgoCDOracleCorpora(t *testing.T) {
 	for _, l := range lines {
 		t.Log(l)
 	}
-	t.Logf("corpora: %d files, %d resources compared, %d agree (%.1f%%), %d skipped, %d application errors", len(files), total, agree, 100*float64(agree)/float64(max(total, 1)), skipped, appErr)
+	rate := float64(agree) / float64(max(total, 1))
+	t.Logf("corpora: %d files, %d resources compared, %d agree (%.1f%%), %d skipped, %d application errors", len(files), total, agree, 100*rate, skipped, appErr)
+	if total < 200 || rate < corporaFloor || appErr > 0 {
+		t.Errorf("agreement with Argo CD on the corpora: %d resources, %.1f%% (floor %.0f%%), %d application errors", total, 100*rate, 100*corporaFloor, appErr)
+	}
 }
+
+// corporaFloor is the corpora's agreement below which the test fails.
+const corporaFloor = 0.98
