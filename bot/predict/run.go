@@ -35,6 +35,11 @@ type Options struct {
 	Cluster []drift.Object
 	// Render bounds each render; zero fields take render's defaults.
 	Render render.Limits
+	// Repositories are the URLs the checkout is known by (its remotes):
+	// a source whose repoURL is none of them is another repository's and is
+	// not rendered. Empty: every source whose path has files here is taken
+	// as this repository's.
+	Repositories []string
 	// MaxApplications bounds the applications rendered in one run (each is
 	// rendered up to four times); 0 takes DefaultMaxApplications.
 	MaxApplications int
@@ -84,7 +89,7 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 	for _, a := range apps {
 		name := drift.Str(a.obj, "metadata", "name")
 		was := findNamed(baseApps, a.obj)
-		srcs, notes := localSources(a.obj, head.Files)
+		srcs, notes := localSources(a.obj, head.Files, opt.Repositories)
 		for _, n := range notes {
 			res.Notes = append(res.Notes, fmt.Sprintf("application %s: %s", name, n))
 		}
@@ -109,7 +114,7 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		}
 		var basePs []Prediction
 		if was != nil {
-			bsrcs, _ := localSources(was.obj, base.Files)
+			bsrcs, _ := localSources(was.obj, base.Files, opt.Repositories)
 			if len(bsrcs) > 0 {
 				if basePs, err = predictAt(*was, bsrcs, base, opt, true); err != nil {
 					res.Notes = append(res.Notes, fmt.Sprintf("application %s does not render at %s (%v): every prediction at %s is reported", name, base.Name, err, head.Name))
@@ -250,11 +255,13 @@ func directory(app drift.Object, src drift.Source, files map[string]string) ([]d
 
 // localSources are the application's sources that are in this repository:
 // a path with files under it. The others are noted.
-func localSources(app drift.Object, files map[string]string) ([]drift.Source, []string) {
+func localSources(app drift.Object, files map[string]string, repos []string) ([]drift.Source, []string) {
 	var out []drift.Source
 	var notes []string
 	for _, src := range drift.Sources(app) {
 		switch {
+		case len(repos) > 0 && src.RepoURL != "" && !sameRepository(src.RepoURL, repos):
+			notes = append(notes, fmt.Sprintf("source %s is another repository: not rendered", src.RepoURL))
 		case src.Chart != "":
 			notes = append(notes, fmt.Sprintf("source chart %s from %s is not in this repository: not rendered (predict reads no network)", src.Chart, src.RepoURL))
 		case !hasFiles(files, src.Path):
@@ -410,4 +417,32 @@ func findNamed(apps []application, obj drift.Object) *application {
 		}
 	}
 	return nil
+}
+
+// sameRepository says whether a repoURL names one of the repositories, in
+// whatever form (https or ssh, with or without .git, user or case).
+func sameRepository(url string, repos []string) bool {
+	u := repositoryKey(url)
+	for _, r := range repos {
+		if repositoryKey(r) == u {
+			return true
+		}
+	}
+	return false
+}
+
+// repositoryKey is a repository URL as host/path, lower case, without scheme,
+// user, port-less ssh's colon or .git.
+func repositoryKey(url string) string {
+	u := strings.ToLower(strings.TrimSpace(url))
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	} else if at := strings.Index(u, "@"); at >= 0 && strings.Contains(u[at:], ":") {
+		u = strings.Replace(u[at+1:], ":", "/", 1) // git@host:owner/name
+	}
+	if at := strings.LastIndex(u, "@"); at >= 0 && at < strings.Index(u+"/", "/") {
+		u = u[at+1:]
+	}
+	u = strings.TrimSuffix(strings.TrimSuffix(u, "/"), ".git")
+	return u
 }

@@ -390,3 +390,28 @@ rules: []
 		})
 	}
 }
+
+func TestSameRepository(t *testing.T) {
+	repos := []string{"git@github.com:Acme/Apps.git"}
+	for url, want := range map[string]bool{
+		"https://github.com/acme/apps":         true,
+		"https://github.com/acme/apps.git":     true,
+		"ssh://git@github.com/acme/apps.git":   true,
+		"https://token@github.com/acme/apps/":  true,
+		"https://github.com/acme/apps-infra":   false,
+		"https://gitlab.example.com/acme/apps": false,
+	} {
+		if got := sameRepository(url, repos); got != want {
+			t.Errorf("sameRepository(%s) = %v, want %v", url, got, want)
+		}
+	}
+	head := Revision{Name: "head", Files: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("  replicas: 2\n", "500m"), "apps/web/hpa.yaml": webHPA}}
+	res, err := Run(Revision{Name: "base"}, head, Options{Repositories: []string{"https://git.example.com/platform.git"}})
+	if err != nil || len(res.Predictions) != 0 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "is another repository") {
+		t.Errorf("another repository's application: %v %+v", err, res)
+	}
+	res, err = Run(Revision{Name: "base"}, head, Options{Repositories: []string{"https://git.example.com/shop"}})
+	if err != nil || len(res.Predictions) != 1 {
+		t.Errorf("this repository's application: %v %+v", err, res)
+	}
+}

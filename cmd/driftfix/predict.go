@@ -93,7 +93,7 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	} else if head, err = readWorkTree(dir); err != nil {
 		return exitUsage, err
 	}
-	res, err := predict.Run(base, head, predict.Options{All: *all, App: *app, Cluster: cluster, Render: render.Limits{}})
+	res, err := predict.Run(base, head, predict.Options{All: *all, App: *app, Cluster: cluster, Render: render.Limits{}, Repositories: remoteURLs(dir)})
 	if err != nil {
 		return exitUsage, err
 	}
@@ -303,4 +303,22 @@ func predictJSON(res *predict.Result) ([]byte, error) {
 
 func predictSARIF(res *predict.Result) ([]byte, error) {
 	return predict.SARIF(res.Predictions, version)
+}
+
+// remoteURLs are the URLs of the checkout's remotes: an Application whose
+// source names another repository is not rendered from this one.
+func remoteURLs(dir string) []string {
+	r, err := git.PlainOpen(dir)
+	if err != nil {
+		return nil
+	}
+	rs, err := r.Remotes()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, rm := range rs {
+		out = append(out, rm.Config().URLs...)
+	}
+	return out
 }
