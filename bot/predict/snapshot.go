@@ -65,13 +65,11 @@ func Snapshot(in Input) (*drift.Snapshot, error) {
 	}
 	ns := drift.Str(app, "spec", "destination", "namespace")
 	crds := map[string]drift.Object{}
-	var context []drift.Object
 	for _, o := range append(append([]drift.Object(nil), in.Cluster...), in.Targets...) {
 		if drift.Str(o, "kind") == "CustomResourceDefinition" {
 			crds[drift.Str(o, "spec", "group")+"/"+drift.Str(o, "spec", "names", "kind")] = o
 		}
 	}
-	context = append(context, cluster...)
 	scoped := func(o drift.Object) bool {
 		r := drift.RefOf(o)
 		if clusterScoped[r.Group+"/"+r.Kind] {
@@ -116,7 +114,7 @@ func Snapshot(in Input) (*drift.Snapshot, error) {
 			renders = append(renders, folded(prepare(r)))
 		}
 	}
-	s := &drift.Snapshot{Application: app, Cluster: context, Renders: renders, Repo: drift.Repo{Files: in.Repo}}
+	s := &drift.Snapshot{Application: app, Cluster: append([]drift.Object(nil), cluster...), Renders: renders, Repo: drift.Repo{Files: in.Repo}}
 	hpas := hpasOf(append(append([]drift.Object(nil), cluster...), synced...))
 	for _, t := range compared {
 		ref := drift.RefOf(t)
