@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -146,4 +147,75 @@ func TestApplicationsTooManyNamespaces(t *testing.T) {
 	if c.Calls != 6 || strings.Join(c.AppsUnlisted, " ") != "*" {
 		t.Errorf("made %d calls, unlisted %q; want 6 and *", c.Calls, c.AppsUnlisted)
 	}
+}
+
+// TestReadAccessListsEveryRequest: every request Read makes is one that
+// ReadAccess declares (the list deploy/'s RBAC is checked against), and every
+// declared access is used.
+func TestReadAccessListsEveryRequest(t *testing.T) {
+	objs := []drift.Object{
+		{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "argocd-cm", "namespace": "argocd"}},
+		app("argocd", "x"),
+	}
+	srv := kubetest.NewServer(objs)
+	defer srv.Close()
+	declared := map[Access]bool{}
+	for _, a := range ReadAccess() {
+		declared[a] = false
+	}
+	var undeclared []string
+	rc := &rest.Config{Host: srv.URL, WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			a, ok := accessOf(r)
+			if _, known := declared[a]; !ok || !known {
+				undeclared = append(undeclared, r.Method+" "+r.URL.Path)
+			} else {
+				declared[a] = true
+			}
+			return rt.RoundTrip(r)
+		})
+	}}
+	if _, err := Read(context.Background(), rc, Config{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(undeclared) > 0 {
+		t.Errorf("Read makes requests ReadAccess does not declare: %v", undeclared)
+	}
+	for a, used := range declared {
+		if !used {
+			t.Errorf("ReadAccess declares %+v, which Read does not use", a)
+		}
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// accessOf is the RBAC access a GET request needs: /api/v1/R or
+// /apis/G/V/R is a list, /api/v1/namespaces/NS/R/NAME a get of one object
+// (in the Argo CD namespace, which ReadAccess leaves empty).
+func accessOf(r *http.Request) (Access, bool) {
+	if r.Method != http.MethodGet {
+		return Access{}, false
+	}
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	var group string
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) >= 4 && parts[0] == "apis":
+		group, parts = parts[1], parts[3:]
+	default:
+		return Access{}, false
+	}
+	switch len(parts) {
+	case 1:
+		return Access{Group: group, Resource: parts[0], Verb: "list"}, true
+	case 4:
+		if parts[0] == "namespaces" && parts[1] == "argocd" {
+			return Access{Group: group, Resource: parts[2], Verb: "get", Name: parts[3]}, true
+		}
+	}
+	return Access{}, false
 }
