@@ -164,6 +164,18 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		}
 	}
 	w.rules = cmp.Rules
+	if w.rootType != nil && !w.ssa && cmp.Failed == nil {
+		for _, h := range w.hiders {
+			_, inGit := h.path.Get(r.Target)
+			_, inLive := h.path.Get(r.Live)
+			if key := b.removesMergeKey(w.rootType, h.path); key != "" && (inGit || inLive) {
+				rule := &cmp.Rules[h.rule]
+				cmp.Failed = fmt.Errorf("%s %s, ignore rule at %s removes %s of %s, the key that list's items are merged by: Argo CD's three-way patch then fails, and so does the comparison of the application (ComparisonError)",
+					rule.Holder.Kind, rule.Holder.Name, rule.Path, h.path, ref)
+				break
+			}
+		}
+	}
 
 	root := fieldInfo{typ: w.rootType, known: w.rootType != nil}
 	w.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)

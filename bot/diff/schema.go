@@ -189,3 +189,34 @@ func (b *builtin) decodesStrictly(t reflect.Type, obj map[string]any) bool {
 	dec.DisallowUnknownFields()
 	return dec.Decode(reflect.New(t).Interface()) == nil
 }
+
+// removesMergeKey returns the merge key p names when p is the merge key
+// field of an item of a list the built-in type t merges by key (strategic
+// merge patch), else "".
+func (b *builtin) removesMergeKey(t reflect.Type, p drift.Pointer) string {
+	cur := fieldInfo{typ: t, known: true}
+	for i := 0; i < len(p); i++ {
+		typ := derefType(cur.typ)
+		if typ == nil {
+			return ""
+		}
+		switch typ.Kind() {
+		case reflect.Struct:
+			fi, ok := b.child(typ, p[i])
+			if !ok {
+				return ""
+			}
+			if fi.mergeKey != "" && i+2 == len(p)-1 && p[i+2] == fi.mergeKey {
+				return fi.mergeKey
+			}
+			cur = fi
+		case reflect.Slice:
+			cur = fieldInfo{typ: typ.Elem(), known: true}
+		case reflect.Map:
+			cur = fieldInfo{typ: typ.Elem(), known: true}
+		default:
+			return ""
+		}
+	}
+	return ""
+}

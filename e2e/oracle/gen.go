@@ -298,6 +298,11 @@ func (g *gen) build(n int) Case {
 		g.note("live-extra-label")
 	}
 
+	// Every write to a built-in object is stored through its type again.
+	if group == "" {
+		live = stored(live)
+	}
+
 	// The tracking metadata Argo CD wrote at the last sync.
 	tracking := g.pick("annotation", "label", "annotation+label")
 	g.note("tracking:" + tracking)
