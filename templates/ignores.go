@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 )
@@ -37,6 +38,11 @@ type IgnoreLine struct {
 	IdleDays int
 	// Broad says why it is broader than what it hides ("" when it is not).
 	Broad string
+	// NarrowSensitive, for a rule scoped narrowly (one resource by name,
+	// exact paths) that the diagnosis flags all the same, names the sensitive
+	// path it covers ("" otherwise; never set with Broad). It is shown as
+	// the sensitive path when Sensitive is empty.
+	NarrowSensitive string
 	// PR is the pull request that removes or narrows it, if one is open.
 	PR string
 }
@@ -45,8 +51,8 @@ type IgnoreLine struct {
 // cluster-written text safely for the target, text running text.
 func (l IgnoreLine) Summary(code, text func(any) string) string {
 	var parts []string
-	if l.Sensitive != "" {
-		parts = append(parts, "covers a sensitive path: "+text(cut(l.Sensitive, maxIgnoreReason)))
+	if sens := cmp.Or(l.Sensitive, l.NarrowSensitive); sens != "" {
+		parts = append(parts, "covers a sensitive path: "+text(cut(sens, maxIgnoreReason)))
 	}
 	if l.Stale {
 		if l.IdleDays > 0 {
@@ -114,8 +120,9 @@ type IgnorePRView struct {
 	Instance string
 	Repo     string
 	File     string
-	// Removed are the stale rules it removes; Narrowed the broad one it
-	// narrows (at most one per pull request).
+	// Removed are the stale rules it removes; Narrowed the broad one, or
+	// the one scoped narrowly on a sensitive path, it narrows (at most one
+	// per pull request).
 	Removed  []IgnoreLine
 	Narrowed []IgnoreLine
 	// NarrowWhy and NarrowRisk are the narrow-ignore plan's rationale.
@@ -133,9 +140,19 @@ func IgnorePRTitle(v IgnorePRView) string {
 		parts = append(parts, fmt.Sprintf("remove %d ignore %s that hid nothing for %d days", n, plural(n, "rule", "rules"), v.StaleAfterDays))
 	}
 	if len(v.Narrowed) > 0 {
-		parts = append(parts, "narrow a broad ignore rule")
+		if narrowedSensitive(v) {
+			parts = append(parts, "narrow an ignore rule that covers a sensitive path")
+		} else {
+			parts = append(parts, "narrow a broad ignore rule")
+		}
 	}
 	return fmt.Sprintf("driftfix(ignores %s): %s in %s", inert(v.Instance), strings.Join(parts, " and "), inert(v.File))
+}
+
+// narrowedSensitive says the rule a pull request narrows is not broad but
+// scoped narrowly on a sensitive path.
+func narrowedSensitive(v IgnorePRView) bool {
+	return len(v.Narrowed) > 0 && v.Narrowed[0].Broad == "" && v.Narrowed[0].NarrowSensitive != ""
 }
 
 // IgnorePRBody renders an ignore-rule pull request's body in Markdown.
@@ -150,7 +167,11 @@ func IgnorePRBody(v IgnorePRView) string {
 		b.WriteString("\n")
 	}
 	if len(v.Narrowed) > 0 {
-		b.WriteString("This rule is broader than what it hides; it is replaced by rules naming only what another system owns:\n\n")
+		if narrowedSensitive(v) {
+			b.WriteString("This rule is scoped narrowly but covers a sensitive path, where whatever another writer puts is hidden; it is replaced by rules naming only what another system owns:\n\n")
+		} else {
+			b.WriteString("This rule is broader than what it hides; it is replaced by rules naming only what another system owns:\n\n")
+		}
 		for _, l := range v.Narrowed {
 			fmt.Fprintf(&b, "- %s\n", l.MarkdownSummary())
 		}

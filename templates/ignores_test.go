@@ -50,3 +50,58 @@ func TestHostileValuesInertInIgnorePRBody(t *testing.T) {
 		}
 	}
 }
+
+// TestIgnoreLineBroadOrSensitive: a broad rule is "broader than what it
+// hides"; a rule scoped narrowly on a sensitive path "covers a sensitive
+// path", once even when the inventory names the path too, in the digest
+// and dashboard line and in the pull request that narrows it.
+func TestIgnoreLineBroadOrSensitive(t *testing.T) {
+	const path = "/spec/template/spec/containers/0/image of Deployment shop/web (image)"
+	for _, tc := range []struct {
+		name            string
+		line            IgnoreLine
+		summary, title  string
+		body            string
+		absent          []string
+		sensitiveLabels int
+	}{
+		{name: "broad", line: IgnoreLine{Broad: "it names no resource"},
+			summary: "is broader than what it hides: it names no resource", title: "narrow a broad ignore rule",
+			body: "This rule is broader than what it hides", absent: []string{"sensitive"}},
+		{name: "narrow, on a sensitive path", line: IgnoreLine{NarrowSensitive: path},
+			summary: "covers a sensitive path: " + path, title: "narrow an ignore rule that covers a sensitive path",
+			body: "This rule is scoped narrowly but covers a sensitive path", absent: []string{"broad"}, sensitiveLabels: 1},
+		{name: "narrow, on a sensitive path the inventory names too", line: IgnoreLine{NarrowSensitive: path, Sensitive: "Deployment shop/web /spec/template/spec/containers/0/image (image)"},
+			summary: "covers a sensitive path: Deployment shop/web /spec/template/spec/containers/0/image (image)", title: "narrow an ignore rule that covers a sensitive path",
+			body: "This rule is scoped narrowly but covers a sensitive path", absent: []string{"broad"}, sensitiveLabels: 1},
+		{name: "broad, and on a sensitive path", line: IgnoreLine{Broad: "it names no resource; it also covers a sensitive path: " + path},
+			summary: "is broader than what it hides: it names no resource; it also covers", title: "narrow a broad ignore rule",
+			body: "This rule is broader than what it hides", absent: []string{"scoped narrowly"}, sensitiveLabels: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := tc.line
+			l.Holder, l.Key = "Application argocd/shop", "spec.ignoreDifferences[0]"
+			sum := l.Summary(func(x any) string { return "`" + x.(string) + "`" }, func(x any) string { return x.(string) })
+			if !strings.Contains(sum, tc.summary) {
+				t.Errorf("summary %q lacks %q", sum, tc.summary)
+			}
+			if n := strings.Count(sum, "covers a sensitive path: "); n != tc.sensitiveLabels {
+				t.Errorf("summary %q says %d times that it covers a sensitive path, want %d", sum, n, tc.sensitiveLabels)
+			}
+			v := IgnorePRView{Instance: "main", File: "argocd/shop.yaml", Narrowed: []IgnoreLine{l}, NarrowWhy: "why", NarrowRisk: "risk", Diff: "-x\n", Verification: "ok", Fingerprint: "abc"}
+			if title := IgnorePRTitle(v); !strings.Contains(title, tc.title) {
+				t.Errorf("title %q lacks %q", title, tc.title)
+			}
+			body := IgnorePRBody(v)
+			if !strings.Contains(body, tc.body) {
+				t.Errorf("body lacks %q:\n%s", tc.body, body)
+			}
+			intro, _, _ := strings.Cut(body, "\n- ")
+			for _, w := range tc.absent {
+				if strings.Contains(sum, w) || strings.Contains(intro, w) || strings.Contains(IgnorePRTitle(v), w) {
+					t.Errorf("%q said of it:\n%s\n%s\n%s", w, IgnorePRTitle(v), sum, body)
+				}
+			}
+		})
+	}
+}

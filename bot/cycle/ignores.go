@@ -178,7 +178,7 @@ type inventoryRun struct {
 	// rules): only then is an argocd-cm rule known to hide nothing.
 	allApps bool
 
-	broad map[string]string // why a rule is broad, by holder and place
+	judged map[string]judgment // why the diagnosis flags a rule, by holder and place
 }
 
 // ruleFile is one file that declares rules a pull request changes.
@@ -223,9 +223,10 @@ func (inv *inventoryRun) run(ctx context.Context) error {
 		if inv.opts.RuleIdle != nil && inv.complete {
 			since = inv.opts.RuleIdle(inv.in.Name, id, r.Stale)
 		}
-		broad := inv.broad[RuleAt(r.Declared.Holder, r.At())]
+		j := inv.judged[RuleAt(r.Declared.Holder, r.At())]
+		flagged := j.flagged()
 		l := templates.IgnoreLine{Instance: inv.in.Name, Rule: id, Holder: holderText(r.Declared.Holder), Key: r.Declared.Key,
-			Apps: r.Applications, Stale: r.Stale, Broad: broad}
+			Apps: r.Applications, Stale: r.Stale, Broad: j.broad, NarrowSensitive: j.sensitive}
 		if h := r.Declared.Holder; h.Kind == "Application" && !slices.Contains(l.Apps, h.Namespace+"/"+h.Name) {
 			l.Apps = append(slices.Clone(l.Apps), h.Namespace+"/"+h.Name) // its own, even when it applies to nothing
 		}
@@ -242,17 +243,17 @@ func (inv *inventoryRun) run(ctx context.Context) error {
 		if r.Stale && !since.IsZero() {
 			l.IdleDays = int(inv.now.Sub(since) / (24 * time.Hour))
 		}
-		if len(r.Sensitive) == 0 && !r.Stale && broad == "" {
+		if len(r.Sensitive) == 0 && !r.Stale && !flagged {
 			continue
 		}
 		out.Lines = append(out.Lines, l)
 		switch {
 		case r.Stale && !since.IsZero() && inv.now.Sub(since) >= stale:
 			inv.addRemoval(files, r)
-		case broad != "" && r.Hides > 0:
+		case flagged && r.Hides > 0:
 			inv.addNarrowing(files, r)
 		}
-		if f := inv.fileOf(r); f != nil && (r.Stale || (broad != "" && r.Hides > 0)) {
+		if f := inv.fileOf(r); f != nil && (r.Stale || (flagged && r.Hides > 0)) {
 			out.Keys = append(out.Keys, inv.fileKey(f))
 		}
 	}
@@ -280,10 +281,35 @@ func holderText(h drift.Ref) string {
 	return h.Kind + " " + h.Namespace + "/" + h.Name
 }
 
-// judgeBroad finds the rules the diagnosis calls broad, in every
-// application read (diagnosing those the cycle did not).
+// judgment is why the broad-ignore diagnosis flags a rule: broad says what
+// makes it broad (and any sensitive path it also covers); sensitive, for a
+// rule scoped narrowly (one resource by name, exact paths), the sensitive
+// path it covers. One of the two is set.
+type judgment struct{ broad, sensitive string }
+
+func (j judgment) flagged() bool { return j.broad != "" || j.sensitive != "" }
+
+// judge reads the first evidence line of a broad-ignore finding, as
+// classifiers/broad_ignore.go words it: "RULE is broad: WHY", or "RULE is
+// scoped narrowly (…), but covers a sensitive path: PATHS; whatever another
+// writer puts there is hidden, …". Any other wording is taken as broad,
+// whole.
+func judge(evidence string) judgment {
+	if _, after, ok := strings.Cut(evidence, " is broad: "); ok {
+		return judgment{broad: after}
+	}
+	if _, after, ok := strings.Cut(evidence, ", but covers a sensitive path: "); ok {
+		paths, _, _ := strings.Cut(after, "; whatever another writer")
+		return judgment{sensitive: paths}
+	}
+	return judgment{broad: evidence}
+}
+
+// judgeBroad finds the rules the broad-ignore diagnosis flags, broad or
+// scoped narrowly on a sensitive path, in every application read
+// (diagnosing those the cycle did not).
 func (inv *inventoryRun) judgeBroad() error {
-	inv.broad = map[string]string{}
+	inv.judged = map[string]judgment{}
 	for i := range inv.snaps {
 		k := &inv.snaps[i]
 		if k.report == nil {
@@ -297,11 +323,7 @@ func (inv *inventoryRun) judgeBroad() error {
 			if f.Cause != drift.CauseBroadIgnore || len(f.Evidence) == 0 {
 				continue
 			}
-			why := f.Evidence[0]
-			if _, after, ok := strings.Cut(why, " is broad: "); ok {
-				why = after
-			}
-			inv.broad[RuleAt(f.Resource, f.Path)] = why
+			inv.judged[RuleAt(f.Resource, f.Path)] = judge(f.Evidence[0])
 		}
 	}
 	return nil
@@ -608,7 +630,8 @@ func (inv *inventoryRun) propose(f *ruleFile, before, after []byte, verified str
 	}
 	if f.narrow != nil {
 		l := line(f.narrow.rule)
-		l.Broad = inv.broad[RuleAt(f.narrow.rule.Declared.Holder, f.narrow.rule.At())]
+		j := inv.judged[RuleAt(f.narrow.rule.Declared.Holder, f.narrow.rule.At())]
+		l.Broad, l.NarrowSensitive = j.broad, j.sensitive
 		v.Narrowed = []templates.IgnoreLine{l}
 		v.NarrowWhy, v.NarrowRisk = f.narrow.plan.Rationale.Why, f.narrow.plan.Rationale.Risk
 	}
