@@ -139,6 +139,17 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 			}
 		}
 	}
+	if w.rootType == nil {
+		// A custom resource's knownTypeFields are compared in their type's
+		// encoding, last-applied's too.
+		g, _ := drift.SplitAPIVersion(drift.Str(r.Target, "apiVersion"))
+		if kf := knownFields(settings, g, drift.Str(r.Target, "kind")); len(kf) > 0 {
+			desired, live = applyKnownTypes(desired, kf), applyKnownTypes(live, kf)
+			if o, ok := orig.(map[string]any); ok {
+				orig = applyKnownTypes(o, kf)
+			}
+		}
+	}
 	if w.rootType != nil {
 		// Argo CD re-encodes Git's and the live object through the kind's
 		// type; last-applied it reads as written.

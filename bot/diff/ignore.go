@@ -22,6 +22,7 @@ const (
 	keyCompareOptions = "resource.compareoptions"
 	keyIgnorePrefix   = "resource.customizations.ignoreDifferences."
 	keyLegacyCustom   = "resource.customizations"
+	keyKnownPrefix    = "resource.customizations.knownTypeFields."
 	jqTimeout         = time.Second
 )
 
@@ -85,12 +86,27 @@ func ReadSettings(cluster []drift.Object) (drift.Settings, []drift.IgnoreRule, e
 				continue // Argo CD's own ignoreResourceStatusField rule; status is never compared here
 			}
 			rules = append(rules, r)
+		case strings.HasPrefix(k, keyKnownPrefix):
+			group, kind := splitOverrideKey(strings.TrimPrefix(k, keyKnownPrefix))
+			var fields []drift.KnownTypeField
+			if err := yaml.Unmarshal([]byte(raw), &fields); err != nil {
+				return s, nil, fmt.Errorf("argocd-cm %s: %w", k, err)
+			}
+			s.AddKnownTypeFields(group, kind, fields)
 		case k == keyLegacyCustom:
 			var legacy map[string]struct {
-				IgnoreDifferences string `yaml:"ignoreDifferences"`
+				IgnoreDifferences string                 `yaml:"ignoreDifferences"`
+				KnownTypeFields   []drift.KnownTypeField `yaml:"knownTypeFields"`
 			}
 			if err := yaml.Unmarshal([]byte(raw), &legacy); err != nil {
 				return s, nil, fmt.Errorf("argocd-cm %s: %w", k, err)
+			}
+			for gk, c := range legacy {
+				group, kind := "", gk
+				if i := strings.LastIndexByte(gk, '/'); i >= 0 {
+					group, kind = gk[:i], gk[i+1:]
+				}
+				s.AddKnownTypeFields(group, kind, c.KnownTypeFields)
 			}
 			gks := make([]string, 0, len(legacy))
 			for gk := range legacy {

@@ -308,6 +308,29 @@ type Settings struct {
 	// ("" when it showed nothing and the 3.x default is assumed).
 	TrackingSet  bool
 	TrackingSeen string
+	// KnownTypeFields are argocd-cm's resource.customizations knownTypeFields,
+	// by "group/kind": fields of a custom resource Argo CD compares in the
+	// encoding of a Kubernetes type.
+	KnownTypeFields map[string][]KnownTypeField
+}
+
+// KnownTypeField is one knownTypeFields entry: a dot-separated field path
+// and the Kubernetes type it holds ("core/v1/PodSpec", "core/Quantity").
+type KnownTypeField struct {
+	Field string `yaml:"field"`
+	Type  string `yaml:"type"`
+}
+
+// AddKnownTypeFields records knownTypeFields entries for a group and kind.
+func (s *Settings) AddKnownTypeFields(group, kind string, fields []KnownTypeField) {
+	if len(fields) == 0 {
+		return
+	}
+	if s.KnownTypeFields == nil {
+		s.KnownTypeFields = map[string][]KnownTypeField{}
+	}
+	k := group + "/" + kind
+	s.KnownTypeFields[k] = append(s.KnownTypeFields[k], fields...)
 }
 
 // LabelTracking reports whether Argo CD tracks resources by label.
