@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftfix/driftfix/bot/kube"
+	"github.com/driftfix/driftfix/deploy"
 )
 
 func (s *stack) run(t *testing.T, name string, args ...string) string {
@@ -128,21 +129,57 @@ policy: {stuckAfter: 20m, draft: true}
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // TestInstallAsREADME follows the README's install section against the real
-// stack: the Argo CD account, the Secret from files, `helm install`; then it
-// runs the Deployment's container as the kubelet would (this stack has no
+// stack: the Argo CD account, then the README's own lines, read from it with
+// deploy.READMECommand and run as written: the namespace, the Secret (plus
+// the slack-token key docs/install.md's Secret adds for Slack) and `helm
+// install`, with only what this stack needs appended as extra --set flags:
+// its plaintext argocd-server, its GitHub App and the emulators' URLs, and
+// a stuck threshold a test can wait for. The README's line installs a dry
+// run: the bot must cycle and propose the fix without opening it. Then the
+// upgrade line of docs/install.md, as written (Slack's channel, dryRun=false):
+// the bot must open the fix PR and post the digest. Each time the
+// Deployment's container runs as the kubelet would (this stack has no
 // kubelet): its args, its ConfigMap and Secret as files, its service
-// account's identity. The bot must cycle, open the fix PR and post the digest.
+// account's identity.
 func TestInstallAsREADME(t *testing.T) {
 	s := newStack(t)
 	env := newBotEnv(t, s, "e2e-install", "unused.db")
 	s.hpaDrift(t, "e2e-install", env.repo)
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	installDoc, err := os.ReadFile("../docs/install.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(doc []byte, prefix string) []string {
+		t.Helper()
+		words, err := deploy.READMECommand(doc, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return words
+	}
+	// run runs a documented line's words from dir (relative paths in the
+	// line are the repository's), the stack's kubeconfig given as a flag.
+	run := func(dir string, words []string, extra ...string) {
+		t.Helper()
+		args := append([]string{"--kubeconfig", s.kubeconfig}, words[1:]...)
+		cmd := exec.Command(filepath.Join(s.root, "bin", words[0]), append(args, extra...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+		}
+	}
+	repoRoot, _ := filepath.Abs("..")
 
 	// 1. The Argo CD account (the stack made the same one; merging the patch again changes nothing).
 	s.kubectl(t, "", "-n", "argocd", "patch", "configmap", "argocd-cm", "--type", "merge", "--patch-file", "../deploy/argocd/argocd-cm-patch.yaml")
 	if p := s.kubectl(t, "", "-n", "argocd", "get", "configmap", "argocd-rbac-cm", "-o", `jsonpath={.data.policy\.csv}`); !strings.Contains(p, "p, driftfix, applications, get, */*, allow") {
 		t.Fatalf("argocd-rbac-cm lacks the README's line: %q", p)
 	}
-	// 4. The Secret, from files in the current directory.
+	// 2. The namespace and the Secret, from files in the current directory.
 	work := t.TempDir()
 	token, _ := os.ReadFile(filepath.Join(s.root, "run", "argocd-token"))
 	for name, content := range map[string][]byte{"argocd-token": token, "github-app.pem": env.gh.PrivateKeyPEM, "slack-token": []byte(e2eSlackToken)} {
@@ -150,24 +187,56 @@ func TestInstallAsREADME(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s.kubectl(t, "", "create", "namespace", "driftfix")
+	run(work, line(readme, "kubectl create namespace driftfix"))
 	t.Cleanup(func() { s.kubectl(t, "", "delete", "namespace", "driftfix", "--ignore-not-found", "--timeout=60s") })
-	create := exec.Command(filepath.Join(s.root, "bin", "kubectl"), "--kubeconfig", s.kubeconfig, "-n", "driftfix", "create", "secret", "generic", "driftfix",
-		"--from-file=argocd-token", "--from-file=github-app.pem", "--from-file=slack-token")
-	create.Dir = work
-	if out, err := create.CombinedOutput(); err != nil {
-		t.Fatalf("create the Secret: %v\n%s", err, out)
-	}
-	// 5. helm install (with this stack's addresses for Argo CD, GitHub and Slack).
-	s.run(t, "helm", "--kubeconfig", s.kubeconfig, "install", "driftfix", "../deploy/chart", "-n", "driftfix",
+	run(work, line(readme, "kubectl -n driftfix create secret generic driftfix "), "--from-file=slack-token")
+
+	// helm install, the README's line, with this stack's addresses appended
+	// (later --set flags win): its plaintext Argo CD, its GitHub App, and the
+	// emulators' URLs; Slack's stays unused until the upgrade names a channel.
+	run(repoRoot, line(readme, "helm install driftfix deploy/chart "),
+		"--set", "argocd.server="+argoURL, "--set", "argocd.insecurePlaintext=true",
 		"--set", "github.appID="+strconv.FormatInt(env.gh.AppID, 10), "--set", "github.baseURL="+env.gh.API,
-		"--set", "slack.channel=#gitops-drift", "--set", "slack.apiURL="+env.sl.URL, "--set", "argocd.server="+argoURL, "--set", "argocd.insecurePlaintext=true",
+		"--set", "slack.apiURL="+env.sl.URL,
 		"--set", "policy.stuckAfter=1s", "--set", "policy.minStuckFor=0s")
 	t.Cleanup(func() {
 		exec.Command(filepath.Join(s.root, "bin", "helm"), "--kubeconfig", s.kubeconfig, "uninstall", "driftfix", "-n", "driftfix").Run()
 	})
 
-	// The container, as the kubelet would run it.
+	// The README's install is a dry run: the fix is proposed, in the log, and not opened.
+	pod, _ := s.runInstalled(t, env)
+	done := cycleDone(t, pod)
+	if proposed, _ := done["proposed"].(float64); proposed < 1 || done["opened"] != float64(0) {
+		t.Fatalf("the README's dry run: %v\n%s", done, pod.text())
+	}
+	if prs := env.gh.PullRequests("acme", "e2e-install"); len(prs) != 0 {
+		t.Fatalf("the README's dry run opened pull requests: %+v", prs)
+	}
+	pod.stop(t)
+
+	// docs/install.md's upgrade line, as written: Slack's channel and dryRun=false.
+	run(repoRoot, line(installDoc, "   helm upgrade driftfix deploy/chart "))
+	pod, addr := s.runInstalled(t, env)
+	cycleDone(t, pod)
+	prs := env.gh.PullRequests("acme", "e2e-install")
+	if len(prs) != 1 || !strings.HasPrefix(prs[0].Head, "driftfix/e2e-install/hpa-replicas-") {
+		t.Fatalf("the installed bot's PRs: %+v\n%s", prs, pod.text())
+	}
+	if posts := env.sl.Posts(); len(posts) == 0 || posts[0]["channel"] != "#gitops-drift" {
+		t.Fatalf("the installed bot's digest: %+v", posts)
+	}
+	if resp, err := http.Get("http://" + addr + "/metrics"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/metrics: %v", err)
+	}
+	pod.stop(t)
+}
+
+// runInstalled runs the installed Deployment's container as the kubelet
+// would, in a new pod (fresh state): its args, its ConfigMap and Secret as
+// files, its service account's identity. It returns the pod and the address
+// it serves metrics on; the pod is killed when the test ends.
+func (s *stack) runInstalled(t *testing.T, env *botEnv) (*replica, string) {
+	t.Helper()
 	root := t.TempDir()
 	cfg := s.kubectl(t, "", "-n", "driftfix", "get", "configmap", "driftfix", "-o", `jsonpath={.data.driftfix\.yaml}`)
 	cfg = strings.NewReplacer("/var/run/secrets/driftfix/", root+"/secrets/", "/var/lib/driftfix/", root+"/state/").Replace(cfg)
@@ -220,29 +289,38 @@ func TestInstallAsREADME(t *testing.T) {
 	if err := pod.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() {
-		pod.cmd.Process.Kill()
-		pod.cmd.Wait()
-	}()
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && !strings.Contains(pod.text(), `"msg":"cycle done"`); time.Sleep(500 * time.Millisecond) {
+	t.Cleanup(func() {
+		if pod.cmd.ProcessState == nil {
+			pod.cmd.Process.Kill()
+			pod.cmd.Wait()
+		}
+	})
+	return pod, addr
+}
+
+// cycleDone waits up to two minutes for the pod's first "cycle done" log
+// line and returns it.
+func cycleDone(t *testing.T, pod *replica) map[string]any {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		for _, l := range strings.Split(pod.text(), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == "cycle done" {
+				return m
+			}
+		}
 	}
-	if !strings.Contains(pod.text(), `"msg":"cycle done"`) {
-		t.Fatalf("the installed bot never finished a cycle:\n%s", pod.text())
-	}
-	prs := env.gh.PullRequests("acme", "e2e-install")
-	if len(prs) != 1 || !strings.HasPrefix(prs[0].Head, "driftfix/e2e-install/hpa-replicas-") {
-		t.Fatalf("the installed bot's PRs: %+v\n%s", prs, pod.text())
-	}
-	if posts := env.sl.Posts(); len(posts) == 0 || posts[0]["channel"] != "#gitops-drift" {
-		t.Fatalf("the installed bot's digest: %+v", posts)
-	}
-	if resp, err := http.Get("http://" + addr + "/metrics"); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("/metrics: %v", err)
-	}
-	pod.cmd.Process.Signal(syscall.SIGTERM)
-	pod.cmd.Wait()
-	if !strings.Contains(pod.text(), `"msg":"driftfix stopped"`) {
-		t.Fatalf("no clean stop:\n%s", pod.text())
+	t.Fatalf("the installed bot never finished a cycle:\n%s", pod.text())
+	return nil
+}
+
+// stop stops the pod as the kubelet does (SIGTERM) and checks it stops cleanly.
+func (r *replica) stop(t *testing.T) {
+	t.Helper()
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	r.cmd.Wait()
+	if !strings.Contains(r.text(), `"msg":"driftfix stopped"`) {
+		t.Fatalf("no clean stop:\n%s", r.text())
 	}
 }
 
