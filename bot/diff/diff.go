@@ -150,9 +150,10 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 			}
 		}
 	}
-	if w.rootType != nil {
+	if w.rootType != nil && !w.ssa {
 		// Argo CD re-encodes Git's and the live object through the kind's
-		// type; last-applied it reads as written.
+		// type before a client-side comparison; last-applied it reads as
+		// written. (Server-side, the API server's dry run decides.)
 		dropNulls(desired, true)
 		dropNulls(live, true)
 	}
