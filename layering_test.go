@@ -26,7 +26,7 @@ func TestLayering(t *testing.T) {
 			"go.opentelemetry.io/otel", "go.yaml.in/yaml", "golang.org/x/", "google.golang.org/genproto", "google.golang.org/protobuf",
 			"gopkg.in/evanphx/", "gopkg.in/inf.v0"}},
 		{"remediations/yamledit", []string{mod + "bot/drift", "gopkg.in/yaml.v3"}},
-		{"bot/diff", []string{mod + "bot/drift", "gopkg.in/yaml.v3", "k8s.io/", "sigs.k8s.io/", "github.com/itchyny/gojq", "github.com/itchyny/timefmt-go",
+		{"bot/diff", []string{mod + "bot/drift", "gopkg.in/yaml.v3", "k8s.io/", "sigs.k8s.io/", "github.com/itchyny/gojq", "github.com/itchyny/timefmt-go", "github.com/gobwas/glob",
 			"github.com/fxamacker/cbor", "github.com/x448/float16", "github.com/go-logr/logr", "github.com/json-iterator/go", "github.com/modern-go/",
 			"go.yaml.in/yaml", "golang.org/x/net", "golang.org/x/text", "gopkg.in/inf.v0", "github.com/google/gnostic-models", "google.golang.org/protobuf", "github.com/kr/text"}},
 	}
