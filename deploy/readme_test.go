@@ -112,3 +112,31 @@ func TestReadmeInstall(t *testing.T) {
 		t.Fatal("a self-signed argocd-server was trusted without the README's settings")
 	}
 }
+
+// TestREADMECommandWords splits a documented command line as the shell a
+// reader pastes it into would: quotes kept together, a '#' inside quotes not
+// a comment, unclosed quotes refused.
+func TestREADMECommandWords(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want []string
+		bad  bool
+	}{
+		{line: `helm upgrade x --set slack.channel='#gitops-drift' --set dryRun=false`, want: []string{"helm", "upgrade", "x", "--set", "slack.channel=#gitops-drift", "--set", "dryRun=false"}},
+		{line: `kubectl create secret generic s --from-literal=a="b c" --from-literal=d=e\ f`, want: []string{"kubectl", "create", "secret", "generic", "s", "--from-literal=a=b c", "--from-literal=d=e f"}},
+		{line: `echo "a \"q\" $x" 'it''s'`, want: []string{"echo", `a "q" $x`, "its"}},
+		{line: `helm install x --set a='open`, bad: true},
+		{line: `helm install x --set a="open`, bad: true},
+	} {
+		words, err := deploy.READMECommand([]byte("intro\n"+tc.line+"\n"), strings.Fields(tc.line)[0]+" ")
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%s: split as %q, want an error", tc.line, words)
+			}
+			continue
+		}
+		if err != nil || strings.Join(words, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%s: got %q (%v), want %q", tc.line, words, err, tc.want)
+		}
+	}
+}
