@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strings"
 
 	gescheme "github.com/argoproj/argo-cd/gitops-engine/v3/pkg/utils/kube/scheme"
@@ -193,6 +194,9 @@ func (g *gen) build(n int) Case {
 			leaves(drift.Pointer{top}, v, &specLeaves)
 		}
 	}
+	// Sorted, so the same seed and n give the same case (maps iterate in
+	// random order).
+	sort.Slice(specLeaves, func(i, j int) bool { return specLeaves[i].String() < specLeaves[j].String() })
 	var mutated drift.Pointer
 	switch m := g.pick("none", "none", "leaf", "leaf", "int-string", "quantity", "git-extra", "live-drop", "empty-map", "null", "empty-list", "label"); m {
 	case "none":
