@@ -432,7 +432,7 @@ spec:
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("theirs-%02d", i)
 		d2.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"instance": "second"})
-		exp = append(exp, causeExpect{mech: mechSecondInstance, app: d1.name, ref: cm("cz-dual2", n), path: "", cause: drift.CauseTrackingClash, evidence: []string{"another Argo CD instance", czSecondInstance}})
+		exp = append(exp, causeExpect{mech: mechSecondInstance, app: d1.name, ref: cm("cz-dual2", n), path: "", cause: drift.CauseTrackingClash, evidence: []string{"two instances track the same object", czSecondInstance}})
 	}
 
 	// Changes made by hand.
