@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -767,6 +768,76 @@ func findByKey(items []any, key string, want any, used []bool) int {
 	return -1
 }
 
+// sortedSubsets returns an Endpoints object's subsets as Argo CD compares
+// them: ports without a protocol get TCP, and addresses (by IP, then target
+// UID), ports and subsets are put in one canonical order on both sides (Argo
+// CD sorts by hash; any total order gives equal lists exactly when the two
+// sides hold the same items). The input is not changed.
+func sortedSubsets(subsets []any) []any {
+	out := make([]any, 0, len(subsets))
+	for _, s := range subsets {
+		m, ok := s.(map[string]any)
+		if !ok {
+			return subsets
+		}
+		c := make(map[string]any, len(m))
+		for k, v := range m {
+			c[k] = v
+		}
+		for _, k := range []string{"addresses", "notReadyAddresses"} {
+			if l, ok := c[k].([]any); ok {
+				l = append([]any(nil), l...)
+				sort.SliceStable(l, func(i, j int) bool {
+					a, b := drift.Str(l[i], "ip"), drift.Str(l[j], "ip")
+					if a != b {
+						return a < b
+					}
+					return drift.Str(l[i], "targetRef", "uid") < drift.Str(l[j], "targetRef", "uid")
+				})
+				c[k] = l
+			}
+		}
+		if l, ok := c["ports"].([]any); ok {
+			ports := make([]any, len(l))
+			for i, p := range l {
+				if pm, ok := p.(map[string]any); ok {
+					pc := make(map[string]any, len(pm)+1)
+					for k, v := range pm {
+						pc[k] = v
+					}
+					if pc["protocol"] == nil || pc["protocol"] == "" {
+						pc["protocol"] = "TCP"
+					}
+					p = pc
+				}
+				ports[i] = p
+			}
+			sortCanonical(ports)
+			c["ports"] = ports
+		}
+		out = append(out, c)
+	}
+	sortCanonical(out)
+	return out
+}
+
+func sortCanonical(l []any) {
+	keys := make([]string, len(l))
+	for i, v := range l {
+		b, _ := json.Marshal(v)
+		keys[i] = string(b)
+	}
+	idx := make([]int, len(l))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
+	c := append([]any(nil), l...)
+	for i, j := range idx {
+		l[i] = c[j]
+	}
+}
+
 // dropNulls removes the null fields of a built-in object, as Argo CD's
 // re-encoding through the kind's Go type does before it compares: a null
 // struct field decodes to its zero value and is left out. A null value in a
@@ -886,6 +957,11 @@ func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
 			}
 			o["data"] = data
 			delete(o, "stringData")
+		}
+	}
+	if kind == "Endpoints" && group == "" {
+		if subsets, ok := o["subsets"].([]any); ok {
+			o["subsets"] = sortedSubsets(subsets)
 		}
 	}
 	if (kind == "Role" || kind == "ClusterRole") && group == "rbac.authorization.k8s.io" {
