@@ -395,55 +395,52 @@ func (w *walker) add(p, gp drift.Pointer, git, live any, inGit, inLive bool, fi 
 			d.HiddenBy = appendUnique(d.HiddenBy, h.rule)
 		}
 	}
-	// A rule that removes something beneath p hides p when the rest is equal.
-	if inGit && inLive {
-		var under []hider
-		for _, h := range w.hiders {
-			if len(h.path) > len(p) && h.path.HasPrefix(p) {
-				under = append(under, h)
+	// A rule that removes something beneath p hides p when the rest is
+	// equal; and a map only one side has, emptied by the rules beneath it, is
+	// nothing to Argo CD's patch: an empty map against none.
+	if under := w.hidersUnder(p); len(under) > 0 {
+		hidden := false
+		switch {
+		case inGit && inLive:
+			hidden = drift.Equal(stripped(git, p, under), stripped(live, p, under))
+		case inGit != inLive:
+			v := git
+			if inLive {
+				v = live
+			}
+			if m, ok := v.(map[string]any); ok && len(m) > 0 {
+				c, ok := stripped(m, p, under).(map[string]any)
+				hidden = ok && len(c) == 0
 			}
 		}
-		if len(under) > 0 {
-			g, l := drift.DeepCopy(git), drift.DeepCopy(live)
+		if hidden {
 			for _, h := range under {
-				rel := h.path[len(p):]
-				g, _ = rel.Delete(g)
-				l, _ = rel.Delete(l)
-			}
-			if drift.Equal(g, l) {
-				for _, h := range under {
-					d.HiddenBy = appendUnique(d.HiddenBy, h.rule)
-				}
-			}
-		}
-	} else if inGit != inLive {
-		// A map only one side has, emptied by the rules beneath it, is
-		// nothing to Argo CD's patch: an empty map against none.
-		v := git
-		if inLive {
-			v = live
-		}
-		if m, ok := v.(map[string]any); ok && len(m) > 0 {
-			var under []hider
-			for _, h := range w.hiders {
-				if len(h.path) > len(p) && h.path.HasPrefix(p) {
-					under = append(under, h)
-				}
-			}
-			if len(under) > 0 {
-				var c any = drift.DeepCopy(m)
-				for _, h := range under {
-					c, _ = h.path[len(p):].Delete(c)
-				}
-				if cm, ok := c.(map[string]any); ok && len(cm) == 0 {
-					for _, h := range under {
-						d.HiddenBy = appendUnique(d.HiddenBy, h.rule)
-					}
-				}
+				d.HiddenBy = appendUnique(d.HiddenBy, h.rule)
 			}
 		}
 	}
 	w.diffs = append(w.diffs, d)
+}
+
+// hidersUnder returns the rules' paths strictly beneath p.
+func (w *walker) hidersUnder(p drift.Pointer) []hider {
+	var under []hider
+	for _, h := range w.hiders {
+		if len(h.path) > len(p) && h.path.HasPrefix(p) {
+			under = append(under, h)
+		}
+	}
+	return under
+}
+
+// stripped returns a copy of v, the value at p, without what the rules
+// beneath p remove.
+func stripped(v any, p drift.Pointer, under []hider) any {
+	c := drift.DeepCopy(v)
+	for _, h := range under {
+		c, _ = h.path[len(p):].Delete(c)
+	}
+	return c
 }
 
 // liveOnlyIsDrift decides whether a field present only in live makes the
@@ -864,15 +861,36 @@ func dropNulls(o map[string]any, structLike bool) {
 func withoutNulls(v any, structLike bool) (any, bool) {
 	switch x := v.(type) {
 	case map[string]any:
-		if !hasNull(x) {
-			return v, false
-		}
-		c := make(map[string]any, len(x))
+		var c map[string]any
 		for k, e := range x {
-			c[k] = e
+			var ne any
+			changed := false
+			if e == nil {
+				changed = true
+			} else {
+				ne, changed = withoutNulls(e, !stringMaps[k])
+			}
+			if !changed {
+				continue
+			}
+			if c == nil {
+				c = make(map[string]any, len(x))
+				for k2, e2 := range x {
+					c[k2] = e2
+				}
+			}
+			switch {
+			case e != nil:
+				c[k] = ne
+			case structLike:
+				delete(c, k)
+			default:
+				c[k] = ""
+			}
 		}
-		dropNulls(c, structLike)
-		return c, true
+		if c != nil {
+			return c, true
+		}
 	case []any:
 		var c []any
 		for i, it := range x {
@@ -890,26 +908,6 @@ func withoutNulls(v any, structLike bool) (any, bool) {
 		}
 	}
 	return v, false
-}
-
-func hasNull(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case map[string]any:
-		for _, e := range x {
-			if hasNull(e) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if m, ok := e.(map[string]any); ok && hasNull(m) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // stringMaps are the fields of built-in kinds that hold string maps.

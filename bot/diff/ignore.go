@@ -102,10 +102,7 @@ func ReadSettings(cluster []drift.Object) (drift.Settings, []drift.IgnoreRule, e
 				return s, nil, fmt.Errorf("argocd-cm %s: %w", k, err)
 			}
 			for gk, c := range legacy {
-				group, kind := "", gk
-				if i := strings.LastIndexByte(gk, '/'); i >= 0 {
-					group, kind = gk[:i], gk[i+1:]
-				}
+				group, kind := splitLegacyKey(gk)
 				s.AddKnownTypeFields(group, kind, c.KnownTypeFields)
 			}
 			gks := make([]string, 0, len(legacy))
@@ -117,10 +114,7 @@ func ReadSettings(cluster []drift.Object) (drift.Settings, []drift.IgnoreRule, e
 				if legacy[gk].IgnoreDifferences == "" {
 					continue
 				}
-				group, kind := "", gk
-				if i := strings.LastIndexByte(gk, '/'); i >= 0 {
-					group, kind = gk[:i], gk[i+1:]
-				}
+				group, kind := splitLegacyKey(gk)
 				r, err := parseSystemRule(legacy[gk].IgnoreDifferences, holder, drift.Pointer{"data", k}, group, kind)
 				if err != nil {
 					return s, nil, fmt.Errorf("argocd-cm %s (%s): %w", k, gk, err)
@@ -136,6 +130,15 @@ func ReadSettings(cluster []drift.Object) (drift.Settings, []drift.IgnoreRule, e
 // Argo CD derives from ignoreResourceStatusField does.
 func statusOnly(r drift.IgnoreRule) bool {
 	return len(r.JSONPointers) == 1 && r.JSONPointers[0] == "/status" && len(r.JQPathExpressions) == 0 && len(r.ManagedFieldsManagers) == 0
+}
+
+// splitLegacyKey turns a resource.customizations key, "apps/Deployment" or
+// "Service", into its group and kind.
+func splitLegacyKey(gk string) (group, kind string) {
+	if i := strings.LastIndexByte(gk, '/'); i >= 0 {
+		return gk[:i], gk[i+1:]
+	}
+	return "", gk
 }
 
 // splitOverrideKey turns "apps_Deployment" into (apps, Deployment), "Service"

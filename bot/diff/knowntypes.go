@@ -9,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	kubescheme "k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
@@ -28,10 +26,6 @@ func knownType(name string) (reflect.Type, bool) {
 		knownNames = map[string]reflect.Type{
 			"core/Quantity":    reflect.TypeOf(resource.Quantity{}),
 			"meta/v1/Duration": reflect.TypeOf(metav1.Duration{}),
-		}
-		s := runtime.NewScheme()
-		if err := kubescheme.AddToScheme(s); err != nil {
-			return
 		}
 		pkg := reflect.TypeOf(corev1.Pod{}).PkgPath()
 		seen := map[reflect.Type]bool{}
@@ -56,7 +50,7 @@ func knownType(name string) (reflect.Type, bool) {
 				visit(t.Elem())
 			}
 		}
-		for gvk, t := range s.AllKnownTypes() {
+		for gvk, t := range builtins().types {
 			if gvk.Group == "" && gvk.Version == "v1" {
 				visit(t)
 			}

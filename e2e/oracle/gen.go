@@ -319,8 +319,9 @@ func (g *gen) build(n int) Case {
 	}
 	if tracking != "label" {
 		ns := drift.Str(target, "metadata", "namespace")
+		tgroup, _ := drift.SplitAPIVersion(drift.Str(target, "apiVersion"))
 		setAt(drift.Pointer{"metadata", "annotations", "argocd.argoproj.io/tracking-id"}, live,
-			fmt.Sprintf("shop:%s/%s:%s/%s", apiGroup(target), drift.Str(target, "kind"), ns, name))
+			fmt.Sprintf("shop:%s/%s:%s/%s", tgroup, drift.Str(target, "kind"), ns, name))
 	}
 
 	// kubectl's last-applied annotation, as a client-side sync writes it.
@@ -561,14 +562,6 @@ func setAt(p drift.Pointer, doc map[string]any, v any) {
 			return
 		}
 	}
-}
-
-func apiGroup(o map[string]any) string {
-	av := drift.Str(o, "apiVersion")
-	if i := strings.Index(av, "/"); i >= 0 {
-		return av[:i]
-	}
-	return ""
 }
 
 // hasIndex says p passes through a list item: a managedFields set names one

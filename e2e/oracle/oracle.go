@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -255,7 +256,7 @@ func Driftfix(s *drift.Snapshot) ([]Verdict, error) {
 	}
 	for i := range out {
 		sort.Strings(out[i].Paths)
-		out[i].Paths = slicesCompact(out[i].Paths)
+		out[i].Paths = slices.Compact(out[i].Paths)
 	}
 	return out, nil
 }
@@ -291,16 +292,6 @@ func related(p, q string) bool {
 		p, q = q, p
 	}
 	return p == q || p == "" || strings.HasPrefix(q, p+"/")
-}
-
-func slicesCompact(s []string) []string {
-	var out []string
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // changedPaths walks Argo CD's normalized live state against its predicted
