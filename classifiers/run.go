@@ -164,6 +164,9 @@ func ruleFinding(c *Case, cl Classifier, v Verdict) drift.Finding {
 // ruleName names a rule the way a person finds it: "Application reports
 // spec.ignoreDifferences[0]" or "argocd-cm resource.customizations.ignoreDifferences.apps_Deployment".
 func ruleName(r *drift.IgnoreRule) string {
+	if r.Annotation {
+		return "the " + drift.AnnotationIgnoreDifferences + " annotation of " + r.Holder.String()
+	}
 	if r.System {
 		return "argocd-cm " + r.Path.Last()
 	}

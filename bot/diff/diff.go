@@ -17,13 +17,11 @@ import (
 )
 
 const (
-	maxWalkDepth        = 100
-	annLastApplied      = "kubectl.kubernetes.io/last-applied-configuration"
-	annTrackingID       = "argocd.argoproj.io/tracking-id"
-	annSyncOptions      = "argocd.argoproj.io/sync-options"
-	argoSSAManager      = "argocd-controller"
-	syncOptServerSide   = "ServerSideApply=true"
-	syncOptNoServerSide = "ServerSideApply=false"
+	maxWalkDepth      = 100
+	annLastApplied    = "kubectl.kubernetes.io/last-applied-configuration"
+	annTrackingID     = "argocd.argoproj.io/tracking-id"
+	argoSSAManager    = "argocd-controller"
+	syncOptServerSide = "ServerSideApply=true"
 )
 
 // Compare diffs every resource of the snapshot. The result holds every
@@ -39,9 +37,11 @@ func Compare(s *drift.Snapshot) (*drift.Comparison, drift.Settings, error) {
 	if err != nil {
 		return nil, settings, err
 	}
-	cmp := &drift.Comparison{Rules: append(appRules, cmRules...)}
+	// Argo CD appends the rules resources carry in their own annotation to
+	// the Application's and argocd-cm's.
+	cmp := &drift.Comparison{Rules: append(append(appRules, cmRules...), annotationRules(s)...)}
 	cmp.Failed = unparsedJQ(cmp.Rules)
-	appSSA := hasSyncOption(drift.List(s.Application, "spec", "syncPolicy", "syncOptions"), syncOptServerSide)
+	appSSA := serverSideDiff(s.Application)
 	outOfSync := drift.ArgoOutOfSync(s.Application)
 	for i := range s.Resources {
 		if err := compareResource(cmp, s, i, appSSA, settings, outOfSync[s.Resources[i].Ref()]); err != nil {
@@ -67,19 +67,6 @@ func hasSyncOption(opts []any, want string) bool {
 		}
 	}
 	return false
-}
-
-func resourceSSA(target drift.Object, appSSA bool) bool {
-	opts := drift.Annotations(target)[annSyncOptions]
-	for _, o := range strings.Split(opts, ",") {
-		switch strings.TrimSpace(o) {
-		case syncOptServerSide:
-			return true
-		case syncOptNoServerSide:
-			return false
-		}
-	}
-	return appSSA
 }
 
 // compareResource diffs one resource. When Argo CD reports it OutOfSync and
@@ -112,7 +99,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		idx:       idx,
 		b:         b,
 		rootType:  b.typeOf(drift.Str(r.Target, "apiVersion"), drift.Str(r.Target, "kind")),
-		ssa:       resourceSSA(r.Target, appSSA),
+		ssa:       appSSA,
 		rawTarget: r.Target,
 		rawLive:   r.Live,
 		dryRun:    r.DryRun,
@@ -129,9 +116,26 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		desired, live = shallowCopy(r.PredictedLive), shallowCopy(r.NormalizedLive)
 		w.symmetric = true
 	}
+	if w.ssa && r.DryRun != nil && !w.symmetric {
+		// Server-Side Diff with the API server's dry-run answer: Argo CD
+		// compares live with that answer (what argocd-controller owns in it,
+		// unless mutation webhooks are included), not with Git's manifest.
+		p, err := predictedFromDryRun(r.DryRun, r.Live, includeMutationWebhook(s.Application))
+		switch {
+		case err != nil && cmp.Failed == nil:
+			cmp.Failed = err
+		case err == nil:
+			desired, w.symmetric = shallowCopy(p), true
+		}
+	}
 	var orig any
 	if !w.ssa && !w.symmetric {
-		if la, ok := drift.Annotations(r.Live)[annLastApplied]; ok {
+		// Argo CD's client-side diff drops a null or empty
+		// metadata.annotations from Git's manifest too, with or without
+		// last-applied (a two-way diff is its three-way with Git's manifest
+		// for last-applied).
+		dropEmptyAnnotations(desired)
+		if la, ok := drift.Annotations(r.Live)[annLastApplied]; ok && !rulesRemoveLastApplied(cmp.Rules, ref, r.Target, r.Live) {
 			var o map[string]any
 			if json.Unmarshal([]byte(la), &o) == nil && o != nil {
 				dropEmptyAnnotations(o)
@@ -140,6 +144,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 			}
 		}
 	}
+	w.twoWay = orig == nil
 	if w.rootType == nil {
 		// A custom resource's knownTypeFields are compared in their type's
 		// encoding, last-applied's too.
@@ -155,6 +160,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		// Argo CD re-encodes Git's and the live object through the kind's
 		// type before a client-side comparison; last-applied it reads as
 		// written. (Server-side, the API server's dry run decides.)
+		desired = w.b.emptyNullStructs(w.rootType, desired)
 		dropNulls(desired, true)
 		dropNulls(live, true)
 	}
@@ -192,7 +198,11 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 
 	root := fieldInfo{typ: w.rootType, known: w.rootType != nil}
 	w.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
-	if w.rootType != nil && !w.symmetric && w.encodingMatters() && w.b.fits(w.rootType, w.rawTarget, 0) && w.b.fits(w.rootType, w.rawLive, 0) {
+	if w.rootType != nil && !w.symmetric && (w.encodingMatters() || hasEmptyContainer(orig)) && w.b.fits(w.rootType, w.rawTarget, 0) && w.b.fits(w.rootType, w.rawLive, 0) {
+		// An empty map or list in last-applied matters too: the type's
+		// encoding drops Git's (omitempty) while last-applied, read as
+		// written, keeps it, so the three-way patch deletes the whole live
+		// value and what other writers put there is drift (argo-cd#3150).
 		// Argo CD compares a built-in object in its type's encoding when both
 		// sides decode strictly: compare again the way it does.
 		if d2, ok := w.b.remarshal(w.rootType, desired, true); ok {
@@ -268,6 +278,7 @@ type walker struct {
 	whole        int // > 0 while inside the items of a list a patch replaces whole
 	mode         mode
 	remarshaled  bool         // both sides are compared in their type's encoding
+	twoWay       bool         // no usable last-applied: Argo CD takes Git's manifest for it
 	dryRun       drift.Object // the API server's answer to a dry-run apply of Git's manifest
 }
 
@@ -403,10 +414,17 @@ func (w *walker) add(p, gp drift.Pointer, git, live any, inGit, inLive bool, fi 
 		switch {
 		case inGit && inLive:
 			hidden = drift.Equal(stripped(git, p, under), stripped(live, p, under))
-		case inGit != inLive:
-			v := git
-			if inLive {
-				v = live
+		case inLive != inGit:
+			// Only live's: an empty map left in live is nothing to the
+			// patch. Only Git's: the patch adds the empty map, a
+			// difference, except a client-side diff's metadata.annotations,
+			// which Argo CD drops from Git's manifest when empty.
+			v := live
+			if inGit {
+				v = nil
+				if !w.ssa && len(p) == 2 && p[0] == "metadata" && p[1] == "annotations" {
+					v = git
+				}
 			}
 			if m, ok := v.(map[string]any); ok && len(m) > 0 {
 				c, ok := stripped(m, p, under).(map[string]any)
@@ -514,6 +532,21 @@ func (w *walker) walk(p, gp drift.Pointer, d, l, o any, hasO bool, fi fieldInfo,
 		}
 		if drift.Equal(d, l) {
 			return
+		}
+		if w.rootType == nil && w.mode == modeArgo && !w.symmetric && !w.ssa && w.whole == 0 {
+			// A custom resource's JSON merge patch is computed on live
+			// stripped to the fields last-applied has (Git's manifest when
+			// there is none), item by item: a list equal to Git's once its
+			// items lose what only live has (schema defaults) is not patched.
+			base, ok := o.([]any)
+			if w.twoWay {
+				base, ok = dv, true
+			}
+			if ok && hasO || w.twoWay {
+				if drift.Equal(dv, stripToList(base, lv)) {
+					return
+				}
+			}
 		}
 		w.walkWhole(p, gp, dv, lv, fi, depth)
 		return
@@ -976,25 +1009,48 @@ func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
 	}
 }
 
-// trackingNormalize mirrors Argo CD's tracking pre-normalization: with
-// annotation tracking a missing tracking annotation in live is back-filled from
-// the target, and an instance label Git does not set is not compared.
+// trackingNormalize mirrors Argo CD's tracking pre-normalization, which acts
+// only under annotation tracking (annotation or annotation+label) and only on
+// a live object that carries the instance label and is not a CRD (CRDs get no
+// tracking annotation): a live object without the tracking annotation gets
+// Git's (the label-to-annotation migration), and an instance label Git does
+// not set is not compared. live's metadata is the caller's copy; its labels
+// map is copied before a label is dropped.
 func trackingNormalize(desired, live map[string]any, s drift.Settings) {
-	if s.LabelTracking() && s.TrackingMethod == "label" {
+	if s.TrackingMethod == "" || s.TrackingMethod == "label" {
 		return
 	}
-	dAnn := drift.Map(desired, "metadata", "annotations")
-	if id, ok := dAnn[annTrackingID]; ok {
-		md, _ := live["metadata"].(map[string]any)
-		if md != nil {
-			ann, _ := md["annotations"].(map[string]any)
-			if ann == nil {
-				ann = map[string]any{}
-				md["annotations"] = ann
+	md, _ := live["metadata"].(map[string]any)
+	if md == nil {
+		return
+	}
+	labels, _ := md["labels"].(map[string]any)
+	if v, _ := labels[s.InstanceLabelKey].(string); v == "" {
+		return
+	}
+	if g, _ := drift.SplitAPIVersion(drift.Str(live, "apiVersion")); g == "apiextensions.k8s.io" && drift.Str(live, "kind") == "CustomResourceDefinition" {
+		return
+	}
+	ann, _ := md["annotations"].(map[string]any)
+	if v, _ := ann[annTrackingID].(string); v == "" {
+		if ann == nil {
+			ann = map[string]any{}
+			md["annotations"] = ann
+		}
+		id, _ := drift.Map(desired, "metadata", "annotations")[annTrackingID].(string)
+		ann[annTrackingID] = id
+	}
+	if v, _ := drift.Map(desired, "metadata", "labels")[s.InstanceLabelKey].(string); v == "" {
+		c := make(map[string]any, len(labels))
+		for k, v := range labels {
+			if k != s.InstanceLabelKey {
+				c[k] = v
 			}
-			if _, has := ann[annTrackingID]; !has {
-				ann[annTrackingID] = id
-			}
+		}
+		if len(c) == 0 {
+			delete(md, "labels")
+		} else {
+			md["labels"] = c
 		}
 	}
 }
@@ -1056,4 +1112,92 @@ func dropEmptyAnnotations(o map[string]any) {
 			delete(md, "annotations")
 		}
 	}
+}
+
+// hasEmptyContainer reports whether v holds an empty map or list anywhere.
+func hasEmptyContainer(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 {
+			return true
+		}
+		for _, e := range x {
+			if hasEmptyContainer(e) {
+				return true
+			}
+		}
+	case []any:
+		if len(x) == 0 {
+			return true
+		}
+		for _, e := range x {
+			if hasEmptyContainer(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// stripToList returns live's list with only what base's items have, item by
+// item by position (items past base's end kept whole), as Argo CD strips live
+// before a custom resource's three-way merge patch.
+func stripToList(base, live []any) []any {
+	out := make([]any, len(live))
+	for i, v := range live {
+		if i < len(base) && v != nil {
+			v = stripTo(base[i], v)
+		}
+		out[i] = v
+	}
+	return out
+}
+
+func stripTo(base, live any) any {
+	switch b := base.(type) {
+	case map[string]any:
+		l, ok := live.(map[string]any)
+		if !ok {
+			return live
+		}
+		out := make(map[string]any, len(b))
+		for k, bv := range b {
+			lv, ok := l[k]
+			if !ok {
+				continue
+			}
+			if lv != nil {
+				lv = stripTo(bv, lv)
+			}
+			out[k] = lv
+		}
+		return out
+	case []any:
+		if l, ok := live.([]any); ok {
+			return stripToList(b, l)
+		}
+	}
+	return live
+}
+
+// lastAppliedPointer is where live carries kubectl's last-applied annotation.
+var lastAppliedPointer = drift.Pointer{"metadata", "annotations", annLastApplied}
+
+// rulesRemoveLastApplied reports whether an ignore rule of the resource removes
+// live's last-applied annotation (it, the annotations or the metadata): Argo
+// CD normalizes live with the rules before it reads last-applied, so it then
+// finds none and compares two-way.
+func rulesRemoveLastApplied(rules []drift.IgnoreRule, ref drift.Ref, target, live drift.Object) bool {
+	for i := range rules {
+		r := &rules[i]
+		if !ruleMatches(r, ref) || len(r.JSONPointers)+len(r.JQPathExpressions) == 0 {
+			continue
+		}
+		for _, p := range rulePointers(r, target, live) {
+			if lastAppliedPointer.HasPrefix(p) {
+				return true
+			}
+		}
+	}
+	return false
 }

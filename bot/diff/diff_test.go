@@ -76,7 +76,22 @@ func TestCompareSemantics(t *testing.T) {
 			want: []string{"/data/old"},
 		},
 		{
-			name:    "per-resource sync option turns server-side apply off",
+			name:    "a resource's own ServerSideApply=true is compared client-side (Argo CD 3.6)",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, annotations: {argocd.argoproj.io/sync-options: "ServerSideApply=true"}}, data: {a: "1"}}
+  live:
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: c
+      annotations: {argocd.argoproj.io/sync-options: "ServerSideApply=true"}
+      managedFields:
+      - {manager: argocd-controller, operation: Apply, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:a": {}, "f:old": {}}}}
+    data: {a: "1", old: "x"}`,
+			want: nil,
+		},
+		{
+			name:    "a resource's ServerSideApply=false leaves the application's Server-Side Diff on (Argo CD 3.6)",
 			appSpec: "{syncPolicy: {syncOptions: [ServerSideApply=true]}}",
 			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, annotations: {argocd.argoproj.io/sync-options: "ServerSideApply=false"}}, data: {a: "1"}}
   live:
@@ -88,7 +103,7 @@ func TestCompareSemantics(t *testing.T) {
       managedFields:
       - {manager: argocd-controller, operation: Apply, fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:a": {}, "f:old": {}}}}
     data: {a: "1", old: "x"}`,
-			want: nil,
+			want: []string{"/data/old"},
 		},
 		{
 			name:    "containers merge by name whatever their order; env by name",
@@ -98,11 +113,18 @@ func TestCompareSemantics(t *testing.T) {
 			want: []string{"/spec/template/spec/containers/1/env/0"},
 		},
 		{
-			name:    "custom resource lists are replaced whole: a field only live has inside an item counts, at its leaf",
+			name:    "custom resource lists are replaced whole: a field only live has inside an item counts, at its leaf, once the list differs otherwise",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: a, size: 2}]}}
+  live: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: a, size: 1, extra: 1}]}}`,
+			want: []string{"/spec/items/0/size", "/spec/items/0/extra"},
+		},
+		{
+			name:    "a custom resource's list equal to Git's but for fields only live has is not patched",
 			appSpec: "{}",
 			resources: `- target: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: a}]}}
   live: {apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [{name: a, extra: 1}]}}`,
-			want: []string{"/spec/items/0/extra"},
+			want: nil,
 		},
 		{
 			name:    "list items without a merge key are matched by name, wherever they sit",
@@ -186,11 +208,18 @@ func TestCompareSemantics(t *testing.T) {
 			want: nil,
 		},
 		{
-			name:    "tracking annotation missing in live is back-filled",
+			name:    "tracking annotation missing in a live object with the instance label is back-filled",
+			appSpec: "{}",
+			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, annotations: {argocd.argoproj.io/tracking-id: "app:/ConfigMap:/c"}}}
+  live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, labels: {app.kubernetes.io/instance: app}}}`,
+			want: nil,
+		},
+		{
+			name:    "tracking annotation missing in a live object without the instance label is drift",
 			appSpec: "{}",
 			resources: `- target: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, annotations: {argocd.argoproj.io/tracking-id: "app:/ConfigMap:/c"}}}
   live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}`,
-			want: nil,
+			want: []string{"/metadata/annotations"},
 		},
 		{
 			name:    "quantities of a strictly decoding built-in kind compare by value",
@@ -304,5 +333,39 @@ func TestKeepKeysOf(t *testing.T) {
 	}
 	if !reflect.DeepEqual(orig, map[string]any{"a": map[string]any{"b": 1, "c": []any{map[string]any{"d": 1}}}, "e": []any{}, "f": map[string]any{}}) {
 		t.Fatalf("the original changed: %#v", orig)
+	}
+}
+
+// A difference a resource's own ignore-differences annotation hides is
+// attributed to that annotation: the rule's holder is the resource and its
+// path the annotation, never the Application or argocd-cm.
+func TestAnnotationRuleAttribution(t *testing.T) {
+	s := snapshot(t, "{ignoreDifferences: [{group: apps, kind: Deployment, name: other, jsonPointers: [/spec/paused]}]}",
+		`- target: {apiVersion: apps/v1, kind: Deployment, metadata: {name: api, namespace: shop, annotations: {argocd.argoproj.io/ignore-differences: "jsonPointers: [/spec/replicas]"}}, spec: {replicas: 2}}
+  live: {apiVersion: apps/v1, kind: Deployment, metadata: {name: api, namespace: shop, annotations: {argocd.argoproj.io/ignore-differences: "jsonPointers: [/spec/replicas]"}}, spec: {replicas: 5}}`, "")
+	cmp, _, err := Compare(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, d := range cmp.Diffs {
+		if d.Path.String() != "/spec/replicas" {
+			continue
+		}
+		found = true
+		if len(d.HiddenBy) != 1 {
+			t.Fatalf("/spec/replicas hidden by %v, want exactly the annotation's rule", d.HiddenBy)
+		}
+		r := cmp.Rules[d.HiddenBy[0]]
+		want := drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "api"}
+		if !r.Annotation || r.System || r.Holder != want || r.Path.String() != "/metadata/annotations/argocd.argoproj.io~1ignore-differences" {
+			t.Errorf("hidden by %+v, want the annotation of %s", r, want)
+		}
+		if len(r.Hidden) != 1 || len(r.Covered) != 1 {
+			t.Errorf("the annotation's rule records hidden %v, covered %v; want the one difference of its one resource", r.Hidden, r.Covered)
+		}
+	}
+	if !found {
+		t.Fatal("no difference at /spec/replicas")
 	}
 }

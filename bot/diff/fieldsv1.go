@@ -2,10 +2,13 @@ package diff
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
@@ -39,11 +42,17 @@ func (f *FieldSet) leaf() bool {
 
 // ParseFieldsV1JSON parses FieldsV1 as the API server sends it (a JSON object).
 func ParseFieldsV1JSON(raw []byte) (*FieldSet, error) {
+	if !utf8.Valid(raw) { // encoding/json would read it as U+FFFD, naming another field
+		return nil, fmt.Errorf("parse fieldsV1: not valid UTF-8")
+	}
 	var v any
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("parse fieldsV1: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("parse fieldsV1: data after the JSON object")
 	}
 	return ParseFieldsV1(numbersToFloat(v))
 }
@@ -145,10 +154,19 @@ func (f *FieldSet) Owns(doc any, p drift.Pointer) bool { return f.owns(doc, p, t
 func (f *FieldSet) OwnsExactly(doc any, p drift.Pointer) bool { return f.owns(doc, p, false) }
 
 func (f *FieldSet) owns(doc any, p drift.Pointer, viaLeaf bool) bool {
+	return f.walk(doc, p, func(any) bool { return viaLeaf })
+}
+
+// walk follows p through the set and doc together, list items matched by
+// their key, value or index. It reports false where the set does not reach
+// p, true where it lists p itself, and, where a leaf of the set (a field
+// owned whole, written {}) is reached before p ends, what atLeaf says of
+// doc's value there.
+func (f *FieldSet) walk(doc any, p drift.Pointer, atLeaf func(val any) bool) bool {
 	cur, val := f, doc
 	for _, tok := range p {
 		if cur.leaf() {
-			return viaLeaf
+			return atLeaf(val)
 		}
 		switch v := val.(type) {
 		case []any:

@@ -10,7 +10,8 @@ import (
 
 	"github.com/gobwas/glob"
 	"github.com/itchyny/gojq"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
@@ -195,6 +196,38 @@ func applicationRules(app drift.Object) ([]drift.IgnoreRule, error) {
 		rules = append(rules, r)
 	}
 	return rules, nil
+}
+
+// annotationRules reads the ignore rules resources carry in Git as their
+// argocd.argoproj.io/ignore-differences annotation, as Argo CD 3.6 does: only
+// jsonPointers are read; a value that does not parse, or names no pointer, is
+// no rule (Argo CD skips it without an error). Each rule names its resource by
+// group, kind, name and namespace.
+func annotationRules(s *drift.Snapshot) []drift.IgnoreRule {
+	var rules []drift.IgnoreRule
+	for i := range s.Resources {
+		r := &s.Resources[i]
+		if r.Target == nil {
+			continue
+		}
+		raw := drift.Annotations(r.Target)[drift.AnnotationIgnoreDifferences]
+		if raw == "" {
+			continue
+		}
+		var v struct {
+			JSONPointers []string `json:"jsonPointers"`
+		}
+		if err := sigsyaml.Unmarshal([]byte(raw), &v); err != nil || len(v.JSONPointers) == 0 {
+			continue
+		}
+		ref := r.Ref()
+		rules = append(rules, drift.IgnoreRule{
+			Holder: ref, Path: drift.Pointer{"metadata", "annotations", drift.AnnotationIgnoreDifferences}, Annotation: true,
+			Group: ref.Group, Kind: ref.Kind, Name: ref.Name, Namespace: ref.Namespace,
+			JSONPointers: v.JSONPointers,
+		})
+	}
+	return rules
 }
 
 func stringList(m map[string]any, key string) ([]string, error) {

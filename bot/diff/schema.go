@@ -220,3 +220,48 @@ func (b *builtin) removesMergeKey(t reflect.Type, p drift.Pointer) string {
 	}
 	return ""
 }
+
+var jsonMarshaler = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+
+// emptyNullStructs returns o with every null whose field is a plain struct
+// (not a pointer, no encoding of its own: a Deployment's strategy) set to an
+// empty object, as re-encoding through the kind's type gives: the struct
+// decodes to its zero value and encodes as {}. Other nulls are left to
+// dropNulls. Maps on the way to a change are copied; o is not changed.
+func (b *builtin) emptyNullStructs(t reflect.Type, o map[string]any) map[string]any {
+	var out map[string]any
+	for k, v := range o {
+		fi, ok := b.child(t, k)
+		if !ok || !fi.known {
+			continue
+		}
+		var nv any
+		switch x := v.(type) {
+		case nil:
+			ft := fi.typ
+			if ft == nil || ft.Kind() != reflect.Struct || ft.Implements(jsonMarshaler) || reflect.PointerTo(ft).Implements(jsonMarshaler) {
+				continue
+			}
+			nv = map[string]any{}
+		case map[string]any:
+			c := b.emptyNullStructs(fi.typ, x)
+			if reflect.ValueOf(c).UnsafePointer() == reflect.ValueOf(x).UnsafePointer() {
+				continue
+			}
+			nv = c
+		default:
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(o))
+			for k2, v2 := range o {
+				out[k2] = v2
+			}
+		}
+		out[k] = nv
+	}
+	if out == nil {
+		return o
+	}
+	return out
+}

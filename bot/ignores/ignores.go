@@ -67,6 +67,10 @@ type Rule struct {
 	StaleWhy string `json:"staleWhy,omitempty"`
 	// Sensitive lists the sensitive paths the rule covers.
 	Sensitive []Sensitive `json:"sensitive,omitempty"`
+	// ArgoCDDefault is, for a rule Argo CD ships in its own argocd-cm
+	// (argocd-defaults.yaml), the file it ships in. Such a rule is never
+	// stale and never proposed for removal.
+	ArgoCDDefault string `json:"argocdDefault,omitempty"`
 
 	at      drift.Pointer // where the rule sits in its holder
 	content string        // the repository file that declares it
@@ -338,6 +342,8 @@ func judgeStale(r *Rule, apps int) {
 	switch {
 	case r.Kind == KindCompareOption && r.Option == optUpdatesOnDiff:
 		return // it changes when Argo CD refreshes, not what it compares
+	case r.ArgoCDDefault != "":
+		return // Argo CD's own: not the user's to remove, whatever it covers now
 	case r.Kind == KindIgnoreResourceUpdates:
 		covered := 0
 		for _, res := range r.Resources {
@@ -356,7 +362,7 @@ func judgeStale(r *Rule, apps int) {
 	case len(r.Resources) == 0:
 		r.StaleWhy = fmt.Sprintf("hides nothing now: it applies to no resource of the %d %s read", apps, plural(apps, "application", "applications"))
 	case r.Kind == KindIgnoreResourceUpdates:
-		r.StaleWhy = fmt.Sprintf("hides nothing now: none of the paths it names exists in the %d %s it applies to", len(r.Resources), plural(len(r.Resources), "resource", "resources"))
+		r.StaleWhy = fmt.Sprintf("saves no refresh now: none of the paths it names exists in the %d %s it applies to (it never hides a difference)", len(r.Resources), plural(len(r.Resources), "resource", "resources"))
 	default:
 		r.StaleWhy = fmt.Sprintf("hides nothing now: Argo CD would see no difference at any path it covers in the %d %s it applies to", len(r.Resources), plural(len(r.Resources), "resource", "resources"))
 	}
@@ -392,23 +398,40 @@ func inventoryOne(s *drift.Snapshot, app string, opts Options, get func(string, 
 		r := baseRule(ur, KindIgnoreResourceUpdates)
 		r.Effect = "a change to what it covers does not make Argo CD refresh the application; the diff still shows it at the next refresh"
 		a := get(ruleID(ur, KindIgnoreResourceUpdates), r)
-		visible := map[int][]*drift.Difference{}
-		for di := range cmp.Diffs {
-			d := &cmp.Diffs[di]
-			if len(d.HiddenBy) == 0 {
-				visible[d.Index] = append(visible[d.Index], d)
-			}
-		}
 		for i := range s.Resources {
 			res := &s.Resources[i]
 			if !diff.RuleApplies(ur, res.Ref()) {
 				continue
 			}
-			addCovered(a, s, app, i, diff.RuleCovers(ur, res), visible[i], settings, opts.Sensitivity)
+			covered := diff.RuleCovers(ur, res)
+			addCovered(a, s, app, i, covered, visibleUnder(cmp, i, covered), settings, opts.Sensitivity)
 		}
-		kindSensitive(a, ur, opts.Sensitivity)
+		// It hides nothing from the diff, so no path it names is a
+		// sensitive one it hides: the next refresh shows what changed there.
+		clear(a.sensitive)
 	}
 	return compareOptions(s, app, cmp, opts.Sensitivity, get)
+}
+
+// visibleUnder returns the differences of resource idx that the diff shows
+// at or beneath one of the covered paths: what an ignoreResourceUpdates
+// rule covers. Such a rule hides none of them; a later change there only
+// waits for the next refresh.
+func visibleUnder(cmp *drift.Comparison, idx int, covered []drift.Pointer) []*drift.Difference {
+	var out []*drift.Difference
+	for di := range cmp.Diffs {
+		d := &cmp.Diffs[di]
+		if d.Index != idx || len(d.HiddenBy) > 0 {
+			continue
+		}
+		for _, c := range covered {
+			if d.Path.Related(c) {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // baseRule copies what a rule declares.
@@ -420,6 +443,7 @@ func baseRule(r *drift.IgnoreRule, kind string) Rule {
 		Scope:        Scope{Group: r.Group, Kind: r.Kind, Name: r.Name, Namespace: r.Namespace},
 		JSONPointers: r.JSONPointers, JQPathExpressions: r.JQPathExpressions,
 		ManagedFieldsManagers: r.ManagedFieldsManagers,
+		ArgoCDDefault:         shippedDefault(r),
 	}
 }
 

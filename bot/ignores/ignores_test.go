@@ -306,3 +306,80 @@ func TestIgnoreInventoryOnceAcrossSnapshots(t *testing.T) {
 		t.Errorf("the same snapshot twice gives %d rules in %d applications, once %d", len(twice.Rules), len(twice.Applications), len(once.Rules))
 	}
 }
+
+// TestIgnoreResourceUpdatesJudged checks that an ignoreResourceUpdates rule
+// is judged by what it does: it covers only the paths it names (Argo CD's
+// stock `.all: /status` rule is not credited with spec.replicas or an image),
+// it hides and flags nothing, Argo CD's shipped rules are recognised (in any
+// order) and never stale, a shipped rule someone changed is theirs, and a
+// rule of their own naming a path no resource has is stale.
+func TestIgnoreResourceUpdatesJudged(t *testing.T) {
+	rep := inventory(t, "stock.yaml")
+	rules := byName(t, rep)
+	tests := []struct {
+		rule     string
+		paths    []string
+		stale    bool
+		default_ bool
+	}{
+		// status is never compared here, so it names nothing shown: stale, were it not Argo CD's
+		{rule: "argocd-cm data.resource.customizations.ignoreResourceUpdates.all", default_: true},
+		{rule: "argocd-cm data.resource.customizations.ignoreResourceUpdates.ConfigMap",
+			paths: []string{"argocd/web ConfigMap web/status /metadata/annotations/cluster-autoscaler.kubernetes.io~1last-updated false"}, default_: true},
+		{rule: "argocd-cm data.resource.customizations.ignoreResourceUpdates.argoproj.io_Application", default_: true},
+		{rule: "argocd-cm data.resource.customizations.ignoreResourceUpdates.argoproj.io_Rollout", default_: true},
+		{rule: "argocd-cm data.resource.customizations.ignoreResourceUpdates.autoscaling_HorizontalPodAutoscaler", default_: true},
+		{rule: "argocd-cm data.resource.customizations.ignoreResourceUpdates.discovery.k8s.io_EndpointSlice", default_: true},
+		{rule: "argocd-cm data.resource.customizations.ignoreResourceUpdates.Endpoints", default_: true},
+		// one path fewer than Argo CD ships: the platform team's rule now
+		{rule: "argocd-cm data.resource.customizations.ignoreResourceUpdates.apps_ReplicaSet", stale: true},
+		{rule: "argocd-cm data.resource.customizations.ignoreResourceUpdates.apps_Deployment", stale: true},
+	}
+	if len(rules) != len(tests) {
+		t.Errorf("%d rules, want %d", len(rules), len(tests))
+	}
+	for _, tt := range tests {
+		r, ok := rules[tt.rule]
+		if !ok {
+			t.Errorf("rule %s missing", tt.rule)
+			continue
+		}
+		if got := paths(r); strings.Join(got, "\n") != strings.Join(tt.paths, "\n") {
+			t.Errorf("%s covers:\n%s\nwant:\n%s", tt.rule, strings.Join(got, "\n"), strings.Join(tt.paths, "\n"))
+		}
+		if r.Stale != tt.stale {
+			t.Errorf("%s: stale %v (%s), want %v", tt.rule, r.Stale, r.StaleWhy, tt.stale)
+		}
+		if (r.ArgoCDDefault != "") != tt.default_ {
+			t.Errorf("%s: Argo CD default %q, want %v", tt.rule, r.ArgoCDDefault, tt.default_)
+		}
+		if r.Hides != 0 || len(r.Sensitive) != 0 {
+			t.Errorf("%s hides %d and covers sensitive %v; an ignoreResourceUpdates rule hides nothing", tt.rule, r.Hides, r.Sensitive)
+		}
+	}
+	if rep.Stale != 2 {
+		t.Errorf("report counts %d stale rules, want 2", rep.Stale)
+	}
+}
+
+// TestArgoCDDefaultsTable checks the table of Argo CD's shipped rules is
+// read strictly: a key that is no ignore key, an entry without paths or
+// source, and a key listed twice are refused.
+func TestArgoCDDefaultsTable(t *testing.T) {
+	if len(ArgoCDDefaults()) == 0 {
+		t.Fatal("no Argo CD default rules loaded")
+	}
+	tests := []struct{ name, yaml, want string }{
+		{"not an ignore key", "- {key: resource.exclusions, jsonPointers: [/a], source: https://x}", "not a resource.customizations ignore key"},
+		{"no path", "- {key: resource.customizations.ignoreResourceUpdates.all, source: https://x}", "names no path"},
+		{"no source", "- {key: resource.customizations.ignoreResourceUpdates.all, jsonPointers: [/status]}", "no source URL"},
+		{"twice", "- {key: resource.customizations.ignoreResourceUpdates.all, jsonPointers: [/status], source: https://x}\n- {key: resource.customizations.ignoreResourceUpdates.all, jsonPointers: [/a], source: https://x}", "listed twice"},
+		{"unknown field", "- {key: resource.customizations.ignoreResourceUpdates.all, jsonPointers: [/status], source: https://x, since: v2}", "since"},
+	}
+	for _, tt := range tests {
+		_, err := readDefaults([]byte(tt.yaml))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.want)
+		}
+	}
+}

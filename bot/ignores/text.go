@@ -50,6 +50,9 @@ func writeRule(b *bytes.Buffer, r *Rule) {
 		fmt.Fprintf(b, "  rule:     %s\n", clean(what))
 	}
 	fmt.Fprintf(b, "  effect:   %s\n", r.Effect)
+	if r.ArgoCDDefault != "" {
+		fmt.Fprintf(b, "  default:  Argo CD ships this rule in its own argocd-cm (%s); driftfix never proposes removing it\n", r.ArgoCDDefault)
+	}
 	fmt.Fprintf(b, "  applies:  %d %s, %d %s\n", len(r.Applications), plural(len(r.Applications), "application", "applications"),
 		len(r.Resources), plural(len(r.Resources), "resource", "resources"))
 	var differs, same [][3]string

@@ -25,7 +25,6 @@ import (
 // snapshot disagrees.
 var knownDisagreements = map[string]string{
 	"21-gadget-extra-labels":     "server-side apply of a custom resource with labels: {}: Argo CD 3.6 shows it Synced, but the public fixture 02 expects an empty annotations map on a server-side-applied custom resource to be reported, and one rule cannot do both yet",
-	"24-gadget-extra-items":      "server-side apply merges a list-map (x-kubernetes-list-type: map) item field by field; driftfix does not read list types from the CRD schema yet, so a schema default inside an item counts",
 	"33-service-extra-clusterip": "server-side apply of clusterIP: \"\" that the API server allocates: Argo CD shows it Synced although argocd-controller's Apply lists the field; the rule for this is not understood yet",
 }
 

@@ -36,7 +36,7 @@ func Generate(seed uint64, n int) Case {
 	b, err := json.Marshal(map[string]any{
 		"apiVersion": "driftfix/v1", "kind": "Snapshot",
 		"application": c.Snapshot.Application, "cluster": c.Snapshot.Cluster,
-		"resources": []any{map[string]any{"target": c.Snapshot.Resources[0].Target, "live": c.Snapshot.Resources[0].Live}},
+		"resources": []any{resourceJSON(c.Snapshot.Resources[0])},
 	})
 	if err != nil {
 		panic(err)
@@ -324,11 +324,35 @@ func (g *gen) build(n int) Case {
 			fmt.Sprintf("shop:%s/%s:%s/%s", tgroup, drift.Str(target, "kind"), ns, name))
 	}
 
+	// Server-side apply: the application compares with Server-Side Diff, or
+	// only the resource asks for ServerSideApply=true in its own annotation.
+	// A server-side sync writes no last-applied.
+	ssa := g.pickSSA(target, live)
+	la := g.pick("absent", "absent", "current", "current", "stale", "empty", "invalid", "empty-map")
+	if ssa != nil {
+		la = "absent"
+	}
+	if tracking == "annotation" && la != "stale" && g.chance(0.1) {
+		// Label tracking before: live still carries the instance label, and
+		// last-applied (if any) is from the label days; Argo CD normalizes
+		// both away under annotation tracking.
+		g.note("label-to-annotation")
+		cmData["application.resourceTrackingMethod"] = "annotation"
+		setAt(drift.Pointer{"metadata", "labels", "app.kubernetes.io/instance"}, live, "shop")
+		if g.chance(0.5) {
+			delete(drift.Map(live, "metadata", "annotations"), "argocd.argoproj.io/tracking-id")
+		}
+	}
 	// kubectl's last-applied annotation, as a client-side sync writes it.
-	switch la := g.pick("absent", "absent", "current", "current", "stale", "empty", "invalid"); la {
+	switch la {
 	case "current":
 		g.note("last-applied")
-		setLastApplied(live, target)
+		applied := target
+		if _, ok := drift.Labels(live)["app.kubernetes.io/instance"]; ok && tracking == "annotation" {
+			applied = drift.DeepCopy(target).(map[string]any)
+			setAt(drift.Pointer{"metadata", "labels", "app.kubernetes.io/instance"}, applied, "shop")
+		}
+		setLastApplied(live, applied)
 	case "stale":
 		// Git has since removed a field the last sync applied.
 		g.note("last-applied-stale")
@@ -342,6 +366,30 @@ func (g *gen) build(n int) Case {
 	case "invalid":
 		g.note("last-applied-invalid")
 		setAt(drift.Pointer{"metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration"}, live, "{not json")
+	case "empty-map":
+		// Git and last-applied both write an empty (or null) map; another
+		// writer has since put a key there live (argo-cd#3150).
+		p := drift.Pointer(strings.Split(g.pick("spec/template/metadata/annotations", "data", "metadata/labels", "metadata/annotations", "spec/selector", "spec/template/spec/nodeSelector"), "/"))
+		kind := drift.Str(target, "kind")
+		if p[0] == "data" && kind != "ConfigMap" && kind != "Secret" || p.String() == "/spec/selector" && kind != "Service" {
+			break // a field the kind does not have
+		}
+		parent, ok := p[:len(p)-1].Get(target)
+		if _, isMap := parent.(map[string]any); !ok || !isMap {
+			break
+		}
+		if _, exists := p.Get(target); exists {
+			break
+		}
+		var empty any = map[string]any{}
+		form := "empty"
+		if g.chance(0.3) {
+			empty, form = nil, "null"
+		}
+		setAt(p, target, empty)
+		g.note("last-applied-" + form + "-map:" + p.String())
+		setLastApplied(live, target)
+		setAt(append(append(drift.Pointer{}, p...), "other"), live, "eA==")
 	}
 
 	// Who wrote what: the sync's manager owns what Git declares, another
@@ -354,6 +402,9 @@ func (g *gen) build(n int) Case {
 	if _, inLive := mutated.Get(live); mutated != nil && inLive && !hasIndex(mutated) {
 		managed = append(managed, map[string]any{"manager": other, "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1",
 			"fieldsV1": fieldsFor(mutated)})
+	}
+	if ssa != nil {
+		managed = ssa.managedFields(live, managed[1:])
 	}
 	setAt(drift.Pointer{"metadata", "managedFields"}, live, managed)
 	md := live["metadata"].(map[string]any)
@@ -371,7 +422,9 @@ func (g *gen) build(n int) Case {
 			"source":      map[string]any{"repoURL": "https://git.example.com/shop.git", "path": "shop", "targetRevision": "main"},
 		},
 	}
-	if rule := g.rule(target, mutated, group, other); rule != nil {
+	if rule := g.rule(target, mutated, group, other); rule != nil && !(ssa != nil && ssa.appLevel && rule["managedFieldsManagers"] != nil) {
+		// (A managers rule changes the manifest the controller sends to the
+		// dry run; a recorded dry-run answer cannot follow it.)
 		setAt(drift.Pointer{"spec", "ignoreDifferences"}, app, []any{rule})
 	}
 	if group != "" && g.chance(0.3) {
@@ -384,8 +437,12 @@ func (g *gen) build(n int) Case {
 		g.note("ignoreAggregatedRoles")
 	}
 	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "argocd-cm", "namespace": "argocd"}, "data": cmData}
+	res := drift.Resource{Target: target, Live: live}
+	if ssa != nil {
+		res.DryRun = ssa.finish(g, app, &res, tracking, group == "")
+	}
 	return Case{
-		Snapshot: &drift.Snapshot{Application: app, Resources: []drift.Resource{{Target: target, Live: live}}, Cluster: []drift.Object{cm}},
+		Snapshot: &drift.Snapshot{Application: app, Resources: []drift.Resource{res}, Cluster: []drift.Object{cm}},
 		Features: g.feat,
 	}
 }

@@ -67,5 +67,6 @@ func TestArgoCDOracleGenerated(t *testing.T) {
 }
 
 // generatedFloor is the agreement on generated cases below which the test
-// fails: the target, 99.5% (measured 99.54% when it was set).
-const generatedFloor = 0.995
+// fails: 99.8%, above the 99.5% target (measured 99.87% when it was set; the
+// generator is deterministic, so a drop is a change in one of the diffs).
+const generatedFloor = 0.998

@@ -18,17 +18,22 @@ import (
 	"strings"
 	"sync"
 
+	getestdata "github.com/argoproj/argo-cd/gitops-engine/v3/pkg/diff/testdata"
 	"github.com/argoproj/argo-cd/v3/controller"
 	"github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/argo-cd/v3/util/argo"
 	argodiff "github.com/argoproj/argo-cd/v3/util/argo/diff"
 	"github.com/argoproj/argo-cd/v3/util/argo/normalizers"
 	"github.com/argoproj/argo-cd/v3/util/settings"
+	openapi_v2 "github.com/google/gnostic-models/openapiv2"
+	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/kubernetes/fake"
+	openapiproto "k8s.io/kube-openapi/pkg/util/proto"
 
 	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
@@ -189,13 +194,24 @@ func ArgoCD(s *drift.Snapshot) ([]Verdict, error) {
 	if hasOption(app.GetAnnotations()["argocd.argoproj.io/compare-options"], "IncludeMutationWebhook=true") {
 		b.WithIgnoreMutationWebhook(false)
 	}
-	dry := dryRunner{}
-	for _, r := range s.Resources {
-		if r.Target != nil && r.Live != nil && r.DryRun != nil {
-			dry[key(r.Ref())] = r.DryRun
-		}
+	// The controller always has its cluster's schema (from the cluster
+	// cache), and a dry-run applier only when the application uses
+	// Server-Side Diff: a resource that asks for ServerSideApply=true in its
+	// own annotation is then compared client-side.
+	parser, err := gvkParser()
+	if err != nil {
+		return nil, err
 	}
-	b.WithServerSideDryRunner(dry)
+	b.WithGVKParser(parser)
+	if ssd {
+		dry := dryRunner{}
+		for _, r := range s.Resources {
+			if r.Target != nil && r.Live != nil && r.DryRun != nil {
+				dry[key(r.Ref())] = r.DryRun
+			}
+		}
+		b.WithServerSideDryRunner(dry)
+	}
 	cfg, err := b.Build()
 	if err != nil {
 		return nil, fmt.Errorf("diff config: %w", err)
@@ -475,6 +491,36 @@ func hasOption(list, opt string) bool {
 }
 
 func key(r drift.Ref) string { return r.Group + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name }
+
+var (
+	parserOnce sync.Once
+	parser     *managedfields.GvkParser
+	parserErr  error
+)
+
+// gvkParser is the schema the controller reads from its cluster, here a
+// Kubernetes API server's OpenAPI v2 document that gitops-engine keeps for its
+// own Server-Side Diff tests; kinds it does not describe (custom resources)
+// are typed from their objects, as the controller does for a kind whose schema
+// it lacks.
+func gvkParser() (*managedfields.GvkParser, error) {
+	parserOnce.Do(func() {
+		doc := &openapi_v2.Document{}
+		if parserErr = proto.Unmarshal(getestdata.OpenAPIV2Doc, doc); parserErr != nil {
+			return
+		}
+		models, err := openapiproto.NewOpenAPIData(doc)
+		if err != nil {
+			parserErr = err
+			return
+		}
+		parser, parserErr = managedfields.NewGVKParser(models, false)
+	})
+	if parserErr != nil {
+		return nil, fmt.Errorf("the OpenAPI schema for Server-Side Diff: %w", parserErr)
+	}
+	return parser, nil
+}
 
 // dryRunner answers Server-Side Diff's dry-run apply with the snapshot's
 // recorded answer for the resource.

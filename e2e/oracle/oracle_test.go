@@ -41,6 +41,7 @@ func corpusFiles(t *testing.T) []string {
 func TestArgoCDOracleCorpora(t *testing.T) {
 	files := corpusFiles(t)
 	total, agree, skipped, appErr := 0, 0, 0, 0
+	seen := map[string]bool{}
 	var lines []string
 	for _, f := range files {
 		s, err := drift.LoadSnapshot(f)
@@ -65,11 +66,28 @@ func TestArgoCDOracleCorpora(t *testing.T) {
 				continue
 			}
 			total++
+			id := rel + " " + av[i].Resource.String()
+			_, known := knownDivergent[id]
+			seen[id] = true
 			if Agree(av[i], dv[i]) {
 				agree++
+				if known {
+					t.Errorf("%s now agrees with Argo CD: take it off knownDivergent", id)
+				}
 				continue
 			}
-			lines = append(lines, fmt.Sprintf("%s %s: argo %v %v / driftfix %v %v", rel, av[i].Resource, av[i].Modified, av[i].Paths, dv[i].Modified, dv[i].Paths))
+			line := fmt.Sprintf("%s: argo %v %v / driftfix %v %v", id, av[i].Modified, av[i].Paths, dv[i].Modified, dv[i].Paths)
+			if known {
+				line += " (known: " + knownDivergent[id] + ")"
+			} else {
+				t.Errorf("%s: a disagreement with Argo CD no class explains: fix it in bot/diff, or list it in knownDivergent with its reason", line)
+			}
+			lines = append(lines, line)
+		}
+	}
+	for id := range knownDivergent {
+		if !seen[id] {
+			t.Errorf("knownDivergent lists %s, which no corpus has any more", id)
 		}
 	}
 	sort.Strings(lines)
@@ -85,3 +103,11 @@ func TestArgoCDOracleCorpora(t *testing.T) {
 
 // corporaFloor is the corpora's agreement below which the test fails.
 const corporaFloor = 0.98
+
+// knownDivergent are the corpus resources (file, then resource) on which
+// driftfix's diff and Argo CD's are known to disagree, each with its reason.
+// Every other disagreement fails the test, and so does a listed one that
+// agrees again. Empty since 2026-12-05: the last two (differential 24 and
+// held-out 75, CRD schema defaults inside a custom resource's list items)
+// were fixed in bot/diff.
+var knownDivergent = map[string]string{}
