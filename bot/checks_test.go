@@ -318,6 +318,7 @@ func TestCheckRunPollsHeadsConditionally(t *testing.T) {
 	w, now := stuckWorld(t, worldConfig, "shop")
 	r, closeDB := w.runner() // one long-lived process
 	defer closeDB()
+	r.PredictPerCycle = -1 // predict lists pull requests for itself (TestPredictOnPullRequests); these are the fix PR's reads
 	once := func() Outcome {
 		t.Helper()
 		out, err := r.Once(context.Background(), now)

@@ -438,6 +438,7 @@ func TestAdoptsOnceAtStart(t *testing.T) {
 	lists := func() int { return w.gh.CallCount("GET /repos/{owner}/{repo}/pulls") }
 	r, closeDB := w.runner()
 	defer closeDB()
+	r.PredictPerCycle = -1 // predict lists each repository's open pull requests for itself (TestPredictOnPullRequests)
 	if _, err := r.Once(context.Background(), now); err != nil {
 		t.Fatal(err)
 	}

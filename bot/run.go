@@ -26,6 +26,10 @@ type Runner struct {
 	Log       *slog.Logger
 	// RunAtStart runs a cycle as soon as Serve starts, then on the schedule.
 	RunAtStart bool
+	// PredictPerCycle bounds the pull request heads driftfix/predict checks
+	// in one cycle (0: publish.DefaultPredictPerCycle; below 0: none, and
+	// no repository's pull requests are listed for it).
+	PredictPerCycle int
 
 	busy   sync.Mutex
 	mu     sync.Mutex
@@ -48,6 +52,8 @@ type Health struct {
 type Outcome struct {
 	Result    cycle.CycleResult
 	Published publish.Published
+	// Predicted is what driftfix/predict published on open pull requests.
+	Predicted publish.PredictedPRs
 	Duration  time.Duration
 }
 
@@ -114,6 +120,12 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 	if r.Publisher != nil && ctx.Err() == nil {
 		out.Published = r.Publisher.Publish(ctx, &out.Result, now)
 	}
+	if r.Publisher != nil && ctx.Err() == nil && r.PredictPerCycle >= 0 {
+		out.Predicted = r.Publisher.PredictPRs(ctx, cycle.NewPredictor(r.Config, r.Instances, &out.Result), r.PredictPerCycle, now)
+		for _, err := range out.Predicted.Errors {
+			log.Warn("predict pull requests", "error", err.Error())
+		}
+	}
 	out.Duration = time.Since(start)
 	end := time.Now()
 	incomplete := out.Incomplete()
@@ -133,6 +145,7 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 	r.Metrics.observe(out, end, incomplete == nil)
 	log.Info("cycle done", "scanned", out.Result.Scanned, "stuck", len(out.Result.Stuck), "proposed", len(out.Result.PRs),
 		"opened", len(out.Published.Opened), "updated", len(out.Published.Updated), "closed", len(out.Published.Closed),
+		"predicted", len(out.Predicted.Checked),
 		"errors", len(out.Result.Errors)+len(out.Published.Errors), "duration", out.Duration.Round(time.Millisecond).String())
 	return out, ctx.Err()
 }

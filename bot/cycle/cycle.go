@@ -117,6 +117,9 @@ type CycleResult struct {
 	// applications with findings a platform fix may end.
 	platformSnaps   map[string]*drift.Snapshot
 	platformReports map[string]*drift.Report
+	// clusters are the cluster reads of the instances this cycle, by
+	// name, for predicting pull requests (predict.go).
+	clusters map[string]func(*drift.Snapshot) []drift.Object
 }
 
 // Stuck is a stuck application as a cycle keeps it: its findings in their
@@ -232,6 +235,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 		}
 		cluster = c
 	}
+	res.clusters = map[string]func(*drift.Snapshot) []drift.Object{in.Name: cluster}
 	var mu sync.Mutex
 	plans := map[string]planned{}
 	inventory := cfg.Policy.IgnoreRules.Enabled
@@ -477,6 +481,12 @@ func (res *CycleResult) join(part *CycleResult) {
 	res.PlatformShared = append(res.PlatformShared, part.PlatformShared...)
 	res.Ignores = append(res.Ignores, part.Ignores...)
 	res.IgnorePRs = append(res.IgnorePRs, part.IgnorePRs...)
+	for k, c := range part.clusters {
+		if res.clusters == nil {
+			res.clusters = map[string]func(*drift.Snapshot) []drift.Object{}
+		}
+		res.clusters[k] = c
+	}
 	for k, s := range part.platformSnaps {
 		if res.platformSnaps == nil {
 			res.platformSnaps, res.platformReports = map[string]*drift.Snapshot{}, map[string]*drift.Report{}

@@ -395,6 +395,8 @@ func (inv *inventoryRun) file(files map[string]*ruleFile, r *ignores.Rule) *rule
 func (inv *inventoryRun) addRemoval(files map[string]*ruleFile, r *ignores.Rule) {
 	name := holderText(r.Declared.Holder) + " " + r.Declared.Key
 	switch {
+	case r.ArgoCDDefault != "":
+		return // Argo CD's own rule (the inventory never calls it stale; kept out here too)
 	case r.Kind == ignores.KindCompareOption:
 		inv.res.Skipped = append(inv.res.Skipped, fmt.Sprintf("ignore rule %s hides nothing: it is a compare option of argocd-cm; change it by hand", name))
 		return

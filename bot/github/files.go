@@ -9,7 +9,8 @@ import (
 )
 
 // File reads a file of the repository at a branch or commit: its content,
-// or nil when there is no such file there. GitHub serves files up to 1 MB
+// or nil when there is no such file there (nothing, or a directory, a
+// symlink or a submodule at that path). GitHub serves files up to 1 MB
 // this way; a policy file is far smaller.
 func (c *Client) File(ctx context.Context, r githost.Repo, ref, file string) ([]byte, error) {
 	cl, err := c.client(ctx, r)
@@ -27,7 +28,7 @@ func (c *Client) File(ctx context.Context, r githost.Repo, ref, file string) ([]
 		return nil, fmt.Errorf("read %s at %s of %s: %w", file, ref, r, err)
 	}
 	if fc == nil || fc.GetType() != "file" {
-		return nil, fmt.Errorf("read %s at %s of %s: not a file", file, ref, r)
+		return nil, nil // a directory (listed, fc nil), a symlink or a submodule
 	}
 	s, err := fc.GetContent()
 	if err != nil {

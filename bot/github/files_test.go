@@ -8,7 +8,8 @@ import (
 )
 
 // TestFile: a file is read at a branch as committed; a file or a branch
-// that is not there reads as no file, not as an error.
+// that is not there, or a directory where the file was expected, reads as
+// no file, not as an error.
 func TestFile(t *testing.T) {
 	srv, _ := emulator(t)
 	c := appClient(t, srv)
@@ -20,7 +21,7 @@ func TestFile(t *testing.T) {
 	if b, err := c.File(ctx, repo, "main", "shop/deploy.yaml"); err != nil || string(b) != "replicas: 4 # by hand\n" {
 		t.Fatalf("read %q %v", b, err)
 	}
-	for _, at := range [][2]string{{"main", "shop/missing.yaml"}, {"no-such-branch", "shop/deploy.yaml"}} {
+	for _, at := range [][2]string{{"main", "shop/missing.yaml"}, {"no-such-branch", "shop/deploy.yaml"}, {"main", "shop"}} {
 		if b, err := c.File(ctx, repo, at[0], at[1]); err != nil || b != nil {
 			t.Errorf("%s at %s: want no file, got %q %v", at[1], at[0], b, err)
 		}

@@ -63,6 +63,7 @@ type Client struct {
 
 	mu    sync.Mutex
 	login string                               // the bot's account, once looked up
+	ident [2]string                            // its commits' author name and email, once looked up (commits.go)
 	inst  map[string]*gh.Client                // by owner/name
 	itr   map[string]*ghinstallation.Transport // by owner/name: its installation token (token.go)
 	calls map[string]int

@@ -228,8 +228,17 @@ func (c *Client) OpenPR(ctx context.Context, r githost.Repo, n githost.NewPullRe
 		}
 	}
 	if len(n.Reviewers) > 0 {
+		// org/team names a team of the repository's organization, by its slug
+		var req gh.ReviewersRequest
+		for _, rv := range n.Reviewers {
+			if _, team, ok := strings.Cut(rv, "/"); ok {
+				req.TeamReviewers = append(req.TeamReviewers, team)
+			} else {
+				req.Reviewers = append(req.Reviewers, rv)
+			}
+		}
 		if err := c.call(ctx, "request reviewers", func(ctx context.Context) (*gh.Response, error) {
-			_, resp, err := cl.PullRequests.RequestReviewers(ctx, r.Owner, r.Name, pr.Number, gh.ReviewersRequest{Reviewers: n.Reviewers})
+			_, resp, err := cl.PullRequests.RequestReviewers(ctx, r.Owner, r.Name, pr.Number, req)
 			return resp, err
 		}); err != nil {
 			c.log.Warn("could not request reviewers", "repo", r.String(), "number", pr.Number, "error", err.Error())

@@ -80,6 +80,9 @@ type Prediction struct {
 	Reason   string   `json:"reason,omitempty"`
 	Git      any      `json:"git,omitempty"`
 	Evidence []string `json:"evidence,omitempty"`
+	// Suggestion is the fix as one line's edit, when the engine's verified
+	// plan for the prediction is one (Options.Suggest).
+	Suggestion *Suggestion `json:"suggestion,omitempty"`
 
 	key string // drift.FindingKey of the finding, with the cause
 }
@@ -104,6 +107,11 @@ var predicted = map[drift.Cause]bool{
 // Predict returns every field of the application that will differ after a
 // sync of the revision in, sorted. It does no I/O.
 func Predict(in Input) ([]Prediction, error) {
+	return predict(in, false)
+}
+
+// predict is Predict, with each prediction's one-line fix when suggest is set.
+func predict(in Input, suggest bool) ([]Prediction, error) {
 	s, err := Snapshot(in)
 	if err != nil {
 		return nil, err
@@ -135,6 +143,9 @@ func Predict(in Input) ([]Prediction, error) {
 		if r := out[i].Resource; r.Group == "" && r.Kind == "ConfigMap" && r.Name == "argocd-cm" && out[i].File != "" {
 			out[i].FixFile = out[i].File // a system rule is edited where the repository declares it
 		}
+	}
+	if suggest {
+		suggestFixes(s, out)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return less(out[i], out[j]) })
 	return out, nil

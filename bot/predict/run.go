@@ -43,6 +43,18 @@ type Options struct {
 	// MaxApplications bounds the applications rendered in one run (each is
 	// rendered up to four times); 0 takes DefaultMaxApplications.
 	MaxApplications int
+	// Applications are Applications known from elsewhere (Argo CD's own,
+	// as the bot lists them) whose sources may be in this repository; an
+	// Application manifest of the same name in the repository wins.
+	Applications []drift.Object
+	// ClusterFor, when set, gives the cluster context of one application's
+	// predicted snapshot (its resources are the render, without live
+	// states), as the bot's cluster read gives it per application; it is
+	// used instead of Cluster.
+	ClusterFor func(*drift.Snapshot) []drift.Object
+	// Suggest plans each prediction's fix with the engine and keeps it as a
+	// Suggestion where it is one line's edit (a review's suggestion).
+	Suggest bool
 }
 
 // DefaultMaxApplications is Options.MaxApplications' default.
@@ -63,6 +75,10 @@ type Result struct {
 // manifest (and no --app names one).
 var ErrNoApplication = errors.New("no Argo CD Application manifest (kind Application, apiVersion argoproj.io/...) found")
 
+// ErrTooManyApplications is returned when the change touches more
+// applications than Options.MaxApplications.
+var ErrTooManyApplications = errors.New("the change touches too many applications")
+
 // application is one Application found in the repository.
 type application struct {
 	obj      drift.Object
@@ -76,10 +92,11 @@ type application struct {
 // runs each render in a bounded child process without network.
 func Run(base, head Revision, opt Options) (*Result, error) {
 	apps, err := findApplications(head, opt.App)
-	if err != nil {
+	if err != nil && !(errors.Is(err, ErrNoApplication) && len(opt.Applications) > 0) {
 		return nil, err
 	}
 	baseApps, _ := findApplications(base, opt.App)
+	apps, baseApps = withKnown(apps, opt.Applications), withKnown(baseApps, opt.Applications)
 	changed := changedFiles(base.Files, head.Files)
 	limit := opt.MaxApplications
 	if limit <= 0 {
@@ -102,9 +119,9 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		}
 		res.Applications = append(res.Applications, name)
 		if len(res.Applications) > limit {
-			return nil, fmt.Errorf("the change touches more than %d applications; predict fewer at a time with --app", limit)
+			return nil, fmt.Errorf("%w: more than %d; predict fewer at a time with --app", ErrTooManyApplications, limit)
 		}
-		headPs, err := predictAt(a, srcs, head, opt, true)
+		headPs, err := predictAt(a, srcs, head, opt, true, opt.Suggest)
 		if err != nil {
 			return nil, fmt.Errorf("application %s at %s: %w", name, head.Name, err)
 		}
@@ -116,7 +133,7 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		if was != nil {
 			bsrcs, _ := localSources(was.obj, base.Files, opt.Repositories)
 			if len(bsrcs) > 0 {
-				if basePs, err = predictAt(*was, bsrcs, base, opt, true); err != nil {
+				if basePs, err = predictAt(*was, bsrcs, base, opt, true, false); err != nil {
 					res.Notes = append(res.Notes, fmt.Sprintf("application %s does not render at %s (%v): every prediction at %s is reported", name, base.Name, err, head.Name))
 				}
 			}
@@ -131,12 +148,13 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 }
 
 // predictAt renders one application at a revision and predicts.
-func predictAt(a application, srcs []drift.Source, rev Revision, opt Options, twice bool) ([]Prediction, error) {
+func predictAt(a application, srcs []drift.Source, rev Revision, opt Options, twice, suggest bool) ([]Prediction, error) {
 	files := map[string][]byte{}
 	for k, v := range rev.Files {
 		files[k] = []byte(v)
 	}
 	in := Input{Application: a.obj, Cluster: opt.Cluster, Repo: rev.Files, Manifest: a.manifest}
+
 	var again []drift.Object
 	varies := false
 	for _, src := range srcs {
@@ -158,7 +176,37 @@ func predictAt(a application, srcs []drift.Source, rev Revision, opt Options, tw
 	if varies {
 		in.Renders = [][]drift.Object{again}
 	}
-	return Predict(in)
+	if opt.ClusterFor != nil {
+		in.Cluster = opt.ClusterFor(&drift.Snapshot{Application: a.obj, Resources: targetsOnly(in.Targets)})
+	}
+	return predict(in, suggest)
+}
+
+// targetsOnly are the render's objects as a snapshot's resources without a
+// live state: what a cluster read selects its objects by.
+func targetsOnly(objs []drift.Object) []drift.Resource {
+	out := make([]drift.Resource, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, drift.Resource{Target: o})
+	}
+	return out
+}
+
+// withKnown adds the known Applications the repository has no manifest of
+// (by name), with no manifest file.
+func withKnown(apps []application, known []drift.Object) []application {
+	for _, k := range known {
+		if drift.Str(k, "metadata", "name") == "" || findNamed(apps, k) != nil {
+			continue
+		}
+		obj, _ := drift.NormalizeNumbers(drift.DeepCopy(k)).(map[string]any)
+		if obj == nil {
+			continue
+		}
+		delete(obj, "status")
+		apps = append(apps, application{obj: obj})
+	}
+	return apps
 }
 
 // generators are the template functions whose output can change between two
@@ -260,7 +308,7 @@ func localSources(app drift.Object, files map[string]string, repos []string) ([]
 	var notes []string
 	for _, src := range drift.Sources(app) {
 		switch {
-		case len(repos) > 0 && src.RepoURL != "" && !sameRepository(src.RepoURL, repos):
+		case len(repos) > 0 && src.RepoURL != "" && !SameRepository(src.RepoURL, repos...):
 			notes = append(notes, fmt.Sprintf("source %s is another repository: not rendered", src.RepoURL))
 		case src.Chart != "":
 			notes = append(notes, fmt.Sprintf("source chart %s from %s is not in this repository: not rendered (predict reads no network)", src.Chart, src.RepoURL))
@@ -419,9 +467,9 @@ func findNamed(apps []application, obj drift.Object) *application {
 	return nil
 }
 
-// sameRepository says whether a repoURL names one of the repositories, in
+// SameRepository says whether a repoURL names one of the repositories, in
 // whatever form (https or ssh, with or without .git, user or case).
-func sameRepository(url string, repos []string) bool {
+func SameRepository(url string, repos ...string) bool {
 	u := repositoryKey(url)
 	for _, r := range repos {
 		if repositoryKey(r) == u {

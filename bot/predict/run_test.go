@@ -401,8 +401,8 @@ func TestSameRepository(t *testing.T) {
 		"https://github.com/acme/apps-infra":   false,
 		"https://gitlab.example.com/acme/apps": false,
 	} {
-		if got := sameRepository(url, repos); got != want {
-			t.Errorf("sameRepository(%s) = %v, want %v", url, got, want)
+		if got := SameRepository(url, repos...); got != want {
+			t.Errorf("SameRepository(%s) = %v, want %v", url, got, want)
 		}
 	}
 	head := Revision{Name: "head", Files: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("  replicas: 2\n", "500m"), "apps/web/hpa.yaml": webHPA}}

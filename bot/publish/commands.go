@@ -112,6 +112,37 @@ type ack struct {
 	reaction string
 }
 
+// obeyed are the /driftfix commands driftfix follows, by verb: each adds
+// what it asks to a (its argument, who asked, when). Pull request bodies
+// list templates.Commands; TestCommandsListed holds the two together.
+var obeyed = map[string]func(a *asked, arg, by string, now time.Time) error{
+	"ignore": func(a *asked, _, by string, _ time.Time) error {
+		a.ignore, a.by = true, by
+		return nil
+	},
+	"recheck": func(a *asked, _, _ string, _ time.Time) error {
+		a.recheck = true
+		return nil
+	},
+	"snooze": func(a *asked, arg, by string, now time.Time) error {
+		d, err := parseSnooze(arg)
+		if err != nil {
+			return err
+		}
+		a.snooze, a.by = now.Add(d), by
+		return nil
+	},
+}
+
+// verbs lists the commands' verbs as pull requests list them.
+func verbs() string {
+	vs := make([]string, len(templates.Commands))
+	for i, c := range templates.Commands {
+		vs[i] = c.Verb
+	}
+	return strings.Join(vs, ", ")
+}
+
 // parseSnooze reads a snooze length: a number of hours, days or weeks.
 func parseSnooze(arg string) (time.Duration, error) {
 	if len(arg) < 2 {
@@ -190,22 +221,12 @@ func (c *followed) commands() (asked, error) {
 			continue // followed before this state database
 		}
 		reaction := "+1"
-		switch verb {
-		case "ignore":
-			a.ignore, a.by = true, "@"+m.Author
-		case "recheck":
-			a.recheck = true
-		case "snooze":
-			d, err := parseSnooze(cmd[2])
-			if err != nil {
-				reaction = "confused"
-				c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: /driftfix snooze from %s not followed: %v", c.ref(), m.Author, err))
-				break
-			}
-			a.snooze, a.by = c.now.Add(d), "@"+m.Author
-		default:
+		if obey, ok := obeyed[verb]; !ok {
 			reaction = "confused"
-			c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: /driftfix %s from %s is not a command (ignore, recheck, snooze)", c.ref(), verb, m.Author))
+			c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: /driftfix %s from %s is not a command (%s)", c.ref(), verb, m.Author, verbs()))
+		} else if err := obey(&a, cmd[2], "@"+m.Author, c.now); err != nil {
+			reaction = "confused"
+			c.out.Skipped = append(c.out.Skipped, fmt.Sprintf("%s: /driftfix %s from %s not followed: %v", c.ref(), verb, m.Author, err))
 		}
 		a.acks = append(a.acks, ack{m.ID, reaction})
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/driftfix/driftfix/templates"
 )
 
 // TestParseSnooze: /driftfix snooze takes a count of hours, days or weeks up
@@ -89,6 +91,37 @@ func TestCommand(t *testing.T) {
 			t.Errorf("%q read as %q", tc.body, got)
 		case tc.verb != "" && (got == nil || got[1] != tc.verb || got[2] != tc.arg):
 			t.Errorf("%q read as %q, want %s %s", tc.body, got, tc.verb, tc.arg)
+		}
+	}
+}
+
+// TestCommandsListed: the commands every pull request body lists
+// (templates.Commands) are exactly the commands driftfix obeys, and each
+// listed example, written as a comment, is read as its command and followed.
+func TestCommandsListed(t *testing.T) {
+	listed := map[string]bool{}
+	for _, c := range templates.Commands {
+		listed[c.Verb] = true
+		if _, ok := obeyed[c.Verb]; !ok {
+			t.Errorf("pull requests list /driftfix %s, which driftfix does not obey", c.Verb)
+			continue
+		}
+		cmd := command("Thanks!\n\n" + c.Example + "\n")
+		if cmd == nil || strings.ToLower(cmd[1]) != c.Verb {
+			t.Errorf("the listed example %q is not read as /driftfix %s: %q", c.Example, c.Verb, cmd)
+			continue
+		}
+		var a asked
+		if err := obeyed[c.Verb](&a, cmd[2], "@maintainer", time.Now()); err != nil {
+			t.Errorf("the listed example %q is not followed: %v", c.Example, err)
+		}
+		if !a.ignore && !a.recheck && a.snooze.IsZero() {
+			t.Errorf("the listed example %q asks nothing", c.Example)
+		}
+	}
+	for verb := range obeyed {
+		if !listed[verb] {
+			t.Errorf("driftfix obeys /driftfix %s, which pull requests do not list (add it to templates.Commands)", verb)
 		}
 	}
 }

@@ -369,6 +369,9 @@ func (r *run) checkConclusion(k state.PR) string {
 // view is what the dashboard says now.
 func (d *dashboard) view() (templates.DashboardView, error) {
 	v := templates.DashboardView{Marker: d.marker}
+	if s := d.side(d.ctx, d.host, d.repo); s.problem != "" {
+		v.RepoFile = strings.Split(s.problem, "\n")
+	}
 	openPRs, err := d.Store.PRs(d.ctx, state.PROpen)
 	if err != nil {
 		return v, err

@@ -83,6 +83,15 @@ func (p *fileRun) propose(c fileChange, stands func(number int, url string, merg
 		p.skipFile(c, "quiet hours")
 		return nil
 	}
+	t, err := p.terms(p.ctx, p.host, p.repo, pol, false, c.Title, c.Message)
+	if err != nil {
+		return err
+	}
+	if t.held != "" && ex == nil {
+		p.skipFile(c, t.held)
+		return nil
+	}
+	c.Title, c.Message = t.title, t.message
 	base := c.Base
 	if base == "" || base == "HEAD" {
 		if base, err = p.host.DefaultBranch(p.ctx, p.repo); err != nil {
@@ -103,7 +112,7 @@ func (p *fileRun) propose(c fileChange, stands func(number int, url string, merg
 		return err
 	}
 	gpr, err := p.host.OpenPR(p.ctx, p.repo, githost.NewPullRequest{Branch: c.Branch, Base: base, Title: c.Title, Body: fitBody(c.Body),
-		Draft: pol.Draft != nil && *pol.Draft, Labels: pol.Labels, Reviewers: pol.Reviewers, Assignees: pol.Assignees})
+		Draft: pol.Draft != nil && *pol.Draft, Labels: t.labels, Reviewers: t.reviewers, Assignees: pol.Assignees})
 	if errors.Is(err, githost.ErrRace) {
 		p.skipFile(c, "another driftfix opened this "+c.What+" first")
 		return nil

@@ -104,6 +104,24 @@ type FileHost interface {
 	File(ctx context.Context, r githost.Repo, ref, file string) ([]byte, error)
 }
 
+// HistoryHost is a GitHost that can list a branch's newest commit
+// subjects: a policy's titleStyle auto reads a repository's style from
+// them. On a host that cannot, titles under auto are plain.
+type HistoryHost interface {
+	// RecentSubjects are the first lines of ref's newest commits, at most
+	// n, newest first, merge commits left out.
+	RecentSubjects(ctx context.Context, r githost.Repo, ref string, n int) ([]string, error)
+}
+
+// SignerHost is a GitHost that can say which name and email the commits
+// driftfix pushes carry as their author, for the Signed-off-by trailer
+// signOff asks for. On a host that cannot, a signed-off pull request is
+// not published.
+type SignerHost interface {
+	// CommitIdentity is the author name and email of driftfix's commits to r.
+	CommitIdentity(ctx context.Context, r githost.Repo) (name, email string, err error)
+}
+
 // Notifier is the port to where digests are read (Slack today, by
 // bot/slack). A digest is a first message and its thread.
 type Notifier interface {

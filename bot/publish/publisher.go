@@ -41,6 +41,9 @@ type Publisher struct {
 	PerPR time.Duration
 
 	adopted bool // driftfix's open PRs were looked up on the hosts since start
+	// noRepoFile are the repositories found without their own driftfix
+	// file, and when: asked again after repoFileRecheck (repopolicy.go).
+	noRepoFile map[string]time.Time
 }
 
 // Published is what one publishing step did.
@@ -52,6 +55,9 @@ type Published struct {
 	Snoozed, Checked, StillDrifts []string
 	// Skipped are proposals not published, with why.
 	Skipped []string
+	// RepoFiles are the repositories' own .github/driftfix.yaml files not
+	// used, each with its problems by line: the central policy applies there.
+	RepoFiles []string
 	// Digests are the messages posted, by channel.
 	Digests map[string][]templates.Message
 	Errors  []error
@@ -91,6 +97,9 @@ type run struct {
 	// writerPRs are driftfix's open writers pull requests in the policy's
 	// repository, by manager key, once looked up (boxes.go).
 	writerPRs map[string]string
+	// sides are what each repository's own file and history say, read
+	// once a cycle, by repository key (repopolicy.go).
+	sides map[string]*repoSide
 }
 
 // openCount counts driftfix's open pull requests against the policy's limits.
@@ -123,7 +132,7 @@ func (p *Publisher) start(ctx context.Context, res *cycle.CycleResult, now time.
 	}
 	r := &run{Publisher: p, ctx: ctx, res: res, now: now, log: p.Log, out: &Published{Digests: map[string][]templates.Message{}},
 		apps: map[string]cycle.AppState{}, proposed: map[string]cycle.ProposedPR{}, open: openCount{perRepo: map[string]int{}}, writers: map[string]bool{},
-		polled: map[string]*githost.PullRequest{}}
+		polled: map[string]*githost.PullRequest{}, sides: map[string]*repoSide{}}
 	if r.log == nil {
 		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

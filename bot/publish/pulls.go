@@ -50,6 +50,9 @@ type proposal struct {
 	base     string
 	existing *githost.PullRequest
 	rec      state.PR
+	// msg is the commit message, in the repository's style and signed off
+	// when its policy asks (repopolicy.go).
+	msg string
 }
 
 func (p *proposal) skip(why string) { p.out.Skipped = append(p.out.Skipped, p.pr.Branch+": "+why) }
@@ -68,6 +71,14 @@ func (p *proposal) publish() error {
 	if err := p.locate(); err != nil {
 		return err
 	}
+	t, err := p.terms(p.ctx, p.host, p.repo, p.pr.Policy, true, p.pr.Title, p.message())
+	if err != nil || t.held != "" {
+		if t.held != "" {
+			p.skip(t.held)
+		}
+		return err
+	}
+	p.pr.Title, p.msg, p.pr.Policy.Labels, p.pr.Policy.Reviewers = t.title, t.message, t.labels, t.reviewers
 	if p.existing != nil {
 		done, err := p.settled()
 		if err != nil || done {
@@ -231,7 +242,7 @@ func (p *proposal) update() error {
 	if m := lastMarker(bodyFingerprint, ex.Body); m == nil || m[1] != p.pr.Fingerprint {
 		unchanged = false
 	}
-	pushed, _, err := p.host.Push(p.ctx, p.repo, p.base, p.pr.Branch, p.message(), p.files())
+	pushed, _, err := p.host.Push(p.ctx, p.repo, p.base, p.pr.Branch, p.msg, p.files())
 	switch {
 	case errors.Is(err, githost.ErrNotOurs) || errors.Is(err, githost.ErrFileChanged):
 		if !unchanged {
@@ -314,7 +325,7 @@ func (p *proposal) openNew() error {
 		p.skip(why)
 		return nil
 	}
-	_, created, err := p.host.Push(p.ctx, p.repo, p.base, p.pr.Branch, p.message(), p.files())
+	_, created, err := p.host.Push(p.ctx, p.repo, p.base, p.pr.Branch, p.msg, p.files())
 	if why := pushRefused(err, p.base, p.repo); why != "" {
 		p.skip(why)
 		return nil

@@ -59,6 +59,8 @@ var migrations = []string{
 	`CREATE TABLE idle_rules (rule TEXT PRIMARY KEY, instance TEXT NOT NULL, since INTEGER NOT NULL, seen INTEGER NOT NULL);
 	 CREATE TABLE sections_posted (section TEXT PRIMARY KEY, at INTEGER NOT NULL);
 	 CREATE TABLE ignore_pr_repos (repo TEXT PRIMARY KEY, at INTEGER NOT NULL);`,
+	// 11: the pull request heads driftfix/predict checked (predict.go).
+	`CREATE TABLE predicted (repo TEXT NOT NULL, sha TEXT NOT NULL, number INTEGER NOT NULL, predictions INTEGER NOT NULL, reviewed INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (repo, sha));`,
 }
 
 // Store is an open state database.

@@ -41,7 +41,7 @@ func NewRepo(dir, owner, name string, files map[string]string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c, err := writeCommit(r, tree, "initial", nil, time.Now(), "person")
+	c, err := writeCommit(r, tree, "initial", nil, time.Now(), "person", "person@example.com")
 	if err != nil {
 		return "", err
 	}
@@ -85,8 +85,8 @@ func readBlob(r *git.Repository, h plumbing.Hash) ([]byte, error) {
 
 // writeCommit writes a commit by login (its author and committer name,
 // which the REST commit endpoint answers as the GitHub account).
-func writeCommit(r *git.Repository, tree plumbing.Hash, msg string, parents []plumbing.Hash, when time.Time, login string) (plumbing.Hash, error) {
-	sig := object.Signature{Name: login, Email: login + "@users.noreply.github.com", When: when}
+func writeCommit(r *git.Repository, tree plumbing.Hash, msg string, parents []plumbing.Hash, when time.Time, login, email string) (plumbing.Hash, error) {
+	sig := object.Signature{Name: login, Email: email, When: when}
 	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: parents}
 	obj := r.Storer.NewEncodedObject()
 	if err := c.Encode(obj); err != nil {

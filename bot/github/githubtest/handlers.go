@@ -68,6 +68,20 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		}
 		f, err := c.File(p["path"])
 		if err != nil {
+			// a directory is listed, as GitHub lists one: an array of its entries
+			if tree, terr := c.Tree(); terr == nil {
+				if dir, derr := tree.Tree(p["path"]); derr == nil {
+					var entries []any
+					for _, e := range dir.Entries {
+						typ := "file"
+						if e.Mode == filemode.Dir {
+							typ = "dir"
+						}
+						entries = append(entries, map[string]any{"type": typ, "name": e.Name, "path": p["path"] + "/" + e.Name, "sha": e.Hash.String()})
+					}
+					return http.StatusOK, entries
+				}
+			}
 			return http.StatusNotFound, "Not Found"
 		}
 		content, err := readBlob(rp.git, f.Hash)
@@ -162,7 +176,7 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 			}
 			parents = append(parents, plumbing.NewHash(ph))
 		}
-		h, err := writeCommit(rp.git, plumbing.NewHash(body.Tree), body.Message, parents, time.Now(), s.caller)
+		h, err := writeCommit(rp.git, plumbing.NewHash(body.Tree), body.Message, parents, time.Now(), s.caller, s.NoReplyEmail(s.caller))
 		if err != nil {
 			return http.StatusInternalServerError, err.Error()
 		}
@@ -296,11 +310,15 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		return http.StatusOK, s.prJSON(rp, pr)
 	case "POST /repos/{owner}/{repo}/pulls/{number}/requested_reviewers":
 		_, pr := s.pr(rp.owner, rp.name, num)
-		var body struct{ Reviewers []string }
+		var body struct {
+			Reviewers     []string
+			TeamReviewers []string `json:"team_reviewers"`
+		}
 		if pr == nil || !decode(&body) {
 			return http.StatusNotFound, "Not Found"
 		}
 		pr.Reviewers = append(pr.Reviewers, body.Reviewers...)
+		pr.TeamReviewers = append(pr.TeamReviewers, body.TeamReviewers...)
 		return http.StatusCreated, s.prJSON(rp, pr)
 	case "POST /repos/{owner}/{repo}/issues/{number}/labels":
 		_, pr := s.pr(rp.owner, rp.name, num)
@@ -406,10 +424,16 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		}
 		return http.StatusOK, map[string]any{"permission": perm, "role_name": role, "user": userJSON(login)}
 	}
+	if status, body, ok := s.handleReviews(route, r, rp, num); ok {
+		return status, body
+	}
 	if status, body, ok := s.handleChecks(route, p, r, rp); ok {
 		return status, body
 	}
 	if status, body, ok := s.handleCompare(route, p, rp); ok {
+		return status, body
+	}
+	if status, body, ok := s.handleCommits(route, p, r, rp); ok {
 		return status, body
 	}
 	return s.handleIssues(route, r, rp, num)

@@ -91,13 +91,15 @@ type token struct {
 
 type repo struct {
 	owner, name string
+	dir         string // the bare repository on disk
 	git         *git.Repository
 	prs         []*PullRequest
 	comments    map[int][]Comment
 	perms       map[string]string // login → permission; others have none
 	checks      []*CheckRun
 	statuses    []Status
-	issues      []*Issue // see issues.go
+	reviews     map[int][]Review // by pull request number (reviews.go)
+	issues      []*Issue         // see issues.go
 	events      map[int][]issueEvent
 }
 
@@ -119,7 +121,8 @@ type PullRequest struct {
 	Merged, Draft        bool
 	Labels               []string
 	Reviewers, Assignees []string
-	ClosedBy             string // "bot" or "person"
+	TeamReviewers        []string // the slugs of the teams asked to review
+	ClosedBy             string   // "bot" or "person"
 	MergeSHA             string
 	Created              time.Time
 	// Author is the login that opened it; HeadRepo the owner/name its head
@@ -166,7 +169,7 @@ func (s *Server) AddRepo(dir, owner, name string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.repos[owner+"/"+name] = &repo{owner: owner, name: name, git: r, comments: map[int][]Comment{}, perms: map[string]string{"person": "write"}, events: map[int][]issueEvent{}}
+	s.repos[owner+"/"+name] = &repo{owner: owner, name: name, dir: filepath.Join(dir, owner, name+".git"), git: r, comments: map[int][]Comment{}, perms: map[string]string{"person": "write"}, events: map[int][]issueEvent{}}
 	if s.installs[owner] == 0 {
 		s.installs[owner] = int64(1000 + len(s.installs))
 	}
@@ -317,8 +320,14 @@ func (s *Server) Merge(owner, name string, number int) error {
 		if err != nil {
 			return err
 		}
+		// The pull request's changes are those since the merge base: every
+		// commit of its branch, not only the last.
 		before := map[string]entry{}
-		if len(hc.ParentHashes) > 0 {
+		if mb, err := hc.MergeBase(bc); err == nil && len(mb) > 0 {
+			if before, err = flatten(r.git, mb[0].TreeHash); err != nil {
+				return err
+			}
+		} else if len(hc.ParentHashes) > 0 {
 			pc, err := r.git.CommitObject(hc.ParentHashes[0])
 			if err != nil {
 				return err
@@ -341,7 +350,7 @@ func (s *Server) Merge(owner, name string, number int) error {
 		if err != nil {
 			return err
 		}
-		if result, err = writeCommit(r.git, tree, fmt.Sprintf("Merge pull request #%d from %s", number, p.Head), []plumbing.Hash{baseRef.Hash(), head.Hash()}, time.Now(), "person"); err != nil {
+		if result, err = writeCommit(r.git, tree, fmt.Sprintf("Merge pull request #%d from %s", number, p.Head), []plumbing.Hash{baseRef.Hash(), head.Hash()}, time.Now(), "person", s.NoReplyEmail("person")); err != nil {
 			return err
 		}
 	}
@@ -373,6 +382,12 @@ func (s *Server) AddPR(owner, name string, pr PullRequest) (int, error) {
 // person pushing to main, or to driftfix's branch), creating the branch
 // from main when it does not exist.
 func (s *Server) CommitFile(owner, name, branch, path, content, login string) error {
+	return s.commit(owner, name, branch, path, content, login, "Edit "+path, true)
+}
+
+// commit commits one file's content onto a branch as login with message;
+// fromMain starts a branch that does not exist from main.
+func (s *Server) commit(owner, name, branch, path, content, login, message string, fromMain bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.repos[owner+"/"+name]
@@ -381,6 +396,9 @@ func (s *Server) CommitFile(owner, name, branch, path, content, login string) er
 	}
 	ref, err := r.git.Reference(plumbing.NewBranchReferenceName(branch), true)
 	if err != nil {
+		if !fromMain {
+			return err
+		}
 		if ref, err = r.git.Reference(plumbing.NewBranchReferenceName("main"), true); err != nil {
 			return err
 		}
@@ -402,7 +420,7 @@ func (s *Server) CommitFile(owner, name, branch, path, content, login string) er
 	if err != nil {
 		return err
 	}
-	nc, err := writeCommit(r.git, tree, "Edit "+path, []plumbing.Hash{ref.Hash()}, time.Now(), login)
+	nc, err := writeCommit(r.git, tree, message, []plumbing.Hash{ref.Hash()}, time.Now(), login, s.NoReplyEmail(login))
 	if err != nil {
 		return err
 	}
@@ -691,6 +709,12 @@ var routes = []string{
 	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
 	"POST /repos/{owner}/{repo}/statuses/{sha}",
 	"GET /repos/{owner}/{repo}/compare/{basehead}",
+	// commits.go
+	"GET /repos/{owner}/{repo}/commits",
+	"GET /users/{username}",
+	// reviews.go
+	"POST /repos/{owner}/{repo}/pulls/{number}/reviews",
+	"GET /repos/{owner}/{repo}/pulls/{number}/reviews",
 	// issues.go
 	"GET /repos/{owner}/{repo}/issues",
 	"POST /repos/{owner}/{repo}/issues",

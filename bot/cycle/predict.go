@@ -1,0 +1,247 @@
+package cycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/predict"
+	"github.com/driftfix/driftfix/templates"
+)
+
+// PRHead is an open pull request whose head commit is to be predicted.
+type PRHead struct {
+	// RepoURL is the repository as Argo CD's Applications name it.
+	RepoURL string
+	Number  int
+	// Base is the branch the pull request merges into; DefaultBranch the
+	// repository's (an Application's HEAD or empty targetRevision).
+	Base, DefaultBranch string
+	HeadSHA             string
+	// Fork says the head is in another repository: it is predicted from
+	// Git alone, with the repository's own Application manifests and
+	// without the cluster context or Argo CD's Applications, so nothing
+	// read from the cluster is shown to an author outside the repository.
+	Fork bool
+}
+
+// PRPrediction is what predicting a pull request's head gave.
+type PRPrediction struct {
+	// Check is driftfix/predict's check of the head: failed with an
+	// annotation per prediction, or neutral.
+	Check githost.Check
+	// Review carries a suggestion for each prediction whose fix is one
+	// line's edit on a line of the change; nil when there is none.
+	Review *githost.Review
+	// Predictions counts the fields predicted; Applications the
+	// applications predicted.
+	Predictions  int
+	Applications []string
+}
+
+// Predictor predicts pull requests' heads with what the cycle read: the
+// Applications its instances list on the repository (read whole, once per
+// cycle) and each instance's cluster context. Safe for one caller at a time.
+type Predictor struct {
+	cfg       *config.Config
+	instances []Instance
+	res       *CycleResult
+
+	mu   sync.Mutex
+	apps map[string]drift.Object // AppKey → the Application, read once
+	// maxApps bounds the applications one pull request's prediction renders.
+	maxApps int
+}
+
+// NewPredictor predicts with a cycle's instances and result.
+func NewPredictor(cfg *config.Config, instances []Instance, res *CycleResult) *Predictor {
+	return &Predictor{cfg: cfg, instances: instances, res: res, apps: map[string]drift.Object{}, maxApps: maxPRApplications}
+}
+
+// maxPRApplications bounds the applications one pull request's prediction
+// renders: a cycle predicts many pull requests.
+const maxPRApplications = 25
+
+// maxKnownApps bounds the Applications of one repository read whole for one
+// pull request.
+const maxKnownApps = 50
+
+// Repositories are the repositories of the applications the cycle listed
+// (their first source's), each once, in the order listed.
+func (p *Predictor) Repositories() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range p.res.Apps {
+		u := a.App.RepoURL
+		if u == "" || seen[u] || !p.res.Owns(AppKey(a.Instance, a.App.Namespace, a.App.Name)) {
+			continue
+		}
+		dup := false
+		for _, o := range out {
+			dup = dup || predict.SameRepository(u, o)
+		}
+		seen[u] = true
+		if !dup {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// Predict renders every application of the repository the pull request
+// touches, from its base branch and its head commit, and says which fields
+// will stay OutOfSync after a sync of the change. An error says the
+// repository could not be read (the head is tried again next cycle); a
+// change that does not render gets a neutral check that says so.
+func (p *Predictor) Predict(ctx context.Context, h PRHead) (PRPrediction, error) {
+	var reader *Instance
+	for i := range p.instances {
+		if p.instances[i].BranchFiles != nil {
+			reader = &p.instances[i]
+			break
+		}
+	}
+	if reader == nil {
+		return PRPrediction{}, errors.New("no instance reads repositories: pull requests cannot be predicted")
+	}
+	baseFiles, _, err := reader.BranchFiles(ctx, h.RepoURL, h.Base)
+	if err != nil {
+		return PRPrediction{}, fmt.Errorf("read %s at the base branch %s: %w", h.RepoURL, h.Base, err)
+	}
+	headFiles, sha, err := reader.BranchFiles(ctx, h.RepoURL, h.HeadSHA)
+	if err != nil {
+		return PRPrediction{}, fmt.Errorf("read %s at the head %s of #%d: %w", h.RepoURL, short(h.HeadSHA), h.Number, err)
+	}
+	if sha != h.HeadSHA {
+		return PRPrediction{}, fmt.Errorf("read %s at %s: got commit %s", h.RepoURL, short(h.HeadSHA), short(sha))
+	}
+	var known []drift.Object
+	var clusters map[string]func(*drift.Snapshot) []drift.Object
+	if !h.Fork {
+		if known, clusters, err = p.known(ctx, h); err != nil {
+			return PRPrediction{}, err
+		}
+	}
+	opt := predict.Options{Applications: known, Repositories: []string{h.RepoURL}, Suggest: true, Render: RenderLimits(p.cfg.Limits), MaxApplications: p.maxApps}
+	if !h.Fork {
+		opt.ClusterFor = func(s *drift.Snapshot) []drift.Object {
+			c := clusters[drift.Str(s.Application, "metadata", "name")]
+			if c == nil {
+				c = clusters[""]
+			}
+			if c == nil {
+				return nil
+			}
+			return c(s)
+		}
+	}
+	base := predict.Revision{Name: h.Base, Files: baseFiles}
+	head := predict.Revision{Name: short(h.HeadSHA), Files: headFiles}
+	res, err := predict.Run(base, head, opt)
+	if errors.Is(err, predict.ErrNoApplication) {
+		res, err = &predict.Result{}, nil
+	}
+	if errors.Is(err, predict.ErrTooManyApplications) {
+		return PRPrediction{Check: githost.Check{Name: predict.CheckName, Neutral: true, Title: "driftfix did not predict this change",
+			Summary: fmt.Sprintf("The change touches more than %d applications: the bot predicts up to %d per pull request (each is rendered up to four times). Run %s in CI to predict them all.",
+				p.maxApps, p.maxApps, templates.Code("driftfix predict --repo . --base "+h.Base))}}, nil
+	}
+	if err != nil {
+		return PRPrediction{Check: githost.Check{Name: predict.CheckName, Neutral: true, Title: "driftfix could not predict this change",
+			Summary: "The change could not be predicted: " + templates.Text(err.Error()) + ". Argo CD may not render it either."}}, nil
+	}
+	out := PRPrediction{Check: predict.Check(res), Review: predict.Review(res, base, head, h.HeadSHA), Predictions: len(res.Predictions), Applications: res.Applications}
+	if h.Fork {
+		out.Check.Text += "\nThis pull request comes from a fork: it was predicted from Git alone (the repository's Application manifests), without Argo CD's Applications or the cluster's HorizontalPodAutoscalers, webhooks and CRDs.\n"
+	}
+	return out, nil
+}
+
+// known are the Applications the cycle listed whose sources name the pull
+// request's repository at its base branch, read whole, with the cluster
+// read of the instance of each (by name; "" the first such instance's).
+func (p *Predictor) known(ctx context.Context, h PRHead) ([]drift.Object, map[string]func(*drift.Snapshot) []drift.Object, error) {
+	clusters := map[string]func(*drift.Snapshot) []drift.Object{}
+	var out []drift.Object
+	for _, a := range p.res.Apps {
+		key := AppKey(a.Instance, a.App.Namespace, a.App.Name)
+		if a.App.RepoURL == "" || !predict.SameRepository(a.App.RepoURL, h.RepoURL) || !p.res.Owns(key) {
+			continue
+		}
+		if len(out) >= maxKnownApps {
+			break
+		}
+		in := p.instance(a.Instance)
+		if in == nil || in.Client == nil {
+			continue
+		}
+		p.mu.Lock()
+		obj, ok := p.apps[key]
+		p.mu.Unlock()
+		if !ok {
+			got, err := in.Client.GetApplication(ctx, a.App.Namespace, a.App.Name)
+			if err != nil {
+				return nil, nil, fmt.Errorf("read application %s/%s: %w", a.App.Namespace, a.App.Name, err)
+			}
+			obj = got
+			p.mu.Lock()
+			p.apps[key] = obj
+			p.mu.Unlock()
+		}
+		if !tracks(obj, h) {
+			continue
+		}
+		out = append(out, obj)
+		c := p.res.clusters[a.Instance]
+		clusters[a.App.Name] = c
+		if clusters[""] == nil {
+			clusters[""] = c
+		}
+	}
+	if clusters[""] == nil {
+		for _, in := range p.instances {
+			if c := p.res.clusters[in.Name]; c != nil {
+				clusters[""] = c
+				break
+			}
+		}
+	}
+	return out, clusters, nil
+}
+
+// tracks says whether an Application reads the pull request's repository
+// at its base branch: a source of that repository whose targetRevision is
+// the base, or HEAD (or empty) when the base is the default branch.
+func tracks(app drift.Object, h PRHead) bool {
+	for _, src := range drift.Sources(app) {
+		if !predict.SameRepository(src.RepoURL, h.RepoURL) {
+			continue
+		}
+		rev := strings.TrimPrefix(src.TargetRevision, "refs/heads/")
+		if rev == h.Base || ((rev == "" || rev == "HEAD") && h.Base == h.DefaultBranch) {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Predictor) instance(name string) *Instance {
+	for i := range p.instances {
+		if p.instances[i].Name == name {
+			return &p.instances[i]
+		}
+	}
+	return nil
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
