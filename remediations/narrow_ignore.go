@@ -22,6 +22,9 @@ var NarrowIgnore = Remedy{
 		if f.Cause != drift.CauseBroadIgnore {
 			return "it narrows an ignore rule, and the finding is not one"
 		}
+		if annotationHeld(f) {
+			return "the rule is " + f.Resource.String() + "'s own " + drift.AnnotationIgnoreDifferences + " annotation in Git; an Application or argocd-cm edit cannot narrow it, change the annotation beside the resource"
+		}
 		return ""
 	},
 	Plan: planNarrowIgnore,
@@ -128,6 +131,9 @@ func planNarrowIgnore(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 // object by the safety model): the narrowed rules keep hiding them, so they
 // need no plan of their own.
 func (c *Context) keptByNarrowing(f drift.Finding) map[string]bool {
+	if annotationHeld(f) {
+		return nil // never narrowed here, so nothing is kept by narrowing it
+	}
 	byLoc := map[string]drift.Finding{}
 	for _, g := range c.Report.Findings {
 		byLoc[findingKey(g)] = g
@@ -143,6 +149,12 @@ func (c *Context) keptByNarrowing(f drift.Finding) map[string]bool {
 		}
 	}
 	return out
+}
+
+// annotationHeld reports whether a finding is about an ignore rule a resource
+// carries in its own argocd.argoproj.io/ignore-differences annotation.
+func annotationHeld(f drift.Finding) bool {
+	return len(f.Path) == 3 && f.Path[0] == "metadata" && f.Path[1] == "annotations" && f.Path[2] == drift.AnnotationIgnoreDifferences
 }
 
 func locKey(l drift.Location) string { return l.Resource.String() + "\x00" + l.Path.String() }

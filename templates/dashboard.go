@@ -36,6 +36,9 @@ type DashboardView struct {
 	// owner/name"); "" when the policy names no policyRepo, and then the
 	// writers are listed without boxes.
 	PolicyFile string
+	// RepoFile are the problems of the repository's own
+	// .github/driftfix.yaml, one a line, when it is not used.
+	RepoFile []string
 }
 
 // DashboardWriter is a field manager nothing placed: the boxes that place
@@ -130,6 +133,7 @@ type dashboardHead struct {
 	RunAsked                  bool
 	Writers                   []DashboardWriter
 	PolicyFile                string
+	RepoFile                  []string
 }
 
 // Dashboard renders the dashboard issue's body in Markdown, within the
@@ -141,7 +145,7 @@ func Dashboard(v DashboardView) (string, error) {
 	if limit <= 0 {
 		limit = MaxIssueBody
 	}
-	h := dashboardHead{Marker: v.Marker, Apps: v.Apps, RunKey: v.RunKey, RunAsked: v.RunAsked, Writers: v.Writers, PolicyFile: v.PolicyFile}
+	h := dashboardHead{Marker: v.Marker, Apps: v.Apps, RunKey: v.RunKey, RunAsked: v.RunAsked, Writers: v.Writers, PolicyFile: v.PolicyFile, RepoFile: v.RepoFile}
 	for _, a := range v.Apps {
 		if a.Stuck {
 			h.Stuck++

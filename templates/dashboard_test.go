@@ -103,11 +103,15 @@ func TestHostileValuesInertInDashboard(t *testing.T) {
 		a.StillDiffers[0].Title, a.StillDiffers[0].Revision = h, h
 		a.StillDiffers[0].Findings[0] = DashboardFinding{Resource: drift.Ref{Kind: "ConfigMap", Namespace: h, Name: h}, Path: "/data/" + h, Cause: drift.CauseManualChange}
 		writers := []DashboardWriter{{Manager: h, Key: "77aa77aa77aa", Fields: []DashboardFinding{{Resource: drift.Ref{Kind: "ConfigMap", Namespace: h, Name: h}, Path: "/data/" + h}}}}
-		body, err := Dashboard(DashboardView{Marker: "<!-- driftfix:dashboard=all -->", Apps: []DashboardApp{a}, Ignores: ig, Writers: writers, PolicyFile: h, RunKey: "5e5e5e5e5e5e"})
+		body, err := Dashboard(DashboardView{Marker: "<!-- driftfix:dashboard=all -->", Apps: []DashboardApp{a}, Ignores: ig, Writers: writers, PolicyFile: h, RunKey: "5e5e5e5e5e5e",
+			RepoFile: []string{"line 3: " + h + ": unknown key", h}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		checkUnlinked(t, h, body)
+		if !strings.Contains(body, "**`.github/driftfix.yaml` is not used.**") {
+			t.Errorf("%q: the repository file's problems are not shown", h)
+		}
 		if got := Ticks(body); len(got) != 0 {
 			t.Errorf("%q forged a ticked box: %v", h, got)
 		}

@@ -166,7 +166,7 @@ func TestHostileValuesInertInPRBody(t *testing.T) {
 		if body, err = PRBody(v); err != nil {
 			t.Fatal(err)
 		}
-		for _, line := range strings.Split(body, "\n") {
+		for _, line := range strings.Split(withoutCommands(t, body, FixPR), "\n") {
 			if !strings.HasPrefix(line, "<!-- driftfix:fingerprint=") {
 				checkInert(t, h, line)
 			}

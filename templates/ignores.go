@@ -180,7 +180,7 @@ func IgnorePRBody(v IgnorePRView) string {
 	d := fence(v.Diff)
 	fmt.Fprintf(&b, "### The change\n%sdiff\n%s%s\n\n", d, shown(v.Diff), d)
 	fmt.Fprintf(&b, "### Verified\n%s\n\n", Text(v.Verification))
-	b.WriteString("### How to undo\nRevert the commit (git revert).\n\n---\n<sub>Opened by driftfix. Close this pull request without merging and driftfix will not propose it again.</sub>\n")
+	b.WriteString("### How to undo\nRevert the commit (git revert).\n\n" + CommandsSection(OtherPR) + "\n---\n<sub>Opened by driftfix. Close this pull request without merging and driftfix will not propose it again.</sub>\n")
 	fmt.Fprintf(&b, "<!-- driftfix:fingerprint=%s -->\n", v.Fingerprint)
 	return b.String()
 }

@@ -15,7 +15,7 @@ func TestHostileValuesInertInIgnorePRBody(t *testing.T) {
 		l := IgnoreLine{Holder: "Application argocd/" + h, Key: "spec.ignoreDifferences[0]", Where: h + ":3", Stale: true, Broad: h}
 		v := IgnorePRView{Instance: "main", Repo: "https://git.example.com/x.git", File: "argocd/" + h + ".yaml", Removed: []IgnoreLine{l, l}, Narrowed: []IgnoreLine{l},
 			NarrowWhy: h, NarrowRisk: h, StaleAfterDays: 14, Diff: "-  - /data/" + h + "\n", Verification: "re-diagnosed " + h, Fingerprint: "abc"}
-		body := IgnorePRBody(v)
+		body := withoutCommands(t, IgnorePRBody(v), OtherPR)
 		fence, items, markers := "", 0, 0
 		for _, line := range strings.Split(body, "\n") {
 			switch {

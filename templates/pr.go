@@ -16,7 +16,8 @@ import (
 //go:embed *.tmpl
 var files embed.FS
 
-var tmpl = template.Must(template.New("").Funcs(template.FuncMap{"code": Code, "text": Text, "htmltext": HTMLText, "shown": shown}).ParseFS(files, "*.tmpl"))
+var tmpl = template.Must(template.New("").Funcs(template.FuncMap{"code": Code, "text": Text, "htmltext": HTMLText, "shown": shown,
+	"commands": func(on int) string { return CommandsSection(CommandsFor(on)) }}).ParseFS(files, "*.tmpl"))
 
 // PRView is everything a fix pull request says.
 type PRView struct {

@@ -68,7 +68,7 @@ func TestPRBodyWithinLimit(t *testing.T) {
 			if len(body) > MaxPRBody {
 				t.Fatalf("body of %d bytes, over %d", len(body), MaxPRBody)
 			}
-			if !strings.HasSuffix(strings.TrimSpace(body), "### How to undo\n"+v.Undo+"\n\n---\n<sub>Opened by driftfix. Close this pull request without merging and driftfix will not propose this fix again; comment `/driftfix ignore` to stop it for this application.</sub>\n<!-- driftfix:fingerprint=3f2a9c1d -->") {
+			if !strings.HasSuffix(strings.TrimSpace(body), "### How to undo\n"+v.Undo+"\n\n"+CommandsSection(FixPR)+"\n---\n<sub>Opened by driftfix. Close this pull request without merging and driftfix will not propose this fix again; comment `/driftfix ignore` to stop it for this application.</sub>\n<!-- driftfix:fingerprint=3f2a9c1d -->") {
 				t.Errorf("the end of the body was cut:\n%s", body[max(0, len(body)-400):])
 			}
 			for i, d := range tc.diffs {

@@ -37,7 +37,7 @@ func WriterPRBody(v WriterPRView) string {
 	f := fence(v.Diff)
 	fmt.Fprintf(&b, "%sdiff\n%s\n%s\n\n", f, shown(strings.TrimRight(v.Diff, "\n")), f)
 	b.WriteString("The manager is written as a quoted name with its glob characters escaped, so the entry names exactly this manager; the file was read back with driftfix's policy parser.\n\n")
-	b.WriteString("---\n<sub>Opened by driftfix from a box ticked on the Drift Dashboard. Close this pull request without merging and driftfix will not propose this entry again.</sub>\n")
+	b.WriteString(CommandsSection(OtherPR) + "\n---\n<sub>Opened by driftfix from a box ticked on the Drift Dashboard. Close this pull request without merging and driftfix will not propose this entry again.</sub>\n")
 	fmt.Fprintf(&b, "<!-- driftfix:fingerprint=%s -->\n", v.Fingerprint)
 	return b.String()
 }

@@ -17,7 +17,7 @@ func TestHostileValuesInertInWriterPRBody(t *testing.T) {
 		if title := WriterPRTitle(v); strings.Contains(title, h) {
 			t.Errorf("the title carries the manager: %q", title)
 		}
-		body := WriterPRBody(v)
+		body := withoutCommands(t, WriterPRBody(v), OtherPR)
 		f := fence(v.Diff)
 		before, rest, ok := strings.Cut(body, "\n"+f+"diff\n")
 		diff, after, ok2 := strings.Cut(rest, "\n"+f+"\n")

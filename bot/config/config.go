@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
@@ -116,6 +116,14 @@ type Policy struct {
 	// IgnoreRules is the ignore-rule inventory's policy (ignorerules.go);
 	// only the global policy sets it.
 	IgnoreRules IgnoreRules
+	// TitleStyle is how pull request titles and commit subjects are
+	// written ("": auto, see Style).
+	TitleStyle TitleStyle
+	// SignOff adds a Signed-off-by trailer to every commit (nil: not set here).
+	SignOff *bool
+	// RepoFile is what repositories' own files may decide (repofile.go);
+	// only the global policy sets it.
+	RepoFile RepoFileRules
 }
 
 // QuietHours is a daily window in which no PR is opened and no digest posted.
@@ -292,6 +300,12 @@ func (p *Policy) merge(o Policy) {
 	}
 	if o.ManualChanges != "" {
 		p.ManualChanges = o.ManualChanges
+	}
+	if o.TitleStyle != "" {
+		p.TitleStyle = o.TitleStyle
+	}
+	if o.SignOff != nil {
+		p.SignOff = o.SignOff
 	}
 	for _, f := range []struct {
 		dst *int

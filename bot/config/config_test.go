@@ -210,19 +210,20 @@ func TestDryRunEvidenceKey(t *testing.T) {
 	}
 }
 
-// TestLimits reads the limits section: sizes with binary suffixes, a render
+// TestLimits reads the limits section: sizes as Kubernetes writes them
+// (binary and decimal suffixes, fractions that make whole bytes), a render
 // timeout, and an error naming the key and line for anything else.
 func TestLimits(t *testing.T) {
 	base := "argocd: [{server: https://a.example.com, tokenFile: /t}]\n"
-	c, err := Parse([]byte(base + "limits:\n  repoFetchBytes: 64Mi\n  renderedBytes: 512Ki\n  chartBytes: 1048576\n  renderTimeout: 3s\n"))
+	c, err := Parse([]byte(base + "limits:\n  repoFetchBytes: 64Mi\n  renderedBytes: 512Ki\n  chartBytes: 1048576\n  valuesBytes: 64M\n  repoBytes: 1.5Gi\n  renderTimeout: 3s\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Limits{RepoFetchBytes: 64 << 20, RenderedBytes: 512 << 10, ChartBytes: 1 << 20, RenderTimeout: 3 * time.Second}
+	want := Limits{RepoFetchBytes: 64 << 20, RenderedBytes: 512 << 10, ChartBytes: 1 << 20, ValuesBytes: 64e6, RepoBytes: 3 << 29, RenderTimeout: 3 * time.Second}
 	if c.Limits != want {
 		t.Errorf("limits %+v, want %+v", c.Limits, want)
 	}
-	for _, bad := range []string{"lots", "0", "-1Mi", "1Ti"} {
+	for _, bad := range []string{"lots", "0", "-1Mi", "2Ti", "0.5", "100m", "1.5", "64 Mi", "[1]"} {
 		_, err := Parse([]byte(base + "limits:\n  renderedBytes: " + bad + "\n"))
 		if err == nil || !strings.Contains(err.Error(), "limits.renderedBytes") || !strings.Contains(err.Error(), "3") {
 			t.Errorf("renderedBytes %q: error %v, want one naming limits.renderedBytes and line 3", bad, err)

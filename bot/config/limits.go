@@ -2,11 +2,11 @@ package config
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Limits bound what one application's repository may cost a cycle: the Git
@@ -34,21 +34,19 @@ func (p *parser) limits(key string, n *yaml.Node) Limits {
 	return l
 }
 
-// bytes reads a size: a whole number of bytes or one with a binary suffix
-// (Ki, Mi, Gi), greater than zero.
+// maxSize is the largest size a limit may name: 1Ti.
+const maxSize = 1 << 40
+
+// bytes reads a size as Kubernetes writes one, with apimachinery's quantity
+// parser: a whole number of bytes (1048576, 64M, 64Mi, 1.5Gi, 1e6), greater
+// than zero and at most 1Ti.
 func (p *parser) bytes(key string, n *yaml.Node) int64 {
-	v := strings.TrimSpace(n.Value)
-	mult := int64(1)
-	for suffix, m := range map[string]int64{"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30} {
-		if strings.HasSuffix(v, suffix) {
-			v, mult = strings.TrimSuffix(v, suffix), m
-			break
-		}
-	}
-	i, err := strconv.ParseInt(v, 10, 64)
-	if n.Kind != yaml.ScalarNode || err != nil || i <= 0 || i > (1<<40)/mult {
-		p.fail(key, n.Line, fmt.Sprintf("must be a size such as 64Mi, 512Ki or 1048576, not %q", n.Value))
+	q, err := resource.ParseQuantity(strings.TrimSpace(n.Value))
+	i := q.Value() // rounded up to a whole number
+	whole := q.Cmp(*resource.NewQuantity(i, resource.BinarySI)) == 0
+	if n.Kind != yaml.ScalarNode || n.Value == "" || err != nil || !whole || i <= 0 || i > maxSize {
+		p.fail(key, n.Line, fmt.Sprintf("must be a whole number of bytes greater than zero and at most 1Ti, written as Kubernetes writes sizes (64Mi, 64M, 1.5Gi, 1048576), not %q", n.Value))
 		return 0
 	}
-	return i * mult
+	return i
 }

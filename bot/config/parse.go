@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/classifiers"
@@ -287,6 +287,11 @@ func (p *parser) policy(key string, n *yaml.Node, pol *Policy) {
 		"fights":    func(k string, v *yaml.Node) { pol.Fights = p.fights(k, v) },
 		"ignoreRules": func(k string, v *yaml.Node) {
 			pol.IgnoreRules = p.ignoreRules(k, v, k == "policy.ignoreRules")
+		},
+		"titleStyle": func(k string, v *yaml.Node) { pol.TitleStyle = p.titleStyle(k, v) },
+		"signOff":    func(k string, v *yaml.Node) { pol.SignOff = p.boolPtr(k, v) },
+		"repoFile": func(k string, v *yaml.Node) {
+			pol.RepoFile = p.repoFileRules(k, v, k == "policy.repoFile")
 		},
 	})
 }

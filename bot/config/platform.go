@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // PlatformRepo is a repository that declares an Argo CD instance's

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // RepoCredential names, by file, the credentials for the repositories whose
