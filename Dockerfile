@@ -23,7 +23,8 @@ LABEL org.opencontainers.image.title="driftfix" \
       org.opencontainers.image.description="Finds why Argo CD applications stay OutOfSync and opens pull requests with the narrowest fix" \
       org.opencontainers.image.source="https://github.com/driftfix/driftfix" \
       org.opencontainers.image.version="${VERSION}" \
-      org.opencontainers.image.revision="${REVISION}"
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.licenses="Apache-2.0"
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /out/etc/passwd /out/etc/group /etc/
 COPY --from=build --chown=65532:65532 /out/var/lib/driftfix /var/lib/driftfix

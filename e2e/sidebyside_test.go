@@ -120,7 +120,7 @@ spec:
 		return drifting
 	}
 	scan := func() []string {
-		cmd := exec.Command(bin, "scan", "--argocd-server", argoURL, "--argocd-token-file", tokenFile, "--kubeconfig", s.kubeconfig, "--stuck-after", "0s", "--format", "json")
+		cmd := exec.Command(bin, "scan", "--argocd-server", argoURL, "--plaintext", "--argocd-token-file", tokenFile, "--kubeconfig", s.kubeconfig, "--stuck-after", "0s", "--format", "json")
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		if err := cmd.Run(); err != nil && cmd.ProcessState.ExitCode() > 1 {

@@ -37,6 +37,9 @@ type Config struct {
 	CAFile string
 	// Insecure skips TLS verification (self-signed test servers only).
 	Insecure bool
+	// ClientCert and ClientKey are a PEM client certificate and its key, for
+	// an argocd-server that asks for one (argocd --client-crt).
+	ClientCert, ClientKey []byte
 	// Timeout bounds each request (default 30s).
 	Timeout time.Duration
 	// Retries is how often a 5xx or connection error is retried (default 3).
@@ -105,6 +108,13 @@ func New(cfg Config) (*Client, error) {
 				return nil, fmt.Errorf("argocd: CA file %s has no PEM certificate", cfg.CAFile)
 			}
 			tlsCfg.RootCAs = pool
+		}
+		if len(cfg.ClientCert) > 0 || len(cfg.ClientKey) > 0 {
+			pair, err := tls.X509KeyPair(cfg.ClientCert, cfg.ClientKey)
+			if err != nil {
+				return nil, fmt.Errorf("argocd: client certificate: %w", err)
+			}
+			tlsCfg.Certificates = []tls.Certificate{pair}
 		}
 		timeout := cfg.Timeout
 		if timeout == 0 {

@@ -1,7 +1,7 @@
 // Package drift holds the vocabulary every stage of driftfix shares: resource
 // references, JSON pointers, the snapshot a diagnosis reads, the differences the
 // diff finds, and the findings a diagnosis reports. Besides the standard library
-// it imports only gopkg.in/yaml.v3, to read snapshots (TestLayering holds it to that).
+// it imports only go.yaml.in/yaml/v3, to read snapshots (TestLayering holds it to that).
 package drift
 
 import (
@@ -261,11 +261,21 @@ func (d *Difference) NonArgoOwners() []Owner {
 	return out
 }
 
+// AnnotationIgnoreDifferences is the annotation by which a resource in Git
+// carries its own ignore rule (Argo CD 3.6): a YAML object whose jsonPointers
+// list the paths to leave out of that resource's comparison.
+const AnnotationIgnoreDifferences = "argocd.argoproj.io/ignore-differences"
+
 // IgnoreRule is one ignoreDifferences entry, from an Application or from argocd-cm.
 type IgnoreRule struct {
-	Holder                Ref     // the Application or the argocd-cm ConfigMap
-	Path                  Pointer // where the rule sits in its holder
-	System                bool    // from argocd-cm (applies to every application)
+	Holder Ref     // the Application or the argocd-cm ConfigMap
+	Path   Pointer // where the rule sits in its holder
+	System bool    // from argocd-cm (applies to every application)
+	// Annotation says the rule is a resource's own
+	// argocd.argoproj.io/ignore-differences annotation in Git (Holder is
+	// that resource, Path the annotation): it applies to that resource only
+	// and is changed there, never in an Application or argocd-cm.
+	Annotation            bool
 	Group, Kind           string
 	Name, Namespace       string
 	JSONPointers          []string

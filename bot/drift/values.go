@@ -3,11 +3,12 @@ package drift
 import (
 	"fmt"
 	"math/big"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Equal reports whether two decoded JSON values are equal, treating numbers by
@@ -83,23 +84,26 @@ func IsEmpty(v any) bool {
 	return false
 }
 
-var quantityRe = regexp.MustCompile(`^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$`)
-
-var quantityScale = map[string]*big.Rat{
-	"": big.NewRat(1, 1), "n": big.NewRat(1, 1e9), "u": big.NewRat(1, 1e6), "m": big.NewRat(1, 1e3),
-	"k": big.NewRat(1e3, 1), "M": big.NewRat(1e6, 1), "G": big.NewRat(1e9, 1),
-	"T": big.NewRat(1e12, 1), "P": big.NewRat(1e15, 1), "E": big.NewRat(1e18, 1),
-	"Ki": big.NewRat(1<<10, 1), "Mi": big.NewRat(1<<20, 1), "Gi": big.NewRat(1<<30, 1),
-	"Ti": big.NewRat(1<<40, 1), "Pi": big.NewRat(1<<50, 1), "Ei": big.NewRat(1<<60, 1),
-}
-
 // ParseQuantity parses a Kubernetes resource quantity ("500m", "1.5Gi", "1e3", 2)
-// into an exact rational number.
+// into an exact rational number. Strings are read by apimachinery's own
+// parser, so a value means what the API server stores: precision below a
+// nano rounds up, values beyond its range clamp, and what it refuses is no
+// quantity.
 func ParseQuantity(v any) (*big.Rat, bool) {
-	var s string
 	switch x := v.(type) {
 	case string:
-		s = strings.TrimSpace(x)
+		q, err := resource.ParseQuantity(x)
+		if err != nil {
+			return nil, false
+		}
+		d := q.AsDec()
+		r := new(big.Rat).SetInt(d.UnscaledBig())
+		scale := int64(d.Scale())
+		pow := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(max(scale, -scale)), nil))
+		if scale > 0 {
+			return r.Quo(r, pow), true
+		}
+		return r.Mul(r, pow), true
 	case int64:
 		return new(big.Rat).SetInt64(x), true
 	case float64:
@@ -108,40 +112,8 @@ func ParseQuantity(v any) (*big.Rat, bool) {
 			return nil, false
 		}
 		return r, true
-	default:
-		return nil, false
 	}
-	if len(s) > 64 {
-		return nil, false
-	}
-	m := quantityRe.FindStringSubmatch(s)
-	if m == nil {
-		return nil, false
-	}
-	num, ok := new(big.Rat).SetString(m[1])
-	if !ok {
-		return nil, false
-	}
-	suffix := m[2]
-	if scale, ok := quantityScale[suffix]; ok {
-		return num.Mul(num, scale), true
-	}
-	exp, err := strconv.Atoi(suffix[1:])
-	if err != nil || exp > 30 || exp < -30 {
-		return nil, false
-	}
-	p := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(exp))), nil))
-	if exp < 0 {
-		p.Inv(p)
-	}
-	return num.Mul(num, p), true
-}
-
-func abs(i int) int {
-	if i < 0 {
-		return -i
-	}
-	return i
+	return nil, false
 }
 
 // SemanticKind names how two differently written values mean the same thing.

@@ -40,9 +40,44 @@ func TestEqualNumbers(t *testing.T) {
 }
 
 func TestParseQuantityRejects(t *testing.T) {
-	for _, s := range []string{"", "Mi", "1.2.3", "1 Gi", "--1", "1e999", "1Xi", "0x10"} {
+	for _, s := range []string{"", "1.2.3", "1 Gi", "--1", "1Xi", "0x10", " 1", "1 "} {
 		if _, ok := ParseQuantity(s); ok {
 			t.Errorf("ParseQuantity(%q) accepted", s)
+		}
+	}
+}
+
+// TestParseQuantityAsStored checks that two quantities are the same value
+// exactly where the API server stores them alike: precision below a nano
+// rounds up, values past its range clamp, exponents and binary suffixes
+// scale.
+func TestParseQuantityAsStored(t *testing.T) {
+	tests := []struct {
+		a, b any
+		same bool
+	}{
+		{"1000m", "1", true},
+		{"1e3", "1k", true},
+		{"1.5Gi", "1536Mi", true},
+		{"0.1n", "1n", true}, // rounded up to a nano
+		{"1.0000000001", "1000000001n", true},
+		{"9Ei", "10Ei", true}, // both clamp to the largest quantity
+		{"1e-40", "1n", true},
+		{"1Ki", "1k", false},
+		{"500m", 0.5, true},
+		{"2", int64(2), true},
+		{"1.5n", "2n", true},
+		{"Mi", "0", true}, // the API server reads a suffix alone as zero
+	}
+	for _, tt := range tests {
+		a, okA := ParseQuantity(tt.a)
+		b, okB := ParseQuantity(tt.b)
+		if !okA || !okB {
+			t.Errorf("%v or %v not read as a quantity", tt.a, tt.b)
+			continue
+		}
+		if (a.Cmp(b) == 0) != tt.same {
+			t.Errorf("%v = %v and %v = %v: same %v, want %v", tt.a, a, tt.b, b, a.Cmp(b) == 0, tt.same)
 		}
 	}
 }

@@ -168,3 +168,20 @@ type Issue struct {
 	// Author is the login of the account that opened the issue.
 	Author string
 }
+
+// Review is a pull request review driftfix posts on one head commit: a
+// body and comments on lines of the change.
+type Review struct {
+	// CommitID is the head commit the review is of.
+	CommitID string
+	Body     string
+	Comments []ReviewComment
+}
+
+// ReviewComment is one comment of a review, on a line of the head's side of
+// the change's diff; its body may hold a suggestion block.
+type ReviewComment struct {
+	Path string // the file, relative to the repository root
+	Line int    // 1-based, in the head commit's file
+	Body string
+}

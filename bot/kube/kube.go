@@ -10,14 +10,17 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/pager"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
@@ -93,13 +96,12 @@ func Read(ctx context.Context, rc *rest.Config, cfg Config) (*Cluster, error) {
 		gvr schema.GroupVersionResource
 		dst *[]drift.Object
 	}{{gvrHPA, &c.hpas}, {gvrWebhook, &c.webhooks}, {gvrNamespace, &c.namespaces}, {gvrCRD, &c.crds}} {
-		c.Calls++
-		list, err := dc.Resource(l.gvr).List(ctx, metav1.ListOptions{})
+		items, err := c.list(ctx, dc.Resource(l.gvr))
 		if err != nil {
-			return nil, fmt.Errorf("kubernetes: list %s (the account needs get/list on %s): %w", l.gvr.Resource, l.gvr.GroupResource(), err)
+			return nil, fmt.Errorf("kubernetes: list %s (the account needs list on %s): %w", l.gvr.Resource, l.gvr.GroupResource(), err)
 		}
-		for i := range list.Items {
-			*l.dst = append(*l.dst, object(&list.Items[i]))
+		for _, u := range items {
+			*l.dst = append(*l.dst, object(u))
 		}
 	}
 	c.Calls++
@@ -111,6 +113,33 @@ func Read(ctx context.Context, rc *rest.Config, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// pageSize is how many objects one list request asks for: a cluster with
+// thousands of CRDs (Crossplane's providers) or Applications is read in
+// chunks, as kubectl reads it.
+var pageSize int64 = 500
+
+// list reads every object of a resource in pages of pageSize with
+// client-go's pager, counting each request in Calls.
+func (c *Cluster) list(ctx context.Context, ri dynamic.ResourceInterface) ([]*unstructured.Unstructured, error) {
+	var calls atomic.Int64
+	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		calls.Add(1)
+		return ri.List(ctx, opts)
+	})
+	p.PageSize = pageSize
+	var out []*unstructured.Unstructured
+	err := p.EachListItem(ctx, metav1.ListOptions{}, func(o runtime.Object) error {
+		u, ok := o.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("list item is a %T, not an object", o)
+		}
+		out = append(out, u)
+		return nil
+	})
+	c.Calls += int(calls.Load())
+	return out, err
 }
 
 // maxNamespaceLists bounds the requests a cycle spends asking for
@@ -127,8 +156,7 @@ const maxNamespaceLists = 100
 // read is named in AppsUnlisted, and a cluster without the Application kind
 // has none.
 func (c *Cluster) readApplications(ctx context.Context, dc dynamic.Interface) error {
-	c.Calls++
-	list, err := dc.Resource(gvrApp).List(ctx, metav1.ListOptions{})
+	list, err := c.list(ctx, dc.Resource(gvrApp))
 	switch {
 	case err == nil:
 		c.addApplications(list)
@@ -144,8 +172,7 @@ func (c *Cluster) readApplications(ctx context.Context, dc dynamic.Interface) er
 	}
 	for _, n := range c.namespaces {
 		name := drift.Str(n, "metadata", "name")
-		c.Calls++
-		list, err := dc.Resource(gvrApp).Namespace(name).List(ctx, metav1.ListOptions{})
+		list, err := c.list(ctx, dc.Resource(gvrApp).Namespace(name))
 		switch {
 		case err == nil:
 			c.addApplications(list)
@@ -158,12 +185,12 @@ func (c *Cluster) readApplications(ctx context.Context, dc dynamic.Interface) er
 	return nil
 }
 
-func (c *Cluster) addApplications(list *unstructured.UnstructuredList) {
+func (c *Cluster) addApplications(list []*unstructured.Unstructured) {
 	if c.listedBy == nil {
 		c.listedBy = map[drift.Ref][]int{}
 	}
-	for i := range list.Items {
-		a := trimApplication(list.Items[i].Object)
+	for _, u := range list {
+		a := trimApplication(u.Object)
 		ai := len(c.apps)
 		c.apps = append(c.apps, a)
 		for _, r := range drift.List(a, "status", "resources") {

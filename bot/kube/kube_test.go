@@ -47,7 +47,7 @@ func TestForbiddenNamesTheKind(t *testing.T) {
 	defer srv.Close()
 	srv.Forbid = "horizontalpodautoscalers"
 	_, err := Read(context.Background(), &rest.Config{Host: srv.URL}, Config{})
-	if err == nil || !strings.Contains(err.Error(), "horizontalpodautoscalers") || !strings.Contains(err.Error(), "get/list") {
+	if err == nil || !strings.Contains(err.Error(), "horizontalpodautoscalers") || !strings.Contains(err.Error(), "needs list on horizontalpodautoscalers.autoscaling") {
 		t.Fatalf("error %v does not name the permission", err)
 	}
 }
@@ -218,4 +218,43 @@ func accessOf(r *http.Request) (Access, bool) {
 		}
 	}
 	return Access{}, false
+}
+
+// TestReadPaginates: a cluster with more CRDs and Applications than one page
+// holds (Crossplane-sized) is read in pages of pageSize, as the API server
+// serves them with limit and continue, and every object is read once.
+func TestReadPaginates(t *testing.T) {
+	defer func(n int64) { pageSize = n }(pageSize)
+	pageSize = 100
+	var objs []drift.Object
+	for i := range 250 {
+		objs = append(objs, drift.Object{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": fmt.Sprintf("things%03d.example.com", i)}})
+	}
+	for i := range 120 {
+		objs = append(objs, app("argocd", fmt.Sprintf("app%03d", i)))
+	}
+	srv := kubetest.NewServer(objs)
+	defer srv.Close()
+	c, err := Read(context.Background(), &rest.Config{Host: srv.URL}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.crds) != 250 || len(c.apps) != 120 {
+		t.Fatalf("read %d CRDs and %d Applications, want 250 and 120", len(c.crds), len(c.apps))
+	}
+	seen := map[string]bool{}
+	for _, o := range c.crds {
+		seen[drift.Str(o, "metadata", "name")] = true
+	}
+	if len(seen) != 250 {
+		t.Errorf("%d distinct CRDs, want 250", len(seen))
+	}
+	// HPAs, webhooks, namespaces: one page each; CRDs: 3; argocd-cm: 1; Applications: 2
+	if c.Calls != 9 || srv.Calls.Load() != 9 {
+		t.Errorf("made %d calls (counted %d), want 9", srv.Calls.Load(), c.Calls)
+	}
+	if max := srv.MaxLimit.Load(); max != 100 {
+		t.Errorf("largest page asked for: %d, want 100", max)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/driftfix/driftfix/classifiers"
 	"github.com/driftfix/driftfix/remediations"
 )
@@ -19,9 +21,17 @@ func causesTable() string {
 	return b.String()
 }
 
-func cmdCauses(stdout io.Writer) int {
-	fmt.Fprint(stdout, causesTable())
-	return exitClean
+func (c *cli) causesCmd() *cobra.Command {
+	return &cobra.Command{Use: "causes", Short: "Print the causes driftfix names, in the order they are tried", Args: noArgs,
+		RunE: c.runE(func(*cobra.Command, []string) (int, error) { return writeTable(c.stdout, causesTable()) })}
+}
+
+// writeTable writes a reference table.
+func writeTable(w io.Writer, s string) (int, error) {
+	if _, err := io.WriteString(w, s); err != nil {
+		return exitUsage, err
+	}
+	return exitClean, nil
 }
 
 // fixesTable renders the remedy registry as the Markdown table of docs/causes-and-fixes.md.
@@ -34,7 +44,7 @@ func fixesTable() string {
 	return b.String()
 }
 
-func cmdFixes(stdout io.Writer) int {
-	fmt.Fprint(stdout, fixesTable())
-	return exitClean
+func (c *cli) fixesCmd() *cobra.Command {
+	return &cobra.Command{Use: "fixes", Short: "Print the fix kinds driftfix plans, in order of preference", Args: noArgs,
+		RunE: c.runE(func(*cobra.Command, []string) (int, error) { return writeTable(c.stdout, fixesTable()) })}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // sameData says whether a JSON and a YAML text carry the same data.
@@ -66,8 +66,8 @@ func TestOutputFlag(t *testing.T) {
 				args []string
 				want string
 			}{
-				{[]string{"-o", "xml"}, `-o "xml": want text, json or yaml`},
-				{[]string{"--output", "xml"}, `--output "xml": want text, json or yaml`},
+				{[]string{"-o", "xml"}, `-o "xml": want text, json`},
+				{[]string{"--output", "xml"}, `--output "xml": want text, json`},
 				{[]string{"-o", "json", "--format", "yaml"}, `-o "json" and --format "yaml" disagree`},
 			} {
 				code, _, stderr := runCLI(append(append([]string{}, tt.base...), bad.args...)...)
@@ -90,9 +90,16 @@ func TestDiagnoseFileWithoutSnapshotFlag(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	// With --argocd-server the name is an application, read live.
-	code, _, stderr = runCLI("diagnose", snap, "--argocd-server", closedURL(t), "--no-kube", "--argocd-timeout", "1s")
+	t.Chdir(filepath.Dir(snap))
+	code, _, stderr = runCLI("diagnose", filepath.Base(snap), "--argocd-server", closedURL(t), "--plaintext", "--no-kube", "--argocd-timeout", "1s")
 	if code != exitUsage || strings.Contains(stderr, "is a file") || !strings.Contains(stderr, "argocd") {
 		t.Fatalf("with --argocd-server: exit %d, stderr %q", code, stderr)
+	}
+	// A path is no application name (NAMESPACE/APP has one slash): the
+	// answer says how to diagnose the file.
+	code, _, stderr = runCLI("diagnose", "./"+filepath.Base(snap), "--argocd-server", closedURL(t), "--plaintext")
+	if code != exitUsage || !strings.Contains(stderr, "use --snapshot ./"+filepath.Base(snap)) {
+		t.Fatalf("a path with --argocd-server: exit %d, stderr %q", code, stderr)
 	}
 }
 
@@ -104,7 +111,7 @@ func TestSnapshotOutput(t *testing.T) {
 	t.Setenv("ARGOCD_AUTH_TOKEN", "")
 	t.Setenv("ARGOCD_SERVER", "")
 	srv, tokenFile := liveServer(t, time.Now())
-	live := []string{"snapshot", "queue", "--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--no-kube", "--repo-files=false", "--renders=false"}
+	live := []string{"snapshot", "queue", "--argocd-server", srv.URL, "--plaintext", "--argocd-token-file", tokenFile, "--no-kube", "--repo-files=false", "--renders=false"}
 	dir := t.TempDir()
 	t.Chdir(dir)
 	// The reference: the JSON snapshot on standard output.
@@ -196,7 +203,7 @@ func TestScanOutputYAML(t *testing.T) {
 	t.Setenv("ARGOCD_AUTH_TOKEN", "")
 	now := time.Now()
 	srv, tokenFile := liveServer(t, now)
-	base := []string{"scan", "--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--no-kube", "--repo-files=false"}
+	base := []string{"scan", "--argocd-server", srv.URL, "--plaintext", "--argocd-token-file", tokenFile, "--no-kube", "--repo-files=false"}
 	code, j, stderr := runCLI(append(base, "-o", "json")...)
 	if code != exitDrift {
 		t.Fatalf("exit %d, %s", code, stderr)
@@ -224,7 +231,7 @@ func TestNoTokenNamesFlagAndVariable(t *testing.T) {
 		{"scan"},
 		{"ignores"},
 	} {
-		code, _, stderr := runCLI(append(args, "--argocd-server", srv.URL, "--no-kube", "--repo-files=false")...)
+		code, _, stderr := runCLI(append(args, "--argocd-server", srv.URL, "--plaintext", "--no-kube", "--repo-files=false")...)
 		if code != exitUsage || !strings.Contains(stderr, "--argocd-token-file") || !strings.Contains(stderr, "ARGOCD_AUTH_TOKEN") {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
@@ -232,14 +239,12 @@ func TestNoTokenNamesFlagAndVariable(t *testing.T) {
 }
 
 // TestOutputFlagHelp: every command that prints a report lists -o and
-// --output in its help.
+// --output in its help (--format is kept, not shown).
 func TestOutputFlagHelp(t *testing.T) {
 	for _, cmd := range []string{"diagnose", "scan", "fix", "ignores", "snapshot"} {
-		_, _, stderr := runCLI(cmd, "-h")
-		for _, want := range []string{"-o string", "-output string", "-format string"} {
-			if !strings.Contains(stderr, want) {
-				t.Errorf("%s -h lacks %q", cmd, want)
-			}
+		code, out, _ := runCLI(cmd, "-h")
+		if code != exitClean || !strings.Contains(out, "-o, --output string") || strings.Contains(out, "--format") {
+			t.Errorf("%s -h: exit %d, want -o, --output and no --format:\n%s", cmd, code, out)
 		}
 	}
 	if !reflect.DeepEqual(orList([]string{"json", "yaml"}), "json or yaml") {

@@ -2,50 +2,58 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/pipeline"
-	"gopkg.in/yaml.v3"
+	"github.com/driftfix/driftfix/templates"
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 )
 
-func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("diagnose", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	snapshot := fs.String("snapshot", "", "snapshot file to diagnose (YAML or JSON, driftfix/v1)")
-	output := registerOutput(fs, "text", "json", "yaml")
+func (c *cli) diagnoseCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "diagnose [NAMESPACE/]APP | diagnose --snapshot FILE",
+		Short: "Name the cause and the fix of every field that keeps an application OutOfSync",
+		Long: `Diagnoses one application: live from Argo CD (APP, or NAMESPACE/APP for an
+Application outside Argo CD's namespace), or offline from a snapshot file
+(--snapshot FILE, written by "driftfix snapshot").`,
+		Example: `  driftfix diagnose guestbook
+  driftfix diagnose team-a/guestbook -o json
+  driftfix diagnose --snapshot web.json`,
+		Args: cobra.MaximumNArgs(1),
+	}
+	fs := cmd.Flags()
+	snapshot := fs.StringP("snapshot", "f", "", "snapshot file to diagnose (YAML or JSON, driftfix/v1)")
+	output := c.addOutput(cmd, "text", "json", "yaml", "wide")
 	var af argoFlags
-	af.register(fs)
-	appNS := fs.String("app-namespace", "", "namespace of the Application, for a live diagnosis")
-	live := len(args) > 0 && !strings.HasPrefix(args[0], "-")
-	var err error
-	if live {
-		err = parseWithApp(fs, args)
-	} else {
-		err = fs.Parse(args)
-	}
-	if err != nil {
-		return exitUsage, err
-	}
+	af.register(cmd)
+	appNS := addAppNamespace(cmd)
+	cmd.RunE = c.runE(func(cmd *cobra.Command, args []string) (int, error) {
+		return c.diagnose(cmd, args, *snapshot, output, &af, *appNS)
+	})
+	return cmd
+}
+
+func (c *cli) diagnose(cmd *cobra.Command, args []string, snapshot string, output *outputs, af *argoFlags, appNS string) (int, error) {
+	ctx, stdout, stderr := c.ctx, c.stdout, c.stderr
+	live := len(args) > 0
 	switch {
-	case live && *snapshot == "" && isFile(fs.Arg(0)) && !flagGiven(fs, "argocd-server"):
+	case live && snapshot == "" && isFile(args[0]) && !af.serverGiven(cmd):
 		// A name without a flag is an application, as in `argocd app diff
 		// NAME` and kubectl: files come with a flag. driftfix does not guess
 		// which was meant.
-		return exitUsage, fmt.Errorf("%q is a file: to diagnose a snapshot, use --snapshot %s (a name without --snapshot is an Argo CD application; with --argocd-server it is diagnosed live)", fs.Arg(0), fs.Arg(0))
-	case !live && fs.NArg() > 0:
-		return exitUsage, fmt.Errorf("unexpected argument %q: put the application name first (driftfix diagnose APP) or use --snapshot FILE", fs.Arg(0))
-	case live && *snapshot != "":
+		return exitUsage, fmt.Errorf("%q is a file: to diagnose a snapshot, use --snapshot %s (a name without --snapshot is an Argo CD application; with --argocd-server it is diagnosed live)", args[0], args[0])
+	case live && snapshot != "":
 		return exitUsage, fmt.Errorf("give an application or --snapshot FILE, not both")
-	case !live && *snapshot == "":
+	case !live && snapshot == "":
 		return exitUsage, fmt.Errorf("--snapshot FILE (or an application name) is required")
 	}
 	format, err := output.value()
@@ -54,12 +62,16 @@ func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (
 	}
 	var snap *drift.Snapshot
 	if live {
-		c, err := af.client()
+		ns, name, err := appName(args[0], appNS)
 		if err != nil {
 			return exitUsage, err
 		}
-		if snap, err = liveSnapshot(ctx, c, *appNS, fs.Arg(0), true); err != nil {
+		client, err := af.client()
+		if err != nil {
 			return exitUsage, err
+		}
+		if snap, err = liveSnapshot(ctx, client, ns, name, true); err != nil {
+			return exitUsage, af.explain(err)
 		}
 		clusterCtx, err := af.cluster(ctx, stderr)
 		if err != nil {
@@ -71,7 +83,7 @@ func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		if af.repoFiles {
 			addRepoFiles(ctx, snap, stderr)
 		}
-	} else if snap, err = drift.LoadSnapshot(*snapshot); err != nil {
+	} else if snap, err = loadSnapshot(snapshot); err != nil {
 		return exitUsage, err
 	}
 	rep, err := pipeline.Diagnose(snap, drift.Sensitivity{})
@@ -84,6 +96,8 @@ func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (
 		out, err = jsonReport(rep)
 	case "yaml":
 		out, err = yamlReport(rep)
+	case "wide":
+		out = wideReport(rep)
 	default:
 		out = textReport(rep)
 	}
@@ -103,13 +117,6 @@ func cmdDiagnose(ctx context.Context, args []string, stdout, stderr io.Writer) (
 func isFile(name string) bool {
 	st, err := os.Stat(name)
 	return err == nil && st.Mode().IsRegular()
-}
-
-// flagGiven says whether the flag was set on the command line.
-func flagGiven(fs *flag.FlagSet, name string) bool {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	return given
 }
 
 func jsonReport(rep *drift.Report) ([]byte, error) {
@@ -156,18 +163,71 @@ func clearStyle(n *yaml.Node) {
 	}
 }
 
-// textReport is a table a person reads in a terminal: one line per finding.
+// textWidth is the width text output wraps at: a 120-column terminal.
+const textWidth = 120
+
+// textReport is what a person reads in a terminal: one block per finding,
+// every value whole (wrapped, never cut, so two different values never
+// print the same) and every line of evidence.
 func textReport(rep *drift.Report) []byte {
 	var buf bytes.Buffer
+	if !reportHeader(&buf, rep) {
+		return buf.Bytes()
+	}
+	for i, f := range rep.Findings {
+		if i > 0 {
+			buf.WriteByte('\n')
+		}
+		fmt.Fprintf(&buf, "%s %s\n", templates.Terminal(f.Resource), templates.Terminal(f.Path))
+		// field writes "  name      value", value wrapped under itself (after
+		// a bullet, under the bullet's text).
+		field := func(name, bullet, value string) {
+			writeWrapped(&buf, "  "+name+strings.Repeat(" ", 10-len(name))+bullet, value)
+		}
+		field("cause", "", string(f.Cause))
+		field("git", "", cellFull(f.Git, f.InGit))
+		field("live", "", cellFull(f.ShownLive(), f.InLive))
+		field("owner", "", templates.Terminal(owner(f.Owners)))
+		for k, e := range f.Evidence {
+			name := ""
+			if k == 0 {
+				name = "evidence"
+			}
+			field(name, "- ", templates.Terminal(e))
+		}
+		fix := string(f.Remediation.Kind)
+		if f.Remediation.File != "" {
+			fix += " " + f.Remediation.File
+		}
+		if f.Remediation.Reason != "" {
+			fix += ": " + f.Remediation.Reason
+		}
+		field("fix", "", templates.Terminal(fix))
+	}
+	return buf.Bytes()
+}
+
+// reportHeader writes the report's first line; false when nothing differs.
+func reportHeader(buf *bytes.Buffer, rep *drift.Report) bool {
 	status := rep.SyncStatus
 	if status == "" {
 		status = "unknown sync status"
 	}
 	if len(rep.Findings) == 0 {
-		fmt.Fprintf(&buf, "Application %s (%s): no drift found.\n", rep.Application, status)
+		fmt.Fprintf(buf, "Application %s (%s): no drift found.\n", templates.Terminal(rep.Application), templates.Terminal(status))
+		return false
+	}
+	fmt.Fprintf(buf, "Application %s (%s): %d drifting %s.\n\n", templates.Terminal(rep.Application), templates.Terminal(status), len(rep.Findings), plural(len(rep.Findings), "field", "fields"))
+	return true
+}
+
+// wideReport is the table of -o wide: one line per finding, every column
+// whole, as wide as the values make it.
+func wideReport(rep *drift.Report) []byte {
+	var buf bytes.Buffer
+	if !reportHeader(&buf, rep) {
 		return buf.Bytes()
 	}
-	fmt.Fprintf(&buf, "Application %s (%s): %d drifting %s.\n\n", rep.Application, status, len(rep.Findings), plural(len(rep.Findings), "field", "fields"))
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RESOURCE\tPATH\tGIT\tLIVE\tCAUSE\tOWNER\tEVIDENCE\tFIX")
 	for _, f := range rep.Findings {
@@ -176,18 +236,64 @@ func textReport(rep *drift.Report) []byte {
 			fix += " " + f.Remediation.File
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			f.Resource, f.Path, cell(f.Git, f.InGit), cell(f.ShownLive(), f.InLive), f.Cause,
-			owner(f.Owners), oneLine(first(f.Evidence), 90), fix)
+			flat(templates.Terminal(f.Resource)), flat(templates.Terminal(f.Path)), flat(cellFull(f.Git, f.InGit)), flat(cellFull(f.ShownLive(), f.InLive)),
+			f.Cause, flat(owner(f.Owners)), flat(strings.Join(f.Evidence, "; ")), flat(fix))
 	}
 	tw.Flush()
 	return buf.Bytes()
 }
 
-func cell(v any, present bool) string {
+// cellFull is a value whole: a string quoted (so "2" and 2 differ), a map
+// or list as JSON, "-" when absent on that side. Terminal control
+// characters are made inert.
+func cellFull(v any, present bool) string {
 	if !present {
 		return "-"
 	}
-	return drift.Brief(v, 28)
+	switch x := v.(type) {
+	case string:
+		return templates.Terminal(strconv.Quote(x))
+	case map[string]any, []any:
+		raw, err := json.Marshal(x)
+		if err == nil {
+			return templates.Terminal(string(raw))
+		}
+	}
+	return templates.Terminal(drift.Brief(v, 0))
+}
+
+// writeWrapped writes prefix and text, wrapped at textWidth: at spaces where
+// it can, else inside a long word; continuation lines are indented as far
+// as the prefix. Nothing is cut.
+func writeWrapped(buf *bytes.Buffer, prefix, text string) {
+	indent := strings.Repeat(" ", utf8.RuneCountInString(prefix))
+	room := textWidth - utf8.RuneCountInString(prefix)
+	lines := strings.Split(text, "\n")
+	first := true
+	for _, l := range lines {
+		for {
+			r := []rune(l)
+			cut := len(r)
+			if cut > room {
+				cut = room
+				if sp := strings.LastIndex(string(r[:room+1]), " "); sp > room/2 {
+					cut = utf8.RuneCountInString(string(r[:room+1])[:sp])
+				}
+			}
+			head := strings.TrimRight(string(r[:cut]), " ")
+			if first {
+				buf.WriteString(strings.TrimRight(prefix+head, " "))
+				first = false
+			} else {
+				buf.WriteString(strings.TrimRight(indent+head, " "))
+			}
+			buf.WriteByte('\n')
+			l = strings.TrimLeft(string(r[cut:]), " ")
+			if l == "" {
+				break
+			}
+		}
+	}
 }
 
 func owner(os []drift.Owner) string {
@@ -208,8 +314,14 @@ func first(ss []string) string {
 	return ss[0]
 }
 
+// flat joins a text's lines and runs of spaces into single spaces.
+func flat(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// oneLine is s flat, cut at max runes (predict's table).
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = flat(s)
 	if r := []rune(s); len(r) > max {
 		return string(r[:max-1]) + "…"
 	}

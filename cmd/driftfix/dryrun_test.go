@@ -43,7 +43,7 @@ func TestSnapshotDryRunEvidence(t *testing.T) {
 		"users: [{name: u, user: {token: kube-token}}]\ncontexts: [{name: c, context: {cluster: fake, user: u}}]\ncurrent-context: c\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"snapshot", "queue", "--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", kubeconfig, "--repo-files=false", "--renders=false"}
+	args := []string{"snapshot", "queue", "--argocd-server", srv.URL, "--plaintext", "--argocd-token-file", tokenFile, "--kubeconfig", kubeconfig, "--repo-files=false", "--renders=false"}
 	plain := filepath.Join(dir, "plain.json")
 	if code, _, stderr := runCLI(append(args, "-f", plain)...); code != exitClean {
 		t.Fatalf("snapshot: exit %d, %s", code, stderr)

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"context"
-	"flag"
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
@@ -11,44 +10,57 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
+	"github.com/driftfix/driftfix/templates"
 )
 
 // maxRepoFile bounds the size of a manifest read from a checkout.
 const maxRepoFile = 4 << 20
 
-func cmdFix(_ context.Context, args []string, stdout, stderr io.Writer, now time.Time) (int, error) {
-	fs := flag.NewFlagSet("fix", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	snapshot := fs.String("snapshot", "", "snapshot file to diagnose (YAML or JSON, driftfix/v1)")
+func (c *cli) fixCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "fix --snapshot FILE [--repo DIR | --dry-run]",
+		Short: "Plan the narrowest fix of a snapshot's findings and write it into a checkout",
+		Example: `  driftfix fix --snapshot web.json --dry-run
+  driftfix fix --snapshot web.json --repo ~/src/deploy`,
+		Args: noArgs,
+	}
+	fs := cmd.Flags()
+	snapshot := fs.StringP("snapshot", "f", "", "snapshot file to diagnose (YAML or JSON, driftfix/v1)")
 	repoDir := fs.String("repo", "", "checkout of the application's repository; without it the snapshot's repo files are used (dry run only)")
 	dryRun := fs.Bool("dry-run", false, "print the planned edits as a unified diff and write nothing")
-	output := registerOutput(fs, "text", "json", "yaml")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage, err
-	}
+	_ = cmd.MarkFlagFilename("snapshot", "json", "yaml", "yml")
+	_ = cmd.MarkFlagDirname("repo")
+	output := c.addOutput(cmd, "text", "json", "yaml")
+	cmd.RunE = c.runE(func(*cobra.Command, []string) (int, error) {
+		return fix(*snapshot, *repoDir, *dryRun, output, c.stdout, c.now())
+	})
+	return cmd
+}
+
+func fix(snapshot, repoDir string, dryRun bool, output *outputs, stdout io.Writer, now time.Time) (int, error) {
 	format, err := output.value()
 	if err != nil {
 		return exitUsage, err
 	}
 	switch {
-	case fs.NArg() > 0:
-		return exitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case *snapshot == "":
+	case snapshot == "":
 		return exitUsage, fmt.Errorf("--snapshot FILE is required")
-	case *repoDir == "" && !*dryRun:
+	case repoDir == "" && !dryRun:
 		return exitUsage, fmt.Errorf("--repo DIR is required to write fixes (or use --dry-run to see them)")
 	}
-	snap, err := drift.LoadSnapshot(*snapshot)
+	snap, err := loadSnapshot(snapshot)
 	if err != nil {
 		return exitUsage, err
 	}
 	repo := remediations.RepoFromSnapshot(snap)
-	if *repoDir != "" {
-		if repo, err = readRepo(*repoDir); err != nil {
+	if repoDir != "" {
+		if repo, err = readRepo(repoDir); err != nil {
 			return exitUsage, err
 		}
 	}
@@ -62,15 +74,15 @@ func cmdFix(_ context.Context, args []string, stdout, stderr io.Writer, now time
 			return exitUsage, err
 		}
 	} else {
-		writePlansText(stdout, rep, plans, *dryRun)
+		writePlansText(stdout, rep, plans, dryRun)
 	}
-	if !*dryRun && len(files) > 0 {
-		if err := writeFiles(*repoDir, files); err != nil {
+	if !dryRun && len(files) > 0 {
+		if err := writeFiles(repoDir, files); err != nil {
 			return exitUsage, err
 		}
 		if format == "text" {
 			for _, f := range files {
-				fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*repoDir, f.File))
+				fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(repoDir, f.File))
 			}
 		}
 	}
@@ -175,38 +187,42 @@ func writeFiles(dir string, files []remediations.Edit) error {
 }
 
 func writePlansText(w io.Writer, rep *drift.Report, plans []remediations.Plan, dryRun bool) {
+	var buf bytes.Buffer
+	defer func() { w.Write(buf.Bytes()) }()
 	if len(rep.Findings) == 0 {
-		fmt.Fprintf(w, "Application %s: no drift found, nothing to fix.\n", rep.Application)
+		fmt.Fprintf(&buf, "Application %s: no drift found, nothing to fix.\n", templates.Terminal(rep.Application))
 		return
 	}
-	fmt.Fprintf(w, "Application %s: %d %s, %d %s.\n", rep.Application, len(rep.Findings), plural(len(rep.Findings), "finding", "findings"), len(plans), plural(len(plans), "fix planned", "fixes planned"))
+	fmt.Fprintf(&buf, "Application %s: %d %s, %d %s.\n", templates.Terminal(rep.Application), len(rep.Findings), plural(len(rep.Findings), "finding", "findings"), len(plans), plural(len(plans), "fix planned", "fixes planned"))
 	for _, f := range rep.Findings {
 		if f.Remediation.Kind == drift.FixNone {
-			fmt.Fprintf(w, "\n== not fixed: %s %s (%s): %s\n", f.Resource, f.Path, f.Cause, f.Remediation.Reason)
+			buf.WriteByte('\n')
+			writeWrapped(&buf, "== not fixed: ", templates.Terminal(fmt.Sprintf("%s %s (%s): %s", f.Resource, f.Path, f.Cause, f.Remediation.Reason)))
 		}
 	}
 	for _, p := range plans {
-		fmt.Fprintf(w, "\n== %s for %s (%s)\n", p.Kind, p.Resource, p.Rationale.Cause)
+		buf.WriteByte('\n')
+		writeWrapped(&buf, "== ", templates.Terminal(fmt.Sprintf("%s for %s (%s)", p.Kind, p.Resource, p.Rationale.Cause)))
 		for _, f := range p.Findings {
-			fmt.Fprintf(w, "   fixes %s %s\n", f.Resource, f.Path)
+			writeWrapped(&buf, "   fixes ", templates.Terminal(fmt.Sprintf("%s %s", f.Resource, f.Path)))
 		}
 		if p.Dropped != "" {
-			fmt.Fprintf(w, "   not proposed: %s\n", p.Dropped)
+			writeWrapped(&buf, "   not proposed: ", templates.Terminal(p.Dropped))
 			continue
 		}
 		if p.Rationale.Why != "" {
-			fmt.Fprintf(w, "   why: %s\n", p.Rationale.Why)
+			writeWrapped(&buf, "   why: ", templates.Terminal(p.Rationale.Why))
 		}
 		if p.Rationale.Risk != "" {
-			fmt.Fprintf(w, "   risk: %s\n", p.Rationale.Risk)
+			writeWrapped(&buf, "   risk: ", templates.Terminal(p.Rationale.Risk))
 		}
-		fmt.Fprintf(w, "   verified: %s\n", p.Verification)
+		writeWrapped(&buf, "   verified: ", templates.Terminal(p.Verification))
 		if p.Instructions != "" {
-			fmt.Fprintf(w, "   to do by hand: %s\n", strings.ReplaceAll(strings.TrimSpace(p.Instructions), "\n", "\n     "))
+			writeWrapped(&buf, "   to do by hand: ", strings.TrimSpace(p.Instructions))
 		}
 		if dryRun {
 			for _, e := range p.Edits {
-				fmt.Fprintf(w, "\n%s", remediations.UnifiedDiff(e.File, e.Before, e.After))
+				fmt.Fprintf(&buf, "\n%s", remediations.UnifiedDiff(e.File, e.Before, e.After))
 			}
 		}
 	}

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/collect"
@@ -20,39 +19,35 @@ import (
 	"github.com/driftfix/driftfix/bot/ignores"
 )
 
-// snapshotFiles collects repeated --snapshot flags.
-type snapshotFiles []string
-
-func (s *snapshotFiles) String() string     { return strings.Join(*s, ",") }
-func (s *snapshotFiles) Set(v string) error { *s = append(*s, v); return nil }
-
-// cmdIgnores prints the inventory of every active ignore rule: from
+// ignoresCmd prints the inventory of every active ignore rule: from
 // snapshots (offline), or from a live Argo CD.
-func cmdIgnores(ctx context.Context, args []string, stdout, stderr io.Writer, now time.Time) (int, error) {
-	fs := flag.NewFlagSet("ignores", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var snaps snapshotFiles
-	fs.Var(&snaps, "snapshot", "snapshot file to read (YAML or JSON, driftfix/v1); repeat it, or list more files after it")
-	output := registerOutput(fs, "text", "json", "yaml")
+func (c *cli) ignoresCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ignores [--snapshot FILE...]",
+		Short: "List every active ignore rule, what it hides, and whether it is broader than it needs",
+		Example: `  driftfix ignores
+  driftfix ignores --snapshot shop.json platform.json --repo ~/src/deploy`,
+	}
+	fs := cmd.Flags()
+	snaps := fs.StringArrayP("snapshot", "f", nil, "snapshot file to read (YAML or JSON, driftfix/v1); repeat it, or list more files after it")
+	output := c.addOutput(cmd, "text", "json", "yaml")
 	repoDir := fs.String("repo", "", "local clone with history of the repository that declares the rules, to name the commit that wrote each one")
 	policy := fs.String("config", "", "policy file whose sensitivePaths add to the sensitive paths")
+	_ = cmd.MarkFlagFilename("snapshot", "json", "yaml", "yml")
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	_ = cmd.MarkFlagDirname("repo")
 	var af argoFlags
-	af.register(fs)
-	// Flags may follow the files listed after --snapshot.
-	var rest []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return exitUsage, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		rest = append(rest, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(snaps) > 0 {
-		snaps = append(snaps, rest...)
-	} else if len(rest) > 0 {
+	af.register(cmd)
+	cmd.RunE = c.runE(func(_ *cobra.Command, rest []string) (int, error) {
+		return c.ignores(append(*snaps, rest...), len(*snaps) > 0, rest, output, *repoDir, *policy, &af, c.now())
+	})
+	return cmd
+}
+
+func (c *cli) ignores(snaps []string, fromFiles bool, rest []string, output *outputs, repoDir, policy string, af *argoFlags, now time.Time) (int, error) {
+	ctx, stdout, stderr := c.ctx, c.stdout, c.stderr
+	// Files may follow --snapshot FILE.
+	if !fromFiles && len(rest) > 0 {
 		return exitUsage, fmt.Errorf("unexpected argument %q: give --snapshot FILE... or --argocd-server URL", rest[0])
 	}
 	format, err := output.value()
@@ -60,8 +55,8 @@ func cmdIgnores(ctx context.Context, args []string, stdout, stderr io.Writer, no
 		return exitUsage, err
 	}
 	opts := ignores.Options{Now: now}
-	if *policy != "" {
-		cfg, err := config.Load(*policy)
+	if policy != "" {
+		cfg, err := config.Load(policy)
 		if err != nil {
 			return exitUsage, err
 		}
@@ -71,25 +66,25 @@ func cmdIgnores(ctx context.Context, args []string, stdout, stderr io.Writer, no
 	var loaded []*drift.Snapshot
 	if len(snaps) > 0 {
 		for _, f := range snaps {
-			s, err := drift.LoadSnapshot(f)
+			s, err := loadSnapshot(f)
 			if err != nil {
 				return exitUsage, err
 			}
 			loaded = append(loaded, s)
 		}
 	} else {
-		c, err := af.client()
+		client, err := af.client()
 		if err != nil {
 			return exitUsage, fmt.Errorf("%w (or read snapshots with --snapshot FILE...)", err)
 		}
-		if loaded, err = liveIgnoreSnapshots(ctx, c, &af, stderr); err != nil {
-			return exitUsage, err
+		if loaded, err = liveIgnoreSnapshots(ctx, client, af, stderr); err != nil {
+			return exitUsage, af.explain(err)
 		}
 		history = "commit unknown: driftfix reads one commit of the repository (depth 1), not its history (--repo DIR names it)"
 	}
 	opts.Origin = func(string, string, int, string) ignores.Origin { return ignores.Origin{Unknown: history} }
-	if *repoDir != "" {
-		h, err := gitrepo.OpenHistory(*repoDir)
+	if repoDir != "" {
+		h, err := gitrepo.OpenHistory(repoDir)
 		if err != nil {
 			return exitUsage, err
 		}

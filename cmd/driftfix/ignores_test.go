@@ -157,7 +157,7 @@ func TestIgnoresLiveMatchesOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-	live, stderr := runIgnores(t, now, "--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", kubeconfig, "--repo-files=false", "--format", "json")
+	live, stderr := runIgnores(t, now, "--argocd-server", srv.URL, "--plaintext", "--argocd-token-file", tokenFile, "--kubeconfig", kubeconfig, "--repo-files=false", "--format", "json")
 	offline, _ := runIgnores(t, now, append(append([]string{"--snapshot"}, ignoreSnaps...), "--format", "json")...)
 	// Without repository files nothing is placed in Git.
 	for _, r := range live.Rules {

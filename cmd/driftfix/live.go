@@ -1,17 +1,22 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/collect"
@@ -24,12 +29,18 @@ import (
 )
 
 // argoFlags are the flags that reach argocd-server. The token comes from a
-// file or the ARGOCD_AUTH_TOKEN environment variable, never from a flag.
+// file, the ARGOCD_AUTH_TOKEN environment variable or the argocd CLI's
+// context, never from a flag.
 type argoFlags struct {
+	cmd                       *cobra.Command // the command the flags are on; nil for the policy's instances
 	server, tokenFile, caFile string
 	tokenEnv                  string // environment variable with the token, default ARGOCD_AUTH_TOKEN
-	insecure                  bool
+	insecure, plaintext       bool
+	grpcWeb                   bool
 	timeout                   time.Duration
+	// argocdConfig and argocdContext name the argocd CLI's config file and
+	// context to read when neither flag nor variable names the server.
+	argocdConfig, argocdContext string
 
 	kubeconfig, kubeContext, argoNamespace string
 	noKube, repoFiles                      bool
@@ -39,13 +50,24 @@ type argoFlags struct {
 	dryRunBudget   int
 	// tokenFrom names where tokenFile came from, in errors (default the flag).
 	tokenFrom string
+	// source says where the server and token came from, for errors.
+	source string
+	// schemeAssumed: the server was given as host:port and https:// assumed.
+	schemeAssumed bool
 }
 
-func (a *argoFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&a.server, "argocd-server", os.Getenv("ARGOCD_SERVER"), "argocd-server URL, e.g. https://argocd.example.com (or ARGOCD_SERVER)")
-	fs.StringVar(&a.tokenFile, "argocd-token-file", "", "file holding the Argo CD API token (else ARGOCD_AUTH_TOKEN)")
+func (a *argoFlags) register(cmd *cobra.Command) {
+	a.cmd = cmd
+	fs := cmd.Flags()
+	fs.StringVar(&a.server, "argocd-server", "", "argocd-server address: https://HOST, http://HOST with --plaintext, or HOST:PORT as the argocd CLI takes it (default: $ARGOCD_SERVER, else the argocd CLI's current context)")
+	fs.StringVar(&a.tokenFile, "argocd-token-file", "", "file holding the Argo CD API token (default: $ARGOCD_AUTH_TOKEN, else the argocd CLI's context)")
 	fs.StringVar(&a.caFile, "argocd-ca-file", "", "PEM file of the CA that signed argocd-server's certificate")
 	fs.BoolVar(&a.insecure, "argocd-insecure", false, "skip TLS verification (self-signed test servers only)")
+	fs.BoolVar(&a.insecure, "insecure", false, "same as --argocd-insecure (the argocd CLI's name)")
+	fs.BoolVar(&a.plaintext, "plaintext", false, "argocd-server speaks HTTP without TLS: the token crosses the network in clear text (the policy's insecurePlaintext)")
+	fs.BoolVar(&a.grpcWeb, "grpc-web", false, "accepted as the argocd CLI takes it; driftfix always uses Argo CD's REST API over HTTP/1.1, which passes where gRPC-Web does")
+	fs.StringVar(&a.argocdConfig, "argocd-config", "", "the argocd CLI's config file (default: $ARGOCD_CONFIG_DIR/config, else ~/.config/argocd/config)")
+	fs.StringVar(&a.argocdContext, "argocd-context", "", "context of the argocd CLI's config to use (default: its current-context)")
 	fs.DurationVar(&a.timeout, "argocd-timeout", 30*time.Second, "timeout of each argocd-server request")
 	fs.StringVar(&a.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster the applications run in (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
 	fs.StringVar(&a.kubeContext, "kube-context", "", "kubeconfig context to use")
@@ -54,6 +76,58 @@ func (a *argoFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&a.repoFiles, "repo-files", true, "read the source repository's manifests at the compared revision (file:// and https://)")
 	fs.BoolVar(&a.dryRunEvidence, "dry-run-evidence", false, "server-side dry-run apply (dryRun=All) each differing resource's Git manifest and keep what the API server would store; needs patch on those kinds")
 	fs.IntVar(&a.dryRunBudget, "dry-run-budget", kube.DefaultDryRunBudget, "most dry-run applies per scan, with --dry-run-evidence")
+	_ = fs.MarkHidden("grpc-web")
+	_ = cmd.MarkFlagFilename("argocd-token-file")
+	_ = cmd.MarkFlagFilename("argocd-ca-file", "pem", "crt")
+	_ = cmd.MarkFlagFilename("argocd-config")
+	_ = cmd.MarkFlagFilename("kubeconfig")
+}
+
+// serverGiven says whether --argocd-server was typed.
+func (a *argoFlags) serverGiven(cmd *cobra.Command) bool {
+	return cmd.Flags().Changed("argocd-server")
+}
+
+// addAppNamespace registers -N/--app-namespace (argocd's) and its hidden
+// kubectl-style alias -n/--namespace.
+func addAppNamespace(cmd *cobra.Command) *string {
+	var ns string
+	cmd.Flags().StringVarP(&ns, "app-namespace", "N", "", "namespace of the Application (apps in any namespace); NAMESPACE/APP says the same")
+	cmd.Flags().StringVarP(&ns, "namespace", "n", "", "same as --app-namespace")
+	_ = cmd.Flags().MarkHidden("namespace")
+	return &ns
+}
+
+// The forms of Kubernetes names: an object's (RFC 1123 subdomain) and a
+// namespace's (RFC 1123 label).
+var (
+	dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	dnsLabel     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+)
+
+// appName splits NAMESPACE/APP, Argo CD's form of an application in any
+// namespace (as `argocd app get ns/name`), from the application argument;
+// --app-namespace may say the namespace too, but not another one.
+func appName(arg, flagNS string) (ns, name string, err error) {
+	ns, name, qualified := strings.Cut(arg, "/")
+	if !qualified {
+		ns, name = flagNS, arg
+	}
+	orFile := ""
+	if isFile(arg) {
+		orFile = "; to diagnose a snapshot file, use --snapshot " + arg
+	}
+	switch {
+	case name == "" || (qualified && ns == "") || strings.Contains(name, "/"):
+		return "", "", fmt.Errorf("application %q: want APP or NAMESPACE/APP%s", arg, orFile)
+	case !dnsSubdomain.MatchString(name) || len(name) > 253:
+		return "", "", fmt.Errorf("application %q: %q is no Kubernetes object name (lower case letters, digits, '-' and '.')%s", arg, name, orFile)
+	case ns != "" && (!dnsLabel.MatchString(ns) || len(ns) > 63):
+		return "", "", fmt.Errorf("application %q: %q is no Kubernetes namespace (lower case letters, digits and '-')%s", arg, ns, orFile)
+	case qualified && flagNS != "" && flagNS != ns:
+		return "", "", fmt.Errorf("application %q is in namespace %q, but --app-namespace says %q: give the namespace once", arg, ns, flagNS)
+	}
+	return ns, name, nil
 }
 
 // cluster reads the cluster context once, or returns nil (with a warning on
@@ -93,23 +167,54 @@ func (a *argoFlags) cluster(ctx context.Context, stderr io.Writer) (func(*drift.
 	}, nil
 }
 
+// client builds the argocd-server client. The server comes from
+// --argocd-server, else $ARGOCD_SERVER, else the argocd CLI's context; the
+// token from --argocd-token-file, else $ARGOCD_AUTH_TOKEN, else the argocd
+// CLI's context for that server. What was used is kept for errors.
 func (a *argoFlags) client() (*argocd.Client, error) {
-	if a.server == "" {
-		return nil, fmt.Errorf("--argocd-server (or ARGOCD_SERVER) is required")
-	}
 	env := a.tokenEnv
 	if env == "" {
 		env = "ARGOCD_AUTH_TOKEN"
 	}
 	envToken := os.Getenv(env)
-	token := func() string { return envToken }
-	if envToken == "" && a.tokenFile == "" {
-		if a.tokenFrom != "" {
-			return nil, fmt.Errorf("no Argo CD token: give the argocd entry's tokenFile, or tokenEnv naming a variable that holds it (%s is empty)", env)
-		}
-		return nil, fmt.Errorf("no Argo CD token: give --argocd-token-file FILE or set %s", env)
+	var token func() string
+	var serverFrom, tokenFrom string
+	switch {
+	case a.cmd != nil && a.cmd.Flags().Changed("argocd-server"):
+		serverFrom = "--argocd-server"
+	case a.cmd == nil && a.server != "":
+		serverFrom = "the argocd entry's server"
+	case a.cmd != nil && os.Getenv("ARGOCD_SERVER") != "":
+		a.server, serverFrom = os.Getenv("ARGOCD_SERVER"), "ARGOCD_SERVER"
 	}
-	if a.tokenFile != "" {
+	var cliCtx *argocd.CLIContext
+	if a.cmd != nil && (serverFrom == "" || (envToken == "" && a.tokenFile == "")) {
+		cc, err := a.cliContext(serverFrom == "")
+		if err != nil {
+			return nil, err
+		}
+		cliCtx = cc
+	}
+	if serverFrom != "" && strings.TrimSpace(a.server) == "" {
+		return nil, fmt.Errorf("no Argo CD server: %s is empty", serverFrom)
+	}
+	if serverFrom == "" {
+		if cliCtx == nil {
+			return nil, fmt.Errorf("no Argo CD server: give --argocd-server URL, set ARGOCD_SERVER, or run argocd login first (driftfix reads the argocd CLI's current context)")
+		}
+		if cliCtx.Core {
+			return nil, fmt.Errorf("the argocd CLI's context %q (%s) is --core, without argocd-server; driftfix reads argocd-server's API: give --argocd-server URL", cliCtx.Name, cliCtx.File)
+		}
+		if cliCtx.Server == "port-forward" {
+			return nil, fmt.Errorf("the argocd CLI's context %q (%s) reaches argocd-server by --port-forward, which driftfix does not do: run kubectl -n argocd port-forward svc/argocd-server 8080:443 and give --argocd-server localhost:8080 --insecure", cliCtx.Name, cliCtx.File)
+		}
+		a.server = cliCtx.URL()
+		a.plaintext = a.plaintext || cliCtx.PlainText
+		a.insecure = a.insecure || cliCtx.Insecure
+		serverFrom = fmt.Sprintf("the argocd CLI's context %q in %s", cliCtx.Name, cliCtx.File)
+	}
+	switch {
+	case a.tokenFile != "":
 		f, err := secretfile.Open(a.tokenFile)
 		if err != nil {
 			from := a.tokenFrom
@@ -119,40 +224,190 @@ func (a *argoFlags) client() (*argocd.Client, error) {
 			return nil, fmt.Errorf("read %s: %w", from, errors.Unwrap(err))
 		}
 		token = f.Token // read again when the file changes: a rotated token needs no restart
+		tokenFrom = "--argocd-token-file"
+		if a.tokenFrom != "" {
+			tokenFrom = a.tokenFrom
+		}
+	case envToken != "":
+		token = func() string { return envToken }
+		tokenFrom = env
+	case cliCtx != nil && cliCtx.Token != "":
+		t := cliCtx.Token
+		token = func() string { return t }
+		tokenFrom = fmt.Sprintf("the argocd CLI's context %q in %s", cliCtx.Name, cliCtx.File)
+	case a.tokenFrom != "":
+		return nil, fmt.Errorf("no Argo CD token: give the argocd entry's tokenFile, or tokenEnv naming a variable that holds it (%s is empty)", env)
+	default:
+		return nil, fmt.Errorf("no Argo CD token: give --argocd-token-file FILE or set %s (or run argocd login: driftfix reads the argocd CLI's current context)", env)
 	}
-	server := a.server
-	if !strings.Contains(server, "://") {
-		server = "https://" + server
+	if cliCtx != nil && cliCtx.Token != "" && tokenFrom == serverFrom {
+		a.source = serverFrom
+	} else {
+		a.source = "server from " + serverFrom + ", token from " + tokenFrom
 	}
-	return argocd.New(argocd.Config{BaseURL: server, TokenFunc: token, CAFile: a.caFile, Insecure: a.insecure, Timeout: a.timeout})
+	server, err := a.serverURL()
+	if err != nil {
+		return nil, err
+	}
+	cfg := argocd.Config{BaseURL: server, TokenFunc: token, CAFile: a.caFile, Insecure: a.insecure, Timeout: a.timeout}
+	if cliCtx != nil && strings.HasPrefix(a.source, "the argocd CLI") {
+		cfg.ClientCert, cfg.ClientKey = cliCtx.ClientCert, cliCtx.ClientKey
+	}
+	c, err := argocd.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, a.source)
+	}
+	return c, nil
 }
 
-// cmdSnapshot writes the snapshot of one live application.
-func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("snapshot", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// serverURL is the server as a URL. HOST:PORT without a scheme is https://
+// as the argocd CLI reads it, or http:// with --plaintext; http:// needs
+// --plaintext, as the policy's http:// server needs insecurePlaintext.
+func (a *argoFlags) serverURL() (string, error) {
+	server := strings.TrimSpace(a.server)
+	flagged := "--argocd-server"
+	if a.cmd == nil {
+		flagged = "the argocd entry's server"
+	}
+	scheme, rest, ok := strings.Cut(server, "://")
+	if !ok {
+		if a.plaintext {
+			return "http://" + server, nil
+		}
+		a.schemeAssumed = true
+		return "https://" + server, nil
+	}
+	switch {
+	case scheme == "http" && !a.plaintext && a.cmd != nil:
+		return "", fmt.Errorf("%s %s is plain http, which sends the API token in clear text: add --plaintext to mean it (the policy's insecurePlaintext: true), or use https://%s", flagged, server, rest)
+	case scheme == "https" && a.plaintext:
+		return "", fmt.Errorf("%s %s is https, but --plaintext says the server has no TLS: give one of them", flagged, server)
+	case scheme != "http" && scheme != "https":
+		return "", fmt.Errorf("%s %q: want https://HOST, http://HOST with --plaintext, or HOST:PORT", flagged, server)
+	}
+	return server, nil
+}
+
+// explain adds to an error from argocd-server where the server and token
+// came from and, when TLS was assumed for a server that does not speak it,
+// what to type.
+func (a *argoFlags) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	hint := ""
+	switch {
+	case a.schemeAssumed && notTLS(err):
+		hint = fmt.Sprintf("; %s has no scheme, so https:// was assumed (as the argocd CLI does): for a server without TLS, add --plaintext or write http://%s with --plaintext", a.server, a.server)
+	case errors.Is(err, argocd.ErrUnauthorized) && strings.Contains(a.source, "argocd CLI"):
+		hint = "; the argocd CLI's token has expired or was revoked: run argocd login again"
+	}
+	if a.source == "" {
+		return err
+	}
+	return fmt.Errorf("%w (%s%s)", err, a.source, hint)
+}
+
+// notTLS says whether err looks like a TLS handshake with a server that
+// answered in plain HTTP or hung up: connection reset, EOF, or a record
+// that is no TLS.
+func notTLS(err error) bool {
+	var rec tls.RecordHeaderError
+	if errors.As(err, &rec) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "connection reset") || strings.Contains(s, "EOF") || strings.Contains(s, "server gave HTTP response") || strings.Contains(s, "first record does not look like a TLS handshake")
+}
+
+// cliContext reads the argocd CLI's context; with required unset, a
+// missing config file is no error (nil).
+func (a *argoFlags) cliContext(required bool) (*argocd.CLIContext, error) {
+	path := a.argocdConfig
+	if path == "" {
+		p, err := argocd.CLIConfigPath()
+		if err != nil {
+			if required {
+				return nil, err
+			}
+			return nil, nil
+		}
+		path = p
+	}
+	cfg, err := argocd.ReadCLIConfig(path)
+	switch {
+	case errors.Is(err, argocd.ErrNoCLIConfig) && a.argocdConfig == "" && a.argocdContext == "":
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("%w (from --argocd-config or the argocd CLI's default)", err)
+	}
+	if !required && a.argocdContext == "" {
+		// Only the token is wanted: argocd's, for the server given.
+		host := strings.TrimPrefix(strings.TrimPrefix(a.server, "https://"), "http://")
+		cc, err := cfg.ContextFor(host, path)
+		if err != nil || cc == nil || cc.Token == "" {
+			return nil, err
+		}
+		if a.plaintext && !cc.PlainText {
+			return nil, fmt.Errorf("the argocd CLI's token for %s (context %q in %s) was given to a server with TLS; driftfix does not send it in clear text with --plaintext: give --argocd-token-file FILE", host, cc.Name, path)
+		}
+		return &argocd.CLIContext{Name: cc.Name, File: path, Token: cc.Token}, nil
+	}
+	return cfg.Context(a.argocdContext, path)
+}
+
+// snapshotCmd writes the snapshot of one live application.
+func (c *cli) snapshotCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "snapshot [NAMESPACE/]APP",
+		Short: "Write what a diagnosis reads of one live application, as a file to diagnose offline",
+		Example: `  driftfix snapshot guestbook -f guestbook.json
+  driftfix snapshot team-a/guestbook -o yaml > guestbook.yaml`,
+		Args: exactlyOneApp,
+	}
 	var af argoFlags
-	af.register(fs)
-	appNS := fs.String("app-namespace", "", "namespace of the Application (apps in any namespace)")
-	output := registerOutput(fs, "json", "yaml")
-	var fileShort, fileLong string
-	fs.StringVar(&fileLong, "output-file", "", "file to write the snapshot to (default: standard output)")
-	fs.StringVar(&fileShort, "f", "", "same as --output-file")
-	renders := fs.Bool("renders", true, "render the application twice more (noCache) to check determinism")
-	if err := parseWithApp(fs, args); err != nil {
-		return exitUsage, err
+	af.register(cmd)
+	appNS := addAppNamespace(cmd)
+	output := c.addOutput(cmd, "json", "yaml")
+	var files []given
+	cmd.Flags().VarP(&recorded{name: "output-file", values: &files}, "output-file", "f", "file to write the snapshot to (default: standard output)")
+	_ = cmd.MarkFlagFilename("output-file", "json", "yaml", "yml")
+	renders := cmd.Flags().Bool("renders", true, "render the application twice more (noCache) to check determinism")
+	cmd.RunE = c.runE(func(cmd *cobra.Command, args []string) (int, error) {
+		return c.snapshot(args[0], &af, *appNS, output, typedAs(c.args, files, map[string]string{"output-file": "f"}), *renders)
+	})
+	return cmd
+}
+
+// exactlyOneApp accepts one application argument and says what to type
+// otherwise.
+func exactlyOneApp(cmd *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return fmt.Errorf("name the application: %s APP (or NAMESPACE/APP)", cmd.CommandPath())
+	case len(args) > 1:
+		return fmt.Errorf("unexpected argument %q: give one application", args[1])
 	}
-	format, out, err := snapshotOutput(fs, output, fileShort, fileLong, stderr)
+	return nil
+}
+
+func (c *cli) snapshot(app string, af *argoFlags, appNS string, output *outputs, files []given, renders bool) (int, error) {
+	ctx, stdout, stderr := c.ctx, c.stdout, c.stderr
+	format, out, err := snapshotOutput(output, files, stderr)
 	if err != nil {
 		return exitUsage, err
 	}
-	c, err := af.client()
+	ns, name, err := appName(app, appNS)
 	if err != nil {
 		return exitUsage, err
 	}
-	s, err := liveSnapshot(ctx, c, *appNS, fs.Arg(0), *renders)
+	client, err := af.client()
 	if err != nil {
 		return exitUsage, err
+	}
+	s, err := liveSnapshot(ctx, client, ns, name, renders)
+	if err != nil {
+		return exitUsage, af.explain(err)
 	}
 	clusterCtx, err := af.cluster(ctx, stderr)
 	if err != nil {
@@ -190,15 +445,19 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) (
 // file (it has a dot or a slash: web.json, ./web) is still written there,
 // in the format its extension says, with a note on stderr; any other value
 // is refused with how to name a file.
-func snapshotOutput(fs *flag.FlagSet, output *outputFlag, fileShort, fileLong string, stderr io.Writer) (format, file string, err error) {
-	file = fileShort
-	switch {
-	case fileShort != "" && fileLong != "" && fileShort != fileLong:
-		return "", "", fmt.Errorf("-f %q and --output-file %q disagree: give the file once", fileShort, fileLong)
-	case fileShort == "":
-		file = fileLong
+func snapshotOutput(output *outputs, files []given, stderr io.Writer) (format, file string, err error) {
+	for _, f := range files[min(1, len(files)):] {
+		if f.value != files[0].value {
+			return "", "", fmt.Errorf("%s %q and %s %q disagree: give the file once", flagName(files[0].name), files[0].value, flagName(f.name), f.value)
+		}
 	}
-	names, values := output.given()
+	if len(files) > 0 {
+		file = files[0].value
+	}
+	var names, values []string
+	for _, g := range output.given() {
+		names, values = append(names, g.name), append(values, g.value)
+	}
 	for i, v := range values {
 		if v == "json" || v == "yaml" {
 			continue
@@ -267,29 +526,6 @@ func addRepoFiles(ctx context.Context, s *drift.Snapshot, stderr io.Writer) {
 	s.Repo.Files = files
 }
 
-// parseWithApp parses flags that may come before or after the one APP argument.
-func parseWithApp(fs *flag.FlagSet, args []string) error {
-	var app string
-	rest := args
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		if app != "" {
-			return fmt.Errorf("unexpected argument %q: give one application", fs.Arg(0))
-		}
-		app = fs.Arg(0)
-		rest = fs.Args()[1:]
-	}
-	if app == "" {
-		return fmt.Errorf("name the application: driftfix %s APP", fs.Name())
-	}
-	return fs.Parse(append(append([]string{}, args...), "--", app)[len(args):])
-}
-
 func writeAtomically(path string, data []byte) error {
 	tmp := path + ".driftfix-tmp"
 	if err := os.WriteFile(tmp, data, 0o600); err != nil {
@@ -302,29 +538,48 @@ func writeAtomically(path string, data []byte) error {
 	return nil
 }
 
-// cmdScan lists the stuck applications with their causes.
-func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now time.Time) (int, error) {
-	fs := flag.NewFlagSet("scan", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// scanCmd lists the stuck applications with their causes.
+func (c *cli) scanCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "scan",
+		Short: "List the applications stuck OutOfSync after a successful sync, with their causes",
+		Long: `Lists every application that stayed OutOfSync for --stuck-after after a
+successful sync, with the causes of its differing fields. Applications
+OutOfSync for less time are counted, not diagnosed.`,
+		Example: `  driftfix scan
+  driftfix scan --stuck-after 0s -o wide
+  argocd driftfix scan      # as the argocd CLI's plugin`,
+		Args: noArgs,
+	}
 	var af argoFlags
-	af.register(fs)
-	after := fs.Duration("stuck-after", collect.DefaultStuckAfter, "how long an application must stay OutOfSync after a successful sync (0s: at once)")
-	output := registerOutput(fs, "text", "json", "yaml")
-	alwaysRefresh := fs.Bool("always-refresh", false, "refresh every stuck candidate, even one whose Git revision still names the commit Argo CD compared")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage, err
+	af.register(cmd)
+	after := cmd.Flags().Duration("stuck-after", collect.DefaultStuckAfter, "how long an application must stay OutOfSync after a successful sync (0s: at once)")
+	output := c.addOutput(cmd, "text", "json", "yaml", "wide")
+	alwaysRefresh := cmd.Flags().Bool("always-refresh", false, "refresh every stuck candidate, even one whose Git revision still names the commit Argo CD compared")
+	cmd.RunE = c.runE(func(cmd *cobra.Command, args []string) (int, error) {
+		return c.scan(&af, *after, output, *alwaysRefresh, c.now())
+	})
+	return cmd
+}
+
+// noArgs refuses positional arguments, naming the first.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("unexpected argument %q: %s takes flags only", args[0], cmd.CommandPath())
 	}
-	if fs.NArg() > 0 {
-		return exitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
+	return nil
+}
+
+func (c *cli) scan(af *argoFlags, after time.Duration, output *outputs, alwaysRefresh bool, now time.Time) (int, error) {
+	ctx, stdout, stderr := c.ctx, c.stdout, c.stderr
 	format, err := output.value()
 	if err != nil {
 		return exitUsage, err
 	}
-	if *after < 0 {
-		return exitUsage, fmt.Errorf("--stuck-after %s: want zero or more", *after)
+	if after < 0 {
+		return exitUsage, fmt.Errorf("--stuck-after %s: want zero or more", after)
 	}
-	c, err := af.client()
+	client, err := af.client()
 	if err != nil {
 		return exitUsage, err
 	}
@@ -332,16 +587,16 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 	if err != nil {
 		return exitUsage, err
 	}
-	opts := collect.ScanOptions{StuckAfter: *after, ClusterContext: clusterCtx}
-	if af.repoFiles && !*alwaysRefresh {
+	opts := collect.ScanOptions{StuckAfter: after, ClusterContext: clusterCtx}
+	if af.repoFiles && !alwaysRefresh {
 		opts.GitCommit = gitrepo.Reader{}.Resolve
 	}
 	opts.Diagnose = func(s *drift.Snapshot) (*drift.Report, *drift.Comparison, error) {
 		return pipeline.DiagnoseCompared(s, drift.Sensitivity{})
 	}
-	results, scanned, err := collect.Scan(ctx, c, now, opts)
+	results, scanned, err := collect.Scan(ctx, client, now, opts)
 	if err != nil {
-		return exitUsage, err
+		return exitUsage, af.explain(err)
 	}
 	type result struct {
 		Application string         `json:"application"`
@@ -363,6 +618,25 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 			cannot = append(cannot, uncompared{Application: a.Name, Namespace: a.Namespace, SyncStatus: a.SyncStatus, Message: a.ComparisonError})
 		}
 	}
+	// OutOfSync but not stuck: what the user sees in Argo CD and this scan
+	// does not diagnose, with why (most often: younger than --stuck-after).
+	type waiting struct {
+		Application string `json:"application"`
+		Namespace   string `json:"namespace"`
+		Why         string `json:"why"`
+	}
+	isResult := map[string]bool{}
+	for _, sr := range results {
+		isResult[sr.App.Namespace+"/"+sr.App.Name] = true
+	}
+	notStuck := []waiting{}
+	for _, a := range scanned {
+		if a.SyncStatus != "OutOfSync" || a.CannotCompare || isResult[a.Namespace+"/"+a.Name] {
+			continue
+		}
+		_, why := collect.Stuck(a, now, after)
+		notStuck = append(notStuck, waiting{Application: a.Name, Namespace: a.Namespace, Why: why})
+	}
 	var stuck []result
 	for _, sr := range results {
 		r := result{Application: sr.App.Name, Namespace: sr.App.Namespace, Why: sr.Why, Causes: map[string]int{}}
@@ -383,8 +657,9 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 		v := struct {
 			Scanned       int          `json:"scanned"`
 			Stuck         []result     `json:"stuck"`
+			NotYetStuck   []waiting    `json:"outOfSyncNotStuck"`
 			CannotCompare []uncompared `json:"cannotCompare"`
-		}{len(scanned), stuck, cannot}
+		}{len(scanned), stuck, notStuck, cannot}
 		var raw []byte
 		if format == "yaml" {
 			raw, err = jsonAsYAML(v)
@@ -398,23 +673,46 @@ func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 			return exitUsage, fmt.Errorf("write the scan: %w", err)
 		}
 	} else {
-		fmt.Fprintf(stdout, "%d applications scanned, %d stuck OutOfSync.\n", len(scanned), len(stuck))
-		if len(stuck) > 0 {
+		fmt.Fprintf(stdout, "%d applications scanned, %d stuck OutOfSync", len(scanned), len(stuck))
+		if len(notStuck) > 0 {
+			fmt.Fprintf(stdout, "; %d more OutOfSync but not stuck (yet)", len(notStuck))
+		}
+		fmt.Fprintln(stdout, ".")
+		causesOf := func(r result) string {
+			var cs []string
+			for c, n := range r.Causes {
+				cs = append(cs, fmt.Sprintf("%s×%d", c, n))
+			}
+			sort.Strings(cs)
+			if r.Error != "" {
+				return "error: " + r.Error
+			}
+			return strings.Join(cs, ", ")
+		}
+		if len(stuck) > 0 && format == "wide" {
 			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "\nAPPLICATION\tFINDINGS\tCAUSES\tSINCE")
 			for _, r := range stuck {
-				var cs []string
-				for c, n := range r.Causes {
-					cs = append(cs, fmt.Sprintf("%s×%d", c, n))
-				}
-				sort.Strings(cs)
-				causes := strings.Join(cs, ", ")
-				if r.Error != "" {
-					causes = "error: " + r.Error
-				}
-				fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%s\n", r.Namespace, r.Application, r.Findings, causes, r.Why)
+				fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%s\n", templates.Terminal(r.Namespace), templates.Terminal(r.Application), r.Findings, templates.Terminal(causesOf(r)), templates.Terminal(r.Why))
 			}
 			tw.Flush()
+		} else if len(stuck) > 0 {
+			var buf bytes.Buffer
+			for _, r := range stuck {
+				fmt.Fprintf(&buf, "\n%s/%s: %d %s\n", templates.Terminal(r.Namespace), templates.Terminal(r.Application), r.Findings, plural(r.Findings, "finding", "findings"))
+				writeWrapped(&buf, "  causes  ", templates.Terminal(causesOf(r)))
+				writeWrapped(&buf, "  since   ", templates.Terminal(r.Why))
+			}
+			stdout.Write(buf.Bytes())
+		}
+		if len(notStuck) > 0 {
+			var buf bytes.Buffer
+			buf.WriteByte('\n')
+			writeWrapped(&buf, "", fmt.Sprintf("OutOfSync, not stuck (yet), not diagnosed: --stuck-after %s is the wait after a successful sync; 0s skips it:", after))
+			for _, w := range notStuck {
+				writeWrapped(&buf, "  "+templates.Terminal(w.Namespace+"/"+w.Application)+": ", templates.Terminal(w.Why))
+			}
+			stdout.Write(buf.Bytes())
 		}
 		if len(cannot) > 0 {
 			noun := "applications"

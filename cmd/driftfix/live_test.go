@@ -66,7 +66,7 @@ func TestScanFindsOnlyStuckApplications(t *testing.T) {
 	now := time.Now()
 	srv, tokenFile := liveServer(t, now)
 	var out, errb strings.Builder
-	code, err := cmdScan(context.Background(), []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig"), "--format", "json"}, &out, &errb, now)
+	code, err := cmdScan(context.Background(), []string{"--argocd-server", srv.URL, "--plaintext", "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig"), "--format", "json"}, &out, &errb, now)
 	if err != nil || code != exitDrift {
 		t.Fatalf("scan: exit %d, %v, %s", code, err, errb.String())
 	}
@@ -92,7 +92,7 @@ func TestLiveDiagnoseAndSnapshot(t *testing.T) {
 	t.Setenv("ARGOCD_AUTH_TOKEN", "")
 	t.Setenv("ARGOCD_SERVER", "")
 	srv, tokenFile := liveServer(t, time.Now())
-	args := []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig"), "--repo-files=false"}
+	args := []string{"--argocd-server", srv.URL, "--plaintext", "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig"), "--repo-files=false"}
 	code, out, stderr := runCLI(append([]string{"diagnose", "queue", "--format", "json"}, args...)...)
 	if code != exitDrift || !strings.Contains(out, `"cause": "hpa-replicas"`) {
 		t.Fatalf("live diagnose: exit %d\n%s\n%s", code, out, stderr)
@@ -108,7 +108,7 @@ func TestLiveDiagnoseAndSnapshot(t *testing.T) {
 	if raw, _ := os.ReadFile(file); strings.Contains(string(raw), liveToken) {
 		t.Fatal("the token was written into the snapshot")
 	}
-	code, _, stderr = runCLI("diagnose", "queue", "--argocd-server", srv.URL, "--no-kube", "--repo-files=false")
+	code, _, stderr = runCLI("diagnose", "queue", "--argocd-server", srv.URL, "--plaintext", "--no-kube", "--repo-files=false")
 	if code != exitUsage || !strings.Contains(stderr, "token") || strings.Contains(stderr, liveToken) {
 		t.Fatalf("diagnose without a token: exit %d, %s", code, stderr)
 	}
@@ -281,7 +281,7 @@ func TestOnceNamesTheMissingTokenFile(t *testing.T) {
 func TestScanStuckAfter(t *testing.T) {
 	now := time.Now()
 	srv, tokenFile := liveServer(t, now)
-	base := []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig"), "--format", "json"}
+	base := []string{"--argocd-server", srv.URL, "--plaintext", "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig"), "--format", "json"}
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -342,7 +342,7 @@ func TestScanListsWhatArgoCDCannotCompare(t *testing.T) {
 	st["sync"] = map[string]any{"status": "Unknown"}
 	st["conditions"] = []any{map[string]any{"type": "ComparisonError", "message": msg}}
 	srv.Add(broken)
-	base := []string{"--argocd-server", srv.URL, "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig")}
+	base := []string{"--argocd-server", srv.URL, "--plaintext", "--argocd-token-file", tokenFile, "--kubeconfig", filepath.Join(filepath.Dir(tokenFile), "kubeconfig")}
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
 			var out, errb strings.Builder
@@ -386,7 +386,7 @@ func TestScanListsWhatArgoCDCannotCompare(t *testing.T) {
 			if !strings.Contains(text, "Argo CD cannot compare 1 application (not drift") || strings.Count(text, "applications scanned") != 2 {
 				t.Errorf("output:\n%s", text)
 			}
-			if !strings.HasPrefix(text, "4 applications scanned, 1 stuck OutOfSync.\n") {
+			if !strings.HasPrefix(text, "4 applications scanned, 1 stuck OutOfSync; 1 more OutOfSync but not stuck (yet).\n") {
 				t.Errorf("the summary line: %q", text)
 			}
 		})

@@ -5,14 +5,17 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	// The time zone database inside the binary: a policy's
 	// quietHours.timezone resolves in an image without /usr/share/zoneinfo.
@@ -65,99 +68,142 @@ func buildRevision() string {
 	return rev
 }
 
-const usage = `driftfix finds why Argo CD applications stay OutOfSync and proposes the narrowest fix.
+// about is the root command's description, shown by `driftfix help`.
+const about = `driftfix finds why Argo CD applications stay OutOfSync and proposes the narrowest fix.
 
-Usage:
-  driftfix diagnose --snapshot FILE [-o text|json|yaml]
-  driftfix diagnose APP --argocd-server URL [--app-namespace NS] [-o ...]
-  driftfix snapshot APP --argocd-server URL [--app-namespace NS] [-o json|yaml] [-f FILE]
-  driftfix scan --argocd-server URL [--stuck-after 10m] [-o text|json|yaml]
-  driftfix fix --snapshot FILE [--repo DIR] [--dry-run] [-o text|json|yaml]
-  driftfix ignores --snapshot FILE... [--repo DIR] [-o text|json|yaml]
-  driftfix ignores --argocd-server URL [--repo DIR] [-o ...]   every active ignore rule and what it hides
-  driftfix predict --repo DIR --base REV [--head REV] [-o text|json|sarif] [--all] [--app PATH] [--cluster FILE]   what a change will leave OutOfSync
-  driftfix run --config FILE [--listen :8080] [--dry-run] [--leader-elect]
-  driftfix once --config FILE [--dry-run]   exit 0 when the cycle ran, 1 when it could not scan or publish
-  driftfix config validate FILE
-  driftfix setup github-app [--org ORG] [--dir DIR]   create the GitHub App from its manifest; writes its id and key (0600)
-  driftfix causes        print the causes driftfix names, in the order they are tried
-  driftfix fixes         print the fix kinds driftfix plans, in order of preference
-  driftfix version
+The Argo CD server and token come from --argocd-server and --argocd-token-file,
+else ARGOCD_SERVER and ARGOCD_AUTH_TOKEN, else the current context of the argocd
+CLI (what "argocd login" wrote). Installed on PATH as argocd-driftfix, driftfix
+runs as an argocd CLI plugin: "argocd driftfix scan".
 
--o and --output name the output format (--format, the older name, works too);
-snapshot writes to a file with -f or --output-file.
-The Argo CD API token is read from --argocd-token-file or ARGOCD_AUTH_TOKEN.
-
-Run "driftfix COMMAND -h" for a command's flags.
-`
+Exit codes, as "argocd app diff": 0 nothing differs, 1 drift found, 2 bad input.`
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, pluginName(os.Args[0]))
 	stop()
 	os.Exit(code)
 }
 
-// errUsage marks an error in how the command was called.
-var errUsage = errors.New("usage")
+// pluginName is how the user typed the command: "argocd driftfix" when the
+// binary runs as the argocd CLI's plugin argocd-driftfix, else "driftfix".
+func pluginName(arg0 string) string {
+	if strings.HasPrefix(filepath.Base(arg0), "argocd-") {
+		return "argocd " + strings.TrimPrefix(filepath.Base(arg0), "argocd-")
+	}
+	return "driftfix"
+}
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// cli is one invocation: where it writes, its raw arguments (to name a flag
+// as it was typed) and the exit code its command chose.
+type cli struct {
+	ctx            context.Context
+	stdout, stderr io.Writer
+	args           []string
+	code           int
+	now            func() time.Time // the time a scan or cycle judges by
+}
+
+// runE adapts a command body returning an exit code to cobra.
+func (c *cli) runE(f func(cmd *cobra.Command, args []string) (int, error)) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		code, err := f(cmd, args)
+		c.code = code
+		return err
+	}
+}
+
+// root builds the command tree. name is the command as typed ("driftfix",
+// or "argocd driftfix" as a plugin).
+func (c *cli) root(name string) *cobra.Command {
+	root := &cobra.Command{
+		Use:               "driftfix",
+		Short:             "Find why Argo CD applications stay OutOfSync and propose the narrowest fix",
+		Long:              about,
+		Version:           versionString(),
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{},
+		Annotations:       map[string]string{cobra.CommandDisplayNameAnnotation: name},
+	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		// Go's flag package took -name for --name; pflag reads -name as -n -a ...
+		for _, a := range c.args {
+			if a == "--" {
+				break
+			}
+			name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+			if len(a) > 2 && a[0] == '-' && a[1] != '-' && cmd.Flags().Lookup(name) != nil && len(name) > 1 {
+				return fmt.Errorf("%s: a long flag takes two dashes: --%s (see %s --help)", a, strings.TrimPrefix(a, "-"), cmd.CommandPath())
+			}
+		}
+		return fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())
+	})
+	root.AddGroup(&cobra.Group{ID: "read", Title: "Read-only commands:"}, &cobra.Group{ID: "bot", Title: "The bot:"}, &cobra.Group{ID: "ref", Title: "Reference:"})
+	for _, sub := range []*cobra.Command{c.diagnoseCmd(), c.snapshotCmd(), c.scanCmd(), c.fixCmd(), c.ignoresCmd(), c.predictCmd()} {
+		sub.GroupID = "read"
+		root.AddCommand(sub)
+	}
+	for _, sub := range []*cobra.Command{c.runCmd(), c.onceCmd(), c.configCmd(), c.setupCmd()} {
+		sub.GroupID = "bot"
+		root.AddCommand(sub)
+	}
+	for _, sub := range []*cobra.Command{c.causesCmd(), c.fixesCmd(), c.versionCmd(), c.docsCmd()} {
+		sub.GroupID = "ref"
+		root.AddCommand(sub)
+	}
+	root.SetHelpCommandGroupID("ref")
+	root.SetCompletionCommandGroupID("ref")
+	return root
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, name ...string) int {
+	display := "driftfix"
+	if len(name) > 0 {
+		display = name[0]
+	}
+	c := &cli{ctx: ctx, stdout: stdout, stderr: stderr, args: args, now: time.Now}
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		root := c.root(display)
+		root.SetOut(stderr)
+		root.Help()
 		return exitUsage
 	}
-	var (
-		code int
-		err  error
-	)
-	switch args[0] {
-	case "diagnose":
-		code, err = cmdDiagnose(ctx, args[1:], stdout, stderr)
-	case "snapshot":
-		code, err = cmdSnapshot(ctx, args[1:], stdout, stderr)
-	case "scan":
-		code, err = cmdScan(ctx, args[1:], stdout, stderr, time.Now())
-	case "fix":
-		code, err = cmdFix(ctx, args[1:], stdout, stderr, time.Now())
-	case "ignores":
-		code, err = cmdIgnores(ctx, args[1:], stdout, stderr, time.Now())
-	case "predict":
-		code, err = cmdPredict(ctx, args[1:], stdout, stderr)
-	case "run":
-		code, err = cmdRun(ctx, args[1:], stdout, stderr)
-	case "once":
-		code, err = cmdOnce(ctx, args[1:], stdout, stderr, time.Now())
-	case "config":
-		code, err = cmdConfig(args[1:], stdout, stderr)
-	case "setup":
-		code, err = cmdSetup(ctx, args[1:], stdout, stderr)
-	case "causes":
-		return cmdCauses(stdout)
-	case "fixes":
-		return cmdFixes(stdout)
-	case "version", "--version":
-		fmt.Fprintln(stdout, versionString())
-		return exitClean
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return exitClean
-	default:
-		fmt.Fprintf(stderr, "driftfix: unknown command %q\n\n%s", args[0], usage)
-		return exitUsage
-	}
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitClean
-		}
-		if !errors.As(err, new(loggedError)) {
-			fmt.Fprintf(stderr, "driftfix %s: %v\n", args[0], err)
-		}
-		if code == exitClean {
-			code = exitUsage
-		}
+	code, cmd, err := c.execute(display)
+	if err == nil {
 		return code
 	}
+	if !errors.As(err, new(loggedError)) {
+		path := display
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		fmt.Fprintf(stderr, "%s: %v\n", path, err)
+	}
 	return code
+}
+
+// execute runs the command c.args name; an error comes back unprinted, with
+// exit code 2 unless the command chose another.
+func (c *cli) execute(display string) (int, *cobra.Command, error) {
+	root := c.root(display)
+	root.SetOut(c.stdout)
+	root.SetErr(c.stderr)
+	root.SetArgs(c.args)
+	cmd, err := root.ExecuteC()
+	if err != nil && c.code == exitClean {
+		return exitUsage, cmd, err
+	}
+	return c.code, cmd, err
+}
+
+func (c *cli) versionCmd() *cobra.Command {
+	return &cobra.Command{Use: "version", Short: "Print the version", Args: cobra.NoArgs,
+		RunE: c.runE(func(*cobra.Command, []string) (int, error) {
+			fmt.Fprintln(c.stdout, versionString())
+			return exitClean, nil
+		})}
 }
 
 func versionString() string {

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
@@ -32,7 +34,8 @@ func TestExitCodes(t *testing.T) {
 		{"unknown command", []string{"diagnoze"}, exitUsage, `unknown command "diagnoze"`},
 		{"missing snapshot flag", []string{"diagnose"}, exitUsage, "--snapshot FILE (or an application name) is required"},
 		{"bad format", []string{"diagnose", "--snapshot", "x", "--format", "xml"}, exitUsage, `--format "xml"`},
-		{"unknown flag", []string{"diagnose", "--snapshto", "x"}, exitUsage, "flag provided but not defined"},
+		{"unknown flag", []string{"diagnose", "--snapshto", "x"}, exitUsage, "unknown flag: --snapshto"},
+		{"one dash for a long flag", []string{"diagnose", "-snapshot", "x"}, exitUsage, "-snapshot: a long flag takes two dashes: --snapshot"},
 		{"missing file", []string{"diagnose", "--snapshot", "/nonexistent/s.yaml"}, exitUsage, "read snapshot"},
 		{"bad snapshot names the field and line", []string{"diagnose", "--snapshot", bad}, exitUsage, bad + `:4: snapshot: unknown field "extra"`},
 		{"drift found", []string{"diagnose", "--snapshot", "../../testdata/cases/01-hpa-statefulset.yaml"}, exitDrift, ""},
@@ -77,9 +80,15 @@ func TestDiagnoseFormats(t *testing.T) {
 		t.Errorf("yaml and json outputs carry different data:\n%s\n%s", a, b)
 	}
 	_, text, _ := runCLI("diagnose", "--snapshot", snap)
-	for _, want := range []string{"RESOURCE", "CAUSE", "OWNER", "EVIDENCE", "FIX", "broad-ignore", "hpa-replicas", "kube-controller-manager/scale", "manual-change", "kubectl-set", "remove-field"} {
+	for _, want := range []string{"cause", "owner", "evidence", "fix", "broad-ignore", "hpa-replicas", "kube-controller-manager/scale", "manual-change", "kubectl-set", "remove-field"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text output lacks %q:\n%s", want, text)
+		}
+	}
+	_, wide, _ := runCLI("diagnose", "--snapshot", snap, "-o", "wide")
+	for _, want := range []string{"RESOURCE", "CAUSE", "OWNER", "EVIDENCE", "FIX", "broad-ignore", "hpa-replicas", "kube-controller-manager/scale", "manual-change", "kubectl-set", "remove-field"} {
+		if !strings.Contains(wide, want) {
+			t.Errorf("-o wide output lacks %q:\n%s", want, wide)
 		}
 	}
 }
@@ -191,4 +200,28 @@ func TestConfigValidate(t *testing.T) {
 	if code, _, _ := runCLI("config", "check", bad); code != exitUsage {
 		t.Fatal("an unknown config subcommand is a usage error")
 	}
+}
+
+// runAt runs a command as of now, returning its exit code and the error it
+// would print.
+func runAt(ctx context.Context, now time.Time, args []string, stdout, stderr io.Writer) (int, error) {
+	c := &cli{ctx: ctx, stdout: stdout, stderr: stderr, args: args, now: func() time.Time { return now }}
+	code, _, err := c.execute("driftfix")
+	return code, err
+}
+
+func cmdScan(ctx context.Context, args []string, stdout, stderr io.Writer, now time.Time) (int, error) {
+	return runAt(ctx, now, append([]string{"scan"}, args...), stdout, stderr)
+}
+
+func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now time.Time) (int, error) {
+	return runAt(ctx, now, append([]string{"once"}, args...), stdout, stderr)
+}
+
+func cmdIgnores(ctx context.Context, args []string, stdout, stderr io.Writer, now time.Time) (int, error) {
+	return runAt(ctx, now, append([]string{"ignores"}, args...), stdout, stderr)
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	return runAt(ctx, time.Now(), append([]string{"run"}, args...), stdout, stderr)
 }

@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/cycle"
@@ -23,14 +24,22 @@ import (
 // what the cycle is for, and a CronJob that failed for them would alert every
 // run); 1 when an Argo CD instance could not be scanned or publishing
 // failed; 2 on bad usage or a policy it refuses.
-func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now time.Time) (int, error) {
-	fs := flag.NewFlagSet("once", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	bf := registerBotFlags(fs, "warn")
-	dryRun := fs.Bool("dry-run", false, "print the pull requests and the digest it would send, and write nothing")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage, err
+func (c *cli) onceCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "once --config FILE [--dry-run]",
+		Short:   "Run one cycle of the bot and exit: 0 when it ran, 1 when it could not scan or publish",
+		Example: `  driftfix once --config driftfix.yaml --dry-run`,
+		Args:    noArgs,
 	}
+	bf := registerBotFlags(cmd, "warn")
+	dryRun := cmd.Flags().Bool("dry-run", false, "print the pull requests and the digest it would send, and write nothing")
+	cmd.RunE = c.runE(func(*cobra.Command, []string) (int, error) {
+		return once(c.ctx, bf, *dryRun, c.stdout, c.stderr, c.now())
+	})
+	return cmd
+}
+
+func once(ctx context.Context, bf botFlags, dryRun bool, stdout, stderr io.Writer, now time.Time) (int, error) {
 	cfg, log, err := bf.load(stderr)
 	if err != nil {
 		return exitUsage, err
@@ -39,7 +48,7 @@ func cmdOnce(ctx context.Context, args []string, stdout, stderr io.Writer, now t
 		log.Error("driftfix once failed", "error", err.Error())
 		return code, loggedError{err}
 	}
-	dry := *dryRun || cfg.DryRun
+	dry := dryRun || cfg.DryRun
 	r, closeAll, err := buildRunner(ctx, cfg, !dry, log)
 	if err != nil {
 		return fail(exitUsage, err)
@@ -98,7 +107,7 @@ func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Reader, stderr i
 	if ns == "" {
 		ns = "argocd"
 	}
-	af := argoFlags{server: a.Server, tokenFile: a.TokenFile, tokenEnv: a.TokenEnv, caFile: a.CAFile, insecure: a.Insecure,
+	af := argoFlags{server: a.Server, tokenFile: a.TokenFile, tokenEnv: a.TokenEnv, caFile: a.CAFile, insecure: a.Insecure, plaintext: a.InsecurePlaintext,
 		timeout: 30 * time.Second, kubeconfig: a.Kubeconfig, argoNamespace: ns, tokenFrom: "the argocd entry's tokenFile",
 		dryRunEvidence: a.DryRunEvidence, dryRunBudget: a.DryRunBudget}
 	c, err := af.client()

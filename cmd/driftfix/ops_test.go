@@ -33,7 +33,15 @@ func TestMain(m *testing.M) {
 	if os.Getenv("DRIFTFIX_TEST_MAIN") == "1" {
 		main()
 	}
-	os.Exit(m.Run())
+	// No test reads the argocd CLI's config of the one who runs them.
+	dir, err := os.MkdirTemp("", "driftfix-argocd-config")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("ARGOCD_CONFIG_DIR", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // closedURL is an http address on 127.0.0.1 where nothing listens.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/config"
@@ -140,9 +141,13 @@ func slackNotifier(s config.Slack, log *slog.Logger) (*slack.Notifier, error) {
 // botFlags are the flags run and once share: the policy file and the log level.
 type botFlags struct{ file, level *string }
 
-func registerBotFlags(fs *flag.FlagSet, level string) botFlags {
-	return botFlags{file: fs.String("config", "", "policy file (see deploy/driftfix.example.yaml)"),
+func registerBotFlags(cmd *cobra.Command, level string) botFlags {
+	fs := cmd.Flags()
+	b := botFlags{file: fs.String("config", "", "policy file (see deploy/driftfix.example.yaml)"),
 		level: fs.String("log-level", level, "debug, info, warn or error")}
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	_ = cmd.RegisterFlagCompletionFunc("log-level", cobra.FixedCompletions([]string{"debug", "info", "warn", "error"}, cobra.ShellCompDirectiveNoFileComp))
+	return b
 }
 
 // load makes the logger, routes every other log into it (routeLogs) and
@@ -172,11 +177,16 @@ func (b botFlags) load(stderr io.Writer) (*config.Config, *slog.Logger, error) {
 	return cfg, log, nil
 }
 
-// cmdRun runs cycles on the config's schedule and serves health and metrics.
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	bf := registerBotFlags(fs, "info")
+// runCmd runs cycles on the config's schedule and serves health and metrics.
+func (c *cli) runCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "run --config FILE",
+		Short:   "Run the bot: cycles on the policy's schedule, /healthz, /readyz and /metrics",
+		Example: "  driftfix run --config driftfix.yaml --leader-elect",
+		Args:    noArgs,
+	}
+	fs := cmd.Flags()
+	bf := registerBotFlags(cmd, "info")
 	listen := fs.String("listen", ":8080", "address of /healthz, /readyz and /metrics")
 	dryRun := fs.Bool("dry-run", false, "plan and log, write nothing (no PR, no digest, no state)")
 	atStart := fs.Bool("run-at-start", true, "run a cycle at start, then on the schedule")
@@ -184,9 +194,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	leaseNS := fs.String("lease-namespace", "", "namespace of the Lease (default: $POD_NAMESPACE, else the service account's)")
 	leaseName := fs.String("lease-name", "driftfix", "name of the Lease")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for the Lease (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage, err
-	}
+	cmd.RunE = c.runE(func(*cobra.Command, []string) (int, error) {
+		return runBot(c.ctx, c.stderr, bf, *listen, *dryRun, *atStart, *leaderElect, *leaseNS, *leaseName, *kubeconfig)
+	})
+	return cmd
+}
+
+func runBot(ctx context.Context, stderr io.Writer, bf botFlags, listen string, dryRun, atStart, leaderElect bool, leaseNS, leaseName, kubeconfig string) (int, error) {
 	cfg, log, err := bf.load(stderr)
 	if err != nil {
 		return exitUsage, err
@@ -196,26 +210,26 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		log.Error("driftfix run failed", "error", err.Error())
 		return exitUsage, loggedError{err}
 	}
-	r, closeAll, err := buildRunner(ctx, cfg, !*dryRun && !cfg.DryRun, log)
+	r, closeAll, err := buildRunner(ctx, cfg, !dryRun && !cfg.DryRun, log)
 	if err != nil {
 		return fail(err)
 	}
 	defer closeAll()
-	r.RunAtStart = *atStart
+	r.RunAtStart = atStart
 	r.Metrics.SetBuild(version, buildRevision())
-	r.Metrics.SetLeader(!*leaderElect)
-	ln, err := net.Listen("tcp", *listen)
+	r.Metrics.SetLeader(!leaderElect)
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return fail(fmt.Errorf("listen on %s: %w", *listen, err))
+		return fail(fmt.Errorf("listen on %s: %w", listen, err))
 	}
 	var stopping atomic.Bool
 	srv := &http.Server{Handler: serveMux(r, &stopping), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go srv.Serve(ln)
 	log.Info("driftfix running", "version", version, "revision", buildRevision(), "schedule", cfg.Schedule, "listen", ln.Addr().String(),
-		"instances", len(r.Instances), "dry_run", r.Publisher == nil, "leader_elect", *leaderElect)
-	if *leaderElect {
-		err = lead(ctx, r, *kubeconfig, *leaseNS, *leaseName, log)
+		"instances", len(r.Instances), "dry_run", r.Publisher == nil, "leader_elect", leaderElect)
+	if leaderElect {
+		err = lead(ctx, r, kubeconfig, leaseNS, leaseName, log)
 	} else {
 		err = r.Serve(ctx)
 	}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
-	"flag"
 	"fmt"
 	"html/template"
 	"io"
@@ -24,6 +23,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/spf13/cobra"
+
 	"github.com/driftfix/driftfix/deploy"
 )
 
@@ -31,12 +32,25 @@ import (
 // chart's Secret takes (github-app.pem) and the values the install needs.
 var setupFiles = []string{"github-app-id", "github-app.pem", "github-webhook-secret"}
 
-func cmdSetup(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	if len(args) == 0 || args[0] != "github-app" {
-		return exitUsage, fmt.Errorf("usage: driftfix setup github-app [--org ORG] [--dir DIR] [--listen 127.0.0.1:8765]")
+func (c *cli) setupCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "setup github-app",
+		Short: "Create driftfix's GitHub App from its manifest",
+		Args:  cobra.ArbitraryArgs,
+		RunE: c.runE(func(cmd *cobra.Command, args []string) (int, error) {
+			if len(args) > 0 {
+				return exitUsage, fmt.Errorf("unknown command %q: want %s github-app", args[0], cmd.CommandPath())
+			}
+			return exitUsage, fmt.Errorf("name the command: %s github-app [--org ORG] [--dir DIR] [--listen 127.0.0.1:8765]", cmd.CommandPath())
+		}),
 	}
-	fs := flag.NewFlagSet("setup github-app", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	app := &cobra.Command{
+		Use:     "github-app",
+		Short:   "Create the GitHub App from its manifest; writes its id, key and webhook secret (0600)",
+		Example: "  driftfix setup github-app --org acme",
+		Args:    noArgs,
+	}
+	fs := app.Flags()
 	org := fs.String("org", "", "create the App in this organization (default: your own account)")
 	name := fs.String("name", "", "the App's name (default: the manifest's, driftfix); GitHub names must be unique")
 	web := fs.String("github-url", "https://github.com", "GitHub's web address (GitHub Enterprise Server: https://HOST)")
@@ -44,12 +58,22 @@ func cmdSetup(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	listen := fs.String("listen", "127.0.0.1:8765", "loopback address to serve the form and receive the redirect on (port 0: any free port)")
 	dir := fs.String("dir", ".", "directory to write "+strings.Join(setupFiles, ", ")+" in")
 	timeout := fs.Duration("timeout", 10*time.Minute, "how long to wait for the App to be created")
-	if err := fs.Parse(args[1:]); err != nil {
-		return exitUsage, err
-	}
-	if fs.NArg() > 0 {
-		return exitUsage, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
+	_ = app.MarkFlagDirname("dir")
+	app.RunE = c.runE(func(*cobra.Command, []string) (int, error) {
+		return setupGitHubApp(c.ctx, c.stdout, c.stderr, setupOptions{org: *org, name: *name, web: *web, api: *api, listen: *listen, dir: *dir, timeout: *timeout})
+	})
+	cmd.AddCommand(app)
+	return cmd
+}
+
+// setupOptions are the flags of setup github-app.
+type setupOptions struct {
+	org, name, web, api, listen, dir string
+	timeout                          time.Duration
+}
+
+func setupGitHubApp(ctx context.Context, stdout, stderr io.Writer, o setupOptions) (int, error) {
+	org, name, web, api, listen, dir, timeout := &o.org, &o.name, &o.web, &o.api, &o.listen, &o.dir, &o.timeout
 	host, _, err := net.SplitHostPort(*listen)
 	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
 		return exitUsage, fmt.Errorf("--listen %q: must be a loopback address such as 127.0.0.1:8765 (the page hands out a one-time code)", *listen)

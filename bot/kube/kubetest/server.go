@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,8 @@ type Server struct {
 	*httptest.Server
 	// Calls counts requests.
 	Calls atomic.Int32
+	// MaxLimit is the largest page size a list request asked for.
+	MaxLimit atomic.Int64
 	// Forbid answers 403 to paths ending in this resource name, when set,
 	// and to dry-run applies of that resource.
 	Forbid string
@@ -203,11 +206,31 @@ func NewServer(objs []drift.Object) *Server {
 			json.NewEncoder(w).Encode(items[0])
 			return
 		}
+		// Chunked lists as the API server serves them: at most limit items,
+		// and an opaque continue token while more remain.
+		from, meta := 0, map[string]any{"resourceVersion": "1"}
+		if tok := r.URL.Query().Get("continue"); tok != "" {
+			n, err := strconv.Atoi(strings.TrimPrefix(tok, "next-"))
+			if err != nil || !strings.HasPrefix(tok, "next-") || n > len(items) {
+				status(http.StatusBadRequest, "BadRequest", "continue key is not valid")
+				return
+			}
+			from = n
+		}
+		to := len(items)
+		if l, err := strconv.Atoi(r.URL.Query().Get("limit")); err == nil && l > 0 {
+			for cur := s.MaxLimit.Load(); int64(l) > cur && !s.MaxLimit.CompareAndSwap(cur, int64(l)); cur = s.MaxLimit.Load() {
+			}
+			if from+l < to {
+				to = from + l
+				meta["continue"] = "next-" + strconv.Itoa(to)
+			}
+		}
 		list := []any{}
-		for _, o := range items {
+		for _, o := range items[from:to] {
 			list = append(list, o)
 		}
-		json.NewEncoder(w).Encode(map[string]any{"kind": "List", "apiVersion": "v1", "metadata": map[string]any{"resourceVersion": "1"}, "items": list})
+		json.NewEncoder(w).Encode(map[string]any{"kind": "List", "apiVersion": "v1", "metadata": meta, "items": list})
 	}))
 	return s
 }

@@ -34,10 +34,80 @@ seccompProfile: {type: RuntimeDefault}
 {{- else }}
   emptyDir: {}
 {{- end }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{- define "driftfix.podExtras" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end }}
 
 {{- define "driftfix.mounts" -}}
 - {name: config, mountPath: /etc/driftfix, readOnly: true}
 - {name: secrets, mountPath: /var/run/secrets/driftfix, readOnly: true}
 - {name: state, mountPath: /var/lib/driftfix}
+{{- with .Values.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The policy file the chart writes, before the config value is merged over it. */}}
+{{- define "driftfix.config" -}}
+schedule: {{ .Values.schedule | quote }}
+jitter: {{ .Values.jitter }}
+dryRun: {{ .Values.dryRun }}
+stateFile: /var/lib/driftfix/state.db
+argocd:
+  - name: {{ .Values.argocd.name }}
+    server: {{ .Values.argocd.server }}
+    tokenFile: /var/run/secrets/driftfix/argocd-token
+    namespace: {{ .Values.argocd.namespace }}
+{{- with .Values.argocd.caKey }}
+    caFile: /var/run/secrets/driftfix/{{ . }}
+{{- end }}
+{{- if .Values.argocd.insecure }}
+    insecure: true
+{{- end }}
+{{- if .Values.argocd.insecurePlaintext }}
+    insecurePlaintext: true
+{{- end }}
+{{- if .Values.argocd.dryRunEvidence }}
+    dryRunEvidence: true
+{{- end }}
+{{- if .Values.github.appID }}
+github:
+  appID: {{ int64 .Values.github.appID }}
+  privateKeyFile: /var/run/secrets/driftfix/github-app.pem
+  {{- with .Values.github.baseURL }}
+  baseURL: {{ . }}
+  {{- end }}
+{{- else if .Values.github.tokenMode }}
+github:
+  tokenFile: /var/run/secrets/driftfix/github-token
+  {{- with .Values.github.baseURL }}
+  baseURL: {{ . }}
+  {{- end }}
+{{- end }}
+{{- if .Values.slack.channel }}
+slack:
+  tokenFile: /var/run/secrets/driftfix/slack-token
+  channel: {{ .Values.slack.channel | quote }}
+  {{- with .Values.slack.apiURL }}
+  apiURL: {{ . }}
+  {{- end }}
+{{- end }}
+{{- with .Values.platformRepos }}
+platformRepos:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+policy:
+  {{- toYaml .Values.policy | nindent 2 }}
+{{- with .Values.overrides }}
+overrides:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
 {{- end }}
