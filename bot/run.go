@@ -34,6 +34,10 @@ type Runner struct {
 	busy   sync.Mutex
 	mu     sync.Mutex
 	health Health
+	// memo keeps stuck applications' diagnoses between the cycles of one
+	// Serve (cycle.Memo); each Serve, as after gaining leadership, starts
+	// with an empty one.
+	memo *cycle.Memo
 }
 
 // Health is what the last finished cycles say about the bot.
@@ -95,6 +99,7 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 	log := r.log()
 	start := time.Now()
 	var opts cycle.CycleOptions
+	opts.Memo = r.memo
 	if r.Publisher != nil && r.Publisher.Store != nil {
 		opts.FirstSeen = func(key string) time.Time {
 			t, err := r.Publisher.Store.FirstSeen(ctx, key, now)
@@ -143,7 +148,7 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 	}
 	r.mu.Unlock()
 	r.Metrics.observe(out, end, incomplete == nil)
-	log.Info("cycle done", "scanned", out.Result.Scanned, "stuck", len(out.Result.Stuck), "proposed", len(out.Result.PRs),
+	log.Info("cycle done", "scanned", out.Result.Scanned, "stuck", len(out.Result.Stuck), "reused", out.Result.Reused, "proposed", len(out.Result.PRs),
 		"opened", len(out.Published.Opened), "updated", len(out.Published.Updated), "closed", len(out.Published.Closed),
 		"predicted", len(out.Predicted.Checked),
 		"errors", len(out.Result.Errors)+len(out.Published.Errors), "duration", out.Duration.Round(time.Millisecond).String())
@@ -177,6 +182,9 @@ func (r *Runner) Serve(ctx context.Context) error {
 		return fmt.Errorf("schedule %q: %w", r.Config.Schedule, err)
 	}
 	log := r.log()
+	r.busy.Lock()
+	r.memo = cycle.NewMemo(0)
+	r.busy.Unlock()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	next := sched.Next(time.Now())

@@ -2,6 +2,7 @@ package argocd
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,6 +56,10 @@ type AppSummary struct {
 	// compare, from its conditions ("" when none was read). It is
 	// cluster-written text: escape it where it lands.
 	ComparisonError string
+	// Listed is a digest of everything the list said of the application
+	// (its spec, sync status and revision, last operation and resources'
+	// statuses): two lists that say the same of it give the same digest.
+	Listed [16]byte
 }
 
 // listItem is one application of the list, as far as driftfix reads it.
@@ -151,11 +156,15 @@ func (l *listResponse) decodeStream(r io.Reader) error {
 			return fmt.Errorf("items is %v, not a list", t)
 		}
 		for dec.More() {
-			var it listItem
-			if err := dec.Decode(&it); err != nil {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
 				return err
 			}
-			l.add(&it)
+			var it listItem
+			if err := json.Unmarshal(raw, &it); err != nil {
+				return err
+			}
+			l.add(&it, sha256.Sum256(raw))
 		}
 		if err := wantDelim(dec, ']'); err != nil {
 			return err
@@ -199,9 +208,10 @@ func (l *listResponse) once(s string) string {
 	return s
 }
 
-// add keeps one listed application's summary.
-func (l *listResponse) add(it *listItem) {
-	s := AppSummary{Name: it.Metadata.Name, Namespace: l.once(it.Metadata.Namespace), Project: l.once(it.Spec.Project),
+// add keeps one listed application's summary; sum is the digest of its
+// item as listed.
+func (l *listResponse) add(it *listItem, sum [sha256.Size]byte) {
+	s := AppSummary{Listed: [16]byte(sum[:16]), Name: it.Metadata.Name, Namespace: l.once(it.Metadata.Namespace), Project: l.once(it.Spec.Project),
 		SyncStatus: l.once(it.Status.Sync.Status), Revision: l.once(it.Status.Sync.Revision), CannotCompare: it.Status.Sync.Status == "Unknown",
 		IgnoreRules: len(it.Spec.IgnoreDifferences)}
 	if src := it.Spec.Source; src != nil {
@@ -512,6 +522,9 @@ type Node struct {
 	Group, Version, Kind, Namespace, Name, UID string
 	Health                                     string
 	Parents                                    []string // "Kind/namespace/name"
+	// ResourceVersion is the live object's metadata.resourceVersion as
+	// Argo CD's cluster cache last saw it.
+	ResourceVersion string
 }
 
 // ResourceTree returns the application's live resources with their health
@@ -519,13 +532,14 @@ type Node struct {
 func (c *Client) ResourceTree(ctx context.Context, ns, name string) ([]Node, error) {
 	var resp struct {
 		Nodes []struct {
-			Group      string `json:"group"`
-			Version    string `json:"version"`
-			Kind       string `json:"kind"`
-			Namespace  string `json:"namespace"`
-			Name       string `json:"name"`
-			UID        string `json:"uid"`
-			ParentRefs []struct {
+			Group           string `json:"group"`
+			Version         string `json:"version"`
+			Kind            string `json:"kind"`
+			Namespace       string `json:"namespace"`
+			Name            string `json:"name"`
+			UID             string `json:"uid"`
+			ResourceVersion string `json:"resourceVersion"`
+			ParentRefs      []struct {
 				Kind, Namespace, Name string
 			} `json:"parentRefs"`
 			Health *struct {
@@ -538,7 +552,7 @@ func (c *Client) ResourceTree(ctx context.Context, ns, name string) ([]Node, err
 	}
 	out := make([]Node, 0, len(resp.Nodes))
 	for _, n := range resp.Nodes {
-		node := Node{Group: n.Group, Version: n.Version, Kind: n.Kind, Namespace: n.Namespace, Name: n.Name, UID: n.UID}
+		node := Node{Group: n.Group, Version: n.Version, Kind: n.Kind, Namespace: n.Namespace, Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion}
 		if n.Health != nil {
 			node.Health = n.Health.Status
 		}

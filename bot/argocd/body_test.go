@@ -1,6 +1,7 @@
 package argocd
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -79,11 +80,15 @@ func FuzzListResponse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		var whole struct{ Items []listItem }
+		var whole struct{ Items []json.RawMessage }
 		werr := json.Unmarshal([]byte(s), &whole)
 		var want listResponse
-		for i := range whole.Items {
-			want.add(&whole.Items[i])
+		for _, raw := range whole.Items {
+			var it listItem
+			if err := json.Unmarshal(raw, &it); err != nil && werr == nil {
+				werr = err
+			}
+			want.add(&it, sha256.Sum256(raw))
 		}
 		if werr == nil && itemsKeys(s) > 1 {
 			werr = errors.New("items twice")

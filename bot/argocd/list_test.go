@@ -140,3 +140,71 @@ func TestListCutShortIsRetried(t *testing.T) {
 		t.Fatalf("a malformed list: calls %d, err %v", calls.Load(), err)
 	}
 }
+
+// TestListedDigest: an application's Listed digest changes with anything
+// the list says of it that a diagnosis depends on (spec, sync status and
+// revision, last operation, resources' statuses), and with nothing the
+// list does not serve (reconciledAt, which moves on every comparison).
+func TestListedDigest(t *testing.T) {
+	spec := func() map[string]any {
+		return map[string]any{"project": "shop", "source": map[string]any{"repoURL": "https://git.example.com/shop.git", "path": "app", "targetRevision": "main"}}
+	}
+	listed := func(s *drift.Snapshot) [16]byte {
+		t.Helper()
+		srv := argocdtest.NewServer(token, s)
+		defer srv.Close()
+		c, err := New(Config{BaseURL: srv.URL, Token: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		apps, err := c.ListApplications(context.Background())
+		if err != nil || len(apps) != 1 {
+			t.Fatalf("list: %v, %d applications", err, len(apps))
+		}
+		return apps[0].Listed
+	}
+	base := listed(listApp("web", spec()))
+	for _, tc := range []struct {
+		name    string
+		edit    func(s *drift.Snapshot)
+		changes bool
+	}{
+		{"nothing", func(*drift.Snapshot) {}, false},
+		{"reconciledAt", func(s *drift.Snapshot) { drift.Map(s.Application, "status")["reconciledAt"] = "2026-12-05T10:00:00Z" }, false},
+		{"revision", func(s *drift.Snapshot) { drift.Map(s.Application, "status", "sync")["revision"] = "def" }, true},
+		{"sync status", func(s *drift.Snapshot) { drift.Map(s.Application, "status", "sync")["status"] = "Synced" }, true},
+		{"helm values", func(s *drift.Snapshot) {
+			drift.Map(s.Application, "spec", "source")["helm"] = map[string]any{"values": "replicas: 2"}
+		}, true},
+		{"last sync", func(s *drift.Snapshot) {
+			drift.Map(s.Application, "status", "operationState")["finishedAt"] = "2026-12-05T09:00:00Z"
+		}, true},
+		{"a resource's status", func(s *drift.Snapshot) {
+			drift.Map(s.Application, "status")["resources"] = []any{map[string]any{"kind": "Deployment", "name": "web", "status": "Synced"}}
+		}, true},
+	} {
+		s := listApp("web", spec())
+		tc.edit(s)
+		if got := listed(s); (got != base) != tc.changes {
+			t.Errorf("%s: digest changed %v, want %v", tc.name, got != base, tc.changes)
+		}
+	}
+}
+
+// TestResourceTreeVersions: the resource tree gives each live object's
+// resourceVersion, which says whether it changed since it was read.
+func TestResourceTreeVersions(t *testing.T) {
+	s := listApp("web", map[string]any{"project": "shop"})
+	s.Resources = []drift.Resource{{Live: drift.Object{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": "shop", "uid": "u1", "resourceVersion": "4711"}}}}
+	srv := argocdtest.NewServer(token, s)
+	defer srv.Close()
+	c, err := New(Config{BaseURL: srv.URL, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := c.ResourceTree(context.Background(), "argocd", "web")
+	if err != nil || len(nodes) != 1 || nodes[0].ResourceVersion != "4711" || nodes[0].Kind != "Deployment" {
+		t.Fatalf("tree %+v, %v", nodes, err)
+	}
+}

@@ -5,6 +5,8 @@ package collect
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"sort"
 	"sync"
@@ -59,6 +61,14 @@ type ScanOptions struct {
 	// drop the report too, once it has kept what it needs: Scan returns the
 	// result as Each leaves it. It is called concurrently.
 	Each func(*ScanResult)
+	// Reuse, when set, is asked about each stuck candidate before it is
+	// read: true says the caller still holds its last diagnosis and what
+	// came of it, made from the same state (see cycle.Memo), so the scan
+	// neither refreshes, reads nor diagnoses it. Each still receives it,
+	// marked Reused, without a snapshot or report. A candidate whose Git
+	// source has a commit Argo CD has not compared yet (see GitCommit) is
+	// never offered. It is called concurrently.
+	Reuse func(ctx context.Context, r *ScanResult) bool
 }
 
 // ScanResult is the diagnosis of one stuck application, or why it failed.
@@ -83,6 +93,12 @@ type ScanResult struct {
 	// Fight says it was examined as a fight candidate: Synced, and self-heal
 	// keeps syncing it (Cleared is set; it is not stuck).
 	Fight bool
+	// Reused says ScanOptions.Reuse took it: it was neither read nor
+	// diagnosed this scan, and carries no snapshot or report.
+	Reused bool
+	// Settings is a digest of the instance's Argo CD settings as the scan
+	// read them, which every diagnosis of the scan depends on.
+	Settings [32]byte
 
 	unknown bool // listed with sync status Unknown: only Argo CD's message is read
 	// flipping is the Application read for a Synced application that
@@ -121,6 +137,9 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 	if sc.settings, err = c.Settings(ctx); err != nil {
 		return nil, nil, err
 	}
+	if b, err := json.Marshal(sc.settings); err == nil {
+		sc.settingsSum = sha256.Sum256(b)
+	}
 	apps, err := c.ListApplications(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -137,6 +156,8 @@ type scan struct {
 	now      time.Time
 	opts     ScanOptions
 	settings argocd.Settings
+	// settingsSum is a digest of settings (ScanResult.Settings).
+	settingsSum [32]byte
 
 	mu       sync.Mutex
 	hardLeft int // hard refreshes left
@@ -246,6 +267,14 @@ func (sc *scan) diagnose(r *ScanResult) {
 		r.App.CannotCompare, r.Cleared = true, "Argo CD cannot compare it"
 		return
 	}
+	r.Settings = sc.settingsSum
+	if sc.opts.Reuse != nil && sc.unchangedInGit(r.App) && sc.opts.Reuse(sc.ctx, r) {
+		r.Reused = true
+		if sc.opts.Each != nil {
+			sc.opts.Each(r)
+		}
+		return
+	}
 	app, err := sc.read(r.App)
 	if err != nil {
 		r.Err = err
@@ -283,6 +312,16 @@ func (sc *scan) read(a argocd.AppSummary) (map[string]any, error) {
 		return sc.c.GetApplication(sc.ctx, a.Namespace, a.Name)
 	}
 	return sc.c.Refresh(sc.ctx, a.Namespace, a.Name, false)
+}
+
+// unchangedInGit says nothing in Git is known to be newer than what Argo
+// CD compared the application with: it has no Git source of its own to
+// check, no GitCommit was given, or its revision names that commit still.
+func (sc *scan) unchangedInGit(a argocd.AppSummary) bool {
+	if sc.opts.GitCommit == nil || !a.GitSource {
+		return true
+	}
+	return sc.current(a)
 }
 
 // current reports whether the application's Git source's target revision

@@ -21,18 +21,22 @@ import (
 
 // Config is the whole policy file.
 type Config struct {
-	Schedule      string        // cron expression (robfig/cron syntax), default "*/15 * * * *"
-	Jitter        time.Duration // random delay before each cycle, default 30s
-	DryRun        bool          // print PRs and digests, write nothing
-	StateFile     string        // SQLite state, default /var/lib/driftfix/state.db
-	ArgoCD        []ArgoCD
-	GitHub        GitHub
-	Slack         Slack
-	Policy        Policy         // the global policy
-	Overrides     []Override     // later matching overrides win, field by field
-	PlatformRepos []PlatformRepo // repositories holding Applications and argocd-cm (platform.go)
-	Unlisted      Unlisted       // when PRs of applications no longer listed are closed
-	Limits        Limits         // what one repository's fetch and renders may cost
+	Schedule string        // cron expression (robfig/cron syntax), default "*/15 * * * *"
+	Jitter   time.Duration // random delay before each cycle, default 30s
+	// FullCycleEvery makes every this many cycles diagnose every stuck
+	// application again, even those whose state has not changed since
+	// their last diagnosis (default 12; 1: every cycle).
+	FullCycleEvery int
+	DryRun         bool   // print PRs and digests, write nothing
+	StateFile      string // SQLite state, default /var/lib/driftfix/state.db
+	ArgoCD         []ArgoCD
+	GitHub         GitHub
+	Slack          Slack
+	Policy         Policy         // the global policy
+	Overrides      []Override     // later matching overrides win, field by field
+	PlatformRepos  []PlatformRepo // repositories holding Applications and argocd-cm (platform.go)
+	Unlisted       Unlisted       // when PRs of applications no longer listed are closed
+	Limits         Limits         // what one repository's fetch and renders may cost
 	// RepoCredentials name, by file, how repositories off the GitHub App's
 	// host (or any, by URL prefix) are read (repocreds.go).
 	RepoCredentials []RepoCredential
@@ -40,6 +44,10 @@ type Config struct {
 	// that change it (policyrepo.go).
 	PolicyRepo PolicyRepo
 }
+
+// DefaultFullCycleEvery is how often, in cycles, a cycle diagnoses every
+// stuck application again when the config does not say (fullCycleEvery).
+const DefaultFullCycleEvery = 12
 
 // ArgoCD is one Argo CD instance and the shard of applications it scans.
 type ArgoCD struct {
@@ -201,18 +209,19 @@ func Parse(b []byte) (*Config, error) {
 		return nil, Errors{{Key: "(file)", Line: 1, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}
 	}
 	p := &parser{}
-	c := &Config{Schedule: "*/15 * * * *", Jitter: 30 * time.Second, StateFile: "/var/lib/driftfix/state.db", Policy: Defaults(), Unlisted: DefaultUnlisted()}
+	c := &Config{Schedule: "*/15 * * * *", Jitter: 30 * time.Second, FullCycleEvery: DefaultFullCycleEvery, StateFile: "/var/lib/driftfix/state.db", Policy: Defaults(), Unlisted: DefaultUnlisted()}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
 	p.mapping(doc, "", map[string]func(string, *yaml.Node){
-		"schedule":      func(k string, n *yaml.Node) { c.Schedule = p.schedule(k, n) },
-		"jitter":        func(k string, n *yaml.Node) { c.Jitter = p.duration(k, n) },
-		"dryRun":        func(k string, n *yaml.Node) { c.DryRun = p.boolean(k, n) },
-		"stateFile":     func(k string, n *yaml.Node) { c.StateFile = p.str(k, n) },
-		"platformRepos": func(k string, n *yaml.Node) { c.PlatformRepos = p.platformRepos(k, n) },
-		"policyRepo":    func(k string, n *yaml.Node) { c.PolicyRepo = p.policyRepo(k, n) },
+		"schedule":       func(k string, n *yaml.Node) { c.Schedule = p.schedule(k, n) },
+		"jitter":         func(k string, n *yaml.Node) { c.Jitter = p.duration(k, n) },
+		"fullCycleEvery": func(k string, n *yaml.Node) { c.FullCycleEvery = p.positive(k, n) },
+		"dryRun":         func(k string, n *yaml.Node) { c.DryRun = p.boolean(k, n) },
+		"stateFile":      func(k string, n *yaml.Node) { c.StateFile = p.str(k, n) },
+		"platformRepos":  func(k string, n *yaml.Node) { c.PlatformRepos = p.platformRepos(k, n) },
+		"policyRepo":     func(k string, n *yaml.Node) { c.PolicyRepo = p.policyRepo(k, n) },
 		"argocd": func(k string, n *yaml.Node) {
 			p.list(k, n, func(k string, n *yaml.Node) { c.ArgoCD = append(c.ArgoCD, p.argocd(k, n)) })
 		},

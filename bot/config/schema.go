@@ -18,6 +18,7 @@ type Key struct {
 var Schema = []Key{
 	{"schedule", "cron", "*/15 * * * *", "when cycles run: five cron fields, or @every 15m (at least 1m), @hourly, @daily, @weekly"},
 	{"jitter", "duration", "30s", "a random delay before each cycle"},
+	{"fullCycleEvery", "number", "12", "every this many cycles, diagnose every stuck application again; between them, one whose state has not changed keeps its last diagnosis (1: every cycle)"},
 	{"dryRun", "bool", "false", "print the pull requests and digests, write nothing (per application: policy.dryRun)"},
 	{"stateFile", "path", "/var/lib/driftfix/state.db", "the SQLite state database (a cache: GitHub stays the source of truth)"},
 

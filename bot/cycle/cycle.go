@@ -99,6 +99,9 @@ type CycleResult struct {
 	Shards map[string]string
 	// Writes are what each examined application showed, for fights (fights.go).
 	Writes []AppWrites
+	// Reused counts the stuck applications whose last diagnosis was reused
+	// (CycleOptions.Memo): neither read nor diagnosed again.
+	Reused int
 	// Platform are the platform pull requests (platform.go): one argocd-cm
 	// change per finding many applications share.
 	Platform []PlatformPR
@@ -167,6 +170,13 @@ type CycleOptions struct {
 	// application (by AppKey) now: it does not wait for stuckAfter after
 	// its last sync. Nil: none asked.
 	RunNow func(appKey string) bool
+	// Memo, when set, keeps each stuck application's diagnosis from one
+	// cycle to the next and reuses it while nothing it depended on has
+	// changed (see Memo). Nil: every stuck application is diagnosed.
+	Memo *Memo
+	// HardRefreshes bounds the hard refreshes of each instance's scan
+	// (collect.ScanOptions.HardRefreshes; 0: its default).
+	HardRefreshes int
 }
 
 // AppKey names an application across instances: instance/namespace/name.
@@ -188,6 +198,10 @@ func ParseAppKey(key string) AppID {
 // It publishes nothing itself.
 func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now time.Time, opts CycleOptions) CycleResult {
 	res := CycleResult{URLs: map[string]string{}, Shards: map[string]string{}}
+	if opts.Memo != nil {
+		opts.Memo.begin(cfg)
+		defer opts.Memo.end()
+	}
 	// Instances are scanned concurrently, each within its own budget (its
 	// scan's workers); their results are put together in the given order.
 	parts := make([]CycleResult, len(instances))
@@ -244,6 +258,22 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 		if r.Err != nil || !inShard(in.Shard, r.App.Name) {
 			return
 		}
+		key := AppKey(in.Name, r.App.Namespace, r.App.Name)
+		if r.Reused {
+			e := opts.Memo.take(key)
+			part := e.replay(r.Why, opts)
+			_, first := datedAt(opts, key, now)
+			aw, ok := e.replayWrites(now)
+			mu.Lock()
+			defer mu.Unlock()
+			if ok {
+				res.Writes = append(res.Writes, aw)
+			}
+			res.absorb(&part)
+			res.Reused++
+			plans[r.App.Namespace+"/"+r.App.Name] = planned{e.keys, true, first, e.diagnosed, e.kept}
+			return
+		}
 		// kept are the findings as the cycle keeps them; their paths are
 		// the writes' where both name one.
 		var kept []drift.Kept
@@ -266,18 +296,22 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 			r.Report = nil
 			return // Synced: only observed
 		}
-		at, first := now, time.Time{}
-		if opts.FirstSeen != nil {
-			first = opts.FirstSeen(AppKey(in.Name, r.App.Namespace, r.App.Name))
-			at = first
-		}
+		at, first := datedAt(opts, key, now)
 		var part CycleResult
 		keys, ok := planning{cfg: cfg, in: in, opts: opts, kept: kept}.planApp(ctx, &part, *r, at)
+		p := planned{keys, ok, first, r.Report != nil, kept}
+		if opts.Memo != nil && ok && err == nil && len(part.Errors) == 0 && r.Snapshot != nil {
+			var writes *AppWrites
+			if aw.App != "" {
+				writes = &aw
+			}
+			opts.Memo.store(key, entryFor(r, cluster, at, watchKey(opts, key), p, &part, writes))
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		res.absorb(&part)
 		res.keepForPlatform(cfg, in.Name, r)
-		plans[r.App.Namespace+"/"+r.App.Name] = planned{keys, ok, first, r.Report != nil, kept}
+		plans[r.App.Namespace+"/"+r.App.Name] = p
 		if inventory && r.Snapshot != nil && r.Report != nil {
 			inv[r.App.Namespace+"/"+r.App.Name] = inventorySnap{s: r.Snapshot, report: r.Report}
 		}
@@ -289,7 +323,11 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 	if opts.RunNow != nil {
 		runNow = func(a argocd.AppSummary) bool { return opts.RunNow(AppKey(in.Name, a.Namespace, a.Name)) }
 	}
-	stuck, listed, err := collect.Scan(ctx, in.Client, now, collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, RunNow: runNow, ClusterContext: cluster, GitCommit: in.GitCommit, Each: each, Diagnose: diagnoser(cfg)})
+	so := collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, RunNow: runNow, ClusterContext: cluster, GitCommit: in.GitCommit, Each: each, Diagnose: diagnoser(cfg), HardRefreshes: opts.HardRefreshes}
+	if opts.Memo != nil {
+		so.Reuse = opts.Memo.reuser(cfg, in, cluster, opts, now)
+	}
+	stuck, listed, err := collect.Scan(ctx, in.Client, now, so)
 	if err != nil {
 		return err
 	}
@@ -473,6 +511,7 @@ func inShard(shard, name string) bool {
 func (res *CycleResult) join(part *CycleResult) {
 	res.absorb(part)
 	res.Scanned += part.Scanned
+	res.Reused += part.Reused
 	res.Apps = joined(res.Apps, part.Apps)
 	res.Stuck = joined(res.Stuck, part.Stuck)
 	res.FailedInstances = append(res.FailedInstances, part.FailedInstances...)

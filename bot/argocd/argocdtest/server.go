@@ -251,7 +251,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			ref := res.Ref()
 			_, version := drift.SplitAPIVersion(drift.Str(res.Live, "apiVersion"))
 			nodes = append(nodes, map[string]any{"group": ref.Group, "version": version, "kind": ref.Kind, "namespace": ref.Namespace, "name": ref.Name,
-				"uid": drift.Str(res.Live, "metadata", "uid"), "health": map[string]any{"status": "Healthy"}})
+				"uid": drift.Str(res.Live, "metadata", "uid"), "resourceVersion": drift.Str(res.Live, "metadata", "resourceVersion"),
+				"health": map[string]any{"status": "Healthy"}})
 		}
 		json.NewEncoder(w).Encode(map[string]any{"nodes": nodes})
 	case "events":
