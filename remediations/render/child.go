@@ -33,11 +33,14 @@ func registerWireTypes() {
 
 // childRequest is one render, sent to a render process on its stdin.
 type childRequest struct {
-	Kind   string // "helm" or "kustomize"
-	Files  map[string][]byte
-	Helm   HelmOptions // Kind "helm"
-	Dir    string      // Kind "kustomize"
-	Limits Limits
+	Kind  string // "helm" or "kustomize"
+	Files map[string][]byte
+	Helm  HelmOptions // Kind "helm"
+	Dir   string      // Kind "kustomize"
+	// BuildOptions are argocd-cm's kustomize.buildOptions (Kind "kustomize"),
+	// parsed again in the render process.
+	BuildOptions string
+	Limits       Limits
 }
 
 // childReply is what a render process writes on its stdout.
@@ -200,7 +203,7 @@ func serveChild(in io.Reader, out io.Writer) int {
 			opts.Limits = lim
 			return helm(req.Files, opts)
 		case "kustomize":
-			return kustomizeChecked(req.Files, req.Dir, lim)
+			return kustomizeChecked(req.Files, req.Dir, req.BuildOptions, lim)
 		}
 		return nil, fmt.Errorf("unknown render kind %q", req.Kind)
 	}()

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -23,29 +22,47 @@ func Kustomize(files map[string][]byte, dir string) ([]drift.Object, error) {
 // in memory and without any network: a remote base, resource, component,
 // file or chart is refused with a RemoteError naming the kustomization and
 // the URL. The build is bounded by lim (zero fields take DefaultLimits) and
-// runs in a render process of its own, like Helm.
+// runs in a render process of its own, like Helm. It takes no build
+// options; see KustomizeWithOptions.
 func KustomizeWithLimits(files map[string][]byte, dir string, lim Limits) ([]drift.Object, error) {
-	lim = lim.withDefaults()
+	return KustomizeWithOptions(files, dir, KustomizeOptions{Limits: lim})
+}
+
+// KustomizeWithOptions is KustomizeWithLimits with the build options Argo CD
+// passes to `kustomize build` (argocd-cm's kustomize.buildOptions), read as
+// kustomize reads them. An option driftfix cannot render as Argo CD would
+// (Helm, an output path) is an error naming it, before anything is built.
+// The staged files are the only ones a build can read, whatever its load
+// restrictor: the file system is in memory.
+func KustomizeWithOptions(files map[string][]byte, dir string, opts KustomizeOptions) ([]drift.Object, error) {
+	lim := opts.Limits.withDefaults()
 	what := "kustomize build " + dir
+	if _, err := parseBuildOptions(opts.BuildOptions); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
 	if err := checkStaged(files, what, lim); err != nil {
 		return nil, err
 	}
-	return inChild(what, childRequest{Kind: "kustomize", Files: files, Dir: dir, Limits: lim})
+	return inChild(what, childRequest{Kind: "kustomize", Files: files, Dir: dir, BuildOptions: opts.BuildOptions, Limits: lim})
 }
 
 // kustomizeChecked checks and builds in this process: the body of
-// KustomizeWithLimits, run in a render process.
-func kustomizeChecked(files map[string][]byte, dir string, lim Limits) ([]drift.Object, error) {
+// KustomizeWithOptions, run in a render process.
+func kustomizeChecked(files map[string][]byte, dir, buildOptions string, lim Limits) ([]drift.Object, error) {
 	what := "kustomize build " + dir
+	b, err := parseBuildOptions(buildOptions)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
 	if err := checkKustomizeLocal(files, dir); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return withTimeout(lim.Timeout, what, func() ([]drift.Object, error) {
-		return kustomize(files, dir, lim)
+		return kustomize(files, dir, b, lim)
 	})
 }
 
-func kustomize(files map[string][]byte, dir string, lim Limits) ([]drift.Object, error) {
+func kustomize(files map[string][]byte, dir string, b kustomizeBuild, lim Limits) ([]drift.Object, error) {
 	fs := filesys.MakeFsInMemory()
 	for name, data := range files {
 		p := "/" + strings.TrimPrefix(name, "/")
@@ -56,11 +73,12 @@ func kustomize(files map[string][]byte, dir string, lim Limits) ([]drift.Object,
 			return nil, fmt.Errorf("stage %s: %w", name, err)
 		}
 	}
-	opts := krusty.MakeDefaultOptions()
-	opts.PluginConfig = types.DisabledPluginConfig()
-	k := krusty.MakeKustomizer(opts)
+	k := krusty.MakeKustomizer(b.opts)
 	rm, err := k.Run(fs, "/"+strings.Trim(dir, "/"))
 	if err != nil {
+		if b.plugins {
+			return nil, fmt.Errorf("kustomize build %s: %w (argocd-cm %s enables plugins, which driftfix never runs: it builds with plugins disabled)", dir, err, BuildOptionsKey)
+		}
 		return nil, fmt.Errorf("kustomize build %s: %w", dir, err)
 	}
 	var out []drift.Object
