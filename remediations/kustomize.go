@@ -201,7 +201,11 @@ func (c *Context) rebuild(edited Repo) (*drift.Snapshot, error) {
 			if kustomizationFile(edited, src.Path) == "" {
 				continue
 			}
-			o, err := render.KustomizeWithLimits(files, src.Path, c.Render)
+			opts, err := diff.KustomizeBuildOptions(c.Snapshot.Cluster, c.Snapshot.Application, src.Path)
+			if err != nil {
+				return nil, fmt.Errorf("kustomize build %s: %w", src.Path, err)
+			}
+			o, err := render.KustomizeWithOptions(files, src.Path, render.KustomizeOptions{BuildOptions: opts, Limits: c.Render})
 			if err != nil {
 				return nil, err
 			}

@@ -484,3 +484,52 @@ func inferTracking(st *drift.Settings, s *drift.Snapshot) {
 	}
 	st.TrackingMethod = st.TrackingSeen
 }
+
+// argocd-cm's Kustomize keys.
+const (
+	keyKustomizeBuildOptions  = "kustomize.buildOptions"
+	keyKustomizePathPrefix    = "kustomize.path."
+	keyKustomizeVersionPrefix = "kustomize.version." // deprecated spelling of kustomize.path.
+)
+
+// KustomizeBuildOptions returns the options Argo CD passes to `kustomize
+// build` for the Application's source at srcPath: argocd-cm's
+// kustomize.buildOptions among the cluster objects, "" without argocd-cm or
+// the key. Argo CD 3.2 and later pass that key whatever kustomize version the
+// source names (spec.source.kustomize.version); a version argocd-cm does not
+// register (kustomize.path.<version>) is an error, as Argo CD refuses it. A
+// version whose own kustomize.buildOptions.<version> differs from the key is
+// an error too: Argo CD before 3.2 passed that one instead, and which Argo CD
+// runs is not known here.
+func KustomizeBuildOptions(cluster []drift.Object, app drift.Object, srcPath string) (string, error) {
+	var data map[string]any
+	for _, o := range cluster {
+		if drift.Str(o, "kind") == "ConfigMap" && drift.Str(o, "apiVersion") == "v1" && drift.Str(o, "metadata", "name") == cmName {
+			data = drift.Map(o, "data")
+			break
+		}
+	}
+	opts := drift.Str(data, keyKustomizeBuildOptions)
+	version := ""
+	for _, s := range append([]any{drift.Map(app, "spec", "source")}, drift.List(app, "spec", "sources")...) {
+		if m, ok := s.(map[string]any); ok && strings.Trim(drift.Str(m, "path"), "/") == strings.Trim(srcPath, "/") {
+			version = drift.Str(m, "kustomize", "version")
+			break
+		}
+	}
+	if version == "" || data == nil {
+		return opts, nil
+	}
+	_, byPath := data[keyKustomizePathPrefix+version]
+	_, byVersion := data[keyKustomizeVersionPrefix+version]
+	switch {
+	case byPath && byVersion:
+		return "", fmt.Errorf("argocd-cm registers kustomize version %s twice (%s%s and %s%s): Argo CD refuses its kustomize settings", version, keyKustomizePathPrefix, version, keyKustomizeVersionPrefix, version)
+	case !byPath && !byVersion:
+		return "", fmt.Errorf("the Application's source %s asks for kustomize version %s, which argocd-cm does not register (no %s%s): Argo CD refuses to build it", srcPath, version, keyKustomizePathPrefix, version)
+	}
+	if own, ok := data[keyKustomizeBuildOptions+"."+version].(string); ok && own != opts {
+		return "", fmt.Errorf("argocd-cm %s.%s is %q and %s is %q: Argo CD 3.2 and later build kustomize version %s with the second, earlier releases with the first, and driftfix cannot tell which Argo CD builds it", keyKustomizeBuildOptions, version, own, keyKustomizeBuildOptions, opts, version)
+	}
+	return opts, nil
+}

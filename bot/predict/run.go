@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
@@ -155,16 +156,21 @@ func predictAt(a application, srcs []drift.Source, rev Revision, opt Options, tw
 	}
 	in := Input{Application: a.obj, Cluster: opt.Cluster, Repo: rev.Files, Manifest: a.manifest}
 
+	// argocd-cm, for the options Argo CD builds a kustomization with.
+	settings := opt.Cluster
+	if opt.ClusterFor != nil {
+		settings = opt.ClusterFor(&drift.Snapshot{Application: a.obj})
+	}
 	var again []drift.Object
 	varies := false
 	for _, src := range srcs {
-		objs, err := renderSource(a.obj, src, files, rev.Files, opt.Render)
+		objs, err := renderSourceWith(a.obj, src, files, rev.Files, settings, opt.Render)
 		if err != nil {
 			return nil, err
 		}
 		in.Targets = append(in.Targets, objs...)
 		if twice && mayVary(src, rev.Files) {
-			more, err := renderSource(a.obj, src, files, rev.Files, opt.Render)
+			more, err := renderSourceWith(a.obj, src, files, rev.Files, settings, opt.Render)
 			if err != nil {
 				return nil, err
 			}
@@ -242,16 +248,27 @@ func kustomization(dir string, files map[string]string) bool {
 	return false
 }
 
-// renderSource renders one source as Argo CD's repo-server does: a Helm
-// chart, a kustomization, or a plain directory of manifests.
+// renderSource renders one source as Argo CD's repo-server does, without
+// argocd-cm (see renderSourceWith).
 func renderSource(app drift.Object, src drift.Source, files map[string][]byte, text map[string]string, lim render.Limits) ([]drift.Object, error) {
+	return renderSourceWith(app, src, files, text, nil, lim)
+}
+
+// renderSourceWith renders one source as Argo CD's repo-server does: a Helm
+// chart, a kustomization (with the build options of argocd-cm among the
+// cluster objects), or a plain directory of manifests.
+func renderSourceWith(app drift.Object, src drift.Source, files map[string][]byte, text map[string]string, cluster []drift.Object, lim render.Limits) ([]drift.Object, error) {
 	switch {
 	case isHelm(src, text):
 		opts := render.HelmOptionsFor(app, src)
 		opts.Limits = lim
 		return render.Helm(files, opts)
 	case kustomization(src.Path, text):
-		return render.KustomizeWithLimits(files, src.Path, lim)
+		build, err := diff.KustomizeBuildOptions(cluster, app, src.Path)
+		if err != nil {
+			return nil, fmt.Errorf("kustomize build %s: %w", src.Path, err)
+		}
+		return render.KustomizeWithOptions(files, src.Path, render.KustomizeOptions{BuildOptions: build, Limits: lim})
 	}
 	return directory(app, src, text)
 }
