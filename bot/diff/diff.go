@@ -497,22 +497,41 @@ func (w *walker) walk(p, gp drift.Pointer, d, l, o any, hasO bool, fi fieldInfo,
 			break
 		}
 		om, _ := o.(map[string]any)
-		for _, k := range drift.SortedKeys(dv) {
+		// Only keys whose values differ can give a difference (a walk over
+		// equal values finds none), in sorted order as they are reported.
+		var keys []string
+		for k, dval := range dv {
+			if lval, ok := lv[k]; ok {
+				if drift.Equal(dval, lval) {
+					continue
+				}
+			} else if dval == nil {
+				// A null in Git means "absent": nothing to delete.
+				continue
+			}
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
 			cp := p.Child(k)
 			child, _ := w.b.child(fi.typ, k)
 			child.known = child.known && fi.known
 			ov, inO := om[k]
 			if lval, ok := lv[k]; ok {
 				w.walk(cp, gp.Child(k), dv[k], lval, ov, hasO && inO, child, depth+1)
-			} else if dv[k] != nil {
+			} else {
 				// A null in Git means "absent": a patch deletes with it.
 				w.add(cp, gp.Child(k), dv[k], nil, true, false, child)
 			}
 		}
-		for _, k := range drift.SortedKeys(lv) {
-			if _, ok := dv[k]; ok {
-				continue
+		keys = keys[:0]
+		for k := range lv {
+			if _, ok := dv[k]; !ok {
+				keys = append(keys, k)
 			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
 			_, inO := om[k]
 			if w.liveOnlyIsDrift(p.Child(k), hasO && inO) {
 				child, _ := w.b.child(fi.typ, k)
@@ -884,8 +903,11 @@ func dropNulls(o map[string]any, structLike bool) {
 			}
 			continue
 		}
-		if nv, changed := withoutNulls(v, !stringMaps[k]); changed {
-			o[k] = nv
+		switch v.(type) {
+		case map[string]any, []any:
+			if nv, changed := withoutNulls(v, !stringMaps[k]); changed {
+				o[k] = nv
+			}
 		}
 	}
 }
@@ -898,9 +920,10 @@ func withoutNulls(v any, structLike bool) (any, bool) {
 		for k, e := range x {
 			var ne any
 			changed := false
-			if e == nil {
+			switch e.(type) {
+			case nil:
 				changed = true
-			} else {
+			case map[string]any, []any:
 				ne, changed = withoutNulls(e, !stringMaps[k])
 			}
 			if !changed {

@@ -21,7 +21,19 @@ import (
 // compares the object as written); without, unknown fields are dropped, as the
 // API server drops them. Only keys obj has are kept: a type's own encoders add
 // some (creationTimestamp: null) that are nobody's value.
+//
+// fastRemarshal gives the same result without the converter where it can;
+// remarshalConverted is the converter's way.
 func (b *builtin) remarshal(t reflect.Type, obj map[string]any, strict bool) (map[string]any, bool) {
+	if out, ok := fastRemarshal(t, obj); ok {
+		return out, true
+	}
+	return b.remarshalConverted(t, obj, strict)
+}
+
+// remarshalConverted is remarshal through runtime.DefaultUnstructuredConverter
+// (and a JSON round trip where the converter fails).
+func (b *builtin) remarshalConverted(t reflect.Type, obj map[string]any, strict bool) (map[string]any, bool) {
 	typed := reflect.New(t).Interface()
 	// The map-to-struct converter gives what a JSON decode gives, without the
 	// encoding; where it cannot, the JSON round trip decides. A strict caller
@@ -116,8 +128,14 @@ func (w *walker) storedForm() {
 	var stored drift.Object
 	get := func() drift.Object {
 		once.Do(func() {
+			// The fast way neither changes nor shares Git's manifest; the
+			// converter's is given a copy.
+			if s, ok := fastRemarshal(t, w.rawTarget); ok {
+				stored = s
+				return
+			}
 			target := drift.DeepCopy(w.rawTarget).(map[string]any)
-			if s, ok := w.b.remarshal(t, target, false); ok {
+			if s, ok := w.b.remarshalConverted(t, target, false); ok {
 				stored = s
 			}
 		})

@@ -1,0 +1,492 @@
+package diff
+
+import (
+	"encoding/base64"
+	"math"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// This file gives remarshal's result without its two reflection round trips
+// through apimachinery's unstructured converter: a walk over the decoded
+// object against its Go type, which computes what decoding each value into
+// its field and encoding the field again gives, kept to the object's keys.
+// It follows runtime.DefaultUnstructuredConverter's rules (FromUnstructured,
+// then ToUnstructured) where they are plain (strings, bools, numbers and
+// their conversions, []byte as base64, maps, lists, pointers, structs,
+// omitempty), and calls the very functions the converter calls for a type
+// that encodes itself (Quantity, IntOrString, Time, RawExtension and the
+// like). Wherever the converter would fail, where a JSON decode would then
+// decide, or where a type does something this walk does not model, it gives
+// up and remarshal takes the converter's way. canon_fuzz_test.go compares the
+// two on generated objects.
+
+// canonKind is how a Go type is decoded from and encoded to unstructured data.
+type canonKind uint8
+
+const (
+	ckUnsupported canonKind = iota // not modelled: remarshal takes the converter's way
+	ckString
+	ckBool
+	ckInt
+	ckUint
+	ckFloat
+	ckBytes // []byte, a base64 string
+	ckSlice
+	ckMap
+	ckPointer
+	ckStruct
+	ckOwn // a struct that decodes and encodes itself
+)
+
+// canonType is what the walk needs to know about one Go type.
+type canonType struct {
+	t     reflect.Type
+	kind  canonKind
+	bits  int        // size of an integer or float kind
+	elem  *canonType // slice, map and pointer
+	entry *value.TypeReflectCacheEntry
+	// struct fields by JSON name, embedded structs' fields flattened in.
+	fields map[string]*canonField
+	// dash: a field is named "-" (its tag is exactly that): the converter
+	// still decodes an input key "-" into it, so such an input is not
+	// modelled.
+	dash bool
+	// omitZero is the omitzero test of an own-encoding struct.
+	omitZero func(reflect.Value) bool
+
+	zeroOnce sync.Once
+	zero     any // a struct's zero value encoded, when zeroOK
+	zeroOK   bool
+}
+
+// canonField is one JSON field of a struct.
+type canonField struct {
+	ct        *canonType
+	omitEmpty bool
+	omitZero  bool
+}
+
+var (
+	canonMu    sync.Mutex
+	canonTypes sync.Map // reflect.Type → *canonType, complete graphs only
+)
+
+// canonTypeOf returns the walk's description of t, built once.
+func canonTypeOf(t reflect.Type) *canonType {
+	if c, ok := canonTypes.Load(t); ok {
+		return c.(*canonType)
+	}
+	canonMu.Lock()
+	defer canonMu.Unlock()
+	if c, ok := canonTypes.Load(t); ok {
+		return c.(*canonType)
+	}
+	building := map[reflect.Type]*canonType{}
+	c := buildCanonType(t, building)
+	for bt, bc := range building {
+		canonTypes.LoadOrStore(bt, bc)
+	}
+	return c
+}
+
+func buildCanonType(t reflect.Type, building map[reflect.Type]*canonType) *canonType {
+	if c, ok := canonTypes.Load(t); ok {
+		return c.(*canonType)
+	}
+	if c, ok := building[t]; ok {
+		return c
+	}
+	c := &canonType{t: t}
+	building[t] = c
+	c.entry = value.TypeReflectEntryOf(t)
+	fromOwn, toOwn := c.entry.CanConvertFromUnstructured(), c.entry.CanConvertToUnstructured()
+	switch t.Kind() {
+	case reflect.String:
+		c.kind = ckString
+	case reflect.Bool:
+		c.kind = ckBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		c.kind, c.bits = ckInt, t.Bits()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		c.kind, c.bits = ckUint, t.Bits()
+	case reflect.Float32, reflect.Float64:
+		c.kind, c.bits = ckFloat, t.Bits()
+	case reflect.Slice:
+		if fromOwn {
+			break
+		}
+		if t.Elem().Kind() == reflect.Uint8 {
+			c.kind = ckBytes
+			break
+		}
+		c.kind, c.elem = ckSlice, buildCanonType(t.Elem(), building)
+	case reflect.Map:
+		if fromOwn || t.Key().Kind() != reflect.String {
+			break
+		}
+		c.kind, c.elem = ckMap, buildCanonType(t.Elem(), building)
+	case reflect.Pointer:
+		// The converter decodes into the pointee; it encodes a non-nil
+		// pointer as its pointee (with the pointee's own encoding, if any).
+		c.kind, c.elem = ckPointer, buildCanonType(t.Elem(), building)
+	case reflect.Struct:
+		switch {
+		case fromOwn && toOwn:
+			c.kind, c.omitZero = ckOwn, value.OmitZeroFunc(t)
+		case !fromOwn && !toOwn:
+			c.fields = map[string]*canonField{}
+			if flattenFields(c, t, building) {
+				c.kind = ckStruct
+			}
+		}
+	}
+	if toOwn && c.kind != ckOwn && c.kind != ckPointer {
+		// A scalar, list or map kind with an encoding of its own: the
+		// converter uses it in some places and not in others.
+		c.kind = ckUnsupported
+	}
+	return c
+}
+
+// flattenFields adds t's fields to c.fields as the converter names them
+// (runtime's fieldInfoFromField), an embedded struct without a name
+// contributing its own. It reports false for a struct the walk does not
+// model: unexported fields, embedded non-structs, two fields of one name.
+func flattenFields(c *canonType, t reflect.Type, building map[reflect.Type]*canonType) bool {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			return false
+		}
+		var name string
+		var omitEmpty, omitZero bool
+		tag, has := f.Tag.Lookup("json")
+		if !has || tag == "" {
+			if !f.Anonymous {
+				name = f.Name
+			}
+		} else {
+			items := strings.Split(tag, ",")
+			name = items[0]
+			if name == "" && !f.Anonymous {
+				name = f.Name
+			}
+			for _, o := range items[1:] {
+				switch o {
+				case "omitempty":
+					omitEmpty = true
+				case "omitzero":
+					omitZero = true
+				}
+			}
+		}
+		if name == "" {
+			// Inlined: decoded from and encoded into the same map.
+			if f.Type.Kind() != reflect.Struct || omitZero {
+				return false
+			}
+			e := value.TypeReflectEntryOf(f.Type)
+			if e.CanConvertFromUnstructured() || e.CanConvertToUnstructured() {
+				return false
+			}
+			if !flattenFields(c, f.Type, building) {
+				return false
+			}
+			continue
+		}
+		if name == "-" {
+			c.dash = true
+			continue
+		}
+		if _, dup := c.fields[name]; dup {
+			return false
+		}
+		c.fields[name] = &canonField{ct: buildCanonType(f.Type, building), omitEmpty: omitEmpty, omitZero: omitZero}
+	}
+	return true
+}
+
+// fastRemarshal is remarshal for a built-in object without the converter's
+// round trips. ok is false where the walk does not model what the converter
+// does; the caller then takes the converter's way. obj is not changed and
+// nothing of it is shared with the result.
+func fastRemarshal(t reflect.Type, obj map[string]any) (map[string]any, bool) {
+	ct := canonTypeOf(t)
+	if ct.kind != ckStruct || obj == nil {
+		return nil, false
+	}
+	out, _, _, ok := ct.conv(obj, true)
+	if !ok {
+		return nil, false
+	}
+	m, _ := out.(map[string]any)
+	return m, m != nil
+}
+
+// conv returns what decoding v into a value of c's type and encoding that
+// value again gives, with only the map keys v has (remarshal's keepKeysOf);
+// empty and zero report whether the decoded value is empty (omitempty) or
+// zero (omitzero, only known for own-encoding structs). addr says whether
+// the converter's value there is addressable (not a map's value), which
+// decides whether a pointer-receiver encoder is found.
+func (c *canonType) conv(v any, addr bool) (out any, empty, zero, ok bool) {
+	if v == nil {
+		return c.convNull(addr)
+	}
+	switch c.kind {
+	case ckString:
+		s, isStr := v.(string)
+		return s, s == "", false, isStr
+	case ckBool:
+		b, isBool := v.(bool)
+		return b, !b, false, isBool
+	case ckInt:
+		var x int64
+		switch n := v.(type) {
+		case int64:
+			x = n
+		case float64:
+			// An integral float converts (through int64, as reflect does);
+			// beyond int64's range the conversion is not defined.
+			if n != math.Trunc(n) || n < -(1<<63) || n >= 1<<63 {
+				return nil, false, false, false
+			}
+			x = int64(n)
+		default:
+			return nil, false, false, false
+		}
+		if c.bits < 64 {
+			shift := 64 - c.bits
+			x = x << shift >> shift
+		}
+		return x, x == 0, false, true
+	case ckUint:
+		var u uint64
+		switch n := v.(type) {
+		case int64:
+			u = uint64(n)
+		case float64:
+			if n != math.Trunc(n) || n < 0 || n >= 1<<63 {
+				return nil, false, false, false
+			}
+			u = uint64(n)
+		default:
+			return nil, false, false, false
+		}
+		if c.bits < 64 {
+			u &= 1<<c.bits - 1
+		}
+		if u > math.MaxInt64 {
+			return nil, false, false, false // the converter's encoder refuses it
+		}
+		return int64(u), u == 0, false, true
+	case ckFloat:
+		var f float64
+		switch n := v.(type) {
+		case int64:
+			f = float64(n)
+		case float64:
+			f = n
+		default:
+			return nil, false, false, false
+		}
+		if c.bits == 32 {
+			f = float64(float32(f))
+		}
+		return f, f == 0, false, true
+	case ckBytes:
+		s, isStr := v.(string)
+		if !isStr {
+			return nil, false, false, false
+		}
+		if s == "" {
+			return "", true, false, true
+		}
+		// encoding/json decodes a []byte with base64.StdEncoding.Decode
+		// and encodes it with StdEncoding.
+		b := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+		n, err := base64.StdEncoding.Decode(b, []byte(s))
+		if err != nil {
+			return nil, false, false, false
+		}
+		return base64.StdEncoding.EncodeToString(b[:n]), n == 0, false, true
+	case ckSlice:
+		l, isList := v.([]any)
+		if !isList || l == nil {
+			return nil, false, false, false
+		}
+		o := make([]any, len(l))
+		for i, e := range l {
+			ev, _, _, ok := c.elem.conv(e, true)
+			if !ok {
+				return nil, false, false, false
+			}
+			o[i] = ev
+		}
+		return o, len(l) == 0, false, true
+	case ckMap:
+		m, isMap := v.(map[string]any)
+		if !isMap || m == nil {
+			return nil, false, false, false
+		}
+		o := make(map[string]any, len(m))
+		for k, e := range m {
+			ev, _, _, ok := c.elem.conv(e, false)
+			if !ok {
+				return nil, false, false, false
+			}
+			o[k] = ev
+		}
+		return o, len(m) == 0, false, true
+	case ckPointer:
+		ev, _, _, ok := c.elem.conv(v, true)
+		return ev, false, false, ok
+	case ckStruct:
+		m, isMap := v.(map[string]any)
+		if !isMap || m == nil {
+			return nil, false, false, false
+		}
+		if c.dash {
+			if _, has := m["-"]; has {
+				return nil, false, false, false
+			}
+		}
+		o := make(map[string]any, len(m))
+		for k, e := range m {
+			f := c.fields[k]
+			if f == nil {
+				continue // unknown: the converter skips it
+			}
+			ev, empty, zero, ok := f.ct.conv(e, addr)
+			if !ok {
+				return nil, false, false, false
+			}
+			if f.omitZero {
+				if f.ct.kind != ckOwn || f.ct.omitZero == nil {
+					return nil, false, false, false
+				}
+				if zero {
+					continue
+				}
+			}
+			if f.omitEmpty && empty {
+				continue
+			}
+			o[k] = ev
+		}
+		return o, false, false, true
+	case ckOwn:
+		return c.convOwn(v, addr)
+	}
+	return nil, false, false, false
+}
+
+// convNull is conv for a null (or absent) value: the type's zero value
+// encoded.
+func (c *canonType) convNull(addr bool) (out any, empty, zero, ok bool) {
+	switch c.kind {
+	case ckString:
+		return "", true, false, true
+	case ckBool:
+		return false, true, false, true
+	case ckInt, ckUint:
+		return int64(0), true, false, true
+	case ckFloat:
+		return float64(0), true, false, true
+	case ckBytes, ckSlice, ckMap, ckPointer:
+		return nil, true, false, true
+	case ckStruct:
+		if !addr {
+			return nil, false, false, false
+		}
+		c.zeroOnce.Do(func() {
+			z, err := runtime.DefaultUnstructuredConverter.ToUnstructured(reflect.New(c.t).Interface())
+			c.zero, c.zeroOK = z, err == nil
+		})
+		if !c.zeroOK {
+			return nil, false, false, false
+		}
+		return runtime.DeepCopyJSONValue(c.zero), false, false, true
+	case ckOwn:
+		return c.convOwn(nil, addr)
+	}
+	return nil, false, false, false
+}
+
+// ownKey and ownResult cache what an own-encoding type makes of a scalar
+// (a quantity's canonical form): a pure function of the type, the value and
+// whether the value is addressable.
+type ownKey struct {
+	c    *canonType
+	v    any
+	addr bool
+}
+
+type ownResult struct {
+	out         any
+	zero, valid bool
+}
+
+var (
+	ownCache     sync.Map // ownKey → ownResult
+	ownCacheSize atomic.Int64
+)
+
+// maxOwnCache bounds the scalar cache; past it, values are converted each time.
+const maxOwnCache = 1 << 14
+
+// convOwn decodes v into a type with its own decoder and encodes it with
+// its own encoder, with the converter's own functions for both.
+func (c *canonType) convOwn(v any, addr bool) (out any, empty, zero, ok bool) {
+	cacheable := false
+	switch x := v.(type) {
+	case nil, string, int64, bool:
+		cacheable = true
+	case float64:
+		cacheable = x != 0 // 0 and -0 are one key
+	}
+	var key ownKey
+	if cacheable {
+		key = ownKey{c: c, v: v, addr: addr}
+		if r, hit := ownCache.Load(key); hit {
+			res := r.(ownResult)
+			return res.out, false, res.zero, res.valid
+		}
+	}
+	dv := reflect.New(c.t).Elem()
+	if v != nil {
+		if err := c.entry.FromUnstructured(reflect.ValueOf(v), dv); err != nil {
+			return c.remember(key, cacheable, nil, false, false)
+		}
+	}
+	view := dv
+	if !addr {
+		view = reflect.ValueOf(dv.Interface())
+	}
+	enc, err := c.entry.ToUnstructured(view)
+	if err != nil {
+		return c.remember(key, cacheable, nil, false, false)
+	}
+	enc = keepKeysOf(v, enc)
+	zero = c.omitZero != nil && c.omitZero(dv)
+	switch enc.(type) {
+	case nil, string, int64, float64, bool:
+		return c.remember(key, cacheable, enc, zero, true)
+	}
+	return enc, false, zero, true
+}
+
+func (c *canonType) remember(key ownKey, cacheable bool, out any, zero, valid bool) (any, bool, bool, bool) {
+	if cacheable && ownCacheSize.Load() < maxOwnCache {
+		if _, loaded := ownCache.LoadOrStore(key, ownResult{out: out, zero: zero, valid: valid}); !loaded {
+			ownCacheSize.Add(1)
+		}
+	}
+	return out, false, zero, valid
+}
