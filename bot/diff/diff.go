@@ -160,7 +160,11 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		// Argo CD re-encodes Git's and the live object through the kind's
 		// type before a client-side comparison; last-applied it reads as
 		// written. (Server-side, the API server's dry run decides.)
-		desired = w.b.emptyNullStructs(w.rootType, desired)
+		dropServerFields(desired, true, settings)
+		dropServerFields(live, true, settings)
+		if hasNullInMaps(desired) {
+			desired = w.b.emptyNullStructs(w.rootType, desired)
+		}
 		dropNulls(desired, true)
 		dropNulls(live, true)
 	}
@@ -198,7 +202,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 
 	root := fieldInfo{typ: w.rootType, known: w.rootType != nil}
 	w.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
-	if w.rootType != nil && !w.symmetric && (w.encodingMatters() || hasEmptyContainer(orig)) && w.b.fits(w.rootType, w.rawTarget, 0) && w.b.fits(w.rootType, w.rawLive, 0) {
+	if w.rootType != nil && !w.symmetric && (w.encodingMatters() || hasEmptyContainer(orig)) && w.decodesStrictly() {
 		// An empty map or list in last-applied matters too: the type's
 		// encoding drops Git's (omitempty) while last-applied, read as
 		// written, keeps it, so the three-way patch deletes the whole live
@@ -724,11 +728,15 @@ func (w *walker) walkKeyed(p, gp drift.Pointer, dv, lv []any, o any, hasO bool, 
 		elem.typ = t.Elem()
 	}
 	used := make([]bool, len(lv))
-	pair := keyChanges(dv, lv, key)
+	var pair map[int]int
+	paired := false
 	for di, item := range dv {
 		kv := item.(map[string]any)[key]
 		li := findByKey(lv, key, kv, used)
 		if li < 0 {
+			if !paired {
+				pair, paired = keyChanges(dv, lv, key), true
+			}
 			if pl, ok := pair[di]; ok {
 				// One item whose key changed: compare it with the live item
 				// in its place, so the finding lands on the changed leaf.
@@ -767,6 +775,12 @@ func (w *walker) quantityHidden(a, b any) bool {
 	if !okA || !okB || qa.Cmp(qb) != 0 {
 		return false
 	}
+	return w.decodesStrictly()
+}
+
+// decodesStrictly reports whether Git's manifest and the live object both
+// decode strictly into the kind's Go type, found once per resource.
+func (w *walker) decodesStrictly() bool {
 	if w.strict == 0 {
 		w.strict = -1
 		if w.rootType != nil && w.b.fits(w.rootType, w.rawTarget, 0) && w.b.fits(w.rootType, w.rawLive, 0) {
@@ -887,6 +901,23 @@ func sortCanonical(l []any) {
 	}
 }
 
+// hasNullInMaps reports whether a null is reachable from o through maps
+// alone: where emptyNullStructs, which does not look into lists, can change
+// anything.
+func hasNullInMaps(o map[string]any) bool {
+	for _, v := range o {
+		switch x := v.(type) {
+		case nil:
+			return true
+		case map[string]any:
+			if hasNullInMaps(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // dropNulls removes the null fields of a built-in object, as Argo CD's
 // re-encoding through the kind's Go type does before it compares: a null
 // struct field decodes to its zero value and is left out. A null value in a
@@ -974,10 +1005,8 @@ var stringMaps = map[string]bool{"labels": true, "annotations": true, "data": tr
 // (ignoreResourceStatusField), the last-applied annotation; folds Secret
 // stringData into data and drops empty Role rules.
 func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
+	dropServerFields(o, builtin, s)
 	if md, ok := o["metadata"].(map[string]any); ok {
-		for _, k := range []string{"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"} {
-			delete(md, k)
-		}
 		if ann, ok := md["annotations"].(map[string]any); ok {
 			if _, had := ann[annLastApplied]; had {
 				delete(ann, annLastApplied)
@@ -986,15 +1015,6 @@ func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
 				}
 			}
 		}
-	}
-	switch s.StatusIgnore {
-	case "none":
-	case "crd":
-		if !builtin {
-			delete(o, "status")
-		}
-	default:
-		delete(o, "status")
 	}
 	kind := drift.Str(o, "kind")
 	group, _ := drift.SplitAPIVersion(drift.Str(o, "apiVersion"))
@@ -1029,6 +1049,30 @@ func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
 		if _, agg := o["aggregationRule"].(map[string]any); agg && s.IgnoreAggregatedRoles {
 			o["rules"] = nil
 		}
+	}
+}
+
+// serverFields are the metadata fields the API server sets, never compared.
+var serverFields = []string{"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"}
+
+// dropServerFields is the part of normalize that only removes fields: the
+// server-set metadata and, unless compared, status. It changes o's metadata
+// map in place. Removing them before the rest of the normalization (and
+// before dropNulls, which then need not walk them) gives the same result.
+func dropServerFields(o map[string]any, builtin bool, s drift.Settings) {
+	if md, ok := o["metadata"].(map[string]any); ok {
+		for _, k := range serverFields {
+			delete(md, k)
+		}
+	}
+	switch s.StatusIgnore {
+	case "none":
+	case "crd":
+		if !builtin {
+			delete(o, "status")
+		}
+	default:
+		delete(o, "status")
 	}
 }
 

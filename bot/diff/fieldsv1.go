@@ -77,8 +77,94 @@ func numbersToFloat(v any) any {
 // ParseFieldsV1 parses a decoded FieldsV1 object. Every key must be one of the
 // forms above, and every value an object.
 func ParseFieldsV1(v any) (*FieldSet, error) {
+	if fs, err := parseFieldSetFast(v, 0); err == nil {
+		return fs, nil
+	}
+	// The error of the first bad key in sorted order, as parseFieldSet
+	// finds it.
 	return parseFieldSet(v, 0)
 }
+
+// parseFieldSetFast is parseFieldSet without sorting the keys of a node
+// first: only list keys (k:) and set values (v:) are kept in a list, in
+// sorted order; fields, indexes and "." go into maps or a flag. On error it
+// returns any error; ParseFieldsV1 then asks parseFieldSet which.
+func parseFieldSetFast(v any, depth int) (*FieldSet, error) {
+	if depth > maxWalkDepth {
+		return nil, errFieldSet
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		if v == nil {
+			return &FieldSet{}, nil
+		}
+		return nil, errFieldSet
+	}
+	fs := &FieldSet{}
+	var ordered []string
+	for k, e := range m {
+		if k == "." {
+			fs.self = true
+			continue
+		}
+		prefix, rest, ok := strings.Cut(k, ":")
+		if !ok {
+			return nil, errFieldSet
+		}
+		switch prefix {
+		case "f":
+			child, err := parseFieldSetFast(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if fs.fields == nil {
+				fs.fields = make(map[string]*FieldSet, len(m))
+			}
+			fs.fields[rest] = child
+		case "i":
+			child, err := parseFieldSetFast(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			i, err := strconv.Atoi(rest)
+			if err != nil || i < 0 {
+				return nil, errFieldSet
+			}
+			if fs.indexes == nil {
+				fs.indexes = map[int]*FieldSet{}
+			}
+			fs.indexes[i] = child
+		case "k", "v":
+			ordered = append(ordered, k)
+		default:
+			return nil, errFieldSet
+		}
+	}
+	sort.Strings(ordered)
+	for _, k := range ordered {
+		child, err := parseFieldSetFast(m[k], depth+1)
+		if err != nil {
+			return nil, err
+		}
+		prefix, rest, _ := strings.Cut(k, ":")
+		if prefix == "k" {
+			var key map[string]any
+			if err := json.Unmarshal([]byte(rest), &key); err != nil || key == nil {
+				return nil, errFieldSet
+			}
+			fs.keys = append(fs.keys, keyedItem{key: key, node: child})
+			continue
+		}
+		var val any
+		if err := json.Unmarshal([]byte(rest), &val); err != nil {
+			return nil, errFieldSet
+		}
+		fs.values = append(fs.values, valuedItem{value: val, node: child})
+	}
+	return fs, nil
+}
+
+var errFieldSet = errors.New("parse fieldsV1")
 
 func parseFieldSet(v any, depth int) (*FieldSet, error) {
 	if depth > maxWalkDepth {
