@@ -15,6 +15,7 @@ type Metrics struct {
 	reg       *prometheus.Registry
 	scanned   prometheus.Counter
 	stuck     prometheus.Gauge
+	reused    prometheus.Gauge
 	findings  *prometheus.GaugeVec
 	prs       *prometheus.CounterVec
 	calls     *prometheus.CounterVec
@@ -57,8 +58,10 @@ func (m *Metrics) Watch(service, name string, c Counted) {
 // NewMetrics registers driftfix's metrics in a registry of their own.
 func NewMetrics() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry(), seenCalls: map[string]int{},
-		scanned:   prometheus.NewCounter(prometheus.CounterOpts{Name: "driftfix_apps_scanned_total", Help: "Applications listed by all cycles."}),
-		stuck:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftfix_apps_stuck", Help: "Applications stuck OutOfSync in the last cycle."}),
+		scanned: prometheus.NewCounter(prometheus.CounterOpts{Name: "driftfix_apps_scanned_total", Help: "Applications listed by all cycles."}),
+		stuck:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftfix_apps_stuck", Help: "Applications stuck OutOfSync in the last cycle."}),
+		reused: prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftfix_apps_reused",
+			Help: "Stuck applications whose last diagnosis the last cycle reused, their state unchanged (fullCycleEvery)."}),
 		findings:  prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "driftfix_findings", Help: "Differing fields in the last cycle, by cause."}, []string{"cause"}),
 		prs:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftfix_pull_requests_total", Help: "Pull requests by action."}, []string{"action"}),
 		calls:     prometheus.NewCounterVec(prometheus.CounterOpts{Name: "driftfix_api_calls_total", Help: "API requests by service (argocd, github, slack), retries included."}, []string{"service"}),
@@ -74,7 +77,7 @@ func NewMetrics() *Metrics {
 		build: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "driftfix_build_info",
 			Help: "Always 1: the version, source revision and Go version of the running binary."}, []string{"version", "revision", "goversion"}),
 	}
-	m.reg.MustRegister(m.scanned, m.stuck, m.findings, m.prs, m.calls, m.apiErrors, m.errors, m.duration, m.lastCycle, m.lastGood, m.leader, m.build,
+	m.reg.MustRegister(m.scanned, m.stuck, m.reused, m.findings, m.prs, m.calls, m.apiErrors, m.errors, m.duration, m.lastCycle, m.lastGood, m.leader, m.build,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -118,6 +121,7 @@ func (m *Metrics) observe(o Outcome, end time.Time, complete bool) {
 	}
 	m.scanned.Add(float64(o.Result.Scanned))
 	m.stuck.Set(float64(len(o.Result.Stuck)))
+	m.reused.Set(float64(o.Result.Reused))
 	m.findings.Reset()
 	for _, s := range o.Result.Stuck {
 		for _, f := range s.Findings {

@@ -75,7 +75,7 @@ func unknownMetrics(expr string, names map[string]bool) []string {
 func TestMetricsExported(t *testing.T) {
 	names := exported(t)
 	for _, want := range []string{"driftfix_build_info", "driftfix_leader", "driftfix_last_successful_cycle_timestamp_seconds",
-		"driftfix_last_cycle_timestamp_seconds", "driftfix_apps_scanned_total", "driftfix_apps_stuck", "driftfix_findings",
+		"driftfix_last_cycle_timestamp_seconds", "driftfix_apps_scanned_total", "driftfix_apps_stuck", "driftfix_apps_reused", "driftfix_findings",
 		"driftfix_pull_requests_total", "driftfix_api_calls_total", "driftfix_api_errors_total", "driftfix_errors_total",
 		"driftfix_cycle_duration_seconds_bucket"} {
 		if !names[want] {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -110,6 +111,11 @@ type listResponse struct {
 	// projects, repositories, revisions, statuses) once: the list is kept
 	// for the whole cycle.
 	seen map[string]string
+	// known are the summaries of an earlier list, and index where each is
+	// by the digest of its item; an item among them is taken as it is, not
+	// decoded again.
+	known []AppSummary
+	index map[[16]byte]int32
 }
 
 // decodeStream reads {"items": [...]} the way json.Unmarshal would fill
@@ -155,16 +161,24 @@ func (l *listResponse) decodeStream(r io.Reader) error {
 		if d, ok := t.(json.Delim); !ok || d != '[' {
 			return fmt.Errorf("items is %v, not a list", t)
 		}
+		if l.apps == nil && len(l.known) > 0 {
+			l.apps = make([]AppSummary, 0, len(l.known)+len(l.known)/16)
+		}
 		for dec.More() {
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
 				return err
 			}
+			sum := sha256.Sum256(raw)
+			if i, ok := l.index[[16]byte(sum[:16])]; ok {
+				l.apps = append(l.apps, l.known[i])
+				continue
+			}
 			var it listItem
 			if err := json.Unmarshal(raw, &it); err != nil {
 				return err
 			}
-			l.add(&it, sha256.Sum256(raw))
+			l.add(&it, sum)
 		}
 		if err := wantDelim(dec, ']'); err != nil {
 			return err
@@ -239,10 +253,19 @@ func (l *listResponse) add(it *listItem, sum [sha256.Size]byte) {
 // ListApplications lists every application the token may see, in one call
 // (argocd-server does not paginate), asking only for the fields driftfix reads.
 func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
-	var resp listResponse
+	c.mu.Lock()
+	resp := listResponse{known: c.listed, index: c.listedIndex}
+	c.mu.Unlock()
 	if err := c.get(ctx, "GET /api/v1/applications", "/api/v1/applications", url.Values{"fields": {listFields}}, &resp); err != nil {
 		return nil, err
 	}
+	index := make(map[[16]byte]int32, len(resp.apps))
+	for i, a := range resp.apps {
+		index[a.Listed] = int32(i)
+	}
+	c.mu.Lock()
+	c.listed, c.listedIndex = slices.Clone(resp.apps), index
+	c.mu.Unlock()
 	return resp.apps, nil
 }
 

@@ -64,6 +64,12 @@ type Client struct {
 	mu    sync.Mutex
 	calls map[string]int
 	errs  map[string]int
+	// listed are the summaries of the last list (a copy the caller cannot
+	// change), and where each is by the digest of the item it was read
+	// from (AppSummary.Listed): an item listed again byte for byte is not
+	// decoded again.
+	listed      []AppSummary
+	listedIndex map[[16]byte]int32
 }
 
 // Errors a caller branches on.

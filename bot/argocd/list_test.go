@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -206,5 +207,43 @@ func TestResourceTreeVersions(t *testing.T) {
 	nodes, err := c.ResourceTree(context.Background(), "argocd", "web")
 	if err != nil || len(nodes) != 1 || nodes[0].ResourceVersion != "4711" || nodes[0].Kind != "Deployment" {
 		t.Fatalf("tree %+v, %v", nodes, err)
+	}
+}
+
+// TestListAgainAsFresh: a client listing again takes the summaries of
+// items listed byte for byte before from its last list, and they are what a
+// fresh client reads; a changed item is read anew.
+func TestListAgainAsFresh(t *testing.T) {
+	spec := map[string]any{"project": "shop", "source": map[string]any{"repoURL": "https://git.example.com/shop.git", "path": "app", "targetRevision": "main"}}
+	a, b := listApp("a", spec), listApp("b", spec)
+	srv := argocdtest.NewServer(token, a, b)
+	defer srv.Close()
+	client := func() *Client {
+		c, err := New(Config{BaseURL: srv.URL, Token: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	again := client()
+	if _, err := again.ListApplications(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b2 := listApp("b", spec)
+	drift.Map(b2.Application, "status", "sync")["revision"] = "def"
+	srv.Add(b2)
+	got, err := again.ListApplications(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := client().ListApplications(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("listed again:\n%+v\nfresh:\n%+v", got, want)
+	}
+	if len(got) != 2 || got[1].Revision != "def" || got[0].Revision != "abc" {
+		t.Errorf("summaries %+v", got)
 	}
 }

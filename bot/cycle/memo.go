@@ -72,10 +72,10 @@ type memoEntry struct {
 	cluster  [32]byte
 	at       time.Time
 	watch    string
-	// live holds each resource's live resourceVersion by ref; a resource
-	// with no live object is there with absent.
-	live map[drift.Ref]string
+	// refs are the application's resources; live digests their live
+	// resourceVersions in that order (versionsSum).
 	refs []drift.Ref
+	live [32]byte
 
 	kept      []drift.Kept
 	keys      []string
@@ -84,8 +84,22 @@ type memoEntry struct {
 	writes    *AppWrites
 }
 
-// absent marks a resource with no live object in memoEntry.live.
-const absent = "\x00absent"
+// versionsSum digests the live resourceVersion of each of refs, in order,
+// as version answers them (false: no live object).
+func versionsSum(refs []drift.Ref, version func(drift.Ref) (string, bool)) [32]byte {
+	h := sha256.New()
+	for _, ref := range refs {
+		rv, ok := version(ref)
+		if !ok {
+			h.Write([]byte{1})
+		} else {
+			h.Write([]byte{0})
+			h.Write([]byte(rv))
+		}
+		h.Write([]byte{'\n'})
+	}
+	return [32]byte(h.Sum(nil))
+}
 
 // begin starts a cycle under cfg; it says whether the cycle may reuse.
 func (m *Memo) begin(cfg *config.Config) {
@@ -145,7 +159,7 @@ func (m *Memo) reuser(cfg *config.Config, in Instance, cluster func(*drift.Snaps
 		if e.writes != nil && e.writes.SelfHealSyncs > 0 {
 			return false // its count of recent syncs changes as time passes
 		}
-		if clusterSum(cluster, probe(r, e.refs)) != e.cluster {
+		if cluster != nil && clusterSum(cluster, probe(r, e.refs)) != e.cluster {
 			return false
 		}
 		if !m.headsUnchanged(ctx, in, opts, e) {
@@ -159,14 +173,8 @@ func (m *Memo) reuser(cfg *config.Config, in Instance, cluster func(*drift.Snaps
 		for _, n := range nodes {
 			seen[drift.Ref{Group: n.Group, Kind: n.Kind, Namespace: n.Namespace, Name: n.Name}] = n.ResourceVersion
 		}
-		for ref, rv := range e.live {
-			got, ok := seen[ref]
-			if !ok {
-				got = absent
-			}
-			if got != rv {
-				return false
-			}
+		if versionsSum(e.refs, func(ref drift.Ref) (string, bool) { rv, ok := seen[ref]; return rv, ok }) != e.live {
+			return false
 		}
 		m.mu.Lock()
 		m.touched[key], m.taken[key] = true, e
@@ -217,20 +225,23 @@ func (m *Memo) store(key string, e *memoEntry) {
 // snapshot; part is what planning it gave.
 func entryFor(r *collect.ScanResult, cluster func(*drift.Snapshot) []drift.Object, at time.Time, watch string, p planned, part *CycleResult, writes *AppWrites) *memoEntry {
 	e := &memoEntry{listed: r.App.Listed, settings: r.Settings, at: at, watch: watch,
-		live: make(map[drift.Ref]string, len(r.Snapshot.Resources)), refs: make([]drift.Ref, 0, len(r.Snapshot.Resources)),
+		refs: make([]drift.Ref, len(r.Snapshot.Resources)),
 		kept: slices.Clip(p.findings), keys: slices.Clip(p.keys), diagnosed: p.diagnosed, writes: writes}
+	live := make(map[drift.Ref]drift.Object, len(r.Snapshot.Resources))
 	for i := range r.Snapshot.Resources {
 		res := &r.Snapshot.Resources[i]
-		ref := res.Ref()
-		e.refs = append(e.refs, ref)
-		if res.Live == nil {
-			e.live[ref] = absent
-			continue
+		e.refs[i] = res.Ref()
+		if res.Live != nil {
+			live[e.refs[i]] = res.Live
 		}
-		live := drift.RefOf(res.Live)
-		e.live[live] = drift.Str(res.Live, "metadata", "resourceVersion")
 	}
-	e.cluster = clusterSum(cluster, probe(r, e.refs))
+	e.live = versionsSum(e.refs, func(ref drift.Ref) (string, bool) {
+		o, ok := live[ref]
+		return drift.Str(o, "metadata", "resourceVersion"), ok
+	})
+	if cluster != nil {
+		e.cluster = clusterSum(cluster, probe(r, e.refs))
+	}
 	e.part.Digest.NewStuck = slices.Clip(part.Digest.NewStuck)
 	e.part.Digest.ForPeople = slices.Clip(part.Digest.ForPeople)
 	e.part.PRs = slices.Clip(part.PRs)

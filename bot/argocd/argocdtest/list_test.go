@@ -19,7 +19,7 @@ func TestWriteListAsEncode(t *testing.T) {
 		if err := json.NewEncoder(&want).Encode(map[string]any{"metadata": map[string]any{}, "items": items}); err != nil {
 			t.Fatal(err)
 		}
-		writeList(&got, len(items), func(i int) any { return items[i] })
+		writeList(&got, len(items), func(i int) ([]byte, error) { return json.Marshal(items[i]) })
 		if got.String() != want.String() {
 			t.Errorf("writeList:\n%s\nEncode:\n%s", got.String(), want.String())
 		}

@@ -7,6 +7,7 @@ package argocdtest
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -51,6 +52,17 @@ type Server struct {
 	// then holds each managed resource's item as encoded once.
 	frozen bool
 	items  map[stateKey][]byte
+	// listed holds, when frozen, each application's list item as encoded
+	// once for one ?fields= value; trees its resource tree.
+	listed map[listKey][]byte
+	trees  map[*drift.Snapshot][]byte
+}
+
+// listKey identifies an application's list item: its Application map and
+// the fields asked for.
+type listKey struct {
+	app    unsafe.Pointer
+	fields string
 }
 
 // stateKey identifies a resource's four states by the maps that hold them.
@@ -64,8 +76,9 @@ func mapPointer(o drift.Object) unsafe.Pointer {
 }
 
 // Freeze promises that the served snapshots, their resources and the
-// objects in them no longer change (no Add, no OnRefresh edits, no writes to
-// the maps): from then on each resource's managed-resources item is encoded
+// objects in them no longer change (no OnRefresh edits, no writes to the
+// maps; an Add may still replace an application with one holding new
+// maps): from then on each resource's managed-resources item is encoded
 // once, on its first request, and the same bytes are served to every later
 // one. The responses are byte for byte those an unfrozen server encodes per
 // request; only the emulator's own encoding work is saved (benchmarks).
@@ -74,6 +87,7 @@ func (s *Server) Freeze() {
 	defer s.mu.Unlock()
 	s.frozen = true
 	s.items = map[stateKey][]byte{}
+	s.listed, s.trees = map[listKey][]byte{}, map[*drift.Snapshot][]byte{}
 }
 
 // NewServer starts a fake serving the given applications with token.
@@ -243,6 +257,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		json.NewEncoder(w).Encode(map[string]any{"items": items})
 	case "resource-tree":
+		s.mu.Lock()
+		tree, ok := s.trees[sn]
+		s.mu.Unlock()
+		if ok {
+			w.Write(tree)
+			return
+		}
 		var nodes []any
 		for _, res := range sn.Resources {
 			if res.Live == nil {
@@ -254,7 +275,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 				"uid": drift.Str(res.Live, "metadata", "uid"), "resourceVersion": drift.Str(res.Live, "metadata", "resourceVersion"),
 				"health": map[string]any{"status": "Healthy"}})
 		}
-		json.NewEncoder(w).Encode(map[string]any{"nodes": nodes})
+		var b bytes.Buffer
+		json.NewEncoder(&b).Encode(map[string]any{"nodes": nodes})
+		s.mu.Lock()
+		if s.frozen {
+			s.trees[sn] = b.Bytes()
+		}
+		s.mu.Unlock()
+		w.Write(b.Bytes())
 	case "events":
 		json.NewEncoder(w).Encode(map[string]any{"metadata": map[string]any{}, "items": s.Events[sn.AppName()]})
 	case "manifests":
@@ -421,11 +449,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 			selected[f] = true
 		}
 	}
-	type field struct {
-		name  string
-		parts []string
-	}
-	var fields []field
+	var fields []listField
 	for _, f := range listFields {
 		if !selected[f] {
 			continue
@@ -436,44 +460,63 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 			covered = covered || selected[strings.Join(parts[:i], ".")]
 		}
 		if !covered {
-			fields = append(fields, field{f, parts})
+			fields = append(fields, listField{f, parts})
 		}
 	}
 	// Each item is built as it is written, as a server streaming its
 	// answer would: the emulator's whole list never sits in the bot's heap.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	writeList(w, len(s.order), func(i int) any {
+	writeList(w, len(s.order), func(i int) ([]byte, error) {
 		app := s.apps[s.order[i]].Application
-		item := map[string]any{}
-		for _, f := range fields {
-			v, ok := lookup(app, f.parts)
-			if !ok || v == nil {
-				continue
-			}
-			if l, isList := v.([]any); isList && len(l) == 0 && f.name == "status.resources" {
-				continue
-			}
-			if f.name == "status.operationState.operation.sync" {
-				v = map[string]any{} // served as a presence marker only
-			}
-			put(item, f.parts, v)
+		key := listKey{mapPointer(app), raw}
+		if b, ok := s.listed[key]; ok {
+			return b, nil
 		}
-		return item
+		b, err := json.Marshal(listItem(app, fields))
+		if err == nil && s.frozen {
+			s.listed[key] = b
+		}
+		return b, err
 	})
 }
 
-// writeList writes the list of n items, item(i) the i-th, as
+// listItem is what the list serves of app: the fields given.
+func listItem(app drift.Object, fields []listField) map[string]any {
+	item := map[string]any{}
+	for _, f := range fields {
+		v, ok := lookup(app, f.parts)
+		if !ok || v == nil {
+			continue
+		}
+		if l, isList := v.([]any); isList && len(l) == 0 && f.name == "status.resources" {
+			continue
+		}
+		if f.name == "status.operationState.operation.sync" {
+			v = map[string]any{} // served as a presence marker only
+		}
+		put(item, f.parts, v)
+	}
+	return item
+}
+
+// listField is one path the list serves: its name and its keys.
+type listField struct {
+	name  string
+	parts []string
+}
+
+// writeList writes the list of n items, item(i) the i-th encoded, as
 // json.NewEncoder(w).Encode of {"metadata": {}, "items": items} does, byte
 // for byte, one item at a time:
 // the encoder's buffer for a whole fleet's list would otherwise stay in
 // encoding/json's pool, in the bot's own heap, for as long as anything in
 // the process encodes JSON, which a real Argo CD's answer never does.
-func writeList(w io.Writer, n int, item func(i int) any) {
+func writeList(w io.Writer, n int, item func(i int) ([]byte, error)) {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(`{"items":[`)
 	for i := 0; i < n; i++ {
-		raw, err := json.Marshal(item(i))
+		raw, err := item(i)
 		if err != nil {
 			return // as Encode, which writes nothing of a value it cannot encode
 		}
