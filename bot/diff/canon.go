@@ -214,209 +214,283 @@ func flattenFields(c *canonType, t reflect.Type, building map[reflect.Type]*cano
 
 // fastRemarshal is remarshal for a built-in object without the converter's
 // round trips. ok is false where the walk does not model what the converter
-// does; the caller then takes the converter's way. obj is not changed and
-// nothing of it is shared with the result.
-func fastRemarshal(t reflect.Type, obj map[string]any) (map[string]any, bool) {
+// does; the caller then takes the converter's way. obj is never changed.
+// With share, the result shares with obj every value (map, list) that the
+// re-encoding leaves as it is, obj itself included; without, nothing of obj
+// is shared.
+func fastRemarshal(t reflect.Type, obj map[string]any, share bool) (map[string]any, bool) {
 	ct := canonTypeOf(t)
 	if ct.kind != ckStruct || obj == nil {
 		return nil, false
 	}
-	out, _, _, ok := ct.conv(obj, true)
+	r, ok := ct.conv(obj, true, share)
 	if !ok {
 		return nil, false
 	}
-	m, _ := out.(map[string]any)
+	m, _ := r.out.(map[string]any)
 	return m, m != nil
 }
 
+// canonResult is what conv makes of one value.
+type canonResult struct {
+	out   any  // the value decoded and encoded again, kept to the input's keys
+	empty bool // the decoded value is empty (omitempty drops it)
+	zero  bool // the decoded value is zero (omitzero drops it; own-encoding structs only)
+	same  bool // out equals the input, Go types included (only known with share)
+}
+
 // conv returns what decoding v into a value of c's type and encoding that
-// value again gives, with only the map keys v has (remarshal's keepKeysOf);
-// empty and zero report whether the decoded value is empty (omitempty) or
-// zero (omitzero, only known for own-encoding structs). addr says whether
-// the converter's value there is addressable (not a map's value), which
-// decides whether a pointer-receiver encoder is found.
-func (c *canonType) conv(v any, addr bool) (out any, empty, zero, ok bool) {
+// value again gives, with only the map keys v has (remarshal's keepKeysOf).
+// addr says whether the converter's value there is addressable (not a map's
+// value), which decides whether a pointer-receiver encoder is found. With
+// share, a map or list the re-encoding leaves as it is comes back itself.
+func (c *canonType) conv(v any, addr, share bool) (canonResult, bool) {
 	if v == nil {
 		return c.convNull(addr)
 	}
 	switch c.kind {
 	case ckString:
 		s, isStr := v.(string)
-		return s, s == "", false, isStr
+		return canonResult{out: s, empty: s == "", same: true}, isStr
 	case ckBool:
 		b, isBool := v.(bool)
-		return b, !b, false, isBool
+		return canonResult{out: b, empty: !b, same: true}, isBool
 	case ckInt:
 		var x int64
+		same := false
 		switch n := v.(type) {
 		case int64:
-			x = n
+			x, same = n, true
 		case float64:
 			// An integral float converts (through int64, as reflect does);
 			// beyond int64's range the conversion is not defined.
 			if n != math.Trunc(n) || n < -(1<<63) || n >= 1<<63 {
-				return nil, false, false, false
+				return canonResult{}, false
 			}
 			x = int64(n)
 		default:
-			return nil, false, false, false
+			return canonResult{}, false
 		}
 		if c.bits < 64 {
 			shift := 64 - c.bits
-			x = x << shift >> shift
+			t := x << shift >> shift
+			same = same && t == x
+			x = t
 		}
-		return x, x == 0, false, true
+		return canonResult{out: x, empty: x == 0, same: same}, true
 	case ckUint:
 		var u uint64
+		same := false
 		switch n := v.(type) {
 		case int64:
-			u = uint64(n)
+			u, same = uint64(n), n >= 0
 		case float64:
 			if n != math.Trunc(n) || n < 0 || n >= 1<<63 {
-				return nil, false, false, false
+				return canonResult{}, false
 			}
 			u = uint64(n)
 		default:
-			return nil, false, false, false
+			return canonResult{}, false
 		}
 		if c.bits < 64 {
-			u &= 1<<c.bits - 1
+			t := u & (1<<c.bits - 1)
+			same = same && t == u
+			u = t
 		}
 		if u > math.MaxInt64 {
-			return nil, false, false, false // the converter's encoder refuses it
+			return canonResult{}, false // the converter's encoder refuses it
 		}
-		return int64(u), u == 0, false, true
+		return canonResult{out: int64(u), empty: u == 0, same: same}, true
 	case ckFloat:
 		var f float64
+		same := false
 		switch n := v.(type) {
 		case int64:
 			f = float64(n)
 		case float64:
-			f = n
+			f, same = n, true
 		default:
-			return nil, false, false, false
+			return canonResult{}, false
 		}
 		if c.bits == 32 {
-			f = float64(float32(f))
+			r := float64(float32(f))
+			same = same && r == f
+			f = r
 		}
-		return f, f == 0, false, true
+		return canonResult{out: f, empty: f == 0, same: same}, true
 	case ckBytes:
 		s, isStr := v.(string)
 		if !isStr {
-			return nil, false, false, false
+			return canonResult{}, false
 		}
 		if s == "" {
-			return "", true, false, true
+			return canonResult{out: "", empty: true, same: true}, true
 		}
 		// encoding/json decodes a []byte with base64.StdEncoding.Decode
 		// and encodes it with StdEncoding.
 		b := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
 		n, err := base64.StdEncoding.Decode(b, []byte(s))
 		if err != nil {
-			return nil, false, false, false
+			return canonResult{}, false
 		}
-		return base64.StdEncoding.EncodeToString(b[:n]), n == 0, false, true
+		out := base64.StdEncoding.EncodeToString(b[:n])
+		return canonResult{out: out, empty: n == 0, same: out == s}, true
 	case ckSlice:
 		l, isList := v.([]any)
 		if !isList || l == nil {
-			return nil, false, false, false
+			return canonResult{}, false
 		}
-		o := make([]any, len(l))
+		var o []any
+		if !share {
+			o = make([]any, len(l))
+		}
 		for i, e := range l {
-			ev, _, _, ok := c.elem.conv(e, true)
+			r, ok := c.elem.conv(e, true, share)
 			if !ok {
-				return nil, false, false, false
+				return canonResult{}, false
 			}
-			o[i] = ev
+			if share {
+				if r.same {
+					continue
+				}
+				if o == nil {
+					o = append([]any(nil), l...)
+				}
+			}
+			o[i] = r.out
 		}
-		return o, len(l) == 0, false, true
+		if share && o == nil {
+			return canonResult{out: l, empty: len(l) == 0, same: true}, true
+		}
+		return canonResult{out: o, empty: len(l) == 0}, true
 	case ckMap:
 		m, isMap := v.(map[string]any)
 		if !isMap || m == nil {
-			return nil, false, false, false
+			return canonResult{}, false
 		}
-		o := make(map[string]any, len(m))
+		var o map[string]any
+		if !share {
+			o = make(map[string]any, len(m))
+		}
 		for k, e := range m {
-			ev, _, _, ok := c.elem.conv(e, false)
+			r, ok := c.elem.conv(e, false, share)
 			if !ok {
-				return nil, false, false, false
+				return canonResult{}, false
 			}
-			o[k] = ev
+			if share {
+				if r.same {
+					continue
+				}
+				if o == nil {
+					o = copyMap(m)
+				}
+			}
+			o[k] = r.out
 		}
-		return o, len(m) == 0, false, true
+		if share && o == nil {
+			return canonResult{out: m, empty: len(m) == 0, same: true}, true
+		}
+		return canonResult{out: o, empty: len(m) == 0}, true
 	case ckPointer:
-		ev, _, _, ok := c.elem.conv(v, true)
-		return ev, false, false, ok
+		r, ok := c.elem.conv(v, true, share)
+		r.empty, r.zero = false, false
+		return r, ok
 	case ckStruct:
 		m, isMap := v.(map[string]any)
 		if !isMap || m == nil {
-			return nil, false, false, false
+			return canonResult{}, false
 		}
 		if c.dash {
 			if _, has := m["-"]; has {
-				return nil, false, false, false
+				return canonResult{}, false
 			}
 		}
-		o := make(map[string]any, len(m))
+		var o map[string]any
+		if !share {
+			o = make(map[string]any, len(m))
+		}
 		for k, e := range m {
 			f := c.fields[k]
-			if f == nil {
-				continue // unknown: the converter skips it
-			}
-			ev, empty, zero, ok := f.ct.conv(e, addr)
-			if !ok {
-				return nil, false, false, false
-			}
-			if f.omitZero {
-				if f.ct.kind != ckOwn || f.ct.omitZero == nil {
-					return nil, false, false, false
+			keep := f != nil // an unknown field: the converter skips it
+			var r canonResult
+			if keep {
+				var ok bool
+				if r, ok = f.ct.conv(e, addr, share); !ok {
+					return canonResult{}, false
 				}
-				if zero {
-					continue
+				if f.omitZero {
+					if f.ct.kind != ckOwn || f.ct.omitZero == nil {
+						return canonResult{}, false
+					}
+					keep = !r.zero
+				}
+				keep = keep && !(f.omitEmpty && r.empty)
+			}
+			switch {
+			case !share:
+				if keep {
+					o[k] = r.out
+				}
+			case keep && r.same:
+			default:
+				if o == nil {
+					o = copyMap(m)
+				}
+				if keep {
+					o[k] = r.out
+				} else {
+					delete(o, k)
 				}
 			}
-			if f.omitEmpty && empty {
-				continue
-			}
-			o[k] = ev
 		}
-		return o, false, false, true
+		if share && o == nil {
+			return canonResult{out: m, same: true}, true
+		}
+		return canonResult{out: o}, true
 	case ckOwn:
 		return c.convOwn(v, addr)
 	}
-	return nil, false, false, false
+	return canonResult{}, false
+}
+
+func copyMap(m map[string]any) map[string]any {
+	o := make(map[string]any, len(m))
+	for k, v := range m {
+		o[k] = v
+	}
+	return o
 }
 
 // convNull is conv for a null (or absent) value: the type's zero value
 // encoded.
-func (c *canonType) convNull(addr bool) (out any, empty, zero, ok bool) {
+func (c *canonType) convNull(addr bool) (canonResult, bool) {
 	switch c.kind {
 	case ckString:
-		return "", true, false, true
+		return canonResult{out: "", empty: true}, true
 	case ckBool:
-		return false, true, false, true
+		return canonResult{out: false, empty: true}, true
 	case ckInt, ckUint:
-		return int64(0), true, false, true
+		return canonResult{out: int64(0), empty: true}, true
 	case ckFloat:
-		return float64(0), true, false, true
+		return canonResult{out: float64(0), empty: true}, true
 	case ckBytes, ckSlice, ckMap, ckPointer:
-		return nil, true, false, true
+		return canonResult{out: nil, empty: true, same: true}, true
 	case ckStruct:
 		if !addr {
-			return nil, false, false, false
+			return canonResult{}, false
 		}
 		c.zeroOnce.Do(func() {
 			z, err := runtime.DefaultUnstructuredConverter.ToUnstructured(reflect.New(c.t).Interface())
 			c.zero, c.zeroOK = z, err == nil
 		})
 		if !c.zeroOK {
-			return nil, false, false, false
+			return canonResult{}, false
 		}
-		return runtime.DeepCopyJSONValue(c.zero), false, false, true
+		return canonResult{out: runtime.DeepCopyJSONValue(c.zero)}, true
 	case ckOwn:
 		return c.convOwn(nil, addr)
 	}
-	return nil, false, false, false
+	return canonResult{}, false
 }
 
 // ownKey and ownResult cache what an own-encoding type makes of a scalar
@@ -443,7 +517,7 @@ const maxOwnCache = 1 << 14
 
 // convOwn decodes v into a type with its own decoder and encodes it with
 // its own encoder, with the converter's own functions for both.
-func (c *canonType) convOwn(v any, addr bool) (out any, empty, zero, ok bool) {
+func (c *canonType) convOwn(v any, addr bool) (canonResult, bool) {
 	cacheable := false
 	switch x := v.(type) {
 	case nil, string, int64, bool:
@@ -456,13 +530,13 @@ func (c *canonType) convOwn(v any, addr bool) (out any, empty, zero, ok bool) {
 		key = ownKey{c: c, v: v, addr: addr}
 		if r, hit := ownCache.Load(key); hit {
 			res := r.(ownResult)
-			return res.out, false, res.zero, res.valid
+			return ownOut(v, res.out, res.zero), res.valid
 		}
 	}
 	dv := reflect.New(c.t).Elem()
 	if v != nil {
 		if err := c.entry.FromUnstructured(reflect.ValueOf(v), dv); err != nil {
-			return c.remember(key, cacheable, nil, false, false)
+			return c.remember(key, cacheable, v, nil, false, false)
 		}
 	}
 	view := dv
@@ -471,22 +545,33 @@ func (c *canonType) convOwn(v any, addr bool) (out any, empty, zero, ok bool) {
 	}
 	enc, err := c.entry.ToUnstructured(view)
 	if err != nil {
-		return c.remember(key, cacheable, nil, false, false)
+		return c.remember(key, cacheable, v, nil, false, false)
 	}
 	enc = keepKeysOf(v, enc)
-	zero = c.omitZero != nil && c.omitZero(dv)
+	zero := c.omitZero != nil && c.omitZero(dv)
 	switch enc.(type) {
 	case nil, string, int64, float64, bool:
-		return c.remember(key, cacheable, enc, zero, true)
+		return c.remember(key, cacheable, v, enc, zero, true)
 	}
-	return enc, false, zero, true
+	return canonResult{out: enc, zero: zero}, true
 }
 
-func (c *canonType) remember(key ownKey, cacheable bool, out any, zero, valid bool) (any, bool, bool, bool) {
+// ownOut is an own-encoding struct's result: never empty (a struct is not,
+// to omitempty), the same as the input when both are the same scalar.
+func ownOut(v, out any, zero bool) canonResult {
+	same := false
+	switch out.(type) {
+	case nil, string, int64, float64, bool:
+		same = out == v
+	}
+	return canonResult{out: out, zero: zero, same: same}
+}
+
+func (c *canonType) remember(key ownKey, cacheable bool, v, out any, zero, valid bool) (canonResult, bool) {
 	if cacheable && ownCacheSize.Load() < maxOwnCache {
 		if _, loaded := ownCache.LoadOrStore(key, ownResult{out: out, zero: zero, valid: valid}); !loaded {
 			ownCacheSize.Add(1)
 		}
 	}
-	return out, false, zero, valid
+	return ownOut(v, out, zero), valid
 }

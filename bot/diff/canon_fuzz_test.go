@@ -192,12 +192,22 @@ func (g *canonGen) object(t testing.TB) (reflect.Type, map[string]any) {
 func checkAgainstConverter(t *testing.T, typ reflect.Type, obj map[string]any) bool {
 	t.Helper()
 	before := drift.DeepCopy(obj)
-	fast, ok := fastRemarshal(typ, obj)
+	fast, ok := fastRemarshal(typ, obj, false)
+	shared, sharedOK := fastRemarshal(typ, obj, true)
 	if !reflect.DeepEqual(before, obj) {
 		t.Fatalf("fastRemarshal changed its input:\nbefore %#v\nafter  %#v", before, obj)
 	}
+	if ok != sharedOK {
+		t.Fatalf("%v: fast way with sharing gave a result: %v, without: %v\nobject %#v", typ, sharedOK, ok, obj)
+	}
 	if !ok {
 		return false
+	}
+	if !reflect.DeepEqual(fast, shared) {
+		t.Fatalf("%v: results with and without sharing differ\nobject %#v\nfresh  %#v\nshared %#v", typ, obj, fast, shared)
+	}
+	if p, found := sharedContainer(obj, fast); found {
+		t.Fatalf("%v: the result without sharing shares %s with the input", typ, p)
 	}
 	b := builtins()
 	for _, strict := range []bool{false, true} {
@@ -210,6 +220,54 @@ func checkAgainstConverter(t *testing.T, typ reflect.Type, obj map[string]any) b
 		}
 	}
 	return true
+}
+
+// sharedContainer finds a map or list of in that out holds too.
+func sharedContainer(in, out any) (string, bool) {
+	seen := map[uintptr]bool{}
+	var collect func(v any)
+	collect = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			seen[reflect.ValueOf(x).Pointer()] = true
+			for _, e := range x {
+				collect(e)
+			}
+		case []any:
+			if len(x) > 0 {
+				seen[reflect.ValueOf(x).Pointer()] = true
+			}
+			for _, e := range x {
+				collect(e)
+			}
+		}
+	}
+	collect(in)
+	var find func(v any, path string) (string, bool)
+	find = func(v any, path string) (string, bool) {
+		switch x := v.(type) {
+		case map[string]any:
+			if seen[reflect.ValueOf(x).Pointer()] {
+				return path, true
+			}
+			for k, e := range x {
+				if p, ok := find(e, path+"/"+k); ok {
+					return p, true
+				}
+			}
+		case []any:
+			if len(x) > 0 && seen[reflect.ValueOf(x).Pointer()] {
+				return path, true
+			}
+			for i, e := range x {
+				if p, ok := find(e, fmt.Sprintf("%s/%d", path, i)); ok {
+					return p, true
+				}
+			}
+		}
+		return "", false
+	}
+	return find(out, "")
 }
 
 // TestFastRemarshalMatchesConverter runs the comparison on generated

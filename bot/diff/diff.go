@@ -135,7 +135,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		// last-applied (a two-way diff is its three-way with Git's manifest
 		// for last-applied).
 		dropEmptyAnnotations(desired)
-		if la, ok := drift.Annotations(r.Live)[annLastApplied]; ok && !rulesRemoveLastApplied(cmp.Rules, ref, r.Target, r.Live) {
+		if la, ok := drift.Map(r.Live, "metadata", "annotations")[annLastApplied].(string); ok && !rulesRemoveLastApplied(cmp.Rules, ref, r.Target, r.Live) {
 			var o map[string]any
 			if json.Unmarshal([]byte(la), &o) == nil && o != nil {
 				dropEmptyAnnotations(o)

@@ -22,10 +22,12 @@ import (
 // API server drops them. Only keys obj has are kept: a type's own encoders add
 // some (creationTimestamp: null) that are nobody's value.
 //
-// fastRemarshal gives the same result without the converter where it can;
-// remarshalConverted is the converter's way.
+// fastRemarshal gives the same result without the converter where it can,
+// sharing with obj what the re-encoding leaves as it is (obj itself when
+// nothing changes): the result is only read. remarshalConverted is the
+// converter's way.
 func (b *builtin) remarshal(t reflect.Type, obj map[string]any, strict bool) (map[string]any, bool) {
-	if out, ok := fastRemarshal(t, obj); ok {
+	if out, ok := fastRemarshal(t, obj, true); ok {
 		return out, true
 	}
 	return b.remarshalConverted(t, obj, strict)
@@ -130,7 +132,7 @@ func (w *walker) storedForm() {
 		once.Do(func() {
 			// The fast way neither changes nor shares Git's manifest; the
 			// converter's is given a copy.
-			if s, ok := fastRemarshal(t, w.rawTarget); ok {
+			if s, ok := fastRemarshal(t, w.rawTarget, false); ok {
 				stored = s
 				return
 			}
