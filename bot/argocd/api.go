@@ -587,6 +587,49 @@ func (c *Client) ResourceTree(ctx context.Context, ns, name string) ([]Node, err
 	return out, nil
 }
 
+// LiveVersions returns the resourceVersion of each live object of the
+// application's resource tree by its ref, and a digest of the tree as
+// served. When the digest is known's, the tree is exactly as it was when
+// known was taken, and it is not decoded again (same is true, versions nil).
+func (c *Client) LiveVersions(ctx context.Context, ns, name string, known [32]byte) (versions map[drift.Ref]string, sum [32]byte, same bool, err error) {
+	resp := liveVersions{known: known}
+	if err := c.get(ctx, "GET /api/v1/applications/{name}/resource-tree", appPath(name, "/resource-tree"), appQuery(ns), &resp); err != nil {
+		return nil, sum, false, err
+	}
+	return resp.versions, resp.sum, resp.same, nil
+}
+
+// liveVersions reads a resource tree's live resourceVersions (LiveVersions).
+type liveVersions struct {
+	known, sum [32]byte
+	same       bool
+	versions   map[drift.Ref]string
+}
+
+func (l *liveVersions) decodeBody(body []byte) error {
+	l.sum = sha256.Sum256(body)
+	if l.same = l.sum == l.known; l.same {
+		return nil
+	}
+	var tree struct {
+		Nodes []struct {
+			Group           string `json:"group"`
+			Kind            string `json:"kind"`
+			Namespace       string `json:"namespace"`
+			Name            string `json:"name"`
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal(body, &tree); err != nil {
+		return err
+	}
+	l.versions = make(map[drift.Ref]string, len(tree.Nodes))
+	for _, n := range tree.Nodes {
+		l.versions[drift.Ref{Group: n.Group, Kind: n.Kind, Namespace: n.Namespace, Name: n.Name}] = n.ResourceVersion
+	}
+	return nil
+}
+
 // Event is one Kubernetes event about the application.
 type Event struct {
 	Reason, Message, Type string

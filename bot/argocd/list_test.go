@@ -208,6 +208,20 @@ func TestResourceTreeVersions(t *testing.T) {
 	if err != nil || len(nodes) != 1 || nodes[0].ResourceVersion != "4711" || nodes[0].Kind != "Deployment" {
 		t.Fatalf("tree %+v, %v", nodes, err)
 	}
+	live, sum, same, err := c.LiveVersions(context.Background(), "argocd", "web", [32]byte{})
+	ref := drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	if err != nil || same || len(live) != 1 || live[ref] != "4711" {
+		t.Fatalf("live versions %+v, same %v, %v", live, same, err)
+	}
+	if _, again, same, err := c.LiveVersions(context.Background(), "argocd", "web", sum); err != nil || !same || again != sum {
+		t.Fatalf("the same tree again: same %v, %v", same, err)
+	}
+	s.Resources[0].Live = drift.Object{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": "shop", "uid": "u1", "resourceVersion": "4712"}}
+	srv.Add(s)
+	if live, _, same, err := c.LiveVersions(context.Background(), "argocd", "web", sum); err != nil || same || live[ref] != "4712" {
+		t.Fatalf("a changed tree: %+v, same %v, %v", live, same, err)
+	}
 }
 
 // TestListAgainAsFresh: a client listing again takes the summaries of

@@ -24,7 +24,7 @@ import (
 //     statuses), as argocd.AppSummary.Listed digests it;
 //   - each resource's live resourceVersion, read from Argo CD's resource
 //     tree (one small call instead of a refresh, the managed resources and
-//     a diagnosis);
+//     a diagnosis; a tree served byte for byte as last time is not decoded);
 //   - the instance's Argo CD settings, and the cluster objects its
 //     diagnosis consults (HPAs, webhooks, namespaces, CRDs, argocd-cm,
 //     other Applications), by uid and resourceVersion;
@@ -76,6 +76,9 @@ type memoEntry struct {
 	// resourceVersions in that order (versionsSum).
 	refs []drift.Ref
 	live [32]byte
+	// tree is the digest of the resource tree last served when live was
+	// found unchanged: the same tree again holds the same versions.
+	tree [32]byte
 
 	kept      []drift.Kept
 	keys      []string
@@ -165,18 +168,18 @@ func (m *Memo) reuser(cfg *config.Config, in Instance, cluster func(*drift.Snaps
 		if !m.headsUnchanged(ctx, in, opts, e) {
 			return false
 		}
-		nodes, err := in.Client.ResourceTree(ctx, r.App.Namespace, r.App.Name)
+		m.mu.Lock()
+		tree := e.tree
+		m.mu.Unlock()
+		seen, sum, same, err := in.Client.LiveVersions(ctx, r.App.Namespace, r.App.Name, tree)
 		if err != nil {
 			return false // read and diagnosed as usual, which reports why
 		}
-		seen := make(map[drift.Ref]string, len(nodes))
-		for _, n := range nodes {
-			seen[drift.Ref{Group: n.Group, Kind: n.Kind, Namespace: n.Namespace, Name: n.Name}] = n.ResourceVersion
-		}
-		if versionsSum(e.refs, func(ref drift.Ref) (string, bool) { rv, ok := seen[ref]; return rv, ok }) != e.live {
+		if !same && versionsSum(e.refs, func(ref drift.Ref) (string, bool) { rv, ok := seen[ref]; return rv, ok }) != e.live {
 			return false
 		}
 		m.mu.Lock()
+		e.tree = sum
 		m.touched[key], m.taken[key] = true, e
 		m.mu.Unlock()
 		return true
