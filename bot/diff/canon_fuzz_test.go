@@ -341,5 +341,6 @@ func FuzzFastRemarshal(f *testing.F) {
 		g := &canonGen{c: &byteChooser{data: data}}
 		typ, obj := g.object(t)
 		checkAgainstConverter(t, typ, obj)
+		checkFits(t, typ, obj)
 	})
 }

@@ -136,8 +136,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		// for last-applied).
 		dropEmptyAnnotations(desired)
 		if la, ok := drift.Map(r.Live, "metadata", "annotations")[annLastApplied].(string); ok && !rulesRemoveLastApplied(cmp.Rules, ref, r.Target, r.Live) {
-			var o map[string]any
-			if json.Unmarshal([]byte(la), &o) == nil && o != nil {
+			if o, err := unmarshalObject(la); err == nil && o != nil {
 				dropEmptyAnnotations(o)
 				normalize(o, w.rootType != nil, settings, false)
 				orig = o
@@ -469,7 +468,8 @@ func stripped(v any, p drift.Pointer, under []hider) any {
 // resource differ: with client-side apply only when last-applied has it (Argo
 // CD's three-way diff); with server-side apply only when Argo CD's manager owns
 // it, so the next apply would remove it.
-func (w *walker) liveOnlyIsDrift(p drift.Pointer, inOrig bool) bool {
+// The field is tok beneath parent; its path is only built when needed.
+func (w *walker) liveOnlyIsDrift(parent drift.Pointer, tok string, inOrig bool) bool {
 	if w.symmetric || w.mode == modeTwoWay || w.whole > 0 {
 		return true
 	}
@@ -477,6 +477,7 @@ func (w *walker) liveOnlyIsDrift(p drift.Pointer, inOrig bool) bool {
 		return w.mode == modeRaw
 	}
 	if w.ssa {
+		p := parent.Child(tok)
 		for _, e := range w.managed() {
 			if e.owner.Manager == argoSSAManager && e.owner.Operation == "Apply" && e.set.OwnsExactly(w.rawLive, p) {
 				return true
@@ -537,7 +538,7 @@ func (w *walker) walk(p, gp drift.Pointer, d, l, o any, hasO bool, fi fieldInfo,
 		sort.Strings(keys)
 		for _, k := range keys {
 			_, inO := om[k]
-			if w.liveOnlyIsDrift(p.Child(k), hasO && inO) {
+			if w.liveOnlyIsDrift(p, k, hasO && inO) {
 				child, _ := w.b.child(fi.typ, k)
 				child.known = child.known && fi.known
 				w.add(p.Child(k), nil, nil, lv[k], false, true, child)
@@ -761,7 +762,7 @@ func (w *walker) walkKeyed(p, gp drift.Pointer, dv, lv []any, o any, hasO bool, 
 		}
 		kv := item.(map[string]any)[key]
 		inO := hasO && findByKey(ol, key, kv, nil) >= 0
-		if w.liveOnlyIsDrift(p.Index(li), inO) {
+		if w.liveOnlyIsDrift(p, strconv.Itoa(li), inO) {
 			w.add(p.Index(li), nil, nil, item, false, true, elem)
 		}
 	}
@@ -1009,9 +1010,18 @@ func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
 	if md, ok := o["metadata"].(map[string]any); ok {
 		if ann, ok := md["annotations"].(map[string]any); ok {
 			if _, had := ann[annLastApplied]; had {
-				delete(ann, annLastApplied)
-				if len(ann) == 0 {
+				// The annotations may be the snapshot's (shallowCopy
+				// shares them): changed on a copy.
+				c := make(map[string]any, len(ann)-1)
+				for k, v := range ann {
+					if k != annLastApplied {
+						c[k] = v
+					}
+				}
+				if len(c) == 0 {
 					delete(md, "annotations")
+				} else {
+					md["annotations"] = c
 				}
 			}
 		}
@@ -1100,12 +1110,15 @@ func trackingNormalize(desired, live map[string]any, s drift.Settings) {
 	}
 	ann, _ := md["annotations"].(map[string]any)
 	if v, _ := ann[annTrackingID].(string); v == "" {
-		if ann == nil {
-			ann = map[string]any{}
-			md["annotations"] = ann
+		// The annotations may be the snapshot's (shallowCopy shares
+		// them): the tracking id goes into a copy.
+		c := make(map[string]any, len(ann)+1)
+		for k, v := range ann {
+			c[k] = v
 		}
 		id, _ := drift.Map(desired, "metadata", "annotations")[annTrackingID].(string)
-		ann[annTrackingID] = id
+		c[annTrackingID] = id
+		md["annotations"] = c
 	}
 	if v, _ := drift.Map(desired, "metadata", "labels")[s.InstanceLabelKey].(string); v == "" {
 		c := make(map[string]any, len(labels))
@@ -1122,9 +1135,10 @@ func trackingNormalize(desired, live map[string]any, s drift.Settings) {
 	}
 }
 
-// shallowCopy copies what normalization changes (the object, its metadata and
-// annotations) and shares everything else with the original, which is never
-// modified.
+// shallowCopy copies what normalization changes in place (the object and
+// its metadata) and shares everything else with the original, which is
+// never modified: what changes the annotations (normalize,
+// trackingNormalize) replaces them with a changed copy.
 func shallowCopy(o map[string]any) map[string]any {
 	out := make(map[string]any, len(o))
 	for k, v := range o {
@@ -1134,13 +1148,6 @@ func shallowCopy(o map[string]any) map[string]any {
 		mdc := make(map[string]any, len(md))
 		for k, v := range md {
 			mdc[k] = v
-		}
-		if ann, ok := md["annotations"].(map[string]any); ok {
-			annc := make(map[string]any, len(ann))
-			for k, v := range ann {
-				annc[k] = v
-			}
-			mdc["annotations"] = annc
 		}
 		out["metadata"] = mdc
 	}

@@ -130,9 +130,15 @@ func (w *walker) storedForm() {
 	var stored drift.Object
 	get := func() drift.Object {
 		once.Do(func() {
-			// The fast way neither changes nor shares Git's manifest; the
-			// converter's is given a copy.
-			if s, ok := fastRemarshal(t, w.rawTarget, false); ok {
+			// The fast way does not change Git's manifest; it shares with
+			// it the values the encoding leaves as they are, never the
+			// object itself (a caller tells the stored form from the
+			// manifest as written by identity). The converter's way is
+			// given a copy.
+			if s, ok := fastRemarshal(t, w.rawTarget, true); ok {
+				if reflect.ValueOf(s).UnsafePointer() == reflect.ValueOf(w.rawTarget).UnsafePointer() {
+					s = copyMap(s)
+				}
 				stored = s
 				return
 			}
