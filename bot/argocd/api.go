@@ -164,8 +164,10 @@ func (l *listResponse) decodeStream(r io.Reader) error {
 		if l.apps == nil && len(l.known) > 0 {
 			l.apps = make([]AppSummary, 0, len(l.known)+len(l.known)/16)
 		}
+		// One buffer holds each item in turn: what is kept of an item is
+		// decoded out of it (or is an earlier summary).
+		var raw json.RawMessage
 		for dec.More() {
-			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
 				return err
 			}
