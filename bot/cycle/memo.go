@@ -104,7 +104,8 @@ func versionsSum(refs []drift.Ref, version func(drift.Ref) (string, bool)) [32]b
 	return [32]byte(h.Sum(nil))
 }
 
-// begin starts a cycle under cfg; it says whether the cycle may reuse.
+// begin starts a cycle under cfg: a new config empties the memo, and every
+// cfg.FullCycleEvery-th cycle reuses nothing.
 func (m *Memo) begin(cfg *config.Config) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
