@@ -1062,7 +1062,8 @@ func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
 	}
 }
 
-// serverFields are the metadata fields the API server sets, never compared.
+// serverFields are the metadata fields the API server sets, never compared
+// (isServerField says the same of one name).
 var serverFields = []string{"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"}
 
 // dropServerFields is the part of normalize that only removes fields: the
@@ -1145,13 +1146,31 @@ func shallowCopy(o map[string]any) map[string]any {
 		out[k] = v
 	}
 	if md, ok := o["metadata"].(map[string]any); ok {
-		mdc := make(map[string]any, len(md))
+		// The server-set fields are left out: normalize removes them from
+		// every object it is given.
+		n := len(md)
+		for _, k := range serverFields {
+			if _, has := md[k]; has {
+				n--
+			}
+		}
+		mdc := make(map[string]any, n)
 		for k, v := range md {
-			mdc[k] = v
+			if !isServerField(k) {
+				mdc[k] = v
+			}
 		}
 		out["metadata"] = mdc
 	}
 	return out
+}
+
+func isServerField(k string) bool {
+	switch k {
+	case "managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink":
+		return true
+	}
+	return false
 }
 
 func containsString(list []string, s string) bool {
