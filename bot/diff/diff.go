@@ -469,6 +469,7 @@ func stripped(v any, p drift.Pointer, under []hider) any {
 // CD's three-way diff); with server-side apply only when Argo CD's manager owns
 // it, so the next apply would remove it.
 // The field is tok beneath parent; its path is only built when needed.
+// Where liveOnlyByOrig, the answer is inOrig.
 func (w *walker) liveOnlyIsDrift(parent drift.Pointer, tok string, inOrig bool) bool {
 	if w.symmetric || w.mode == modeTwoWay || w.whole > 0 {
 		return true
@@ -486,6 +487,12 @@ func (w *walker) liveOnlyIsDrift(parent drift.Pointer, tok string, inOrig bool) 
 		return false
 	}
 	return inOrig
+}
+
+// liveOnlyByOrig reports whether liveOnlyIsDrift answers with inOrig alone
+// (a client-side three-way comparison outside lists replaced whole).
+func (w *walker) liveOnlyByOrig() bool {
+	return !w.symmetric && w.mode != modeTwoWay && w.whole == 0 && w.inAtomic == 0 && !w.ssa
 }
 
 func (w *walker) walk(p, gp drift.Pointer, d, l, o any, hasO bool, fi fieldInfo, depth int) {
@@ -530,9 +537,23 @@ func (w *walker) walk(p, gp drift.Pointer, d, l, o any, hasO bool, fi fieldInfo,
 			}
 		}
 		keys = keys[:0]
-		for k := range lv {
-			if _, ok := dv[k]; !ok {
-				keys = append(keys, k)
+		if w.liveOnlyByOrig() {
+			// Only fields last-applied has can be drift: look at those
+			// rather than at every field live has.
+			if hasO {
+				for k := range om {
+					if _, inLive := lv[k]; inLive {
+						if _, inGit := dv[k]; !inGit {
+							keys = append(keys, k)
+						}
+					}
+				}
+			}
+		} else {
+			for k := range lv {
+				if _, ok := dv[k]; !ok {
+					keys = append(keys, k)
+				}
 			}
 		}
 		sort.Strings(keys)
