@@ -200,7 +200,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 	}
 
 	root := fieldInfo{typ: w.rootType, known: w.rootType != nil}
-	w.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
+	w.walk(rootPath(), rootPath(), desired, live, orig, orig != nil, root, 0)
 	if w.rootType != nil && !w.symmetric && (w.encodingMatters() || hasEmptyContainer(orig)) && w.decodesStrictly() {
 		// An empty map or list in last-applied matters too: the type's
 		// encoding drops Git's (omitempty) while last-applied, read as
@@ -212,20 +212,20 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 			if l2, ok := w.b.remarshal(w.rootType, live, true); ok {
 				w.diffs, w.remarshaled = nil, true
 				desired, live = d2, l2
-				w.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
+				w.walk(rootPath(), rootPath(), desired, live, orig, orig != nil, root, 0)
 			}
 		}
 	}
 	if argoOutOfSync && !anyVisible(w.diffs) {
 		raw := w.again(modeRaw)
-		raw.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
+		raw.walk(rootPath(), rootPath(), desired, live, orig, orig != nil, root, 0)
 		for i := range raw.diffs {
 			raw.diffs[i].Raw = true
 		}
 		w.diffs = append(w.diffs, raw.diffs...)
 		if !anyVisible(raw.diffs) {
 			two := w.again(modeTwoWay)
-			two.walk(drift.Pointer{}, drift.Pointer{}, desired, live, orig, orig != nil, root, 0)
+			two.walk(rootPath(), rootPath(), desired, live, orig, orig != nil, root, 0)
 			rev, n, loop := drift.SyncLoop(s.Application)
 			if loop || !w.serverFilledOnly(two.diffs) {
 				how := compared(w, two.diffs)
@@ -390,6 +390,7 @@ func (w *walker) managed() []managed {
 }
 
 func (w *walker) add(p, gp drift.Pointer, git, live any, inGit, inLive bool, fi fieldInfo) {
+	p = clonePath(p) // the walk's paths are reused: a kept report owns its own
 	if !inGit && w.remarshaled {
 		// The type's encoding dropped an empty value Git writes: Git still
 		// declares it, and that is what a fix must change.
@@ -401,6 +402,8 @@ func (w *walker) add(p, gp drift.Pointer, git, live any, inGit, inLive bool, fi 
 		gp = nil
 	} else if slices.Equal(gp, p) {
 		gp = p // the same path: a kept report holds it once
+	} else {
+		gp = clonePath(gp)
 	}
 	d := drift.Difference{Resource: w.ref, Index: w.idx, Path: p, GitPath: gp, Git: git, Live: live, InGit: inGit, InLive: inLive,
 		Builtin: w.rootType != nil, Undeclared: w.rootType != nil && !fi.known}
@@ -489,6 +492,27 @@ func (w *walker) liveOnlyIsDrift(parent drift.Pointer, tok string, inOrig bool) 
 	return inOrig
 }
 
+// step and stepIndex extend a path the walk builds in place: the child's
+// path reuses the parent's spare capacity, which its siblings reuse in turn,
+// so a path the walk keeps must be copied (clonePath), as add does.
+func step(p drift.Pointer, tok string) drift.Pointer { return append(p, tok) }
+
+func stepIndex(p drift.Pointer, i int) drift.Pointer { return append(p, strconv.Itoa(i)) }
+
+// rootPath is the empty path a walk starts from, with room to grow.
+func rootPath() drift.Pointer { return make(drift.Pointer, 0, 16) }
+
+// clonePath copies a path the walk built, with no spare capacity (as
+// Pointer.Child makes them).
+func clonePath(p drift.Pointer) drift.Pointer {
+	if p == nil {
+		return nil
+	}
+	c := make(drift.Pointer, len(p))
+	copy(c, p)
+	return c
+}
+
 // liveOnlyByOrig reports whether liveOnlyIsDrift answers with inOrig alone
 // (a client-side three-way comparison outside lists replaced whole).
 func (w *walker) liveOnlyByOrig() bool {
@@ -525,15 +549,15 @@ func (w *walker) walk(p, gp drift.Pointer, d, l, o any, hasO bool, fi fieldInfo,
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			cp := p.Child(k)
+			cp := step(p, k)
 			child, _ := w.b.child(fi.typ, k)
 			child.known = child.known && fi.known
 			ov, inO := om[k]
 			if lval, ok := lv[k]; ok {
-				w.walk(cp, gp.Child(k), dv[k], lval, ov, hasO && inO, child, depth+1)
+				w.walk(cp, step(gp, k), dv[k], lval, ov, hasO && inO, child, depth+1)
 			} else {
 				// A null in Git means "absent": a patch deletes with it.
-				w.add(cp, gp.Child(k), dv[k], nil, true, false, child)
+				w.add(cp, step(gp, k), dv[k], nil, true, false, child)
 			}
 		}
 		keys = keys[:0]
@@ -562,7 +586,7 @@ func (w *walker) walk(p, gp drift.Pointer, d, l, o any, hasO bool, fi fieldInfo,
 			if w.liveOnlyIsDrift(p, k, hasO && inO) {
 				child, _ := w.b.child(fi.typ, k)
 				child.known = child.known && fi.known
-				w.add(p.Child(k), nil, nil, lv[k], false, true, child)
+				w.add(step(p, k), nil, nil, lv[k], false, true, child)
 			}
 		}
 		return
@@ -663,16 +687,16 @@ func (w *walker) walkWhole(p, gp drift.Pointer, dv, lv []any, fi fieldInfo, dept
 		for di, item := range dv {
 			li := findByKey(lv, key, item.(map[string]any)[key], used)
 			if li < 0 {
-				w.add(p.Index(di), gp.Index(di), item, nil, true, false, elem)
+				w.add(stepIndex(p, di), stepIndex(gp, di), item, nil, true, false, elem)
 				continue
 			}
 			used[li] = true
-			w.walk(p.Index(li), gp.Index(di), item, lv[li], nil, false, elem, depth+1)
+			w.walk(stepIndex(p, li), stepIndex(gp, di), item, lv[li], nil, false, elem, depth+1)
 		}
 		leave()
 		for li, item := range lv {
 			if !used[li] {
-				w.add(p.Index(li), nil, nil, item, false, true, elem)
+				w.add(stepIndex(p, li), nil, nil, item, false, true, elem)
 			}
 		}
 		return
@@ -681,12 +705,13 @@ func (w *walker) walkWhole(p, gp drift.Pointer, dv, lv []any, fi fieldInfo, dept
 		from := len(w.diffs)
 		enter()
 		for i := range dv {
-			w.walk(p.Index(i), gp.Index(i), dv[i], lv[i], nil, false, elem, depth+1)
+			w.walk(stepIndex(p, i), stepIndex(gp, i), dv[i], lv[i], nil, false, elem, depth+1)
 		}
 		leave()
 		if permutation(dv, lv) {
+			rp := clonePath(p)
 			for i := from; i < len(w.diffs); i++ {
-				w.diffs[i].Reordered = p
+				w.diffs[i].Reordered = rp
 			}
 		}
 		return
@@ -763,10 +788,10 @@ func (w *walker) walkKeyed(p, gp drift.Pointer, dv, lv []any, o any, hasO bool, 
 				// One item whose key changed: compare it with the live item
 				// in its place, so the finding lands on the changed leaf.
 				used[pl] = true
-				w.walk(p.Index(pl), gp.Index(di), item, lv[pl], nil, false, elem, depth+1)
+				w.walk(stepIndex(p, pl), stepIndex(gp, di), item, lv[pl], nil, false, elem, depth+1)
 				continue
 			}
-			w.add(p.Index(di), gp.Index(di), item, nil, true, false, elem)
+			w.add(stepIndex(p, di), stepIndex(gp, di), item, nil, true, false, elem)
 			continue
 		}
 		used[li] = true
@@ -775,7 +800,7 @@ func (w *walker) walkKeyed(p, gp drift.Pointer, dv, lv []any, o any, hasO bool, 
 		if oi >= 0 {
 			ov = ol[oi]
 		}
-		w.walk(p.Index(li), gp.Index(di), item, lv[li], ov, hasO && oi >= 0, elem, depth+1)
+		w.walk(stepIndex(p, li), stepIndex(gp, di), item, lv[li], ov, hasO && oi >= 0, elem, depth+1)
 	}
 	for li, item := range lv {
 		if used[li] {
@@ -784,7 +809,7 @@ func (w *walker) walkKeyed(p, gp drift.Pointer, dv, lv []any, o any, hasO bool, 
 		kv := item.(map[string]any)[key]
 		inO := hasO && findByKey(ol, key, kv, nil) >= 0
 		if w.liveOnlyIsDrift(p, strconv.Itoa(li), inO) {
-			w.add(p.Index(li), nil, nil, item, false, true, elem)
+			w.add(stepIndex(p, li), nil, nil, item, false, true, elem)
 		}
 	}
 }
