@@ -200,7 +200,9 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 	}
 
 	root := fieldInfo{typ: w.rootType, known: w.rootType != nil}
-	w.walk(rootPath(), rootPath(), desired, live, orig, orig != nil, root, 0)
+	// The walks below run one after another: they share the paths' room.
+	pb, gpb := rootPath(), rootPath()
+	w.walk(pb, gpb, desired, live, orig, orig != nil, root, 0)
 	if w.rootType != nil && !w.symmetric && (w.encodingMatters() || hasEmptyContainer(orig)) && w.decodesStrictly() {
 		// An empty map or list in last-applied matters too: the type's
 		// encoding drops Git's (omitempty) while last-applied, read as
@@ -212,20 +214,20 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 			if l2, ok := w.b.remarshal(w.rootType, live, true); ok {
 				w.diffs, w.remarshaled = nil, true
 				desired, live = d2, l2
-				w.walk(rootPath(), rootPath(), desired, live, orig, orig != nil, root, 0)
+				w.walk(pb, gpb, desired, live, orig, orig != nil, root, 0)
 			}
 		}
 	}
 	if argoOutOfSync && !anyVisible(w.diffs) {
 		raw := w.again(modeRaw)
-		raw.walk(rootPath(), rootPath(), desired, live, orig, orig != nil, root, 0)
+		raw.walk(pb, gpb, desired, live, orig, orig != nil, root, 0)
 		for i := range raw.diffs {
 			raw.diffs[i].Raw = true
 		}
 		w.diffs = append(w.diffs, raw.diffs...)
 		if !anyVisible(raw.diffs) {
 			two := w.again(modeTwoWay)
-			two.walk(rootPath(), rootPath(), desired, live, orig, orig != nil, root, 0)
+			two.walk(pb, gpb, desired, live, orig, orig != nil, root, 0)
 			rev, n, loop := drift.SyncLoop(s.Application)
 			if loop || !w.serverFilledOnly(two.diffs) {
 				how := compared(w, two.diffs)

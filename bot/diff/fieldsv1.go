@@ -96,9 +96,19 @@ func parseFieldSetFast(v any, depth int) (*FieldSet, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		if v == nil {
-			return &FieldSet{}, nil
+			return leafFieldSet, nil
 		}
 		return nil, errFieldSet
+	}
+	// The commonest nodes, {} and {".":{}}, are shared: a parsed set is
+	// never changed.
+	switch len(m) {
+	case 0:
+		return leafFieldSet, nil
+	case 1:
+		if _, ok := m["."]; ok {
+			return selfFieldSet, nil
+		}
 	}
 	fs := &FieldSet{}
 	var ordered []string
@@ -165,6 +175,13 @@ func parseFieldSetFast(v any, depth int) (*FieldSet, error) {
 }
 
 var errFieldSet = errors.New("parse fieldsV1")
+
+// leafFieldSet ({}: the field owned whole) and selfFieldSet ({".":{}}) are
+// the shared results for those nodes.
+var (
+	leafFieldSet = &FieldSet{}
+	selfFieldSet = &FieldSet{self: true}
+)
 
 func parseFieldSet(v any, depth int) (*FieldSet, error) {
 	if depth > maxWalkDepth {
