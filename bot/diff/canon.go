@@ -2,6 +2,7 @@ package diff
 
 import (
 	"encoding/base64"
+	"maps"
 	"math"
 	"reflect"
 	"strings"
@@ -453,13 +454,7 @@ func (c *canonType) conv(v any, addr, share bool) (canonResult, bool) {
 	return canonResult{}, false
 }
 
-func copyMap(m map[string]any) map[string]any {
-	o := make(map[string]any, len(m))
-	for k, v := range m {
-		o[k] = v
-	}
-	return o
-}
+func copyMap(m map[string]any) map[string]any { return maps.Clone(m) }
 
 // convNull is conv for a null (or absent) value: the type's zero value
 // encoded.

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -985,7 +986,7 @@ func dropNulls(o map[string]any, structLike bool) {
 		}
 		switch v.(type) {
 		case map[string]any, []any:
-			if nv, changed := withoutNulls(v, !stringMaps[k]); changed {
+			if nv, changed := withoutNulls(v, !stringMap(k)); changed {
 				o[k] = nv
 			}
 		}
@@ -1004,7 +1005,7 @@ func withoutNulls(v any, structLike bool) (any, bool) {
 			case nil:
 				changed = true
 			case map[string]any, []any:
-				ne, changed = withoutNulls(e, !stringMaps[k])
+				ne, changed = withoutNulls(e, !stringMap(k))
 			}
 			if !changed {
 				continue
@@ -1046,9 +1047,15 @@ func withoutNulls(v any, structLike bool) (any, bool) {
 	return v, false
 }
 
-// stringMaps are the fields of built-in kinds that hold string maps.
-var stringMaps = map[string]bool{"labels": true, "annotations": true, "data": true, "binaryData": true, "stringData": true,
-	"matchLabels": true, "nodeSelector": true, "selector": true}
+// stringMap reports whether k is a field of built-in kinds that holds a
+// string map.
+func stringMap(k string) bool {
+	switch k {
+	case "labels", "annotations", "data", "binaryData", "stringData", "matchLabels", "nodeSelector", "selector":
+		return true
+	}
+	return false
+}
 
 // normalize removes what Argo CD never compares: server-set metadata, status
 // (ignoreResourceStatusField), the last-applied annotation; folds Secret
@@ -1110,8 +1117,7 @@ func normalize(o map[string]any, builtin bool, s drift.Settings, desired bool) {
 	}
 }
 
-// serverFields are the metadata fields the API server sets, never compared
-// (isServerField says the same of one name).
+// serverFields are the metadata fields the API server sets, never compared.
 var serverFields = []string{"managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink"}
 
 // dropServerFields is the part of normalize that only removes fields: the
@@ -1189,36 +1195,17 @@ func trackingNormalize(desired, live map[string]any, s drift.Settings) {
 // never modified: what changes the annotations (normalize,
 // trackingNormalize) replaces them with a changed copy.
 func shallowCopy(o map[string]any) map[string]any {
-	out := make(map[string]any, len(o))
-	for k, v := range o {
-		out[k] = v
-	}
+	out := maps.Clone(o)
 	if md, ok := o["metadata"].(map[string]any); ok {
 		// The server-set fields are left out: normalize removes them from
 		// every object it is given.
-		n := len(md)
+		mdc := maps.Clone(md)
 		for _, k := range serverFields {
-			if _, has := md[k]; has {
-				n--
-			}
-		}
-		mdc := make(map[string]any, n)
-		for k, v := range md {
-			if !isServerField(k) {
-				mdc[k] = v
-			}
+			delete(mdc, k)
 		}
 		out["metadata"] = mdc
 	}
 	return out
-}
-
-func isServerField(k string) bool {
-	switch k {
-	case "managedFields", "resourceVersion", "uid", "generation", "creationTimestamp", "selfLink":
-		return true
-	}
-	return false
 }
 
 func containsString(list []string, s string) bool {

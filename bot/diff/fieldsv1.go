@@ -158,8 +158,8 @@ func parseFieldSetFast(v any, depth int) (*FieldSet, error) {
 		}
 		prefix, rest, _ := strings.Cut(k, ":")
 		if prefix == "k" {
-			var key map[string]any
-			if err := json.Unmarshal([]byte(rest), &key); err != nil || key == nil {
+			key, err := unmarshalObject(rest)
+			if err != nil || key == nil {
 				return nil, errFieldSet
 			}
 			fs.keys = append(fs.keys, keyedItem{key: key, node: child})
