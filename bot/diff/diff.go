@@ -162,11 +162,16 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		// written. (Server-side, the API server's dry run decides.)
 		dropServerFields(desired, true, settings)
 		dropServerFields(live, true, settings)
-		if hasNullInMaps(desired) {
-			desired = w.b.emptyNullStructs(w.rootType, desired)
+		// Both only change something where there is a null.
+		if hasNull(desired) {
+			if hasNullInMaps(desired) {
+				desired = w.b.emptyNullStructs(w.rootType, desired)
+			}
+			dropNulls(desired, true)
 		}
-		dropNulls(desired, true)
-		dropNulls(live, true)
+		if hasNull(live) {
+			dropNulls(live, true)
+		}
 	}
 	normalize(desired, w.rootType != nil, settings, true)
 	normalize(live, w.rootType != nil, settings, false)
@@ -949,6 +954,27 @@ func sortCanonical(l []any) {
 	for i, j := range idx {
 		l[i] = c[j]
 	}
+}
+
+// hasNull reports whether a null is anywhere in v.
+func hasNull(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if hasNull(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasNull(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hasNullInMaps reports whether a null is reachable from o through maps
