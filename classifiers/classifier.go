@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
@@ -70,6 +71,9 @@ type Input struct {
 	admitted   map[*drift.Resource][]webhookMatch // matchingWebhooks' answer per resource
 	crds       map[string]drift.Object            // by group/Kind
 	apps       []drift.Object                     // Applications other than the snapshot's own
+
+	writersOnce sync.Once
+	writerIdx   *writerIndex // programs, workloads and referrers of the context (writers)
 }
 
 // NewInput indexes the snapshot's cluster objects once for all cases.

@@ -306,30 +306,82 @@ func hasKey(m map[string]any, keys map[string]bool, depth int) bool {
 	return false
 }
 
+// writerIndex answers, for every field manager at once, what the cluster
+// context says of a program, workload or referrer of that name: built once
+// per diagnosis, on first use, where each question used to read every
+// object of the context again.
+type writerIndex struct {
+	// programs: a container's program base name, with the evidence of the
+	// first container running it (runsAsProgram).
+	programs map[string]string
+	// workloads: the first Deployment, StatefulSet or DaemonSet named so,
+	// or running a container named so (workloadNamed).
+	workloads map[string]string
+	// referrers: the objects whose spec.workloadRef or spec.scaleTargetRef
+	// names an object, by its kind, namespace and name (keepsAReferrer).
+	referrers map[referent][]referrer
+}
+
+// referent is an object another names: its kind, namespace and name.
+type referent struct{ kind, namespace, name string }
+
+// referrer is an object of the context naming another in field.
+type referrer struct {
+	o     drift.Object
+	field string
+}
+
+// writers returns the index of the cluster context, building it once.
+func (in *Input) writers() *writerIndex {
+	in.writersOnce.Do(func() {
+		x := &writerIndex{programs: map[string]string{}, workloads: map[string]string{}, referrers: map[referent][]referrer{}}
+		for _, o := range in.context {
+			if spec, ok := podSpec(o); ok {
+				for _, list := range []string{"containers", "initContainers"} {
+					for _, ct := range drift.List(spec, list) {
+						prog := ""
+						if cmd := drift.List(ct, "command"); len(cmd) > 0 {
+							prog, _ = cmd[0].(string)
+						}
+						if prog == "" {
+							continue
+						}
+						if base := path.Base(prog); x.programs[base] == "" {
+							x.programs[base] = fmt.Sprintf("container %s of %s runs %s, and client-go names a program's writes after the base name of its path: %s is that program", drift.Str(ct, "name"), drift.RefOf(o), prog, base)
+						}
+					}
+				}
+			}
+			switch drift.Str(o, "kind") {
+			case "Deployment", "StatefulSet", "DaemonSet":
+				ref := drift.RefOf(o)
+				if x.workloads[ref.Name] == "" {
+					x.workloads[ref.Name] = ref.String()
+				}
+				for _, ct := range drift.List(o, "spec", "template", "spec", "containers") {
+					if name := drift.Str(ct, "name"); x.workloads[name] == "" {
+						x.workloads[name] = fmt.Sprintf("%s (container %s)", ref, name)
+					}
+				}
+			}
+			for _, field := range []string{"workloadRef", "scaleTargetRef"} {
+				if t := drift.Map(o, "spec", field); t != nil {
+					k := referent{drift.Str(t, "kind"), drift.Str(o, "metadata", "namespace"), drift.Str(t, "name")}
+					x.referrers[k] = append(x.referrers[k], referrer{o, field})
+				}
+			}
+		}
+		in.writerIdx = x
+	})
+	return in.writerIdx
+}
+
 // runsAsProgram: client-go's default field manager is the base name of the
 // program's path (it names the request's user agent after os.Args[0]); a
 // container of a workload in the cluster that runs a program of that name is
 // what wrote it.
 func (c *Case) runsAsProgram(manager string) string {
-	for _, o := range c.context {
-		spec, ok := podSpec(o)
-		if !ok {
-			continue
-		}
-		for _, ct := range append(drift.List(spec, "containers"), drift.List(spec, "initContainers")...) {
-			prog := ""
-			if cmd := drift.List(ct, "command"); len(cmd) > 0 {
-				prog, _ = cmd[0].(string)
-			}
-			if prog == "" {
-				continue
-			}
-			if path.Base(prog) == manager {
-				return fmt.Sprintf("container %s of %s runs %s, and client-go names a program's writes after the base name of its path: %s is that program", drift.Str(ct, "name"), drift.RefOf(o), prog, manager)
-			}
-		}
-	}
-	return ""
+	return c.writers().programs[manager]
 }
 
 // podSpec returns the pod spec of a workload object.
@@ -351,19 +403,10 @@ func podSpec(o drift.Object) (map[string]any, bool) {
 // keeps this one.
 func (c *Case) keepsAReferrer(manager string) string {
 	ref := c.Diff.Resource
-	for _, o := range c.context {
-		for _, field := range []string{"workloadRef", "scaleTargetRef"} {
-			t := drift.Map(o, "spec", field)
-			if t == nil || drift.Str(t, "kind") != ref.Kind || drift.Str(t, "name") != ref.Name {
-				continue
-			}
-			if ns := drift.Str(o, "metadata", "namespace"); ns != ref.Namespace {
-				continue
-			}
-			for _, e := range managedEntries(o, manager) {
-				if drift.Str(e, "subresource") == "status" || drift.Map(e, "fieldsV1", "f:status") != nil {
-					return fmt.Sprintf("%s writes the status of %s, whose spec.%s names this object: the controller of that object keeps this one", manager, drift.RefOf(o), field)
-				}
+	for _, r := range c.writers().referrers[referent{ref.Kind, ref.Namespace, ref.Name}] {
+		for _, e := range managedEntries(r.o, manager) {
+			if drift.Str(e, "subresource") == "status" || drift.Map(e, "fieldsV1", "f:status") != nil {
+				return fmt.Sprintf("%s writes the status of %s, whose spec.%s names this object: the controller of that object keeps this one", manager, drift.RefOf(r.o), r.field)
 			}
 		}
 	}
@@ -374,23 +417,7 @@ func (c *Case) keepsAReferrer(manager string) string {
 // context or among the application's resources, named like a field manager or
 // running a container of that name.
 func (c *Case) workloadNamed(manager string) string {
-	for _, o := range c.context {
-		switch drift.Str(o, "kind") {
-		case "Deployment", "StatefulSet", "DaemonSet":
-		default:
-			continue
-		}
-		ref := drift.RefOf(o)
-		if ref.Name == manager {
-			return ref.String()
-		}
-		for _, ct := range drift.List(o, "spec", "template", "spec", "containers") {
-			if drift.Str(ct, "name") == manager {
-				return fmt.Sprintf("%s (container %s)", ref, manager)
-			}
-		}
-	}
-	return ""
+	return c.writers().workloads[manager]
 }
 
 // hypotheses says, for a writer nothing places, what it could be and what
