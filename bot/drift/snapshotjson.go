@@ -74,6 +74,9 @@ type jsonReader struct {
 	pos   int
 	lim   Limits
 	nodes int
+	// floats reads every number as a float64, as json.Unmarshal into an
+	// any does (DecodeJSONFloats).
+	floats bool
 }
 
 // line is the line of the reader's position.
@@ -309,6 +312,13 @@ func (r *jsonReader) number() (any, error) {
 		}
 	}
 	r.pos = i
+	if r.floats {
+		f, err := strconv.ParseFloat(string(d[start:i]), 64)
+		if err != nil {
+			return nil, errNotQuick // out of range: encoding/json says so
+		}
+		return f, nil
+	}
 	return jsonNumber(string(d[start:i]))
 }
 
@@ -462,10 +472,21 @@ func quickObject(v any) (Object, bool) {
 // cannot (ok false: deeper than snapshots nest, or not valid JSON), in which
 // case the caller decodes it another way.
 func DecodeJSON(data []byte) (v any, ok bool) {
+	return decodeJSON(data, false)
+}
+
+// DecodeJSONFloats is DecodeJSON with every number a float64, as
+// json.Unmarshal into an any gives them. It also reports that it cannot
+// read a repeated key, which json.Unmarshal takes the last of.
+func DecodeJSONFloats(data []byte) (v any, ok bool) {
+	return decodeJSON(data, true)
+}
+
+func decodeJSON(data []byte, floats bool) (v any, ok bool) {
 	if !utf8.Valid(data) {
 		return nil, false
 	}
-	r := &jsonReader{data: data, lim: Limits{MaxBytes: -1, MaxResources: -1, MaxStringBytes: -1}}
+	r := &jsonReader{data: data, lim: Limits{MaxBytes: -1, MaxResources: -1, MaxStringBytes: -1}, floats: floats}
 	v, err := r.value(0)
 	if err != nil || !r.end() {
 		return nil, false
