@@ -213,27 +213,7 @@ func benchFleet(b *testing.B, instances, apps, stuck int) {
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		var m runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				runtime.ReadMemStats(&m)
-				if m.HeapInuse > peak.Load() {
-					peak.Store(m.HeapInuse)
-				}
-			}
-		}
-	}()
+	peak, stop := heapPeak()
 	var calls int
 	cpu0 := processCPU()
 	b.ResetTimer()
@@ -264,13 +244,12 @@ func benchFleet(b *testing.B, instances, apps, stuck int) {
 	}
 	b.StopTimer()
 	cpu := processCPU() - cpu0
-	close(stop)
-	wg.Wait()
+	stop()
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/cycle")
 	b.ReportMetric(float64(calls)/float64(instances), "calls/instance")
 	// The process's CPU time (driftfix and the emulated servers, user and
 	// system) per cycle: what the cycle costs whatever else the machine runs.
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/cycle")
-	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
-	b.ReportMetric(float64(peak.Load()-min(peak.Load(), base.HeapInuse))/(1<<20), "cycle-heap-MB")
+	b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(peak()-min(peak(), base.HeapInuse))/(1<<20), "cycle-heap-MB")
 }
