@@ -25,8 +25,8 @@ func ownDecoder(t reflect.Type) bool {
 // fits reports whether a decoded JSON value decodes into type t with no
 // unknown field and no type mismatch — what a strict decode into the
 // compiled-in type accepts — without the cost of encoding and decoding it.
-// It walks a description of t built once (fitsNodeOf); fitsByType is the
-// same test asked of reflect at every step.
+// It walks a description of t built once (fitsNodeOf); the differential
+// test holds it to fitsByType, the same test asked of reflect at every step.
 func (b *builtin) fits(t reflect.Type, v any, depth int) bool {
 	return b.fitsNodeOf(t).fits(v, depth)
 }
@@ -166,96 +166,6 @@ func (n *fitsNode) fits(v any, depth int) bool {
 			return true
 		case float64:
 			return x == float64(int64(x))
-		}
-		return false
-	case reflect.Float32, reflect.Float64:
-		switch v.(type) {
-		case int64, float64:
-			return true
-		}
-		return false
-	case reflect.Interface:
-		return true
-	}
-	return false
-}
-
-// fitsByType is fits asking reflect at every step; the differential test
-// holds fits to it.
-func (b *builtin) fitsByType(t reflect.Type, v any, depth int) bool {
-	if depth > maxWalkDepth {
-		return false
-	}
-	if v == nil {
-		return true // null decodes into anything as its zero value
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if ownDecoder(t) {
-		// Quantity, IntOrString, Time, RawExtension and friends: their own
-		// decoders accept a string or a number (RawExtension anything).
-		switch v.(type) {
-		case string, int64, float64:
-			return true
-		case map[string]any, []any:
-			return t.Kind() == reflect.Struct && !strings.HasPrefix(t.PkgPath(), "k8s.io/apimachinery/pkg/api/resource") &&
-				t.Name() != "IntOrString" && t.Name() != "Time" && t.Name() != "MicroTime"
-		}
-		return true
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return false
-		}
-		for k, e := range m {
-			fi, ok := b.child(t, k)
-			if !ok || !b.fitsByType(fi.typ, e, depth+1) {
-				return false
-			}
-		}
-		return true
-	case reflect.Map:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return false
-		}
-		for _, e := range m {
-			if !b.fitsByType(t.Elem(), e, depth+1) {
-				return false
-			}
-		}
-		return true
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
-			_, ok := v.(string)
-			return ok
-		}
-		l, ok := v.([]any)
-		if !ok {
-			return false
-		}
-		for _, e := range l {
-			if !b.fitsByType(t.Elem(), e, depth+1) {
-				return false
-			}
-		}
-		return true
-	case reflect.String:
-		_, ok := v.(string)
-		return ok
-	case reflect.Bool:
-		_, ok := v.(bool)
-		return ok
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		switch n := v.(type) {
-		case int64:
-			return true
-		case float64:
-			return n == float64(int64(n))
 		}
 		return false
 	case reflect.Float32, reflect.Float64:
