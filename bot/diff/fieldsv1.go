@@ -267,8 +267,10 @@ func (f *FieldSet) owns(doc any, p drift.Pointer, viaLeaf bool) bool {
 // doc's value there.
 func (f *FieldSet) walk(doc any, p drift.Pointer, atLeaf func(val any) bool) bool {
 	cur, val := f, doc
-	for _, tok := range p {
-		if cur.leaf() {
+	for i, tok := range p {
+		// An empty set at the root ({}) owns nothing, as structured-merge-diff
+		// reads it; only a field's {} owns the field whole.
+		if i > 0 && cur.leaf() {
 			return atLeaf(val)
 		}
 		switch v := val.(type) {

@@ -18,7 +18,7 @@ import (
 // members lists the paths a parsed FieldSet owns, each element written the
 // same way for both parsers: .name, [k=JSON], [v=JSON], [i].
 func (f *FieldSet) members(prefix string, out *[]string) {
-	if f.self || (f.leaf() && prefix != "") {
+	if prefix != "" && (f.self || f.leaf()) { // the root is never a member
 		*out = append(*out, prefix)
 	}
 	for name, c := range f.fields {

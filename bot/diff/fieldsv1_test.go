@@ -65,6 +65,26 @@ func TestFieldSetOwns(t *testing.T) {
 	}
 }
 
+// TestEmptyFieldSetOwnsNothing: a managedFields entry whose fieldsV1 is {}
+// (or only {".":{}}) owns no field, as structured-merge-diff reads it; an
+// entry claiming nothing must not be taken for the owner of every field.
+func TestEmptyFieldSetOwnsNothing(t *testing.T) {
+	for _, raw := range []string{`{}`, `{".":{}}`} {
+		fs, err := ParseFieldsV1JSON([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, path := range []string{"/spec", "/metadata/labels/app", "/spec/template/spec/containers/1/image"} {
+			if fs.Owns(sampleLive, drift.MustPointer(path)) || fs.ownsForApply(sampleLive, drift.MustPointer(path)) {
+				t.Errorf("%s owns %s", raw, path)
+			}
+		}
+		if why, ok := agreeWithSMD([]byte(raw)); !ok {
+			t.Errorf("%s: %s", raw, why)
+		}
+	}
+}
+
 func TestParseFieldsV1Errors(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"spec": {}}`:                   "no f:, k:, v: or i: prefix",
