@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/driftfix/driftfix/bot/internal/gittest"
 )
 
 // gitRepo is a real repository on disk, worked on with the git command and
@@ -35,14 +37,7 @@ func newGitRepo(t *testing.T) *gitRepo {
 
 func (g *gitRepo) git(args ...string) string {
 	g.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = g.work
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		g.t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-	return strings.TrimSpace(string(out))
+	return gittest.Run(g.t, g.work, nil, args...)
 }
 
 // commit writes the files (an empty content removes one) and commits them.

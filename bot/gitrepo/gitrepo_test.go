@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/driftfix/driftfix/bot/internal/gittest"
 )
 
 // repo makes a real bare repository with two commits and returns its URL and
@@ -19,14 +21,8 @@ func repo(t *testing.T) (string, string) {
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
 	run := func(d string, args ...string) string {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = d
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
+		t.Helper()
+		return gittest.Run(t, d, nil, args...)
 	}
 	write := func(name, content string) {
 		p := filepath.Join(work, name)

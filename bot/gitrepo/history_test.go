@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/driftfix/driftfix/bot/internal/gittest"
 )
 
 // commitAt writes one file and commits it with the given author and
@@ -18,14 +20,8 @@ func (g *gitRepo) commitAt(name, content string, when time.Time) string {
 		g.t.Fatal(err)
 	}
 	g.git("add", "-A")
-	cmd := exec.Command("git", "commit", "-q", "-m", "change")
-	cmd.Dir = g.work
 	date := when.Format(time.RFC3339)
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
-		"GIT_AUTHOR_DATE="+date, "GIT_COMMITTER_DATE="+date)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		g.t.Fatalf("git commit: %v\n%s", err, out)
-	}
+	gittest.Run(g.t, g.work, []string{"GIT_AUTHOR_DATE=" + date, "GIT_COMMITTER_DATE=" + date}, "commit", "-q", "-m", "change")
 	return g.git("rev-parse", "HEAD")
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
 	"github.com/driftfix/driftfix/bot/gitrepo"
+	"github.com/driftfix/driftfix/bot/internal/gittest"
 )
 
 // TestCheckRunThroughGitHub publishes predict's check on two pull request
@@ -40,14 +41,7 @@ func TestCheckRunThroughGitHub(t *testing.T) {
 	work := filepath.Join(t.TempDir(), "work")
 	git := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = work
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
+		return gittest.Run(t, work, nil, args...)
 	}
 	if out, err := exec.Command("git", "clone", "-q", bare, work).CombinedOutput(); err != nil {
 		t.Fatalf("clone: %v\n%s", err, out)

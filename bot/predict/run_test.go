@@ -11,6 +11,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
+	"github.com/driftfix/driftfix/bot/internal/gittest"
 )
 
 // gitRepo makes a Git repository with base committed on main and head
@@ -24,12 +25,7 @@ func gitRepo(t *testing.T, base, head map[string]string) (Revision, Revision) {
 	dir := t.TempDir()
 	run := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+		gittest.Run(t, dir, nil, args...)
 	}
 	write := func(files map[string]string) {
 		for name, content := range files {
