@@ -262,7 +262,12 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 		if r.Reused {
 			e := opts.Memo.take(key)
 			part := e.replay(r.Why, opts)
-			_, first := datedAt(opts, key, now)
+			// Reuse found the date its fixes are dated by unchanged: when it
+			// is the first-seen time, it is that, without asking again.
+			var first time.Time
+			if opts.FirstSeen != nil {
+				first = e.at
+			}
 			aw, ok := e.replayWrites(now)
 			mu.Lock()
 			defer mu.Unlock()
