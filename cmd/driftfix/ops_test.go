@@ -26,11 +26,18 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 )
 
+// mainHWM, where the platform can tell a process' peak memory, is main
+// reporting it to a file (snapshot_bench_test.go).
+var mainHWM func(file string)
+
 // TestMain lets a test start driftfix as a process of its own: with
 // DRIFTFIX_TEST_MAIN=1 the test binary is the driftfix command, its
 // arguments the command's.
 func TestMain(m *testing.M) {
 	if os.Getenv("DRIFTFIX_TEST_MAIN") == "1" {
+		if f := os.Getenv("DRIFTFIX_TEST_HWM"); f != "" && mainHWM != nil {
+			mainHWM(f)
+		}
 		main()
 	}
 	// No test reads the argocd CLI's config of the one who runs them.
