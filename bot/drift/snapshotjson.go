@@ -361,14 +361,14 @@ func snapshotFromValues(top map[string]any, lim Limits) (*Snapshot, bool) {
 	}
 	for _, it := range items {
 		m, isMap := it.(map[string]any)
-		if !isMap || !onlyKeys(m, "target", "live", "normalizedLive", "predictedLive") {
+		if !isMap || !onlyKeys(m, "target", "live", "normalizedLive", "predictedLive", "dryRun") {
 			return nil, false
 		}
 		var r Resource
 		for _, k := range []struct {
 			name string
 			dst  *Object
-		}{{"target", &r.Target}, {"live", &r.Live}, {"normalizedLive", &r.NormalizedLive}, {"predictedLive", &r.PredictedLive}} {
+		}{{"target", &r.Target}, {"live", &r.Live}, {"normalizedLive", &r.NormalizedLive}, {"predictedLive", &r.PredictedLive}, {"dryRun", &r.DryRun}} {
 			if m[k.name] == nil {
 				continue
 			}
