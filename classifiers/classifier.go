@@ -85,47 +85,121 @@ func NewInput(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison)
 	// like those collected beside it: the live object where it exists, else
 	// the one Git declares. A collected object wins over the application's own.
 	context := append([]drift.Object(nil), s.Cluster...)
-	seen := make(map[drift.Ref]bool, len(s.Cluster))
-	for _, o := range s.Cluster {
-		seen[drift.RefOf(o)] = true
-	}
+	seen := ClusterRefs(s.Cluster)
 	for i := range s.Resources {
-		o := s.Resources[i].Live
-		if o == nil {
-			o = s.Resources[i].Target
-		}
-		if o != nil && !seen[drift.RefOf(o)] {
+		if o := ContextOf(&s.Resources[i]); o != nil && !seen[drift.RefOf(o)] {
 			context = append(context, o)
 		}
 	}
 	in.context = context
 	for _, o := range context {
-		group, _ := drift.SplitAPIVersion(drift.Str(o, "apiVersion"))
-		switch drift.Str(o, "kind") {
-		case "Namespace":
-			if group == "" {
-				in.namespaces[drift.Str(o, "metadata", "name")] = o
-			}
-		case "HorizontalPodAutoscaler":
-			if group == "autoscaling" {
-				in.hpas = append(in.hpas, o)
-			}
-		case "MutatingWebhookConfiguration":
-			if group == "admissionregistration.k8s.io" {
-				in.webhooks = append(in.webhooks, o)
-			}
-		case "Application":
-			if group == "argoproj.io" && !sameApp(o, s.Application) && !slices.ContainsFunc(in.apps, func(a drift.Object) bool { return sameApp(a, o) }) {
-				in.apps = append(in.apps, o)
-			}
-		case "CustomResourceDefinition":
-			if group == "apiextensions.k8s.io" {
-				gk := drift.Str(o, "spec", "group") + "/" + drift.Str(o, "spec", "names", "kind")
-				in.crds[gk] = o
-			}
-		}
+		in.index(o)
 	}
 	return in
+}
+
+// index files one object of the context under its kind.
+func (in *Input) index(o drift.Object) {
+	group, _ := drift.SplitAPIVersion(drift.Str(o, "apiVersion"))
+	switch drift.Str(o, "kind") {
+	case "Namespace":
+		if group == "" {
+			in.namespaces[drift.Str(o, "metadata", "name")] = o
+		}
+	case "HorizontalPodAutoscaler":
+		if group == "autoscaling" {
+			in.hpas = append(in.hpas, o)
+		}
+	case "MutatingWebhookConfiguration":
+		if group == "admissionregistration.k8s.io" {
+			in.webhooks = append(in.webhooks, o)
+		}
+	case "Application":
+		if group == "argoproj.io" && !sameApp(o, in.Snapshot.Application) && !slices.ContainsFunc(in.apps, func(a drift.Object) bool { return sameApp(a, o) }) {
+			in.apps = append(in.apps, o)
+		}
+	case "CustomResourceDefinition":
+		if group == "apiextensions.k8s.io" {
+			gk := drift.Str(o, "spec", "group") + "/" + drift.Str(o, "spec", "names", "kind")
+			in.crds[gk] = o
+		}
+	}
+}
+
+// Shared is an application's cluster context indexed once, for diagnoses
+// of parts of its resources (drift.Part): the collected objects and every
+// resource's (ContextOf), added in order. It holds what the classifiers
+// read of them, not the objects: webhooks read into the API's types, and
+// of workloads and referrers only the writers index.
+type Shared struct {
+	in      Input
+	seen    map[drift.Ref]bool
+	writers *writerIndex
+}
+
+// NewShared starts the shared context of an application with the
+// collected objects.
+func NewShared(app drift.Object, cluster []drift.Object) *Shared {
+	sh := &Shared{in: Input{Snapshot: &drift.Snapshot{Application: app}, namespaces: map[string]drift.Object{}, crds: map[string]drift.Object{}},
+		seen: ClusterRefs(cluster), writers: newWriterIndex()}
+	for _, o := range cluster {
+		sh.add(o)
+	}
+	return sh
+}
+
+// Add adds a resource of the application, in order.
+func (sh *Shared) Add(r *drift.Resource) {
+	if o := ContextOf(r); o != nil && !sh.seen[drift.RefOf(o)] {
+		sh.add(o)
+	}
+}
+
+func (sh *Shared) add(o drift.Object) {
+	webhooks := len(sh.in.webhooks)
+	sh.in.index(o)
+	if len(sh.in.webhooks) > webhooks {
+		// Read now, in order, and not kept: parseWebhooks reads each
+		// configuration alone.
+		sh.in.parsed = append(sh.in.parsed, parseWebhooks(sh.in.webhooks[webhooks:])...)
+		sh.in.webhooks[webhooks] = nil
+	}
+	sh.writers.add(o, true)
+}
+
+// NewInputShared is NewInput for a snapshot holding part of the
+// application's resources, with the shared context of all of them.
+func NewInputShared(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison, sh *Shared) *Input {
+	in := &Input{Snapshot: s, Settings: settings, Comparison: cmp,
+		namespaces: sh.in.namespaces, hpas: sh.in.hpas, webhooks: sh.in.webhooks, parsed: sh.in.parsed,
+		crds: sh.in.crds, apps: sh.in.apps, writerIdx: sh.writers}
+	if len(in.webhooks) > 0 {
+		if in.parsed == nil {
+			in.parsed = []*parsedWebhook{} // read already: configurations without webhooks
+		}
+		in.admitted = map[*drift.Resource][]webhookMatch{}
+	}
+	in.writersOnce.Do(func() {})
+	return in
+}
+
+// ClusterRefs are the collected objects' references: a resource of the
+// application that one of them names is not context a second time.
+func ClusterRefs(cluster []drift.Object) map[drift.Ref]bool {
+	seen := make(map[drift.Ref]bool, len(cluster))
+	for _, o := range cluster {
+		seen[drift.RefOf(o)] = true
+	}
+	return seen
+}
+
+// ContextOf is the object of a resource that acts on the cluster: live
+// where it exists, else the one Git declares; nil with neither.
+func ContextOf(r *drift.Resource) drift.Object {
+	if r.Live != nil {
+		return r.Live
+	}
+	return r.Target
 }
 
 // CRD returns the CustomResourceDefinition of a custom resource, when collected.

@@ -21,6 +21,19 @@ import (
 // delete or hide a security-relevant path becomes none, with the reason.
 func Run(in *Input, registry []Classifier) []drift.Finding {
 	var out []drift.Finding
+	RunEach(in, registry, func(f drift.Finding, _, _ int) { out = append(out, f) })
+	drift.SortFindings(out)
+	if len(out) > 0 && cap(out) > len(out) {
+		// A report is kept for the whole cycle: keep no spare capacity.
+		out = append(make([]drift.Finding, 0, len(out)), out...)
+	}
+	return out
+}
+
+// RunEach is Run, handing each finding to emit as it is made, unsorted: a
+// rule's finding with the rule's index in Comparison.Rules (diff -1), then
+// a difference's with its index in Comparison.Diffs (rule -1).
+func RunEach(in *Input, registry []Classifier, emit func(f drift.Finding, rule, diff int)) {
 	flagged := map[int]bool{}
 	for ri := range in.Comparison.Rules {
 		c := &Case{Input: in, Rule: &in.Comparison.Rules[ri], RuleIndex: ri}
@@ -29,13 +42,13 @@ func Run(in *Input, registry []Classifier) []drift.Finding {
 		if ok {
 			flagged[ri] = true
 			v.Evidence = append(v.Evidence, hides...)
-			out = append(out, ruleFinding(c, cl, v))
+			emit(ruleFinding(c, cl, v), ri, -1)
 			continue
 		}
 		if len(hides) > 0 {
 			flagged[ri] = true
 			ev := append([]string{ruleName(c.Rule) + " hides security-relevant content of the live object, which no rule may hide"}, hides...)
-			out = append(out, ruleFinding(c, Classifier{Name: drift.CauseBroadIgnore}, Verdict{Evidence: ev, Fix: drift.FixNarrowIgnore}))
+			emit(ruleFinding(c, Classifier{Name: drift.CauseBroadIgnore}, Verdict{Evidence: ev, Fix: drift.FixNarrowIgnore}), ri, -1)
 		}
 	}
 	for di := range in.Comparison.Diffs {
@@ -82,14 +95,8 @@ func Run(in *Input, registry []Classifier) []drift.Finding {
 		if isSecretData(d.Resource, d.Path) {
 			f.Git, f.Live = maskSecret(d.Git, d.InGit), maskSecret(d.Live, d.InLive)
 		}
-		out = append(out, f)
+		emit(f, -1, di)
 	}
-	drift.SortFindings(out)
-	if len(out) > 0 && cap(out) > len(out) {
-		// A report is kept for the whole cycle: keep no spare capacity.
-		out = append(make([]drift.Finding, 0, len(out)), out...)
-	}
-	return out
 }
 
 // rawNote says how a difference found only by the raw comparison was found.

@@ -334,46 +334,96 @@ type referrer struct {
 // writers returns the index of the cluster context, building it once.
 func (in *Input) writers() *writerIndex {
 	in.writersOnce.Do(func() {
-		x := &writerIndex{programs: map[string]string{}, workloads: map[string]string{}, referrers: map[referent][]referrer{}}
+		x := newWriterIndex()
 		for _, o := range in.context {
-			if spec, ok := podSpec(o); ok {
-				for _, list := range []string{"containers", "initContainers"} {
-					for _, ct := range drift.List(spec, list) {
-						prog := ""
-						if cmd := drift.List(ct, "command"); len(cmd) > 0 {
-							prog, _ = cmd[0].(string)
-						}
-						if prog == "" {
-							continue
-						}
-						if base := path.Base(prog); x.programs[base] == "" {
-							x.programs[base] = fmt.Sprintf("container %s of %s runs %s, and client-go names a program's writes after the base name of its path: %s is that program", drift.Str(ct, "name"), drift.RefOf(o), prog, base)
-						}
-					}
-				}
-			}
-			switch drift.Str(o, "kind") {
-			case "Deployment", "StatefulSet", "DaemonSet":
-				ref := drift.RefOf(o)
-				if x.workloads[ref.Name] == "" {
-					x.workloads[ref.Name] = ref.String()
-				}
-				for _, ct := range drift.List(o, "spec", "template", "spec", "containers") {
-					if name := drift.Str(ct, "name"); x.workloads[name] == "" {
-						x.workloads[name] = fmt.Sprintf("%s (container %s)", ref, name)
-					}
-				}
-			}
-			for _, field := range []string{"workloadRef", "scaleTargetRef"} {
-				if t := drift.Map(o, "spec", field); t != nil {
-					k := referent{drift.Str(t, "kind"), drift.Str(o, "metadata", "namespace"), drift.Str(t, "name")}
-					x.referrers[k] = append(x.referrers[k], referrer{o, field})
-				}
-			}
+			x.add(o, false)
 		}
 		in.writerIdx = x
 	})
 	return in.writerIdx
+}
+
+func newWriterIndex() *writerIndex {
+	return &writerIndex{programs: map[string]string{}, workloads: map[string]string{}, referrers: map[referent][]referrer{}}
+}
+
+// add indexes one object of the context, in order (the first of a name
+// wins). With small set, a referrer keeps only what keepsAReferrer reads
+// of it: its identity and its managed fields' managers, subresources and
+// whether they hold the status.
+func (x *writerIndex) add(o drift.Object, small bool) {
+	if spec, ok := podSpec(o); ok {
+		for _, list := range []string{"containers", "initContainers"} {
+			for _, ct := range drift.List(spec, list) {
+				prog := ""
+				if cmd := drift.List(ct, "command"); len(cmd) > 0 {
+					prog, _ = cmd[0].(string)
+				}
+				if prog == "" {
+					continue
+				}
+				if base := path.Base(prog); x.programs[base] == "" {
+					x.programs[base] = fmt.Sprintf("container %s of %s runs %s, and client-go names a program's writes after the base name of its path: %s is that program", drift.Str(ct, "name"), drift.RefOf(o), prog, base)
+				}
+			}
+		}
+	}
+	switch drift.Str(o, "kind") {
+	case "Deployment", "StatefulSet", "DaemonSet":
+		ref := drift.RefOf(o)
+		if x.workloads[ref.Name] == "" {
+			x.workloads[ref.Name] = ref.String()
+		}
+		for _, ct := range drift.List(o, "spec", "template", "spec", "containers") {
+			if name := drift.Str(ct, "name"); x.workloads[name] == "" {
+				x.workloads[name] = fmt.Sprintf("%s (container %s)", ref, name)
+			}
+		}
+	}
+	for _, field := range []string{"workloadRef", "scaleTargetRef"} {
+		if t := drift.Map(o, "spec", field); t != nil {
+			k := referent{drift.Str(t, "kind"), drift.Str(o, "metadata", "namespace"), drift.Str(t, "name")}
+			r := o
+			if small {
+				r = referrerObject(o)
+			}
+			x.referrers[k] = append(x.referrers[k], referrer{r, field})
+		}
+	}
+}
+
+// referrerObject is what keepsAReferrer reads of a referrer.
+func referrerObject(o drift.Object) drift.Object {
+	md := map[string]any{}
+	for _, k := range []string{"name", "namespace"} {
+		if v, ok := drift.Map(o, "metadata")[k]; ok {
+			md[k] = v
+		}
+	}
+	var entries []any
+	for _, e := range drift.List(o, "metadata", "managedFields") {
+		m := drift.Map(e)
+		small := map[string]any{}
+		for _, k := range []string{"manager", "subresource"} {
+			if v, ok := m[k]; ok {
+				small[k] = v
+			}
+		}
+		if drift.Map(m, "fieldsV1", "f:status") != nil {
+			small["fieldsV1"] = map[string]any{"f:status": map[string]any{}}
+		}
+		entries = append(entries, small)
+	}
+	if entries != nil {
+		md["managedFields"] = entries
+	}
+	out := drift.Object{"metadata": md}
+	for _, k := range []string{"apiVersion", "kind"} {
+		if v, ok := o[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // runsAsProgram: client-go's default field manager is the base name of the

@@ -447,6 +447,34 @@ func ReadResourceUpdateRules(cluster []drift.Object) ([]drift.IgnoreRule, error)
 // namespace select the resource, as Argo CD matches them.
 func RuleApplies(r *drift.IgnoreRule, ref drift.Ref) bool { return ruleMatches(r, ref) }
 
+// TargetTracking says whether a target (nil: none) carries the tracking-id
+// annotation, and the instance label with the application's name: what
+// inferTracking reads of each target.
+func TargetTracking(st drift.Settings, app drift.Object, t drift.Object) (annotated, labelled bool) {
+	if t == nil {
+		return false, false
+	}
+	_, annotated = drift.Annotations(t)["argocd.argoproj.io/tracking-id"]
+	name := drift.Str(app, "metadata", "name")
+	return annotated, name != "" && drift.Labels(t)[st.InstanceLabelKey] == name
+}
+
+// SharedRules returns the ignore rules of the Application and of argocd-cm
+// (the ones that may apply to many resources; a resource's own annotation
+// rule applies to it alone), in Compare's order, and the settings Compare
+// reads, before it infers the tracking method from the targets.
+func SharedRules(s *drift.Snapshot) ([]drift.IgnoreRule, drift.Settings, error) {
+	settings, cmRules, err := ReadSettings(s.Cluster)
+	if err != nil {
+		return nil, settings, err
+	}
+	appRules, err := applicationRules(s.Application)
+	if err != nil {
+		return nil, settings, err
+	}
+	return append(appRules, cmRules...), settings, nil
+}
+
 // inferTracking decides the tracking method argocd-cm does not name from
 // the application's targets: Argo CD writes its tracking metadata into the
 // desired state it compares, so a target with the tracking-id annotation
@@ -458,18 +486,13 @@ func inferTracking(st *drift.Settings, s *drift.Snapshot) {
 	if st.TrackingSet {
 		return
 	}
-	app := drift.Str(s.Application, "metadata", "name")
-	annotated, labelled := false, false
-	for i := range s.Resources {
-		t := s.Resources[i].Target
-		if t == nil {
-			continue
-		}
-		if _, ok := drift.Annotations(t)["argocd.argoproj.io/tracking-id"]; ok {
-			annotated = true
-		}
-		if app != "" && drift.Labels(t)[st.InstanceLabelKey] == app {
-			labelled = true
+	var annotated, labelled bool
+	if s.Part != nil {
+		annotated, labelled = s.Part.Annotated, s.Part.Labelled
+	} else {
+		for i := range s.Resources {
+			a, l := TargetTracking(*st, s.Application, s.Resources[i].Target)
+			annotated, labelled = annotated || a, labelled || l
 		}
 	}
 	switch {

@@ -24,6 +24,20 @@ type Snapshot struct {
 	Renders     [][]Object
 	Cluster     []Object
 	Repo        Repo
+	// Part is set when Resources are only some of the application's (a
+	// large snapshot file diagnosed part by part): what the diagnosis
+	// reads of all of them.
+	Part *Part
+}
+
+// Part is what a diagnosis of some of an application's resources reads of
+// all of them, gathered in one pass over the snapshot (the classifiers'
+// share, classifiers.Shared, is handed to them apart).
+type Part struct {
+	// Annotated and Labelled say whether any target carries Argo CD's
+	// tracking-id annotation, or the instance label with the application's
+	// name (the tracking method diff infers when argocd-cm names none).
+	Annotated, Labelled bool
 }
 
 // Resource is the desired and live state of one resource Argo CD compares.
@@ -142,6 +156,24 @@ func ParseSnapshotWithLimits(data []byte, lim Limits) (*Snapshot, error) {
 // parseYAMLSnapshot reads any snapshot through a YAML node tree, which gives
 // every error its line.
 func parseYAMLSnapshot(data []byte, lim Limits) (*Snapshot, error) {
+	s, _, err := parseYAMLCounted(data, lim)
+	return s, err
+}
+
+// parseYAMLCounted is parseYAMLSnapshot, also returning the alias
+// expansions and values it read (what maxAliasExpansions and maxNodes bound).
+func parseYAMLCounted(data []byte, lim Limits) (*Snapshot, counts, error) {
+	s, c, err := parseYAMLWith(data, lim)
+	return s, counts{c.aliases, c.nodes}, err
+}
+
+func parseYAMLWith(data []byte, lim Limits) (*Snapshot, *converter, error) {
+	c := &converter{lim: lim}
+	s, err := c.snapshot(data)
+	return s, c, err
+}
+
+func (c *converter) snapshot(data []byte) (*Snapshot, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -158,7 +190,6 @@ func parseYAMLSnapshot(data []byte, lim Limits) (*Snapshot, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, &ParseError{Line: root.Line, Msg: "a snapshot must be a mapping with apiVersion, kind, application and resources"}
 	}
-	c := &converter{lim: lim}
 	fields, err := c.fields(root, "snapshot", map[string]bool{
 		"apiVersion": true, "kind": true, "application": true, "resources": true,
 		"renders": true, "cluster": true, "repo": true,

@@ -61,7 +61,20 @@ func (c *cli) diagnose(cmd *cobra.Command, args []string, snapshot string, outpu
 		return exitUsage, err
 	}
 	var snap *drift.Snapshot
-	if live {
+	var rep *drift.Report
+	if !live {
+		// A snapshot file is read and diagnosed a part at a time where it
+		// can be (a large one is never held whole), else whole below.
+		var ok bool
+		if rep, ok, err = pipeline.DiagnoseFile(snapshot, drift.Limits{}, drift.Sensitivity{}); err != nil {
+			return exitUsage, err
+		}
+		if !ok {
+			if snap, err = loadSnapshot(snapshot); err != nil {
+				return exitUsage, err
+			}
+		}
+	} else {
 		ns, name, err := appName(args[0], appNS)
 		if err != nil {
 			return exitUsage, err
@@ -83,12 +96,11 @@ func (c *cli) diagnose(cmd *cobra.Command, args []string, snapshot string, outpu
 		if af.repoFiles {
 			addRepoFiles(ctx, snap, stderr)
 		}
-	} else if snap, err = loadSnapshot(snapshot); err != nil {
-		return exitUsage, err
 	}
-	rep, err := pipeline.Diagnose(snap, drift.Sensitivity{})
-	if err != nil {
-		return exitUsage, err
+	if rep == nil {
+		if rep, err = pipeline.Diagnose(snap, drift.Sensitivity{}); err != nil {
+			return exitUsage, err
+		}
 	}
 	var out []byte
 	switch format {
