@@ -1,10 +1,13 @@
 package drift
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"unicode/utf8"
 )
 
@@ -64,36 +67,92 @@ type reportJSON struct {
 func (r *Report) MarshalJSON() ([]byte, error) {
 	out := reportJSON{Application: r.Application, SyncStatus: r.SyncStatus, Findings: make([]findingJSON, 0, len(r.Findings))}
 	for _, f := range r.Findings {
-		fj := findingJSON{Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Evidence: f.Evidence, Remediation: f.Remediation}
-		if fj.Evidence == nil {
-			fj.Evidence = []string{}
-		}
-		var err error
-		if f.InGit {
-			if fj.Git, err = json.Marshal(f.Git); err != nil {
-				return nil, fmt.Errorf("encode git value of %s %s: %w", f.Resource, f.Path, err)
-			}
-		}
-		if f.InLive {
-			if fj.Live, err = json.Marshal(f.ShownLive()); err != nil {
-				return nil, fmt.Errorf("encode live value of %s %s: %w", f.Resource, f.Path, err)
-			}
-		}
-		for side, v := range map[string]*json.RawMessage{"git": &fj.Git, "live": &fj.Live} {
-			if *v == nil {
-				continue
-			}
-			var a *Abbreviated
-			if *v, a = abbreviate(*v); a != nil {
-				if fj.Abbreviated == nil {
-					fj.Abbreviated = map[string]*Abbreviated{}
-				}
-				fj.Abbreviated[side] = a
-			}
+		fj, err := findingOf(f)
+		if err != nil {
+			return nil, err
 		}
 		out.Findings = append(out.Findings, fj)
 	}
 	return json.Marshal(out)
+}
+
+// WriteJSON writes the report to w as json.Indent (indent two spaces) of
+// MarshalJSON writes it, one finding at a time, never holding the whole
+// text: a large report is written without its copies.
+func (r *Report) WriteJSON(w io.Writer) error {
+	head, err := json.Marshal(reportJSON{Application: r.Application, SyncStatus: r.SyncStatus, Findings: []findingJSON{}})
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, head, "", "  "); err != nil {
+		return err
+	}
+	text := buf.Bytes()
+	// "findings" is the last field: its empty list closes the text.
+	tail := []byte("[]\n}")
+	if !bytes.HasSuffix(text, tail) || len(r.Findings) == 0 {
+		_, err := w.Write(append(text, '\n'))
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(text[:len(text)-len(tail)])
+	bw.WriteString("[\n")
+	var one bytes.Buffer
+	for i, f := range r.Findings {
+		fj, err := findingOf(f)
+		if err != nil {
+			return err
+		}
+		raw, err := json.Marshal(fj)
+		if err != nil {
+			return err
+		}
+		one.Reset()
+		if err := json.Indent(&one, raw, "    ", "  "); err != nil {
+			return err
+		}
+		bw.WriteString("    ")
+		bw.Write(one.Bytes())
+		if i < len(r.Findings)-1 {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteString("  ]\n}\n")
+	return bw.Flush()
+}
+
+// findingOf is a finding in the output format.
+func findingOf(f Finding) (findingJSON, error) {
+	fj := findingJSON{Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Evidence: f.Evidence, Remediation: f.Remediation}
+	if fj.Evidence == nil {
+		fj.Evidence = []string{}
+	}
+	var err error
+	if f.InGit {
+		if fj.Git, err = json.Marshal(f.Git); err != nil {
+			return fj, fmt.Errorf("encode git value of %s %s: %w", f.Resource, f.Path, err)
+		}
+	}
+	if f.InLive {
+		if fj.Live, err = json.Marshal(f.ShownLive()); err != nil {
+			return fj, fmt.Errorf("encode live value of %s %s: %w", f.Resource, f.Path, err)
+		}
+	}
+	for side, v := range map[string]*json.RawMessage{"git": &fj.Git, "live": &fj.Live} {
+		if *v == nil {
+			continue
+		}
+		var a *Abbreviated
+		if *v, a = abbreviate(*v); a != nil {
+			if fj.Abbreviated == nil {
+				fj.Abbreviated = map[string]*Abbreviated{}
+			}
+			fj.Abbreviated[side] = a
+		}
+	}
+	return fj, nil
 }
 
 // FindingKey identifies a finding across diagnoses and cycles of one

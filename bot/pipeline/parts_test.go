@@ -48,6 +48,15 @@ func TestDiagnoseFileAsWhole(t *testing.T) {
 		}
 		want, werr := Diagnose(s, drift.Sensitivity{})
 		wantJSON, _ := json.Marshal(want)
+		if werr == nil {
+			// The report written a finding at a time is the indented whole.
+			var indented, written bytes.Buffer
+			json.Indent(&indented, wantJSON, "", "  ")
+			indented.WriteByte('\n')
+			if err := want.WriteJSON(&written); err != nil || !bytes.Equal(written.Bytes(), indented.Bytes()) {
+				t.Errorf("%s: WriteJSON (%v):\n%s\nwant:\n%s", file, err, written.Bytes(), indented.Bytes())
+			}
+		}
 		raw, err := json.Marshal(s)
 		if err != nil {
 			t.Fatal(err)

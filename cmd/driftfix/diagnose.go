@@ -105,7 +105,10 @@ func (c *cli) diagnose(cmd *cobra.Command, args []string, snapshot string, outpu
 	var out []byte
 	switch format {
 	case "json":
-		out, err = jsonReport(rep)
+		// Written a finding at a time: a large report is never held as text.
+		if err := rep.WriteJSON(stdout); err != nil {
+			return exitUsage, fmt.Errorf("write report: %w", err)
+		}
 	case "yaml":
 		out, err = yamlReport(rep)
 	case "wide":

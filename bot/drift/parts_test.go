@@ -1,0 +1,71 @@
+package drift
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// readParts reads a file part by part and puts the snapshot together;
+// false when OpenSnapshotParts declines it.
+func readParts(t *testing.T, file string) (*Snapshot, bool) {
+	t.Helper()
+	n := 0
+	p, ok := OpenSnapshotParts(file, Limits{}, func(_ *Snapshot, i int, _ *Resource) {
+		if i != n {
+			t.Fatalf("visited resource %d after %d", i, n-1)
+		}
+		n++
+	})
+	if !ok {
+		return nil, false
+	}
+	defer p.Close()
+	if n != p.Len() {
+		t.Fatalf("visited %d resources of %d", n, p.Len())
+	}
+	s := *p.Head
+	rs, err := p.Resources(0, p.Len())
+	if err != nil {
+		t.Fatalf("read again: %v", err)
+	}
+	if len(rs) > 0 {
+		s.Resources = rs
+	}
+	return &s, true
+}
+
+// FuzzSnapshotParts: whatever a file holds, reading it part by part gives
+// exactly the snapshot LoadSnapshot reads, or declines; it never accepts
+// a file LoadSnapshot refuses.
+func FuzzSnapshotParts(f *testing.F) {
+	for _, glob := range []string{"../../testdata/cases/0[1-5]*.yaml", "../../testdata/hostile/*.yaml"} {
+		files, _ := filepath.Glob(glob)
+		for _, file := range files {
+			if data, err := os.ReadFile(file); err == nil {
+				f.Add(data)
+			}
+		}
+	}
+	f.Add([]byte(`{"apiVersion":"driftfix/v1","kind":"Snapshot","application":{"apiVersion":"argoproj.io/v1alpha1","kind":"Application","metadata":{"name":"a"}},"resources":[{"live":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}}]}`))
+	f.Add([]byte("apiVersion: driftfix/v1\nkind: Snapshot\napplication: &a {apiVersion: argoproj.io/v1alpha1, kind: Application, metadata: {name: a}}\nresources:\n- live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n  target: *a\n"))
+	f.Add([]byte("apiVersion: driftfix/v1\nkind: Snapshot\napplication:\n  apiVersion: argoproj.io/v1alpha1\n  kind: Application\n  metadata: {name: a}\nresources:\n  - live:\n      apiVersion: v1\n      kind: ConfigMap\n      metadata:\n        name: c\n      data:\n        k: |\n          x\n\n          - y\n  - target: {apiVersion: v1, kind: ConfigMap, metadata: {name: d}}\ncluster: []\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file := filepath.Join(t.TempDir(), "s")
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := readParts(t, file)
+		want, err := LoadSnapshot(file)
+		if !ok {
+			return
+		}
+		if err != nil {
+			t.Fatalf("read part by part, but whole: %v", err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("part by part:\n%#v\nwhole:\n%#v", got, want)
+		}
+	})
+}
