@@ -13,7 +13,7 @@ import (
 
 // partSize is how many resources a part holds when a snapshot file is
 // diagnosed part by part.
-const partSize = 256
+const partSize = 64
 
 // DiagnoseFile diagnoses a snapshot file as Diagnose diagnoses it whole,
 // reading and diagnosing its resources a part at a time, so that a large

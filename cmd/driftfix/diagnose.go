@@ -134,19 +134,6 @@ func isFile(name string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-func jsonReport(rep *drift.Report) ([]byte, error) {
-	raw, err := json.Marshal(rep)
-	if err != nil {
-		return nil, fmt.Errorf("encode report: %w", err)
-	}
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		return nil, fmt.Errorf("encode report: %w", err)
-	}
-	buf.WriteByte('\n')
-	return buf.Bytes(), nil
-}
-
 // yamlReport writes the JSON report as YAML, keeping its field names and order.
 func yamlReport(rep *drift.Report) ([]byte, error) {
 	raw, err := json.Marshal(rep)
