@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"slices"
 	"strconv"
@@ -112,104 +111,11 @@ type listResponse struct {
 	// for the whole cycle.
 	seen map[string]string
 	// known are the summaries of an earlier list, and index where each is
-	// by the digest of its item; an item among them is taken as it is, not
-	// decoded again.
+	// by the digest of its item (built on first need: an item at the same
+	// place as before is found there); an item among them is taken as it
+	// is, not decoded again.
 	known []AppSummary
 	index map[[16]byte]int32
-}
-
-// decodeStream reads {"items": [...]} the way json.Unmarshal would fill
-// {Items []listItem}: keys matched without regard to case, other keys
-// skipped, null empty. An answer naming items twice is refused (json.Unmarshal
-// would merge the two lists item by item).
-func (l *listResponse) decodeStream(r io.Reader) error {
-	dec := json.NewDecoder(r)
-	t, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if t == nil {
-		return wantEnd(dec) // null: no applications
-	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
-		return fmt.Errorf("the list is %v, not an object", t)
-	}
-	items := false
-	for dec.More() {
-		t, err = dec.Token()
-		if err != nil {
-			return err
-		}
-		if k, _ := t.(string); !strings.EqualFold(k, "items") {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return err
-			}
-			continue
-		}
-		if items {
-			return fmt.Errorf("the list names items twice")
-		}
-		items = true
-		t, err = dec.Token()
-		if err != nil {
-			return err
-		}
-		if t == nil {
-			continue
-		}
-		if d, ok := t.(json.Delim); !ok || d != '[' {
-			return fmt.Errorf("items is %v, not a list", t)
-		}
-		if l.apps == nil && len(l.known) > 0 {
-			l.apps = make([]AppSummary, 0, len(l.known)+len(l.known)/16)
-		}
-		// One buffer holds each item in turn: what is kept of an item is
-		// decoded out of it (or is an earlier summary).
-		var raw json.RawMessage
-		for dec.More() {
-			if err := dec.Decode(&raw); err != nil {
-				return err
-			}
-			sum := sha256.Sum256(raw)
-			if i, ok := l.index[[16]byte(sum[:16])]; ok {
-				l.apps = append(l.apps, l.known[i])
-				continue
-			}
-			var it listItem
-			if err := json.Unmarshal(raw, &it); err != nil {
-				return err
-			}
-			l.add(&it, sum)
-		}
-		if err := wantDelim(dec, ']'); err != nil {
-			return err
-		}
-	}
-	if err := wantDelim(dec, '}'); err != nil {
-		return err
-	}
-	return wantEnd(dec)
-}
-
-// wantEnd checks that nothing but white space follows.
-func wantEnd(dec *json.Decoder) error {
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("more after the list")
-	}
-	return nil
-}
-
-// wantDelim reads the next token, which must be d.
-func wantDelim(dec *json.Decoder, d json.Delim) error {
-	t, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	if got, ok := t.(json.Delim); !ok || got != d {
-		return fmt.Errorf("want %q, got %v", rune(d), t)
-	}
-	return nil
 }
 
 // once returns s, or the equal string kept already.
@@ -256,17 +162,13 @@ func (l *listResponse) add(it *listItem, sum [sha256.Size]byte) {
 // (argocd-server does not paginate), asking only for the fields driftfix reads.
 func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
 	c.mu.Lock()
-	resp := listResponse{known: c.listed, index: c.listedIndex}
+	resp := listResponse{known: c.listed}
 	c.mu.Unlock()
 	if err := c.get(ctx, "GET /api/v1/applications", "/api/v1/applications", url.Values{"fields": {listFields}}, &resp); err != nil {
 		return nil, err
 	}
-	index := make(map[[16]byte]int32, len(resp.apps))
-	for i, a := range resp.apps {
-		index[a.Listed] = int32(i)
-	}
 	c.mu.Lock()
-	c.listed, c.listedIndex = slices.Clone(resp.apps), index
+	c.listed = slices.Clone(resp.apps)
 	c.mu.Unlock()
 	return resp.apps, nil
 }
