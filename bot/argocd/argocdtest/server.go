@@ -513,7 +513,7 @@ type listField struct {
 // encoding/json's pool, in the bot's own heap, for as long as anything in
 // the process encodes JSON, which a real Argo CD's answer never does.
 func writeList(w io.Writer, n int, item func(i int) ([]byte, error)) {
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriterSize(w, 256<<10) // large writes, as a server streaming a long list makes them
 	bw.WriteString(`{"items":[`)
 	for i := 0; i < n; i++ {
 		raw, err := item(i)
