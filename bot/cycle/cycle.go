@@ -4,6 +4,7 @@
 package cycle
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -403,26 +404,43 @@ type appName struct{ namespace, name string }
 // sortForPublishing orders what workers found in any order, so that what is
 // published does not depend on it.
 func (res *CycleResult) sortForPublishing() {
-	sort.SliceStable(res.Digest.NewStuck, func(i, j int) bool {
-		a, b := res.Digest.NewStuck[i], res.Digest.NewStuck[j]
-		return AppKey(a.Instance, a.Namespace, a.App) < AppKey(b.Instance, b.Namespace, b.App)
+	// The keys are made once per line, not once per comparison.
+	sortByKeys(res.Digest.NewStuck, func(l templates.AppLine) [3]string {
+		return [3]string{AppKey(l.Instance, l.Namespace, l.App)}
 	})
-	sort.SliceStable(res.Digest.ForPeople, func(i, j int) bool {
-		a, b := res.Digest.ForPeople[i], res.Digest.ForPeople[j]
-		ka, kb := AppKey(a.Instance, a.Namespace, a.App), AppKey(b.Instance, b.Namespace, b.App)
-		if ka != kb {
-			return ka < kb
-		}
-		if a.Resource.String() != b.Resource.String() {
-			return a.Resource.String() < b.Resource.String()
-		}
-		return a.Path < b.Path
+	sortByKeys(res.Digest.ForPeople, func(l templates.PersonLine) [3]string {
+		return [3]string{AppKey(l.Instance, l.Namespace, l.App), l.Resource.String(), l.Path}
 	})
 	sort.Strings(res.Skipped)
 	sort.SliceStable(res.Errors, func(i, j int) bool { return res.Errors[i].Error() < res.Errors[j].Error() })
 	sort.SliceStable(res.PRs, func(i, j int) bool { return res.PRs[i].Branch < res.PRs[j].Branch })
 	sort.SliceStable(res.IgnorePRs, func(i, j int) bool { return res.IgnorePRs[i].Branch < res.IgnorePRs[j].Branch })
 	sort.SliceStable(res.Ignores, func(i, j int) bool { return res.Ignores[i].Instance < res.Ignores[j].Instance })
+}
+
+// sortByKeys sorts s stably by the keys key gives each element, compared
+// in order: the keys are made once per element, and the elements are
+// moved once, after their order is found.
+func sortByKeys[T any](s []T, key func(T) [3]string) {
+	keys := make([][3]string, len(s))
+	order := make([]int32, len(s))
+	for i, v := range s {
+		keys[i], order[i] = key(v), int32(i)
+	}
+	slices.SortFunc(order, func(i, j int32) int {
+		a, b := &keys[i], &keys[j]
+		for x := range a {
+			if c := strings.Compare(a[x], b[x]); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(i, j) // stable: equal keys keep their order
+	})
+	sorted := make([]T, len(s))
+	for i, o := range order {
+		sorted[i] = s[o]
+	}
+	copy(s, sorted)
 }
 
 // FleetMin is how many applications one source must drift before the
