@@ -50,6 +50,10 @@ const (
 // when the file must be read whole instead (see SnapshotParts).
 func OpenSnapshotParts(path string, lim Limits, visit func(head *Snapshot, i int, r *Resource)) (*SnapshotParts, bool) {
 	lim = lim.withDefaults()
+	// A pipe or a device is read once, whole: it is not even opened here.
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return nil, false
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, false

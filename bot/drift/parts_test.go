@@ -69,3 +69,32 @@ func FuzzSnapshotParts(f *testing.F) {
 		}
 	})
 }
+
+// TestSnapshotPartsLeavesPipesAlone: a snapshot given through a pipe (a
+// shell's <(driftfix snapshot APP)) is declined without being opened, so
+// that the whole read that follows finds it intact.
+func TestSnapshotPartsLeavesPipesAlone(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "snapshot")
+	if err := mkfifo(fifo); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	data, err := os.ReadFile("../../testdata/cases/01-hpa-statefulset.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		f.Write(data)
+		f.Close()
+	}()
+	if _, ok := OpenSnapshotParts(fifo, Limits{}, func(*Snapshot, int, *Resource) {}); ok {
+		t.Fatal("a pipe was read part by part")
+	}
+	s, err := LoadSnapshot(fifo)
+	if err != nil || len(s.Resources) == 0 {
+		t.Fatalf("the pipe read whole after: %v", err)
+	}
+}
