@@ -98,3 +98,38 @@ func TestSnapshotPartsLeavesPipesAlone(t *testing.T) {
 		t.Fatalf("the pipe read whole after: %v", err)
 	}
 }
+
+// TestSnapshotPartsDeclines: what the part-by-part reader cannot show it
+// reads as the whole read does, it leaves to the whole read, whose error (or
+// snapshot) is then the one the user gets.
+func TestSnapshotPartsDeclines(t *testing.T) {
+	const head = "apiVersion: driftfix/v1\nkind: Snapshot\napplication: {apiVersion: argoproj.io/v1alpha1, kind: Application, metadata: {name: a}}\n"
+	for _, tc := range []struct {
+		name, doc string
+		parts     bool
+	}{
+		{"block style", head + "resources:\n- live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n", true},
+		{"an alias across resources", head + "resources:\n- live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c, labels: &l {app: web}}}\n- live: {apiVersion: v1, kind: ConfigMap, metadata: {name: d, labels: *l}}\n", false},
+		{"flow style at the top", "{apiVersion: driftfix/v1, kind: Snapshot, application: {apiVersion: argoproj.io/v1alpha1, kind: Application, metadata: {name: a}}, resources: []}\n", false},
+		{"resources null", head + "resources: null\n", false},
+		{"no list under resources", head + "resources:\n", false},
+		{"resources twice", head + "resources:\n- live: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\nresources: []\n", false},
+		{"a document after", head + "resources: []\n---\nkind: x\n", false},
+	} {
+		file := filepath.Join(t.TempDir(), "s.yaml")
+		if err := os.WriteFile(file, []byte(tc.doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := readParts(t, file)
+		if ok != tc.parts {
+			t.Errorf("%s: read part by part = %v, want %v", tc.name, ok, tc.parts)
+			continue
+		}
+		if ok {
+			want, err := LoadSnapshot(file)
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: part by part %#v, whole %#v (%v)", tc.name, got, want, err)
+			}
+		}
+	}
+}
