@@ -23,7 +23,7 @@ func parseJSONSnapshot(data []byte, lim Limits) (s *Snapshot, ok bool, err error
 	if len(trimmed) == 0 || trimmed[0] != '{' || !utf8.Valid(data) || !yamlPrintable(data) {
 		return nil, false, nil
 	}
-	r := &jsonReader{data: data, lim: lim}
+	r := &jsonReader{data: data, lim: lim, yaml: true}
 	v, err := r.value(0)
 	if err == nil && !r.end() {
 		err = errNotQuick // more after the value: the YAML reader names it
@@ -77,6 +77,9 @@ type jsonReader struct {
 	// floats reads every number as a float64, as json.Unmarshal into an
 	// any does (DecodeJSONFloats).
 	floats bool
+	// yaml leaves to the YAML reader what it reads differently from
+	// encoding/json: a snapshot is read as the YAML reader reads it.
+	yaml bool
 }
 
 // line is the line of the reader's position.
@@ -246,8 +249,15 @@ func (r *jsonReader) str(what string) (string, error) {
 		}
 		j++
 		switch raw[j] {
-		case '"', '\\', '/':
+		case '"', '\\':
 			b.WriteByte(raw[j])
+		case '/':
+			if r.yaml {
+				// JSON's \/ is no YAML escape: the YAML reader refuses
+				// it, and says where.
+				return "", errNotQuick
+			}
+			b.WriteByte('/')
 		case 'b':
 			b.WriteByte('\b')
 		case 'f':
