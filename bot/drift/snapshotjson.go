@@ -136,8 +136,14 @@ func (r *jsonReader) value(depth int) (any, error) {
 			if _, dup := out[k]; dup || k == "<<" {
 				return nil, errNotQuick
 			}
+			at := r.pos
 			r.ws()
 			if r.pos >= len(r.data) || r.data[r.pos] != ':' {
+				return nil, errNotQuick
+			}
+			if r.yaml && bytes.ContainsAny(r.data[at:r.pos], "\r\n") {
+				// YAML's flow keys end on their line: the YAML reader
+				// refuses a line break before the colon, and says where.
 				return nil, errNotQuick
 			}
 			r.pos++
