@@ -5,7 +5,8 @@
 package drift
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 )
 
@@ -430,11 +431,29 @@ type Report struct {
 
 // SortFindings orders findings by group, kind, namespace, name and path.
 func SortFindings(fs []Finding) {
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := fs[i], fs[j]
+	// Each path is written out once, not once per comparison; the findings
+	// move once, in the order found.
+	paths := make([]string, len(fs))
+	order := make([]int32, len(fs))
+	for i := range fs {
+		paths[i], order[i] = fs[i].Path.String(), int32(i)
+	}
+	slices.SortFunc(order, func(i, j int32) int {
+		a, b := &fs[i], &fs[j]
 		if a.Resource != b.Resource {
-			return a.Resource.Less(b.Resource)
+			if a.Resource.Less(b.Resource) {
+				return -1
+			}
+			return 1
 		}
-		return a.Path.String() < b.Path.String()
+		if c := strings.Compare(paths[i], paths[j]); c != 0 {
+			return c
+		}
+		return cmp.Compare(i, j) // stable
 	})
+	sorted := make([]Finding, len(fs))
+	for k, i := range order {
+		sorted[k] = fs[i]
+	}
+	copy(fs, sorted)
 }

@@ -246,14 +246,17 @@ var policyGroups = map[string]string{
 
 // namedObjects are objects whose name, not only kind, makes them sensitive:
 // Argo CD's own settings.
-var namedObjects = map[string]struct {
+var namedObjects = map[namedKey]struct {
 	pattern Pointer
 	what    string
 }{
-	"/ConfigMap/argocd-cm":            {p("/data"), "Argo CD's settings: accounts, anonymous access, SSO, resource exclusions and ignore rules"},
-	"/ConfigMap/argocd-rbac-cm":       {p("/data"), "Argo CD's RBAC policy, its default role among them"},
-	"/ConfigMap/argocd-cmd-params-cm": {p("/data"), "Argo CD's server and controller parameters"},
+	{"", "ConfigMap", "argocd-cm"}:            {p("/data"), "Argo CD's settings: accounts, anonymous access, SSO, resource exclusions and ignore rules"},
+	{"", "ConfigMap", "argocd-rbac-cm"}:       {p("/data"), "Argo CD's RBAC policy, its default role among them"},
+	{"", "ConfigMap", "argocd-cmd-params-cm"}: {p("/data"), "Argo CD's server and controller parameters"},
 }
+
+// namedKey is an object's group, kind and name.
+type namedKey struct{ group, kind, name string }
 
 var (
 	webhookKinds = []string{"admissionregistration.k8s.io/MutatingWebhookConfiguration", "admissionregistration.k8s.io/ValidatingWebhookConfiguration"}
@@ -584,13 +587,13 @@ type resolved struct {
 
 var (
 	entriesMu    sync.Mutex
-	entriesCache = map[string][]resolved{}
+	entriesCache = map[[2]string][]resolved{}
 )
 
 // entriesFor returns the entries that apply to a kind; ref.Group "*" matches
 // an entry of any group with that kind (for callers that only know the kind).
 func entriesFor(ref Ref) []resolved {
-	gk := ref.Group + "/" + ref.Kind
+	gk := [2]string{ref.Group, ref.Kind}
 	entriesMu.Lock()
 	defer entriesMu.Unlock()
 	if r, ok := entriesCache[gk]; ok {
@@ -705,7 +708,7 @@ func prefixMatches(pattern, path Pointer) bool {
 // Within returns the entry that path p is: equal to a whole-item entry, or
 // at or beneath a subtree entry.
 func (s Sensitivity) Within(ref Ref, p Pointer) (Match, bool) {
-	if n, ok := namedObjects[ref.Group+"/"+ref.Kind+"/"+ref.Name]; ok && prefixMatches(n.pattern, p) {
+	if n, ok := namedObjects[namedKey{ref.Group, ref.Kind, ref.Name}]; ok && prefixMatches(n.pattern, p) {
 		return Match{Path: p[:len(n.pattern)], Reason: ReasonPolicy, What: n.what}, true
 	}
 	if what, ok := policyGroups[ref.Group]; ok && len(p) > 0 && p[0] == "spec" {
