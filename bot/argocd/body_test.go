@@ -75,7 +75,7 @@ func FuzzListResponse(f *testing.F) {
 		`{"items":null}`, `{}`, `null`, `[]`, `{"items":[null]}`, `{"Items":[{"METADATA":{"Name":"a"}}]}`,
 		`{"items":[],"items":[]}`, `{"items":[{"metadata":{"name":1}}]}`, `{"items":{}}`, `{"items":[1]}`, `{"items":[]} x`,
 		`{"items":[{"status":{"operationState":{"startedAt":"yesterday"}}}]}`, `{"items":[{"spec":{"source":null,"syncPolicy":{}}}]}`,
-		`{"items":[{"metadata":{"name":"\ud800"}}]}`, "{\"items\":[{\"metadata\":{\"name\":\"\xff\"}}]}", `{"items":[`, ``,
+		`{"items":[{"metadata":{"name":"\ud800"}}]}`, "{\"item\u017f\":[{\"metadata\":{\"name\":\"a\"}}]}", "{\"items\":[{\"metadata\":{\"name\":\"\xff\"}}]}", `{"items":[`, ``,
 	} {
 		f.Add(s)
 	}

@@ -1,12 +1,12 @@
 package argocd
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // valueScanner cuts a JSON stream into its values' bytes without decoding
@@ -82,6 +82,24 @@ func (s *valueScanner) expect(c byte) error {
 	}
 	s.pos++
 	return nil
+}
+
+// next reads up to the next member of an object or list: false with the
+// closing bracket consumed, else true with the comma before any member but
+// the first consumed.
+func (s *valueScanner) next(closing byte, first bool) (bool, error) {
+	c, ok := s.peek()
+	if !ok {
+		return false, s.fail()
+	}
+	if c == closing {
+		s.pos++
+		return false, nil
+	}
+	if !first {
+		return true, s.expect(',')
+	}
+	return true, nil
 }
 
 // value appends the next value's bytes to dst: an object or a list to its
@@ -166,18 +184,12 @@ func (l *listResponse) decodeStream(r io.Reader) error {
 	items := false
 	var raw []byte
 	for first := true; ; first = false {
-		c, ok := s.peek()
-		if !ok {
-			return s.fail()
+		more, err := s.next('}', first)
+		if err != nil {
+			return err
 		}
-		if c == '}' {
-			s.pos++
+		if !more {
 			break
-		}
-		if !first {
-			if err := s.expect(','); err != nil {
-				return err
-			}
 		}
 		kraw, err := s.value(raw[:0])
 		if err != nil {
@@ -190,7 +202,7 @@ func (l *listResponse) decodeStream(r io.Reader) error {
 		if err := s.expect(':'); err != nil {
 			return err
 		}
-		if !equalFoldItems(key) {
+		if !strings.EqualFold(key, "items") { // as encoding/json matches a key to a field
 			v, err := s.value(kraw[:0])
 			if err != nil {
 				return err
@@ -211,10 +223,6 @@ func (l *listResponse) decodeStream(r io.Reader) error {
 	}
 	return s.end()
 }
-
-// equalFoldItems is strings.EqualFold(k, "items"), as encoding/json
-// matches a key to the field.
-func equalFoldItems(k string) bool { return len(k) == 5 && bytes.EqualFold([]byte(k), []byte("items")) }
 
 // decodeItems reads the items value: null, or a list of applications.
 func (l *listResponse) decodeItems(s *valueScanner, raw *[]byte) error {
@@ -238,18 +246,8 @@ func (l *listResponse) decodeItems(s *valueScanner, raw *[]byte) error {
 		l.apps = make([]AppSummary, 0, len(l.known)+len(l.known)/16)
 	}
 	for first := true; ; first = false {
-		c, ok := s.peek()
-		if !ok {
-			return s.fail()
-		}
-		if c == ']' {
-			s.pos++
-			return nil
-		}
-		if !first {
-			if err := s.expect(','); err != nil {
-				return err
-			}
+		if more, err := s.next(']', first); err != nil || !more {
+			return err
 		}
 		v, err := s.value((*raw)[:0])
 		if err != nil {
