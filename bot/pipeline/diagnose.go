@@ -21,14 +21,10 @@ func Diagnose(s *drift.Snapshot, sens drift.Sensitivity) (*drift.Report, error) 
 // made from, for a caller that reads the same differences again (fights.Observe
 // through ObserveCompared) without comparing the snapshot a second time.
 func DiagnoseCompared(s *drift.Snapshot, sens drift.Sensitivity) (*drift.Report, *drift.Comparison, error) {
-	cmp, settings, err := diff.Compare(s)
+	cmp, settings, err := compare(s)
 	if err != nil {
-		return nil, nil, fmt.Errorf("diagnose application %s: %w", s.AppName(), err)
+		return nil, nil, err
 	}
-	if cmp.Failed != nil {
-		return nil, nil, fmt.Errorf("diagnose application %s: %w", s.AppName(), cmp.Failed)
-	}
-	diff.CoverManagedFields(s, cmp)
 	in := classifiers.NewInput(s, settings, cmp)
 	in.Sensitivity = sens
 	findings := classifiers.Run(in, classifiers.Registry)
@@ -41,4 +37,18 @@ func DiagnoseCompared(s *drift.Snapshot, sens drift.Sensitivity) (*drift.Report,
 		SyncStatus:  drift.Str(s.Application, "status", "sync", "status"),
 		Findings:    findings,
 	}, cmp, nil
+}
+
+// compare is the diff stage of a diagnosis: the comparison, with the
+// managed fields each rule covers, or the error that stops the diagnosis.
+func compare(s *drift.Snapshot) (*drift.Comparison, drift.Settings, error) {
+	cmp, settings, err := diff.Compare(s)
+	if err != nil {
+		return nil, settings, fmt.Errorf("diagnose application %s: %w", s.AppName(), err)
+	}
+	if cmp.Failed != nil {
+		return nil, settings, fmt.Errorf("diagnose application %s: %w", s.AppName(), cmp.Failed)
+	}
+	diff.CoverManagedFields(s, cmp)
+	return cmp, settings, nil
 }

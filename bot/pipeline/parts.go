@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 
@@ -115,14 +114,10 @@ func diagnoseParts(path string, lim drift.Limits, sens drift.Sensitivity, size i
 			}
 			s.Resources = append(s.Resources, rs[0])
 		}
-		cmp, settings, err := diff.Compare(s)
+		cmp, settings, err := compare(s)
 		if err != nil {
-			return nil, true, fmt.Errorf("diagnose application %s: %w", s.AppName(), err)
+			return nil, true, err
 		}
-		if cmp.Failed != nil {
-			return nil, true, fmt.Errorf("diagnose application %s: %w", s.AppName(), cmp.Failed)
-		}
-		diff.CoverManagedFields(s, cmp)
 		in := classifiers.NewInputShared(s, settings, cmp, x.context)
 		in.Sensitivity = sens
 		repo := remediations.RepoFromSnapshot(s)
