@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"slices"
-	"sort"
 
 	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
@@ -76,7 +75,7 @@ func (x *fileIndex) visit(head *drift.Snapshot, i int, r *drift.Resource) {
 // first, in Comparison order, then differences, in resource order.
 type placed struct {
 	f     drift.Finding
-	order [3]int // 0 for a shared rule, 1 for a resource's own rule, 2 for a difference; rule or resource index; sequence
+	order [2]int // 0 for a shared rule, 1 for a resource's own rule, 2 for a difference; rule or resource index
 }
 
 func diagnoseParts(path string, lim drift.Limits, sens drift.Sensitivity, size int) (*drift.Report, bool, error) {
@@ -94,7 +93,6 @@ func diagnoseParts(path string, lim drift.Limits, sens drift.Sensitivity, size i
 		return nil, false, nil
 	}
 	var out []placed
-	seq := 0
 	// The resources shared rules apply to, with every rule judged (even when
 	// it applies to none), then the others a part at a time, where shared
 	// rules hide nothing and their findings are left to the first part.
@@ -122,32 +120,24 @@ func diagnoseParts(path string, lim drift.Limits, sens drift.Sensitivity, size i
 		in.Sensitivity = sens
 		repo := remediations.RepoFromSnapshot(s)
 		classifiers.RunEach(in, classifiers.Registry, func(f drift.Finding, ri, di int) {
-			seq++
-			var order [3]int
+			var order [2]int
 			switch {
 			case ri >= 0 && ri < len(x.shared):
 				if gi > 0 {
 					return // judged with the resources it applies to
 				}
-				order = [3]int{0, ri, seq}
+				order = [2]int{0, ri}
 			case ri >= 0:
-				order = [3]int{1, x.refs[cmp.Rules[ri].Holder], seq}
+				order = [2]int{1, x.refs[cmp.Rules[ri].Holder]}
 			default:
-				order = [3]int{2, idx[cmp.Diffs[di].Index], seq}
+				order = [2]int{2, idx[cmp.Diffs[di].Index]}
 			}
 			remediations.Suggest(s, repo, sens, &f)
 			out = append(out, placed{f, order})
 		})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i].order, out[j].order
-		for k := range a {
-			if a[k] != b[k] {
-				return a[k] < b[k]
-			}
-		}
-		return false
-	})
+	// Stable: findings of one rule or resource keep the order they were made in.
+	slices.SortStableFunc(out, func(a, b placed) int { return slices.Compare(a.order[:], b.order[:]) })
 	var findings []drift.Finding // nil when none, as Diagnose
 	for i := range out {
 		findings = append(findings, out[i].f)
