@@ -164,7 +164,7 @@ func (sh *Shared) add(o drift.Object) {
 		sh.in.parsed = append(sh.in.parsed, parseWebhooks(sh.in.webhooks[webhooks:])...)
 		sh.in.webhooks[webhooks] = nil
 	}
-	sh.writers.add(o, true)
+	sh.writers.add(o)
 }
 
 // NewInputShared is NewInput for a snapshot holding part of the

@@ -336,7 +336,7 @@ func (in *Input) writers() *writerIndex {
 	in.writersOnce.Do(func() {
 		x := newWriterIndex()
 		for _, o := range in.context {
-			x.add(o, false)
+			x.add(o)
 		}
 		in.writerIdx = x
 	})
@@ -348,10 +348,10 @@ func newWriterIndex() *writerIndex {
 }
 
 // add indexes one object of the context, in order (the first of a name
-// wins). With small set, a referrer keeps only what keepsAReferrer reads
-// of it: its identity and its managed fields' managers, subresources and
-// whether they hold the status.
-func (x *writerIndex) add(o drift.Object, small bool) {
+// wins). A referrer keeps only what keepsAReferrer reads of it: its
+// identity and its managed fields' managers, subresources and whether they
+// hold the status.
+func (x *writerIndex) add(o drift.Object) {
 	if spec, ok := podSpec(o); ok {
 		for _, list := range []string{"containers", "initContainers"} {
 			for _, ct := range drift.List(spec, list) {
@@ -383,11 +383,7 @@ func (x *writerIndex) add(o drift.Object, small bool) {
 	for _, field := range []string{"workloadRef", "scaleTargetRef"} {
 		if t := drift.Map(o, "spec", field); t != nil {
 			k := referent{drift.Str(t, "kind"), drift.Str(o, "metadata", "namespace"), drift.Str(t, "name")}
-			r := o
-			if small {
-				r = referrerObject(o)
-			}
-			x.referrers[k] = append(x.referrers[k], referrer{r, field})
+			x.referrers[k] = append(x.referrers[k], referrer{referrerObject(o), field})
 		}
 	}
 }
