@@ -80,7 +80,46 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes it, one finding at a time, never holding the whole
 // text: a large report is written without its copies.
 func (r *Report) WriteJSON(w io.Writer) error {
-	head, err := json.Marshal(reportJSON{Application: r.Application, SyncStatus: r.SyncStatus, Findings: []findingJSON{}})
+	return writeJSON(w, r.Application, r.SyncStatus, len(r.Findings), func(i int) ([]byte, error) {
+		fj, err := findingOf(r.Findings[i])
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(fj)
+	})
+}
+
+// EncodeFinding returns f as the JSON report writes it, compact: a report
+// of many findings is held this way without the values and objects they
+// were read from (EncodedReport).
+func EncodeFinding(f *Finding) ([]byte, error) {
+	fj, err := findingOf(*f)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(fj)
+}
+
+// EncodedReport is a Report whose findings are held encoded
+// (EncodeFinding), in the Report's order.
+type EncodedReport struct {
+	Application string
+	SyncStatus  string
+	Findings    [][]byte
+}
+
+// WriteJSON writes the report as Report.WriteJSON writes the report it
+// encodes, byte for byte.
+func (r *EncodedReport) WriteJSON(w io.Writer) error {
+	return writeJSON(w, r.Application, r.SyncStatus, len(r.Findings), func(i int) ([]byte, error) {
+		return r.Findings[i], nil
+	})
+}
+
+// writeJSON writes a report of n findings, item(i) the i-th as compact
+// JSON, as json.Indent (two spaces) of the whole report writes it.
+func writeJSON(w io.Writer, application, syncStatus string, n int, item func(i int) ([]byte, error)) error {
+	head, err := json.Marshal(reportJSON{Application: application, SyncStatus: syncStatus, Findings: []findingJSON{}})
 	if err != nil {
 		return err
 	}
@@ -91,7 +130,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	text := buf.Bytes()
 	// "findings" is the last field: its empty list closes the text.
 	tail := []byte("[]\n}")
-	if !bytes.HasSuffix(text, tail) || len(r.Findings) == 0 {
+	if !bytes.HasSuffix(text, tail) || n == 0 {
 		_, err := w.Write(append(text, '\n'))
 		return err
 	}
@@ -99,12 +138,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	bw.Write(text[:len(text)-len(tail)])
 	bw.WriteString("[\n")
 	var one bytes.Buffer
-	for i, f := range r.Findings {
-		fj, err := findingOf(f)
-		if err != nil {
-			return err
-		}
-		raw, err := json.Marshal(fj)
+	for i := 0; i < n; i++ {
+		raw, err := item(i)
 		if err != nil {
 			return err
 		}
@@ -114,7 +149,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		}
 		bw.WriteString("    ")
 		bw.Write(one.Bytes())
-		if i < len(r.Findings)-1 {
+		if i < n-1 {
 			bw.WriteByte(',')
 		}
 		bw.WriteByte('\n')

@@ -1,7 +1,10 @@
 package pipeline
 
 import (
+	"cmp"
+	"hash/maphash"
 	"slices"
+	"strings"
 
 	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
@@ -25,7 +28,39 @@ const partSize = 64
 // declines it, or two of its resources are the same object); the caller
 // then loads and diagnoses it as before, which names any problem.
 func DiagnoseFile(path string, lim drift.Limits, sens drift.Sensitivity) (rep *drift.Report, ok bool, err error) {
-	return diagnoseParts(path, lim, sens, partSize)
+	return reportParts(path, lim, sens, partSize)
+}
+
+func reportParts(path string, lim drift.Limits, sens drift.Sensitivity, size int) (*drift.Report, bool, error) {
+	head, fs, ok, err := diagnoseParts(path, lim, sens, size, func(f *drift.Finding) (drift.Finding, error) { return *f, nil })
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	var findings []drift.Finding // nil when none, as Diagnose
+	for i := range fs {
+		findings = append(findings, fs[i].item)
+	}
+	return &drift.Report{Application: head.AppName(), SyncStatus: drift.Str(head.Application, "status", "sync", "status"), Findings: findings}, true, nil
+}
+
+// DiagnoseFileEncoded is DiagnoseFile with each part's findings encoded as
+// the JSON report writes them (drift.EncodeFinding) before the next part
+// is read: the report of a large snapshot is held without the values its
+// findings show, nor the objects those were read from.
+func DiagnoseFileEncoded(path string, lim drift.Limits, sens drift.Sensitivity) (rep *drift.EncodedReport, ok bool, err error) {
+	return encodedParts(path, lim, sens, partSize)
+}
+
+func encodedParts(path string, lim drift.Limits, sens drift.Sensitivity, size int) (*drift.EncodedReport, bool, error) {
+	head, fs, ok, err := diagnoseParts(path, lim, sens, size, drift.EncodeFinding)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	rep := &drift.EncodedReport{Application: head.AppName(), SyncStatus: drift.Str(head.Application, "status", "sync", "status")}
+	for i := range fs {
+		rep.Findings = append(rep.Findings, fs[i].item)
+	}
+	return rep, true, nil
 }
 
 // fileIndex is what one pass over a snapshot file's resources gathers.
@@ -33,18 +68,23 @@ type fileIndex struct {
 	shared   []drift.IgnoreRule
 	settings drift.Settings
 	failed   bool
-	refs     map[drift.Ref]int
+	// refs are the file's resources, in order; byHash finds one by a
+	// digest of it (a large file's index holds no second copy of each).
+	refs     []drift.Ref
+	byHash   map[uint64]int32
+	seed     maphash.Seed
 	dup      bool
 	together []int // resources a shared rule applies to
 	apart    []int // the others
 	part     drift.Part
 	context  *classifiers.Shared
+	others   []drift.Ref // resources of findings that are none of the file's
 }
 
 // init reads what every resource is judged against: the shared rules and
 // the settings.
 func (x *fileIndex) init(head *drift.Snapshot) {
-	x.refs = map[drift.Ref]int{}
+	x.byHash, x.seed = map[uint64]int32{}, maphash.MakeSeed()
 	x.context = classifiers.NewShared(head.Application, head.Cluster)
 	var err error
 	if x.shared, x.settings, err = diff.SharedRules(head); err != nil {
@@ -53,14 +93,16 @@ func (x *fileIndex) init(head *drift.Snapshot) {
 }
 
 func (x *fileIndex) visit(head *drift.Snapshot, i int, r *drift.Resource) {
-	if x.refs == nil {
+	if x.byHash == nil {
 		x.init(head)
 	}
 	ref := r.Ref()
-	if _, dup := x.refs[ref]; dup {
-		x.dup = true
+	h := maphash.Comparable(x.seed, ref)
+	if _, taken := x.byHash[h]; taken || i != len(x.refs) {
+		x.dup = true // the same object twice (or two of one digest): read whole
 	}
-	x.refs[ref] = i
+	x.byHash[h] = int32(len(x.refs))
+	x.refs = append(x.refs, ref)
 	if slices.ContainsFunc(x.shared, func(rule drift.IgnoreRule) bool { return diff.RuleApplies(&rule, ref) }) {
 		x.together = append(x.together, i)
 	} else {
@@ -71,28 +113,44 @@ func (x *fileIndex) visit(head *drift.Snapshot, i int, r *drift.Resource) {
 	x.context.Add(r)
 }
 
-// placed is a finding with where Diagnose would have made it: rules
-// first, in Comparison order, then differences, in resource order.
-type placed struct {
-	f     drift.Finding
-	order [2]int // 0 for a shared rule, 1 for a resource's own rule, 2 for a difference; rule or resource index
+// index returns which of the file's resources ref is.
+func (x *fileIndex) index(ref drift.Ref) (int32, bool) {
+	i, ok := x.byHash[maphash.Comparable(x.seed, ref)]
+	if !ok || x.refs[i] != ref {
+		return 0, false
+	}
+	return i, true
 }
 
-func diagnoseParts(path string, lim drift.Limits, sens drift.Sensitivity, size int) (*drift.Report, bool, error) {
+// placed is what is kept of a finding, with where Diagnose would have
+// made it (rules first, in Comparison order, then differences, in resource
+// order) and where drift.SortFindings puts it: its resource (the index of
+// one of the file's, or -1-k for the k-th other) and its path.
+type placed[T any] struct {
+	item     T
+	path     string
+	resource int32
+	order    [2]int32 // 0 for a shared rule, 1 for a resource's own rule, 2 for a difference; rule or resource index
+}
+
+// diagnoseParts diagnoses the file a part at a time (parts of size
+// resources), keeping what keep makes of each finding, in the order
+// Diagnose reports them; head is the file's application and context.
+func diagnoseParts[T any](path string, lim drift.Limits, sens drift.Sensitivity, size int, keep func(*drift.Finding) (T, error)) (head *drift.Snapshot, kept []placed[T], ok bool, err error) {
 	x := &fileIndex{}
 	parts, ok := drift.OpenSnapshotParts(path, lim, func(head *drift.Snapshot, i int, r *drift.Resource) { x.visit(head, i, r) })
 	if !ok {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	defer parts.Close()
-	head := parts.Head
-	if x.refs == nil { // no resources
+	head = parts.Head
+	if x.byHash == nil { // no resources
 		x.init(head)
 	}
 	if x.failed || x.dup {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
-	var out []placed
+	var out []placed[T]
 	// The resources shared rules apply to, with every rule judged (even when
 	// it applies to none), then the others a part at a time, where shared
 	// rules hide nothing and their findings are left to the first part.
@@ -108,44 +166,98 @@ func diagnoseParts(path string, lim drift.Limits, sens drift.Sensitivity, size i
 		for _, i := range idx {
 			rs, err := parts.Resources(i, i+1)
 			if err != nil {
-				return nil, true, err
+				return nil, nil, true, err
 			}
 			s.Resources = append(s.Resources, rs[0])
 		}
 		cmp, settings, err := compare(s)
 		if err != nil {
-			return nil, true, err
+			return nil, nil, true, err
 		}
 		in := classifiers.NewInputShared(s, settings, cmp, x.context)
 		in.Sensitivity = sens
 		repo := remediations.RepoFromSnapshot(s)
 		classifiers.RunEach(in, classifiers.Registry, func(f drift.Finding, ri, di int) {
-			var order [2]int
+			var order [2]int32
 			switch {
 			case ri >= 0 && ri < len(x.shared):
 				if gi > 0 {
 					return // judged with the resources it applies to
 				}
-				order = [2]int{0, ri}
+				order = [2]int32{0, int32(ri)}
 			case ri >= 0:
-				order = [2]int{1, x.refs[cmp.Rules[ri].Holder]}
+				holder, _ := x.index(cmp.Rules[ri].Holder)
+				order = [2]int32{1, holder}
 			default:
-				order = [2]int{2, idx[cmp.Diffs[di].Index]}
+				order = [2]int32{2, int32(idx[cmp.Diffs[di].Index])}
 			}
 			remediations.Suggest(s, repo, sens, &f)
-			out = append(out, placed{f, order})
+			if err != nil {
+				return
+			}
+			var item T
+			if item, err = keep(&f); err == nil {
+				out = append(out, placed[T]{item, f.Path.String(), x.resource(f.Resource), order})
+			}
 		})
+		if err != nil {
+			return nil, nil, true, err
+		}
 	}
-	// Stable: findings of one rule or resource keep the order they were made in.
-	slices.SortStableFunc(out, func(a, b placed) int { return slices.Compare(a.order[:], b.order[:]) })
-	var findings []drift.Finding // nil when none, as Diagnose
-	for i := range out {
-		findings = append(findings, out[i].f)
+	// In drift.SortFindings' order (resource, path), stable: findings of one
+	// rule or resource keep the order Diagnose made them in.
+	rank := x.ranks()
+	slices.SortStableFunc(out, func(a, b placed[T]) int {
+		if c := cmp.Compare(rank(a.resource), rank(b.resource)); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.path, b.path); c != 0 {
+			return c
+		}
+		return slices.Compare(a.order[:], b.order[:])
+	})
+	return head, out, true, nil
+}
+
+// resource is how placed names a finding's resource: the index of the
+// file's resource it is, else -1-k for the k-th other one.
+func (x *fileIndex) resource(ref drift.Ref) int32 {
+	if i, ok := x.index(ref); ok {
+		return i
 	}
-	drift.SortFindings(findings)
-	return &drift.Report{
-		Application: head.AppName(),
-		SyncStatus:  drift.Str(head.Application, "status", "sync", "status"),
-		Findings:    findings,
-	}, true, nil
+	if k := slices.Index(x.others, ref); k >= 0 {
+		return int32(-1 - k)
+	}
+	x.others = append(x.others, ref)
+	return int32(-len(x.others))
+}
+
+// ranks returns where each resource placed names comes in drift.Ref's
+// order.
+func (x *fileIndex) ranks() func(int32) int32 {
+	all := make([]drift.Ref, 0, len(x.refs)+len(x.others))
+	all = append(append(all, x.refs...), x.others...)
+	slices.SortFunc(all, func(a, b drift.Ref) int {
+		switch {
+		case a == b:
+			return 0
+		case a.Less(b):
+			return -1
+		}
+		return 1
+	})
+	inFile, other := make([]int32, len(x.refs)), make([]int32, len(x.others))
+	for r, ref := range all {
+		if i, ok := x.index(ref); ok {
+			inFile[i] = int32(r)
+		} else {
+			other[slices.Index(x.others, ref)] = int32(r)
+		}
+	}
+	return func(i int32) int32 {
+		if i < 0 {
+			return other[-1-i]
+		}
+		return inFile[i]
+	}
 }

@@ -48,9 +48,10 @@ func TestDiagnoseFileAsWhole(t *testing.T) {
 		}
 		want, werr := Diagnose(s, drift.Sensitivity{})
 		wantJSON, _ := json.Marshal(want)
+		var indented bytes.Buffer
 		if werr == nil {
 			// The report written a finding at a time is the indented whole.
-			var indented, written bytes.Buffer
+			var written bytes.Buffer
 			json.Indent(&indented, wantJSON, "", "  ")
 			indented.WriteByte('\n')
 			if err := want.WriteJSON(&written); err != nil || !bytes.Equal(written.Bytes(), indented.Bytes()) {
@@ -72,7 +73,7 @@ func TestDiagnoseFileAsWhole(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, size := range []int{1, 3, partSize} {
-				got, ok, gerr := diagnoseParts(f, drift.Limits{}, drift.Sensitivity{}, size)
+				got, ok, gerr := reportParts(f, drift.Limits{}, drift.Sensitivity{}, size)
 				if !ok {
 					whole++
 					if form != "file" && werr == nil && uniqueRefs(s) {
@@ -88,6 +89,18 @@ func TestDiagnoseFileAsWhole(t *testing.T) {
 				gotJSON, _ := json.Marshal(got)
 				if !bytes.Equal(gotJSON, wantJSON) {
 					t.Errorf("%s as %s, parts of %d: report differs\npart by part: %s\nwhole:        %s", file, form, size, gotJSON, wantJSON)
+				}
+				// Held encoded, the report writes what the whole one writes.
+				enc, ok, eerr := encodedParts(f, drift.Limits{}, drift.Sensitivity{}, size)
+				if !ok || (eerr != nil) != (werr != nil) || eerr != nil && eerr.Error() != werr.Error() {
+					t.Errorf("%s as %s, parts of %d, encoded: read part by part %v, error %v, whole %v", file, form, size, ok, eerr, werr)
+					continue
+				}
+				if eerr == nil {
+					var written bytes.Buffer
+					if err := enc.WriteJSON(&written); err != nil || !bytes.Equal(written.Bytes(), indented.Bytes()) {
+						t.Errorf("%s as %s, parts of %d: encoded report written (%v):\n%s\nwant:\n%s", file, form, size, err, written.Bytes(), indented.Bytes())
+					}
 				}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -64,9 +65,18 @@ func (c *cli) diagnose(cmd *cobra.Command, args []string, snapshot string, outpu
 	var rep *drift.Report
 	if !live {
 		// A snapshot file is read and diagnosed a part at a time where it
-		// can be (a large one is never held whole), else whole below.
+		// can be (a large one is never held whole), else whole below. As
+		// JSON, each part's findings are held as the text written.
 		var ok bool
-		if rep, ok, err = pipeline.DiagnoseFile(snapshot, drift.Limits{}, drift.Sensitivity{}); err != nil {
+		if format == "json" {
+			var enc *drift.EncodedReport
+			if enc, ok, err = pipeline.DiagnoseFileEncoded(snapshot, drift.Limits{}, drift.Sensitivity{}); err != nil {
+				return exitUsage, err
+			}
+			if ok {
+				return writeEncoded(stdout, enc)
+			}
+		} else if rep, ok, err = pipeline.DiagnoseFile(snapshot, drift.Limits{}, drift.Sensitivity{}); err != nil {
 			return exitUsage, err
 		}
 		if !ok {
@@ -120,6 +130,17 @@ func (c *cli) diagnose(cmd *cobra.Command, args []string, snapshot string, outpu
 		return exitUsage, err
 	}
 	if _, err := stdout.Write(out); err != nil {
+		return exitUsage, fmt.Errorf("write report: %w", err)
+	}
+	if len(rep.Findings) > 0 {
+		return exitDrift, nil
+	}
+	return exitClean, nil
+}
+
+// writeEncoded writes a report of encoded findings as -o json does.
+func writeEncoded(stdout io.Writer, rep *drift.EncodedReport) (int, error) {
+	if err := rep.WriteJSON(stdout); err != nil {
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
 	if len(rep.Findings) > 0 {
