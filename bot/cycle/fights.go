@@ -19,7 +19,11 @@ const FightWindow = collect.FightWindow
 // path, the causes the diagnosis found there, and the self-heal syncs in
 // Argo CD's history. The cycle keeps nothing; the publisher records it.
 type AppWrites struct {
-	App    string // AppKey
+	App string // AppKey
+	// At is when the writes were observed: publishing records each write
+	// at At, whatever its own At says (a reused application's writes are
+	// the ones last observed, shared with the memo, observed again now).
+	At     time.Time
 	Writes []fights.Write
 	// Causes are the findings at its differing paths, as the cycle keeps
 	// them (the same as its Stuck entry's).
@@ -56,7 +60,7 @@ func observeWrites(cfg *config.Config, in Instance, r *collect.ScanResult, now t
 			return AppWrites{}, false, fmt.Errorf("application %s/%s: read who writes its differing paths: %w", r.App.Namespace, r.App.Name, err)
 		}
 	}
-	aw := AppWrites{App: key, Writes: ws, Synced: r.Fight, Policy: cfg.For(r.App.Project, r.App.Name, r.App.Namespace).Fights}
+	aw := AppWrites{App: key, At: now, Writes: ws, Synced: r.Fight, Policy: cfg.For(r.App.Project, r.App.Name, r.App.Namespace).Fights}
 	aw.SelfHealSyncs, aw.Revision, aw.LastSync = collect.SelfHealSyncs(r.Snapshot.Application, now, collect.FightWindow)
 	aw.Causes = keepFindings(r.Report.Findings, ws)
 	return aw, true, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/templates"
 )
 
 // Memo keeps, from one cycle to the next, what each stuck application's
@@ -83,8 +84,18 @@ type memoEntry struct {
 	kept      []drift.Kept
 	keys      []string
 	diagnosed bool
-	part      CycleResult // NewStuck, ForPeople, PRs, Skipped, NotProposed
+	part      memoPart
 	writes    *AppWrites
+}
+
+// memoPart is what of a CycleResult planning one application gives, kept
+// (the rest of a CycleResult is the fleet's).
+type memoPart struct {
+	newStuck    []templates.AppLine
+	forPeople   []templates.PersonLine
+	prs         []ProposedPR
+	skipped     []string
+	notProposed map[string]string
 }
 
 // versionsSum digests the live resourceVersion of each of refs, in order,
@@ -193,7 +204,7 @@ func (m *Memo) headsUnchanged(ctx context.Context, in Instance, opts CycleOption
 	if opts.Open == nil || in.BranchFiles == nil {
 		return true
 	}
-	for _, pr := range e.part.PRs {
+	for _, pr := range e.part.prs {
 		if !opts.Open(pr.Key) {
 			continue
 		}
@@ -246,11 +257,8 @@ func entryFor(r *collect.ScanResult, cluster func(*drift.Snapshot) []drift.Objec
 	if cluster != nil {
 		e.cluster = clusterSum(cluster, probe(r, e.refs))
 	}
-	e.part.Digest.NewStuck = slices.Clip(part.Digest.NewStuck)
-	e.part.Digest.ForPeople = slices.Clip(part.Digest.ForPeople)
-	e.part.PRs = slices.Clip(part.PRs)
-	e.part.Skipped = slices.Clip(part.Skipped)
-	e.part.NotProposed = part.NotProposed
+	e.part = memoPart{newStuck: slices.Clip(part.Digest.NewStuck), forPeople: slices.Clip(part.Digest.ForPeople),
+		prs: slices.Clip(part.PRs), skipped: slices.Clip(part.Skipped), notProposed: part.NotProposed}
 	return e
 }
 
@@ -258,33 +266,33 @@ func entryFor(r *collect.ScanResult, cluster func(*drift.Snapshot) []drift.Objec
 // note of why the application is stuck as this cycle's list says, and the
 // open pull requests' checks only where they are open now.
 func (e *memoEntry) replay(why string, opts CycleOptions) CycleResult {
-	part := e.part
-	part.Digest.NewStuck = slices.Clone(e.part.Digest.NewStuck)
+	var part CycleResult
+	part.NotProposed = e.part.notProposed
+	part.Digest.NewStuck = slices.Clone(e.part.newStuck)
 	for i := range part.Digest.NewStuck {
 		part.Digest.NewStuck[i].Note = why
 	}
-	part.PRs = slices.Clone(e.part.PRs)
+	part.PRs = slices.Clone(e.part.prs)
 	for i := range part.PRs {
 		if opts.Open == nil || !opts.Open(part.PRs[i].Key) {
 			part.PRs[i].Check = nil
 		}
 	}
-	part.Digest.ForPeople = slices.Clone(e.part.Digest.ForPeople)
-	part.Skipped = slices.Clone(e.part.Skipped)
+	part.Digest.ForPeople = slices.Clone(e.part.forPeople)
+	part.Skipped = slices.Clone(e.part.skipped)
 	return part
 }
 
 // replayWrites is what observing the application's writes again at now
-// gives: its live objects are the ones observed, so only the time moves.
+// gives: its live objects are the ones observed, so only the time moves
+// (AppWrites.At; the writes themselves are the memo's, not copied).
 func (e *memoEntry) replayWrites(now time.Time) (AppWrites, bool) {
 	if e.writes == nil {
 		return AppWrites{}, false
 	}
 	aw := *e.writes
-	aw.Writes = slices.Clone(aw.Writes)
-	for i := range aw.Writes {
-		aw.Writes[i].At = now
-	}
+	aw.At = now
+	aw.Writes = slices.Clip(aw.Writes)
 	return aw, true
 }
 

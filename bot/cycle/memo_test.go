@@ -221,8 +221,14 @@ func seen(res CycleResult) []string {
 	for _, l := range res.Digest.Fleet {
 		out = append(out, fmt.Sprintf("fleet %+v", l))
 	}
-	for _, w := range res.Writes {
-		out = append(out, fmt.Sprintf("writes %+v", w))
+	for _, aw := range res.Writes {
+		// As publishing records them: each write at the time they were
+		// observed.
+		aw.Writes = slices.Clone(aw.Writes)
+		for i := range aw.Writes {
+			aw.Writes[i].At = aw.At
+		}
+		out = append(out, fmt.Sprintf("writes %+v", aw))
 	}
 	for _, err := range res.Errors {
 		out = append(out, "error "+err.Error())
@@ -249,11 +255,15 @@ func TestMemoCycleAsFull(t *testing.T) {
 	// renders get one depends on the order workers take applications in,
 	// even between two full cycles.
 	memo := NewMemo(0)
+	// Each step's cycles run a minute after the last step's: what a reused
+	// application gives is dated by the cycle, not by when it was kept.
+	at := now
 	memoCycle := func() CycleResult {
-		return Cycle(context.Background(), cfg, []Instance{in}, now, CycleOptions{FirstSeen: first, Memo: memo, HardRefreshes: 1 << 20})
+		at = at.Add(time.Minute)
+		return Cycle(context.Background(), cfg, []Instance{in}, at, CycleOptions{FirstSeen: first, Memo: memo, HardRefreshes: 1 << 20})
 	}
 	fullCycle := func() CycleResult {
-		return Cycle(context.Background(), cfg, []Instance{in}, now, CycleOptions{FirstSeen: first, HardRefreshes: 1 << 20})
+		return Cycle(context.Background(), cfg, []Instance{in}, at, CycleOptions{FirstSeen: first, HardRefreshes: 1 << 20})
 	}
 	compare := func(step string, got, want CycleResult) {
 		t.Helper()

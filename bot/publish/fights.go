@@ -124,7 +124,7 @@ func fightKey(app string, l templates.FightLine) string {
 func (r *run) fightsOf(aw cycle.AppWrites) ([]templates.FightLine, error) {
 	var ps []state.PathWrite
 	for _, w := range aw.Writes {
-		ps = append(ps, state.PathWrite{App: aw.App, Resource: refKey(w.Resource), Path: w.Path, At: w.At, Value: w.Value, Manager: w.Manager})
+		ps = append(ps, state.PathWrite{App: aw.App, Resource: refKey(w.Resource), Path: w.Path, At: aw.At, Value: w.Value, Manager: w.Manager})
 	}
 	if err := r.Store.RecordWrites(r.ctx, ps); err != nil {
 		return nil, err
