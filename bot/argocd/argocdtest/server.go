@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +56,7 @@ type Server struct {
 	// listed holds, when frozen, each application's list item as encoded
 	// once for one ?fields= value; trees its resource tree.
 	listed map[listKey][]byte
+	asked  []string // the ?fields= values listed holds items for
 	trees  map[*drift.Snapshot][]byte
 }
 
@@ -106,8 +108,17 @@ func (s *Server) Add(sn *drift.Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := drift.Str(sn.Application, "metadata", "namespace") + "/" + sn.AppName()
-	if _, ok := s.apps[key]; !ok {
+	old, ok := s.apps[key]
+	if !ok {
 		s.order = append(s.order, key)
+	} else if old != sn {
+		// What was encoded of the replaced one is not served again.
+		delete(s.trees, old)
+		if mapPointer(old.Application) != mapPointer(sn.Application) {
+			for _, raw := range s.asked {
+				delete(s.listed, listKey{mapPointer(old.Application), raw})
+			}
+		}
 	}
 	s.apps[key] = sn
 }
@@ -279,7 +290,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(&b).Encode(map[string]any{"nodes": nodes})
 		s.mu.Lock()
 		if s.frozen {
-			s.trees[sn] = b.Bytes()
+			s.trees[sn] = bytes.Clone(b.Bytes())
 		}
 		s.mu.Unlock()
 		w.Write(b.Bytes())
@@ -475,6 +486,9 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		}
 		b, err := json.Marshal(listItem(app, fields))
 		if err == nil && s.frozen {
+			if !slices.Contains(s.asked, raw) {
+				s.asked = append(s.asked, raw)
+			}
 			s.listed[key] = b
 		}
 		return b, err
