@@ -160,6 +160,9 @@ func (l *listResponse) add(it *listItem, sum [sha256.Size]byte) {
 
 // ListApplications lists every application the token may see, in one call
 // (argocd-server does not paginate), asking only for the fields driftfix reads.
+// The client keeps the list to read the next one against (an item served
+// as before is not decoded again), so the slice is shared: callers must
+// not modify it, and copy it first to change it.
 func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
 	c.mu.Lock()
 	resp := listResponse{known: c.listed}
@@ -167,8 +170,9 @@ func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
 	if err := c.get(ctx, "GET /api/v1/applications", "/api/v1/applications", url.Values{"fields": {listFields}}, &resp); err != nil {
 		return nil, err
 	}
+	resp.apps = slices.Clip(resp.apps)
 	c.mu.Lock()
-	c.listed = slices.Clone(resp.apps)
+	c.listed = resp.apps
 	c.mu.Unlock()
 	return resp.apps, nil
 }

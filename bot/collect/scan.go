@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -144,9 +145,12 @@ func Scan(ctx context.Context, c *argocd.Client, now time.Time, opts ScanOptions
 	if err != nil {
 		return nil, nil, err
 	}
-	results := sc.candidates(apps)
+	// The list is the client's (ListApplications): what the scan learns of
+	// an application is written on a copy, made only then.
+	l := &list{apps: apps}
+	results := sc.candidates(l)
 	sc.diagnoseAll(results)
-	return keepFound(results, apps), apps, ctx.Err()
+	return keepFound(results, l), l.apps, ctx.Err()
 }
 
 // scan is one Scan call.
@@ -175,7 +179,8 @@ type commitOnce struct {
 // OutOfSync right after a successful sync whose history shows auto-sync
 // re-syncing the same revision (a self-heal loop), and the Synced ones whose
 // self-heal keeps syncing them (fight candidates, see Flipping), sorted by name.
-func (sc *scan) candidates(apps []argocd.AppSummary) []ScanResult {
+func (sc *scan) candidates(l *list) []ScanResult {
+	apps := l.apps
 	var results []ScanResult
 	for i := range apps {
 		a := apps[i]
@@ -202,7 +207,8 @@ func (sc *scan) candidates(apps []argocd.AppSummary) []ScanResult {
 			continue
 		}
 		if no, msg := CannotCompare(app); no {
-			apps[i].CannotCompare, apps[i].ComparisonError = true, msg
+			w := l.write(i)
+			w.CannotCompare, w.ComparisonError = true, msg
 			continue
 		}
 		if r, ok := sc.fightCandidate(a, app); ok {
@@ -374,7 +380,8 @@ func (sc *scan) takeHard() bool {
 // keepFound drops the candidates a refresh cleared, keeping in the list the
 // sync status the refresh found (the list was read before it) and whether
 // Argo CD could compare it.
-func keepFound(results []ScanResult, apps []argocd.AppSummary) []ScanResult {
+func keepFound(results []ScanResult, l *list) []ScanResult {
+	apps := l.apps
 	kept := results[:0]
 	// The list is indexed only when a candidate was cleared: most scans
 	// clear none, and a fleet's index is large.
@@ -394,12 +401,27 @@ func keepFound(results []ScanResult, apps []argocd.AppSummary) []ScanResult {
 		if !ok {
 			continue
 		}
+		w := l.write(i)
 		if r.Status != "" {
-			apps[i].SyncStatus = r.Status
+			w.SyncStatus = r.Status
 		}
-		apps[i].CannotCompare, apps[i].ComparisonError = r.App.CannotCompare, r.App.ComparisonError
+		w.CannotCompare, w.ComparisonError = r.App.CannotCompare, r.App.ComparisonError
 	}
 	return kept
+}
+
+// list is the application list a scan reads, copied on its first write.
+type list struct {
+	apps   []argocd.AppSummary
+	copied bool
+}
+
+// write returns the i-th application, to change, in the scan's own copy.
+func (l *list) write(i int) *argocd.AppSummary {
+	if !l.copied {
+		l.apps, l.copied = slices.Clone(l.apps), true
+	}
+	return &l.apps[i]
 }
 
 // AddClusterContext adds cluster objects to a snapshot. An object read from

@@ -2,6 +2,7 @@ package collect
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -217,6 +218,11 @@ func TestScanCannotCompare(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			listed, err := c.ListApplications(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed = slices.Clone(listed)
 			results, scanned, err := Scan(context.Background(), c, now, ScanOptions{StuckAfter: DefaultStuckAfter, Diagnose: diagnose})
 			if err != nil || len(scanned) != 1 {
 				t.Fatalf("scanned %v, %v", scanned, err)
@@ -224,6 +230,12 @@ func TestScanCannotCompare(t *testing.T) {
 			a := scanned[0]
 			if a.CannotCompare != tc.cannot || a.ComparisonError != tc.message {
 				t.Errorf("listed as cannot compare=%v with %q, want %v with %q", a.CannotCompare, a.ComparisonError, tc.cannot, tc.message)
+			}
+			// What the scan learnt is its own: the client's next list, read
+			// against the one it keeps, is what Argo CD lists.
+			again, err := c.ListApplications(context.Background())
+			if err != nil || !slices.Equal(again, listed) {
+				t.Errorf("the next list (%v) is\n%+v\nwant what Argo CD lists\n%+v", err, again, listed)
 			}
 			if len(results) != tc.diagnosed {
 				t.Errorf("%d results (stuck or failed), want %d: %+v", len(results), tc.diagnosed, results)

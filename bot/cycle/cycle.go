@@ -67,8 +67,10 @@ type ProposedPR struct {
 // AppState is one listed application and whether the cycle found it stuck.
 type AppState struct {
 	Instance string
-	App      argocd.AppSummary
-	Stuck    bool
+	// App is the list's item, shared (argocd.Client.ListApplications): read
+	// only.
+	App   *argocd.AppSummary
+	Stuck bool
 	// Failed says its diagnosis or planning failed this cycle, so nothing
 	// about its pull requests can be concluded.
 	Failed bool
@@ -369,7 +371,8 @@ func (res *CycleResult) record(in Instance, stuck []collect.ScanResult, listed [
 	}
 	res.Apps = slices.Grow(res.Apps, n)
 	res.Stuck = slices.Grow(res.Stuck, len(stuck))
-	for _, a := range listed {
+	for i := range listed {
+		a := &listed[i]
 		if !inShard(in.Shard, a.Name) {
 			continue
 		}
