@@ -1,11 +1,17 @@
 package bot
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -67,7 +73,8 @@ func BenchmarkFleetCycle(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) { benchFleet(b, tc.instances, tc.apps, tc.stuck) })
 	}
-	b.Run("steady/apps=50000", func(b *testing.B) { benchSteady(b, 50000, 5000) })
+	b.Run("steady/apps=50000", func(b *testing.B) { benchSteady(b, 50000, 5000, false) })
+	b.Run("steady-inprocess/apps=50000", func(b *testing.B) { benchSteady(b, 50000, 5000, true) })
 }
 
 // benchSteady runs a first cycle over a fleet of apps applications (stuck
@@ -78,18 +85,27 @@ func BenchmarkFleetCycle(b *testing.B) {
 // reuse), a steady cycle's (steady-cpu-s) and the peak heap over all of
 // them: a steady cycle must cost under a tenth of the first, and
 // apps=50000 peak under 300 MB.
-func benchSteady(b *testing.B, apps, stuck int) {
+//
+// The emulated Argo CD serves from a process of its own (the test binary
+// again, running TestSteadyFleetServer), as Argo CD does: the CPU and the
+// heap reported are driftfix's, and the server's CPU is reported apart
+// (server-first-cpu-s, server-steady-cpu-s). With inProcess set, the
+// server runs in the benchmark's process and counts in both, as the
+// benchmark measured before.
+func benchSteady(b *testing.B, apps, stuck int, inProcess bool) {
 	now := time.Now()
-	snaps := fleet(b, apps, stuck, 20, now)
-	srv := argocdtest.NewServer("bench-token", snaps...)
-	defer srv.Close()
-	srv.Delay(5 * time.Millisecond)
-	srv.Freeze()
+	var srv fleetServer
+	if inProcess {
+		srv = newSteadyFleet(b, apps, stuck, now)
+	} else {
+		srv = startFleetProcess(b, apps, stuck, now)
+	}
+	defer srv.close()
 	cfg, err := config.Parse([]byte("argocd: [{name: main, server: https://argocd.example.com, tokenEnv: T}]\nfullCycleEvery: 1000000\n"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "bench-token"})
+	c, err := argocd.New(argocd.Config{BaseURL: srv.url(), Token: "bench-token"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -109,47 +125,27 @@ func benchSteady(b *testing.B, apps, stuck int) {
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
 	peak, stop := heapPeak()
-	cpu0 := processCPU()
+	cpu0, srv0 := processCPU(), srv.cpu()
 	run()
-	first := processCPU() - cpu0
-	rnd := rand.New(rand.NewPCG(7, 11))
-	// change changes 1% of the applications, as cycle i sees them.
-	change := func(i int) {
-		for range apps / 100 {
-			k := rnd.IntN(apps)
-			s := snaps[k]
-			next := &drift.Snapshot{Application: drift.DeepCopy(s.Application).(map[string]any), Resources: slices.Clone(s.Resources)}
-			if len(next.Resources) > 0 && rnd.IntN(2) == 0 {
-				j := rnd.IntN(len(next.Resources))
-				if live := next.Resources[j].Live; live != nil {
-					live = drift.DeepCopy(live).(map[string]any)
-					drift.Map(live, "metadata")["resourceVersion"] = fmt.Sprintf("%d-%d", i, k)
-					next.Resources[j].Live = live
-				}
-			} else {
-				drift.Map(next.Application, "status", "sync")["revision"] = fmt.Sprintf("rev-%d-%d", i, k)
-			}
-			snaps[k] = next
-			srv.Add(next)
-		}
-	}
+	first, srvFirst := processCPU()-cpu0, srv.cpu()-srv0
 	// The second cycle is the first to reuse: it also reads every stuck
 	// application's resource tree whole once, which later cycles find
 	// unchanged by its digest. It is reported apart from the steady ones.
-	change(-1)
+	srv.change(-1)
 	cpu0 = processCPU()
 	run()
 	second := processCPU() - cpu0
-	var steady time.Duration
+	var steady, srvSteady time.Duration
 	var reused, rediagnosed int
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		change(i)
+		srv.change(i)
 		b.StartTimer()
-		cpu := processCPU()
+		cpu, sc := processCPU(), srv.cpu()
 		res := run()
 		steady += processCPU() - cpu
+		srvSteady += srv.cpu() - sc
 		reused += res.Reused
 		rediagnosed += len(res.Stuck) - res.Reused
 	}
@@ -161,10 +157,164 @@ func benchSteady(b *testing.B, apps, stuck int) {
 	b.ReportMetric(float64(rediagnosed)/float64(b.N), "diagnosed/cycle")
 	b.ReportMetric(float64(reused)/float64(b.N), "reused/cycle")
 	b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
-	// What the emulated server and the fleet it serves hold before the
-	// first cycle, and the cycles' own peak above it.
-	b.ReportMetric(float64(base.HeapInuse)/(1<<20), "base-heap-MB")
-	b.ReportMetric(float64(peak()-min(peak(), base.HeapInuse))/(1<<20), "cycle-heap-MB")
+	if inProcess {
+		// What the emulated server and the fleet it serves hold before the
+		// first cycle, and the cycles' own peak above it.
+		b.ReportMetric(float64(base.HeapInuse)/(1<<20), "base-heap-MB")
+		b.ReportMetric(float64(peak()-min(peak(), base.HeapInuse))/(1<<20), "cycle-heap-MB")
+	} else {
+		b.ReportMetric(srvFirst.Seconds(), "server-first-cpu-s")
+		b.ReportMetric(srvSteady.Seconds()/float64(b.N), "server-steady-cpu-s")
+	}
+}
+
+// fleetServer is the emulated Argo CD of benchSteady.
+type fleetServer interface {
+	url() string
+	// change changes 1% of the applications, as cycle i sees them.
+	change(i int)
+	// cpu is the CPU time the server's process has used (in process: 0).
+	cpu() time.Duration
+	close()
+}
+
+// steadyFleet is the emulated server and the fleet it serves.
+type steadyFleet struct {
+	srv   *argocdtest.Server
+	snaps []*drift.Snapshot
+	apps  int
+	rnd   *rand.Rand
+}
+
+func newSteadyFleet(tb testing.TB, apps, stuck int, now time.Time) *steadyFleet {
+	snaps := fleet(tb, apps, stuck, 20, now)
+	srv := argocdtest.NewServer("bench-token", snaps...)
+	srv.Delay(5 * time.Millisecond)
+	srv.Freeze()
+	return &steadyFleet{srv: srv, snaps: snaps, apps: apps, rnd: rand.New(rand.NewPCG(7, 11))}
+}
+
+func (f *steadyFleet) url() string        { return f.srv.URL }
+func (f *steadyFleet) cpu() time.Duration { return 0 }
+func (f *steadyFleet) close()             { f.srv.Close() }
+
+func (f *steadyFleet) change(i int) {
+	for range f.apps / 100 {
+		k := f.rnd.IntN(f.apps)
+		s := f.snaps[k]
+		next := &drift.Snapshot{Application: drift.DeepCopy(s.Application).(map[string]any), Resources: slices.Clone(s.Resources)}
+		if len(next.Resources) > 0 && f.rnd.IntN(2) == 0 {
+			j := f.rnd.IntN(len(next.Resources))
+			if live := next.Resources[j].Live; live != nil {
+				live = drift.DeepCopy(live).(map[string]any)
+				drift.Map(live, "metadata")["resourceVersion"] = fmt.Sprintf("%d-%d", i, k)
+				next.Resources[j].Live = live
+			}
+		} else {
+			drift.Map(next.Application, "status", "sync")["revision"] = fmt.Sprintf("rev-%d-%d", i, k)
+		}
+		f.snaps[k] = next
+		f.srv.Add(next)
+	}
+}
+
+// fleetProcess is a steadyFleet served by a process of its own, told what
+// to do one line at a time on its standard input.
+type fleetProcess struct {
+	tb    testing.TB
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *bufio.Scanner
+	where string
+}
+
+// startFleetProcess starts the test binary serving the fleet
+// (TestSteadyFleetServer) and waits for its address.
+func startFleetProcess(tb testing.TB, apps, stuck int, now time.Time) *fleetProcess {
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestSteadyFleetServer$", "-test.count", "1")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("DRIFTFIX_STEADY_FLEET=%d,%d,%d", apps, stuck, now.UnixNano()))
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	p := &fleetProcess{tb: tb, cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	p.where = p.ask("")
+	return p
+}
+
+// ask sends a line (none when empty) and returns the server's answer.
+func (p *fleetProcess) ask(line string) string {
+	if line != "" {
+		if _, err := fmt.Fprintln(p.in, line); err != nil {
+			p.tb.Fatalf("fleet server: %v", err)
+		}
+	}
+	for p.out.Scan() {
+		if answer, ok := strings.CutPrefix(p.out.Text(), "fleet: "); ok {
+			return answer
+		}
+	}
+	p.tb.Fatalf("fleet server stopped: %v", p.out.Err())
+	return ""
+}
+
+func (p *fleetProcess) url() string  { return p.where }
+func (p *fleetProcess) change(i int) { p.ask(fmt.Sprint("change ", i)) }
+func (p *fleetProcess) cpu() time.Duration {
+	ns, err := strconv.ParseInt(p.ask("cpu"), 10, 64)
+	if err != nil {
+		p.tb.Fatalf("fleet server's CPU: %v", err)
+	}
+	return time.Duration(ns)
+}
+func (p *fleetProcess) close() {
+	p.in.Close()
+	p.cmd.Wait()
+}
+
+// TestSteadyFleetServer is benchSteady's emulated Argo CD when the
+// benchmark starts it as a process of its own (DRIFTFIX_STEADY_FLEET:
+// applications, stuck ones, the time in Unix nanoseconds): it serves the
+// fleet on loopback, writes "fleet: URL", then answers "change N" (change
+// 1% of the applications as for cycle N) and "cpu" (its CPU time so far,
+// in nanoseconds) until its input ends. Run otherwise, it is skipped.
+func TestSteadyFleetServer(t *testing.T) {
+	spec := os.Getenv("DRIFTFIX_STEADY_FLEET")
+	if spec == "" {
+		t.Skip("started by BenchmarkFleetCycle/steady only")
+	}
+	var apps, stuck int
+	var at int64
+	if _, err := fmt.Sscanf(spec, "%d,%d,%d", &apps, &stuck, &at); err != nil {
+		t.Fatalf("DRIFTFIX_STEADY_FLEET=%q: %v", spec, err)
+	}
+	f := newSteadyFleet(t, apps, stuck, time.Unix(0, at))
+	defer f.close()
+	fmt.Println("fleet:", f.url())
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		switch cmd := in.Text(); {
+		case cmd == "cpu":
+			fmt.Println("fleet:", int64(processCPU()))
+		case strings.HasPrefix(cmd, "change "):
+			i, err := strconv.Atoi(strings.TrimPrefix(cmd, "change "))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.change(i)
+			fmt.Println("fleet: ok")
+		default:
+			t.Fatalf("unknown command %q", cmd)
+		}
+	}
 }
 
 // heapPeak samples the heap in use every 5 ms until stop is called; peak
