@@ -64,11 +64,15 @@ type Client struct {
 	mu    sync.Mutex
 	calls map[string]int
 	errs  map[string]int
-	// listed are the summaries of the last list (a copy the caller cannot
-	// change), and where each is by the digest of the item it was read
-	// from (AppSummary.Listed): an item listed again byte for byte is not
-	// decoded again.
+	// listed are the summaries of the last list (shared with the caller,
+	// who does not change them), each with the digest of the item it was
+	// read from (AppSummary.Listed): an item listed again byte for byte is
+	// not decoded again.
 	listed []AppSummary
+	// header is what every call sends, for the token headerToken: built
+	// once per token, and only read after.
+	header      http.Header
+	headerToken string
 }
 
 // Errors a caller branches on.
@@ -191,8 +195,7 @@ func (c *Client) do(ctx context.Context, endpoint, u string, out any) (retry boo
 		return false, fmt.Errorf("argocd %s: %w", endpoint, err)
 	}
 	token := c.token()
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Accept", "application/json")
+	req.Header = c.headerFor(token)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -242,6 +245,19 @@ func (c *Client) do(ctx context.Context, endpoint, u string, out any) (retry boo
 		return false, fmt.Errorf("argocd %s: decode response: %w", endpoint, err)
 	}
 	return false, nil
+}
+
+// headerFor returns the headers of a call made with token. Calls share
+// them: net/http only reads a request's headers (a RoundTripper must not
+// change the request, and the client copies them for a redirect).
+func (c *Client) headerFor(token string) http.Header {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.header == nil || c.headerToken != token {
+		c.header = http.Header{"Authorization": {"Bearer " + token}, "Accept": {"application/json"}}
+		c.headerToken = token
+	}
+	return c.header
 }
 
 // readErr remembers a failed read (not the end of the body), so that a
