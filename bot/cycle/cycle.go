@@ -67,10 +67,8 @@ type ProposedPR struct {
 // AppState is one listed application and whether the cycle found it stuck.
 type AppState struct {
 	Instance string
-	// App is the list's item, shared (argocd.Client.ListApplications): read
-	// only.
-	App   *argocd.AppSummary
-	Stuck bool
+	App      argocd.AppSummary
+	Stuck    bool
 	// Failed says its diagnosis or planning failed this cycle, so nothing
 	// about its pull requests can be concluded.
 	Failed bool
@@ -371,8 +369,7 @@ func (res *CycleResult) record(in Instance, stuck []collect.ScanResult, listed [
 	}
 	res.Apps = slices.Grow(res.Apps, n)
 	res.Stuck = slices.Grow(res.Stuck, len(stuck))
-	for i := range listed {
-		a := &listed[i]
+	for _, a := range listed {
 		if !inShard(in.Shard, a.Name) {
 			continue
 		}

@@ -88,7 +88,7 @@ func TestPredictorPullRequest(t *testing.T) {
 	res := &CycleResult{URLs: map[string]string{"main": ""}, Shards: map[string]string{"main": ""},
 		clusters: map[string]func(*drift.Snapshot) []drift.Object{"main": func(*drift.Snapshot) []drift.Object { return []drift.Object{hpa} }}}
 	for _, n := range []string{"web", "web-canary", "web-staging"} {
-		res.Apps = append(res.Apps, AppState{Instance: "main", App: &argocd.AppSummary{Name: n, Namespace: "argocd", RepoURL: repoURL}})
+		res.Apps = append(res.Apps, AppState{Instance: "main", App: argocd.AppSummary{Name: n, Namespace: "argocd", RepoURL: repoURL}})
 	}
 	p := NewPredictor(&config.Config{}, []Instance{in}, res)
 	if got := p.Repositories(); len(got) != 1 || got[0] != repoURL {
