@@ -124,6 +124,9 @@ type CycleResult struct {
 	// clusters are the cluster reads of the instances this cycle, by
 	// name, for predicting pull requests (predict.go).
 	clusters map[string]func(*drift.Snapshot) []drift.Object
+	// people are the applications' lines left for people, as absorbed:
+	// put in Digest.ForPeople once, at the cycle's end (gatherPeople).
+	people [][]templates.PersonLine
 }
 
 // Stuck is a stuck application as a cycle keeps it: its findings in their
@@ -222,6 +225,7 @@ func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now ti
 	for i := range parts {
 		res.join(&parts[i])
 	}
+	res.gatherPeople()
 	res.sortForPublishing()
 	res.sortWrites()
 	res.Digest.Fleet = Fleet(res.Stuck, FleetMin)
@@ -570,10 +574,32 @@ func joined[T any](to, part []T) []T {
 	return append(to, part...)
 }
 
+// gatherPeople puts the lines left for people that were absorbed in
+// Digest.ForPeople, copied once into a list of their number (appending
+// each application's would copy a fleet's lines again at every growth).
+func (res *CycleResult) gatherPeople() {
+	n := len(res.Digest.ForPeople)
+	for _, p := range res.people {
+		n += len(p)
+	}
+	if n == len(res.Digest.ForPeople) {
+		return
+	}
+	all := make([]templates.PersonLine, 0, n)
+	all = append(all, res.Digest.ForPeople...)
+	for _, p := range res.people {
+		all = append(all, p...)
+	}
+	res.Digest.ForPeople, res.people = all, nil
+}
+
 // absorb takes in what planning one application added.
 func (res *CycleResult) absorb(part *CycleResult) {
 	res.Digest.NewStuck = joined(res.Digest.NewStuck, part.Digest.NewStuck)
-	res.Digest.ForPeople = joined(res.Digest.ForPeople, part.Digest.ForPeople)
+	if len(part.Digest.ForPeople) > 0 {
+		res.people = append(res.people, part.Digest.ForPeople)
+	}
+	res.people = append(res.people, part.people...)
 	res.PRs = append(res.PRs, part.PRs...)
 	res.Skipped = append(res.Skipped, part.Skipped...)
 	for k, why := range part.NotProposed {

@@ -278,7 +278,7 @@ func (e *memoEntry) replay(why string, opts CycleOptions) CycleResult {
 			part.PRs[i].Check = nil
 		}
 	}
-	part.Digest.ForPeople = slices.Clone(e.part.forPeople)
+	part.Digest.ForPeople = e.part.forPeople // read only: absorbing copies it
 	part.Skipped = slices.Clone(e.part.skipped)
 	return part
 }
