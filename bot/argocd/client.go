@@ -249,7 +249,8 @@ func (c *Client) do(ctx context.Context, endpoint, u string, out any) (retry boo
 
 // headerFor returns the headers of a call made with token. Calls share
 // them: net/http only reads a request's headers (a RoundTripper must not
-// change the request, and the client copies them for a redirect).
+// change the request; the client copies them for a redirect, and has no
+// cookie jar, which would add to them).
 func (c *Client) headerFor(token string) http.Header {
 	c.mu.Lock()
 	defer c.mu.Unlock()
