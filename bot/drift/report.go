@@ -100,8 +100,9 @@ func EncodeFinding(f *Finding) ([]byte, error) {
 	return json.Marshal(fj)
 }
 
-// EncodedReport is a Report whose findings are held encoded
-// (EncodeFinding), in the Report's order.
+// EncodedReport is a Report whose findings are held encoded, in the
+// Report's order: as the JSON report writes them (EncodeFinding), or in
+// another output format.
 type EncodedReport struct {
 	Application string
 	SyncStatus  string
@@ -109,7 +110,7 @@ type EncodedReport struct {
 }
 
 // WriteJSON writes the report as Report.WriteJSON writes the report it
-// encodes, byte for byte.
+// encodes, byte for byte, when its findings were encoded by EncodeFinding.
 func (r *EncodedReport) WriteJSON(w io.Writer) error {
 	return writeJSON(w, r.Application, r.SyncStatus, len(r.Findings), func(i int) ([]byte, error) {
 		return r.Findings[i], nil

@@ -43,16 +43,17 @@ func reportParts(path string, lim drift.Limits, sens drift.Sensitivity, size int
 	return &drift.Report{Application: head.AppName(), SyncStatus: drift.Str(head.Application, "status", "sync", "status"), Findings: findings}, true, nil
 }
 
-// DiagnoseFileEncoded is DiagnoseFile with each part's findings encoded as
-// the JSON report writes them (drift.EncodeFinding) before the next part
+// DiagnoseFileEncoded is DiagnoseFile with each part's findings encoded
+// by encode (drift.EncodeFinding for the JSON report) before the next part
 // is read: the report of a large snapshot is held without the values its
-// findings show, nor the objects those were read from.
-func DiagnoseFileEncoded(path string, lim drift.Limits, sens drift.Sensitivity) (rep *drift.EncodedReport, ok bool, err error) {
-	return encodedParts(path, lim, sens, partSize)
+// findings show, nor the objects those were read from. The findings are in
+// DiagnoseFile's order.
+func DiagnoseFileEncoded(path string, lim drift.Limits, sens drift.Sensitivity, encode func(*drift.Finding) ([]byte, error)) (rep *drift.EncodedReport, ok bool, err error) {
+	return encodedParts(path, lim, sens, partSize, encode)
 }
 
-func encodedParts(path string, lim drift.Limits, sens drift.Sensitivity, size int) (*drift.EncodedReport, bool, error) {
-	head, fs, ok, err := diagnoseParts(path, lim, sens, size, drift.EncodeFinding)
+func encodedParts(path string, lim drift.Limits, sens drift.Sensitivity, size int, encode func(*drift.Finding) ([]byte, error)) (*drift.EncodedReport, bool, error) {
+	head, fs, ok, err := diagnoseParts(path, lim, sens, size, encode)
 	if !ok || err != nil {
 		return nil, ok, err
 	}

@@ -91,7 +91,7 @@ func TestDiagnoseFileAsWhole(t *testing.T) {
 					t.Errorf("%s as %s, parts of %d: report differs\npart by part: %s\nwhole:        %s", file, form, size, gotJSON, wantJSON)
 				}
 				// Held encoded, the report writes what the whole one writes.
-				enc, ok, eerr := encodedParts(f, drift.Limits{}, drift.Sensitivity{}, size)
+				enc, ok, eerr := encodedParts(f, drift.Limits{}, drift.Sensitivity{}, size, drift.EncodeFinding)
 				if !ok || (eerr != nil) != (werr != nil) || eerr != nil && eerr.Error() != werr.Error() {
 					t.Errorf("%s as %s, parts of %d, encoded: read part by part %v, error %v, whole %v", file, form, size, ok, eerr, werr)
 					continue

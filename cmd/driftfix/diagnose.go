@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"unicode/utf8"
 
@@ -68,13 +70,13 @@ func (c *cli) diagnose(cmd *cobra.Command, args []string, snapshot string, outpu
 		// can be (a large one is never held whole), else whole below. As
 		// JSON, each part's findings are held as the text written.
 		var ok bool
-		if format == "json" {
+		if encode := encoders[format]; encode != nil {
 			var enc *drift.EncodedReport
-			if enc, ok, err = pipeline.DiagnoseFileEncoded(snapshot, drift.Limits{}, drift.Sensitivity{}); err != nil {
+			if enc, ok, err = pipeline.DiagnoseFileEncoded(snapshot, drift.Limits{}, drift.Sensitivity{}, encode); err != nil {
 				return exitUsage, err
 			}
 			if ok {
-				return writeEncoded(stdout, enc)
+				return writeEncoded(stdout, format, enc)
 			}
 		} else if rep, ok, err = pipeline.DiagnoseFile(snapshot, drift.Limits{}, drift.Sensitivity{}); err != nil {
 			return exitUsage, err
@@ -138,9 +140,23 @@ func (c *cli) diagnose(cmd *cobra.Command, args []string, snapshot string, outpu
 	return exitClean, nil
 }
 
-// writeEncoded writes a report of encoded findings as -o json does.
-func writeEncoded(stdout io.Writer, rep *drift.EncodedReport) (int, error) {
-	if err := rep.WriteJSON(stdout); err != nil {
+// encoders are the output formats a snapshot file's report is held in as
+// the text written, each finding encoded as the format writes it: a large
+// report is not held as findings that keep the values they show.
+var encoders = map[string]func(*drift.Finding) ([]byte, error){
+	"json": drift.EncodeFinding,
+	"text": textBlock,
+}
+
+// writeEncoded writes a report of findings encoded by encoders[format].
+func writeEncoded(stdout io.Writer, format string, rep *drift.EncodedReport) (int, error) {
+	var err error
+	if format == "json" {
+		err = rep.WriteJSON(stdout)
+	} else {
+		err = writeText(stdout, rep.Application, rep.SyncStatus, rep.Findings)
+	}
+	if err != nil {
 		return exitUsage, fmt.Errorf("write report: %w", err)
 	}
 	if len(rep.Findings) > 0 {
@@ -194,53 +210,91 @@ const textWidth = 120
 // print the same) and every line of evidence.
 func textReport(rep *drift.Report) []byte {
 	var buf bytes.Buffer
-	if !reportHeader(&buf, rep) {
+	if !reportHeader(&buf, rep.Application, rep.SyncStatus, len(rep.Findings)) {
 		return buf.Bytes()
 	}
-	for i, f := range rep.Findings {
+	for i := range rep.Findings {
 		if i > 0 {
 			buf.WriteByte('\n')
 		}
-		fmt.Fprintf(&buf, "%s %s\n", templates.Terminal(f.Resource), templates.Terminal(f.Path))
-		// field writes "  name      value", value wrapped under itself (after
-		// a bullet, under the bullet's text).
-		field := func(name, bullet, value string) {
-			writeWrapped(&buf, "  "+name+strings.Repeat(" ", 10-len(name))+bullet, value)
-		}
-		field("cause", "", string(f.Cause))
-		field("git", "", cellFull(f.Git, f.InGit))
-		field("live", "", cellFull(f.ShownLive(), f.InLive))
-		field("owner", "", templates.Terminal(owner(f.Owners)))
-		for k, e := range f.Evidence {
-			name := ""
-			if k == 0 {
-				name = "evidence"
-			}
-			field(name, "- ", templates.Terminal(e))
-		}
-		fix := string(f.Remediation.Kind)
-		if f.Remediation.File != "" {
-			fix += " " + f.Remediation.File
-		}
-		if f.Remediation.Reason != "" {
-			fix += ": " + f.Remediation.Reason
-		}
-		field("fix", "", templates.Terminal(fix))
+		writeTextFinding(&buf, &rep.Findings[i])
 	}
 	return buf.Bytes()
 }
 
+// textBlock is one finding's block of the text report, without room to
+// spare: a large report holds thousands.
+func textBlock(f *drift.Finding) ([]byte, error) {
+	buf := blockBuffers.Get().(*bytes.Buffer)
+	defer blockBuffers.Put(buf)
+	buf.Reset()
+	writeTextFinding(buf, f)
+	return bytes.Clone(buf.Bytes()), nil
+}
+
+// blockBuffers are the buffers textBlock writes a block in.
+var blockBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// writeText writes the text report of blocks (textBlock), as textReport
+// writes the report they were made from.
+func writeText(w io.Writer, application, syncStatus string, blocks [][]byte) error {
+	var head bytes.Buffer
+	more := reportHeader(&head, application, syncStatus, len(blocks))
+	bw := bufio.NewWriter(w)
+	bw.Write(head.Bytes())
+	for i, b := range blocks {
+		if !more {
+			break
+		}
+		if i > 0 {
+			bw.WriteByte('\n')
+		}
+		bw.Write(b)
+	}
+	return bw.Flush()
+}
+
+// writeTextFinding writes a finding's block: its resource and path, then
+// one field a line.
+func writeTextFinding(buf *bytes.Buffer, f *drift.Finding) {
+	fmt.Fprintf(buf, "%s %s\n", templates.Terminal(f.Resource), templates.Terminal(f.Path))
+	// field writes "  name      value", value wrapped under itself (after
+	// a bullet, under the bullet's text).
+	field := func(name, bullet, value string) {
+		writeWrapped(buf, "  "+name+strings.Repeat(" ", 10-len(name))+bullet, value)
+	}
+	field("cause", "", string(f.Cause))
+	field("git", "", cellFull(f.Git, f.InGit))
+	field("live", "", cellFull(f.ShownLive(), f.InLive))
+	field("owner", "", templates.Terminal(owner(f.Owners)))
+	for k, e := range f.Evidence {
+		name := ""
+		if k == 0 {
+			name = "evidence"
+		}
+		field(name, "- ", templates.Terminal(e))
+	}
+	fix := string(f.Remediation.Kind)
+	if f.Remediation.File != "" {
+		fix += " " + f.Remediation.File
+	}
+	if f.Remediation.Reason != "" {
+		fix += ": " + f.Remediation.Reason
+	}
+	field("fix", "", templates.Terminal(fix))
+}
+
 // reportHeader writes the report's first line; false when nothing differs.
-func reportHeader(buf *bytes.Buffer, rep *drift.Report) bool {
-	status := rep.SyncStatus
+func reportHeader(buf *bytes.Buffer, application, syncStatus string, findings int) bool {
+	status := syncStatus
 	if status == "" {
 		status = "unknown sync status"
 	}
-	if len(rep.Findings) == 0 {
-		fmt.Fprintf(buf, "Application %s (%s): no drift found.\n", templates.Terminal(rep.Application), templates.Terminal(status))
+	if findings == 0 {
+		fmt.Fprintf(buf, "Application %s (%s): no drift found.\n", templates.Terminal(application), templates.Terminal(status))
 		return false
 	}
-	fmt.Fprintf(buf, "Application %s (%s): %d drifting %s.\n\n", templates.Terminal(rep.Application), templates.Terminal(status), len(rep.Findings), plural(len(rep.Findings), "field", "fields"))
+	fmt.Fprintf(buf, "Application %s (%s): %d drifting %s.\n\n", templates.Terminal(application), templates.Terminal(status), findings, plural(findings, "field", "fields"))
 	return true
 }
 
@@ -248,7 +302,7 @@ func reportHeader(buf *bytes.Buffer, rep *drift.Report) bool {
 // whole, as wide as the values make it.
 func wideReport(rep *drift.Report) []byte {
 	var buf bytes.Buffer
-	if !reportHeader(&buf, rep) {
+	if !reportHeader(&buf, rep.Application, rep.SyncStatus, len(rep.Findings)) {
 		return buf.Bytes()
 	}
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)

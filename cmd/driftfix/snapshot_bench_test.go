@@ -44,7 +44,8 @@ func runHWM(file string) {
 
 // BenchmarkDiagnoseSnapshot runs `driftfix diagnose --snapshot FILE -o json`
 // as a process of its own on a 20,000-resource snapshot (resources cloned
-// from the testdata cases), as JSON and as YAML, and reports the process'
+// from the testdata cases), as JSON and as YAML, and the JSON file with the
+// default text output (json-to-text), and reports the process'
 // peak resident memory (peak-rss-MB, the kernel's maximum RSS, the
 // binary's own pages included), the input's size (input-MB; JSON compact,
 // YAML as driftfix snapshot -o yaml writes it) and their ratio (rss/input;
@@ -76,20 +77,25 @@ func BenchmarkDiagnoseSnapshot(b *testing.B) {
 	if err := os.WriteFile(smallFile, small, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	base := peakRSS(b, dir, smallFile)
+	base := peakRSS(b, dir, smallFile, "json")
 	if d := os.Getenv("DRIFTFIX_BENCH_KEEP"); d != "" {
 		os.WriteFile(filepath.Join(d, "snapshot.json"), raw, 0o600)
 		os.WriteFile(filepath.Join(d, "snapshot.yaml"), y, 0o600)
 	}
-	for _, format := range []string{"json", "yaml"} {
+	for _, run := range []struct{ name, format, output string }{
+		{"json", "json", "json"},
+		{"yaml", "yaml", "json"},
+		{"json-to-text", "json", "text"}, // the default output
+	} {
+		format := run.format
 		file := filepath.Join(dir, "snapshot."+format)
 		if err := os.WriteFile(file, files[format], 0o600); err != nil {
 			b.Fatal(err)
 		}
-		b.Run(fmt.Sprintf("%s/resources=20000", format), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%s/resources=20000", run.name), func(b *testing.B) {
 			var peak int64
 			for i := 0; i < b.N; i++ {
-				peak = max(peak, peakRSS(b, dir, file))
+				peak = max(peak, peakRSS(b, dir, file, run.output))
 			}
 			in := float64(len(files[format])) / (1 << 20)
 			b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MB")
@@ -140,10 +146,10 @@ func benchSnapshot(b *testing.B, n int) *drift.Snapshot {
 
 // peakRSS runs driftfix diagnose on a snapshot file and returns its peak
 // resident memory in bytes.
-func peakRSS(b *testing.B, dir, file string) int64 {
+func peakRSS(b *testing.B, dir, file, output string) int64 {
 	b.Helper()
 	hwm := filepath.Join(dir, "hwm")
-	cmd := exec.Command(os.Args[0], "diagnose", "--snapshot", file, "-o", "json")
+	cmd := exec.Command(os.Args[0], "diagnose", "--snapshot", file, "-o", output)
 	cmd.Env = append(os.Environ(), "DRIFTFIX_TEST_MAIN=1", "DRIFTFIX_TEST_HWM="+hwm)
 	cmd.Stdout, cmd.Stderr = nil, os.Stderr
 	err := cmd.Run()

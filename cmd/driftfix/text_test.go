@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/pipeline"
 )
 
 // TestTextGolden: diagnose's text (one block per finding) and -o wide, as
@@ -155,5 +157,44 @@ func TestScanCountsOutOfSyncNotStuck(t *testing.T) {
 	code, out, _ = scanAt(append(base, "--stuck-after", "0s"))
 	if code != exitDrift || !strings.Contains(out, "2 stuck OutOfSync.") {
 		t.Errorf("--stuck-after 0s: exit %d\n%s", code, out)
+	}
+}
+
+// TestTextPartByPartAsWhole: the text report of a snapshot file diagnosed a
+// part at a time, each finding held as its block, is byte for byte the
+// text report of the whole diagnosis, for every case of the corpus.
+func TestTextPartByPartAsWhole(t *testing.T) {
+	cases, err := filepath.Glob("../../testdata/cases/*.yaml")
+	if err != nil || len(cases) < 20 {
+		t.Fatalf("%d cases, %v", len(cases), err)
+	}
+	parted := 0
+	for _, c := range cases {
+		if strings.HasSuffix(c, ".expected.yaml") {
+			continue
+		}
+		s, err := drift.LoadSnapshot(c)
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		whole, err := pipeline.Diagnose(s, drift.Sensitivity{})
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		enc, ok, err := pipeline.DiagnoseFileEncoded(c, drift.Limits{}, drift.Sensitivity{}, textBlock)
+		if err != nil || !ok {
+			continue // read whole: textReport itself
+		}
+		parted++
+		var got bytes.Buffer
+		if err := writeText(&got, enc.Application, enc.SyncStatus, enc.Findings); err != nil {
+			t.Fatal(err)
+		}
+		if want := textReport(whole); !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("%s: part by part\n%s\nwhole\n%s", c, got.Bytes(), want)
+		}
+	}
+	if parted < len(cases)/4 {
+		t.Errorf("only %d of %d cases were diagnosed part by part", parted, len(cases))
 	}
 }
