@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,14 +147,18 @@ func (c *cli) diagnose(cmd *cobra.Command, args []string, snapshot string, outpu
 var encoders = map[string]func(*drift.Finding) ([]byte, error){
 	"json": drift.EncodeFinding,
 	"text": textBlock,
+	"yaml": yamlBlock,
 }
 
 // writeEncoded writes a report of findings encoded by encoders[format].
 func writeEncoded(stdout io.Writer, format string, rep *drift.EncodedReport) (int, error) {
 	var err error
-	if format == "json" {
+	switch format {
+	case "json":
 		err = rep.WriteJSON(stdout)
-	} else {
+	case "yaml":
+		err = writeYAML(stdout, rep.Application, rep.SyncStatus, rep.Findings)
+	default:
 		err = writeText(stdout, rep.Application, rep.SyncStatus, rep.Findings)
 	}
 	if err != nil {
@@ -177,6 +182,11 @@ func yamlReport(rep *drift.Report) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode report: %w", err)
 	}
+	return yamlOf(raw)
+}
+
+// yamlOf writes JSON as yamlReport writes it: block YAML, indent two.
+func yamlOf(raw []byte) ([]byte, error) {
 	var node yaml.Node
 	if err := yaml.Unmarshal(raw, &node); err != nil {
 		return nil, fmt.Errorf("encode report: %w", err)
@@ -189,6 +199,61 @@ func yamlReport(rep *drift.Report) ([]byte, error) {
 		return nil, fmt.Errorf("encode report: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// yamlFindings starts the findings of a YAML report, as an item's block
+// (yamlBlock) comes under it.
+const yamlFindings = "findings:\n"
+
+// yamlBlock is one finding as yamlReport writes it in the report's
+// findings: a finding alone in them, written as the whole report's are.
+func yamlBlock(f *drift.Finding) ([]byte, error) {
+	raw, err := drift.EncodeFinding(f)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := yamlOf(slices.Concat([]byte(`{"findings":[`), raw, []byte(`]}`)))
+	if err != nil {
+		return nil, err
+	}
+	block, ok := bytes.CutPrefix(doc, []byte(yamlFindings))
+	if !ok {
+		return nil, fmt.Errorf("encode report: a finding's YAML does not start with %q", yamlFindings)
+	}
+	return block, nil
+}
+
+// writeYAML writes the YAML report of blocks (yamlBlock), as yamlReport
+// writes the report they were made from.
+func writeYAML(w io.Writer, application, syncStatus string, blocks [][]byte) error {
+	// The keys in the report's order: application, syncStatus, findings.
+	raw, err := json.Marshal(struct {
+		Application string `json:"application"`
+		SyncStatus  string `json:"syncStatus"`
+		Findings    []any  `json:"findings"`
+	}{application, syncStatus, []any{}})
+	if err != nil {
+		return err
+	}
+	head, err := yamlOf(raw)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	if len(blocks) == 0 {
+		bw.Write(head)
+		return bw.Flush()
+	}
+	empty := []byte("findings: []\n")
+	if !bytes.HasSuffix(head, empty) {
+		return fmt.Errorf("encode report: its YAML does not end with %q", empty)
+	}
+	bw.Write(head[:len(head)-len(empty)])
+	bw.WriteString(yamlFindings)
+	for _, b := range blocks {
+		bw.Write(b)
+	}
+	return bw.Flush()
 }
 
 // clearStyle drops the JSON flow style so the YAML reads as block YAML.

@@ -45,7 +45,7 @@ func runHWM(file string) {
 // BenchmarkDiagnoseSnapshot runs `driftfix diagnose --snapshot FILE -o json`
 // as a process of its own on a 20,000-resource snapshot (resources cloned
 // from the testdata cases), as JSON and as YAML, and the JSON file with the
-// default text output (json-to-text), and reports the process'
+// default text output (json-to-text) and -o yaml (json-to-yaml), and reports the process'
 // peak resident memory (peak-rss-MB, the kernel's maximum RSS, the
 // binary's own pages included), the input's size (input-MB; JSON compact,
 // YAML as driftfix snapshot -o yaml writes it) and their ratio (rss/input;
@@ -86,6 +86,7 @@ func BenchmarkDiagnoseSnapshot(b *testing.B) {
 		{"json", "json", "json"},
 		{"yaml", "yaml", "json"},
 		{"json-to-text", "json", "text"}, // the default output
+		{"json-to-yaml", "json", "yaml"},
 	} {
 		format := run.format
 		file := filepath.Join(dir, "snapshot."+format)

@@ -198,3 +198,46 @@ func TestTextPartByPartAsWhole(t *testing.T) {
 		t.Errorf("only %d of %d cases were diagnosed part by part", parted, len(cases))
 	}
 }
+
+// TestYAMLPartByPartAsWhole: -o yaml of a snapshot file diagnosed a part at
+// a time, each finding held as its YAML block, is byte for byte the YAML of
+// the whole report, for every case of the corpus.
+func TestYAMLPartByPartAsWhole(t *testing.T) {
+	cases, err := filepath.Glob("../../testdata/cases/*.yaml")
+	if err != nil || len(cases) < 20 {
+		t.Fatalf("%d cases, %v", len(cases), err)
+	}
+	parted := 0
+	for _, c := range cases {
+		if strings.HasSuffix(c, ".expected.yaml") {
+			continue
+		}
+		s, err := drift.LoadSnapshot(c)
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		whole, err := pipeline.Diagnose(s, drift.Sensitivity{})
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+		enc, ok, err := pipeline.DiagnoseFileEncoded(c, drift.Limits{}, drift.Sensitivity{}, yamlBlock)
+		if err != nil || !ok {
+			continue // read whole: yamlReport itself
+		}
+		parted++
+		var got bytes.Buffer
+		if err := writeYAML(&got, enc.Application, enc.SyncStatus, enc.Findings); err != nil {
+			t.Fatal(err)
+		}
+		want, err := yamlReport(whole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("%s: part by part\n%s\nwhole\n%s", c, got.Bytes(), want)
+		}
+	}
+	if parted < len(cases)/4 {
+		t.Errorf("only %d of %d cases were diagnosed part by part", parted, len(cases))
+	}
+}
