@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,84 +161,80 @@ func TestScanCountsOutOfSyncNotStuck(t *testing.T) {
 	}
 }
 
+// partCorpora are the snapshot sets of the repository (as
+// bot/internal/corpus.Corpora lists them), from this package.
+var partCorpora = []string{
+	"../../testdata/cases/*.yaml",
+	"../../testdata/realworld/[0-9]*.yaml",
+	"../../testdata/heldout/[0-9]*.yaml",
+	"../../testdata/real/*.json",
+	"../../testdata/differential/*.json",
+	"../../testdata/hostile/*.yaml",
+	"../../remediations/testdata/*.yaml",
+}
+
+// checkPartByPart diagnoses every snapshot of the corpora part by part,
+// each finding held as encode makes it, and wants write to give what
+// whole gives of the whole diagnosis, byte for byte.
+func checkPartByPart(t *testing.T, encode func(*drift.Finding) ([]byte, error), write func(io.Writer, string, string, [][]byte) error, whole func(*drift.Report) ([]byte, error)) {
+	t.Helper()
+	files, parted := 0, 0
+	for _, glob := range partCorpora {
+		matches, err := filepath.Glob(glob)
+		if err != nil || len(matches) == 0 {
+			t.Fatalf("%s: %d files, %v", glob, len(matches), err)
+		}
+		for _, c := range matches {
+			if strings.HasSuffix(c, ".expected.yaml") {
+				continue
+			}
+			files++
+			s, err := drift.LoadSnapshot(c)
+			if err != nil {
+				continue // the hostile corpus: no report to compare
+			}
+			rep, werr := pipeline.Diagnose(s, drift.Sensitivity{})
+			enc, ok, err := pipeline.DiagnoseFileEncoded(c, drift.Limits{}, drift.Sensitivity{}, encode)
+			if !ok {
+				continue // read whole: the whole report itself
+			}
+			if (err != nil) != (werr != nil) || err != nil && err.Error() != werr.Error() {
+				t.Errorf("%s: error %v, whole %v", c, err, werr)
+				continue
+			}
+			if err != nil {
+				continue
+			}
+			parted++
+			var got bytes.Buffer
+			if err := write(&got, enc.Application, enc.SyncStatus, enc.Findings); err != nil {
+				t.Fatal(err)
+			}
+			want, err := whole(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("%s: part by part\n%s\nwhole\n%s", c, got.Bytes(), want)
+			}
+		}
+	}
+	if parted < files/2 {
+		t.Errorf("only %d of %d snapshots were diagnosed part by part", parted, files)
+	}
+	t.Logf("%d of %d snapshots diagnosed part by part", parted, files)
+}
+
 // TestTextPartByPartAsWhole: the text report of a snapshot file diagnosed a
 // part at a time, each finding held as its block, is byte for byte the
-// text report of the whole diagnosis, for every case of the corpus.
+// text report of the whole diagnosis, for every snapshot of the corpora.
 func TestTextPartByPartAsWhole(t *testing.T) {
-	cases, err := filepath.Glob("../../testdata/cases/*.yaml")
-	if err != nil || len(cases) < 20 {
-		t.Fatalf("%d cases, %v", len(cases), err)
-	}
-	parted := 0
-	for _, c := range cases {
-		if strings.HasSuffix(c, ".expected.yaml") {
-			continue
-		}
-		s, err := drift.LoadSnapshot(c)
-		if err != nil {
-			t.Fatalf("%s: %v", c, err)
-		}
-		whole, err := pipeline.Diagnose(s, drift.Sensitivity{})
-		if err != nil {
-			t.Fatalf("%s: %v", c, err)
-		}
-		enc, ok, err := pipeline.DiagnoseFileEncoded(c, drift.Limits{}, drift.Sensitivity{}, textBlock)
-		if err != nil || !ok {
-			continue // read whole: textReport itself
-		}
-		parted++
-		var got bytes.Buffer
-		if err := writeText(&got, enc.Application, enc.SyncStatus, enc.Findings); err != nil {
-			t.Fatal(err)
-		}
-		if want := textReport(whole); !bytes.Equal(got.Bytes(), want) {
-			t.Errorf("%s: part by part\n%s\nwhole\n%s", c, got.Bytes(), want)
-		}
-	}
-	if parted < len(cases)/4 {
-		t.Errorf("only %d of %d cases were diagnosed part by part", parted, len(cases))
-	}
+	checkPartByPart(t, textBlock, writeText, func(r *drift.Report) ([]byte, error) { return textReport(r), nil })
 }
 
 // TestYAMLPartByPartAsWhole: -o yaml of a snapshot file diagnosed a part at
 // a time, each finding held as its YAML block, is byte for byte the YAML of
-// the whole report, for every case of the corpus.
+// the whole report, for every snapshot of the corpora.
 func TestYAMLPartByPartAsWhole(t *testing.T) {
-	cases, err := filepath.Glob("../../testdata/cases/*.yaml")
-	if err != nil || len(cases) < 20 {
-		t.Fatalf("%d cases, %v", len(cases), err)
-	}
-	parted := 0
-	for _, c := range cases {
-		if strings.HasSuffix(c, ".expected.yaml") {
-			continue
-		}
-		s, err := drift.LoadSnapshot(c)
-		if err != nil {
-			t.Fatalf("%s: %v", c, err)
-		}
-		whole, err := pipeline.Diagnose(s, drift.Sensitivity{})
-		if err != nil {
-			t.Fatalf("%s: %v", c, err)
-		}
-		enc, ok, err := pipeline.DiagnoseFileEncoded(c, drift.Limits{}, drift.Sensitivity{}, yamlBlock)
-		if err != nil || !ok {
-			continue // read whole: yamlReport itself
-		}
-		parted++
-		var got bytes.Buffer
-		if err := writeYAML(&got, enc.Application, enc.SyncStatus, enc.Findings); err != nil {
-			t.Fatal(err)
-		}
-		want, err := yamlReport(whole)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got.Bytes(), want) {
-			t.Errorf("%s: part by part\n%s\nwhole\n%s", c, got.Bytes(), want)
-		}
-	}
-	if parted < len(cases)/4 {
-		t.Errorf("only %d of %d cases were diagnosed part by part", parted, len(cases))
-	}
+	checkPartByPart(t, yamlBlock, writeYAML, yamlReport)
 }
