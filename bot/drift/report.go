@@ -81,11 +81,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 // text: a large report is written without its copies.
 func (r *Report) WriteJSON(w io.Writer) error {
 	return writeJSON(w, r.Application, r.SyncStatus, len(r.Findings), func(i int) ([]byte, error) {
-		fj, err := findingOf(r.Findings[i])
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal(fj)
+		return EncodeFinding(&r.Findings[i])
 	})
 }
 

@@ -32,15 +32,11 @@ func DiagnoseFile(path string, lim drift.Limits, sens drift.Sensitivity) (rep *d
 }
 
 func reportParts(path string, lim drift.Limits, sens drift.Sensitivity, size int) (*drift.Report, bool, error) {
-	head, fs, ok, err := diagnoseParts(path, lim, sens, size, func(f *drift.Finding) (drift.Finding, error) { return *f, nil })
+	app, status, findings, ok, err := reportOf(path, lim, sens, size, func(f *drift.Finding) (drift.Finding, error) { return *f, nil })
 	if !ok || err != nil {
 		return nil, ok, err
 	}
-	var findings []drift.Finding // nil when none, as Diagnose
-	for i := range fs {
-		findings = append(findings, fs[i].item)
-	}
-	return &drift.Report{Application: head.AppName(), SyncStatus: drift.Str(head.Application, "status", "sync", "status"), Findings: findings}, true, nil
+	return &drift.Report{Application: app, SyncStatus: status, Findings: findings}, true, nil
 }
 
 // DiagnoseFileEncoded is DiagnoseFile with each part's findings encoded
@@ -53,15 +49,25 @@ func DiagnoseFileEncoded(path string, lim drift.Limits, sens drift.Sensitivity, 
 }
 
 func encodedParts(path string, lim drift.Limits, sens drift.Sensitivity, size int, encode func(*drift.Finding) ([]byte, error)) (*drift.EncodedReport, bool, error) {
-	head, fs, ok, err := diagnoseParts(path, lim, sens, size, encode)
+	app, status, findings, ok, err := reportOf(path, lim, sens, size, encode)
 	if !ok || err != nil {
 		return nil, ok, err
 	}
-	rep := &drift.EncodedReport{Application: head.AppName(), SyncStatus: drift.Str(head.Application, "status", "sync", "status")}
-	for i := range fs {
-		rep.Findings = append(rep.Findings, fs[i].item)
+	return &drift.EncodedReport{Application: app, SyncStatus: status, Findings: findings}, true, nil
+}
+
+// reportOf is what a report of the file holds: its application, its sync
+// status and what keep makes of each finding, in order (nil when none, as
+// Diagnose).
+func reportOf[T any](path string, lim drift.Limits, sens drift.Sensitivity, size int, keep func(*drift.Finding) (T, error)) (app, status string, items []T, ok bool, err error) {
+	head, fs, ok, err := diagnoseParts(path, lim, sens, size, keep)
+	if !ok || err != nil {
+		return "", "", nil, ok, err
 	}
-	return rep, true, nil
+	for i := range fs {
+		items = append(items, fs[i].item)
+	}
+	return head.AppName(), drift.Str(head.Application, "status", "sync", "status"), items, true, nil
 }
 
 // fileIndex is what one pass over a snapshot file's resources gathers.
@@ -236,29 +242,34 @@ func (x *fileIndex) resource(ref drift.Ref) int32 {
 // ranks returns where each resource placed names comes in drift.Ref's
 // order.
 func (x *fileIndex) ranks() func(int32) int32 {
-	all := make([]drift.Ref, 0, len(x.refs)+len(x.others))
-	all = append(append(all, x.refs...), x.others...)
-	slices.SortFunc(all, func(a, b drift.Ref) int {
-		switch {
-		case a == b:
+	n := int32(len(x.refs))
+	refOf := func(k int32) drift.Ref { // the file's, then the others
+		if k < n {
+			return x.refs[k]
+		}
+		return x.others[k-n]
+	}
+	order := make([]int32, int(n)+len(x.others))
+	for k := range order {
+		order[k] = int32(k)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		switch ra, rb := refOf(a), refOf(b); {
+		case ra == rb:
 			return 0
-		case a.Less(b):
+		case ra.Less(rb):
 			return -1
 		}
 		return 1
 	})
-	inFile, other := make([]int32, len(x.refs)), make([]int32, len(x.others))
-	for r, ref := range all {
-		if i, ok := x.index(ref); ok {
-			inFile[i] = int32(r)
-		} else {
-			other[slices.Index(x.others, ref)] = int32(r)
-		}
+	rank := make([]int32, len(order))
+	for r, k := range order {
+		rank[k] = int32(r)
 	}
 	return func(i int32) int32 {
 		if i < 0 {
-			return other[-1-i]
+			return rank[n-1-i] // the (-1-i)-th other
 		}
-		return inFile[i]
+		return rank[i]
 	}
 }
