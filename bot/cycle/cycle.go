@@ -578,19 +578,11 @@ func joined[T any](to, part []T) []T {
 // Digest.ForPeople, copied once into a list of their number (appending
 // each application's would copy a fleet's lines again at every growth).
 func (res *CycleResult) gatherPeople() {
-	n := len(res.Digest.ForPeople)
-	for _, p := range res.people {
-		n += len(p)
-	}
-	if n == len(res.Digest.ForPeople) {
+	if len(res.people) == 0 {
 		return
 	}
-	all := make([]templates.PersonLine, 0, n)
-	all = append(all, res.Digest.ForPeople...)
-	for _, p := range res.people {
-		all = append(all, p...)
-	}
-	res.Digest.ForPeople, res.people = all, nil
+	res.Digest.ForPeople = slices.Concat(append([][]templates.PersonLine{res.Digest.ForPeople}, res.people...)...)
+	res.people = nil
 }
 
 // absorb takes in what planning one application added.
