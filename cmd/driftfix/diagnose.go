@@ -71,13 +71,19 @@ func (c *cli) diagnose(cmd *cobra.Command, args []string, snapshot string, outpu
 		// can be (a large one is never held whole), else whole below. As
 		// JSON, each part's findings are held as the text written.
 		var ok bool
-		if encode := encoders[format]; encode != nil {
+		if e, held := encoded[format]; held {
 			var enc *drift.EncodedReport
-			if enc, ok, err = pipeline.DiagnoseFileEncoded(snapshot, drift.Limits{}, drift.Sensitivity{}, encode); err != nil {
+			if enc, ok, err = pipeline.DiagnoseFileEncoded(snapshot, drift.Limits{}, drift.Sensitivity{}, e.encode); err != nil {
 				return exitUsage, err
 			}
 			if ok {
-				return writeEncoded(stdout, format, enc)
+				if err := e.write(stdout, enc.Application, enc.SyncStatus, enc.Findings); err != nil {
+					return exitUsage, fmt.Errorf("write report: %w", err)
+				}
+				if len(enc.Findings) > 0 {
+					return exitDrift, nil
+				}
+				return exitClean, nil
 			}
 		} else if rep, ok, err = pipeline.DiagnoseFile(snapshot, drift.Limits{}, drift.Sensitivity{}); err != nil {
 			return exitUsage, err
@@ -141,33 +147,19 @@ func (c *cli) diagnose(cmd *cobra.Command, args []string, snapshot string, outpu
 	return exitClean, nil
 }
 
-// encoders are the output formats a snapshot file's report is held in as
-// the text written, each finding encoded as the format writes it: a large
-// report is not held as findings that keep the values they show.
-var encoders = map[string]func(*drift.Finding) ([]byte, error){
-	"json": drift.EncodeFinding,
-	"text": textBlock,
-	"yaml": yamlBlock,
-}
-
-// writeEncoded writes a report of findings encoded by encoders[format].
-func writeEncoded(stdout io.Writer, format string, rep *drift.EncodedReport) (int, error) {
-	var err error
-	switch format {
-	case "json":
-		err = rep.WriteJSON(stdout)
-	case "yaml":
-		err = writeYAML(stdout, rep.Application, rep.SyncStatus, rep.Findings)
-	default:
-		err = writeText(stdout, rep.Application, rep.SyncStatus, rep.Findings)
-	}
-	if err != nil {
-		return exitUsage, fmt.Errorf("write report: %w", err)
-	}
-	if len(rep.Findings) > 0 {
-		return exitDrift, nil
-	}
-	return exitClean, nil
+// encoded are the output formats a snapshot file's report is held in as
+// the text written: each finding encoded as the format writes it (a large
+// report is not held as findings that keep the values they show), and the
+// report written from those.
+var encoded = map[string]struct {
+	encode func(*drift.Finding) ([]byte, error)
+	write  func(w io.Writer, application, syncStatus string, findings [][]byte) error
+}{
+	"json": {drift.EncodeFinding, func(w io.Writer, application, syncStatus string, findings [][]byte) error {
+		return (&drift.EncodedReport{Application: application, SyncStatus: syncStatus, Findings: findings}).WriteJSON(w)
+	}},
+	"text": {textBlock, writeText},
+	"yaml": {yamlBlock, writeYAML},
 }
 
 // isFile says whether name is a regular file.
@@ -226,16 +218,7 @@ func yamlBlock(f *drift.Finding) ([]byte, error) {
 // writeYAML writes the YAML report of blocks (yamlBlock), as yamlReport
 // writes the report they were made from.
 func writeYAML(w io.Writer, application, syncStatus string, blocks [][]byte) error {
-	// The keys in the report's order: application, syncStatus, findings.
-	raw, err := json.Marshal(struct {
-		Application string `json:"application"`
-		SyncStatus  string `json:"syncStatus"`
-		Findings    []any  `json:"findings"`
-	}{application, syncStatus, []any{}})
-	if err != nil {
-		return err
-	}
-	head, err := yamlOf(raw)
+	head, err := yamlReport(&drift.Report{Application: application, SyncStatus: syncStatus})
 	if err != nil {
 		return err
 	}
@@ -274,16 +257,12 @@ const textWidth = 120
 // every value whole (wrapped, never cut, so two different values never
 // print the same) and every line of evidence.
 func textReport(rep *drift.Report) []byte {
-	var buf bytes.Buffer
-	if !reportHeader(&buf, rep.Application, rep.SyncStatus, len(rep.Findings)) {
-		return buf.Bytes()
-	}
+	blocks := make([][]byte, len(rep.Findings))
 	for i := range rep.Findings {
-		if i > 0 {
-			buf.WriteByte('\n')
-		}
-		writeTextFinding(&buf, &rep.Findings[i])
+		blocks[i], _ = textBlock(&rep.Findings[i])
 	}
+	var buf bytes.Buffer
+	writeText(&buf, rep.Application, rep.SyncStatus, blocks)
 	return buf.Bytes()
 }
 
@@ -304,13 +283,10 @@ var blockBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // writes the report they were made from.
 func writeText(w io.Writer, application, syncStatus string, blocks [][]byte) error {
 	var head bytes.Buffer
-	more := reportHeader(&head, application, syncStatus, len(blocks))
+	reportHeader(&head, application, syncStatus, len(blocks))
 	bw := bufio.NewWriter(w)
 	bw.Write(head.Bytes())
 	for i, b := range blocks {
-		if !more {
-			break
-		}
 		if i > 0 {
 			bw.WriteByte('\n')
 		}
