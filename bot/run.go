@@ -34,9 +34,14 @@ type Runner struct {
 	busy   sync.Mutex
 	mu     sync.Mutex
 	health Health
+	// MemoSeal, with a Publisher's Store, keeps stuck applications'
+	// diagnoses in the state store after each cycle, sealed, and each Serve
+	// (a restart, gaining leadership) goes on from them (cycle.Memo.Save
+	// and Load). Nil: they are kept between the cycles of one Serve only.
+	MemoSeal *cycle.MemoSeal
+
 	// memo keeps stuck applications' diagnoses between the cycles of one
-	// Serve (cycle.Memo); each Serve, as after gaining leadership, starts
-	// with an empty one.
+	// Serve (cycle.Memo).
 	memo *cycle.Memo
 }
 
@@ -131,6 +136,11 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 			log.Warn("predict pull requests", "error", err.Error())
 		}
 	}
+	if st := r.memoStore(); st != nil && opts.Memo != nil {
+		if err := opts.Memo.Save(ctx, st, *r.MemoSeal); err != nil {
+			log.Warn("keep diagnoses", "error", err.Error())
+		}
+	}
 	out.Duration = time.Since(start)
 	end := time.Now()
 	incomplete := out.Incomplete()
@@ -153,6 +163,14 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 		"predicted", len(out.Predicted.Checked),
 		"errors", len(out.Result.Errors)+len(out.Published.Errors), "duration", out.Duration.Round(time.Millisecond).String())
 	return out, ctx.Err()
+}
+
+// memoStore is where the memo is kept, or nil when it is not.
+func (r *Runner) memoStore() cycle.MemoStore {
+	if r.MemoSeal == nil || r.Publisher == nil || r.Publisher.Store == nil {
+		return nil
+	}
+	return r.Publisher.Store
 }
 
 // LastCycle returns when the last cycle finished (zero before the first).
@@ -184,6 +202,14 @@ func (r *Runner) Serve(ctx context.Context) error {
 	log := r.log()
 	r.busy.Lock()
 	r.memo = cycle.NewMemo(0)
+	if st := r.memoStore(); st != nil {
+		n, err := r.memo.Load(ctx, st, *r.MemoSeal, r.Config)
+		if err != nil {
+			log.Warn("read the kept diagnoses: the first cycle diagnoses every stuck application", "error", err.Error())
+		} else {
+			log.Info("kept diagnoses read back", "applications", n)
+		}
+	}
 	r.busy.Unlock()
 	var wg sync.WaitGroup
 	defer wg.Wait()

@@ -369,6 +369,7 @@ func (c *Context) verify(p *Plan, changed *drift.Snapshot) {
 		p.Verification = fmt.Sprintf("re-diagnosed the application with the change applied to its desired state: %d %s gone, no new difference", n, pluralize(n, "finding", "findings"))
 		if p.assumes != "" {
 			p.Verification += " (assuming " + p.assumes + ")"
+			p.assumes = "" // said: a plan read back from the state store has no assumes
 		}
 	}
 }

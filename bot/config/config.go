@@ -7,6 +7,7 @@ package config
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path"
@@ -43,6 +44,9 @@ type Config struct {
 	// PolicyRepo is where this file is kept in Git, for the pull requests
 	// that change it (policyrepo.go).
 	PolicyRepo PolicyRepo
+	// Digest is the SHA-256 of the file Parse read: what was kept under
+	// one config is not reused under another (cycle.Memo).
+	Digest [32]byte
 }
 
 // DefaultFullCycleEvery is how often, in cycles, a cycle diagnoses every
@@ -209,7 +213,8 @@ func Parse(b []byte) (*Config, error) {
 		return nil, Errors{{Key: "(file)", Line: 1, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}
 	}
 	p := &parser{}
-	c := &Config{Schedule: "*/15 * * * *", Jitter: 30 * time.Second, FullCycleEvery: DefaultFullCycleEvery, StateFile: "/var/lib/driftfix/state.db", Policy: Defaults(), Unlisted: DefaultUnlisted()}
+	c := &Config{Schedule: "*/15 * * * *", Jitter: 30 * time.Second, FullCycleEvery: DefaultFullCycleEvery, StateFile: "/var/lib/driftfix/state.db", Policy: Defaults(), Unlisted: DefaultUnlisted(),
+		Digest: sha256.Sum256(b)}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]

@@ -724,15 +724,23 @@ func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediatio
 	if err != nil {
 		return ProposedPR{}, false, err
 	}
-	if p.Kind == drift.FixAdoptLive { // a person decides: always a draft, always labelled
-		draft := true
-		pol.Draft, pol.Labels = &draft, append(slices.Clone(pol.Labels), remediations.AdoptLabel)
-	}
+	pol = prPolicy(pol, p.Kind)
 	pr := ProposedPR{Instance: pl.in.Name, App: r.App.Name, Namespace: r.App.Namespace, Key: key, Fingerprint: v.Fingerprint,
 		RepoURL: src.RepoURL, Base: src.TargetRevision, Policy: pol,
 		Branch: Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, key), Title: templates.PRTitle(v), Body: body + KeyMarker(key, appKey), Plan: p}
 	pr.Planned, err = pl.headCheck(r, pipeline.CheckPlanned(p), "")
 	return pr, true, err
+}
+
+// prPolicy is the policy of a pull request of the given kind under the
+// application's policy: a live value adopted is for a person to decide,
+// so always a draft, always labelled.
+func prPolicy(pol config.Policy, kind drift.FixKind) config.Policy {
+	if kind == drift.FixAdoptLive {
+		draft := true
+		pol.Draft, pol.Labels = &draft, append(slices.Clone(pol.Labels), remediations.AdoptLabel)
+	}
+	return pol
 }
 
 // diagnoser diagnoses a collected snapshot with the sensitive paths of its

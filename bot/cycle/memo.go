@@ -38,8 +38,8 @@ import (
 // is never reused (collect.ScanOptions.GitCommit). Applications whose
 // findings feed an instance's ignore-rule inventory or platform fixes
 // need their snapshot each cycle and are always diagnosed. Every
-// config.FullCycleEvery cycles nothing is reused. The memo lives in the
-// process only: a restart or a new leader starts with a full cycle.
+// config.FullCycleEvery cycles nothing is reused. Save and Load keep it
+// in the state store, so that a restart or a new leader goes on from it.
 type Memo struct {
 	mu     sync.Mutex
 	cfg    *config.Config
@@ -51,6 +51,9 @@ type Memo struct {
 	// are dropped when it ends.
 	touched map[string]bool
 	taken   map[string]*memoEntry
+	// dirty are the applications stored since the last Save, gone those
+	// dropped since.
+	dirty, gone map[string]bool
 }
 
 // DefaultMemoMax bounds the applications a Memo keeps.
@@ -62,17 +65,19 @@ func NewMemo(max int) *Memo {
 	if max <= 0 {
 		max = DefaultMemoMax
 	}
-	return &Memo{max: max, apps: map[string]*memoEntry{}}
+	return &Memo{max: max, apps: map[string]*memoEntry{}, dirty: map[string]bool{}, gone: map[string]bool{}}
 }
 
 // memoEntry is one application's last diagnosis: what it depended on, and
 // what came of it.
 type memoEntry struct {
-	listed   [16]byte
-	settings [32]byte
-	cluster  [32]byte
-	at       time.Time
-	watch    string
+	// project, namespace and name choose the application's policy.
+	project, namespace, name string
+	listed                   [16]byte
+	settings                 [32]byte
+	cluster                  [32]byte
+	at                       time.Time
+	watch                    string
 	// refs are the application's resources; live digests their live
 	// resourceVersions in that order (versionsSum).
 	refs []drift.Ref
@@ -121,6 +126,10 @@ func (m *Memo) begin(cfg *config.Config) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cfg != cfg {
+		for k := range m.apps {
+			m.gone[k] = true
+		}
+		clear(m.dirty)
 		m.apps, m.cfg = map[string]*memoEntry{}, cfg
 	}
 	every := cfg.FullCycleEvery
@@ -140,6 +149,8 @@ func (m *Memo) end() {
 	for k := range m.apps {
 		if !m.touched[k] {
 			delete(m.apps, k)
+			delete(m.dirty, k)
+			m.gone[k] = true
 		}
 	}
 	m.touched, m.taken = nil, nil
@@ -234,12 +245,14 @@ func (m *Memo) store(key string, e *memoEntry) {
 		return
 	}
 	m.apps[key], m.touched[key] = e, true
+	m.dirty[key] = true
+	delete(m.gone, key)
 }
 
 // entryFor builds the memo entry of a diagnosed application: r carries its
 // snapshot; part is what planning it gave.
 func entryFor(r *collect.ScanResult, cluster func(*drift.Snapshot) []drift.Object, at time.Time, watch string, p planned, part *CycleResult, writes *AppWrites) *memoEntry {
-	e := &memoEntry{listed: r.App.Listed, settings: r.Settings, at: at, watch: watch,
+	e := &memoEntry{project: r.App.Project, namespace: r.App.Namespace, name: r.App.Name, listed: r.App.Listed, settings: r.Settings, at: at, watch: watch,
 		refs: make([]drift.Ref, len(r.Snapshot.Resources)),
 		kept: slices.Clip(p.findings), keys: slices.Clip(p.keys), diagnosed: p.diagnosed, writes: writes}
 	live := make(map[drift.Ref]drift.Object, len(r.Snapshot.Resources))

@@ -102,7 +102,38 @@ func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *
 	}
 	p.Store = st
 	r.Publisher = p
+	r.MemoSeal = memoSeal(cfg.GitHub, log)
 	return r, func() { st.Close() }, nil
+}
+
+// memoSeal seals the diagnoses kept in the state store with the GitHub
+// credential and this build's digest (cycle.MemoSeal), or is nil without a
+// credential: then they are kept in the process only.
+func memoSeal(g config.GitHub, log *slog.Logger) *cycle.MemoSeal {
+	var key []byte
+	switch {
+	case g.AppID != 0:
+		key, _ = os.ReadFile(g.PrivateKeyFile)
+	case g.TokenFile != "" || g.TokenEnv != "":
+		if tok, err := secret(g.TokenFile, g.TokenEnv, "the GitHub token"); err == nil {
+			key = []byte(tok())
+		}
+	}
+	if len(key) == 0 {
+		log.Info("no GitHub credential to seal kept diagnoses with: they are kept in the process only")
+		return nil
+	}
+	build, err := cycle.BuildDigest()
+	if err != nil {
+		log.Warn("diagnoses are kept in the process only", "error", err.Error())
+		return nil
+	}
+	seal, err := cycle.NewMemoSeal(key, build)
+	if err != nil {
+		log.Warn("diagnoses are kept in the process only", "error", err.Error())
+		return nil
+	}
+	return &seal
 }
 
 // gitHub is the GitHub client the policy configures, or nil without

@@ -1,0 +1,342 @@
+package cycle
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/state"
+)
+
+// sameValue says where a differs from b ("" when nowhere): every field,
+// unexported ones included, with a nil and an empty slice or map taken as
+// equal, times compared as instants, and functions (a plan's edit steps,
+// which are not kept) skipped.
+func sameValue(a, b reflect.Value, at string) string {
+	if a.IsValid() != b.IsValid() {
+		return at + ": one is missing"
+	}
+	if !a.IsValid() {
+		return ""
+	}
+	if a.Type() != b.Type() {
+		return fmt.Sprintf("%s: %s against %s", at, a.Type(), b.Type())
+	}
+	if a.Type() == reflect.TypeFor[time.Time]() {
+		ta, tb := timeOf(a), timeOf(b)
+		if !ta.Equal(tb) {
+			return fmt.Sprintf("%s: %v against %v", at, ta, tb)
+		}
+		return ""
+	}
+	switch a.Kind() {
+	case reflect.Func:
+		return ""
+	case reflect.Pointer, reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			if a.IsNil() != b.IsNil() {
+				return at + ": one is nil"
+			}
+			return ""
+		}
+		return sameValue(a.Elem(), b.Elem(), at)
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if d := sameValue(a.Field(i), b.Field(i), at+"."+a.Type().Field(i).Name); d != "" {
+				return d
+			}
+		}
+		return ""
+	case reflect.Slice, reflect.Array:
+		if a.Type().Elem().Kind() == reflect.Func {
+			return ""
+		}
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("%s: %d items against %d", at, a.Len(), b.Len())
+		}
+		for i := range a.Len() {
+			if d := sameValue(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", at, i)); d != "" {
+				return d
+			}
+		}
+		return ""
+	case reflect.Map:
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("%s: %d keys against %d", at, a.Len(), b.Len())
+		}
+		for _, k := range a.MapKeys() {
+			if d := sameValue(a.MapIndex(k), b.MapIndex(k), fmt.Sprintf("%s[%v]", at, k)); d != "" {
+				return d
+			}
+		}
+		return ""
+	case reflect.String:
+		if a.String() != b.String() {
+			return fmt.Sprintf("%s: %q against %q", at, a.String(), b.String())
+		}
+	case reflect.Bool:
+		if a.Bool() != b.Bool() {
+			return at + ": booleans differ"
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if a.Int() != b.Int() {
+			return fmt.Sprintf("%s: %d against %d", at, a.Int(), b.Int())
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if a.Uint() != b.Uint() {
+			return fmt.Sprintf("%s: %d against %d", at, a.Uint(), b.Uint())
+		}
+	case reflect.Float32, reflect.Float64:
+		if math.Float64bits(a.Float()) != math.Float64bits(b.Float()) {
+			return fmt.Sprintf("%s: %v against %v", at, a.Float(), b.Float())
+		}
+	default:
+		return fmt.Sprintf("%s: cannot compare a %s", at, a.Kind())
+	}
+	return ""
+}
+
+// timeOf reads a time.Time, exported or not.
+func timeOf(v reflect.Value) time.Time {
+	if v.CanInterface() {
+		return v.Interface().(time.Time)
+	}
+	c := reflect.New(v.Type()).Elem()
+	c.Set(reflect.NewAt(v.Type(), v.Addr().UnsafePointer()).Elem())
+	return c.Interface().(time.Time)
+}
+
+// TestMemoRecordsReadBack: every application of every corpus that a cycle
+// keeps in its memo is written to the state store and read back as it was,
+// field by field, its pull requests' policy derived again from the config.
+func TestMemoRecordsReadBack(t *testing.T) {
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	f := newMemoFleet(t, now)
+	cfg, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\n" +
+		"policy: {labels: [drift], manualChanges: adopt}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	memo := NewMemo(0)
+	res := Cycle(context.Background(), cfg, []Instance{f.instance(t)}, now, CycleOptions{Memo: memo, HardRefreshes: 1 << 20})
+	if len(res.PRs) == 0 {
+		t.Fatal("no pull request proposed: nothing of one is checked")
+	}
+	kinds := map[string]int{}
+	for _, pr := range res.PRs {
+		kinds[string(pr.Plan.Kind)]++
+	}
+	t.Logf("%d applications kept, %d pull requests of kinds %v", memo.Len(), len(res.PRs), kinds)
+	if kinds["adopt-live"] == 0 {
+		t.Error("no adopt-live fix: its policy, derived again when read back, is not checked")
+	}
+	for k, e := range memo.apps {
+		b, err := encodeEntry(e)
+		if err != nil {
+			t.Errorf("%s: not kept: %v", k, err)
+			continue
+		}
+		back, err := decodeEntry(b, cfg)
+		if err != nil {
+			t.Errorf("%s: does not read back: %v", k, err)
+			continue
+		}
+		if d := sameValue(reflect.ValueOf(e).Elem(), reflect.ValueOf(back).Elem(), k); d != "" {
+			t.Errorf("read back otherwise: %s", d)
+		}
+	}
+}
+
+// openStore opens a state database in a test's directory.
+func openStore(t *testing.T, dir string) *state.Store {
+	t.Helper()
+	st, err := state.Open(context.Background(), filepath.Join(dir, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// TestMemoAcrossRestarts: a memo saved in the state store and loaded by a
+// new process (a restart, a new leader) is reused at once, and its cycles
+// say and propose exactly what full cycles do, on every corpus, before and
+// after random changes. A record of another build or secret, another
+// config, or one changed in the file, is not read back and is forgotten.
+func TestMemoAcrossRestarts(t *testing.T) {
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	f := newMemoFleet(t, now)
+	cfg, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\nfullCycleEvery: 1000\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := f.instance(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	seal, err := NewMemoSeal([]byte("the GitHub App's key"), [32]byte{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := func(string) time.Time { return now.Add(-2 * time.Hour) }
+	at := now
+	cycle := func(memo *Memo) CycleResult {
+		return Cycle(ctx, cfg, []Instance{in}, at, CycleOptions{FirstSeen: first, Memo: memo, HardRefreshes: 1 << 20})
+	}
+	compare := func(step string, got, want CycleResult) {
+		t.Helper()
+		g, w := seen(got), seen(want)
+		for _, l := range w {
+			if !slices.Contains(g, l) {
+				t.Errorf("%s: the restarted memo's cycle lacks %.2000s", step, l)
+			}
+		}
+		for _, l := range g {
+			if !slices.Contains(w, l) {
+				t.Errorf("%s: the restarted memo's cycle has %.2000s, a full cycle not", step, l)
+			}
+		}
+	}
+	memo := NewMemo(0)
+	cycle(memo)
+	kept := memo.Len()
+	if err := memo.Save(ctx, st, seal); err != nil {
+		t.Fatal(err)
+	}
+	// A restart: a new memo reads what the last one saved.
+	restarted := func(step string) *Memo {
+		t.Helper()
+		m := NewMemo(0)
+		n, err := m.Load(ctx, st, seal, cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if n != memo.Len() {
+			t.Errorf("%s: %d read back of %d saved", step, n, memo.Len())
+		}
+		return m
+	}
+	memo = restarted("after the first cycle")
+	at = at.Add(time.Minute)
+	res := cycle(memo)
+	compare("restarted, nothing changed", res, cycle(nil))
+	if res.Reused != kept {
+		t.Errorf("restarted, nothing changed: %d reused, want every one kept (%d)", res.Reused, kept)
+	}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for round := range 2 {
+		if err := memo.Save(ctx, st, seal); err != nil {
+			t.Fatal(err)
+		}
+		memo = restarted(fmt.Sprintf("round %d", round))
+		changed := 0
+		for _, key := range f.keys {
+			if rnd.IntN(4) == 0 {
+				f.change(rnd, key)
+				changed++
+			}
+		}
+		at = at.Add(time.Minute)
+		before := memo.Len()
+		res := cycle(memo)
+		compare(fmt.Sprintf("round %d, %d changed", round, changed), res, cycle(nil))
+		if res.Reused == 0 || res.Reused > before-changed/2 {
+			t.Errorf("round %d: %d reused of %d read back with %d changed", round, res.Reused, before, changed)
+		}
+	}
+	if err := memo.Save(ctx, st, seal); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := st.MemoRecords(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != memo.Len() {
+		t.Errorf("the store keeps %d records, the memo %d entries: what was dropped is not forgotten", len(recs), memo.Len())
+	}
+
+	other, _ := NewMemoSeal([]byte("another key"), [32]byte{1})
+	build, _ := NewMemoSeal([]byte("the GitHub App's key"), [32]byte{2})
+	cfg2, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\nfullCycleEvery: 999\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		seal MemoSeal
+		cfg  *config.Config
+	}{{"another secret", other, cfg}, {"another build", build, cfg}, {"another config", seal, cfg2}} {
+		if n, err := NewMemo(0).Load(ctx, st, c.seal, c.cfg); err != nil || n != 0 {
+			t.Errorf("%s: %d records read back (%v), want none", c.name, n, err)
+		}
+	}
+
+	// A record changed in the file, one byte at a time in turn, is not
+	// read back; the next save forgets it.
+	var key string
+	for k := range recs {
+		key = k
+		break
+	}
+	for i := 0; i < len(recs[key]); i += 1 + len(recs[key])/64 {
+		bad := bytes.Clone(recs[key])
+		bad[i] ^= 0x20
+		if err := st.SaveMemo(ctx, map[string][]byte{key: bad}, nil); err != nil {
+			t.Fatal(err)
+		}
+		m := NewMemo(0)
+		n, err := m.Load(ctx, st, seal, cfg)
+		if err != nil || n != len(recs)-1 || m.apps[key] != nil {
+			t.Fatalf("byte %d of %s changed: %d of %d read back (%v)", i, key, n, len(recs), err)
+		}
+	}
+	m := NewMemo(0)
+	if _, err := m.Load(ctx, st, seal, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Save(ctx, st, seal); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := st.MemoRecords(ctx); left[key] != nil || len(left) != len(recs)-1 {
+		t.Errorf("after a save, the changed record is still kept (%d records)", len(left))
+	}
+}
+
+// FuzzMemoValue: any bytes read as a kept value either fail or read back a
+// value that encodes and reads back to itself; nothing panics or allocates
+// past what the bytes bound.
+func FuzzMemoValue(f *testing.F) {
+	for _, v := range []any{nil, true, "x", int64(-3), 1.5, map[string]any{"a": []any{int64(1), nil, map[string]any{}}}} {
+		b, err := appendValue(nil, v, 0)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var v memoValue
+		if err := v.GobDecode(b); err != nil {
+			return
+		}
+		again, err := v.GobEncode()
+		if err != nil {
+			t.Fatalf("read back %#v, which does not encode: %v", v.v, err)
+		}
+		var w memoValue
+		if err := w.GobDecode(again); err != nil {
+			t.Fatalf("%x does not read back: %v", again, err)
+		}
+		third, err := w.GobEncode()
+		if err != nil || !bytes.Equal(third, again) {
+			t.Fatalf("%x read back as %#v, encoded as %x, then as %x (%v)", b, v.v, again, third, err)
+		}
+	})
+}
