@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/internal/corpus"
+	"github.com/driftfix/driftfix/bot/state"
 )
 
 // fleet builds apps applications, outOfSync of them stuck with perApp
@@ -84,7 +86,9 @@ func BenchmarkFleetCycle(b *testing.B) {
 // reports the first cycle's CPU (first-cpu-s), the second's (the first to
 // reuse), a steady cycle's (steady-cpu-s) and the peak heap over all of
 // them: a steady cycle must cost under a tenth of the first, and
-// apps=50000 peak under 300 MB.
+// apps=50000 peak under 300 MB. Each cycle saves its memo in a state
+// database, as the bot does; restart-cpu-s is a restarted bot's first
+// cycle (reading the memo back, then the cycle).
 //
 // The emulated Argo CD serves from a process of its own (the test binary
 // again, running TestSteadyFleetServer), as Argo CD does: the CPU and the
@@ -111,10 +115,23 @@ func benchSteady(b *testing.B, apps, stuck int, inProcess bool) {
 	}
 	ins := []cycle.Instance{{Name: "main", Client: c}}
 	memo := cycle.NewMemo(0)
+	// Each cycle saves what changed in the memo, as the bot does.
+	st, err := state.Open(context.Background(), filepath.Join(b.TempDir(), "state.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	seal, err := cycle.NewMemoSeal([]byte("bench-secret"), [32]byte{1})
+	if err != nil {
+		b.Fatal(err)
+	}
 	run := func() cycle.CycleResult {
 		res := cycle.Cycle(context.Background(), cfg, ins, now, cycle.CycleOptions{Memo: memo})
 		if len(res.Errors) > 0 {
 			b.Fatal(res.Errors[0])
+		}
+		if err := memo.Save(context.Background(), st, seal); err != nil {
+			b.Fatal(err)
 		}
 		if res.Scanned != apps || len(res.Stuck) != stuck {
 			b.Fatalf("scanned %d, stuck %d", res.Scanned, len(res.Stuck))
@@ -151,7 +168,25 @@ func benchSteady(b *testing.B, apps, stuck int, inProcess bool) {
 	}
 	b.StopTimer()
 	stop()
+	// A restart: the old memo gone with its process, a new one read back
+	// from the state store, then a cycle.
+	srv.change(b.N)
+	memo = nil
+	runtime.GC()
+	restartPeak, stopRestart := heapPeak()
+	cpu0 = processCPU()
+	memo = cycle.NewMemo(0)
+	if n, err := memo.Load(context.Background(), st, seal, cfg); err != nil || n == 0 {
+		b.Fatalf("%d read back: %v", n, err)
+	}
+	if res := run(); res.Reused == 0 {
+		b.Fatal("the restarted cycle reused nothing")
+	}
+	restart := processCPU() - cpu0
+	stopRestart()
+	b.ReportMetric(float64(restartPeak())/(1<<20), "restart-peak-heap-MB")
 	b.ReportMetric(first.Seconds(), "first-cpu-s")
+	b.ReportMetric(restart.Seconds(), "restart-cpu-s")
 	b.ReportMetric(second.Seconds(), "second-cpu-s")
 	b.ReportMetric(steady.Seconds()/float64(b.N), "steady-cpu-s")
 	b.ReportMetric(float64(rediagnosed)/float64(b.N), "diagnosed/cycle")

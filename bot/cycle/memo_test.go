@@ -31,7 +31,7 @@ type memoFleet struct {
 	rv      int
 }
 
-func newMemoFleet(t *testing.T, now time.Time) *memoFleet {
+func newMemoFleet(t testing.TB, now time.Time) *memoFleet {
 	var files []string
 	for _, dir := range []string{"testdata/cases", "testdata/realworld", "testdata/heldout"} {
 		files = append(files, corpus.Snapshots(t, dir, ".yaml")...)
@@ -77,7 +77,7 @@ func newMemoFleet(t *testing.T, now time.Time) *memoFleet {
 	return f
 }
 
-func (f *memoFleet) instance(t *testing.T) Instance {
+func (f *memoFleet) instance(t testing.TB) Instance {
 	c, err := argocd.New(argocd.Config{BaseURL: f.srv.URL, Token: "t"})
 	if err != nil {
 		t.Fatal(err)

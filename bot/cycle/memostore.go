@@ -1,15 +1,14 @@
 package cycle
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -25,10 +24,12 @@ import (
 // MemoStore keeps a Memo's entries between processes (bot/state's Store),
 // each as an opaque record under its application's key.
 type MemoStore interface {
-	// MemoRecords returns every record kept.
-	MemoRecords(ctx context.Context) (map[string][]byte, error)
-	// SaveMemo writes put and forgets drop, all or nothing.
-	SaveMemo(ctx context.Context, put map[string][]byte, drop []string) error
+	// MemoRecords calls each with every record kept, one at a time.
+	MemoRecords(ctx context.Context, each func(app string, rec []byte)) error
+	// SaveMemo forgets the applications of drop, then calls put, whose
+	// write keeps an application's record (nil: forgets it) as of when it
+	// returns; all or nothing.
+	SaveMemo(ctx context.Context, drop []string, put func(write func(app string, rec []byte) error) error) error
 }
 
 // MemoSeal authenticates the records a Memo keeps: a record is read back
@@ -81,47 +82,53 @@ func (s MemoSeal) mac(cfg *config.Config, key string, body []byte) []byte {
 }
 
 // Save writes the entries stored since the last Save and forgets those
-// dropped since. Only what Save wrote is reset: after an error the next
-// Save writes it again.
+// dropped since, in one transaction, each record encoded into one buffer
+// in turn. After an error the next Save writes them again.
 func (m *Memo) Save(ctx context.Context, st MemoStore, seal MemoSeal) error {
 	if len(seal.key) == 0 {
 		return errors.New("save the memo: no seal")
 	}
 	m.mu.Lock()
 	cfg := m.cfg
-	entries := make(map[string]*memoEntry, len(m.dirty))
-	for k := range m.dirty {
-		if e := m.apps[k]; e != nil {
-			entries[k] = e
-		}
-	}
-	drop := make([]string, 0, len(m.gone))
-	for k := range m.gone {
-		drop = append(drop, k)
-	}
+	keys := slices.Sorted(maps.Keys(m.dirty))
+	drop := slices.Sorted(maps.Keys(m.gone))
 	m.mu.Unlock()
-	if cfg == nil {
+	if cfg == nil || len(keys)+len(drop) == 0 {
 		return nil
 	}
-	put := make(map[string][]byte, len(entries))
+	saved := make(map[string]*memoEntry, len(keys))
 	var unkept []string
-	for k, e := range entries {
-		body, err := encodeEntry(e)
-		if err != nil {
-			// Kept in this process only; a record of it kept before is
-			// stale now.
-			unkept = append(unkept, k)
-			drop = append(drop, k)
-			continue
+	err := st.SaveMemo(ctx, drop, func(write func(string, []byte) error) error {
+		buf := make([]byte, sha256.Size, 4096)
+		for _, k := range keys {
+			m.mu.Lock()
+			e := m.apps[k]
+			m.mu.Unlock()
+			if e == nil {
+				continue
+			}
+			rec, err := appendEntry(buf[:sha256.Size], e)
+			if err != nil {
+				// Kept in this process only; a record of it kept before
+				// is stale now.
+				unkept = append(unkept, k)
+				rec = nil
+			} else {
+				copy(rec, seal.mac(cfg, k, rec[sha256.Size:]))
+				buf = rec
+			}
+			if err := write(k, rec); err != nil {
+				return err
+			}
+			saved[k] = e
 		}
-		put[k] = append(seal.mac(cfg, k, body), body...)
-	}
-	slices.Sort(drop)
-	if err := st.SaveMemo(ctx, put, drop); err != nil {
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("save the memo: %w", err)
 	}
 	m.mu.Lock()
-	for k, e := range entries {
+	for k, e := range saved {
 		if m.apps[k] == e {
 			delete(m.dirty, k)
 		}
@@ -147,32 +154,28 @@ func (m *Memo) Load(ctx context.Context, st MemoStore, seal MemoSeal, cfg *confi
 	if len(seal.key) == 0 {
 		return 0, errors.New("load the memo: no seal")
 	}
-	recs, err := st.MemoRecords(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("load the memo: %w", err)
-	}
-	keys := make([]string, 0, len(recs))
-	for k := range recs {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.apps) > 0 || m.cycles > 0 {
 		return 0, errors.New("load the memo: it is not empty")
 	}
 	m.cfg = cfg
-	for _, k := range keys {
-		rec := recs[k]
+	err := st.MemoRecords(ctx, func(k string, rec []byte) {
 		var e *memoEntry
 		if len(rec) > sha256.Size && len(m.apps) < m.max && hmac.Equal(rec[:sha256.Size], seal.mac(cfg, k, rec[sha256.Size:])) {
 			e, _ = decodeEntry(rec[sha256.Size:], cfg)
 		}
 		if e == nil {
 			m.gone[k] = true
-			continue
+			return
 		}
 		m.apps[k] = e
+	})
+	if err != nil {
+		clear(m.apps)
+		clear(m.gone)
+		m.cfg = nil
+		return 0, fmt.Errorf("load the memo: %w", err)
 	}
 	if len(m.apps) > 0 {
 		m.cycles = 1 // the memo read back is used at once
@@ -180,148 +183,475 @@ func (m *Memo) Load(ctx context.Context, st MemoStore, seal MemoSeal, cfg *confi
 	return len(m.apps), nil
 }
 
-// memoRecord is a memoEntry as the state store keeps it (gob). What is
-// derived from the config (each pull request's and the fights' policy) is
-// derived again when it is read back; a plan's edit keeps its result, not
-// the steps that made it.
-type memoRecord struct {
-	Project, Namespace, Name string
-	Listed                   [16]byte
-	Settings, Cluster, Live  [32]byte
-	Tree                     [32]byte
-	At                       time.Time
-	Watch                    string
-	Refs                     []drift.Ref
-	Kept                     []drift.Kept
-	Keys                     []string
-	Diagnosed                bool
-	NewStuck                 []templates.AppLine
-	ForPeople                []templates.PersonLine
-	PRs                      []prRecord
-	Skipped                  []string
-	NotProposed              map[string]string
-	Writes                   *writesRecord
-}
-
-type prRecord struct {
-	Instance, App, Namespace string
-	Key, Fingerprint         string
-	RepoURL, Base            string
-	Branch, Title, Body      string
-	Plan                     planRecord
-	Planned                  HeadCheck
-	Check                    *HeadCheck
-}
-
-type planRecord struct {
-	Kind                                drift.FixKind
-	Resource                            drift.Ref
-	Findings                            []findingRecord
-	Edits                               []editRecord
-	Rationale                           remediations.Rationale
-	Verification, Instructions, Dropped string
-	Passed                              []remediations.Attempt
-}
-
-type editRecord struct {
-	File          string
-	Before, After []byte
-}
-
-type findingRecord struct {
-	Resource      drift.Ref
-	Path, GitPath drift.Pointer
-	Cause         drift.Cause
-	Git, Live     memoValue
-	InGit, InLive bool
-	Evidence      []string
-	Owners        []drift.Owner
-	Remediation   drift.Remediation
-	Hides         []drift.Location
-	Unplaced      []string
-}
-
-type writesRecord struct {
-	App           string
-	At            time.Time
-	Writes        []fights.Write
-	Causes        []drift.Kept
-	SelfHealSyncs int
-	Revision      string
-	LastSync      time.Time
-	Synced        bool
-}
+// A record is a memoEntry in a compact encoding of its own: lengths and
+// integers as varints, strings and bytes as they are (a string is kept
+// byte for byte, valid UTF-8 or not), times in time.Time's binary form,
+// findings' values in memoValue's. What is derived from the config (each
+// pull request's and the fights' policy) is derived again when it is read
+// back; a plan's edit keeps its result, not the steps that made it.
+// memoRecordVersion starts every record.
+const memoRecordVersion = 1
 
 // encodeEntry is an entry's record.
-func encodeEntry(e *memoEntry) ([]byte, error) {
-	r := memoRecord{Project: e.project, Namespace: e.namespace, Name: e.name, Listed: e.listed, Settings: e.settings, Cluster: e.cluster,
-		Live: e.live, Tree: e.tree, At: e.at, Watch: e.watch, Refs: e.refs, Kept: e.kept, Keys: e.keys, Diagnosed: e.diagnosed,
-		NewStuck: e.part.newStuck, ForPeople: e.part.forPeople, Skipped: e.part.skipped, NotProposed: e.part.notProposed}
-	for _, pr := range e.part.prs {
-		p := pr.Plan
-		pl := planRecord{Kind: p.Kind, Resource: p.Resource, Rationale: p.Rationale, Verification: p.Verification,
-			Instructions: p.Instructions, Dropped: p.Dropped, Passed: p.Passed}
-		for _, f := range p.Findings {
-			pl.Findings = append(pl.Findings, findingRecord{Resource: f.Resource, Path: f.Path, GitPath: f.GitPath, Cause: f.Cause,
-				Git: memoValue{f.Git}, Live: memoValue{f.Live}, InGit: f.InGit, InLive: f.InLive, Evidence: f.Evidence, Owners: f.Owners,
-				Remediation: f.Remediation, Hides: f.Hides, Unplaced: f.Unplaced})
+func encodeEntry(e *memoEntry) ([]byte, error) { return appendEntry(nil, e) }
+
+// appendEntry appends an entry's record to b.
+func appendEntry(b []byte, e *memoEntry) ([]byte, error) {
+	w := &recWriter{b: b}
+	w.uint(memoRecordVersion)
+	w.str(e.project)
+	w.str(e.namespace)
+	w.str(e.name)
+	w.raw(e.listed[:])
+	w.raw(e.settings[:])
+	w.raw(e.cluster[:])
+	w.raw(e.live[:])
+	w.raw(e.tree[:])
+	w.time(e.at)
+	w.str(e.watch)
+	w.uint(uint64(len(e.refs)))
+	for _, r := range e.refs {
+		w.ref(r)
+	}
+	w.kept(e.kept)
+	w.strs(e.keys)
+	w.bool(e.diagnosed)
+	w.uint(uint64(len(e.part.newStuck)))
+	for _, l := range e.part.newStuck {
+		w.str(l.App)
+		w.str(l.Namespace)
+		w.str(l.Note)
+		w.uint(uint64(len(l.Causes)))
+		for _, c := range l.Causes {
+			w.str(string(c))
 		}
-		for _, ed := range p.Edits {
-			pl.Edits = append(pl.Edits, editRecord{File: ed.File, Before: ed.Before, After: ed.After})
+		w.str(l.Instance)
+		w.str(l.Key)
+	}
+	w.uint(uint64(len(e.part.forPeople)))
+	for _, l := range e.part.forPeople {
+		w.str(l.App)
+		w.str(l.Namespace)
+		w.str(l.Instance)
+		w.ref(l.Resource)
+		w.str(l.Path)
+		w.str(string(l.Cause))
+		w.str(l.Why)
+	}
+	w.uint(uint64(len(e.part.prs)))
+	for i := range e.part.prs {
+		w.pr(&e.part.prs[i])
+	}
+	w.strs(e.part.skipped)
+	w.uint(uint64(len(e.part.notProposed)))
+	for _, k := range slices.Sorted(maps.Keys(e.part.notProposed)) {
+		w.str(k)
+		w.str(e.part.notProposed[k])
+	}
+	w.bool(e.writes != nil)
+	if aw := e.writes; aw != nil {
+		w.str(aw.App)
+		w.time(aw.At)
+		w.uint(uint64(len(aw.Writes)))
+		for _, x := range aw.Writes {
+			w.ref(x.Resource)
+			w.str(x.Path)
+			w.time(x.At)
+			w.str(x.Value)
+			w.str(x.Manager)
 		}
-		r.PRs = append(r.PRs, prRecord{Instance: pr.Instance, App: pr.App, Namespace: pr.Namespace, Key: pr.Key, Fingerprint: pr.Fingerprint,
-			RepoURL: pr.RepoURL, Base: pr.Base, Branch: pr.Branch, Title: pr.Title, Body: pr.Body, Plan: pl, Planned: pr.Planned, Check: pr.Check})
+		w.kept(aw.Causes)
+		w.int(int64(aw.SelfHealSyncs))
+		w.str(aw.Revision)
+		w.time(aw.LastSync)
+		w.bool(aw.Synced)
 	}
-	if w := e.writes; w != nil {
-		r.Writes = &writesRecord{App: w.App, At: w.At, Writes: w.Writes, Causes: w.Causes, SelfHealSyncs: w.SelfHealSyncs,
-			Revision: w.Revision, LastSync: w.LastSync, Synced: w.Synced}
+	return w.b, w.err
+}
+
+func (w *recWriter) pr(pr *ProposedPR) {
+	for _, s := range []string{pr.Instance, pr.App, pr.Namespace, pr.Key, pr.Fingerprint, pr.RepoURL, pr.Base, pr.Branch, pr.Title, pr.Body} {
+		w.str(s)
 	}
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(&r); err != nil {
-		return nil, err
+	p := &pr.Plan
+	w.str(string(p.Kind))
+	w.ref(p.Resource)
+	w.uint(uint64(len(p.Findings)))
+	for i := range p.Findings {
+		f := &p.Findings[i]
+		w.ref(f.Resource)
+		w.strs(f.Path)
+		w.strs(f.GitPath)
+		w.str(string(f.Cause))
+		w.value(f.Git)
+		w.value(f.Live)
+		w.bool(f.InGit)
+		w.bool(f.InLive)
+		w.strs(f.Evidence)
+		w.uint(uint64(len(f.Owners)))
+		for _, o := range f.Owners {
+			w.str(o.Manager)
+			w.str(o.Operation)
+			w.str(o.Subresource)
+			w.str(o.Time)
+		}
+		w.str(string(f.Remediation.Kind))
+		w.str(f.Remediation.File)
+		w.str(f.Remediation.Reason)
+		w.str(f.Remediation.Grant)
+		w.uint(uint64(len(f.Hides)))
+		for _, h := range f.Hides {
+			w.ref(h.Resource)
+			w.strs(h.Path)
+		}
+		w.strs(f.Unplaced)
 	}
-	return b.Bytes(), nil
+	w.uint(uint64(len(p.Edits)))
+	for _, ed := range p.Edits {
+		w.str(ed.File)
+		w.bytes(ed.Before)
+		w.bytes(ed.After)
+	}
+	w.str(string(p.Rationale.Cause))
+	w.strs(p.Rationale.Evidence)
+	w.str(p.Rationale.Why)
+	w.str(p.Rationale.Risk)
+	w.str(p.Rationale.Undo)
+	w.str(p.Verification)
+	w.str(p.Instructions)
+	w.str(p.Dropped)
+	w.uint(uint64(len(p.Passed)))
+	for _, a := range p.Passed {
+		w.str(string(a.Kind))
+		w.str(a.Why)
+	}
+	w.check(pr.Planned)
+	w.bool(pr.Check != nil)
+	if pr.Check != nil {
+		w.check(*pr.Check)
+	}
+}
+
+func (w *recWriter) check(c HeadCheck) {
+	w.str(c.SHA)
+	w.bool(c.Success)
+	w.str(c.Title)
+	w.str(c.Summary)
+	w.str(c.Text)
+	w.str(c.DetailsURL)
+	w.str(c.Digest)
+}
+
+func (w *recWriter) kept(ks []drift.Kept) {
+	w.uint(uint64(len(ks)))
+	for _, k := range ks {
+		w.ref(k.Resource)
+		w.str(k.Path)
+		w.str(string(k.Cause))
+		w.str(string(k.Fix))
+		w.str(k.Writer)
+		w.strs(k.Evidence)
+		w.strs(k.Unplaced)
+	}
 }
 
 // decodeEntry reads a record back under cfg.
 func decodeEntry(b []byte, cfg *config.Config) (*memoEntry, error) {
-	var r memoRecord
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&r); err != nil {
-		return nil, err
+	r := &recReader{b: b}
+	if v := r.uint(); v != memoRecordVersion {
+		return nil, fmt.Errorf("memo record: version %d", v)
 	}
-	pol := cfg.For(r.Project, r.Name, r.Namespace)
-	e := &memoEntry{project: r.Project, namespace: r.Namespace, name: r.Name, listed: r.Listed, settings: r.Settings, cluster: r.Cluster,
-		live: r.Live, tree: r.Tree, at: r.At, watch: r.Watch, refs: r.Refs, kept: r.Kept, keys: r.Keys, diagnosed: r.Diagnosed,
-		part: memoPart{newStuck: r.NewStuck, forPeople: r.ForPeople, skipped: r.Skipped, notProposed: r.NotProposed}}
-	for _, pr := range r.PRs {
-		pl := pr.Plan
-		p := remediations.Plan{Kind: pl.Kind, Resource: pl.Resource, Rationale: pl.Rationale, Verification: pl.Verification,
-			Instructions: pl.Instructions, Dropped: pl.Dropped, Passed: pl.Passed}
-		for _, f := range pl.Findings {
-			p.Findings = append(p.Findings, drift.Finding{Resource: f.Resource, Path: f.Path, GitPath: f.GitPath, Cause: f.Cause,
-				Git: f.Git.v, Live: f.Live.v, InGit: f.InGit, InLive: f.InLive, Evidence: f.Evidence, Owners: f.Owners,
-				Remediation: f.Remediation, Hides: f.Hides, Unplaced: f.Unplaced})
+	e := &memoEntry{project: r.str(), namespace: r.str(), name: r.str()}
+	r.raw(e.listed[:])
+	r.raw(e.settings[:])
+	r.raw(e.cluster[:])
+	r.raw(e.live[:])
+	r.raw(e.tree[:])
+	e.at = r.time()
+	e.watch = r.str()
+	if n := r.count(4); n > 0 {
+		e.refs = make([]drift.Ref, n)
+		for i := range e.refs {
+			e.refs[i] = r.ref()
 		}
-		for _, ed := range pl.Edits {
-			p.Edits = append(p.Edits, remediations.Edit{File: ed.File, Before: ed.Before, After: ed.After})
-		}
-		e.part.prs = append(e.part.prs, ProposedPR{Instance: pr.Instance, App: pr.App, Namespace: pr.Namespace, Key: pr.Key,
-			Fingerprint: pr.Fingerprint, RepoURL: pr.RepoURL, Base: pr.Base, Branch: pr.Branch, Title: pr.Title, Body: pr.Body,
-			Policy: prPolicy(pol, p.Kind), Plan: p, Planned: pr.Planned, Check: pr.Check})
 	}
-	if w := r.Writes; w != nil {
-		e.writes = &AppWrites{App: w.App, At: w.At, Writes: w.Writes, Causes: w.Causes, SelfHealSyncs: w.SelfHealSyncs,
-			Revision: w.Revision, LastSync: w.LastSync, Synced: w.Synced, Policy: pol.Fights}
+	e.kept = r.kept()
+	e.keys = r.strs()
+	e.diagnosed = r.bool()
+	for range r.count(6) {
+		l := templates.AppLine{App: r.str(), Namespace: r.str(), Note: r.str()}
+		for range r.count(1) {
+			l.Causes = append(l.Causes, drift.Cause(r.str()))
+		}
+		l.Instance, l.Key = r.str(), r.str()
+		e.part.newStuck = append(e.part.newStuck, l)
+	}
+	for range r.count(10) {
+		e.part.forPeople = append(e.part.forPeople, templates.PersonLine{App: r.str(), Namespace: r.str(), Instance: r.str(),
+			Resource: r.ref(), Path: r.str(), Cause: drift.Cause(r.str()), Why: r.str()})
+	}
+	pol := cfg.For(e.project, e.name, e.namespace)
+	for range r.count(30) {
+		e.part.prs = append(e.part.prs, r.pr(pol))
+	}
+	e.part.skipped = r.strs()
+	if n := r.count(2); n > 0 {
+		e.part.notProposed = make(map[string]string, n)
+		for range n {
+			k := r.str()
+			e.part.notProposed[k] = r.str()
+		}
+	}
+	if r.bool() {
+		aw := &AppWrites{App: r.str(), At: r.time(), Policy: pol.Fights}
+		for range r.count(8) {
+			aw.Writes = append(aw.Writes, fights.Write{Resource: r.ref(), Path: r.str(), At: r.time(), Value: r.str(), Manager: r.str()})
+		}
+		aw.Causes = r.kept()
+		aw.SelfHealSyncs = int(r.int())
+		aw.Revision, aw.LastSync, aw.Synced = r.str(), r.time(), r.bool()
+		e.writes = aw
+	}
+	if r.err == nil && len(r.b) > 0 {
+		r.err = errors.New("memo record: bytes after the record")
+	}
+	if r.err != nil {
+		return nil, r.err
 	}
 	return e, nil
 }
 
-// memoValue is a value of a finding (Git's or the live one) as gob keeps
-// it: its own encoding, which keeps each number's type (int64 or float64)
-// and a null, which gob cannot carry in an interface.
-type memoValue struct{ v any }
+func (r *recReader) pr(pol config.Policy) ProposedPR {
+	pr := ProposedPR{Instance: r.str(), App: r.str(), Namespace: r.str(), Key: r.str(), Fingerprint: r.str(), RepoURL: r.str(),
+		Base: r.str(), Branch: r.str(), Title: r.str(), Body: r.str()}
+	p := &pr.Plan
+	p.Kind, p.Resource = drift.FixKind(r.str()), r.ref()
+	for range r.count(20) {
+		f := drift.Finding{Resource: r.ref(), Path: r.strs(), GitPath: r.strs(), Cause: drift.Cause(r.str()), Git: r.value(), Live: r.value(),
+			InGit: r.bool(), InLive: r.bool(), Evidence: r.strs()}
+		for range r.count(4) {
+			f.Owners = append(f.Owners, drift.Owner{Manager: r.str(), Operation: r.str(), Subresource: r.str(), Time: r.str()})
+		}
+		f.Remediation = drift.Remediation{Kind: drift.FixKind(r.str()), File: r.str(), Reason: r.str(), Grant: r.str()}
+		for range r.count(5) {
+			f.Hides = append(f.Hides, drift.Location{Resource: r.ref(), Path: r.strs()})
+		}
+		f.Unplaced = r.strs()
+		p.Findings = append(p.Findings, f)
+	}
+	for range r.count(3) {
+		p.Edits = append(p.Edits, remediations.Edit{File: r.str(), Before: r.bytes(), After: r.bytes()})
+	}
+	p.Rationale = remediations.Rationale{Cause: drift.Cause(r.str()), Evidence: r.strs(), Why: r.str(), Risk: r.str(), Undo: r.str()}
+	p.Verification, p.Instructions, p.Dropped = r.str(), r.str(), r.str()
+	for range r.count(2) {
+		p.Passed = append(p.Passed, remediations.Attempt{Kind: drift.FixKind(r.str()), Why: r.str()})
+	}
+	pr.Policy = prPolicy(pol, p.Kind)
+	pr.Planned = r.check()
+	if r.bool() {
+		c := r.check()
+		pr.Check = &c
+	}
+	return pr
+}
 
-// Value tags of memoValue's encoding.
+func (r *recReader) check() HeadCheck {
+	return HeadCheck{SHA: r.str(), Success: r.bool(), Title: r.str(), Summary: r.str(), Text: r.str(), DetailsURL: r.str(), Digest: r.str()}
+}
+
+func (r *recReader) kept() []drift.Kept {
+	var ks []drift.Kept
+	for range r.count(7) {
+		ks = append(ks, drift.Kept{Resource: r.ref(), Path: r.str(), Cause: drift.Cause(r.str()), Fix: drift.FixKind(r.str()),
+			Writer: r.str(), Evidence: r.strs(), Unplaced: r.strs()})
+	}
+	return ks
+}
+
+// recWriter appends a record; its first error stays.
+type recWriter struct {
+	b   []byte
+	err error
+}
+
+func (w *recWriter) uint(x uint64) { w.b = binary.AppendUvarint(w.b, x) }
+func (w *recWriter) int(x int64)   { w.b = binary.AppendVarint(w.b, x) }
+func (w *recWriter) raw(p []byte)  { w.b = append(w.b, p...) }
+func (w *recWriter) str(s string)  { w.uint(uint64(len(s))); w.b = append(w.b, s...) }
+func (w *recWriter) bytes(p []byte) {
+	// nil and empty differ in an edit (a file created, an empty file).
+	if p == nil {
+		w.uint(0)
+		return
+	}
+	w.uint(uint64(len(p)) + 1)
+	w.b = append(w.b, p...)
+}
+
+func (w *recWriter) bool(v bool) {
+	if v {
+		w.b = append(w.b, 1)
+	} else {
+		w.b = append(w.b, 0)
+	}
+}
+
+func (w *recWriter) strs(ss []string) {
+	w.uint(uint64(len(ss)))
+	for _, s := range ss {
+		w.str(s)
+	}
+}
+
+func (w *recWriter) ref(r drift.Ref) {
+	w.str(r.Group)
+	w.str(r.Kind)
+	w.str(r.Namespace)
+	w.str(r.Name)
+}
+
+func (w *recWriter) time(t time.Time) {
+	b, err := t.MarshalBinary()
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	w.bytes(b)
+}
+
+func (w *recWriter) value(v any) {
+	b, err := appendValue(w.b, v, 0)
+	if err != nil {
+		if w.err == nil {
+			w.err = err
+		}
+		return
+	}
+	w.b = b
+}
+
+// recReader reads a record; after its first error it reads zero values.
+type recReader struct {
+	b   []byte
+	err error
+}
+
+func (r *recReader) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+	r.b = nil
+}
+
+func (r *recReader) uint() uint64 {
+	x, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail(errShortValue)
+		return 0
+	}
+	r.b = r.b[n:]
+	return x
+}
+
+func (r *recReader) int() int64 {
+	x, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail(errShortValue)
+		return 0
+	}
+	r.b = r.b[n:]
+	return x
+}
+
+// count reads a number of items each at least min bytes long: a count the
+// bytes left cannot hold is an error, so nothing is made past what the
+// record bounds.
+func (r *recReader) count(min int) int {
+	n := r.uint()
+	if n > uint64(len(r.b)/min) {
+		r.fail(errShortValue)
+		return 0
+	}
+	return int(n)
+}
+
+func (r *recReader) take(n int) []byte {
+	if n > len(r.b) {
+		r.fail(errShortValue)
+		return nil
+	}
+	p := r.b[:n:n]
+	r.b = r.b[n:]
+	return p
+}
+
+func (r *recReader) raw(p []byte) { copy(p, r.take(len(p))) }
+func (r *recReader) str() string  { return string(r.take(r.count(1))) }
+
+func (r *recReader) bytes() []byte {
+	n := r.uint()
+	if n == 0 || r.err != nil {
+		return nil
+	}
+	if n-1 > uint64(len(r.b)) {
+		r.fail(errShortValue)
+		return nil
+	}
+	return slices.Clone(r.take(int(n - 1)))
+}
+
+func (r *recReader) bool() bool {
+	p := r.take(1)
+	if p == nil {
+		return false
+	}
+	if p[0] > 1 {
+		r.fail(errors.New("memo record: not a boolean"))
+	}
+	return p[0] == 1
+}
+
+func (r *recReader) strs() []string {
+	n := r.count(1)
+	if n == 0 {
+		return nil
+	}
+	ss := make([]string, n)
+	for i := range ss {
+		ss[i] = r.str()
+	}
+	return ss
+}
+
+func (r *recReader) ref() drift.Ref {
+	return drift.Ref{Group: r.str(), Kind: r.str(), Namespace: r.str(), Name: r.str()}
+}
+
+func (r *recReader) time() time.Time {
+	var t time.Time
+	if b := r.bytes(); r.err == nil {
+		if err := t.UnmarshalBinary(b); err != nil {
+			r.fail(err)
+		}
+	}
+	return t
+}
+
+func (r *recReader) value() any {
+	if r.err != nil {
+		return nil
+	}
+	v, rest, err := readValue(r.b, 0)
+	if err != nil {
+		r.fail(err)
+		return nil
+	}
+	r.b = rest
+	return v
+}
+
+// Value tags of a finding's value (Git's or the live one) in a record:
+// each number keeps its type (int64 or float64), and null is kept.
 const (
 	tagNull byte = iota
 	tagFalse
@@ -335,24 +665,6 @@ const (
 
 // maxValueDepth bounds how deep a value read back nests.
 const maxValueDepth = 10_000
-
-// GobEncode encodes the value, or fails on a type snapshots do not hold.
-func (v memoValue) GobEncode() ([]byte, error) {
-	return appendValue(nil, v.v, 0)
-}
-
-// GobDecode reads a value GobEncode wrote.
-func (v *memoValue) GobDecode(b []byte) error {
-	x, rest, err := readValue(b, 0)
-	if err != nil {
-		return err
-	}
-	if len(rest) > 0 {
-		return errors.New("memo value: bytes after the value")
-	}
-	v.v = x
-	return nil
-}
 
 func appendValue(b []byte, v any, depth int) ([]byte, error) {
 	if depth > maxValueDepth {

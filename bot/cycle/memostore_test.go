@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -255,10 +256,7 @@ func TestMemoAcrossRestarts(t *testing.T) {
 	if err := memo.Save(ctx, st, seal); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := st.MemoRecords(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := records(t, st)
 	if len(recs) != memo.Len() {
 		t.Errorf("the store keeps %d records, the memo %d entries: what was dropped is not forgotten", len(recs), memo.Len())
 	}
@@ -289,7 +287,7 @@ func TestMemoAcrossRestarts(t *testing.T) {
 	for i := 0; i < len(recs[key]); i += 1 + len(recs[key])/64 {
 		bad := bytes.Clone(recs[key])
 		bad[i] ^= 0x20
-		if err := st.SaveMemo(ctx, map[string][]byte{key: bad}, nil); err != nil {
+		if err := st.SaveMemo(ctx, nil, func(write func(string, []byte) error) error { return write(key, bad) }); err != nil {
 			t.Fatal(err)
 		}
 		m := NewMemo(0)
@@ -305,14 +303,72 @@ func TestMemoAcrossRestarts(t *testing.T) {
 	if err := m.Save(ctx, st, seal); err != nil {
 		t.Fatal(err)
 	}
-	if left, _ := st.MemoRecords(ctx); left[key] != nil || len(left) != len(recs)-1 {
+	if left := records(t, st); left[key] != nil || len(left) != len(recs)-1 {
 		t.Errorf("after a save, the changed record is still kept (%d records)", len(left))
 	}
 }
 
-// FuzzMemoValue: any bytes read as a kept value either fail or read back a
-// value that encodes and reads back to itself; nothing panics or allocates
-// past what the bytes bound.
+// records are the memo's records in a state database.
+func records(t *testing.T, st *state.Store) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	if err := st.MemoRecords(context.Background(), func(k string, rec []byte) { out[k] = rec }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// keptEntries are the memo entries of a cycle over every corpus (a
+// quarter of it with -short), under cfg.
+func keptEntries(tb testing.TB, cfg *config.Config) []*memoEntry {
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	f := newMemoFleet(tb, now)
+	memo := NewMemo(0)
+	Cycle(context.Background(), cfg, []Instance{f.instance(tb)}, now, CycleOptions{Memo: memo, HardRefreshes: 1 << 20})
+	var out []*memoEntry
+	for _, k := range slices.Sorted(maps.Keys(memo.apps)) {
+		out = append(out, memo.apps[k])
+	}
+	return out
+}
+
+// FuzzMemoRecord: any bytes read as a record either fail or read back an
+// entry whose record reads back as itself; nothing panics or allocates
+// past what the bytes bound. The seeds are the records of every corpus
+// application and values of each kind.
+func FuzzMemoRecord(f *testing.F) {
+	cfg, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\npolicy: {manualChanges: adopt}\n"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range keptEntries(f, cfg) {
+		b, err := encodeEntry(e)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		e, err := decodeEntry(b, cfg)
+		if err != nil {
+			return
+		}
+		again, err := encodeEntry(e)
+		if err != nil {
+			t.Fatalf("read back an entry that is not written: %v", err)
+		}
+		e2, err := decodeEntry(again, cfg)
+		if err != nil {
+			t.Fatalf("a record written does not read back: %v", err)
+		}
+		if d := sameValue(reflect.ValueOf(e).Elem(), reflect.ValueOf(e2).Elem(), "entry"); d != "" {
+			t.Fatalf("read back otherwise: %s", d)
+		}
+	})
+}
+
+// FuzzMemoValue: any bytes read as a finding's value either fail or read
+// back a value whose encoding reads back as itself.
 func FuzzMemoValue(f *testing.F) {
 	for _, v := range []any{nil, true, "x", int64(-3), 1.5, map[string]any{"a": []any{int64(1), nil, map[string]any{}}}} {
 		b, err := appendValue(nil, v, 0)
@@ -322,21 +378,58 @@ func FuzzMemoValue(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var v memoValue
-		if err := v.GobDecode(b); err != nil {
+		v, rest, err := readValue(b, 0)
+		if err != nil {
 			return
 		}
-		again, err := v.GobEncode()
+		again, err := appendValue(nil, v, 0)
 		if err != nil {
-			t.Fatalf("read back %#v, which does not encode: %v", v.v, err)
+			t.Fatalf("read back %#v, which does not encode: %v", v, err)
 		}
-		var w memoValue
-		if err := w.GobDecode(again); err != nil {
+		w, _, err := readValue(again, 0)
+		if err != nil {
 			t.Fatalf("%x does not read back: %v", again, err)
 		}
-		third, err := w.GobEncode()
+		third, err := appendValue(nil, w, 0)
 		if err != nil || !bytes.Equal(third, again) {
-			t.Fatalf("%x read back as %#v, encoded as %x, then as %x (%v)", b, v.v, again, third, err)
+			t.Fatalf("%x (%d bytes left) read back as %#v, encoded as %x, then as %x (%v)", b, len(rest), v, again, third, err)
+		}
+	})
+}
+
+// BenchmarkMemoRecord writes and reads back the records of every corpus
+// application a cycle keeps, as Save and Load do.
+func BenchmarkMemoRecord(b *testing.B) {
+	cfg, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	entries := keptEntries(b, cfg)
+	var size int
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			size = 0
+			for _, e := range entries {
+				rec, err := encodeEntry(e)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size += len(rec)
+			}
+		}
+		b.ReportMetric(float64(size)/float64(len(entries)), "B/record")
+	})
+	recs := make([][]byte, len(entries))
+	for i, e := range entries {
+		recs[i], _ = encodeEntry(e)
+	}
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			for _, rec := range recs {
+				if _, err := decodeEntry(rec, cfg); err != nil {
+					b.Fatal(err)
+				}
+			}
 		}
 	})
 }

@@ -5,48 +5,66 @@ import (
 	"fmt"
 )
 
-// MemoRecords returns every record cycle.Memo kept, by application.
-func (s *Store) MemoRecords(ctx context.Context) (map[string][]byte, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT app, record FROM memo`)
+// MemoRecords calls each with every record cycle.Memo kept, one at a
+// time, by application.
+func (s *Store) MemoRecords(ctx context.Context, each func(app string, rec []byte)) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT app, record FROM memo ORDER BY app`)
 	if err != nil {
-		return nil, fmt.Errorf("read the kept diagnoses: %w", err)
+		return fmt.Errorf("read the kept diagnoses: %w", err)
 	}
 	defer rows.Close()
-	out := map[string][]byte{}
 	for rows.Next() {
 		var app string
 		var rec []byte
 		if err := rows.Scan(&app, &rec); err != nil {
-			return nil, fmt.Errorf("read the kept diagnoses: %w", err)
+			return fmt.Errorf("read the kept diagnoses: %w", err)
 		}
-		out[app] = rec
+		each(app, rec)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the kept diagnoses: %w", err)
+		return fmt.Errorf("read the kept diagnoses: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
-// SaveMemo keeps put's records and forgets the applications of drop, in
-// one transaction.
-func (s *Store) SaveMemo(ctx context.Context, put map[string][]byte, drop []string) error {
-	if len(put) == 0 && len(drop) == 0 {
-		return nil
-	}
+// SaveMemo forgets the applications of drop, then keeps each record put
+// writes (a nil record forgets its application), in one transaction: a
+// failed save changes nothing.
+func (s *Store) SaveMemo(ctx context.Context, drop []string, put func(write func(app string, rec []byte) error) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("keep diagnoses: %w", err)
 	}
 	defer tx.Rollback()
+	del, err := tx.PrepareContext(ctx, `DELETE FROM memo WHERE app = ?`)
+	if err != nil {
+		return fmt.Errorf("keep diagnoses: %w", err)
+	}
+	defer del.Close()
+	ins, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO memo (app, record) VALUES (?, ?)`)
+	if err != nil {
+		return fmt.Errorf("keep diagnoses: %w", err)
+	}
+	defer ins.Close()
 	for _, app := range drop {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM memo WHERE app = ?`, app); err != nil {
+		if _, err := del.ExecContext(ctx, app); err != nil {
 			return fmt.Errorf("forget the kept diagnosis of %s: %w", app, err)
 		}
 	}
-	for app, rec := range put {
-		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO memo (app, record) VALUES (?, ?)`, app, rec); err != nil {
+	err = put(func(app string, rec []byte) error {
+		if rec == nil {
+			if _, err := del.ExecContext(ctx, app); err != nil {
+				return fmt.Errorf("forget the kept diagnosis of %s: %w", app, err)
+			}
+			return nil
+		}
+		if _, err := ins.ExecContext(ctx, app, rec); err != nil {
 			return fmt.Errorf("keep the diagnosis of %s: %w", app, err)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("keep diagnoses: %w", err)
