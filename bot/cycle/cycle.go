@@ -406,14 +406,12 @@ func (res *CycleResult) record(in Instance, stuck []collect.ScanResult, listed [
 type appName struct{ namespace, name string }
 
 // sortForPublishing orders what workers found in any order, so that what is
-// published does not depend on it.
+// published does not depend on it (the lines left for people are put in
+// order by gatherPeople).
 func (res *CycleResult) sortForPublishing() {
 	// The keys are made once per line, not once per comparison.
 	sortByKeys(res.Digest.NewStuck, func(l templates.AppLine) [3]string {
 		return [3]string{AppKey(l.Instance, l.Namespace, l.App)}
-	})
-	sortByKeys(res.Digest.ForPeople, func(l templates.PersonLine) [3]string {
-		return [3]string{AppKey(l.Instance, l.Namespace, l.App), l.Resource.String(), l.Path}
 	})
 	sort.Strings(res.Skipped)
 	sort.SliceStable(res.Errors, func(i, j int) bool { return res.Errors[i].Error() < res.Errors[j].Error() })
@@ -575,14 +573,56 @@ func joined[T any](to, part []T) []T {
 }
 
 // gatherPeople puts the lines left for people that were absorbed in
-// Digest.ForPeople, copied once into a list of their number (appending
-// each application's would copy a fleet's lines again at every growth).
+// Digest.ForPeople, in order (peopleKey), copied once into a list of their
+// number (appending each application's would copy a fleet's lines again at
+// every growth). Each application's lines come sorted (planApp), so the
+// applications are put in order, not their lines.
 func (res *CycleResult) gatherPeople() {
-	if len(res.people) == 0 {
+	groups := make([][]templates.PersonLine, 0, len(res.people)+1)
+	for _, g := range append([][]templates.PersonLine{res.Digest.ForPeople}, res.people...) {
+		if len(g) > 0 {
+			groups = append(groups, g)
+		}
+	}
+	res.people = nil
+	if len(groups) == 0 {
 		return
 	}
-	res.Digest.ForPeople = slices.Concat(append([][]templates.PersonLine{res.Digest.ForPeople}, res.people...)...)
-	res.people = nil
+	keys := make([]string, len(groups))
+	order := make([]int32, len(groups))
+	whole := false // some application's lines are not one sorted group
+	for i, g := range groups {
+		keys[i], order[i] = AppKey(g[0].Instance, g[0].Namespace, g[0].App), int32(i)
+		for j := 1; j < len(g) && !whole; j++ {
+			whole = g[j].App != g[0].App || g[j].Namespace != g[0].Namespace || g[j].Instance != g[0].Instance
+		}
+	}
+	slices.SortFunc(order, func(i, j int32) int {
+		if c := strings.Compare(keys[i], keys[j]); c != 0 {
+			return c
+		}
+		return cmp.Compare(i, j)
+	})
+	for i := 1; i < len(order) && !whole; i++ {
+		whole = keys[order[i]] == keys[order[i-1]]
+	}
+	sorted := make([][]templates.PersonLine, len(groups))
+	for i, o := range order {
+		sorted[i] = groups[o]
+	}
+	res.Digest.ForPeople = slices.Concat(sorted...)
+	if whole {
+		sortPeople(res.Digest.ForPeople)
+	}
+}
+
+// sortPeople sorts lines left for people stably by peopleKey.
+func sortPeople(lines []templates.PersonLine) { sortByKeys(lines, peopleKey) }
+
+// peopleKey orders the lines left for people: by application, resource
+// and path.
+func peopleKey(l templates.PersonLine) [3]string {
+	return [3]string{AppKey(l.Instance, l.Namespace, l.App), l.Resource.String(), l.Path}
 }
 
 // absorb takes in what planning one application added.
@@ -673,6 +713,7 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 		part.PRs = append(part.PRs, pr)
 	}
 	part.Digest.ForPeople = leftForPeople(part.Digest.ForPeople, part.PRs)
+	sortPeople(part.Digest.ForPeople) // as gatherPeople expects
 	return keys, true
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/internal/corpus"
+	"github.com/driftfix/driftfix/templates"
 )
 
 // memoFleet serves every corpus snapshot as one stuck application of its
@@ -267,6 +268,15 @@ func TestMemoCycleAsFull(t *testing.T) {
 	}
 	compare := func(step string, got, want CycleResult) {
 		t.Helper()
+		for _, res := range []CycleResult{got, want} {
+			// What seen does not say: the order people read lines in.
+			if !slices.IsSortedFunc(res.Digest.ForPeople, func(a, b templates.PersonLine) int {
+				ka, kb := peopleKey(a), peopleKey(b)
+				return slices.Compare(ka[:], kb[:])
+			}) {
+				t.Errorf("%s: the lines left for people are not in order", step)
+			}
+		}
 		g, w := seen(got), seen(want)
 		if slices.Equal(g, w) {
 			return
