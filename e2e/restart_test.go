@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/driftfix/driftfix/bot/argocd"
 )
 
 // TestRestartGoesOnFromKeptDiagnoses restarts `driftfix run` against the
@@ -19,10 +21,42 @@ import (
 func TestRestartGoesOnFromKeptDiagnoses(t *testing.T) {
 	s := newStack(t)
 	env := newBotEnv(t, s, "e2e-restart", "restart.db")
-	s.hpaDrift(t, "e2e-restart", env.repo)
+	// Synced by a person, not automatically: an application Argo CD synced
+	// automatically within the last hour is diagnosed every cycle, as its
+	// count of recent self-heal syncs changes with time alone.
+	const name = "e2e-restart"
+	s.kubectl(t, "", "-n", "argocd", "delete", "application", name, "--ignore-not-found", "--timeout=60s")
+	s.kubectl(t, "", "delete", "namespace", name, "--ignore-not-found", "--timeout=60s")
+	s.kubectl(t, "", "create", "namespace", name)
+	s.kubectl(t, `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: `+name+`, namespace: argocd}
+spec:
+  project: default
+  source: {repoURL: "`+env.repo+`", path: app, targetRevision: main}
+  destination: {server: https://kubernetes.default.svc, namespace: `+name+`}
+`, "apply", "-f", "-")
+	t.Cleanup(func() {
+		s.kubectl(t, "", "-n", "argocd", "delete", "application", name, "--ignore-not-found", "--timeout=60s")
+		s.kubectl(t, "", "delete", "namespace", name, "--ignore-not-found", "--timeout=60s")
+	})
+	s.argocdCLI(t, "app", "sync", name)
+	s.waitFor(t, name, func(a argocd.AppSummary) bool { return a.SyncStatus == "Synced" && a.OperationPhase == "Succeeded" }, "Synced after a sync")
+	s.kubectl(t, `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: `+name+`}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 4
+  maxReplicas: 6
+  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
+`, "apply", "-f", "-")
+	s.waitFor(t, name, func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after the HPA scaled it")
+	time.Sleep(2 * time.Second) // past stuckAfter
 
 	// run starts driftfix, waits for its first cycle and stops it; it
 	// returns that cycle's line and the line saying what was read back.
+	var last string // the last run's log
 	run := func(i int) (done, readBack map[string]any) {
 		t.Helper()
 		r := &replica{name: "restart"}
@@ -57,10 +91,11 @@ func TestRestartGoesOnFromKeptDiagnoses(t *testing.T) {
 		if readBack == nil {
 			t.Fatalf("run %d: the log does not say what was read back:\n%s", i, r.text())
 		}
-		if n := len(env.gh.PullRequests("acme", "e2e-restart")); n != 1 {
+		if n := len(env.gh.PullRequests("acme", name)); n != 1 {
 			t.Fatalf("run %d: %d pull requests, want 1; log:\n%s", i, n, r.text())
 		}
 		t.Logf("run %d: read back %v, cycle %v", i, readBack["applications"], done)
+		last = r.text()
 		return done, readBack
 	}
 	done, readBack := run(1)
@@ -68,9 +103,10 @@ func TestRestartGoesOnFromKeptDiagnoses(t *testing.T) {
 		t.Fatalf("first run: read back %v, stuck %v, reused %v; want 0, 1, 0", readBack["applications"], done["stuck"], done["reused"])
 	}
 	// The second run finds the pull request opened since the diagnosis it
-	// read back, so diagnoses again and checks the pull request's head. A
-	// later run reuses it, unless the cluster moved meanwhile (a status
-	// written, the HPA's included): a few runs are allowed for that.
+	// read back, and the path it saw differing now watched for fights, so
+	// diagnoses again. A later run reuses it, unless the cluster moved
+	// meanwhile (a status written, the HPA's included): a few runs are
+	// allowed for that.
 	for i := 2; i <= 5; i++ {
 		done, readBack = run(i)
 		if readBack["applications"] != 1.0 {
@@ -80,5 +116,5 @@ func TestRestartGoesOnFromKeptDiagnoses(t *testing.T) {
 			return
 		}
 	}
-	t.Fatal("no restarted run reused the application's diagnosis")
+	t.Fatalf("no restarted run reused the application's diagnosis; the last run's log:\n%s", last)
 }
