@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +82,31 @@ func TestServeGoesOnFromKeptDiagnoses(t *testing.T) {
 	}
 	if !strings.Contains(readBack, `"applications":0`) {
 		t.Errorf("another build: the log does not say none was read back: %s", readBack)
+	}
+}
+
+// TestOnceGoesOnFromKeptDiagnoses: driftfix once, one cycle per process as
+// a CronJob runs it, goes on from the diagnoses the last run kept.
+func TestOnceGoesOnFromKeptDiagnoses(t *testing.T) {
+	w, now := stuckWorld(t, worldConfig, "shop", "cart")
+	seal, err := cycle.NewMemoSeal(w.gh.PrivateKeyPEM, [32]byte{7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reused, opened []int
+	for range 3 {
+		r, closeDB := w.runner()
+		r.MemoSeal, r.PredictPerCycle = &seal, -1
+		out, err := r.Once(context.Background(), now)
+		closeDB()
+		if err != nil || len(out.Result.Errors)+len(out.Published.Errors) > 0 {
+			t.Fatalf("cycle: %v %v %v", err, out.Result.Errors, out.Published.Errors)
+		}
+		reused, opened = append(reused, out.Result.Reused), append(opened, len(out.Published.Opened))
+		now = now.Add(15 * time.Minute)
+	}
+	// The second run diagnoses again: the pull requests were opened since.
+	if !slices.Equal(reused, []int{0, 0, 2}) || !slices.Equal(opened, []int{2, 0, 0}) {
+		t.Errorf("runs reused %v and opened %v; want [0 0 2] and [2 0 0]", reused, opened)
 	}
 }

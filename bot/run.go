@@ -36,8 +36,9 @@ type Runner struct {
 	health Health
 	// MemoSeal, with a Publisher's Store, keeps stuck applications'
 	// diagnoses in the state store after each cycle, sealed, and each Serve
-	// (a restart, gaining leadership) goes on from them (cycle.Memo.Save
-	// and Load). Nil: they are kept between the cycles of one Serve only.
+	// (a restart, gaining leadership), or a Once outside Serve, goes on from
+	// them (cycle.Memo.Save and Load). Nil: they are kept between the
+	// cycles of one Serve only.
 	MemoSeal *cycle.MemoSeal
 
 	// memo keeps stuck applications' diagnoses between the cycles of one
@@ -105,6 +106,14 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 	start := time.Now()
 	var opts cycle.CycleOptions
 	opts.Memo = r.memo
+	if st := r.memoStore(); opts.Memo == nil && st != nil {
+		// One cycle, as a CronJob's driftfix once: it goes on from the
+		// memo the last one kept.
+		opts.Memo = cycle.NewMemo(0)
+		if _, err := opts.Memo.Load(ctx, st, *r.MemoSeal, r.Config); err != nil {
+			log.Warn("read the kept diagnoses: every stuck application is diagnosed", "error", err.Error())
+		}
+	}
 	if r.Publisher != nil && r.Publisher.Store != nil {
 		opts.FirstSeen = func(key string) time.Time {
 			t, err := r.Publisher.Store.FirstSeen(ctx, key, now)

@@ -81,25 +81,34 @@ func (s MemoSeal) mac(cfg *config.Config, key string, body []byte) []byte {
 	return m.Sum(nil)
 }
 
-// Save writes the entries stored since the last Save and forgets those
-// dropped since, in one transaction, each record encoded into one buffer
-// in turn. After an error the next Save writes them again.
+// Save writes the entries stored since the last Save, forgets those dropped
+// since, and writes the memo's count of cycles, in one transaction, each
+// record encoded into one buffer in turn. After an error the next Save
+// writes them again.
 func (m *Memo) Save(ctx context.Context, st MemoStore, seal MemoSeal) error {
 	if len(seal.key) == 0 {
 		return errors.New("save the memo: no seal")
 	}
 	m.mu.Lock()
-	cfg := m.cfg
+	cfg, cycles := m.cfg, m.cycles
 	keys := slices.Sorted(maps.Keys(m.dirty))
 	drop := slices.Sorted(maps.Keys(m.gone))
 	m.mu.Unlock()
-	if cfg == nil || len(keys)+len(drop) == 0 {
+	if cfg == nil {
 		return nil
 	}
 	saved := make(map[string]*memoEntry, len(keys))
 	var unkept []string
 	err := st.SaveMemo(ctx, drop, func(write func(string, []byte) error) error {
 		buf := make([]byte, sha256.Size, 4096)
+		// The memo's own record: how many cycles it has seen, so that a
+		// bot run one cycle per process (driftfix once) still diagnoses
+		// everything every fullCycleEvery cycles.
+		rec := binary.AppendUvarint(buf[:sha256.Size], uint64(cycles))
+		copy(rec, seal.mac(cfg, memoCountKey, rec[sha256.Size:]))
+		if err := write(memoCountKey, rec); err != nil {
+			return err
+		}
 		for _, k := range keys {
 			m.mu.Lock()
 			e := m.apps[k]
@@ -145,11 +154,12 @@ func (m *Memo) Save(ctx context.Context, st MemoStore, seal MemoSeal) error {
 	return nil
 }
 
-// Load reads back the entries a Save under cfg and seal kept, into an empty
-// memo. A record of another build, config or secret, or one that does not
-// read back, is dropped (the next Save forgets it). It returns how many
-// entries it read back; the first cycle after a Load that read any is not
-// a full one.
+// Load reads back the entries a Save under cfg and seal kept, and its count
+// of cycles, into an empty memo. A record of another build, config or
+// secret, or one that does not read back, is dropped (the next Save
+// forgets it). It returns how many entries it read back. The count goes on
+// where the Save left it: every config.FullCycleEvery cycles is a full one
+// across restarts too.
 func (m *Memo) Load(ctx context.Context, st MemoStore, seal MemoSeal, cfg *config.Config) (int, error) {
 	if len(seal.key) == 0 {
 		return 0, errors.New("load the memo: no seal")
@@ -160,9 +170,17 @@ func (m *Memo) Load(ctx context.Context, st MemoStore, seal MemoSeal, cfg *confi
 		return 0, errors.New("load the memo: it is not empty")
 	}
 	m.cfg = cfg
+	counted := false
 	err := st.MemoRecords(ctx, func(k string, rec []byte) {
+		sealed := len(rec) > sha256.Size && hmac.Equal(rec[:sha256.Size], seal.mac(cfg, k, rec[sha256.Size:]))
+		if k == memoCountKey {
+			if n, w := binary.Uvarint(rec[min(len(rec), sha256.Size):]); sealed && w == len(rec)-sha256.Size && n <= math.MaxInt32 {
+				m.cycles, counted = int(n), true
+			}
+			return
+		}
 		var e *memoEntry
-		if len(rec) > sha256.Size && len(m.apps) < m.max && hmac.Equal(rec[:sha256.Size], seal.mac(cfg, k, rec[sha256.Size:])) {
+		if sealed && len(m.apps) < m.max {
 			e, _ = decodeEntry(rec[sha256.Size:], cfg)
 		}
 		if e == nil {
@@ -177,7 +195,7 @@ func (m *Memo) Load(ctx context.Context, st MemoStore, seal MemoSeal, cfg *confi
 		m.cfg = nil
 		return 0, fmt.Errorf("load the memo: %w", err)
 	}
-	if len(m.apps) > 0 {
+	if !counted && len(m.apps) > 0 {
 		m.cycles = 1 // the memo read back is used at once
 	}
 	return len(m.apps), nil
@@ -189,6 +207,10 @@ func (m *Memo) Load(ctx context.Context, st MemoStore, seal MemoSeal, cfg *confi
 // findings' values in memoValue's. What is derived from the config (each
 // pull request's and the fights' policy) is derived again when it is read
 // back; a plan's edit keeps its result, not the steps that made it.
+// memoCountKey is the key of the memo's own record, its count of cycles
+// (no application's key is empty).
+const memoCountKey = ""
+
 // memoRecordVersion starts every record.
 const memoRecordVersion = 1
 

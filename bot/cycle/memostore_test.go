@@ -257,8 +257,8 @@ func TestMemoAcrossRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs := records(t, st)
-	if len(recs) != memo.Len() {
-		t.Errorf("the store keeps %d records, the memo %d entries: what was dropped is not forgotten", len(recs), memo.Len())
+	if len(recs) != memo.Len()+1 {
+		t.Errorf("the store keeps %d records, the memo %d entries and its count: what was dropped is not forgotten", len(recs), memo.Len())
 	}
 
 	other, _ := NewMemoSeal([]byte("another key"), [32]byte{1})
@@ -281,8 +281,10 @@ func TestMemoAcrossRestarts(t *testing.T) {
 	// read back; the next save forgets it.
 	var key string
 	for k := range recs {
-		key = k
-		break
+		if k != memoCountKey {
+			key = k
+			break
+		}
 	}
 	for i := 0; i < len(recs[key]); i += 1 + len(recs[key])/64 {
 		bad := bytes.Clone(recs[key])
@@ -292,8 +294,8 @@ func TestMemoAcrossRestarts(t *testing.T) {
 		}
 		m := NewMemo(0)
 		n, err := m.Load(ctx, st, seal, cfg)
-		if err != nil || n != len(recs)-1 || m.apps[key] != nil {
-			t.Fatalf("byte %d of %s changed: %d of %d read back (%v)", i, key, n, len(recs), err)
+		if err != nil || n != len(recs)-2 || m.apps[key] != nil {
+			t.Fatalf("byte %d of %s changed: %d of %d read back (%v)", i, key, n, len(recs)-1, err)
 		}
 	}
 	m := NewMemo(0)
@@ -305,6 +307,57 @@ func TestMemoAcrossRestarts(t *testing.T) {
 	}
 	if left := records(t, st); left[key] != nil || len(left) != len(recs)-1 {
 		t.Errorf("after a save, the changed record is still kept (%d records)", len(left))
+	}
+}
+
+// TestMemoCountAcrossLoads: a bot that runs one cycle per process, each
+// going on from the memo the last one saved (driftfix once in a CronJob),
+// still diagnoses every stuck application every fullCycleEvery cycles, and
+// reuses in the others; a count changed in the file is not read back.
+func TestMemoCountAcrossLoads(t *testing.T) {
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	f := newMemoFleet(t, now)
+	cfg, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\nfullCycleEvery: 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := f.instance(t)
+	ctx := context.Background()
+	st := openStore(t, t.TempDir())
+	seal, _ := NewMemoSeal([]byte("key"), [32]byte{1})
+	var reused []int
+	for i := range 7 {
+		memo := NewMemo(0)
+		if _, err := memo.Load(ctx, st, seal, cfg); err != nil {
+			t.Fatal(err)
+		}
+		res := Cycle(ctx, cfg, []Instance{in}, now.Add(time.Duration(i)*time.Minute), CycleOptions{Memo: memo, HardRefreshes: 1 << 20,
+			FirstSeen: func(string) time.Time { return now.Add(-2 * time.Hour) }})
+		if err := memo.Save(ctx, st, seal); err != nil {
+			t.Fatal(err)
+		}
+		reused = append(reused, res.Reused)
+	}
+	for i, n := range reused {
+		if full := i%3 == 0; full != (n == 0) {
+			t.Errorf("cycles reused %v: every third, from the first, must reuse nothing and the others must reuse", reused)
+			break
+		}
+	}
+	// A count changed in the file is not read back: the memo goes on as
+	// one read back without a count.
+	memo := NewMemo(0)
+	if _, err := memo.Load(ctx, st, seal, cfg); err != nil || memo.cycles != len(reused) {
+		t.Fatalf("the count read back is %d (%v), want %d", memo.cycles, err, len(reused))
+	}
+	rec := records(t, st)[memoCountKey]
+	rec[len(rec)-1]--
+	if err := st.SaveMemo(ctx, nil, func(write func(string, []byte) error) error { return write(memoCountKey, rec) }); err != nil {
+		t.Fatal(err)
+	}
+	memo = NewMemo(0)
+	if n, err := memo.Load(ctx, st, seal, cfg); err != nil || n == 0 || memo.cycles != 1 {
+		t.Errorf("a changed count: %d read back, count %d (%v); want the entries and a count of 1", n, memo.cycles, err)
 	}
 }
 
