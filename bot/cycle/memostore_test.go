@@ -261,7 +261,7 @@ func TestMemoAcrossRestarts(t *testing.T) {
 		t.Errorf("the store keeps %d records, the memo %d entries and its count: what was dropped is not forgotten", len(recs), memo.Len())
 	}
 
-	other, _ := NewMemoSeal([]byte("another key"), [32]byte{1})
+	otherKey, _ := NewMemoSeal([]byte("another key"), [32]byte{1})
 	build, _ := NewMemoSeal([]byte("the GitHub App's key"), [32]byte{2})
 	cfg2, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\nfullCycleEvery: 999\n"))
 	if err != nil {
@@ -271,7 +271,7 @@ func TestMemoAcrossRestarts(t *testing.T) {
 		name string
 		seal MemoSeal
 		cfg  *config.Config
-	}{{"another secret", other, cfg}, {"another build", build, cfg}, {"another config", seal, cfg2}} {
+	}{{"another secret", otherKey, cfg}, {"another build", build, cfg}, {"another config", seal, cfg2}} {
 		if n, err := NewMemo(0).Load(ctx, st, c.seal, c.cfg); err != nil || n != 0 {
 			t.Errorf("%s: %d records read back (%v), want none", c.name, n, err)
 		}
@@ -298,6 +298,21 @@ func TestMemoAcrossRestarts(t *testing.T) {
 			t.Fatalf("byte %d of %s changed: %d of %d read back (%v)", i, key, n, len(recs)-1, err)
 		}
 	}
+	// A record moved under another application's key is not read back
+	// for it.
+	var other string
+	for k := range recs {
+		if k != memoCountKey && k != key {
+			other = k
+			break
+		}
+	}
+	if err := st.SaveMemo(ctx, nil, func(write func(string, []byte) error) error { return write(other, recs[key]) }); err != nil {
+		t.Fatal(err)
+	}
+	if m := NewMemo(0); func() bool { _, err := m.Load(ctx, st, seal, cfg); return err != nil || m.apps[other] != nil }() {
+		t.Errorf("the record of %s, moved under %s, is read back for it", key, other)
+	}
 	m := NewMemo(0)
 	if _, err := m.Load(ctx, st, seal, cfg); err != nil {
 		t.Fatal(err)
@@ -305,8 +320,8 @@ func TestMemoAcrossRestarts(t *testing.T) {
 	if err := m.Save(ctx, st, seal); err != nil {
 		t.Fatal(err)
 	}
-	if left := records(t, st); left[key] != nil || len(left) != len(recs)-1 {
-		t.Errorf("after a save, the changed record is still kept (%d records)", len(left))
+	if left := records(t, st); left[key] != nil || left[other] != nil || len(left) != len(recs)-2 {
+		t.Errorf("after a save, the changed and the moved records are still kept (%d records of %d)", len(left), len(recs))
 	}
 }
 
