@@ -76,6 +76,14 @@ policy: {stuckAfter: 1s, minStuckFor: 0s, labels: [driftfix]}
 func (s *stack) hpaDrift(t *testing.T, name, repo string) {
 	t.Helper()
 	s.application(t, name, repo, "app", name, "")
+	s.scaleByHPA(t, name)
+}
+
+// scaleByHPA lets an HPA own the replicas of the application's Deployment
+// web (in the namespace of the application's name) and waits until the
+// application is stuck OutOfSync.
+func (s *stack) scaleByHPA(t *testing.T, name string) {
+	t.Helper()
 	s.kubectl(t, `apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata: {name: web, namespace: `+name+`}

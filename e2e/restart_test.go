@@ -42,17 +42,7 @@ spec:
 	})
 	s.argocdCLI(t, "app", "sync", name)
 	s.waitFor(t, name, func(a argocd.AppSummary) bool { return a.SyncStatus == "Synced" && a.OperationPhase == "Succeeded" }, "Synced after a sync")
-	s.kubectl(t, `apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata: {name: web, namespace: `+name+`}
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 4
-  maxReplicas: 6
-  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
-`, "apply", "-f", "-")
-	s.waitFor(t, name, func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after the HPA scaled it")
-	time.Sleep(2 * time.Second) // past stuckAfter
+	s.scaleByHPA(t, name)
 
 	// run starts driftfix, waits for its first cycle and stops it; it
 	// returns that cycle's line and the line saying what was read back.

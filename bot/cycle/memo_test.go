@@ -238,6 +238,36 @@ func seen(res CycleResult) []string {
 	return out
 }
 
+// sameCycle fails the test where a cycle that reused from a memo (who)
+// says or proposes other than a full one, or either puts the lines left for
+// people out of order.
+func sameCycle(t *testing.T, step, who string, got, want CycleResult) {
+	t.Helper()
+	for _, res := range []CycleResult{got, want} {
+		// What seen does not say: the order people read lines in.
+		if !slices.IsSortedFunc(res.Digest.ForPeople, func(a, b templates.PersonLine) int {
+			ka, kb := peopleKey(a), peopleKey(b)
+			return slices.Compare(ka[:], kb[:])
+		}) {
+			t.Errorf("%s: the lines left for people are not in order", step)
+		}
+	}
+	g, w := seen(got), seen(want)
+	if slices.Equal(g, w) {
+		return
+	}
+	for _, l := range w {
+		if !slices.Contains(g, l) {
+			t.Errorf("%s: %s lacks %.4000s", step, who, l)
+		}
+	}
+	for _, l := range g {
+		if !slices.Contains(w, l) {
+			t.Errorf("%s: %s has %.4000s, a full cycle not", step, who, l)
+		}
+	}
+}
+
 // TestMemoCycleAsFull: a cycle that reuses what it can from the memo says
 // and proposes exactly what a full cycle says and proposes, on every
 // corpus, with nothing changed and after random changes of the kinds a
@@ -268,29 +298,7 @@ func TestMemoCycleAsFull(t *testing.T) {
 	}
 	compare := func(step string, got, want CycleResult) {
 		t.Helper()
-		for _, res := range []CycleResult{got, want} {
-			// What seen does not say: the order people read lines in.
-			if !slices.IsSortedFunc(res.Digest.ForPeople, func(a, b templates.PersonLine) int {
-				ka, kb := peopleKey(a), peopleKey(b)
-				return slices.Compare(ka[:], kb[:])
-			}) {
-				t.Errorf("%s: the lines left for people are not in order", step)
-			}
-		}
-		g, w := seen(got), seen(want)
-		if slices.Equal(g, w) {
-			return
-		}
-		for _, l := range w {
-			if !slices.Contains(g, l) {
-				t.Errorf("%s: the memo cycle lacks %.4000s", step, l)
-			}
-		}
-		for _, l := range g {
-			if !slices.Contains(w, l) {
-				t.Errorf("%s: the memo cycle has %.4000s, a full cycle not", step, l)
-			}
-		}
+		sameCycle(t, step, "the memo cycle", got, want)
 	}
 
 	res := memoCycle()

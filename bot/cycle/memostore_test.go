@@ -194,17 +194,7 @@ func TestMemoAcrossRestarts(t *testing.T) {
 	}
 	compare := func(step string, got, want CycleResult) {
 		t.Helper()
-		g, w := seen(got), seen(want)
-		for _, l := range w {
-			if !slices.Contains(g, l) {
-				t.Errorf("%s: the restarted memo's cycle lacks %.2000s", step, l)
-			}
-		}
-		for _, l := range g {
-			if !slices.Contains(w, l) {
-				t.Errorf("%s: the restarted memo's cycle has %.2000s, a full cycle not", step, l)
-			}
-		}
+		sameCycle(t, step, "the restarted memo's cycle", got, want)
 	}
 	memo := NewMemo(0)
 	cycle(memo)
