@@ -81,6 +81,20 @@ func (s MemoSeal) mac(cfg *config.Config, key string, body []byte) []byte {
 	return m.Sum(nil)
 }
 
+// seal writes into rec's first sha256.Size bytes, left for it, the seal of
+// the body after them.
+func (s MemoSeal) seal(cfg *config.Config, key string, rec []byte) {
+	copy(rec, s.mac(cfg, key, rec[sha256.Size:]))
+}
+
+// open returns the body of a sealed record, if its seal is key's under cfg.
+func (s MemoSeal) open(cfg *config.Config, key string, rec []byte) ([]byte, bool) {
+	if len(rec) <= sha256.Size || !hmac.Equal(rec[:sha256.Size], s.mac(cfg, key, rec[sha256.Size:])) {
+		return nil, false
+	}
+	return rec[sha256.Size:], true
+}
+
 // Save writes the entries stored since the last Save, forgets those dropped
 // since, and writes the memo's count of cycles, in one transaction, each
 // record encoded into one buffer in turn. After an error the next Save
@@ -105,7 +119,7 @@ func (m *Memo) Save(ctx context.Context, st MemoStore, seal MemoSeal) error {
 		// bot run one cycle per process (driftfix once) still diagnoses
 		// everything every fullCycleEvery cycles.
 		rec := binary.AppendUvarint(buf[:sha256.Size], uint64(cycles))
-		copy(rec, seal.mac(cfg, memoCountKey, rec[sha256.Size:]))
+		seal.seal(cfg, memoCountKey, rec)
 		if err := write(memoCountKey, rec); err != nil {
 			return err
 		}
@@ -123,7 +137,7 @@ func (m *Memo) Save(ctx context.Context, st MemoStore, seal MemoSeal) error {
 				unkept = append(unkept, k)
 				rec = nil
 			} else {
-				copy(rec, seal.mac(cfg, k, rec[sha256.Size:]))
+				seal.seal(cfg, k, rec)
 				buf = rec
 			}
 			if err := write(k, rec); err != nil {
@@ -172,16 +186,16 @@ func (m *Memo) Load(ctx context.Context, st MemoStore, seal MemoSeal, cfg *confi
 	m.cfg = cfg
 	counted := false
 	err := st.MemoRecords(ctx, func(k string, rec []byte) {
-		sealed := len(rec) > sha256.Size && hmac.Equal(rec[:sha256.Size], seal.mac(cfg, k, rec[sha256.Size:]))
+		body, sealed := seal.open(cfg, k, rec)
 		if k == memoCountKey {
-			if n, w := binary.Uvarint(rec[min(len(rec), sha256.Size):]); sealed && w == len(rec)-sha256.Size && n <= math.MaxInt32 {
+			if n, w := binary.Uvarint(body); sealed && w == len(body) && n <= math.MaxInt32 {
 				m.cycles, counted = int(n), true
 			}
 			return
 		}
 		var e *memoEntry
 		if sealed && len(m.apps) < m.max {
-			e, _ = decodeEntry(rec[sha256.Size:], cfg)
+			e, _ = decodeEntry(body, cfg)
 		}
 		if e == nil {
 			m.gone[k] = true
@@ -201,16 +215,16 @@ func (m *Memo) Load(ctx context.Context, st MemoStore, seal MemoSeal, cfg *confi
 	return len(m.apps), nil
 }
 
-// A record is a memoEntry in a compact encoding of its own: lengths and
-// integers as varints, strings and bytes as they are (a string is kept
-// byte for byte, valid UTF-8 or not), times in time.Time's binary form,
-// findings' values in memoValue's. What is derived from the config (each
-// pull request's and the fights' policy) is derived again when it is read
-// back; a plan's edit keeps its result, not the steps that made it.
 // memoCountKey is the key of the memo's own record, its count of cycles
 // (no application's key is empty).
 const memoCountKey = ""
 
+// A record is a memoEntry in a compact encoding of its own: lengths and
+// integers as varints, strings and bytes as they are (a string is kept
+// byte for byte, valid UTF-8 or not), times in time.Time's binary form,
+// findings' values tagged (appendValue). What is derived from the config
+// (each pull request's and the fights' policy) is derived again when it is
+// read back; a plan's edit keeps its result, not the steps that made it.
 // memoRecordVersion starts every record.
 const memoRecordVersion = 1
 
