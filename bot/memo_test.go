@@ -53,7 +53,7 @@ func TestServeGoesOnFromKeptDiagnoses(t *testing.T) {
 				reused, _ = l["reused"].(float64)
 				stuck, _ = l["stuck"].(float64)
 				opened, _ = l["opened"].(float64)
-			case "kept diagnoses read back", "read the kept diagnoses: the first cycle diagnoses every stuck application":
+			case "kept diagnoses read back", "read the kept diagnoses: the next cycle diagnoses every stuck application":
 				readBack = line
 			}
 		}

@@ -106,13 +106,10 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 	start := time.Now()
 	var opts cycle.CycleOptions
 	opts.Memo = r.memo
-	if st := r.memoStore(); opts.Memo == nil && st != nil {
+	if opts.Memo == nil && r.memoStore() != nil {
 		// One cycle, as a CronJob's driftfix once: it goes on from the
 		// memo the last one kept.
-		opts.Memo = cycle.NewMemo(0)
-		if _, err := opts.Memo.Load(ctx, st, *r.MemoSeal, r.Config); err != nil {
-			log.Warn("read the kept diagnoses: every stuck application is diagnosed", "error", err.Error())
-		}
+		opts.Memo = r.loadMemo(ctx)
 	}
 	if r.Publisher != nil && r.Publisher.Store != nil {
 		opts.FirstSeen = func(key string) time.Time {
@@ -182,6 +179,21 @@ func (r *Runner) memoStore() cycle.MemoStore {
 	return r.Publisher.Store
 }
 
+// loadMemo returns a memo holding what the state store kept, when it keeps
+// one, and says in the log what it read back.
+func (r *Runner) loadMemo(ctx context.Context) *cycle.Memo {
+	memo := cycle.NewMemo(0)
+	if st := r.memoStore(); st != nil {
+		n, err := memo.Load(ctx, st, *r.MemoSeal, r.Config)
+		if err != nil {
+			r.log().Warn("read the kept diagnoses: the next cycle diagnoses every stuck application", "error", err.Error())
+		} else {
+			r.log().Info("kept diagnoses read back", "applications", n)
+		}
+	}
+	return memo
+}
+
 // LastCycle returns when the last cycle finished (zero before the first).
 func (r *Runner) LastCycle() time.Time { return r.Health().Last }
 
@@ -210,15 +222,7 @@ func (r *Runner) Serve(ctx context.Context) error {
 	}
 	log := r.log()
 	r.busy.Lock()
-	r.memo = cycle.NewMemo(0)
-	if st := r.memoStore(); st != nil {
-		n, err := r.memo.Load(ctx, st, *r.MemoSeal, r.Config)
-		if err != nil {
-			log.Warn("read the kept diagnoses: the first cycle diagnoses every stuck application", "error", err.Error())
-		} else {
-			log.Info("kept diagnoses read back", "applications", n)
-		}
-	}
+	r.memo = r.loadMemo(ctx)
 	r.busy.Unlock()
 	var wg sync.WaitGroup
 	defer wg.Wait()
