@@ -56,9 +56,10 @@ func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *
 	// The GitHub client also reads repositories on its host (a dry run
 	// included), so it is made before the instances.
 	var gh *github.Client
+	var ghKey []byte // the credential gh was made with, which seals the memo
 	if g := cfg.GitHub; publishing || g.AppID != 0 || g.TokenFile != "" || g.TokenEnv != "" {
 		var err error
-		if gh, err = gitHub(cfg.GitHub, log); err != nil {
+		if gh, ghKey, err = gitHub(cfg.GitHub, log); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -102,23 +103,14 @@ func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *
 	}
 	p.Store = st
 	r.Publisher = p
-	r.MemoSeal = memoSeal(cfg.GitHub, log)
+	r.MemoSeal = memoSeal(ghKey, log)
 	return r, func() { st.Close() }, nil
 }
 
 // memoSeal seals the diagnoses kept in the state store with the GitHub
-// credential and this build's digest (cycle.MemoSeal), or is nil without a
-// credential: then they are kept in the process only.
-func memoSeal(g config.GitHub, log *slog.Logger) *cycle.MemoSeal {
-	var key []byte
-	switch {
-	case g.AppID != 0:
-		key, _ = os.ReadFile(g.PrivateKeyFile)
-	case g.TokenFile != "" || g.TokenEnv != "":
-		if tok, err := secret(g.TokenFile, g.TokenEnv, "the GitHub token"); err == nil {
-			key = []byte(tok())
-		}
-	}
+// credential (key) and this build's digest (cycle.MemoSeal), or is nil
+// without a credential: then they are kept in the process only.
+func memoSeal(key []byte, log *slog.Logger) *cycle.MemoSeal {
 	if len(key) == 0 {
 		log.Info("no GitHub credential to seal kept diagnoses with: they are kept in the process only")
 		return nil
@@ -136,25 +128,28 @@ func memoSeal(g config.GitHub, log *slog.Logger) *cycle.MemoSeal {
 	return &seal
 }
 
-// gitHub is the GitHub client the policy configures, or nil without
-// credentials.
-func gitHub(g config.GitHub, log *slog.Logger) (*github.Client, error) {
+// gitHub is the GitHub client the policy configures, and the credential it
+// is made with (the App's private key, or the token as read now), or nil
+// without credentials.
+func gitHub(g config.GitHub, log *slog.Logger) (*github.Client, []byte, error) {
 	switch {
 	case g.AppID != 0:
 		key, err := os.ReadFile(g.PrivateKeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("read the GitHub App's private key: %w", err)
+			return nil, nil, fmt.Errorf("read the GitHub App's private key: %w", err)
 		}
-		return github.New(github.Config{AppID: g.AppID, PrivateKey: key, BaseURL: g.BaseURL, Logger: log})
+		c, err := github.New(github.Config{AppID: g.AppID, PrivateKey: key, BaseURL: g.BaseURL, Logger: log})
+		return c, key, err
 	case g.TokenFile != "" || g.TokenEnv != "":
 		tok, err := secret(g.TokenFile, g.TokenEnv, "the GitHub token")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return github.New(github.Config{TokenFunc: tok, BaseURL: g.BaseURL, Logger: log})
+		c, err := github.New(github.Config{TokenFunc: tok, BaseURL: g.BaseURL, Logger: log})
+		return c, []byte(tok()), err
 	}
 	log.Warn("no GitHub App or token configured: fixes are planned and reported, no pull request is opened")
-	return nil, nil
+	return nil, nil, nil
 }
 
 // slackNotifier is the Slack client the policy configures, or nil without a token.
