@@ -11,26 +11,53 @@ import (
 type Source struct {
 	RepoURL        string
 	TargetRevision string
-	Path           string
-	Chart          string
-	Helm           bool
-	ValueFiles     []string
+	// Path is the source's path as Argo CD resolves it in the repository:
+	// cleaned, without a leading or trailing slash, "" for the root ("."
+	// and "./x" as "" and "x").
+	Path       string
+	Chart      string
+	Helm       bool
+	ValueFiles []string
+	// Ref is a multi-source application's ref: name for this source, whose
+	// files other sources' value files name as $ref/...
+	Ref string
+	// Index is the source's position: 0 for spec.source, i for
+	// spec.sources[i] (as Argo CD's sourcePositions count from 1, minus 1).
+	Index int
+	// Spec is the source object itself (helm, kustomize, directory,
+	// plugin options), read, never written.
+	Spec map[string]any
+}
+
+// CleanSourcePath is a source path as Argo CD's repo-server resolves it
+// against the repository root: "", ".", "/" and "./" are the root (""),
+// "./x/" is "x". A path that leaves the root keeps its leading "../", so
+// it names no file of the repository, as Argo CD refuses it.
+func CleanSourcePath(p string) string {
+	p = path.Clean(strings.Trim(strings.TrimSpace(p), "/"))
+	if p == "." {
+		return ""
+	}
+	return p
 }
 
 // Sources returns the Application's sources.
 func Sources(app Object) []Source {
-	var raw []any
-	if s := Map(app, "spec", "source"); s != nil {
-		raw = append(raw, s)
+	// As Argo CD: spec.sources, when it has any, replaces spec.source.
+	raw := List(app, "spec", "sources")
+	if len(raw) == 0 {
+		if s := Map(app, "spec", "source"); s != nil {
+			raw = []any{s}
+		}
 	}
-	raw = append(raw, List(app, "spec", "sources")...)
 	var out []Source
-	for _, r := range raw {
+	for i, r := range raw {
 		m, ok := r.(map[string]any)
 		if !ok {
 			continue
 		}
-		s := Source{RepoURL: Str(m, "repoURL"), TargetRevision: Str(m, "targetRevision"), Path: strings.Trim(Str(m, "path"), "/"), Chart: Str(m, "chart")}
+		s := Source{RepoURL: Str(m, "repoURL"), TargetRevision: Str(m, "targetRevision"), Path: CleanSourcePath(Str(m, "path")),
+			Chart: Str(m, "chart"), Ref: Str(m, "ref"), Index: i, Spec: m}
 		if h := Map(m, "helm"); h != nil || s.Chart != "" {
 			s.Helm = true
 			for _, v := range List(h, "valueFiles") {
