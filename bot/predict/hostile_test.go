@@ -8,7 +8,8 @@ import (
 // TestHostileRepositories: what a pull request's author controls (the
 // Application, its paths and value files, the manifests) is read from the
 // revision's files only, and a repository that does not make sense is an
-// error or a note, never a panic.
+// error, a note or an application listed as not predicted with why, never a
+// panic.
 func TestHostileRepositories(t *testing.T) {
 	app := func(src string) string {
 		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: x}\nspec:\n  destination: {namespace: x}\n  source: " + src + "\n"
@@ -18,17 +19,19 @@ func TestHostileRepositories(t *testing.T) {
 		files map[string]string
 		err   string // "" : no error
 		notes string
+		// not names the application not predicted and the reason's words
+		not string
 	}{
-		{"a path outside the repository", map[string]string{"a.yaml": app("{repoURL: r, path: ../../etc}")}, "", `source path "../../etc"`},
+		{"a path outside the repository", map[string]string{"a.yaml": app("{repoURL: r, path: ../../etc}")}, "", `source path "../../etc"`, ""},
 		{"a value file outside the chart", map[string]string{"a.yaml": app("{repoURL: r, path: c, helm: {valueFiles: [../../../etc/passwd]}}"),
-			"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "c/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"}, "etc/passwd", ""},
-		{"a chart from a Helm repository", map[string]string{"a.yaml": app("{repoURL: https://charts.example.com, chart: redis, targetRevision: 1.0.0}")}, "", "is not in this repository"},
-		{"a source that is not a mapping", map[string]string{"a.yaml": app("just-a-string")}, "", ""},
-		{"a manifest that is not YAML", map[string]string{"a.yaml": app("{repoURL: r, path: m}"), "m/bad.yaml": "key: [unclosed\n"}, "m/bad.yaml", ""},
-		{"objects without names or kinds", map[string]string{"a.yaml": app("{repoURL: r, path: m}"), "m/o.yaml": "kind: ConfigMap\n---\napiVersion: v1\n---\n- 1\n---\n42\n"}, "", ""},
-		{"an Application without a name", map[string]string{"a.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nspec: {}\n"}, "no Argo CD Application manifest", ""},
+			"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "c/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"}, "", "", "etc/passwd"},
+		{"a chart from a Helm repository", map[string]string{"a.yaml": app("{repoURL: https://charts.example.com, chart: redis, targetRevision: 1.0.0}")}, "", "is not in this repository", ""},
+		{"a source that is not a mapping", map[string]string{"a.yaml": app("just-a-string")}, "", "", ""},
+		{"a manifest that is not YAML", map[string]string{"a.yaml": app("{repoURL: r, path: m}"), "m/bad.yaml": "key: [unclosed\n"}, "", "", "m/bad.yaml"},
+		{"objects without names or kinds", map[string]string{"a.yaml": app("{repoURL: r, path: m}"), "m/o.yaml": "kind: ConfigMap\n---\napiVersion: v1\n---\n- 1\n---\n42\n"}, "", "", ""},
+		{"an Application without a name", map[string]string{"a.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nspec: {}\n"}, "no Argo CD Application manifest", "", ""},
 		{"a template that never ends", map[string]string{"a.yaml": app("{repoURL: r, path: c}"), "c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n",
-			"c/templates/loop.yaml": "{{ range $i := until 100000000 }}{{ range $j := until 100000000 }}x{{ end }}{{ end }}\n"}, "c", ""},
+			"c/templates/loop.yaml": "{{ range $i := until 100000000 }}{{ range $j := until 100000000 }}x{{ end }}{{ end }}\n"}, "", "", "chart c"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rev := Revision{Name: "head", Files: tc.files}
@@ -43,6 +46,15 @@ func TestHostileRepositories(t *testing.T) {
 			}
 			if tc.notes != "" && !strings.Contains(strings.Join(res.Notes, "\n"), tc.notes) {
 				t.Errorf("notes %q, want %q", res.Notes, tc.notes)
+			}
+			if tc.not == "" {
+				if len(res.NotPredicted) > 0 {
+					t.Errorf("not predicted %+v, want none", res.NotPredicted)
+				}
+				return
+			}
+			if len(res.NotPredicted) != 1 || res.NotPredicted[0].Application != "x" || !strings.Contains(res.NotPredicted[0].Reason, tc.not) || len(res.Applications) != 0 {
+				t.Errorf("not predicted %+v (predicted %q), want application x with a reason naming %q", res.NotPredicted, res.Applications, tc.not)
 			}
 		})
 	}

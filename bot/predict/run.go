@@ -99,30 +99,41 @@ var ErrNoApplication = errors.New("no Argo CD Application manifest (kind Applica
 // applications than Options.MaxApplications.
 var ErrTooManyApplications = errors.New("the change touches too many applications")
 
-// application is one Application found in the repository.
-type application struct {
-	obj      drift.Object
-	manifest string // the file that holds it; "" when made for a directory
-}
-
 // Run predicts, for each Application in head whose sources the change from
 // base touches (every one with All), the fields that will differ after sync.
-// It renders each application from base and head (head twice, where a chart
-// could render random or time-based values) with remediations/render, which
-// runs each render in a bounded child process without network.
+// Applications are found as Argo CD would have them (see discover): their
+// manifests, overlays, app-of-apps parents and ApplicationSets. It renders
+// each application from base and head (head twice, where a chart could
+// render random or time-based values) with remediations/render, which runs
+// each render in a bounded child process without network. An application
+// that cannot be predicted is listed in Result.NotPredicted with why; it
+// never stops the others.
 func Run(base, head Revision, opt Options) (*Result, error) {
-	apps, err := findApplications(head, opt.App)
-	if err != nil && !(errors.Is(err, ErrNoApplication) && len(opt.Applications) > 0) {
+	rr := newRenderer()
+	hd, err := findApplications(head, opt, rr)
+	if err != nil {
 		return nil, err
 	}
-	baseApps, _ := findApplications(base, opt.App)
-	apps, baseApps = withKnown(apps, opt.Applications), withKnown(baseApps, opt.Applications)
+	bd, _ := findApplications(base, opt, rr)
+	apps := withKnown(hd.apps, opt.Applications)
+	var baseApps []application
+	if bd != nil {
+		baseApps = withKnown(bd.apps, opt.Applications)
+	}
+	if len(apps) == 0 && len(hd.not) == 0 {
+		return nil, ErrNoApplication
+	}
 	changed := changedFiles(base.Files, head.Files)
 	limit := opt.MaxApplications
 	if limit <= 0 {
 		limit = DefaultMaxApplications
 	}
-	res := &Result{}
+	res := &Result{Notes: hd.notes}
+	if opt.All {
+		res.NotPredicted = append(res.NotPredicted, hd.not...)
+	} else {
+		res.NotPredicted = append(res.NotPredicted, hd.touchedNot(changed)...)
+	}
 	for _, a := range apps {
 		name := drift.Str(a.obj, "metadata", "name")
 		was := findNamed(baseApps, a.obj)
@@ -141,9 +152,12 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		if len(res.Applications) > limit {
 			return nil, fmt.Errorf("%w: more than %d; predict fewer at a time with --app", ErrTooManyApplications, limit)
 		}
-		headPs, err := predictAt(a, srcs, head, opt, true, opt.Suggest)
+		headPs, err := predictAt(a, srcs, head, opt, rr, true, opt.Suggest)
 		if err != nil {
-			return nil, fmt.Errorf("application %s at %s: %w", name, head.Name, err)
+			res.Applications = res.Applications[:len(res.Applications)-1]
+			res.NotPredicted = append(res.NotPredicted, NotPredicted{Application: name, Kind: "Application", File: a.manifest,
+				Reason: fmt.Sprintf("does not render at %s: %v", head.Name, err), Needs: needsFor(err)})
+			continue
 		}
 		if opt.All {
 			res.Predictions = append(res.Predictions, headPs...)
@@ -153,26 +167,48 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		if was != nil {
 			bsrcs, _ := localSources(was.obj, base.Files, opt.Repositories)
 			if len(bsrcs) > 0 {
-				if basePs, err = predictAt(*was, bsrcs, base, opt, true, false); err != nil {
+				if basePs, err = predictAt(*was, bsrcs, base, opt, rr, true, false); err != nil {
 					res.Notes = append(res.Notes, fmt.Sprintf("application %s does not render at %s (%v): every prediction at %s is reported", name, base.Name, err, head.Name))
 				}
 			}
 		}
 		res.Predictions = append(res.Predictions, Changes(basePs, headPs)...)
 	}
-	if len(res.Applications) == 0 && len(apps) == 0 {
-		return nil, ErrNoApplication
-	}
 	sort.SliceStable(res.Predictions, func(i, j int) bool { return less(res.Predictions[i], res.Predictions[j]) })
+	sort.SliceStable(res.NotPredicted, func(i, j int) bool {
+		a, b := res.NotPredicted[i], res.NotPredicted[j]
+		if a.Application != b.Application {
+			return a.Application < b.Application
+		}
+		return a.Kind < b.Kind
+	})
 	return res, nil
 }
 
-// predictAt renders one application at a revision and predicts.
-func predictAt(a application, srcs []drift.Source, rev Revision, opt Options, twice, suggest bool) ([]Prediction, error) {
-	files := map[string][]byte{}
-	for k, v := range rev.Files {
-		files[k] = []byte(v)
+// touchedFile says whether a file is among the changed ones (sorted).
+func touchedFile(f string, changed []string) bool {
+	i := sort.SearchStrings(changed, f)
+	return i < len(changed) && changed[i] == f
+}
+
+// needsFor says what would let an application that does not render be
+// predicted: Argo CD's own render where the CLI reads no network, a
+// larger budget where a limit stopped it.
+func needsFor(err error) string {
+	var remote *render.RemoteError
+	var limit *render.LimitError
+	switch {
+	case errors.As(err, &remote):
+		return "Argo CD at hand (--argocd-server): it renders from the chart's repository, which predict does not fetch"
+	case errors.As(err, &limit):
+		return "a larger render budget"
 	}
+	return ""
+}
+
+// predictAt renders one application at a revision and predicts.
+func predictAt(a application, srcs []drift.Source, rev Revision, opt Options, rr *renderer, twice, suggest bool) ([]Prediction, error) {
+	files := rr.files(rev)
 	in := Input{Application: a.obj, Cluster: opt.Cluster, Repo: rev.Files, Manifest: a.manifest}
 
 	// argocd-cm, for the options Argo CD builds a kustomization with.
@@ -183,7 +219,7 @@ func predictAt(a application, srcs []drift.Source, rev Revision, opt Options, tw
 	var again []drift.Object
 	varies := false
 	for _, src := range srcs {
-		objs, err := renderSourceWith(a.obj, src, files, rev.Files, settings, opt.Render)
+		objs, err := rr.render(rev, a.obj, src, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -289,54 +325,27 @@ func isApplication(m map[string]any) bool {
 	return drift.Str(m, "kind") == "Application" && g == "argoproj.io"
 }
 
-// findApplications returns the Applications of the revision: those of one
-// manifest file or one made for a source directory (only), else every
-// Application manifest in the repository, sorted by file.
-func findApplications(rev Revision, only string) ([]application, error) {
-	only = strings.Trim(path.Clean("/"+only), "/")
-	if only != "" {
-		if c, ok := rev.Files[only]; ok {
-			apps := applicationsIn(only, c)
-			if len(apps) == 0 {
-				return nil, fmt.Errorf("--app %s: the file holds no Argo CD Application (kind Application, apiVersion argoproj.io/...)", only)
-			}
-			return apps, nil
-		}
-		if !hasFiles(rev.Files, only) {
-			return nil, fmt.Errorf("--app %s: no such file or directory with manifests in %s", only, rev.Name)
-		}
-		app := map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-			"metadata": map[string]any{"name": path.Base(only)},
-			"spec": map[string]any{"project": "default", "source": map[string]any{"path": only},
-				"destination": map[string]any{}}}
-		return []application{{obj: app}}, nil
+// findApplications returns the Applications of the revision (see
+// discover); with opt.App (--app), those of one manifest file (and what its
+// Applications and ApplicationSets produce) or one made for a source
+// directory.
+func findApplications(rev Revision, opt Options, rr *renderer) (*discovery, error) {
+	only := strings.Trim(path.Clean("/"+opt.App), "/")
+	if only == "" {
+		return discover(rev, opt, rr), nil
 	}
-	var names []string
-	for f := range rev.Files {
-		if strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml") || strings.HasSuffix(f, ".json") {
-			names = append(names, f)
+	if c, ok := rev.Files[only]; ok {
+		if len(argoObjects(c)) == 0 {
+			return nil, fmt.Errorf("--app %s: the file holds no Argo CD Application or ApplicationSet (kind Application or ApplicationSet, apiVersion argoproj.io/...)", only)
 		}
+		d := discover(rev, opt, rr)
+		d.only(only)
+		return d, nil
 	}
-	sort.Strings(names)
-	var out []application
-	seen := map[string]bool{}
-	for _, f := range names {
-		if !strings.Contains(rev.Files[f], "Application") {
-			continue
-		}
-		for _, a := range applicationsIn(f, rev.Files[f]) {
-			name := drift.Str(a.obj, "metadata", "name")
-			if seen[name] {
-				continue // the first manifest of a name wins, as in one Argo CD namespace
-			}
-			seen[name] = true
-			out = append(out, a)
-		}
+	if !hasFiles(rev.Files, only) {
+		return nil, fmt.Errorf("--app %s: no such file or directory with manifests in %s", only, rev.Name)
 	}
-	if len(out) == 0 {
-		return nil, ErrNoApplication
-	}
-	return out, nil
+	return &discovery{apps: []application{{obj: parentApp(only)}}}, nil
 }
 
 // applicationsIn reads the Applications of one file; a file that is not

@@ -1,0 +1,632 @@
+package predict
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations"
+	"github.com/driftfix/driftfix/remediations/yamledit"
+	"go.yaml.in/yaml/v3"
+)
+
+// maxParentDepth bounds how deep an app-of-apps is followed: a root's
+// children, their children and theirs, as Argo CD users nest them.
+const maxParentDepth = 3
+
+// application is one Application found at a revision, and where it comes
+// from.
+type application struct {
+	obj drift.Object
+	// manifest is the file that defines it: its own manifest, the
+	// ApplicationSet's, the parent's template or the overlay's base; ""
+	// when made for a directory or known from Argo CD only.
+	manifest string
+	// from says how it was found when not from its own manifest: "overlay
+	// DIR", "application PARENT", "ApplicationSet NAME".
+	from string
+	// parent is the identity (idOf) of the Application or ApplicationSet
+	// that produced it; "" for a manifest.
+	parent string
+}
+
+// idOf is an Application's or ApplicationSet's identity within a run.
+func idOf(obj drift.Object) string { return drift.Str(obj, "kind") + "/" + appKey(obj) }
+
+// key is an Application's identity in Argo CD: its namespace (the
+// control plane's when unset) and name.
+func appKey(obj drift.Object) string {
+	return drift.Str(obj, "metadata", "namespace") + "/" + drift.Str(obj, "metadata", "name")
+}
+
+// discovery is the finding of one revision's applications.
+type discovery struct {
+	rev   Revision
+	opt   Options
+	rr    *renderer
+	apps  []application
+	sets  []application // ApplicationSets, their manifests and origins
+	not   []NotPredicted
+	// notFiles are, for an entry of not, the other files that define it:
+	// a change to any of them makes it worth reporting.
+	notFiles map[int][]string
+	notes    []string
+}
+
+// touchedNot are the entries of not whose files the change touches.
+func (d *discovery) touchedNot(changed []string) []NotPredicted {
+	var out []NotPredicted
+	for i, n := range d.not {
+		hit := n.File == "" || touchedFile(n.File, changed)
+		for _, f := range d.notFiles[i] {
+			hit = hit || touchedFile(f, changed)
+		}
+		if hit {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// defined is one Application or ApplicationSet document of a file.
+type defined struct {
+	obj  drift.Object
+	file string
+}
+
+// discover finds the revision's Applications as Argo CD would have them:
+// the Application manifests in the repository (those a Kustomize overlay
+// patches as the overlay renders them; patch files are not applications),
+// the Applications and ApplicationSets a parent's sources render (an
+// app-of-apps, followed maxParentDepth deep, also for a chart of
+// Application templates no manifest points at), and the Applications each
+// ApplicationSet generates. Two different definitions of one application
+// are named, and neither is predicted.
+func discover(rev Revision, opt Options, rr *renderer) *discovery {
+	d := &discovery{rev: rev, opt: opt, rr: rr}
+	raw := d.manifests()
+	d.overlays(raw)
+	d.parents()
+	d.generate()
+	d.dedupe()
+	return d
+}
+
+// manifests are the Application and ApplicationSet documents of every
+// YAML or JSON file, but a chart's templates and vendored charts (a
+// template is rendered, not read) and the files a kustomization names as
+// patches.
+func (d *discovery) manifests() []defined {
+	charts := map[string]bool{}
+	patches := map[string]bool{}
+	for f, c := range d.rev.Files {
+		switch path.Base(f) {
+		case "Chart.yaml":
+			charts[path.Dir(f)] = true
+		case "kustomization.yaml", "kustomization.yml", "Kustomization":
+			for _, p := range patchFiles(c) {
+				patches[path.Clean(path.Join(path.Dir(f), p))] = true
+			}
+		}
+	}
+	var names []string
+	for f := range d.rev.Files {
+		if !manifestName(f) || patches[f] || inChart(f, charts) {
+			continue
+		}
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	var out []defined
+	for _, f := range names {
+		c := d.rev.Files[f]
+		if !strings.Contains(c, "Application") {
+			continue
+		}
+		for _, obj := range argoObjects(c) {
+			out = append(out, defined{obj: obj, file: f})
+		}
+	}
+	return out
+}
+
+func manifestName(f string) bool {
+	return strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml") || strings.HasSuffix(f, ".json")
+}
+
+// inChart says whether a file is a chart's template or inside a chart's
+// charts/ folder: Helm renders it, it is not a manifest.
+func inChart(f string, charts map[string]bool) bool {
+	for dir := path.Dir(f); ; dir = path.Dir(dir) {
+		rel := strings.TrimPrefix(f, dir+"/")
+		if dir == "." {
+			rel = f
+		}
+		if (charts[dir] || (dir == "." && charts["."])) && (strings.HasPrefix(rel, "templates/") || strings.HasPrefix(rel, "charts/")) {
+			return true
+		}
+		if dir == "." || dir == "/" || dir == "" {
+			return false
+		}
+	}
+}
+
+// patchFiles are the files a kustomization names as patches.
+func patchFiles(kustomization string) []string {
+	var k struct {
+		Patches               []map[string]any `yaml:"patches"`
+		PatchesStrategicMerge []string         `yaml:"patchesStrategicMerge"`
+		PatchesJSON6902       []map[string]any `yaml:"patchesJson6902"`
+	}
+	if yaml.Unmarshal([]byte(kustomization), &k) != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range append(k.Patches, k.PatchesJSON6902...) {
+		if s, ok := p["path"].(string); ok && s != "" {
+			out = append(out, s)
+		}
+	}
+	for _, p := range k.PatchesStrategicMerge {
+		if !strings.Contains(p, "\n") { // an inline patch is not a file
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// argoObjects are the named Applications and ApplicationSets of a file; a
+// file that is not YAML holds none.
+func argoObjects(content string) []drift.Object {
+	docs, err := yamledit.Documents([]byte(content))
+	if err != nil {
+		return nil
+	}
+	var out []drift.Object
+	for _, doc := range docs {
+		m, _ := doc.(map[string]any)
+		if m == nil || !isArgoApp(m) || drift.Str(m, "metadata", "name") == "" {
+			continue
+		}
+		out = append(out, drift.NormalizeNumbers(m).(map[string]any))
+	}
+	return out
+}
+
+func isArgoApp(m map[string]any) bool { return isApplication(m) || isApplicationSet(m) }
+
+func isApplicationSet(m map[string]any) bool {
+	g, _ := drift.SplitAPIVersion(drift.Str(m, "apiVersion"))
+	return drift.Str(m, "kind") == "ApplicationSet" && g == "argoproj.io"
+}
+
+// overlays takes the Applications that a kustomization reads as that
+// kustomization renders them (an overlay patching a base Application):
+// each kustomization no other one reads as a base, whose files hold an
+// Application or ApplicationSet, is rendered, and its objects replace the
+// documents it read. The others are taken as written.
+func (d *discovery) overlays(raw []defined) {
+	holds := map[string]bool{}
+	for _, r := range raw {
+		holds[r.file] = true
+	}
+	repo := d.rr.repo(d.rev)
+	var dirs []string
+	reads := map[string]map[string]bool{}
+	for f := range d.rev.Files {
+		if isKustomizationName(f) {
+			dir := dirOf(f)
+			reads[dir] = remediations.SourceReads(repo, dir)
+			dirs = append(dirs, dir)
+		}
+	}
+	sort.Strings(dirs)
+	readByOther := map[string]bool{}
+	for _, dir := range dirs {
+		for f := range reads[dir] {
+			if isKustomizationName(f) && dirOf(f) != dir {
+				readByOther[dirOf(f)] = true
+			}
+		}
+	}
+	taken := map[string]bool{}
+	for _, dir := range dirs {
+		if readByOther[dir] {
+			continue
+		}
+		var mine []string
+		for f := range reads[dir] {
+			if holds[f] {
+				mine = append(mine, f)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		sort.Strings(mine)
+		src := drift.Source{Path: dir}
+		objs, err := d.rr.render(d.rev, parentApp(dir), src, d.opt)
+		if err != nil {
+			d.notes = append(d.notes, fmt.Sprintf("kustomization %s does not render (%v): the Applications of %s are taken as written", orRoot(dir), err, strings.Join(mine, ", ")))
+			continue
+		}
+		for _, f := range mine {
+			taken[f] = true
+		}
+		for _, obj := range objs {
+			if !isArgoApp(obj) {
+				continue
+			}
+			manifest := definedIn(raw, obj, mine)
+			if manifest == "" {
+				manifest = path.Join(dir, "kustomization.yaml")
+			}
+			d.add(application{obj: obj, manifest: manifest, from: "overlay " + orRoot(dir)})
+		}
+	}
+	for _, r := range raw {
+		if !taken[r.file] {
+			d.add(application{obj: r.obj, manifest: r.file})
+		}
+	}
+}
+
+// dirOf is a file's directory, "" for the repository root.
+func dirOf(f string) string {
+	dir := path.Dir(f)
+	if dir == "." {
+		return ""
+	}
+	return dir
+}
+
+func isKustomizationName(f string) bool {
+	switch path.Base(f) {
+	case "kustomization.yaml", "kustomization.yml", "Kustomization":
+		return true
+	}
+	return false
+}
+
+func orRoot(dir string) string {
+	if dir == "" {
+		return "(the repository root)"
+	}
+	return dir
+}
+
+// definedIn is the file among files that holds a document of obj's kind
+// and name.
+func definedIn(raw []defined, obj drift.Object, files []string) string {
+	for _, r := range raw {
+		if drift.Str(r.obj, "kind") == drift.Str(obj, "kind") && drift.Str(r.obj, "metadata", "name") == drift.Str(obj, "metadata", "name") {
+			for _, f := range files {
+				if f == r.file {
+					return f
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// parentApp is an Application made for a directory, as --app DIR makes it.
+func parentApp(dir string) drift.Object {
+	name := path.Base(dir)
+	if dir == "" {
+		name = "root"
+	}
+	return map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{"project": "default", "source": map[string]any{"path": dir},
+			"destination": map[string]any{}}}
+}
+
+// add records an Application or an ApplicationSet.
+func (d *discovery) add(a application) {
+	if isApplicationSet(a.obj) {
+		d.sets = append(d.sets, a)
+		return
+	}
+	d.apps = append(d.apps, a)
+}
+
+// parents renders the local sources of every Application that may be an
+// app-of-apps (a source holding an Application or ApplicationSet document
+// or template) and adds what they render, maxParentDepth deep. A chart of
+// Application templates that no Application points at is rendered with
+// its defaults as a parent of its own (the root applied by hand).
+func (d *discovery) parents() {
+	used := map[string]bool{}
+	queue := make([]int, 0, len(d.apps))
+	for i := range d.apps {
+		queue = append(queue, i)
+	}
+	depth := map[int]int{}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		a := d.apps[i]
+		srcs, _ := localSources(a.obj, d.rev.Files, d.opt.Repositories)
+		for _, src := range srcs {
+			used[src.Path] = true
+		}
+		if depth[i] >= maxParentDepth || !d.mayHoldApps(srcs) {
+			continue
+		}
+		name := drift.Str(a.obj, "metadata", "name")
+		for _, src := range srcs {
+			objs, err := d.rr.render(d.rev, a.obj, src, d.opt)
+			if err != nil {
+				continue // the application's own prediction says why
+			}
+			for _, obj := range objs {
+				if !isArgoApp(obj) {
+					continue
+				}
+				before := len(d.apps)
+				d.add(application{obj: obj, manifest: d.childFile(src, obj), from: "application " + name, parent: idOf(a.obj)})
+				if len(d.apps) > before {
+					depth[len(d.apps)-1] = depth[i] + 1
+					queue = append(queue, len(d.apps)-1)
+				}
+			}
+		}
+	}
+	// charts of Application templates with no Application pointing at them
+	var roots []string
+	for f := range d.rev.Files {
+		dir := dirOf(f)
+		if path.Base(f) != "Chart.yaml" || used[dir] || !templatesHoldApps(dir, d.rev.Files) {
+			continue
+		}
+		roots = append(roots, dir)
+	}
+	sort.Strings(roots)
+	for _, dir := range roots {
+		src := drift.Source{Path: dir, Helm: true, Spec: map[string]any{"path": dir}}
+		app := parentApp(dir)
+		objs, err := d.rr.render(d.rev, app, src, d.opt)
+		if err != nil {
+			d.not = append(d.not, NotPredicted{Application: path.Base(dir), Kind: "Application", File: path.Join(dir, "Chart.yaml"),
+				Reason: fmt.Sprintf("chart %s renders Applications but does not render with its default values (%v), so its applications are not found", orRoot(dir), err),
+				Needs:  "an Application manifest for the chart in the repository with the values it is installed with, or --app for one child's manifest"})
+			continue
+		}
+		for _, obj := range objs {
+			if isArgoApp(obj) {
+				d.add(application{obj: obj, manifest: d.childFile(drift.Source{Path: dir}, obj), from: "chart " + orRoot(dir)})
+			}
+		}
+	}
+}
+
+// mayHoldApps says whether a source can render an Application or an
+// ApplicationSet: a file it reads names the kind (cheap, before any render).
+func (d *discovery) mayHoldApps(srcs []drift.Source) bool {
+	for _, src := range srcs {
+		reads := map[string]bool{}
+		if kustomization(src.Path, d.rev.Files) {
+			reads = remediations.SourceReads(d.rr.repo(d.rev), src.Path)
+		}
+		for f, c := range d.rev.Files {
+			if (inDir(f, src.Path) || reads[f]) && strings.Contains(c, "argoproj.io") && (strings.Contains(c, "Application")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// templatesHoldApps says whether a chart's templates name an Application
+// or ApplicationSet kind.
+func templatesHoldApps(dir string, files map[string]string) bool {
+	prefix := strings.TrimPrefix(dir+"/templates/", "/")
+	for f, c := range files {
+		if strings.HasPrefix(f, prefix) && strings.Contains(c, "argoproj.io") &&
+			(strings.Contains(c, "kind: Application") || strings.Contains(c, "kind: ApplicationSet")) {
+			return true
+		}
+	}
+	return false
+}
+
+// childFile is the file of a parent's source that defines a child: the
+// manifest holding its name, else the one template of the source that
+// names its kind, else "".
+func (d *discovery) childFile(src drift.Source, obj drift.Object) string {
+	name, kind := drift.Str(obj, "metadata", "name"), drift.Str(obj, "kind")
+	var templates []string
+	var names []string
+	for f := range d.rev.Files {
+		if inDir(f, src.Path) {
+			names = append(names, f)
+		}
+	}
+	sort.Strings(names)
+	for _, f := range names {
+		c := d.rev.Files[f]
+		if !strings.Contains(c, "kind: "+kind) {
+			continue
+		}
+		if strings.Contains(f, "/templates/") || strings.HasPrefix(f, "templates/") {
+			templates = append(templates, f)
+			continue
+		}
+		for _, o := range argoObjects(c) {
+			if drift.Str(o, "kind") == kind && drift.Str(o, "metadata", "name") == name {
+				return f
+			}
+		}
+	}
+	if len(templates) == 1 {
+		return templates[0]
+	}
+	return ""
+}
+
+// only keeps the applications defined in one file and what they produce
+// (an app-of-apps' children, an ApplicationSet's applications).
+func (d *discovery) only(file string) {
+	keep := map[string]bool{}
+	all := append(append([]application(nil), d.apps...), d.sets...)
+	for grew := true; grew; {
+		grew = false
+		for _, a := range all {
+			if id := idOf(a.obj); !keep[id] && (a.manifest == file || keep[a.parent]) {
+				keep[id], grew = true, true
+			}
+		}
+	}
+	var apps []application
+	for _, a := range d.apps {
+		if keep[idOf(a.obj)] {
+			apps = append(apps, a)
+		}
+	}
+	var not []NotPredicted
+	notFiles := map[int][]string{}
+	for i, n := range d.not {
+		if n.File == file || slices.Contains(d.notFiles[i], file) {
+			notFiles[len(not)] = d.notFiles[i]
+			not = append(not, n)
+		}
+	}
+	d.apps, d.not, d.notFiles = apps, not, notFiles
+}
+
+// generate resolves every ApplicationSet found into the Applications it
+// generates where Git alone decides; the others are listed as not
+// predicted with what they need.
+func (d *discovery) generate() {
+	for _, s := range d.sets {
+		gen, not := resolveSet(s, d.rev, d.opt)
+		d.not = append(d.not, not...)
+		for _, g := range gen {
+			d.apps = append(d.apps, g)
+		}
+	}
+}
+
+// dedupe keeps one application per key. Definitions that are equal, or
+// that come from one file (an overlay's render of its base), are one; two
+// different definitions from different files are a conflict: both are
+// named and neither is predicted (Argo CD keeps whichever was applied
+// last).
+func (d *discovery) dedupe() {
+	byKey := map[string][]application{}
+	var order []string
+	for _, a := range d.apps {
+		k := appKey(a.obj)
+		if _, ok := byKey[k]; !ok {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], a)
+	}
+	d.apps = d.apps[:0]
+	for _, k := range order {
+		defs := byKey[k]
+		keep := defs[0]
+		var conflict []application
+		for _, o := range defs[1:] {
+			switch {
+			case reflect.DeepEqual(o.obj, keep.obj):
+			case o.manifest != "" && o.manifest == keep.manifest:
+				keep = o // the later stage (a parent's render) of the same file
+			default:
+				conflict = append(conflict, o)
+			}
+		}
+		if len(conflict) == 0 {
+			d.apps = append(d.apps, keep)
+			continue
+		}
+		where := []string{describe(keep)}
+		var files []string
+		for _, c := range conflict {
+			where = append(where, describe(c))
+			files = append(files, c.manifest)
+		}
+		if d.notFiles == nil {
+			d.notFiles = map[int][]string{}
+		}
+		d.notFiles[len(d.not)] = files
+		d.not = append(d.not, NotPredicted{Application: drift.Str(keep.obj, "metadata", "name"), Kind: "Application", File: keep.manifest,
+			Reason: "defined more than once, differently: " + strings.Join(where, " and ") + "; Argo CD keeps whichever was applied last, so neither is predicted",
+			Needs:  "one definition (or --app FILE to predict one of them)"})
+	}
+}
+
+// describe names where an application is defined.
+func describe(a application) string {
+	s := a.manifest
+	if s == "" {
+		s = "Argo CD"
+	}
+	if a.from != "" {
+		s += " (" + a.from + ")"
+	}
+	return s
+}
+
+// renderer renders sources within one run, each (revision, application,
+// source) once: discovery and prediction ask for the same parents.
+type renderer struct {
+	bytes map[string]map[string][]byte // revision name -> files as bytes
+	repos map[string]remediations.Repo
+	done  map[string]rendered
+}
+
+type rendered struct {
+	objs []drift.Object
+	err  error
+}
+
+func newRenderer() *renderer {
+	return &renderer{bytes: map[string]map[string][]byte{}, repos: map[string]remediations.Repo{}, done: map[string]rendered{}}
+}
+
+// files are the revision's files as bytes, converted once.
+func (r *renderer) files(rev Revision) map[string][]byte {
+	if b, ok := r.bytes[rev.Name]; ok {
+		return b
+	}
+	b := make(map[string][]byte, len(rev.Files))
+	for k, v := range rev.Files {
+		b[k] = []byte(v)
+	}
+	r.bytes[rev.Name] = b
+	r.repos[rev.Name] = remediations.Repo(b)
+	return b
+}
+
+func (r *renderer) repo(rev Revision) remediations.Repo {
+	r.files(rev)
+	return r.repos[rev.Name]
+}
+
+// render renders one source of an application at a revision, through the
+// cache; the settings of argocd-cm come from opt.Cluster (or ClusterFor's
+// answer for the application).
+func (r *renderer) render(rev Revision, app drift.Object, src drift.Source, opt Options) ([]drift.Object, error) {
+	settings := opt.Cluster
+	if opt.ClusterFor != nil {
+		settings = opt.ClusterFor(&drift.Snapshot{Application: app})
+	}
+	key, err := json.Marshal([]any{rev.Name, drift.Str(app, "metadata", "name"), drift.Str(app, "spec", "destination", "namespace"), src.Path, src.Spec, drift.Map(app, "spec", "source"), drift.List(app, "spec", "sources"), opt.ClusterFor != nil})
+	if err == nil {
+		if got, ok := r.done[string(key)]; ok {
+			return got.objs, got.err
+		}
+	}
+	objs, rerr := renderSourceWith(app, src, r.files(rev), rev.Files, settings, opt.Render)
+	if err == nil && opt.ClusterFor == nil {
+		r.done[string(key)] = rendered{objs: objs, err: rerr}
+	}
+	return objs, rerr
+}

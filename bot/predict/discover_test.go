@@ -1,0 +1,190 @@
+package predict
+
+import (
+	"strings"
+	"testing"
+)
+
+// appOfAppsChart is a Helm app-of-apps chart: one Application per entry of
+// its values, as argocd-example-apps' apps/ chart and most platform
+// repositories write it.
+var appOfAppsChart = map[string]string{
+	"apps/Chart.yaml":  "apiVersion: v2\nname: apps\nversion: 0.1.0\n",
+	"apps/values.yaml": "repoURL: https://git.example.com/shop.git\napps:\n- name: web\n  path: ./services/web/\n- name: api\n  path: services/api\n",
+	"apps/templates/apps.yaml": `{{- range .Values.apps }}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: {{ .name }}
+  namespace: argocd
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: shop}
+  source:
+    repoURL: {{ $.Values.repoURL }}
+    path: {{ .path }}
+    targetRevision: HEAD
+{{- end }}
+`,
+	"services/web/hpa.yaml": webHPA,
+	"services/api/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: api}\ndata: {a: b}\n",
+}
+
+func withFiles(base map[string]string, more map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range more {
+		out[k] = v
+	}
+	return out
+}
+
+// TestDiscoverApplications: applications are found as Argo CD has them,
+// and drift in one of them is predicted at its file and line.
+func TestDiscoverApplications(t *testing.T) {
+	root := `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: root, namespace: argocd}
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: argocd}
+  source: {repoURL: https://git.example.com/shop.git, path: apps, targetRevision: HEAD}
+`
+	baseApp := `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: shop}
+  source: {repoURL: https://git.example.com/shop.git, path: services/web, targetRevision: HEAD}
+`
+	for _, tc := range []struct {
+		name  string
+		base  map[string]string
+		head  map[string]string // changed files
+		app   string            // the application that must be predicted
+		file  string            // where its drift is declared
+		apps  []string          // every application predicted
+		notOf string            // an application listed as not predicted
+		why   string            // words of its reason
+	}{
+		{name: "children of a Helm app-of-apps with a root Application",
+			base: withFiles(appOfAppsChart, map[string]string{"root.yaml": root, "services/web/deploy.yaml": deployment("", "100m")}),
+			head: map[string]string{"services/web/deploy.yaml": deployment("  replicas: 3\n", "100m")},
+			app:  "web", file: "services/web/deploy.yaml", apps: []string{"web"}},
+		{name: "children of a Helm app-of-apps chart no manifest points at",
+			base: withFiles(appOfAppsChart, map[string]string{"services/web/deploy.yaml": deployment("", "100m")}),
+			head: map[string]string{"services/web/deploy.yaml": deployment("  replicas: 3\n", "100m")},
+			app:  "web", file: "services/web/deploy.yaml", apps: []string{"web"}},
+		{name: "a child the parent's values add",
+			base: withFiles(appOfAppsChart, map[string]string{"root.yaml": root}),
+			head: map[string]string{
+				"apps/values.yaml":          appOfAppsChart["apps/values.yaml"] + "- name: jobs\n  path: services/jobs\n",
+				"services/jobs/deploy.yaml": strings.ReplaceAll(deployment("  replicas: 3\n", "100m"), "name: web", "name: jobs") + "---\n" + strings.ReplaceAll(webHPA, "name: web", "name: jobs"),
+			},
+			app: "jobs", file: "services/jobs/deploy.yaml", apps: []string{"root", "jobs"}},
+		{name: "an overlay patches a base Application's path",
+			base: map[string]string{
+				"argocd/base/web.yaml":                baseApp,
+				"argocd/base/kustomization.yaml":      "resources: [web.yaml]\n",
+				"argocd/prod/kustomization.yaml":      "resources: [../base]\npatches:\n- path: web-path.yaml\n",
+				"argocd/prod/web-path.yaml":           "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n  source: {path: services/web-prod}\n",
+				"services/web/deploy.yaml":            deployment("", "100m"),
+				"services/web-prod/deploy.yaml":       deployment("", "100m"),
+				"services/web-prod/hpa.yaml":          webHPA,
+				"services/web-prod/kustomization.yml": "resources: [deploy.yaml, hpa.yaml]\n",
+			},
+			head: map[string]string{"services/web-prod/deploy.yaml": deployment("  replicas: 3\n", "100m")},
+			app:  "web", file: "services/web-prod/deploy.yaml", apps: []string{"web"}},
+		{name: "two different definitions of one application are named, neither predicted",
+			base: map[string]string{
+				"a/web.yaml":               baseApp,
+				"b/web.yaml":               strings.Replace(baseApp, "namespace: shop", "namespace: shop2", 1),
+				"services/web/deploy.yaml": deployment("", "100m"),
+				"services/web/hpa.yaml":    webHPA,
+			},
+			head:  map[string]string{"services/web/deploy.yaml": deployment("  replicas: 3\n", "100m"), "b/web.yaml": strings.Replace(baseApp, "namespace: shop", "namespace: shop3", 1)},
+			notOf: "web", why: "a/web.yaml and b/web.yaml"},
+		{name: "an application that does not render does not stop the others",
+			base: map[string]string{
+				"web.yaml":                      baseApp,
+				"bad.yaml":                      strings.NewReplacer("name: web", "name: bad", "services/web", "services/bad").Replace(baseApp),
+				"services/web/deploy.yaml":      deployment("", "100m"),
+				"services/web/hpa.yaml":         webHPA,
+				"services/bad/Chart.yaml":       "apiVersion: v2\nname: bad\nversion: 0.1.0\n",
+				"services/bad/templates/x.yaml": "{{ fail \"not here\" }}\n",
+			},
+			head: map[string]string{"services/web/deploy.yaml": deployment("  replicas: 3\n", "100m"), "services/bad/templates/x.yaml": "{{ fail \"still not here\" }}\n"},
+			app:  "web", file: "services/web/deploy.yaml", apps: []string{"web"}, notOf: "bad", why: "still not here"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, head := gitRepo(t, tc.base, tc.head)
+			res, err := Run(base, head, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(res.Applications, ",") != strings.Join(tc.apps, ",") {
+				t.Errorf("applications predicted %q, want %q (not predicted %+v, notes %q)", res.Applications, tc.apps, res.NotPredicted, res.Notes)
+			}
+			if tc.app != "" {
+				found := false
+				for _, p := range res.Predictions {
+					if p.Application == tc.app && p.File == tc.file && p.Line > 0 && p.Path.String() == "/spec/replicas" {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("no /spec/replicas prediction for %s at %s: %+v", tc.app, tc.file, res.Predictions)
+				}
+			}
+			if tc.notOf != "" {
+				found := false
+				for _, n := range res.NotPredicted {
+					if n.Application == tc.notOf && strings.Contains(n.Reason, tc.why) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("not predicted %+v, want %s with a reason naming %q", res.NotPredicted, tc.notOf, tc.why)
+				}
+			}
+		})
+	}
+}
+
+// TestPatchFilesAreNotApplications: a kustomization's patch of an
+// Application is a patch, not an application of its own.
+func TestPatchFilesAreNotApplications(t *testing.T) {
+	files := map[string]string{
+		"base/web.yaml":           webApp,
+		"base/kustomization.yaml": "resources: [web.yaml]\n",
+		"dev/kustomization.yaml":  "resources: [../base]\npatchesStrategicMerge: [rev.yaml]\n",
+		"dev/rev.yaml":            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web, namespace: argocd}\nspec:\n  source: {targetRevision: dev}\n",
+	}
+	d := discover(Revision{Name: "head", Files: files}, Options{}, newRenderer())
+	if len(d.apps) != 1 || len(d.not) != 0 {
+		t.Fatalf("applications %+v, not predicted %+v: want the overlay's one", d.apps, d.not)
+	}
+	a := d.apps[0]
+	if got := a.obj["spec"].(map[string]any)["source"].(map[string]any)["targetRevision"]; got != "dev" || a.manifest != "base/web.yaml" || a.from != "overlay dev" {
+		t.Errorf("application from %q in %s with targetRevision %v, want the overlay's dev from base/web.yaml", a.from, a.manifest, got)
+	}
+}
+
+// TestChartTemplatesAreNotManifests: a chart's template that happens to
+// parse as YAML is rendered, not read as an Application.
+func TestChartTemplatesAreNotManifests(t *testing.T) {
+	files := withFiles(appOfAppsChart, map[string]string{"apps/templates/one.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: 'x-{{ .Values.env }}', namespace: argocd}\nspec: {}\n",
+		"apps/values.yaml": appOfAppsChart["apps/values.yaml"] + "env: prod\n"})
+	d := discover(Revision{Name: "head", Files: files}, Options{}, newRenderer())
+	var names []string
+	for _, a := range d.apps {
+		names = append(names, a.obj["metadata"].(map[string]any)["name"].(string))
+	}
+	if strings.Join(names, ",") != "web,api,x-prod" {
+		t.Errorf("applications %q, want web, api and x-prod as the chart renders them", names)
+	}
+}
