@@ -22,6 +22,10 @@ func Check(res *Result) githost.Check {
 	if len(res.Predictions) == 0 {
 		ck.Neutral = true
 		ck.Title = "No field will stay OutOfSync after sync"
+		if n := len(res.NotPredicted); n > 0 {
+			// never "clean" for applications it did not predict
+			ck.Title = fmt.Sprintf("%d %s not predicted", n, plural(n, "application", "applications"))
+		}
 		if len(res.Applications) == 0 {
 			ck.Summary = "The change touches no Argo CD application's sources."
 		} else {
@@ -72,12 +76,25 @@ func fix(p Prediction) string {
 	return s
 }
 
+// notes lists the applications not predicted, each with why and what would
+// let it be, then the run's notes.
 func notes(res *Result) string {
-	if len(res.Notes) == 0 {
+	if len(res.Notes) == 0 && len(res.NotPredicted) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("\nNot predicted:\n")
+	for _, n := range res.NotPredicted {
+		line := fmt.Sprintf("%s %s", n.Kind, n.Application)
+		if n.File != "" {
+			line += " (" + n.File + ")"
+		}
+		line += ": " + n.Reason
+		if n.Needs != "" {
+			line += "; needs " + n.Needs
+		}
+		b.WriteString("- " + templates.Text(line) + "\n")
+	}
 	for _, n := range res.Notes {
 		b.WriteString("- " + templates.Text(n) + "\n")
 	}

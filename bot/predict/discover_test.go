@@ -188,3 +188,22 @@ func TestChartTemplatesAreNotManifests(t *testing.T) {
 		t.Errorf("applications %q, want web, api and x-prod as the chart renders them", names)
 	}
 }
+
+// TestCheckNamesWhatItDidNotPredict: a change whose applications were not
+// all predicted never gets a clean check title; each is listed with why.
+func TestCheckNamesWhatItDidNotPredict(t *testing.T) {
+	res := &Result{Applications: []string{"web"}, NotPredicted: []NotPredicted{{Application: "cluster-addons", Kind: "ApplicationSet", File: "appsets/addons.yaml",
+		Reason: "its clusters generator needs the cluster list", Needs: "--cluster FILE"}}}
+	ck := Check(res)
+	if !ck.Neutral || ck.Title != "1 application not predicted" {
+		t.Errorf("check %q (neutral %v), want a neutral check titled 1 application not predicted", ck.Title, ck.Neutral)
+	}
+	for _, want := range []string{"ApplicationSet cluster-addons (appsets/addons.yaml)", "clusters generator needs the cluster list", "needs --cluster FILE"} {
+		if !strings.Contains(ck.Text, want) {
+			t.Errorf("check text %q lacks %q", ck.Text, want)
+		}
+	}
+	if got := Check(&Result{Applications: []string{"web"}}).Title; got != "No field will stay OutOfSync after sync" {
+		t.Errorf("clean check title %q", got)
+	}
+}
