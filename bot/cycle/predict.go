@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/githost"
@@ -122,13 +123,34 @@ func (p *Predictor) Predict(ctx context.Context, h PRHead) (PRPrediction, error)
 	}
 	var known []drift.Object
 	var clusters map[string]func(*drift.Snapshot) []drift.Object
+	var servers map[string]*Instance
 	if !h.Fork {
-		if known, clusters, err = p.known(ctx, h); err != nil {
+		if known, clusters, servers, err = p.known(ctx, h); err != nil {
 			return PRPrediction{}, err
 		}
 	}
 	opt := predict.Options{Applications: known, Repositories: []string{h.RepoURL}, Suggest: true, Render: RenderLimits(p.cfg.Limits), MaxApplications: p.maxApps}
 	if !h.Fork {
+		// Argo CD renders what predict cannot (remote and OCI charts,
+		// plugins, other repositories) at the base branch and the head
+		// commit, which its repo-server fetches from the repository; a
+		// fork's head is never sent to it.
+		opt.Remote = func(app drift.Object, rev predict.Revision) ([]drift.Object, error) {
+			ns, name := drift.Str(app, "metadata", "namespace"), drift.Str(app, "metadata", "name")
+			in := servers[ns+"/"+name]
+			if in == nil || in.Client == nil {
+				return nil, fmt.Errorf("application %s is not one of Argo CD's", name)
+			}
+			objs, err := in.Client.Manifests(ctx, ns, name, remoteRevision(app, h.RepoURL, rev.Commit), false)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]drift.Object, 0, len(objs))
+			for _, o := range objs {
+				out = append(out, o)
+			}
+			return out, nil
+		}
 		opt.ClusterFor = func(s *drift.Snapshot) []drift.Object {
 			c := clusters[drift.Str(s.Application, "metadata", "name")]
 			if c == nil {
@@ -140,8 +162,8 @@ func (p *Predictor) Predict(ctx context.Context, h PRHead) (PRPrediction, error)
 			return c(s)
 		}
 	}
-	base := predict.Revision{Name: h.Base, Files: baseFiles}
-	head := predict.Revision{Name: short(h.HeadSHA), Files: headFiles}
+	base := predict.Revision{Name: h.Base, Files: baseFiles, Commit: h.Base}
+	head := predict.Revision{Name: short(h.HeadSHA), Files: headFiles, Commit: h.HeadSHA}
 	res, err := predict.Run(base, head, opt)
 	if errors.Is(err, predict.ErrNoApplication) {
 		res, err = &predict.Result{}, nil
@@ -165,8 +187,9 @@ func (p *Predictor) Predict(ctx context.Context, h PRHead) (PRPrediction, error)
 // known are the Applications the cycle listed whose sources name the pull
 // request's repository at its base branch, read whole, with the cluster
 // read of the instance of each (by name; "" the first such instance's).
-func (p *Predictor) known(ctx context.Context, h PRHead) ([]drift.Object, map[string]func(*drift.Snapshot) []drift.Object, error) {
+func (p *Predictor) known(ctx context.Context, h PRHead) ([]drift.Object, map[string]func(*drift.Snapshot) []drift.Object, map[string]*Instance, error) {
 	clusters := map[string]func(*drift.Snapshot) []drift.Object{}
+	servers := map[string]*Instance{}
 	var out []drift.Object
 	for _, a := range p.res.Apps {
 		key := AppKey(a.Instance, a.App.Namespace, a.App.Name)
@@ -186,7 +209,7 @@ func (p *Predictor) known(ctx context.Context, h PRHead) ([]drift.Object, map[st
 		if !ok {
 			got, err := in.Client.GetApplication(ctx, a.App.Namespace, a.App.Name)
 			if err != nil {
-				return nil, nil, fmt.Errorf("read application %s/%s: %w", a.App.Namespace, a.App.Name, err)
+				return nil, nil, nil, fmt.Errorf("read application %s/%s: %w", a.App.Namespace, a.App.Name, err)
 			}
 			obj = got
 			p.mu.Lock()
@@ -197,6 +220,7 @@ func (p *Predictor) known(ctx context.Context, h PRHead) ([]drift.Object, map[st
 			continue
 		}
 		out = append(out, obj)
+		servers[drift.Str(obj, "metadata", "namespace")+"/"+drift.Str(obj, "metadata", "name")] = in
 		c := p.res.clusters[a.Instance]
 		clusters[a.App.Name] = c
 		if clusters[""] == nil {
@@ -211,7 +235,25 @@ func (p *Predictor) known(ctx context.Context, h PRHead) ([]drift.Object, map[st
 			}
 		}
 	}
-	return out, clusters, nil
+	return out, clusters, servers, nil
+}
+
+// remoteRevision is the revision to ask argocd-server to render an
+// application at: the commit for each source of the pull request's
+// repository, every other source at its own target revision.
+func remoteRevision(app drift.Object, repoURL, commit string) argocd.Revision {
+	if len(drift.List(app, "spec", "sources")) == 0 {
+		return argocd.Revision{Revision: commit}
+	}
+	var at argocd.Revision
+	for _, src := range drift.Sources(app) {
+		if predict.SameRepository(src.RepoURL, repoURL) {
+			at.Revisions = append(at.Revisions, commit)
+		} else {
+			at.Revisions = append(at.Revisions, src.TargetRevision)
+		}
+	}
+	return at
 }
 
 // tracks says whether an Application reads the pull request's repository

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations"
@@ -46,12 +47,12 @@ func appKey(obj drift.Object) string {
 
 // discovery is the finding of one revision's applications.
 type discovery struct {
-	rev   Revision
-	opt   Options
-	rr    *renderer
-	apps  []application
-	sets  []application // ApplicationSets, their manifests and origins
-	not   []NotPredicted
+	rev  Revision
+	opt  Options
+	rr   *renderer
+	apps []application
+	sets []application // ApplicationSets, their manifests and origins
+	not  []NotPredicted
 	// notFiles are, for an entry of not, the other files that define it:
 	// a change to any of them makes it worth reporting.
 	notFiles map[int][]string
@@ -577,6 +578,8 @@ func describe(a application) string {
 // renderer renders sources within one run, each (revision, application,
 // source) once: discovery and prediction ask for the same parents.
 type renderer struct {
+	mu    sync.Mutex                   // the maps below; renders run side by side
+	cfMu  sync.Mutex                   // Options.ClusterFor is called one at a time
 	bytes map[string]map[string][]byte // revision name -> files as bytes
 	repos map[string]remediations.Repo
 	done  map[string]rendered
@@ -593,6 +596,8 @@ func newRenderer() *renderer {
 
 // files are the revision's files as bytes, converted once.
 func (r *renderer) files(rev Revision) map[string][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if b, ok := r.bytes[rev.Name]; ok {
 		return b
 	}
@@ -607,7 +612,16 @@ func (r *renderer) files(rev Revision) map[string][]byte {
 
 func (r *renderer) repo(rev Revision) remediations.Repo {
 	r.files(rev)
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return r.repos[rev.Name]
+}
+
+// clusterFor calls opt.ClusterFor, one call at a time.
+func (r *renderer) clusterFor(opt Options, s *drift.Snapshot) []drift.Object {
+	r.cfMu.Lock()
+	defer r.cfMu.Unlock()
+	return opt.ClusterFor(s)
 }
 
 // render renders one source of an application at a revision, through the
@@ -616,17 +630,35 @@ func (r *renderer) repo(rev Revision) remediations.Repo {
 func (r *renderer) render(rev Revision, app drift.Object, src drift.Source, opt Options) ([]drift.Object, error) {
 	settings := opt.Cluster
 	if opt.ClusterFor != nil {
-		settings = opt.ClusterFor(&drift.Snapshot{Application: app})
+		settings = r.clusterFor(opt, &drift.Snapshot{Application: app})
 	}
 	key, err := json.Marshal([]any{rev.Name, drift.Str(app, "metadata", "name"), drift.Str(app, "spec", "destination", "namespace"), src.Path, src.Spec, drift.Map(app, "spec", "source"), drift.List(app, "spec", "sources"), opt.ClusterFor != nil})
 	if err == nil {
-		if got, ok := r.done[string(key)]; ok {
-			return got.objs, got.err
+		r.mu.Lock()
+		got, ok := r.done[string(key)]
+		r.mu.Unlock()
+		if ok {
+			return copyObjects(got.objs), got.err
 		}
 	}
 	objs, rerr := renderSourceWith(app, src, r.files(rev), rev.Files, settings, opt.Render)
 	if err == nil && opt.ClusterFor == nil {
-		r.done[string(key)] = rendered{objs: objs, err: rerr}
+		r.mu.Lock()
+		r.done[string(key)] = rendered{objs: copyObjects(objs), err: rerr}
+		r.mu.Unlock()
 	}
 	return objs, rerr
+}
+
+// copyObjects copies a render, so that what one application's prediction
+// does with its objects never reaches another's.
+func copyObjects(objs []drift.Object) []drift.Object {
+	if objs == nil {
+		return nil
+	}
+	out := make([]drift.Object, len(objs))
+	for i, o := range objs {
+		out[i], _ = drift.DeepCopy(o).(map[string]any)
+	}
+	return out
 }

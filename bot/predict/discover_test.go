@@ -3,6 +3,9 @@ package predict
 import (
 	"strings"
 	"testing"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations/yamledit"
 )
 
 // appOfAppsChart is a Helm app-of-apps chart: one Application per entry of
@@ -205,5 +208,58 @@ func TestCheckNamesWhatItDidNotPredict(t *testing.T) {
 	}
 	if got := Check(&Result{Applications: []string{"web"}}).Title; got != "No field will stay OutOfSync after sync" {
 		t.Errorf("clean check title %q", got)
+	}
+}
+
+// TestRemoteRender: an application whose chart comes from a Helm
+// repository is predicted from Argo CD's own render of it where Argo CD is
+// at hand, and listed as not predicted, with what it needs, where not.
+func TestRemoteRender(t *testing.T) {
+	app := `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: cache, namespace: argocd}
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: cache}
+  source: {repoURL: https://charts.example.com, chart: redis, targetRevision: 1.2.3, helm: {valuesObject: {replicas: 3}}}
+`
+	base := Revision{Name: "main", Files: map[string]string{"apps/cache.yaml": app}, Commit: "main"}
+	head := Revision{Name: "change", Files: map[string]string{"apps/cache.yaml": strings.Replace(app, "1.2.3", "1.2.4", 1)}, Commit: "c0ffee"}
+	known := argoObjects(head.Files["apps/cache.yaml"])
+	var asked []string
+	remote := func(a drift.Object, rev Revision) ([]drift.Object, error) {
+		asked = append(asked, rev.Commit)
+		out := []drift.Object{}
+		replicas := "" // the chart's new version sets replicas
+		if rev.Commit == "c0ffee" && strings.Contains(drift.Str(a, "spec", "source", "targetRevision"), "1.2.4") {
+			replicas = "  replicas: 3\n"
+		}
+		for _, doc := range []string{strings.ReplaceAll(deployment(replicas, "100m"), "name: web", "name: cache"), strings.ReplaceAll(webHPA, "name: web", "name: cache")} {
+			docs, err := yamledit.Documents([]byte(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, drift.NormalizeNumbers(docs[0]).(map[string]any))
+		}
+		return out, nil
+	}
+	res, err := Run(base, head, Options{Applications: known, Remote: remote})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(asked, ",") != "c0ffee,main" || strings.Join(res.Applications, ",") != "cache" {
+		t.Errorf("asked Argo CD for %q, predicted %q: want head and base rendered", asked, res.Applications)
+	}
+	if len(res.Predictions) != 1 || res.Predictions[0].Path.String() != "/spec/replicas" || res.Predictions[0].Application != "cache" {
+		t.Errorf("predictions %+v, want cache's /spec/replicas from Argo CD's render (%+v)", res.Predictions, res.NotPredicted)
+	}
+	head.Commit = "" // a work tree Argo CD cannot fetch
+	res, err = Run(base, head, Options{Applications: known, Remote: remote})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NotPredicted) != 1 || res.NotPredicted[0].Application != "cache" || !strings.Contains(res.NotPredicted[0].Needs, "Argo CD at hand") ||
+		!strings.Contains(res.NotPredicted[0].Reason, "chart redis") {
+		t.Errorf("not predicted %+v, want cache, needing Argo CD at hand for chart redis", res.NotPredicted)
 	}
 }

@@ -22,11 +22,11 @@ func TestHostileRepositories(t *testing.T) {
 		// not names the application not predicted and the reason's words
 		not string
 	}{
-		{"a path outside the repository", map[string]string{"a.yaml": app("{repoURL: r, path: ../../etc}")}, "", `source path "../../etc"`, ""},
+		{"a path outside the repository", map[string]string{"a.yaml": app("{repoURL: r, path: ../../etc}")}, "", `source path "../../etc"`, `source path "../../etc"`},
 		{"a value file outside the chart", map[string]string{"a.yaml": app("{repoURL: r, path: c, helm: {valueFiles: [../../../etc/passwd]}}"),
 			"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "c/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"}, "", "", "etc/passwd"},
-		{"a chart from a Helm repository", map[string]string{"a.yaml": app("{repoURL: https://charts.example.com, chart: redis, targetRevision: 1.0.0}")}, "", "is not in this repository", ""},
-		{"a source that is not a mapping", map[string]string{"a.yaml": app("just-a-string")}, "", "", ""},
+		{"a chart from a Helm repository", map[string]string{"a.yaml": app("{repoURL: https://charts.example.com, chart: redis, targetRevision: 1.0.0}")}, "", "is not in this repository", "chart redis"},
+		{"a source that is not a mapping", map[string]string{"a.yaml": app("just-a-string")}, "", "", "no source"},
 		{"a manifest that is not YAML", map[string]string{"a.yaml": app("{repoURL: r, path: m}"), "m/bad.yaml": "key: [unclosed\n"}, "", "", "m/bad.yaml"},
 		{"objects without names or kinds", map[string]string{"a.yaml": app("{repoURL: r, path: m}"), "m/o.yaml": "kind: ConfigMap\n---\napiVersion: v1\n---\n- 1\n---\n42\n"}, "", "", ""},
 		{"an Application without a name", map[string]string{"a.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nspec: {}\n"}, "no Argo CD Application manifest", "", ""},

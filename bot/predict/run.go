@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"path"
 	"reflect"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations"
@@ -19,6 +21,10 @@ import (
 type Revision struct {
 	Name  string // how the revision is named in messages ("main", "the work tree")
 	Files map[string]string
+	// Commit is the revision as Argo CD's repo-server can fetch it (a
+	// commit SHA or a branch of the repository's remote); "" when it
+	// cannot (a work tree), so Options.Remote is not asked for it.
+	Commit string
 }
 
 // Options tune Run.
@@ -54,6 +60,13 @@ type Options struct {
 	// Suggest plans each prediction's fix with the engine and keeps it as a
 	// Suggestion where it is one line's edit (a review's suggestion).
 	Suggest bool
+	// Remote, when set, renders an application as Argo CD renders it at a
+	// revision of this repository (argocd-server's manifests endpoint, as
+	// the bot or the CLI with --argocd-server reach it). It is asked only
+	// for an application Argo CD knows (one of Applications) whose sources
+	// the local renderer cannot render: a chart from a Helm or OCI
+	// repository, another repository's source, a Config Management Plugin.
+	Remote func(app drift.Object, rev Revision) ([]drift.Object, error)
 }
 
 // DefaultMaxApplications is Options.MaxApplications' default.
@@ -124,6 +137,10 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		return nil, ErrNoApplication
 	}
 	changed := changedFiles(base.Files, head.Files)
+	known := map[string]bool{}
+	for _, k := range opt.Applications {
+		known[appKey(k)] = true
+	}
 	limit := opt.MaxApplications
 	if limit <= 0 {
 		limit = DefaultMaxApplications
@@ -134,45 +151,90 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 	} else {
 		res.NotPredicted = append(res.NotPredicted, hd.touchedNot(changed)...)
 	}
-	for _, a := range apps {
+	// Which applications to predict is decided in order; the renders and
+	// predictions then run side by side (renders are processes of their
+	// own), and their results are put back in that order.
+	type job struct {
+		a, was       *application
+		srcs, bsrcs  []drift.Source
+		remote       bool // rendered by Options.Remote
+		headPs       []Prediction
+		basePs       []Prediction
+		err, baseErr error
+	}
+	var jobs []*job
+	for i := range apps {
+		a := &apps[i]
 		name := drift.Str(a.obj, "metadata", "name")
 		was := findNamed(baseApps, a.obj)
 		srcs, notes := localSources(a.obj, head.Files, opt.Repositories)
 		for _, n := range notes {
 			res.Notes = append(res.Notes, fmt.Sprintf("application %s: %s", name, n))
 		}
-		if len(srcs) == 0 {
+		specChanged := was == nil || !reflect.DeepEqual(was.obj, a.obj)
+		remote := len(notes) > 0 && opt.Remote != nil && known[appKey(a.obj)] && head.Commit != ""
+		if len(srcs) == 0 && !remote {
+			if specChanged || opt.All {
+				res.NotPredicted = append(res.NotPredicted, notLocal(a, name, notes))
+			}
 			continue
 		}
-		touched := was == nil || !reflect.DeepEqual(was.obj, a.obj) || touches(srcs, changed, base.Files, head.Files)
+		touched := specChanged || touches(srcs, changed, rr, base, head)
 		if !touched && !opt.All {
 			continue
 		}
-		res.Applications = append(res.Applications, name)
-		if len(res.Applications) > limit {
+		if len(jobs) >= limit {
 			return nil, fmt.Errorf("%w: more than %d; predict fewer at a time with --app", ErrTooManyApplications, limit)
 		}
-		headPs, err := predictAt(a, srcs, head, opt, rr, true, opt.Suggest)
-		if err != nil {
-			res.Applications = res.Applications[:len(res.Applications)-1]
-			res.NotPredicted = append(res.NotPredicted, NotPredicted{Application: name, Kind: "Application", File: a.manifest,
-				Reason: fmt.Sprintf("does not render at %s: %v", head.Name, err), Needs: needsFor(err)})
-			continue
+		j := &job{a: a, srcs: srcs, remote: remote}
+		if was != nil && !opt.All {
+			j.was = was
+			j.bsrcs, _ = localSources(was.obj, base.Files, opt.Repositories)
 		}
-		if opt.All {
-			res.Predictions = append(res.Predictions, headPs...)
-			continue
-		}
-		var basePs []Prediction
-		if was != nil {
-			bsrcs, _ := localSources(was.obj, base.Files, opt.Repositories)
-			if len(bsrcs) > 0 {
-				if basePs, err = predictAt(*was, bsrcs, base, opt, rr, true, false); err != nil {
-					res.Notes = append(res.Notes, fmt.Sprintf("application %s does not render at %s (%v): every prediction at %s is reported", name, base.Name, err, head.Name))
+		jobs = append(jobs, j)
+	}
+	var wg sync.WaitGroup
+	work := make(chan *job)
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				if j.remote {
+					j.headPs, j.err = predictRemote(*j.a, head, opt, false)
+					if j.err == nil && j.was != nil && base.Commit != "" {
+						j.basePs, j.baseErr = predictRemote(*j.was, base, opt, false)
+					}
+					continue
+				}
+				j.headPs, j.err = predictAt(*j.a, j.srcs, head, opt, rr, true, opt.Suggest)
+				if j.err == nil && j.was != nil && len(j.bsrcs) > 0 {
+					j.basePs, j.baseErr = predictAt(*j.was, j.bsrcs, base, opt, rr, true, false)
 				}
 			}
+		}()
+	}
+	for _, j := range jobs {
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+	for _, j := range jobs {
+		name := drift.Str(j.a.obj, "metadata", "name")
+		if j.err != nil {
+			res.NotPredicted = append(res.NotPredicted, NotPredicted{Application: name, Kind: "Application", File: j.a.manifest,
+				Reason: fmt.Sprintf("does not render at %s: %v", head.Name, j.err), Needs: needsFor(j.err)})
+			continue
 		}
-		res.Predictions = append(res.Predictions, Changes(basePs, headPs)...)
+		res.Applications = append(res.Applications, name)
+		if opt.All {
+			res.Predictions = append(res.Predictions, j.headPs...)
+			continue
+		}
+		if j.baseErr != nil {
+			res.Notes = append(res.Notes, fmt.Sprintf("application %s does not render at %s (%v): every prediction at %s is reported", name, base.Name, j.baseErr, head.Name))
+		}
+		res.Predictions = append(res.Predictions, Changes(j.basePs, j.headPs)...)
 	}
 	sort.SliceStable(res.Predictions, func(i, j int) bool { return less(res.Predictions[i], res.Predictions[j]) })
 	sort.SliceStable(res.NotPredicted, func(i, j int) bool {
@@ -183,6 +245,23 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		return a.Kind < b.Kind
 	})
 	return res, nil
+}
+
+// notLocal is an application none of whose sources is in the repository:
+// Argo CD renders a chart from a Helm or OCI repository or another
+// repository's source; a path without manifests it cannot render either.
+func notLocal(a *application, name string, notes []string) NotPredicted {
+	n := NotPredicted{Application: name, Kind: "Application", File: a.manifest, Reason: strings.Join(notes, "; ")}
+	if len(drift.Sources(a.obj)) == 0 {
+		n.Reason = "no source Argo CD can read (spec.source or spec.sources)"
+		return n
+	}
+	for _, src := range drift.Sources(a.obj) {
+		if src.Chart != "" || strings.Contains(n.Reason, "another repository") {
+			n.Needs = "Argo CD at hand (--argocd-server), which renders sources predict does not read"
+		}
+	}
+	return n
 }
 
 // touchedFile says whether a file is among the changed ones (sorted).
@@ -214,7 +293,7 @@ func predictAt(a application, srcs []drift.Source, rev Revision, opt Options, rr
 	// argocd-cm, for the options Argo CD builds a kustomization with.
 	settings := opt.Cluster
 	if opt.ClusterFor != nil {
-		settings = opt.ClusterFor(&drift.Snapshot{Application: a.obj})
+		settings = rr.clusterFor(opt, &drift.Snapshot{Application: a.obj})
 	}
 	var again []drift.Object
 	varies := false
@@ -238,7 +317,21 @@ func predictAt(a application, srcs []drift.Source, rev Revision, opt Options, rr
 		in.Renders = [][]drift.Object{again}
 	}
 	if opt.ClusterFor != nil {
-		in.Cluster = opt.ClusterFor(&drift.Snapshot{Application: a.obj, Resources: targetsOnly(in.Targets)})
+		in.Cluster = rr.clusterFor(opt, &drift.Snapshot{Application: a.obj, Resources: targetsOnly(in.Targets)})
+	}
+	return predict(in, suggest)
+}
+
+// predictRemote predicts one application from Argo CD's own render of it at
+// a revision (Options.Remote).
+func predictRemote(a application, rev Revision, opt Options, suggest bool) ([]Prediction, error) {
+	objs, err := opt.Remote(a.obj, rev)
+	if err != nil {
+		return nil, fmt.Errorf("Argo CD's render at %s: %w", rev.Name, err)
+	}
+	in := Input{Application: a.obj, Cluster: opt.Cluster, Repo: rev.Files, Manifest: a.manifest, Targets: objs}
+	if opt.ClusterFor != nil {
+		in.Cluster = opt.ClusterFor(&drift.Snapshot{Application: a.obj, Resources: targetsOnly(objs)})
 	}
 	return predict(in, suggest)
 }
@@ -273,16 +366,12 @@ func withKnown(apps []application, known []drift.Object) []application {
 // touches says whether a changed file is in one of the sources, is one of a
 // chart's value files outside it, or is read by a kustomization (a base or
 // component outside the source path) at base or head.
-func touches(srcs []drift.Source, changed []string, base, head map[string]string) bool {
+func touches(srcs []drift.Source, changed []string, rr *renderer, base, head Revision) bool {
 	for _, src := range srcs {
 		var reads []map[string]bool
-		for _, files := range []map[string]string{base, head} {
-			if kustomization(src.Path, files) {
-				repo := remediations.Repo{}
-				for k, v := range files {
-					repo[k] = []byte(v)
-				}
-				reads = append(reads, remediations.SourceReads(repo, src.Path))
+		for _, rev := range []Revision{base, head} {
+			if kustomization(src.Path, rev.Files) {
+				reads = append(reads, remediations.SourceReads(rr.repo(rev), src.Path))
 			}
 		}
 		for _, f := range changed {
@@ -295,13 +384,26 @@ func touches(srcs []drift.Source, changed []string, base, head map[string]string
 				}
 			}
 			for _, vf := range src.ValueFiles {
-				if path.Join(src.Path, vf) == f {
+				if valueFilePath(src.Path, vf) == f {
 					return true
 				}
 			}
 		}
 	}
 	return false
+}
+
+// valueFilePath is a Helm value file's path in the repository: relative to
+// the chart, or, as "$ref/path", to the root of the repository the ref
+// source names (taken as this one; a ref to another repository is not
+// rendered).
+func valueFilePath(chart, vf string) string {
+	if strings.HasPrefix(vf, "$") {
+		if _, rest, ok := strings.Cut(vf, "/"); ok {
+			return drift.CleanSourcePath(rest)
+		}
+	}
+	return drift.CleanSourcePath(path.Join(chart, vf))
 }
 
 func changedFiles(base, head map[string]string) []string {
