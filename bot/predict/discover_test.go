@@ -212,8 +212,10 @@ func TestCheckNamesWhatItDidNotPredict(t *testing.T) {
 }
 
 // TestRemoteRender: an application whose chart comes from a Helm
-// repository is predicted from Argo CD's own render of it where Argo CD is
-// at hand, and listed as not predicted, with what it needs, where not.
+// repository, with a value file in this one, is predicted from Argo CD's
+// own render of it where Argo CD is at hand, and listed as not predicted,
+// with what it needs, where not or where the change edits the Application
+// Argo CD would render.
 func TestRemoteRender(t *testing.T) {
 	app := `apiVersion: argoproj.io/v1alpha1
 kind: Application
@@ -221,19 +223,21 @@ metadata: {name: cache, namespace: argocd}
 spec:
   project: default
   destination: {server: https://kubernetes.default.svc, namespace: cache}
-  source: {repoURL: https://charts.example.com, chart: redis, targetRevision: 1.2.3, helm: {valuesObject: {replicas: 3}}}
+  sources:
+  - {repoURL: https://charts.example.com, chart: redis, targetRevision: 1.2.3, helm: {valueFiles: [$values/values/cache.yaml]}}
+  - {repoURL: https://git.example.com/shop.git, targetRevision: HEAD, ref: values}
 `
-	base := Revision{Name: "main", Files: map[string]string{"apps/cache.yaml": app}, Commit: "main"}
-	head := Revision{Name: "change", Files: map[string]string{"apps/cache.yaml": strings.Replace(app, "1.2.3", "1.2.4", 1)}, Commit: "c0ffee"}
-	known := argoObjects(head.Files["apps/cache.yaml"])
+	base := Revision{Name: "main", Commit: "main", Files: map[string]string{"apps/cache.yaml": app, "values/cache.yaml": "replicas: 1\n"}}
+	head := Revision{Name: "change", Commit: "c0ffee", Files: map[string]string{"apps/cache.yaml": app, "values/cache.yaml": "replicas: 3\n"}}
+	known := argoObjects(app)
 	var asked []string
 	remote := func(a drift.Object, rev Revision) ([]drift.Object, error) {
 		asked = append(asked, rev.Commit)
-		out := []drift.Object{}
-		replicas := "" // the chart's new version sets replicas
-		if rev.Commit == "c0ffee" && strings.Contains(drift.Str(a, "spec", "source", "targetRevision"), "1.2.4") {
+		replicas := "" // Argo CD renders the values file of the commit it is asked for
+		if rev.Commit == "c0ffee" {
 			replicas = "  replicas: 3\n"
 		}
+		var out []drift.Object
 		for _, doc := range []string{strings.ReplaceAll(deployment(replicas, "100m"), "name: web", "name: cache"), strings.ReplaceAll(webHPA, "name: web", "name: cache")} {
 			docs, err := yamledit.Documents([]byte(doc))
 			if err != nil {
@@ -243,23 +247,35 @@ spec:
 		}
 		return out, nil
 	}
-	res, err := Run(base, head, Options{Applications: known, Remote: remote})
+	opt := Options{Applications: known, Remote: remote, Repositories: []string{"https://git.example.com/shop.git"}}
+	res, err := Run(base, head, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(asked, ",") != "c0ffee,main" || strings.Join(res.Applications, ",") != "cache" {
-		t.Errorf("asked Argo CD for %q, predicted %q: want head and base rendered", asked, res.Applications)
+	if strings.Join(asked, ",") != "c0ffee,main" || strings.Join(res.Applications, ",") != "cache" || len(res.NotPredicted) != 0 {
+		t.Errorf("asked Argo CD for %q, predicted %q, not predicted %+v: want head and base rendered", asked, res.Applications, res.NotPredicted)
 	}
 	if len(res.Predictions) != 1 || res.Predictions[0].Path.String() != "/spec/replicas" || res.Predictions[0].Application != "cache" {
-		t.Errorf("predictions %+v, want cache's /spec/replicas from Argo CD's render (%+v)", res.Predictions, res.NotPredicted)
+		t.Errorf("predictions %+v, want cache's /spec/replicas from Argo CD's render", res.Predictions)
 	}
-	head.Commit = "" // a work tree Argo CD cannot fetch
-	res, err = Run(base, head, Options{Applications: known, Remote: remote})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.NotPredicted) != 1 || res.NotPredicted[0].Application != "cache" || !strings.Contains(res.NotPredicted[0].Needs, "Argo CD at hand") ||
-		!strings.Contains(res.NotPredicted[0].Reason, "chart redis") {
-		t.Errorf("not predicted %+v, want cache, needing Argo CD at hand for chart redis", res.NotPredicted)
+
+	for _, tc := range []struct {
+		name        string
+		head        Revision
+		why, needed string
+	}{
+		{"a work tree Argo CD cannot fetch", Revision{Name: "the work tree", Files: head.Files}, "charts.example.com", "Argo CD at hand"},
+		{"the change edits the Application", Revision{Name: "change", Commit: "c0ffee", Files: map[string]string{"apps/cache.yaml": strings.Replace(app, "1.2.3", "1.2.4", 1), "values/cache.yaml": "replicas: 3\n"}},
+			"this change edits it", "merged first"},
+	} {
+		asked = nil
+		res, err = Run(base, tc.head, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(asked) != 0 || len(res.NotPredicted) != 1 || res.NotPredicted[0].Application != "cache" || !strings.Contains(res.NotPredicted[0].Needs, tc.needed) ||
+			!strings.Contains(res.NotPredicted[0].Reason, tc.why) || len(res.Applications) != 0 {
+			t.Errorf("%s: asked Argo CD for %q, not predicted %+v, want cache for %q, needing %q", tc.name, asked, res.NotPredicted, tc.why, tc.needed)
+		}
 	}
 }

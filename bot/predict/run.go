@@ -137,9 +137,9 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		return nil, ErrNoApplication
 	}
 	changed := changedFiles(base.Files, head.Files)
-	known := map[string]bool{}
+	known := map[string]drift.Object{}
 	for _, k := range opt.Applications {
-		known[appKey(k)] = true
+		known[appKey(k)] = k
 	}
 	limit := opt.MaxApplications
 	if limit <= 0 {
@@ -171,15 +171,26 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		for _, n := range notes {
 			res.Notes = append(res.Notes, fmt.Sprintf("application %s: %s", name, n))
 		}
+		srcs = withoutRefOnly(srcs)
 		specChanged := was == nil || !reflect.DeepEqual(was.obj, a.obj)
-		remote := len(notes) > 0 && opt.Remote != nil && known[appKey(a.obj)] && head.Commit != ""
-		if len(srcs) == 0 && !remote {
-			if specChanged || opt.All {
-				res.NotPredicted = append(res.NotPredicted, notLocal(a, name, notes))
+		// Argo CD renders the Application it has: only where the change
+		// leaves the Application as Argo CD has it is that render the head's.
+		k := known[appKey(a.obj)]
+		remote := len(notes) > 0 && opt.Remote != nil && k != nil && head.Commit != "" &&
+			reflect.DeepEqual(drift.Lookup(k, "spec"), drift.Lookup(a.obj, "spec"))
+		if (len(srcs) == 0 || len(notes) > 0) && !remote {
+			// a render without one of its sources is not the application's
+			if specChanged || opt.All || touches(srcs, changed, rr, base, head) || readsRef(a.obj, changed) {
+				n := notLocal(a, name, notes)
+				if k != nil && opt.Remote != nil && head.Commit != "" {
+					n.Reason += "; Argo CD renders the Application it has, and this change edits it"
+					n.Needs = "the change to the Application merged first, then the rest predicted with Argo CD at hand"
+				}
+				res.NotPredicted = append(res.NotPredicted, n)
 			}
 			continue
 		}
-		touched := specChanged || touches(srcs, changed, rr, base, head)
+		touched := specChanged || touches(srcs, changed, rr, base, head) || (remote && readsRef(a.obj, changed))
 		if !touched && !opt.All {
 			continue
 		}
@@ -190,6 +201,7 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		if was != nil && !opt.All {
 			j.was = was
 			j.bsrcs, _ = localSources(was.obj, base.Files, opt.Repositories)
+			j.bsrcs = withoutRefOnly(j.bsrcs)
 		}
 		jobs = append(jobs, j)
 	}
@@ -387,6 +399,33 @@ func touches(srcs []drift.Source, changed []string, rr *renderer, base, head Rev
 				if valueFilePath(src.Path, vf) == f {
 					return true
 				}
+			}
+		}
+	}
+	return false
+}
+
+// withoutRefOnly drops the sources that only lend their files to other
+// sources' value files (ref: without path or chart): Argo CD renders
+// nothing from them.
+func withoutRefOnly(srcs []drift.Source) []drift.Source {
+	out := srcs[:0:0]
+	for _, s := range srcs {
+		if s.Ref != "" && s.Chart == "" && drift.Str(s.Spec, "path") == "" {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// readsRef says whether a changed file is a "$ref/..." value file of one
+// of the application's sources.
+func readsRef(app drift.Object, changed []string) bool {
+	for _, src := range drift.Sources(app) {
+		for _, vf := range src.ValueFiles {
+			if strings.HasPrefix(vf, "$") && touchedFile(valueFilePath("", vf), changed) {
+				return true
 			}
 		}
 	}
