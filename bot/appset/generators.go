@@ -892,4 +892,3 @@ func normalizeForFlatten(in map[string]any) map[string]any {
 	}
 	return out
 }
-
