@@ -30,6 +30,12 @@ func TestLayering(t *testing.T) {
 			"github.com/munnerz/goautoneg", "github.com/pmezard/", "github.com/prometheus/", "github.com/spf13/pflag", "github.com/x448/float16",
 			"go.opentelemetry.io/otel", "go.yaml.in/yaml", "golang.org/x/", "google.golang.org/genproto", "google.golang.org/protobuf",
 			"gopkg.in/evanphx/", "gopkg.in/inf.v0"}},
+		// bot/appset renders ApplicationSet templates as Argo CD does: sprig
+		// (and what it links) for goTemplate, gosimple/slug for slugify,
+		// sigs.k8s.io/yaml for generator files; it reads no network.
+		{"bot/appset", append([]string{mod + "bot/drift", "go.yaml.in/yaml/", "sigs.k8s.io/yaml", "github.com/Masterminds/", "github.com/gosimple/",
+			"dario.cat/mergo", "github.com/google/uuid", "github.com/huandu/xstrings", "github.com/mitchellh/", "github.com/shopspring/decimal",
+			"github.com/spf13/cast", "golang.org/x/crypto/"}, quantityParser...)},
 		{"remediations/yamledit", append([]string{mod + "bot/drift", "go.yaml.in/yaml/v3"}, quantityParser...)},
 		{"bot/diff", []string{mod + "bot/drift", "go.yaml.in/yaml/v3", "k8s.io/", "sigs.k8s.io/", "github.com/itchyny/gojq", "github.com/itchyny/timefmt-go", "github.com/gobwas/glob",
 			"github.com/fxamacker/cbor", "github.com/x448/float16", "github.com/go-logr/logr", "github.com/json-iterator/go", "github.com/modern-go/",
@@ -64,7 +70,7 @@ func TestLayering(t *testing.T) {
 			t.Errorf("bot/config imports %s; the policy may read only the vocabulary and the registries", imp)
 		}
 	}
-	for _, pkg := range []string{"./classifiers", "./remediations", "./remediations/render", "./remediations/yamledit", "./bot/diff", "./bot/drift", "./bot/ignores", "./bot/fights", "./templates"} {
+	for _, pkg := range []string{"./classifiers", "./remediations", "./remediations/render", "./remediations/yamledit", "./bot/diff", "./bot/drift", "./bot/ignores", "./bot/fights", "./bot/appset", "./templates"} {
 		deps, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v", pkg, err)
