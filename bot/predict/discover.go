@@ -53,8 +53,10 @@ type discovery struct {
 	apps []application
 	sets []application // ApplicationSets, their manifests and origins
 	not  []NotPredicted
-	// notFiles are, for an entry of not, the other files that define it:
-	// a change to any of them makes it worth reporting.
+	// notFiles are, for an entry of not, the other files that define it or
+	// that it may read: a change to any of them makes it worth reporting.
+	// An entry ending in "/" is a folder (every file under it); "/" alone
+	// is the whole repository.
 	notFiles map[int][]string
 	notes    []string
 }
@@ -65,6 +67,12 @@ func (d *discovery) touchedNot(changed []string) []NotPredicted {
 	for i, n := range d.not {
 		hit := n.File == "" || touchedFile(n.File, changed)
 		for _, f := range d.notFiles[i] {
+			if dir, ok := strings.CutSuffix(f, "/"); ok {
+				for _, c := range changed {
+					hit = hit || dir == "" || strings.HasPrefix(c, dir+"/")
+				}
+				continue
+			}
 			hit = hit || touchedFile(f, changed)
 		}
 		if hit {
@@ -507,7 +515,14 @@ func (d *discovery) only(file string) {
 func (d *discovery) generate() {
 	for _, s := range d.sets {
 		gen, not := resolveSet(s, d.rev, d.opt)
-		d.not = append(d.not, not...)
+		reads := templateReads(s.obj)
+		for _, n := range not {
+			if d.notFiles == nil {
+				d.notFiles = map[int][]string{}
+			}
+			d.notFiles[len(d.not)] = reads
+			d.not = append(d.not, n)
+		}
 		for _, g := range gen {
 			d.apps = append(d.apps, g)
 		}
@@ -659,6 +674,39 @@ func copyObjects(objs []drift.Object) []drift.Object {
 	out := make([]drift.Object, len(objs))
 	for i, o := range objs {
 		out[i], _ = drift.DeepCopy(o).(map[string]any)
+	}
+	return out
+}
+
+// templateReads are the folders an ApplicationSet's generated Applications
+// may read, from its template's source paths: the part before the first
+// template expression ("/" for the whole repository when a path starts
+// with one or the template has none).
+func templateReads(set drift.Object) []string {
+	tmpl := drift.Map(set, "spec", "template")
+	var out []string
+	srcs := drift.List(tmpl, "spec", "sources")
+	if s := drift.Map(tmpl, "spec", "source"); s != nil {
+		srcs = append(srcs, s)
+	}
+	for _, src := range srcs {
+		p := drift.Str(src, "path")
+		if i := strings.Index(p, "{{"); i >= 0 {
+			p = p[:i]
+			if j := strings.LastIndex(p, "/"); j >= 0 {
+				p = p[:j]
+			} else {
+				p = ""
+			}
+		}
+		p = drift.CleanSourcePath(p)
+		if p == "" {
+			return []string{"/"}
+		}
+		out = append(out, p+"/")
+	}
+	if len(out) == 0 || drift.Map(set, "spec", "templatePatch") != nil || drift.Str(set, "spec", "templatePatch") != "" {
+		return []string{"/"}
 	}
 	return out
 }

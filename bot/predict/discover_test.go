@@ -279,3 +279,68 @@ spec:
 		}
 	}
 }
+
+// TestApplicationSetsPredicted: the Applications an ApplicationSet's git
+// directory generator makes are found and predicted, each at its own file;
+// a generator that needs the cluster is listed with what it needs.
+func TestApplicationSetsPredicted(t *testing.T) {
+	set := `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: services, namespace: argocd}
+spec:
+  goTemplate: true
+  generators:
+  - git:
+      repoURL: https://git.example.com/shop.git
+      revision: HEAD
+      directories:
+      - path: services/*
+      - path: services/legacy
+        exclude: true
+  template:
+    metadata: {name: '{{.path.basename}}'}
+    spec:
+      project: default
+      destination: {server: https://kubernetes.default.svc, namespace: '{{.path.basename}}'}
+      source: {repoURL: https://git.example.com/shop.git, targetRevision: HEAD, path: '{{.path.path}}'}
+`
+	clusters := `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: addons, namespace: argocd}
+spec:
+  generators: [{clusters: {}}]
+  template:
+    metadata: {name: 'addons-{{name}}'}
+    spec:
+      project: default
+      destination: {server: '{{server}}', namespace: addons}
+      source: {repoURL: https://git.example.com/shop.git, targetRevision: HEAD, path: addons}
+`
+	base, head := gitRepo(t, map[string]string{
+		"appsets/services.yaml":       set,
+		"appsets/addons.yaml":         clusters,
+		"addons/cm.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: addons}\n",
+		"services/web/deploy.yaml":    deployment("", "100m"),
+		"services/web/hpa.yaml":       webHPA,
+		"services/api/cm.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: api}\n",
+		"services/legacy/deploy.yaml": strings.ReplaceAll(deployment("", "100m"), "name: web", "name: legacy"),
+	}, map[string]string{
+		"services/web/deploy.yaml":    deployment("  replicas: 3\n", "100m"),
+		"services/legacy/deploy.yaml": strings.ReplaceAll(deployment("  replicas: 3\n", "100m"), "name: web", "name: legacy"),
+		"addons/cm.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: addons}\ndata: {a: b}\n",
+	})
+	res, err := Run(base, head, Options{Repositories: []string{"git@git.example.com:shop.git"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(res.Applications, ",") != "web" {
+		t.Errorf("applications %q, want web only (api untouched, legacy excluded)", res.Applications)
+	}
+	if len(res.Predictions) != 1 || res.Predictions[0].Application != "web" || res.Predictions[0].File != "services/web/deploy.yaml" || res.Predictions[0].Line == 0 {
+		t.Errorf("predictions %+v, want web's replicas at services/web/deploy.yaml", res.Predictions)
+	}
+	if len(res.NotPredicted) != 1 || res.NotPredicted[0].Application != "addons" || res.NotPredicted[0].Kind != "ApplicationSet" ||
+		!strings.Contains(res.NotPredicted[0].Needs, "--cluster") || res.NotPredicted[0].File != "appsets/addons.yaml" {
+		t.Errorf("not predicted %+v, want the addons ApplicationSet, needing --cluster", res.NotPredicted)
+	}
+}
