@@ -439,19 +439,31 @@ func manifests(c *chart.Chart, out map[string]string, opts HelmOptions) ([]drift
 	return objs, nil
 }
 
+// DefaultKubeVersion is .Capabilities.KubeVersion when the Application sets
+// no kubeVersion. Argo CD passes the destination cluster's version, which a
+// render from Git alone does not know; the default is the Kubernetes
+// version of the client libraries this module is built with (v1.N.0 for
+// k8s.io/client-go v0.N, which a test keeps), as a helm binary built with
+// them reports it.
+var DefaultKubeVersion = "v1.37.0"
+
 // capabilities are `helm template`'s: Helm's defaults, with the
 // Application's kubeVersion (read as Argo CD reads it, dropping what is not
 // a version, as in v1.29.3-eks-1) and its apiVersions added.
 func capabilities(opts HelmOptions) (*chartutil.Capabilities, error) {
 	caps := chartutil.DefaultCapabilities.Copy()
-	if opts.KubeVersion != "" {
-		g, err := k8sversion.ParseGeneric(opts.KubeVersion)
+	kube := opts.KubeVersion
+	if kube == "" {
+		kube = DefaultKubeVersion
+	}
+	if kube != "" {
+		g, err := k8sversion.ParseGeneric(kube)
 		if err != nil {
-			return nil, fmt.Errorf("could not parse kubernetes version %s: %w", opts.KubeVersion, err)
+			return nil, fmt.Errorf("could not parse kubernetes version %s: %w", kube, err)
 		}
 		kv, err := chartutil.ParseKubeVersion(g.String())
 		if err != nil {
-			return nil, fmt.Errorf("invalid kube version '%s': %w", opts.KubeVersion, err)
+			return nil, fmt.Errorf("invalid kube version '%s': %w", kube, err)
 		}
 		caps.KubeVersion = *kv
 	}

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -261,8 +263,8 @@ metadata: {name: mon}
 		want string
 		err  string
 	}{
-		{name: "defaults: crds and hooks printed, gated templates off",
-			want: "CustomResourceDefinition/things.example.com Pod/test"},
+		{name: "defaults: crds and hooks printed, the client libraries' Kubernetes, no extra API",
+			want: "ConfigMap/new-kube CustomResourceDefinition/things.example.com Pod/test"},
 		{name: "kubeVersion and apiVersions gate templates",
 			opts: HelmOptions{KubeVersion: "1.31.2", APIVersions: []string{"monitoring.coreos.com/v1"}},
 			want: "ConfigMap/new-kube CustomResourceDefinition/things.example.com Pod/test ServiceMonitor/mon"},
@@ -273,7 +275,7 @@ metadata: {name: mon}
 			opts: HelmOptions{KubeVersion: "1.29"},
 			want: "CustomResourceDefinition/things.example.com Pod/test"},
 		{name: "skipCrds and skipTests",
-			opts: HelmOptions{SkipCrds: true, SkipTests: true},
+			opts: HelmOptions{SkipCrds: true, SkipTests: true, KubeVersion: "1.29.0"},
 			want: ""},
 		{name: "a kubeVersion that is none",
 			opts: HelmOptions{KubeVersion: "latest"},
@@ -519,4 +521,21 @@ func FuzzResolveValuePath(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestDefaultKubeVersionFollowsClientGo: the Kubernetes version a render
+// assumes is the one of the client libraries in go.mod, as a helm binary
+// built with them reports it.
+func TestDefaultKubeVersionFollowsClientGo(t *testing.T) {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s*k8s.io/client-go v0\.(\d+)\.`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatal("go.mod requires no k8s.io/client-go")
+	}
+	if want := "v1." + string(m[1]) + ".0"; DefaultKubeVersion != want {
+		t.Errorf("DefaultKubeVersion = %s, want %s for the k8s.io/client-go of go.mod", DefaultKubeVersion, want)
+	}
 }

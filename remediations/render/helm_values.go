@@ -8,6 +8,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"sigs.k8s.io/yaml"
 )
 
 // HelmRef is a source of a multi-source Application with `ref: name`: the
@@ -36,17 +39,24 @@ type FileParameter struct {
 // chart repository or an OCI registry. The CLI does not fetch them; Argo
 // CD, where it is at hand, renders such a source.
 type NotLocalError struct {
-	What       string // what needs it, e.g. "value file $values/prod.yaml of chart apps/web"
+	What       string // what needs it, e.g. "value file $values/prod.yaml"
 	Repository string // the repository it is in
 	Chart      string // the chart, when it is a chart repository's
+	// Why says where it is in the user's terms; "" says it from Repository
+	// and Chart.
+	Why string
 }
 
 func (e *NotLocalError) Error() string {
-	where := "repository " + e.Repository
-	if e.Chart != "" {
-		where = "chart " + e.Chart + " of " + e.Repository
+	why := e.Why
+	if why == "" {
+		where := e.Repository
+		if e.Chart != "" {
+			where = "chart " + e.Chart + " of " + e.Repository
+		}
+		why = "is not in this repository but in " + where
 	}
-	return fmt.Sprintf("%s is in %s, not this repository: the CLI does not fetch it (needs Argo CD at hand)", e.What, where)
+	return fmt.Sprintf("%s %s: the CLI does not fetch it (needs Argo CD at hand)", e.What, why)
 }
 
 // ValuesFileSchemes are the URL schemes a value file may use (argocd-cm's
@@ -136,7 +146,7 @@ func resolveValuePath(dir, raw, what string, refs map[string]HelmRef, env map[st
 		name := strings.TrimPrefix(strings.SplitN(raw, "/", 2)[0], "$")
 		if ref, ok := refs[name]; ok {
 			if !ref.Local || ref.Chart != "" {
-				return in, &NotLocalError{What: what + " " + raw, Repository: ref.Repository, Chart: ref.Chart}
+				return in, &NotLocalError{What: what + " " + raw + " (ref " + name + ")", Repository: ref.Repository, Chart: ref.Chart}
 			}
 			rest := ""
 			if i := strings.Index(raw, "/"); i >= 0 {
@@ -261,7 +271,7 @@ func resolveValueFiles(files map[string][]byte, opts HelmOptions) ([]string, err
 // globFiles are the files matching pattern, a path whose segments are
 // path.Match patterns or ** (any number of directories), in the order a
 // walk of sorted directories finds them.
-func globFiles(files map[string][]byte, pattern string) ([]string, error) {
+func globFiles[T ~[]byte | ~string](files map[string]T, pattern string) ([]string, error) {
 	pat := strings.Split(pattern, "/")
 	for _, p := range pat {
 		if _, err := path.Match(p, ""); err != nil {
@@ -335,6 +345,57 @@ func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// HelmReads are the repository files and directories a render of opts
+// reads besides the chart directory's own, so that a change to one of them
+// is known to change the render: its value files and file parameters (a
+// $ref's, one from the root or above the chart, a glob's matches, one
+// that is missing today) and the directories of its file:// dependencies
+// (ending in "/"). What does not resolve here (a ref elsewhere, a URL) is
+// left out; rendering says why. Sorted, each once.
+func HelmReads[T ~[]byte | ~string](files map[string]T, opts HelmOptions) []string {
+	dir := strings.Trim(opts.ChartDir, "/")
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	raws := append([]string{}, opts.ValueFiles...)
+	for _, p := range opts.FileParameters {
+		raws = append(raws, p.Path)
+	}
+	for _, raw := range raws {
+		in, err := resolveValuePath(dir, raw, "value file", opts.Refs, opts.Env)
+		if err != nil || in.path == "" {
+			continue
+		}
+		if !isGlob(in.path) {
+			add(in.path)
+			continue
+		}
+		matches, _ := globFiles(files, in.path)
+		for _, m := range matches {
+			add(m)
+		}
+	}
+	var meta chart.Metadata
+	if err := yaml.Unmarshal([]byte(files[path.Join(dir, "Chart.yaml")]), &meta); err == nil {
+		for _, d := range meta.Dependencies {
+			if d == nil || !strings.HasPrefix(d.Repository, "file://") {
+				continue
+			}
+			target := strings.TrimPrefix(d.Repository, "file://")
+			if depDir, ok := resolveInRepo(dir, target); ok && !strings.HasPrefix(target, "/") {
+				add(depDir + "/")
+			}
+		}
 	}
 	sort.Strings(out)
 	return out
