@@ -154,14 +154,14 @@ func planSources(app drift.Object, files map[string]string, repos []string) ([]d
 		switch {
 		case len(all) > 1 && src.Ref != "" && drift.Str(src.Spec, "path") == "" && src.Chart == "" && !strings.HasPrefix(src.RepoURL, "oci://"):
 			// Only files for the others' $ref value files.
-		case len(repos) > 0 && src.RepoURL != "" && !SameRepository(src.RepoURL, repos...):
-			errs = append(errs, &render.NotLocalError{What: "source " + src.RepoURL, Repository: src.RepoURL, Why: "is another repository: not rendered"})
 		case src.Chart != "" || strings.HasPrefix(src.RepoURL, "oci://"):
 			why := "is not in this repository: not rendered"
 			if usesRef(src) {
 				why = "is not in this repository (with value files from a ref source): not rendered"
 			}
 			errs = append(errs, &render.NotLocalError{What: "source chart " + src.Chart + " from " + src.RepoURL, Repository: src.RepoURL, Chart: src.Chart, Why: why})
+		case len(repos) > 0 && src.RepoURL != "" && !SameRepository(src.RepoURL, repos...):
+			errs = append(errs, &render.NotLocalError{What: "source " + src.RepoURL, Repository: src.RepoURL, Why: "is another repository: not rendered"})
 		case !hasFiles(files, src.Path):
 			errs = append(errs, fmt.Errorf("source path %q (%s) has no manifest in this repository: not rendered", src.Path, src.RepoURL))
 		default:

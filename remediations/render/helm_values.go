@@ -213,7 +213,7 @@ func checkRefs(refs map[string]HelmRef) error {
 // (except those listed on their own, which keep their own place), a missing
 // file or a pattern without a match skipped with IgnoreMissingValueFiles and
 // an error otherwise, and each file used once.
-func resolveValueFiles(files map[string][]byte, opts HelmOptions) ([]string, error) {
+func resolveValueFiles[T ~[]byte | ~string](files map[string]T, opts HelmOptions) ([]string, error) {
 	if err := checkRefs(opts.Refs); err != nil {
 		return nil, err
 	}
@@ -348,6 +348,13 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// HelmValueFiles are the repository paths of the value files a render of
+// opts reads, in the order Helm merges them (the last wins), resolved as
+// Argo CD resolves them (see Helm); an error says why they do not resolve.
+func HelmValueFiles[T ~[]byte | ~string](files map[string]T, opts HelmOptions) ([]string, error) {
+	return resolveValueFiles(files, opts)
 }
 
 // HelmReads are the repository files and directories a render of opts
