@@ -26,6 +26,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/release"
@@ -184,7 +185,36 @@ func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	if _, err := resolveFileParameters(files, opts); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return inChild(what, childRequest{Kind: "helm", Files: files, Helm: opts, Limits: opts.Limits})
+	return inChild(what, childRequest{Kind: "helm", Files: renderFiles(files, opts), Helm: opts, Limits: opts.Limits})
+}
+
+// renderFiles are the files a render of opts can read, the only ones sent
+// to its process: the chart directory's, its value files and file
+// parameters, and its file:// dependencies' directories (see HelmReads).
+func renderFiles(files map[string][]byte, opts HelmOptions) map[string][]byte {
+	dirs := []string{strings.Trim(opts.ChartDir, "/")}
+	exact := map[string]bool{}
+	for _, r := range HelmReads(files, opts) {
+		if d, ok := strings.CutSuffix(r, "/"); ok {
+			dirs = append(dirs, d)
+		} else {
+			exact[r] = true
+		}
+	}
+	out := map[string][]byte{}
+	for name, data := range files {
+		if exact[name] {
+			out[name] = data
+			continue
+		}
+		for _, d := range dirs {
+			if d == "" || strings.HasPrefix(name, d+"/") {
+				out[name] = data
+				break
+			}
+		}
+	}
+	return out
 }
 
 // resolveFileParameters resolves helm.fileParameters to repository paths,
@@ -234,6 +264,12 @@ func helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	}
 	if _, ok := files[path.Join(dir, "Chart.yaml")]; !ok {
 		return nil, fmt.Errorf("load chart %s: %s is not in the repository", dir, path.Join(dir, "Chart.yaml"))
+	}
+	// Archives are unpacked within the chart's bounds (a render has a
+	// process of its own, so Helm's package-wide bounds are its own).
+	if lim.MaxChartBytes >= 0 {
+		loader.MaxDecompressedChartSize = min(loader.MaxDecompressedChartSize, lim.MaxChartBytes)
+		loader.MaxDecompressedFileSize = min(loader.MaxDecompressedFileSize, lim.MaxChartBytes)
 	}
 	chart, err := loadChart(files, dir)
 	if err != nil {

@@ -539,3 +539,47 @@ func TestDefaultKubeVersionFollowsClientGo(t *testing.T) {
 		t.Errorf("DefaultKubeVersion = %s, want %s for the k8s.io/client-go of go.mod", DefaultKubeVersion, want)
 	}
 }
+
+func TestGlobFiles(t *testing.T) {
+	files := map[string]string{"a.yaml": "", "a/b.yaml": "", "a/c/d.yaml": "", "b/x.yaml": "", "a/b.json": ""}
+	deep := strings.Repeat("d/", 60) + "y.yaml"
+	files[deep] = ""
+	for _, c := range []struct{ pattern, want string }{
+		{"*.yaml", "a.yaml"},
+		{"a/*.yaml", "a/b.yaml"},
+		{"a/**/*.yaml", "a/b.yaml a/c/d.yaml"},
+		{"**/*.yaml", "a/b.yaml a/c/d.yaml a.yaml b/x.yaml " + deep}, // a walk meets a/ before a.yaml
+		{"?/x.yaml", "b/x.yaml"},
+		{"[ab]/b.*", "a/b.json a/b.yaml"},
+		// Many ** against a deep path: no backtracking blow-up.
+		{strings.Repeat("**/", 40) + "z.yaml", ""},
+	} {
+		got, err := globFiles(files, c.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%s matched %q, want %q", c.pattern, strings.Join(got, " "), c.want)
+		}
+	}
+	if _, err := globFiles(files, "a/[x.yaml"); err == nil {
+		t.Error("a malformed pattern must be an error")
+	}
+}
+
+// TestRenderFilesSendsWhatTheChartReads: a render process gets the chart's
+// files and what its options name, not the rest of the repository.
+func TestRenderFilesSendsWhatTheChartReads(t *testing.T) {
+	files := byteFiles(map[string]string{
+		"charts/app/Chart.yaml":  "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n  - {name: lib, version: 0.1.0, repository: file://../../lib}\n",
+		"charts/app/values.yaml": "", "lib/Chart.yaml": "", "lib/templates/x.yaml": "", "envs/prod.yaml": "", "envs/a/1.yaml": "",
+		"motd": "", "other/secret.yaml": "", "charts/application.yaml": "",
+	})
+	opts := HelmOptions{ChartDir: "charts/app", ValueFiles: []string{"$v/envs/prod.yaml", "/envs/*/1.yaml"},
+		FileParameters: []FileParameter{{Name: "m", Path: "../../motd"}}, Refs: map[string]HelmRef{"v": {Local: true}}}
+	got := sortedKeys(renderFiles(files, opts))
+	want := "charts/app/Chart.yaml charts/app/values.yaml envs/a/1.yaml envs/prod.yaml lib/Chart.yaml lib/templates/x.yaml motd"
+	if strings.Join(got, " ") != want {
+		t.Errorf("sent %v, want %s", got, want)
+	}
+}

@@ -288,25 +288,30 @@ func globFiles[T ~[]byte | ~string](files map[string]T, pattern string) ([]strin
 	return out, nil
 }
 
+// matchSegments matches a path's segments against a pattern's, ** being
+// any number of segments, in time proportional to their product (no
+// pattern makes it backtrack).
 func matchSegments(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(name); i++ {
-				if matchSegments(pat[1:], name[i:]) {
-					return true
+	prev := make([]bool, len(name)+1) // prev[j]: the pattern so far matches name[:j]
+	prev[0] = true
+	for _, p := range pat {
+		cur := make([]bool, len(name)+1)
+		if p == "**" {
+			seen := false
+			for j := range cur {
+				seen = seen || prev[j]
+				cur[j] = seen
+			}
+		} else {
+			for j := 1; j <= len(name); j++ {
+				if prev[j-1] {
+					cur[j], _ = path.Match(p, name[j-1])
 				}
 			}
-			return false
 		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], name[0]); !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
+		prev = cur
 	}
-	return len(name) == 0
+	return prev[len(name)]
 }
 
 // walkLess orders paths as a depth-first walk of sorted directories meets
