@@ -11,6 +11,7 @@ import (
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/ignores"
 	"github.com/driftfix/driftfix/remediations"
+	"github.com/driftfix/driftfix/remediations/render"
 )
 
 // locate returns the file and line in the repository that declare a
@@ -129,11 +130,10 @@ func valuesLine(s *drift.Snapshot, src drift.Source, p Prediction) (string, int)
 	case map[string]any, []any:
 		return "", 0
 	}
-	var files []string
-	for _, vf := range src.ValueFiles {
-		files = append(files, path.Join(src.Path, vf))
+	files := []string{path.Join(src.Path, "values.yaml")}
+	if vfs, err := render.HelmValueFiles(s.Repo.Files, helmOptions(s.Application, src, nil)); err == nil {
+		files = append(files, vfs...) // as Argo CD resolves them: $ref/..., /root, globs
 	}
-	files = append(files, path.Join(src.Path, "values.yaml"))
 	for i := len(files) - 1; i >= 0; i-- { // the last values file wins in Helm
 		if line := keyLine(s.Repo.Files[files[i]], key, p.Git); line > 0 {
 			return files[i], line

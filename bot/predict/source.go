@@ -17,14 +17,30 @@ import (
 var generators = regexp.MustCompile(`\b(rand[A-Za-z]*|uuidv4|now|date[A-Za-z]*|gen[A-Z][A-Za-z]*|shuffle|lookup)\b`)
 
 // mayVary says whether a Helm source has a template that calls a generator:
-// only such a chart is rendered a second time.
+// only such a chart is rendered a second time. A chart with a vendored
+// archive (charts/*.tgz), whose templates are not read here, is taken as
+// one that may vary; so is one whose file:// dependency has such a template.
 func mayVary(src drift.Source, files map[string]string) bool {
 	if !isHelm(src, files) {
 		return false
 	}
+	dirs := []string{src.Path}
+	for _, r := range render.HelmReads(files, render.HelmOptions{ChartDir: src.Path}) {
+		if d, ok := strings.CutSuffix(r, "/"); ok {
+			dirs = append(dirs, d)
+		}
+	}
 	for f, c := range files {
-		if inDir(f, src.Path) && (strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".tpl") || strings.HasSuffix(f, ".yml")) && strings.Contains(f, "/templates/") && generators.MatchString(c) {
-			return true
+		for _, dir := range dirs {
+			if !inDir(f, dir) {
+				continue
+			}
+			if strings.HasSuffix(f, ".tgz") && strings.HasPrefix(strings.TrimPrefix(f, dir+"/"), "charts/") {
+				return true
+			}
+			if (strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".tpl") || strings.HasSuffix(f, ".yml")) && strings.Contains(f, "/templates/") && generators.MatchString(c) {
+				return true
+			}
 		}
 	}
 	return false
@@ -52,11 +68,20 @@ func renderSource(app drift.Object, src drift.Source, files map[string][]byte, t
 
 // renderSourceWith renders one source as Argo CD's repo-server does: a Helm
 // chart, a kustomization (with the build options of argocd-cm among the
-// cluster objects), or a plain directory of manifests.
+// cluster objects), or a plain directory of manifests. A ref source of the
+// same repoURL as src is this repository (see renderSourceIn).
 func renderSourceWith(app drift.Object, src drift.Source, files map[string][]byte, text map[string]string, cluster []drift.Object, lim render.Limits) ([]drift.Object, error) {
+	return renderSourceIn(app, src, files, text, cluster, lim, nil)
+}
+
+// renderSourceIn is renderSourceWith where the repository is also known by
+// repos (Options.Repositories): a ref source whose repoURL is one of them,
+// or src's in another form, reads this revision's files. A value file of a
+// ref source in another repository is a *render.NotLocalError.
+func renderSourceIn(app drift.Object, src drift.Source, files map[string][]byte, text map[string]string, cluster []drift.Object, lim render.Limits, repos []string) ([]drift.Object, error) {
 	switch {
 	case isHelm(src, text):
-		opts := render.HelmOptionsFor(app, src)
+		opts := helmOptions(app, src, repos)
 		opts.Limits = lim
 		return render.Helm(files, opts)
 	case kustomization(src.Path, text):
@@ -69,24 +94,96 @@ func renderSourceWith(app drift.Object, src drift.Source, files map[string][]byt
 	return directory(app, src, text)
 }
 
+// helmOptions are the Helm options of the source, its ref sources taken as
+// this repository when their repoURL is src's (in any form) or one of repos.
+func helmOptions(app drift.Object, src drift.Source, repos []string) render.HelmOptions {
+	opts := render.HelmOptionsFor(app, src)
+	for name, ref := range opts.Refs {
+		same := ref.Repository == src.RepoURL || (src.RepoURL != "" && SameRepository(ref.Repository, src.RepoURL)) ||
+			(len(repos) > 0 && SameRepository(ref.Repository, repos...))
+		ref.Local = ref.Chart == "" && same
+		opts.Refs[name] = ref
+	}
+	return opts
+}
+
+// sourceReads are the files and directories (ending in "/") outside the
+// source's path that its render reads: a Helm source's value files and
+// file parameters (a $ref's from this repository included) and its
+// file:// dependencies. A change to one of them changes the application.
+func sourceReads(app drift.Object, src drift.Source, files map[string]string, repos []string) []string {
+	if !isHelm(src, files) {
+		return nil
+	}
+	return render.HelmReads(files, helmOptions(app, src, repos))
+}
+
 // localSources are the application's sources that are in this repository:
-// a path with files under it. The others are noted.
+// a path with files under it. The others are noted (see planSources).
 func localSources(app drift.Object, files map[string]string, repos []string) ([]drift.Source, []string) {
-	var out []drift.Source
+	srcs, errs := planSources(app, files, repos)
 	var notes []string
-	for _, src := range drift.Sources(app) {
+	for _, err := range errs {
+		notes = append(notes, err.Error())
+	}
+	return srcs, notes
+}
+
+// planSources are the application's sources to render from this
+// repository, and why each other one is not rendered: a
+// *render.NotLocalError for a source in another repository or a chart
+// from a chart repository or an OCI registry (Argo CD renders it where it
+// is at hand), an error for a path without files or sources Argo CD
+// refuses. A multi-source application's ref-only source (ref, no path, no
+// chart) renders nothing in Argo CD, and is neither.
+func planSources(app drift.Object, files map[string]string, repos []string) ([]drift.Source, []error) {
+	all := drift.Sources(app)
+	refs := map[string]bool{}
+	for _, src := range all {
+		if src.Ref == "" {
+			continue
+		}
+		if refs[src.Ref] {
+			return nil, []error{fmt.Errorf("sources: multiple sources have ref %s, which Argo CD refuses", src.Ref)}
+		}
+		refs[src.Ref] = true
+	}
+	var out []drift.Source
+	var errs []error
+	for _, src := range all {
 		switch {
+		case len(all) > 1 && src.Ref != "" && drift.Str(src.Spec, "path") == "" && src.Chart == "" && !strings.HasPrefix(src.RepoURL, "oci://"):
+			// Only files for the others' $ref value files.
+		case src.Chart != "" || strings.HasPrefix(src.RepoURL, "oci://"):
+			why := "is not in this repository: not rendered"
+			if usesRef(src) {
+				why = "is not in this repository (with value files from a ref source): not rendered"
+			}
+			errs = append(errs, &render.NotLocalError{What: "source chart " + src.Chart + " from " + src.RepoURL, Repository: src.RepoURL, Chart: src.Chart, Why: why})
 		case len(repos) > 0 && src.RepoURL != "" && !SameRepository(src.RepoURL, repos...):
-			notes = append(notes, fmt.Sprintf("source %s is another repository: not rendered", src.RepoURL))
-		case src.Chart != "":
-			notes = append(notes, fmt.Sprintf("source chart %s from %s is not in this repository: not rendered (predict reads no network)", src.Chart, src.RepoURL))
+			errs = append(errs, &render.NotLocalError{What: "source " + src.RepoURL, Repository: src.RepoURL, Why: "is another repository: not rendered"})
 		case !hasFiles(files, src.Path):
-			notes = append(notes, fmt.Sprintf("source path %q (%s) has no manifest in this repository: not rendered", src.Path, src.RepoURL))
+			errs = append(errs, fmt.Errorf("source path %q (%s) has no manifest in this repository: not rendered", src.Path, src.RepoURL))
 		default:
 			out = append(out, src)
 		}
 	}
-	return out, notes
+	return out, errs
+}
+
+// usesRef says whether a source reads a file of a ref source.
+func usesRef(src drift.Source) bool {
+	for _, f := range src.ValueFiles {
+		if strings.HasPrefix(f, "$") {
+			return true
+		}
+	}
+	for _, p := range drift.List(src.Spec, "helm", "fileParameters") {
+		if strings.HasPrefix(drift.Str(p, "path"), "$") {
+			return true
+		}
+	}
+	return false
 }
 
 func hasFiles(files map[string]string, dir string) bool {

@@ -16,11 +16,12 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -28,20 +29,53 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/strvals"
+	k8sversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
 
-// HelmOptions are the parts of an Application's Helm source that change a render.
+// HelmOptions are the parts of an Application's Helm source that change a
+// render, as Argo CD's repo-server passes them to `helm template`.
 type HelmOptions struct {
-	ChartDir     string         // chart path in the repository
-	ValueFiles   []string       // relative to ChartDir, in order
-	ValuesObject map[string]any // spec.source.helm.valuesObject
-	Values       string         // spec.source.helm.values
-	Parameters   []Parameter    // spec.source.helm.parameters (--set)
-	ReleaseName  string
-	Namespace    string
+	ChartDir string // chart path in the repository
+	// ValueFiles are helm.valueFiles as the Application writes them, in
+	// order: relative to ChartDir, from the repository root with a leading
+	// slash, $ref/... from a ref source (see Refs), or a glob of those.
+	ValueFiles []string
+	// IgnoreMissingValueFiles skips a value file (or a glob) that names no
+	// file, instead of failing.
+	IgnoreMissingValueFiles bool
+	// ValuesObject is helm.valuesObject; when set, Values is not read (as
+	// Argo CD, which writes one of the two as the last values file).
+	ValuesObject map[string]any
+	Values       string // helm.values
+	// Parameters are helm.parameters (--set, or --set-string with
+	// forceString), after the value files.
+	Parameters []Parameter
+	// FileParameters are helm.fileParameters (--set-file), paths resolved
+	// as value files are.
+	FileParameters []FileParameter
+	// ReleaseName is .Release.Name (the Application's name by default).
+	ReleaseName string
+	// Namespace is .Release.Namespace: helm.namespace, else the
+	// destination's; "" is "default", as `helm template` without one.
+	Namespace string
+	// KubeVersion and APIVersions set .Capabilities.KubeVersion and add to
+	// .Capabilities.APIVersions, as --kube-version and --api-versions do.
+	KubeVersion string
+	APIVersions []string
+	// SkipCrds leaves out the crds/ directories (--include-crds otherwise),
+	// SkipSchemaValidation does not check values against
+	// values.schema.json, SkipTests leaves out test hooks.
+	SkipCrds, SkipSchemaValidation, SkipTests bool
+	// Refs are the application's ref sources by name (without $).
+	Refs map[string]HelmRef
+	// Env is the build environment value files and parameters may name
+	// ($ARGOCD_APP_NAME, ...), as Argo CD sets it.
+	Env map[string]string
 	// Limits bound the render; zero fields take DefaultLimits.
 	Limits Limits
 }
@@ -52,42 +86,153 @@ type Parameter struct {
 	ForceString bool
 }
 
-// HelmOptionsFor reads the Helm options of an Application's first Helm source.
+// HelmOptionsFor reads the Helm options of one source of an Application:
+// src.Spec, the source object itself (for a Source without it, the first
+// source at src.Path). A ref source is taken as local when it has the
+// same repoURL as src and is no chart; a caller that knows more (the
+// repository's other URLs) sets Refs[name].Local itself.
 func HelmOptionsFor(app drift.Object, src drift.Source) HelmOptions {
-	o := HelmOptions{ChartDir: src.Path, ValueFiles: src.ValueFiles,
-		ReleaseName: drift.Str(app, "metadata", "name"),
-		Namespace:   drift.Str(app, "spec", "destination", "namespace")}
-	for _, s := range append([]any{drift.Map(app, "spec", "source")}, drift.List(app, "spec", "sources")...) {
-		m, _ := s.(map[string]any)
-		if strings.Trim(drift.Str(m, "path"), "/") != src.Path {
-			continue
-		}
-		h := drift.Map(m, "helm")
-		if rn := drift.Str(h, "releaseName"); rn != "" {
-			o.ReleaseName = rn
-		}
-		o.ValuesObject = drift.Map(h, "valuesObject")
-		o.Values = drift.Str(h, "values")
-		for _, e := range drift.List(h, "parameters") {
-			fs, _ := drift.Lookup(e, "forceString").(bool)
-			o.Parameters = append(o.Parameters, Parameter{Name: drift.Str(e, "name"), Value: drift.Str(e, "value"), ForceString: fs})
+	spec := src.Spec
+	if spec == nil {
+		for _, s := range append([]any{drift.Map(app, "spec", "source")}, drift.List(app, "spec", "sources")...) {
+			if m, _ := s.(map[string]any); m != nil && drift.CleanSourcePath(drift.Str(m, "path")) == src.Path {
+				spec = m
+				break
+			}
 		}
 	}
+	o := HelmOptions{ChartDir: src.Path, ReleaseName: drift.Str(app, "metadata", "name"),
+		Namespace: drift.Str(app, "spec", "destination", "namespace"),
+		Env: map[string]string{
+			"ARGOCD_APP_NAME":                   drift.Str(app, "metadata", "name"),
+			"ARGOCD_APP_NAMESPACE":              drift.Str(app, "spec", "destination", "namespace"),
+			"ARGOCD_APP_PROJECT_NAME":           drift.Str(app, "spec", "project"),
+			"ARGOCD_APP_SOURCE_REPO_URL":        src.RepoURL,
+			"ARGOCD_APP_SOURCE_PATH":            drift.Str(spec, "path"),
+			"ARGOCD_APP_SOURCE_TARGET_REVISION": src.TargetRevision,
+		}}
+	for _, s := range drift.Sources(app) {
+		if s.Ref == "" {
+			continue
+		}
+		if _, dup := o.Refs[s.Ref]; dup {
+			continue // Argo CD refuses the application; the first is kept here
+		}
+		if o.Refs == nil {
+			o.Refs = map[string]HelmRef{}
+		}
+		o.Refs[s.Ref] = HelmRef{Repository: s.RepoURL, TargetRevision: s.TargetRevision, Chart: s.Chart,
+			Local: s.Chart == "" && s.RepoURL == src.RepoURL}
+	}
+	h := drift.Map(spec, "helm")
+	if ns := drift.Str(h, "namespace"); ns != "" {
+		o.Namespace = ns
+	}
+	if rn := drift.Str(h, "releaseName"); rn != "" {
+		o.ReleaseName = rn
+	}
+	for _, v := range drift.List(h, "valueFiles") {
+		if f, ok := v.(string); ok {
+			o.ValueFiles = append(o.ValueFiles, f)
+		}
+	}
+	o.IgnoreMissingValueFiles, _ = drift.Lookup(h, "ignoreMissingValueFiles").(bool)
+	o.ValuesObject = drift.Map(h, "valuesObject")
+	o.Values = drift.Str(h, "values")
+	for _, e := range drift.List(h, "parameters") {
+		fs, _ := drift.Lookup(e, "forceString").(bool)
+		o.Parameters = append(o.Parameters, Parameter{Name: drift.Str(e, "name"), Value: drift.Str(e, "value"), ForceString: fs})
+	}
+	for _, e := range drift.List(h, "fileParameters") {
+		o.FileParameters = append(o.FileParameters, FileParameter{Name: drift.Str(e, "name"), Path: drift.Str(e, "path")})
+	}
+	o.KubeVersion = drift.Str(h, "kubeVersion")
+	for _, v := range drift.List(h, "apiVersions") {
+		if s, ok := v.(string); ok {
+			o.APIVersions = append(o.APIVersions, s)
+		}
+	}
+	o.SkipCrds, _ = drift.Lookup(h, "skipCrds").(bool)
+	o.SkipSchemaValidation, _ = drift.Lookup(h, "skipSchemaValidation").(bool)
+	o.SkipTests, _ = drift.Lookup(h, "skipTests").(bool)
 	return o
 }
 
-// Helm renders the chart under opts.ChartDir from the given files, with no
-// network: dependencies are never fetched (a dependency that is not vendored
-// under charts/ is a RemoteError naming its repository), a values.schema.json
-// may only refer within itself (anything else is a RemoteError naming the
-// schema and the reference) and lookup finds nothing. The chart, its values and the render are bounded by opts.Limits;
-// going over one is a *LimitError naming the limit.
+// Helm renders the chart under opts.ChartDir from the given files (the
+// repository at one revision: path -> content, archives as their bytes) as
+// Argo CD's repo-server renders it with `helm template`, with no network:
+// value files and file parameters resolved as Argo CD resolves them (a ref
+// source in another repository is a *NotLocalError, a values URL a
+// *RemoteError, a path that leaves the repository an error); dependencies
+// as `helm dependency build` leaves them (charts/ archives and directories,
+// file:// dependencies from the repository; one from a chart repository or
+// an OCI registry that charts/ lacks is a *RemoteError); a
+// values.schema.json may only refer within itself (anything else is a
+// RemoteError naming the schema and the reference) and lookup finds
+// nothing. The chart, its values and the render are bounded by
+// opts.Limits; going over one is a *LimitError naming the limit.
 //
 // The render runs in a process of its own (see the package doc), bounded in
 // memory and CPU by the operating system and killed at opts.Limits.Timeout.
 func Helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	opts.Limits = opts.Limits.withDefaults()
-	return inChild("chart "+strings.Trim(opts.ChartDir, "/"), childRequest{Kind: "helm", Files: files, Helm: opts, Limits: opts.Limits})
+	what := "chart " + strings.Trim(opts.ChartDir, "/")
+	// What the options name is checked here, before a process is started:
+	// a value file elsewhere is known without rendering.
+	if _, err := resolveValueFiles(files, opts); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if _, err := resolveFileParameters(files, opts); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return inChild(what, childRequest{Kind: "helm", Files: renderFiles(files, opts), Helm: opts, Limits: opts.Limits})
+}
+
+// renderFiles are the files a render of opts can read, the only ones sent
+// to its process: the chart directory's, its value files and file
+// parameters, and its file:// dependencies' directories (see HelmReads).
+func renderFiles(files map[string][]byte, opts HelmOptions) map[string][]byte {
+	dirs := []string{strings.Trim(opts.ChartDir, "/")}
+	exact := map[string]bool{}
+	for _, r := range HelmReads(files, opts) {
+		if d, ok := strings.CutSuffix(r, "/"); ok {
+			dirs = append(dirs, d)
+		} else {
+			exact[r] = true
+		}
+	}
+	out := map[string][]byte{}
+	for name, data := range files {
+		if exact[name] {
+			out[name] = data
+			continue
+		}
+		for _, d := range dirs {
+			if d == "" || strings.HasPrefix(name, d+"/") {
+				out[name] = data
+				break
+			}
+		}
+	}
+	return out
+}
+
+// resolveFileParameters resolves helm.fileParameters to repository paths,
+// by name (the last entry of a name wins, as in Argo CD's map).
+func resolveFileParameters(files map[string][]byte, opts HelmOptions) (map[string]string, error) {
+	out := map[string]string{}
+	dir := strings.Trim(opts.ChartDir, "/")
+	for _, p := range opts.FileParameters {
+		in, err := resolveValuePath(dir, p.Path, "file parameter "+p.Name, opts.Refs, opts.Env)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := files[in.path]; !ok {
+			return nil, fmt.Errorf("file parameter %s: %s (%s) is not in the repository", p.Name, in.path, p.Path)
+		}
+		out[p.Name] = in.path
+	}
+	return out, nil
 }
 
 // helm renders in this process: the body of Helm, run in a render process.
@@ -95,7 +240,7 @@ func helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	lim := opts.Limits.withDefaults()
 	dir := strings.Trim(opts.ChartDir, "/")
 	what := "chart " + dir
-	var buf []*loader.BufferedFile
+	var n int
 	var total int64
 	for name, data := range files {
 		rel := name
@@ -109,28 +254,43 @@ func helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 			return nil, &LimitError{Limit: "MaxTemplateBytes", What: what + ": " + rel, Got: humanBytes(float64(len(data))), Max: humanBytes(float64(lim.MaxTemplateBytes))}
 		}
 		total += int64(len(data))
-		buf = append(buf, &loader.BufferedFile{Name: rel, Data: data})
+		n++
 	}
-	if over(len(buf), lim.MaxFiles) {
-		return nil, &LimitError{Limit: "MaxFiles", What: what, Got: fmt.Sprintf("%d files", len(buf)), Max: fmt.Sprint(lim.MaxFiles)}
+	if over(n, lim.MaxFiles) {
+		return nil, &LimitError{Limit: "MaxFiles", What: what, Got: fmt.Sprintf("%d files", n), Max: fmt.Sprint(lim.MaxFiles)}
 	}
 	if over(total, lim.MaxChartBytes) {
 		return nil, &LimitError{Limit: "MaxChartBytes", What: what, Got: humanBytes(float64(total)), Max: humanBytes(float64(lim.MaxChartBytes))}
 	}
-	sort.Slice(buf, func(i, j int) bool { return buf[i].Name < buf[j].Name })
-	for _, f := range buf {
-		if path.Base(f.Name) == "values.yaml" && over(int64(len(f.Data)), lim.MaxValuesBytes) {
-			return nil, &LimitError{Limit: "MaxValuesBytes", What: "values file " + path.Join(dir, f.Name), Got: humanBytes(float64(len(f.Data))), Max: humanBytes(float64(lim.MaxValuesBytes))}
-		}
+	if _, ok := files[path.Join(dir, "Chart.yaml")]; !ok {
+		return nil, fmt.Errorf("load chart %s: %s is not in the repository", dir, path.Join(dir, "Chart.yaml"))
 	}
-	chart, err := loader.LoadFiles(buf)
+	// Archives are unpacked within the chart's bounds (a render has a
+	// process of its own, so Helm's package-wide bounds are its own).
+	if lim.MaxChartBytes >= 0 {
+		loader.MaxDecompressedChartSize = min(loader.MaxDecompressedChartSize, lim.MaxChartBytes)
+		loader.MaxDecompressedFileSize = min(loader.MaxDecompressedFileSize, lim.MaxChartBytes)
+	}
+	chart, err := loadChart(files, dir)
 	if err != nil {
-		return nil, fmt.Errorf("load chart %s: %w", dir, err)
-	}
-	if err := checkVendored(chart, path.Join(dir, "Chart.yaml")); err != nil {
 		return nil, err
 	}
-	if err := checkSchemas(chart, path.Join(dir, "Chart.yaml")); err != nil {
+	// Archives and file:// dependencies are only known loaded: the chart
+	// as it renders is bounded again, every subchart's files counted.
+	if err := checkLoaded(chart, dir, what, lim); err != nil {
+		return nil, err
+	}
+	switch chart.Metadata.Type {
+	case "", "application":
+	default:
+		return nil, fmt.Errorf("chart %s: %s charts are not installable", dir, chart.Metadata.Type)
+	}
+	valueFiles, err := resolveValueFiles(files, opts)
+	if err != nil {
+		return nil, err
+	}
+	fileParams, err := resolveFileParameters(files, opts)
+	if err != nil {
 		return nil, err
 	}
 	var valuesBytes int64
@@ -139,52 +299,100 @@ func helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 			valuesBytes += int64(len(f.Data))
 		}
 	}
+	// `helm template --values` for each value file, then for the
+	// Application's values or valuesObject: each merged over the last.
 	vals := map[string]any{}
-	for _, vf := range opts.ValueFiles {
-		data, ok := files[path.Join(dir, vf)]
-		if !ok {
-			return nil, fmt.Errorf("values file %s is not in the repository", path.Join(dir, vf))
-		}
+	readValues := func(what string, data []byte) error {
 		if over(int64(len(data)), lim.MaxValuesBytes) {
-			return nil, &LimitError{Limit: "MaxValuesBytes", What: "values file " + path.Join(dir, vf), Got: humanBytes(float64(len(data))), Max: humanBytes(float64(lim.MaxValuesBytes))}
+			return &LimitError{Limit: "MaxValuesBytes", What: what, Got: humanBytes(float64(len(data))), Max: humanBytes(float64(lim.MaxValuesBytes))}
 		}
 		valuesBytes += int64(len(data))
-		var m map[string]any
-		if err := yaml.Unmarshal(data, &m); err != nil {
-			return nil, fmt.Errorf("read values file %s: %w", path.Join(dir, vf), err)
+		m, err := chartutil.ReadValues(data)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", what, err)
 		}
-		vals = chartutil.MergeTables(m, vals)
+		vals = mergeValues(vals, m)
+		return nil
 	}
-	if opts.Values != "" {
-		if over(int64(len(opts.Values)), lim.MaxValuesBytes) {
-			return nil, &LimitError{Limit: "MaxValuesBytes", What: "helm.values of the Application", Got: humanBytes(float64(len(opts.Values))), Max: humanBytes(float64(lim.MaxValuesBytes))}
+	for _, vf := range valueFiles {
+		if err := readValues("values file "+vf, files[vf]); err != nil {
+			return nil, err
 		}
-		valuesBytes += int64(len(opts.Values))
-		var m map[string]any
-		if err := yaml.Unmarshal([]byte(opts.Values), &m); err != nil {
-			return nil, fmt.Errorf("read helm.values of the Application: %w", err)
-		}
-		vals = chartutil.MergeTables(m, vals)
 	}
-	if opts.ValuesObject != nil {
-		b, _ := yaml.Marshal(opts.ValuesObject)
-		if over(int64(len(b)), lim.MaxValuesBytes) {
-			return nil, &LimitError{Limit: "MaxValuesBytes", What: "helm.valuesObject of the Application", Got: humanBytes(float64(len(b))), Max: humanBytes(float64(lim.MaxValuesBytes))}
+	switch {
+	case opts.ValuesObject != nil:
+		b, err := json.Marshal(opts.ValuesObject)
+		if err != nil {
+			return nil, fmt.Errorf("read helm.valuesObject of the Application: %w", err)
 		}
-		valuesBytes += int64(len(b))
-		vals = chartutil.MergeTables(copyMap(opts.ValuesObject), vals)
+		if err := readValues("helm.valuesObject of the Application", b); err != nil {
+			return nil, err
+		}
+	case opts.Values != "":
+		if err := readValues("helm.values of the Application", []byte(opts.Values)); err != nil {
+			return nil, err
+		}
 	}
+	// --set, then --set-string, then --set-file, each by name as Argo CD
+	// keeps them (the last entry of a name wins), in name order.
+	set, setString := map[string]string{}, map[string]string{}
 	for _, p := range opts.Parameters {
-		parse := strvals.ParseInto
-		if p.ForceString {
-			parse = strvals.ParseIntoString
+		v, err := envsubst(p.Value, "helm parameter "+p.Name, opts.Env)
+		if err != nil {
+			return nil, err
 		}
-		valuesBytes += int64(len(p.Name) + len(p.Value))
-		if err := parse(p.Name+"="+p.Value, vals); err != nil {
-			return nil, fmt.Errorf("helm parameter %s: %w", p.Name, err)
+		if p.ForceString {
+			setString[p.Name] = v
+		} else {
+			set[p.Name] = v
 		}
 	}
-	rv, err := chartutil.ToRenderValues(chart, vals, chartutil.ReleaseOptions{Name: opts.ReleaseName, Namespace: opts.Namespace, IsInstall: true}, chartutil.DefaultCapabilities)
+	for _, group := range []struct {
+		params map[string]string
+		parse  func(string, map[string]any) error
+	}{{set, strvals.ParseInto}, {setString, strvals.ParseIntoString}} {
+		for _, name := range sortedKeys(group.params) {
+			v := group.params[name]
+			valuesBytes += int64(len(name) + len(v))
+			if err := group.parse(name+"="+cleanSetValue(v), vals); err != nil {
+				return nil, fmt.Errorf("helm parameter %s: %w", name, err)
+			}
+		}
+	}
+	for _, name := range sortedKeys(fileParams) {
+		p := fileParams[name]
+		data := files[p]
+		if over(int64(len(data)), lim.MaxValuesBytes) {
+			return nil, &LimitError{Limit: "MaxValuesBytes", What: "file parameter " + name + ": " + p, Got: humanBytes(float64(len(data))), Max: humanBytes(float64(lim.MaxValuesBytes))}
+		}
+		valuesBytes += int64(len(data))
+		read := func([]rune) (any, error) { return string(data), nil }
+		if err := strvals.ParseIntoFile(name+"="+cleanSetValue(p), vals, read); err != nil {
+			return nil, fmt.Errorf("helm file parameter %s: %w", name, err)
+		}
+	}
+	// Conditions, tags, aliases and import-values of the dependencies.
+	if err := chartutil.ProcessDependenciesWithMerge(chart, vals); err != nil {
+		return nil, fmt.Errorf("dependencies of chart %s: %w", dir, err)
+	}
+	if !opts.SkipSchemaValidation {
+		if err := checkSchemas(chart, path.Join(dir, "Chart.yaml")); err != nil {
+			return nil, err
+		}
+	}
+	caps, err := capabilities(opts)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %w", dir, err)
+	}
+	if kv := chart.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
+		return nil, fmt.Errorf("chart %s requires kubeVersion: %s which is incompatible with Kubernetes %s", dir, kv, caps.KubeVersion.String())
+	}
+	ns := opts.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	rv, err := chartutil.ToRenderValuesWithSchemaValidation(chart, vals,
+		chartutil.ReleaseOptions{Name: opts.ReleaseName, Namespace: ns, Revision: 1, IsInstall: true}, caps, opts.SkipSchemaValidation)
 	if err != nil {
 		return nil, fmt.Errorf("values for chart %s: %w", dir, err)
 	}
@@ -214,17 +422,41 @@ func helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	if over(size, lim.MaxRenderedBytes) {
 		return nil, &LimitError{Limit: "MaxRenderedBytes", What: what, Got: humanBytes(float64(size)), Max: humanBytes(float64(lim.MaxRenderedBytes))}
 	}
-	names := make([]string, 0, len(out))
+	return manifests(chart, out, opts)
+}
+
+// manifests are the objects `helm template` prints of a render: the
+// crds/ files (unless SkipCrds), the manifests, then the hooks (without
+// test hooks when SkipTests); notes and partials are not printed.
+func manifests(c *chart.Chart, out map[string]string, opts HelmOptions) ([]drift.Object, error) {
 	for n := range out {
-		names = append(names, n)
+		if strings.HasSuffix(n, "NOTES.txt") {
+			delete(out, n)
+		}
 	}
-	sort.Strings(names)
-	var objs []drift.Object
-	for _, n := range names {
-		if strings.HasSuffix(n, "NOTES.txt") || path.Base(n)[0] == '_' {
+	hooks, ms, err := releaseutil.SortManifests(out, nil, releaseutil.InstallOrder)
+	if err != nil {
+		return nil, fmt.Errorf("render chart %s: %w", strings.Trim(opts.ChartDir, "/"), err)
+	}
+	type doc struct{ name, content string }
+	var docs []doc
+	if !opts.SkipCrds {
+		for _, crd := range c.CRDObjects() {
+			docs = append(docs, doc{crd.Filename, string(crd.File.Data)})
+		}
+	}
+	for _, m := range ms {
+		docs = append(docs, doc{m.Name, m.Content})
+	}
+	for _, h := range hooks {
+		if opts.SkipTests && slices.Contains(h.Events, release.HookTest) {
 			continue
 		}
-		dec := yaml.NewDecoder(bytes.NewReader([]byte(out[n])))
+		docs = append(docs, doc{h.Path, h.Manifest})
+	}
+	var objs []drift.Object
+	for _, d := range docs {
+		dec := yaml.NewDecoder(bytes.NewReader([]byte(d.content)))
 		for {
 			var o map[string]any
 			err := dec.Decode(&o)
@@ -232,7 +464,7 @@ func helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 				break
 			}
 			if err != nil {
-				return nil, fmt.Errorf("parse rendered %s: %w", n, err)
+				return nil, fmt.Errorf("parse rendered %s: %w", d.name, err)
 			}
 			if o == nil {
 				continue
@@ -243,40 +475,90 @@ func helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	return objs, nil
 }
 
-func copyMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if sub, ok := v.(map[string]any); ok {
-			out[k] = copyMap(sub)
-		} else {
-			out[k] = v
+// DefaultKubeVersion is .Capabilities.KubeVersion when the Application sets
+// no kubeVersion. Argo CD passes the destination cluster's version, which a
+// render from Git alone does not know; the default is the Kubernetes
+// version of the client libraries this module is built with (v1.N.0 for
+// k8s.io/client-go v0.N, which a test keeps), as a helm binary built with
+// them reports it.
+var DefaultKubeVersion = "v1.37.0"
+
+// capabilities are `helm template`'s: Helm's defaults, with the
+// Application's kubeVersion (read as Argo CD reads it, dropping what is not
+// a version, as in v1.29.3-eks-1) and its apiVersions added.
+func capabilities(opts HelmOptions) (*chartutil.Capabilities, error) {
+	caps := chartutil.DefaultCapabilities.Copy()
+	kube := opts.KubeVersion
+	if kube == "" {
+		kube = DefaultKubeVersion
+	}
+	if kube != "" {
+		g, err := k8sversion.ParseGeneric(kube)
+		if err != nil {
+			return nil, fmt.Errorf("could not parse kubernetes version %s: %w", kube, err)
 		}
+		kv, err := chartutil.ParseKubeVersion(g.String())
+		if err != nil {
+			return nil, fmt.Errorf("invalid kube version '%s': %w", kube, err)
+		}
+		caps.KubeVersion = *kv
+	}
+	caps.APIVersions = append(caps.APIVersions, opts.APIVersions...)
+	return caps, nil
+}
+
+// mergeValues merges src over dst as `helm template` merges its values
+// files: maps key by key, anything else replaced.
+func mergeValues(dst, src map[string]any) map[string]any {
+	out := make(map[string]any, len(dst))
+	for k, v := range dst {
+		out[k] = v
+	}
+	for k, v := range src {
+		if sv, ok := v.(map[string]any); ok {
+			if dv, ok := out[k].(map[string]any); ok {
+				out[k] = mergeValues(dv, sv)
+				continue
+			}
+		}
+		out[k] = v
 	}
 	return out
 }
 
-// checkVendored refuses a chart whose Chart.yaml lists a dependency that is
-// not under charts/: Argo CD would fetch it from its repository, and a render
-// here never does.
-func checkVendored(c *chart.Chart, file string) error {
-	have := map[string]bool{}
-	for _, d := range c.Dependencies() {
-		have[d.Name()] = true
+// checkLoaded bounds the loaded chart, its subcharts included.
+func checkLoaded(c *chart.Chart, dir, what string, lim Limits) error {
+	var files int
+	var total int64
+	var walk func(c *chart.Chart, prefix string) error
+	walk = func(c *chart.Chart, prefix string) error {
+		for _, f := range c.Raw {
+			files++
+			total += int64(len(f.Data))
+			if f.Name == "values.yaml" && over(int64(len(f.Data)), lim.MaxValuesBytes) {
+				return &LimitError{Limit: "MaxValuesBytes", What: "values file " + path.Join(dir, prefix+f.Name), Got: humanBytes(float64(len(f.Data))), Max: humanBytes(float64(lim.MaxValuesBytes))}
+			}
+		}
+		for _, t := range c.Templates {
+			if over(int64(len(t.Data)), lim.MaxTemplateBytes) {
+				return &LimitError{Limit: "MaxTemplateBytes", What: what + ": " + prefix + t.Name, Got: humanBytes(float64(len(t.Data))), Max: humanBytes(float64(lim.MaxTemplateBytes))}
+			}
+		}
+		for _, d := range c.Dependencies() {
+			if err := walk(d, prefix+"charts/"+d.Name()+"/"); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	for _, d := range c.Metadata.Dependencies {
-		if d == nil || have[d.Name] {
-			continue
-		}
-		repo := d.Repository
-		if repo == "" {
-			repo = d.Name
-		}
-		return &RemoteError{File: file, URL: repo, Why: "dependency " + d.Name + " is not vendored under charts/, and dependencies are not fetched"}
+	if err := walk(c, ""); err != nil {
+		return err
 	}
-	for _, d := range c.Dependencies() {
-		if err := checkVendored(d, path.Join(path.Dir(file), "charts", d.Name(), "Chart.yaml")); err != nil {
-			return err
-		}
+	if over(files, lim.MaxFiles) {
+		return &LimitError{Limit: "MaxFiles", What: what + " with its dependencies", Got: fmt.Sprintf("%d files", files), Max: fmt.Sprint(lim.MaxFiles)}
+	}
+	if over(total, lim.MaxChartBytes) {
+		return &LimitError{Limit: "MaxChartBytes", What: what + " with its dependencies", Got: humanBytes(float64(total)), Max: humanBytes(float64(lim.MaxChartBytes))}
 	}
 	return nil
 }
