@@ -34,17 +34,6 @@ spec:
 	"services/api/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: api}\ndata: {a: b}\n",
 }
 
-func withFiles(base map[string]string, more map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range more {
-		out[k] = v
-	}
-	return out
-}
-
 // TestDiscoverApplications: applications are found as Argo CD has them,
 // and drift in one of them is predicted at its file and line.
 func TestDiscoverApplications(t *testing.T) {
