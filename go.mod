@@ -13,6 +13,7 @@ require (
 	github.com/gobwas/glob v1.0.0
 	github.com/google/cel-go v0.29.2
 	github.com/google/go-github/v89 v89.0.0
+	github.com/google/go-jsonnet v0.22.0
 	github.com/itchyny/gojq v0.12.20
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
 	github.com/prometheus/client_golang v1.25.0
