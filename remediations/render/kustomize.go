@@ -132,7 +132,13 @@ func kustomize(files map[string][]byte, dir string, b kustomizeBuild, unread Unr
 	k := krusty.MakeKustomizer(b.opts)
 	rm, err := k.Run(fs, "/"+strings.Trim(dir, "/"))
 	if err != nil && fs.read != nil {
-		err = fmt.Errorf("%w (%w)", fs.read, err)
+		// kustomize words the error it wraps its own way: keep its words,
+		// and the UnreadError beneath them.
+		if strings.Contains(err.Error(), fs.read.Error()) {
+			err = &renderError{msg: err.Error(), inner: fs.read}
+		} else {
+			err = fmt.Errorf("%w (%w)", fs.read, err)
+		}
 	}
 	if err != nil {
 		if b.plugins {
