@@ -245,6 +245,7 @@ func jsonnetChecked(files map[string][]byte, opts JsonnetOptions) ([]drift.Objec
 		return nil, nil, err
 	}
 	vm := jsonnet.MakeVM()
+	vm.ErrorFormatter.SetMaxStackTraceSize(4) // where it failed, not 500 frames of a recursion
 	for _, v := range opts.TLAs {
 		if v.Code {
 			vm.TLACode(v.Name, v.Value)
@@ -273,7 +274,7 @@ func jsonnetChecked(files map[string][]byte, opts JsonnetOptions) ([]drift.Objec
 			return nil, nil, fmt.Errorf("evaluate %s: %w", f, im.unreadErr)
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("evaluate %s: %w", f, err)
+			return nil, nil, fmt.Errorf("evaluate %s: %s", f, strings.TrimSpace(strings.ReplaceAll(err.Error(), "\tDuring evaluation\t", "")))
 		}
 		if size += int64(len(out)); over(size, lim.MaxRenderedBytes) {
 			return nil, nil, &LimitError{Limit: "MaxRenderedBytes", What: "jsonnet " + f, Got: "more than " + humanBytes(float64(lim.MaxRenderedBytes)), Max: humanBytes(float64(lim.MaxRenderedBytes))}
