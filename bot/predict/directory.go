@@ -355,3 +355,54 @@ func sizeText(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// Source types, as Argo CD names them.
+const (
+	typeHelm      = "Helm"
+	typeKustomize = "Kustomize"
+	typeDirectory = "Directory"
+	typePlugin    = "Plugin"
+)
+
+// sourceType is how Argo CD's repo-server renders a source of this
+// repository: the type its options name (helm, kustomize, directory or
+// plugin; more than one is an error, as Argo CD refuses it), else what the
+// files directly in its path show (a name ending in Chart.yaml: Helm; a
+// kustomization: Kustomize, which wins when both are there, as Argo CD
+// finds them in name order and keeps the last), else Directory. A chart
+// from a Helm repository is Helm. Argo CD may also find a Config
+// Management Plugin that claims the path; that needs its sidecar and is not
+// known from the files.
+func sourceType(src drift.Source, files map[string]string) (string, error) {
+	var named []string
+	for _, k := range []struct{ key, typ string }{{"kustomize", typeKustomize}, {"helm", typeHelm}, {"directory", typeDirectory}, {"plugin", typePlugin}} {
+		if v, ok := src.Spec[k.key]; ok && v != nil {
+			named = append(named, k.typ)
+		}
+	}
+	switch {
+	case len(named) > 1:
+		return "", fmt.Errorf("the source names more than one type (%s), which Argo CD refuses", strings.Join(named, ", "))
+	case len(named) == 1:
+		return named[0], nil
+	case src.Chart != "":
+		return typeHelm, nil
+	}
+	var bases []string
+	for f := range files {
+		if path.Dir(f) == path.Clean("./"+src.Path) {
+			bases = append(bases, path.Base(f))
+		}
+	}
+	sort.Strings(bases)
+	t := typeDirectory
+	for _, b := range bases {
+		switch {
+		case strings.HasSuffix(b, "Chart.yaml"):
+			t = typeHelm
+		case b == "kustomization.yaml" || b == "kustomization.yml" || b == "Kustomization":
+			t = typeKustomize
+		}
+	}
+	return t, nil
+}

@@ -274,3 +274,33 @@ func FuzzDirectoryGlob(f *testing.F) {
 		}
 	})
 }
+
+// TestSourceType: a source is rendered as the type its options name, else
+// as the files directly in its path show, as Argo CD's repo-server decides.
+func TestSourceType(t *testing.T) {
+	files := map[string]string{
+		"both/Chart.yaml": "", "both/kustomization.yaml": "", "both/templates/x.yaml": "",
+		"chart/Chart.yaml": "", "chart/values.yaml": "",
+		"odd/Kustomization": "", "odd/my-Chart.yaml": "",
+		"plain/a.yaml": "", "plain/sub/Chart.yaml": "", "plain/sub/kustomization.yaml": "",
+		"Chart.yaml": "",
+	}
+	for _, tc := range []struct{ source, want, err string }{
+		{`{repoURL: r, path: both}`, typeKustomize, ""},
+		{`{repoURL: r, path: chart}`, typeHelm, ""},
+		{`{repoURL: r, path: odd}`, typeHelm, ""},
+		{`{repoURL: r, path: plain}`, typeDirectory, ""},
+		{`{repoURL: r, path: .}`, typeHelm, ""},
+		{`{repoURL: r, path: chart, directory: {recurse: true}}`, typeDirectory, ""},
+		{`{repoURL: r, path: plain, kustomize: {}}`, typeKustomize, ""},
+		{`{repoURL: r, path: plain, plugin: {name: x}}`, typePlugin, ""},
+		{`{repoURL: https://charts.example.com, chart: redis, targetRevision: 1.0.0}`, typeHelm, ""},
+		{`{repoURL: r, path: chart, helm: {}, directory: {}}`, "", "the source names more than one type (Helm, Directory)"},
+	} {
+		_, src := sourceApp(t, tc.source)
+		got, err := sourceType(src, files)
+		if got != tc.want || (tc.err != "") != (err != nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s: %q, %v; want %q %q", tc.source, got, err, tc.want, tc.err)
+		}
+	}
+}
