@@ -53,6 +53,9 @@ func TestEveryFileWithinBudgets(t *testing.T) {
 	if all.Files["app/tls.crt"] != allBytes || all.Files["charts/web/charts/dep-1.0.0.tgz"] != allBytes+allBytes {
 		t.Error("binary files are not read byte for byte")
 	}
+	if m := Manifests(all.Files); !reflect.DeepEqual(sortedKeys(m), []string{"app/kustomization.yaml", "charts/web/Chart.yaml"}) {
+		t.Errorf("the manifests among them: %v", sortedKeys(m))
+	}
 	if len(all.Skipped) != 0 || len(all.Commit) != 40 {
 		t.Errorf("within the default budgets nothing is skipped: %v, commit %q", all.Skipped, all.Commit)
 	}

@@ -115,6 +115,20 @@ func manifest(name string) bool {
 	return false
 }
 
+// Manifests are the manifests, chart templates and kustomizations among
+// files (the files read first, see Limits.MaxTotalBytes): what a snapshot
+// written to disk needs to carry for a diagnosis or a fix, without the
+// generator inputs, archives and images a render reads.
+func Manifests(files map[string]string) map[string]string {
+	out := map[string]string{}
+	for f, c := range files {
+		if manifest(f) {
+			out[f] = c
+		}
+	}
+	return out
+}
+
 // ReadTree returns the files of the repository at revision (a commit, branch
 // or tag) within lim, with those a budget left out, through the
 // process-wide Shared cache.
