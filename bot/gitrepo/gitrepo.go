@@ -1,5 +1,8 @@
 // Package gitrepo reads an application's source repository at the compared
-// revision, in memory, so that a snapshot can carry the files a fix edits.
+// revision, in memory: every file a render may read (manifests, generator
+// inputs, chart archives, Jsonnet libraries) within per-file and total
+// budgets, naming those a budget leaves out (Tree.Skipped), so that a
+// render or a snapshot can carry the files a fix edits.
 // It reads file:// repositories, HTTPS ones and (with an SSH key) SSH ones
 // with go-git, each with the credentials a Reader's AccessFunc gives: one
 // commit, no history (a shallow fetch of depth 1), with a bound on what is
