@@ -55,6 +55,12 @@ func (r Reader) Files(ctx context.Context, repoURL, revision string) (map[string
 
 // Head is Cache.Head with the reader's credentials.
 func (r Reader) Head(ctx context.Context, repoURL, revision string) (map[string]string, string, error) {
+	t, err := r.Tree(ctx, repoURL, revision)
+	return t.Files, t.Commit, err
+}
+
+// Tree is Cache.Tree with the reader's credentials.
+func (r Reader) Tree(ctx context.Context, repoURL, revision string) (Tree, error) {
 	c := r.Cache
 	if c == nil {
 		c = Shared

@@ -45,11 +45,11 @@ type cacheKey struct {
 }
 
 type cacheEntry struct {
-	key   cacheKey
-	done  chan struct{} // closed when files/err are set
-	files map[string]string
-	err   error
-	size  int64
+	key  cacheKey
+	done chan struct{} // closed when tree/err are set
+	tree Tree
+	err  error
+	size int64
 }
 
 // NewCache returns a cache of at most maxEntries commits and maxBytes of
@@ -61,29 +61,35 @@ func NewCache(maxEntries int, maxBytes int64) *Cache {
 // Fetches is how many fetches from a remote the cache has made.
 func (c *Cache) Fetches() int64 { return c.fetches.Load() }
 
-// Files returns the manifest, chart and kustomization files of the
-// repository at revision (a commit, branch or tag, or HEAD), keyed by their
-// path in the repository. The map is the caller's to change.
+// Files returns the files of the repository at revision (a commit, branch
+// or tag, or HEAD) within lim, keyed by their path in the repository. The
+// map is the caller's to change.
 func (c *Cache) Files(ctx context.Context, repoURL, revision string, lim Limits) (map[string]string, error) {
-	files, _, err := c.Head(ctx, repoURL, revision, lim)
-	return files, err
+	t, err := c.head(ctx, repoURL, revision, lim, nil)
+	return t.Files, err
 }
 
 // Head is Files with the commit revision resolved to (a full hash), so
 // that what was read can be named: a pull request's head commit. Every
 // repository is read anonymously; a Reader reads with credentials.
 func (c *Cache) Head(ctx context.Context, repoURL, revision string, lim Limits) (map[string]string, string, error) {
+	t, err := c.head(ctx, repoURL, revision, lim, nil)
+	return t.Files, t.Commit, err
+}
+
+// Tree is Head with the files a budget left out (Tree.Skipped).
+func (c *Cache) Tree(ctx context.Context, repoURL, revision string, lim Limits) (Tree, error) {
 	return c.head(ctx, repoURL, revision, lim, nil)
 }
 
 // head reads through the cache with the credentials access gives (nil:
 // none). They are asked for only when the remote is read; the cache is
 // keyed by the URL and commit, never by what was sent.
-func (c *Cache) head(ctx context.Context, repoURL, revision string, lim Limits, access AccessFunc) (map[string]string, string, error) {
+func (c *Cache) head(ctx context.Context, repoURL, revision string, lim Limits, access AccessFunc) (Tree, error) {
 	lim = lim.withDefaults()
 	name := redact(repoURL)
 	if err := readable(repoURL); err != nil {
-		return nil, "", fmt.Errorf("read repository %s: %w", name, err)
+		return Tree{}, fmt.Errorf("read repository %s: %w", name, err)
 	}
 	var a Access
 	named := func(err error) error { return fmt.Errorf("read repository %s at %s: %w", name, revision, err) }
@@ -108,11 +114,11 @@ func (c *Cache) head(ctx context.Context, repoURL, revision string, lim Limits, 
 	key := cacheKey{repo: repoURL, commit: commit, lim: lim}
 	if commit.IsZero() || !c.cached(key) {
 		if err := resolve(); err != nil {
-			return nil, "", wrap(err)
+			return Tree{}, wrap(err)
 		}
 		var err error
 		if commit, ref, err = remoteCommit(fctx, rem, revision, a); err != nil {
-			return nil, "", wrap(err)
+			return Tree{}, wrap(err)
 		}
 		key.commit = commit
 	}
@@ -125,12 +131,12 @@ func (c *Cache) head(ctx context.Context, repoURL, revision string, lim Limits, 
 		select {
 		case <-e.done:
 		case <-ctx.Done():
-			return nil, "", named(ctx.Err())
+			return Tree{}, named(ctx.Err())
 		}
 		if e.err != nil {
-			return nil, "", named(e.err)
+			return Tree{}, named(e.err)
 		}
-		return copyFiles(e.files), commit.String(), nil
+		return e.tree.copy(), nil
 	}
 	e := &cacheEntry{key: key, done: make(chan struct{})}
 	c.entries[key] = c.lru.PushFront(e)
@@ -139,13 +145,13 @@ func (c *Cache) head(ctx context.Context, repoURL, revision string, lim Limits, 
 	// This caller fetches; others wait on e.done. The fetch runs under its
 	// own timeout, not the caller's cancellation, as others may be waiting.
 	err := resolve()
-	var files map[string]string
+	var tree Tree
 	if err == nil {
-		files, err = checkout(fctx, repoURL, commit, ref, lim, a, &c.fetches)
+		tree, err = checkout(fctx, repoURL, commit, ref, lim, a, &c.fetches)
 	}
 	err = explain(err, a) // as every caller waiting on this fetch sees it
 	c.mu.Lock()
-	e.files, e.err = files, err
+	e.tree, e.err = tree, err
 	var le *LimitError
 	switch {
 	case err != nil && !errors.As(err, &le):
@@ -153,7 +159,7 @@ func (c *Cache) head(ctx context.Context, repoURL, revision string, lim Limits, 
 		// a repository over a limit is, as it stays over it at this commit.
 		c.remove(key)
 	default:
-		for _, v := range files {
+		for _, v := range tree.Files {
 			e.size += int64(len(v))
 		}
 		c.bytes += e.size
@@ -162,9 +168,9 @@ func (c *Cache) head(ctx context.Context, repoURL, revision string, lim Limits, 
 	c.mu.Unlock()
 	close(e.done)
 	if err != nil {
-		return nil, "", named(err)
+		return Tree{}, named(err)
 	}
-	return copyFiles(files), commit.String(), nil
+	return tree.copy(), nil
 }
 
 func (c *Cache) cached(k cacheKey) bool {
@@ -192,7 +198,7 @@ func (c *Cache) evict() {
 		case <-e.done:
 			c.remove(e.key)
 		default:
-			if e.files != nil || e.err != nil {
+			if e.tree.Files != nil || e.err != nil {
 				c.remove(e.key) // finished, being closed by its fetcher
 			}
 		}
@@ -200,10 +206,17 @@ func (c *Cache) evict() {
 	}
 }
 
-func copyFiles(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
+// copy is the tree with maps of its own, the caller's to change.
+func (t Tree) copy() Tree {
+	out := Tree{Files: make(map[string]string, len(t.Files)), Commit: t.Commit}
+	for k, v := range t.Files {
+		out.Files[k] = v
+	}
+	if t.Skipped != nil {
+		out.Skipped = make(map[string]Skip, len(t.Skipped))
+		for k, v := range t.Skipped {
+			out.Skipped[k] = v
+		}
 	}
 	return out
 }

@@ -62,11 +62,15 @@ func TestFiles(t *testing.T) {
 	if files["apps/web/deployment.yaml"] != "replicas: 3\n" || files["charts/c/templates/_helpers.tpl"] == "" {
 		t.Fatalf("files at main: %v", keys(files))
 	}
-	if _, ok := files["README.md"]; ok {
-		t.Error("non-manifest files are not read")
+	if files["README.md"] != "not a manifest\n" {
+		t.Error("every file is read, a manifest or not (a generator's input, a library)")
 	}
-	if _, ok := files["big.yaml"]; ok {
-		t.Error("files over the size limit are skipped")
+	tree, err := ReadTree(ctx, url, "main", Limits{MaxFileBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tree.Files["big.yaml"]; ok || tree.Skipped["big.yaml"] != (Skip{Size: 2 << 20, Limit: "MaxFileBytes", Max: 1 << 20}) {
+		t.Errorf("a file over the size budget is named as skipped, not read: %v", tree.Skipped)
 	}
 	old, err := Files(ctx, url, first, Limits{})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,8 +89,10 @@ func cmdPredict(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 		if head, err = readRevision(ctx, dir, *headRev, "--head"); err != nil {
 			return exitUsage, err
 		}
-	} else if head, err = readWorkTree(dir); err != nil {
+	} else if tree, err := gitrepo.WorkTree(dir, gitrepo.Limits{}); err != nil {
 		return exitUsage, err
+	} else {
+		head = predict.Revision{Name: "the work tree", Files: tree.Files}
 	}
 	res, err := predict.Run(base, head, predict.Options{All: *all, App: *app, Cluster: cluster, Render: render.Limits{}, Repositories: remoteURLs(dir)})
 	if err != nil {
@@ -138,55 +139,6 @@ func readRevision(ctx context.Context, dir, rev, flagName string) (predict.Revis
 		return predict.Revision{}, fmt.Errorf("%s %s: %w", flagName, rev, err)
 	}
 	return predict.Revision{Name: rev, Files: files}, nil
-}
-
-// maxWorkTreeFile is the largest work-tree file read, as bot/gitrepo's
-// default for a commit.
-const maxWorkTreeFile = 1 << 20
-
-// readWorkTree reads the work tree's manifest, chart and kustomization
-// files, as bot/gitrepo reads a commit's: .git skipped, symbolic links not
-// followed, files over 1 MiB skipped.
-func readWorkTree(dir string) (predict.Revision, error) {
-	files := map[string]string{}
-	var total int64
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		name := d.Name()
-		if !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") || strings.HasSuffix(name, ".tpl") ||
-			strings.HasSuffix(name, ".json") || name == "Kustomization") {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil || !info.Mode().IsRegular() || info.Size() > maxWorkTreeFile {
-			return err
-		}
-		if total += info.Size(); total > 64<<20 {
-			return fmt.Errorf("over 64 MiB of manifests")
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		files[filepath.ToSlash(rel)] = string(b)
-		return nil
-	})
-	if err != nil {
-		return predict.Revision{}, fmt.Errorf("read the work tree of %s: %w", dir, err)
-	}
-	return predict.Revision{Name: "the work tree", Files: files}, nil
 }
 
 // readBounded reads a regular file of at most max bytes.

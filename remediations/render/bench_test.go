@@ -102,7 +102,7 @@ func BenchmarkRenderProcess(b *testing.B) {
 	}{
 		{"helm/in-process", func() ([]map[string]any, error) { return helm(chart, opts) }},
 		{"helm/child", func() ([]map[string]any, error) { return Helm(chart, opts) }},
-		{"kustomize/in-process", func() ([]map[string]any, error) { return kustomizeChecked(overlay, "overlays/prod", "", lim) }},
+		{"kustomize/in-process", func() ([]map[string]any, error) { return kustomizeChecked(overlay, "overlays/prod", "", nil, lim) }},
 		{"kustomize/child", func() ([]map[string]any, error) { return Kustomize(overlay, "overlays/prod") }},
 	}
 	for _, c := range cases {

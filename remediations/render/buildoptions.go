@@ -26,6 +26,8 @@ type KustomizeOptions struct {
 	BuildOptions string
 	// Limits bound the build; zero fields take DefaultLimits.
 	Limits Limits
+	// Unread are files the caller did not read (see Unread).
+	Unread Unread
 }
 
 // buildMu serialises parsing: kustomize's build command keeps its flags in

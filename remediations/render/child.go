@@ -33,10 +33,12 @@ func registerWireTypes() {
 
 // childRequest is one render, sent to a render process on its stdin.
 type childRequest struct {
-	Kind  string // "helm" or "kustomize"
-	Files map[string][]byte
-	Helm  HelmOptions // Kind "helm"
-	Dir   string      // Kind "kustomize"
+	Kind    string // "helm", "kustomize" or "jsonnet"
+	Files   map[string][]byte
+	Helm    HelmOptions    // Kind "helm"
+	Dir     string         // Kind "kustomize"
+	Jsonnet JsonnetOptions // Kind "jsonnet"
+	Unread  Unread         // Kind "kustomize"
 	// BuildOptions are argocd-cm's kustomize.buildOptions (Kind "kustomize"),
 	// parsed again in the render process.
 	BuildOptions string
@@ -46,6 +48,7 @@ type childRequest struct {
 // childReply is what a render process writes on its stdout.
 type childReply struct {
 	Objects []drift.Object
+	Counts  []int // Kind "jsonnet": how many of Objects each file gave
 	Err     *wireError
 }
 
@@ -55,6 +58,7 @@ type wireError struct {
 	Message string
 	Limit   *LimitError
 	Remote  *RemoteError
+	Unread  *UnreadError
 }
 
 // renderError is a render's error as the render process reported it.
@@ -73,10 +77,13 @@ func toWire(err error) *wireError {
 	w := &wireError{Message: err.Error()}
 	var le *LimitError
 	var re *RemoteError
+	var ue *UnreadError
 	if errors.As(err, &le) {
 		w.Limit = le
 	} else if errors.As(err, &re) {
 		w.Remote = re
+	} else if errors.As(err, &ue) {
+		w.Unread = ue
 	}
 	return w
 }
@@ -87,6 +94,8 @@ func (w *wireError) err() error {
 		return &renderError{w.Message, w.Limit}
 	case w.Remote != nil:
 		return &renderError{w.Message, w.Remote}
+	case w.Unread != nil:
+		return &renderError{w.Message, w.Unread}
 	}
 	return errors.New(w.Message)
 }
@@ -98,13 +107,19 @@ var childStarted func(pid int)
 // names the render in errors. A render process that cannot be started is an
 // error: a render never falls back to running in the bot's own process.
 func inChild(what string, req childRequest) ([]drift.Object, error) {
+	objs, _, err := inChildGroups(what, req)
+	return objs, err
+}
+
+// inChildGroups is inChild with the reply's Counts.
+func inChildGroups(what string, req childRequest) ([]drift.Object, []int, error) {
 	lim := req.Limits
 	if !proc.Bounded {
 		warnUnbounded()
 	}
 	var in bytes.Buffer
 	if err := gob.NewEncoder(&in).Encode(req); err != nil {
-		return nil, fmt.Errorf("%s: send the render to its process: %w", what, err)
+		return nil, nil, fmt.Errorf("%s: send the render to its process: %w", what, err)
 	}
 	b := proc.Bounds{Memory: lim.MaxMemory, CPU: lim.MaxCPU, Timeout: lim.Timeout}
 	if lim.MaxRenderedBytes >= 0 {
@@ -112,22 +127,22 @@ func inChild(what string, req childRequest) ([]drift.Object, error) {
 	}
 	r, err := proc.Run(in.Bytes(), b, childStarted)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
 	slog.Debug("render process ended", "render", what, "took", r.Took, "cpu", r.CPU, "err", r.Err)
 	if r.TimedOut {
-		return nil, &LimitError{Limit: "Timeout", What: what, Got: "still running after " + r.Took.Round(time.Millisecond).String() + ", killed", Max: lim.Timeout.String()}
+		return nil, nil, &LimitError{Limit: "Timeout", What: what, Got: "still running after " + r.Took.Round(time.Millisecond).String() + ", killed", Max: lim.Timeout.String()}
 	}
 	var reply childReply
 	if r.Err == nil && !r.OutputOver {
 		if err := gob.NewDecoder(bytes.NewReader(r.Stdout)).Decode(&reply); err == nil {
 			if reply.Err != nil {
-				return nil, reply.Err.err()
+				return nil, nil, reply.Err.err()
 			}
-			return reply.Objects, nil
+			return reply.Objects, reply.Counts, nil
 		}
 	}
-	return nil, childFailure(what, lim, r)
+	return nil, nil, childFailure(what, lim, r)
 }
 
 // childFailure explains a render process that gave no reply: the limit it
@@ -167,31 +182,34 @@ func serveChild(in io.Reader, out io.Writer) int {
 	}
 	proc.Isolate()
 	var once sync.Once
-	reply := func(objs []drift.Object, err error) {
+	reply := func(objs []drift.Object, counts []int, err error) {
 		once.Do(func() {
-			if err := gob.NewEncoder(out).Encode(childReply{Objects: objs, Err: toWire(err)}); err != nil {
+			if err := gob.NewEncoder(out).Encode(childReply{Objects: objs, Counts: counts, Err: toWire(err)}); err != nil {
 				proc.Warnf("write the render reply: %v", err)
 			}
 		})
 	}
 	what := "kustomize build " + req.Dir
-	if req.Kind == "helm" {
+	switch req.Kind {
+	case "helm":
 		what = "chart " + strings.Trim(req.Helm.ChartDir, "/")
+	case "jsonnet":
+		what = "jsonnet " + displayDir(req.Jsonnet.Dir)
 	}
 	cpu, err := proc.Bound(proc.Bounds{Memory: req.Limits.MaxMemory, CPU: req.Limits.MaxCPU})
 	if err != nil {
-		reply(nil, fmt.Errorf("%s: bound the render process: %w", what, err))
+		reply(nil, nil, fmt.Errorf("%s: bound the render process: %w", what, err))
 		return 0
 	}
 	go func() {
 		<-cpu
-		reply(nil, &LimitError{Limit: "MaxCPU", What: what, Got: "more than " + req.Limits.MaxCPU.String() + " of CPU, stopped", Max: req.Limits.MaxCPU.String()})
+		reply(nil, nil, &LimitError{Limit: "MaxCPU", What: what, Got: "more than " + req.Limits.MaxCPU.String() + " of CPU, stopped", Max: req.Limits.MaxCPU.String()})
 		proc.Exit()
 	}()
 	// The parent kills the process at the deadline; nothing is abandoned here.
 	lim := req.Limits
 	lim.Timeout = -1
-	objs, err := func() (objs []drift.Object, err error) {
+	objs, counts, err := func() (objs []drift.Object, counts []int, err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				err = fmt.Errorf("%s: %v", what, r)
@@ -201,13 +219,23 @@ func serveChild(in io.Reader, out io.Writer) int {
 		case "helm":
 			opts := req.Helm
 			opts.Limits = lim
-			return helm(req.Files, opts)
+			objs, err := helm(req.Files, opts)
+			return objs, nil, err
 		case "kustomize":
-			return kustomizeChecked(req.Files, req.Dir, req.BuildOptions, lim)
+			objs, err := kustomizeChecked(req.Files, req.Dir, req.BuildOptions, req.Unread, lim)
+			return objs, nil, err
+		case "jsonnet":
+			opts := req.Jsonnet
+			opts.Limits = lim
+			objs, counts, err := jsonnetChecked(req.Files, opts)
+			if err != nil {
+				err = fmt.Errorf("%s: %w", what, err)
+			}
+			return objs, counts, err
 		}
-		return nil, fmt.Errorf("unknown render kind %q", req.Kind)
+		return nil, nil, fmt.Errorf("unknown render kind %q", req.Kind)
 	}()
-	reply(objs, err)
+	reply(objs, counts, err)
 	return 0
 }
 
