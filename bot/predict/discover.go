@@ -125,7 +125,7 @@ func (d *discovery) manifests() []defined {
 	}
 	var names []string
 	for f := range d.rev.Files {
-		if !manifestName(f) || patches[f] || inChart(f, charts) {
+		if !yamlOrJSON(f) || patches[f] || inChart(f, charts) {
 			continue
 		}
 		names = append(names, f)
@@ -144,7 +144,8 @@ func (d *discovery) manifests() []defined {
 	return out
 }
 
-func manifestName(f string) bool {
+// yamlOrJSON says whether a file may hold Application manifests.
+func yamlOrJSON(f string) bool {
 	return strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml") || strings.HasSuffix(f, ".json")
 }
 
@@ -656,7 +657,7 @@ func (r *renderer) render(rev Revision, app drift.Object, src drift.Source, opt 
 			return copyObjects(got.objs), got.err
 		}
 	}
-	objs, rerr := renderSourceWith(app, src, r.files(rev), rev.Files, settings, opt.Render)
+	objs, rerr := renderSourceIn(app, src, r.files(rev), rev, settings, opt)
 	if err == nil && opt.ClusterFor == nil {
 		r.mu.Lock()
 		r.done[string(key)] = rendered{objs: copyObjects(objs), err: rerr}

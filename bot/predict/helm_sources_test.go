@@ -226,7 +226,7 @@ func TestHelmSourcesNotRendered(t *testing.T) {
 		if len(srcs) != 1 || len(errs) != 0 {
 			t.Fatalf("sources %+v, errors %v", srcs, errs)
 		}
-		_, err := renderSourceIn(a, srcs[0], toBytes(chart), chart, nil, render.Limits{}, repos)
+		_, err := renderSourceIn(a, srcs[0], toBytes(chart), Revision{Files: chart}, nil, Options{Repositories: repos})
 		var nl *render.NotLocalError
 		if !errors.As(err, &nl) || nl.Repository != "https://git.example.com/values.git" ||
 			!strings.Contains(err.Error(), "https://git.example.com/values.git") || !strings.Contains(err.Error(), "needs Argo CD at hand") {
@@ -252,7 +252,7 @@ func TestHelmSourcesNotRendered(t *testing.T) {
 		files := withFiles(chart, map[string]string{"charts/db/Chart.yaml": "apiVersion: v2\nname: db\nversion: 0.1.0\ndependencies:\n  - {name: redis, version: 19.0.0, repository: oci://registry.example.com/charts}\n"})
 		a := app("  - {repoURL: https://git.example.com/infra.git, path: charts/db}\n")
 		srcs, _ := planSources(a, files, repos)
-		_, err := renderSourceIn(a, srcs[0], toBytes(files), files, nil, render.Limits{}, repos)
+		_, err := renderSourceIn(a, srcs[0], toBytes(files), Revision{Files: files}, nil, Options{Repositories: repos})
 		var re *render.RemoteError
 		if !errors.As(err, &re) || re.URL != "oci://registry.example.com/charts" || !strings.Contains(err.Error(), "not fetched by the CLI") || !strings.Contains(err.Error(), "Argo CD") {
 			t.Fatalf("err = %v, want a RemoteError naming the registry", err)
@@ -267,7 +267,7 @@ func TestHelmSourcesNotRendered(t *testing.T) {
 		}
 		var replicas []any
 		for _, s := range srcs {
-			objs, err := renderSourceIn(a, s, toBytes(chart), chart, nil, render.Limits{}, repos)
+			objs, err := renderSourceIn(a, s, toBytes(chart), Revision{Files: chart}, nil, Options{Repositories: repos})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,6 +21,9 @@ import (
 type Revision struct {
 	Name  string // how the revision is named in messages ("main", "the work tree")
 	Files map[string]string
+	// Unread are the files a read budget left out (gitrepo's Tree.Skipped,
+	// through Unread): a render that needs one names it and its budget.
+	Unread render.Unread
 	// Commit is the revision as Argo CD's repo-server can fetch it (a
 	// commit SHA or a branch of the repository's remote); "" when it
 	// cannot (a work tree), so Options.Remote is not asked for it.
@@ -287,9 +290,13 @@ func touchedFile(f string, changed []string) bool {
 // larger budget where a limit stopped it.
 func needsFor(err error) string {
 	var remote *render.RemoteError
+	var notLocal *render.NotLocalError
 	var limit *render.LimitError
+	var unread *render.UnreadError
 	switch {
-	case errors.As(err, &remote):
+	case errors.As(err, &unread) && unread.Raise != "":
+		return "a larger read budget (" + unread.Raise + ")"
+	case errors.As(err, &remote), errors.As(err, &notLocal):
 		return "Argo CD at hand (--argocd-server): it renders from the chart's repository, which predict does not fetch"
 	case errors.As(err, &limit):
 		return "a larger render budget"
@@ -316,7 +323,7 @@ func predictAt(a application, srcs []drift.Source, rev Revision, opt Options, rr
 		}
 		in.Targets = append(in.Targets, objs...)
 		if twice && mayVary(src, rev.Files) {
-			more, err := renderSourceWith(a.obj, src, files, rev.Files, settings, opt.Render)
+			more, err := renderSourceIn(a.obj, src, files, rev, settings, opt)
 			if err != nil {
 				return nil, err
 			}

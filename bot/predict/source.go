@@ -71,27 +71,36 @@ func renderSource(app drift.Object, src drift.Source, files map[string][]byte, t
 // cluster objects), or a plain directory of manifests. A ref source of the
 // same repoURL as src is this repository (see renderSourceIn).
 func renderSourceWith(app drift.Object, src drift.Source, files map[string][]byte, text map[string]string, cluster []drift.Object, lim render.Limits) ([]drift.Object, error) {
-	return renderSourceIn(app, src, files, text, cluster, lim, nil)
+	return renderSourceIn(app, src, files, Revision{Files: text}, cluster, Options{Render: lim})
 }
 
-// renderSourceIn is renderSourceWith where the repository is also known by
-// repos (Options.Repositories): a ref source whose repoURL is one of them,
-// or src's in another form, reads this revision's files. A value file of a
-// ref source in another repository is a *render.NotLocalError.
-func renderSourceIn(app drift.Object, src drift.Source, files map[string][]byte, text map[string]string, cluster []drift.Object, lim render.Limits, repos []string) ([]drift.Object, error) {
-	switch {
-	case isHelm(src, text):
-		opts := helmOptions(app, src, repos)
-		opts.Limits = lim
+// renderSourceIn renders one source at a revision as Argo CD's repo-server
+// does, of the type it decides (sourceType), within opt.Render, where the
+// repository is also known by opt.Repositories: a ref source whose repoURL
+// is one of them, or src's in another form, reads this revision's files (a
+// value file of a ref source in another repository is a
+// *render.NotLocalError). A file the revision's read budget left out is
+// named as such by the render that needs it.
+func renderSourceIn(app drift.Object, src drift.Source, files map[string][]byte, rev Revision, cluster []drift.Object, opt Options) ([]drift.Object, error) {
+	typ, err := sourceType(src, rev.Files)
+	if err != nil {
+		return nil, err
+	}
+	switch typ {
+	case typeHelm:
+		opts := helmOptions(app, src, opt.Repositories)
+		opts.Limits = opt.Render
 		return render.Helm(files, opts)
-	case kustomization(src.Path, text):
+	case typeKustomize:
 		build, err := diff.KustomizeBuildOptions(cluster, app, src.Path)
 		if err != nil {
 			return nil, fmt.Errorf("kustomize build %s: %w", src.Path, err)
 		}
-		return render.KustomizeWithOptions(files, src.Path, render.KustomizeOptions{BuildOptions: build, Limits: lim})
+		return render.KustomizeWithOptions(files, src.Path, render.KustomizeOptions{BuildOptions: build, Limits: opt.Render, Unread: rev.Unread})
+	case typePlugin:
+		return nil, &render.NotLocalError{What: "source " + orRoot(src.Path), Repository: src.RepoURL, Why: "a Config Management Plugin renders it, in Argo CD's repo-server"}
 	}
-	return directory(app, src, text)
+	return directoryWith(app, src, files, rev.Files, opt.Render, rev.Unread)
 }
 
 // helmOptions are the Helm options of the source, its ref sources taken as
