@@ -183,7 +183,7 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 			reflect.DeepEqual(drift.Lookup(k, "spec"), drift.Lookup(a.obj, "spec"))
 		if (len(srcs) == 0 || len(notes) > 0) && !remote {
 			// a render without one of its sources is not the application's
-			if specChanged || opt.All || touches(srcs, changed, rr, base, head) || readsRef(a.obj, changed) {
+			if specChanged || opt.All || touches(a.obj, srcs, changed, rr, base, head, opt.Repositories) || readsRef(a.obj, changed) {
 				n := notLocal(a, name, notes)
 				if k != nil && opt.Remote != nil && head.Commit != "" {
 					n.Reason += "; Argo CD renders the Application it has, and this change edits it"
@@ -193,7 +193,7 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 			}
 			continue
 		}
-		touched := specChanged || touches(srcs, changed, rr, base, head) || (remote && readsRef(a.obj, changed))
+		touched := specChanged || touches(a.obj, srcs, changed, rr, base, head, opt.Repositories) || (remote && readsRef(a.obj, changed))
 		if !touched && !opt.All {
 			continue
 		}
@@ -385,12 +385,20 @@ func withKnown(apps []application, known []drift.Object) []application {
 // touches says whether a changed file is in one of the sources, is one of a
 // chart's value files outside it, or is read by a kustomization (a base or
 // component outside the source path) at base or head.
-func touches(srcs []drift.Source, changed []string, rr *renderer, base, head Revision) bool {
+func touches(app drift.Object, srcs []drift.Source, changed []string, rr *renderer, base, head Revision, repos []string) bool {
 	for _, src := range srcs {
 		var reads []map[string]bool
+		var dirs []string
 		for _, rev := range []Revision{base, head} {
 			if kustomization(src.Path, rev.Files) {
 				reads = append(reads, remediations.SourceReads(rr.repo(rev), src.Path))
+			}
+			for _, r := range sourceReads(app, src, rev.Files, repos) {
+				if d, ok := strings.CutSuffix(r, "/"); ok {
+					dirs = append(dirs, d)
+				} else {
+					reads = append(reads, map[string]bool{r: true})
+				}
 			}
 		}
 		for _, f := range changed {
@@ -399,6 +407,11 @@ func touches(srcs []drift.Source, changed []string, rr *renderer, base, head Rev
 			}
 			for _, r := range reads {
 				if r[f] {
+					return true
+				}
+			}
+			for _, d := range dirs {
+				if inDir(f, d) {
 					return true
 				}
 			}
