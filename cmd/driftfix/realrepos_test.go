@@ -80,7 +80,15 @@ type corpusCase struct {
 	Kind   string       `json:"kind"` // drift or harmless
 	Edits  []corpusEdit `json:"edits"`
 	Expect []corpusWant `json:"expect,omitempty"`
+	// FirstRun is the case's result on the engine before issue 40 (see
+	// caseResult), the record each later run is compared with.
+	FirstRun string `json:"firstRun"`
 }
+
+// caseResults are the results a case can have, worst first: a run that
+// exited 2; drift not predicted, predicted elsewhere than its file and
+// line, or at it; a harmless edit that predicted something, or nothing.
+var caseResults = map[string]int{"aborted": 0, "missed": 1, "predicted": 2, "exact": 3, "false-alarm": 1, "clean": 3}
 
 // corpusEdit changes one file: Find (which must occur exactly once) is
 // replaced by Replace; or, with Find empty, Append is added at the end of
@@ -150,6 +158,9 @@ func loadCorpus(t *testing.T) corpus {
 					t.Errorf("%s: an edit names a file and either find (with replace) or append", where)
 				}
 			}
+			if _, ok := caseResults[k.FirstRun]; !ok {
+				t.Errorf("%s: firstRun %q: want one of aborted, missed, predicted, exact (drift) or false-alarm, clean (harmless)", where, k.FirstRun)
+			}
 			switch k.Kind {
 			case "drift":
 				if len(k.Expect) == 0 {
@@ -212,6 +223,7 @@ type repoScore struct {
 	harmless, harmlessClean int
 	runs, aborted           int
 	reasons                 []string // why runs aborted or apps were not rendered
+	results                 []string // each case's result, as firstRun records it
 	elapsed                 time.Duration
 }
 
@@ -290,16 +302,20 @@ func scoreRepo(t *testing.T, src string, r corpusRepo) repoScore {
 			s.aborted++
 			s.reasons = append(s.reasons, fmt.Sprintf("case %s: exit 2: %s", k.Name, firstLine(stderr)))
 		}
+		result := "clean"
 		switch k.Kind {
 		case "harmless":
 			s.harmless++
 			if !aborted && len(doc.Predictions) == 0 {
 				s.harmlessClean++
+			} else {
+				result = "false-alarm"
 			}
 			for _, p := range doc.Predictions {
 				t.Logf("%s harmless %s: predicted %s %s/%s %s %s at %s:%d", r.Name, k.Name, p.Application, p.Resource["kind"], p.Resource["name"], p.Path, p.Cause, p.File, p.Line)
 			}
 		case "drift":
+			result = "exact"
 			for _, w := range k.Expect {
 				s.drift++
 				got, exact := matchWant(doc, w)
@@ -308,6 +324,12 @@ func scoreRepo(t *testing.T, src string, r corpusRepo) repoScore {
 				}
 				if exact {
 					s.exact++
+				}
+				switch {
+				case !got:
+					result = "missed"
+				case !exact && result == "exact":
+					result = "predicted"
 				}
 				t.Logf("%s drift %s: %s/%s %s %s: predicted %v, exact %v (exit %d, %d predictions, applications %v)",
 					r.Name, k.Name, w.Kind, w.Name, w.Path, w.Cause, got, exact, code, len(doc.Predictions), abbreviate(doc.Applications, 5))
@@ -320,6 +342,16 @@ func scoreRepo(t *testing.T, src string, r corpusRepo) repoScore {
 				}
 			}
 		}
+		if aborted {
+			result = "aborted"
+		}
+		switch was, now := caseResults[k.FirstRun], caseResults[result]; {
+		case now > was:
+			t.Logf("%s case %s: %s, better than at the first run (%s)", r.Name, k.Name, result, k.FirstRun)
+		case now < was:
+			t.Logf("%s case %s: %s, worse than at the first run (%s)", r.Name, k.Name, result, k.FirstRun)
+		}
+		s.results = append(s.results, fmt.Sprintf("%s: %s", k.Name, result))
 	}
 	s.elapsed = time.Since(start)
 	return s
@@ -472,6 +504,7 @@ func report(t *testing.T, scores []repoScore) {
 	tw.Flush()
 	t.Logf("real-repository corpus:\n%s", tbl.String())
 	for _, s := range scores {
+		t.Logf("%s results: %s", s.name, strings.Join(s.results, ", "))
 		if len(s.reasons) == 0 {
 			continue
 		}
