@@ -148,6 +148,11 @@ func runLayout(t *testing.T, src string, c layoutCase) []string {
 		if err := editTree(dir, ch.change.Edits); err != nil {
 			t.Fatalf("%s: %v", ch.kind, err)
 		}
+		for _, w := range ch.change.Want {
+			if err := namesKeyAt(dir, w); err != nil {
+				t.Fatalf("case.yaml's expectation is wrong: %v", err)
+			}
+		}
 		gitIn(t, dir, "add", "-A")
 		gitIn(t, dir, "commit", "-q", "-m", ch.kind)
 		head := revParse(t, dir)
@@ -198,6 +203,25 @@ func layoutFound(ps []Prediction, w layoutWanted) bool {
 		}
 	}
 	return false
+}
+
+// namesKeyAt checks the case's own data: the wanted line of the file, after
+// the edit, names the path's last key (a path ending in a list index is
+// not checked).
+func namesKeyAt(dir string, w layoutWanted) error {
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(w.File)))
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(string(data), "\n")
+	if w.Line < 1 || w.Line > len(lines) {
+		return fmt.Errorf("%s has %d lines, not %d", w.File, len(lines), w.Line)
+	}
+	key := w.Path[strings.LastIndex(w.Path, "/")+1:]
+	if strings.Trim(key, "0123456789") != "" && !strings.Contains(lines[w.Line-1], key) {
+		return fmt.Errorf("%s:%d is %q, which does not name %s", w.File, w.Line, strings.TrimSpace(lines[w.Line-1]), key)
+	}
+	return nil
 }
 
 // editTree applies edits to the work tree in dir.

@@ -292,6 +292,11 @@ func scoreRepo(t *testing.T, src string, r corpusRepo) repoScore {
 			t.Errorf("%s case %s: %v", r.Name, k.Name, err)
 			continue
 		}
+		for _, w := range k.Expect {
+			if err := declaresAt(dir, w.File, w.Line, w.Path); err != nil {
+				t.Errorf("%s case %s: the expectation's line is wrong: %v", r.Name, k.Name, err)
+			}
+		}
 		gitRun(t, dir, "checkout", "-q", "-b", "change")
 		gitRun(t, dir, "add", "-A")
 		gitRun(t, dir, "commit", "-q", "-m", k.Name)
@@ -371,6 +376,29 @@ func matchWant(doc predictDoc, w corpusWant) (got, exact bool) {
 		}
 	}
 	return got, exact
+}
+
+// declaresAt checks a case's own data: the expected line of the file, after
+// the edit, names the path's last key (a Helm value may name it in
+// another form: replicaCount for replicas); a path ending in a list index
+// is not checked.
+func declaresAt(dir, file string, line int, path string) error {
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(file)))
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || line > len(lines) {
+		return fmt.Errorf("%s has %d lines, not %d", file, len(lines), line)
+	}
+	key := path[strings.LastIndex(path, "/")+1:]
+	if key == "" || strings.Trim(key, "0123456789") == "" {
+		return nil
+	}
+	if !strings.Contains(strings.ToLower(lines[line-1]), strings.ToLower(strings.TrimSuffix(key, "s"))) {
+		return fmt.Errorf("%s:%d is %q, which does not name %s", file, line, strings.TrimSpace(lines[line-1]), key)
+	}
+	return nil
 }
 
 // predictRun runs the CLI as a CI step would and decodes its JSON; a run
