@@ -33,7 +33,11 @@ type layoutCase struct {
 	FirstRun string `json:"firstRun"`
 	// Expect is pass when the engine must predict the layout: only then
 	// does a miss fail the test (the lead flips it as the engine learns).
-	Expect   string       `json:"expect"`
+	Expect string `json:"expect"`
+	// Cluster is the cluster context the run is given, as predict
+	// --cluster reads it (Argo CD's cluster Secrets, HPAs, argocd-cm); ""
+	// for none, as in the default invocation.
+	Cluster  string       `json:"cluster,omitempty"`
 	Drift    layoutChange `json:"drift"`
 	Harmless layoutChange `json:"harmless"`
 }
@@ -167,7 +171,13 @@ func runLayout(t *testing.T, src string, c layoutCase) []string {
 		if err != nil {
 			t.Fatalf("read head: %v", err)
 		}
-		res, err := Run(Revision{Name: "main", Files: bf}, Revision{Name: ch.kind, Files: hf}, Options{Repositories: []string{c.RepoURL}})
+		opt := Options{Repositories: []string{c.RepoURL}}
+		if c.Cluster != "" {
+			if opt.Cluster, err = ParseCluster([]byte(c.Cluster)); err != nil {
+				t.Fatalf("case.yaml cluster: %v", err)
+			}
+		}
+		res, err := Run(Revision{Name: "main", Files: bf}, Revision{Name: ch.kind, Files: hf}, opt)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: predict failed: %v", ch.kind, err))
 			continue
