@@ -35,6 +35,10 @@ const realReposManifest = "testdata/realrepos.yaml"
 // Markdown table (for docs/accuracy.md).
 var realReposFigures = flag.String("realrepos.figures", "", "write the real-repository corpus figures as Markdown to this file")
 
+// realReposFetch, when set, clones each repository missing from the
+// DRIFTFIX_REALREPOS folder from its URL (the network is used only then).
+var realReposFetch = flag.Bool("realrepos.fetch", false, "clone the corpus repositories missing from $DRIFTFIX_REALREPOS from their URLs")
+
 // Floors the corpus run must meet, as fractions. They are raised as the
 // engine meets them; at 0 the run only reports.
 const (
@@ -261,8 +265,15 @@ func TestRealRepos(t *testing.T) {
 			continue
 		}
 		src := filepath.Join(root, r.Dir)
+		if _, err := os.Stat(filepath.Join(src, ".git")); err != nil && *realReposFetch {
+			gitRun(t, "", "clone", "-q", "--no-checkout", r.URL, src)
+		}
 		if _, err := os.Stat(filepath.Join(src, ".git")); err != nil {
-			t.Errorf("%s: no clone at %s: clone %s there (commit %s)", r.Name, src, r.URL, r.Commit)
+			t.Errorf("%s: no clone at %s: clone %s there (commit %s), or run with -realrepos.fetch", r.Name, src, r.URL, r.Commit)
+			continue
+		}
+		if err := exec.Command("git", "-C", src, "cat-file", "-e", r.Commit+"^{commit}").Run(); err != nil {
+			t.Errorf("%s: the clone at %s lacks commit %s: fetch it there", r.Name, src, r.Commit)
 			continue
 		}
 		scores = append(scores, scoreRepo(t, src, r))
