@@ -82,7 +82,43 @@ func locate(s *drift.Snapshot, manifest string, p Prediction) (string, int) {
 	if best != "" {
 		return best, bestLine
 	}
+	if f, line := jsonnetLine(files, dirs, p); line > 0 {
+		return f, line
+	}
 	return p.FixFile, 0
+}
+
+// jsonnetLine is, for a source of Jsonnet files, the line of a .jsonnet or
+// .libsonnet file in the source's path that declares the path's last key,
+// a file that names the resource first.
+func jsonnetLine(files map[string]string, dirs []string, p Prediction) (string, int) {
+	key := lastKey(p.Path)
+	if key == "" {
+		return "", 0
+	}
+	var names []string
+	for f := range files {
+		if (strings.HasSuffix(f, ".jsonnet") || strings.HasSuffix(f, ".libsonnet")) && inAny(f, dirs) {
+			names = append(names, f)
+		}
+	}
+	sort.Strings(names)
+	var first string
+	var firstLine int
+	for _, f := range names {
+		line := keyLine(files[f], key, nil)
+		if line == 0 {
+			continue
+		}
+		c := files[f]
+		if strings.Contains(c, "'"+p.Resource.Name+"'") || strings.Contains(c, `"`+p.Resource.Name+`"`) {
+			return f, line
+		}
+		if first == "" {
+			first, firstLine = f, line
+		}
+	}
+	return first, firstLine
 }
 
 func inAny(f string, dirs []string) bool {
