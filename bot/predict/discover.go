@@ -362,20 +362,39 @@ func (d *discovery) parents() {
 		i := queue[0]
 		queue = queue[1:]
 		a := d.apps[i]
-		srcs, _ := localSources(a.obj, d.rev.Files, d.opt.Repositories)
+		srcs, notes := localSources(a.obj, d.rev.Files, d.opt.Repositories)
 		for _, src := range srcs {
 			used[src.Path] = true
 		}
-		if depth[i] >= maxParentDepth || !d.mayHoldApps(srcs) {
+		if depth[i] >= maxParentDepth {
 			continue
 		}
 		name := drift.Str(a.obj, "metadata", "name")
-		for _, src := range srcs {
-			objs, err := d.rr.render(d.rev, a.obj, src, d.opt)
+		type rendered struct {
+			src  drift.Source
+			objs []drift.Object
+		}
+		var renders []rendered
+		switch {
+		case len(notes) > 0 && d.remote(a.obj):
+			// a parent whose chart Argo CD fetches: its render there
+			objs, err := d.opt.Remote(a.obj, d.rev)
 			if err != nil {
-				continue // the application's own prediction says why
+				d.notes = append(d.notes, fmt.Sprintf("application %s: Argo CD's render at %s, for the applications it makes, failed: %v", name, d.rev.Name, err))
 			}
-			for _, obj := range objs {
+			renders = append(renders, rendered{objs: objs})
+		case d.mayHoldApps(srcs):
+			for _, src := range srcs {
+				objs, err := d.rr.render(d.rev, a.obj, src, d.opt)
+				if err != nil {
+					continue // the application's own prediction says why
+				}
+				renders = append(renders, rendered{src: src, objs: objs})
+			}
+		}
+		for _, r := range renders {
+			src := r.src
+			for _, obj := range r.objs {
 				if !isArgoApp(obj) {
 					continue
 				}
@@ -414,6 +433,21 @@ func (d *discovery) parents() {
 			}
 		}
 	}
+}
+
+// remote says whether Options.Remote may render an application at this
+// revision: Argo CD knows it as the revision has it, and can fetch the
+// revision.
+func (d *discovery) remote(app drift.Object) bool {
+	if d.opt.Remote == nil || d.rev.Commit == "" {
+		return false
+	}
+	for _, k := range d.opt.Applications {
+		if appKey(k) == appKey(app) {
+			return reflect.DeepEqual(drift.Lookup(k, "spec"), drift.Lookup(app, "spec"))
+		}
+	}
+	return false
 }
 
 // mayHoldApps says whether a source can render an Application or an
