@@ -376,9 +376,9 @@ func (d *discovery) parents() {
 		}
 		var renders []rendered
 		switch {
-		case len(notes) > 0 && d.remote(a.obj):
+		case len(notes) > 0 && d.remote(a.obj) && d.describesApps(a.obj):
 			// a parent whose chart Argo CD fetches: its render there
-			objs, err := d.opt.Remote(a.obj, d.rev)
+			objs, err := d.rr.remote(d.opt, a.obj, d.rev)
 			if err != nil {
 				d.notes = append(d.notes, fmt.Sprintf("application %s: Argo CD's render at %s, for the applications it makes, failed: %v", name, d.rev.Name, err))
 			}
@@ -445,6 +445,21 @@ func (d *discovery) remote(app drift.Object) bool {
 	for _, k := range d.opt.Applications {
 		if appKey(k) == appKey(app) {
 			return reflect.DeepEqual(drift.Lookup(k, "spec"), drift.Lookup(app, "spec"))
+		}
+	}
+	return false
+}
+
+// describesApps says whether the application's value files in this
+// repository describe Applications (a source's repoURL and a destination):
+// the values of an app-of-apps chart from a chart repository.
+func (d *discovery) describesApps(app drift.Object) bool {
+	for _, src := range drift.Sources(app) {
+		for _, vf := range src.ValueFiles {
+			c := d.rev.Files[valueFilePath(src.Path, vf)]
+			if strings.Contains(c, "repoURL") && strings.Contains(c, "destination") {
+				return true
+			}
 		}
 	}
 	return false
@@ -665,6 +680,23 @@ func (r *renderer) repo(rev Revision) remediations.Repo {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.repos[rev.Name]
+}
+
+// remote renders an application through opt.Remote, each (revision,
+// application) once: discovery and prediction ask for the same parents.
+func (r *renderer) remote(opt Options, app drift.Object, rev Revision) ([]drift.Object, error) {
+	key := "remote\x00" + rev.Name + "\x00" + idOf(app)
+	r.mu.Lock()
+	got, ok := r.done[key]
+	r.mu.Unlock()
+	if ok {
+		return copyObjects(got.objs), got.err
+	}
+	objs, err := opt.Remote(app, rev)
+	r.mu.Lock()
+	r.done[key] = rendered{objs: copyObjects(objs), err: err}
+	r.mu.Unlock()
+	return objs, err
 }
 
 // clusterFor calls opt.ClusterFor, one call at a time.

@@ -216,9 +216,9 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 			defer wg.Done()
 			for j := range work {
 				if j.remote {
-					j.headPs, j.err = predictRemote(*j.a, head, opt, false)
+					j.headPs, j.err = predictRemote(*j.a, head, opt, rr, false)
 					if j.err == nil && j.was != nil && base.Commit != "" {
-						j.basePs, j.baseErr = predictRemote(*j.was, base, opt, false)
+						j.basePs, j.baseErr = predictRemote(*j.was, base, opt, rr, false)
 					}
 					continue
 				}
@@ -343,14 +343,14 @@ func predictAt(a application, srcs []drift.Source, rev Revision, opt Options, rr
 
 // predictRemote predicts one application from Argo CD's own render of it at
 // a revision (Options.Remote).
-func predictRemote(a application, rev Revision, opt Options, suggest bool) ([]Prediction, error) {
-	objs, err := opt.Remote(a.obj, rev)
+func predictRemote(a application, rev Revision, opt Options, rr *renderer, suggest bool) ([]Prediction, error) {
+	objs, err := rr.remote(opt, a.obj, rev)
 	if err != nil {
 		return nil, fmt.Errorf("Argo CD's render at %s: %w", rev.Name, err)
 	}
 	in := Input{Application: a.obj, Cluster: opt.Cluster, Repo: rev.Files, Manifest: a.manifest, Targets: objs}
 	if opt.ClusterFor != nil {
-		in.Cluster = opt.ClusterFor(&drift.Snapshot{Application: a.obj, Resources: targetsOnly(objs)})
+		in.Cluster = rr.clusterFor(opt, &drift.Snapshot{Application: a.obj, Resources: targetsOnly(objs)})
 	}
 	return predict(in, suggest)
 }
