@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -23,14 +25,19 @@ import (
 	_ "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 )
 
+// testDir is the package's directory, where the tests start.
+var testDir, _ = os.Getwd()
+
 var sarifSchemaOnce = sync.OnceValues(loadSARIFSchema)
 
 // loadSARIFSchema compiles the official SARIF 2.1.0 JSON schema as the
 // go-sarif module ships it (the constant schema of its v210 package).
 func loadSARIFSchema() (*jsonschema.Schema, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/owenrumney/go-sarif/v3").Output()
+	list := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/owenrumney/go-sarif/v3")
+	list.Dir = testDir // a test may have changed the working directory
+	out, err := list.Output()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("find the go-sarif module: %w", err)
 	}
 	file := filepath.Join(strings.TrimSpace(string(out)), "pkg", "report", "v210", "sarif", "schema.go")
 	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
