@@ -121,6 +121,13 @@ func (c *cli) predict(f *predictFlags, args []string) (int, error) {
 		c.writePredictFailure(format, err)
 		return exitUsage, err
 	}
+	return c.writePredict(format, res, manifests, f.all, f.strict)
+}
+
+// writePredict writes the report of a run that finished and returns the
+// exit code: 1 when drift is predicted, 2 (after the report) when strict
+// and an application was not predicted.
+func (c *cli) writePredict(format string, res *predict.Result, manifests map[string]string, all, strictRun bool) (int, error) {
 	for _, n := range res.Notes {
 		fmt.Fprintf(c.stderr, "driftfix predict: %s\n", templates.Terminal(n))
 	}
@@ -129,11 +136,12 @@ func (c *cli) predict(f *predictFlags, args []string) (int, error) {
 		code = exitDrift
 	}
 	var strict error
-	if f.strict && len(res.NotPredicted) > 0 {
+	if strictRun && len(res.NotPredicted) > 0 {
 		strict = fmt.Errorf("--strict: %d %s not predicted (listed in the report)", len(res.NotPredicted), plural(len(res.NotPredicted), "application was", "applications were"))
 		code = exitUsage
 	}
 	var out []byte
+	var err error
 	switch format {
 	case "json":
 		out, err = predictJSON(res, strict)
@@ -144,7 +152,7 @@ func (c *cli) predict(f *predictFlags, args []string) (int, error) {
 		}
 		out, err = predict.SARIFLog(run)
 	default:
-		out = predictText(res, f.all, format == "wide")
+		out = predictText(res, all, format == "wide")
 	}
 	if err != nil {
 		return exitUsage, err
