@@ -705,24 +705,9 @@ func (co *checkout) overBudget(flagName, rev, what string, need int) error {
 // commits deep: a branch into refs/remotes/REMOTE/NAME, as `git fetch`
 // keeps it; a tag into refs/tags; a commit by its hash into no ref.
 func (co *checkout) fetchName(ctx context.Context, name, flagName, rev string) error {
-	var tries []string
-	switch {
-	case plumbing.IsHash(name):
-		tries = []string{name}
-	case isShortHash(name):
-		return fmt.Errorf("%s %s: no such revision in %s; a short hash cannot be fetched: give the whole commit hash", flagName, rev, co.dir)
-	case !validRefName(name) || name == "HEAD":
-		return fmt.Errorf("%s %s: no such revision in %s", flagName, rev, co.dir)
-	case strings.HasPrefix(name, co.remote+"/"):
-		tries = []string{branchSpec(strings.TrimPrefix(name, co.remote+"/"), co.remote)}
-	case strings.HasPrefix(name, "refs/remotes/"+co.remote+"/"):
-		tries = []string{branchSpec(strings.TrimPrefix(name, "refs/remotes/"+co.remote+"/"), co.remote)}
-	case strings.HasPrefix(name, "refs/heads/"):
-		tries = []string{branchSpec(strings.TrimPrefix(name, "refs/heads/"), co.remote)}
-	case strings.HasPrefix(name, "refs/"):
-		tries = []string{"+" + name + ":" + name}
-	default:
-		tries = []string{branchSpec(name, co.remote), "+refs/tags/" + name + ":refs/tags/" + name}
+	tries, err := fetchSpecs(name, co.remote)
+	if err != nil {
+		return fmt.Errorf("%s %s: no such revision in %s%s", flagName, rev, co.dir, err.Error())
 	}
 	if _, err := exec.LookPath("git"); err != nil {
 		return fmt.Errorf("%s %s: no such revision in %s, and the git binary that would fetch it from %s is not installed: fetch it first (git fetch --depth=%d %s %s)", flagName, rev, co.dir, co.remote, co.depth, co.remote, name)
@@ -773,6 +758,41 @@ func (co *checkout) gitFetch(ctx context.Context, what string) error {
 	return nil
 }
 
+// errNotFetchable says a name cannot be fetched as it is; its text
+// continues "no such revision in DIR".
+type errNotFetchable string
+
+func (e errNotFetchable) Error() string { return string(e) }
+
+// fetchSpecs are what git fetch is given, in order, to fetch a name from
+// the remote: the commit hash itself; a branch (NAME, REMOTE/NAME,
+// refs/heads/NAME) into refs/remotes/REMOTE/NAME, as git fetch keeps it; a
+// tag into refs/tags; another full ref name into itself; a bare NAME as a
+// branch, else a tag. What is not a ref name by Git's rules (an option, a
+// refspec, a path outside refs/) is refused, so nothing but a name reaches
+// git.
+func fetchSpecs(name, remote string) ([]string, error) {
+	switch {
+	case plumbing.IsHash(name):
+		return []string{name}, nil
+	case isShortHash(name):
+		return nil, errNotFetchable("; a short hash cannot be fetched: give the whole commit hash")
+	case !validRefName(name) || name == "HEAD" || !validRefName(remote) || strings.Contains(remote, "/"):
+		return nil, errNotFetchable("")
+	case strings.HasPrefix(name, remote+"/"):
+		return []string{branchSpec(strings.TrimPrefix(name, remote+"/"), remote)}, nil
+	case strings.HasPrefix(name, "refs/remotes/"+remote+"/"):
+		return []string{branchSpec(strings.TrimPrefix(name, "refs/remotes/"+remote+"/"), remote)}, nil
+	case strings.HasPrefix(name, "refs/heads/"):
+		return []string{branchSpec(strings.TrimPrefix(name, "refs/heads/"), remote)}, nil
+	case strings.HasPrefix(name, "refs/remotes/"):
+		return nil, errNotFetchable(fmt.Sprintf(": %s is another remote's branch; give --remote", name))
+	case strings.HasPrefix(name, "refs/"):
+		return []string{"+" + name + ":" + name}, nil
+	}
+	return []string{branchSpec(name, remote), "+refs/tags/" + name + ":refs/tags/" + name}, nil
+}
+
 func branchSpec(branch, remote string) string {
 	return "+refs/heads/" + branch + ":refs/remotes/" + remote + "/" + branch
 }
@@ -808,6 +828,9 @@ func splitRevision(rev string) (name string, moves []int, ok bool) {
 				return "", nil, false
 			}
 			n = v
+		}
+		if len(moves)+n > 10000 {
+			return "", nil, false
 		}
 		if op == '~' {
 			for k := 0; k < n; k++ {
