@@ -111,12 +111,14 @@ const (
 	notePredictFailed = "predict-failed"
 	noteNotPredicted  = "not-predicted"
 	noteStrict        = "strict"
+	noteUnlocated     = "unlocated-drift"
 )
 
 var sarifNotifications = []sarifRule{
 	{ID: notePredictFailed, ShortDescription: sarifMessage{Text: "The prediction did not run to its end: nothing is reported, the message says why."}},
 	{ID: noteNotPredicted, ShortDescription: sarifMessage{Text: "An application the change touches was not predicted: the message says why and what would let it be."}},
 	{ID: noteStrict, ShortDescription: sarifMessage{Text: "--strict: an application not predicted fails the run."}},
+	{ID: noteUnlocated, ShortDescription: sarifMessage{Text: "A predicted drift with no file in the repository to place it at (no manifest of its application is known)."}},
 }
 
 // FingerprintKey is the name of the partial fingerprint each result carries.
@@ -153,7 +155,9 @@ func SARIF(ps []Prediction, version string) ([]byte, error) {
 // result per drift (the same cause at the same resource, path and file,
 // reached by several applications, is one result that lists them), located
 // at the file (relative to the repository root) and line that declare the
-// path, else the file the fix edits, else the application's manifest; a
+// path, else the file the fix edits, else the application's manifest (line
+// 1 when the line is not known; a drift with none of these files is a
+// notification, as code scanning refuses a result without a location); a
 // partial fingerprint that does not depend on the application, the
 // namespace it deploys to or the line; and the applications not predicted,
 // and a failure, as the invocation's notifications.
@@ -192,8 +196,6 @@ func SARIFLog(in SARIFRun) ([]byte, error) {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
 			Descriptor: sarifDescriptorRef{ID: noteStrict, Index: 2}, Level: "error", Message: sarifMessage{Text: in.Strict}})
 	}
-	run.Invocations = []sarifInvocation{inv}
-
 	docs := map[string]string{}
 	for _, c := range classifiers.Registry {
 		docs[string(c.Name)] = c.Doc
@@ -222,13 +224,19 @@ func SARIFLog(in SARIFRun) ([]byte, error) {
 		if p.Cause == drift.CauseBroadIgnore {
 			r.Level = "error"
 		}
-		if d.file != "" {
-			r.Locations = []sarifLocation{location(d.file, d.line)}
-		} else {
-			r.Locations = []sarifLocation{}
+		if d.file == "" {
+			// Code scanning refuses a whole log for one result without a
+			// location: this one is said as a notification instead.
+			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
+				Descriptor: sarifDescriptorRef{ID: noteUnlocated, Index: 3}, Level: r.Level, Message: r.Message})
+			continue
 		}
+		// Line 1 when the line is not known: code scanning places a result
+		// by its line.
+		r.Locations = []sarifLocation{location(d.file, max(d.line, 1))}
 		run.Results = append(run.Results, r)
 	}
+	run.Invocations = []sarifInvocation{inv}
 	doc.Runs = []sarifRun{run}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

@@ -127,6 +127,13 @@ func parseSARIF(t *testing.T, b []byte) sarifDoc {
 	if len(d.Runs) != 1 || len(d.Runs[0].Invocations) != 1 {
 		t.Fatalf("want one run with one invocation:\n%s", b)
 	}
+	// What code scanning needs of each result beyond the schema.
+	for i, r := range d.Runs[0].Results {
+		if len(r.Locations) == 0 || r.Locations[0].PhysicalLocation.ArtifactLocation.URI == "" || r.Locations[0].PhysicalLocation.Region == nil ||
+			r.Locations[0].PhysicalLocation.Region.StartLine < 1 || r.PartialFingerprints[FingerprintKey] == "" {
+			t.Fatalf("result %d lacks a file, a line or a fingerprint:\n%s", i, b)
+		}
+	}
 	return d
 }
 
@@ -171,12 +178,24 @@ func TestSARIFOneResultPerDrift(t *testing.T) {
 		t.Errorf("message %q", web.Message.Text)
 	}
 	api := rs[1]
-	if len(api.Locations) != 1 || api.Locations[0].PhysicalLocation.ArtifactLocation.URI != "apps/api.yaml" || api.Locations[0].PhysicalLocation.Region != nil {
-		t.Errorf("a drift without a file is at its Application's manifest: %+v", api.Locations)
+	if len(api.Locations) != 1 || api.Locations[0].PhysicalLocation.ArtifactLocation.URI != "apps/api.yaml" || api.Locations[0].PhysicalLocation.Region == nil ||
+		api.Locations[0].PhysicalLocation.Region.StartLine != 1 {
+		t.Errorf("a drift without a file is at its Application's manifest, line 1: %+v", api.Locations)
 	}
 	fp := web.PartialFingerprints[FingerprintKey]
 	if fp == "" || fp == api.PartialFingerprints[FingerprintKey] {
 		t.Errorf("fingerprints %q and %q", fp, api.PartialFingerprints[FingerprintKey])
+	}
+
+	// Without any file to place it at, a drift is a notification: code
+	// scanning refuses a whole log for one result without a location.
+	b, err = SARIFLog(SARIFRun{Result: &Result{Predictions: ps[3:]}, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := parseSARIF(t, b); len(d.Runs[0].Results) != 0 || len(d.Runs[0].Invocations[0].Notifications) != 1 ||
+		!strings.Contains(d.Runs[0].Invocations[0].Notifications[0].Message.Text, "Application api: Deployment api/api fields will differ") {
+		t.Errorf("an unlocated drift:\n%s", b)
 	}
 
 	// Another run: one application, another namespace, the line moved.

@@ -90,6 +90,13 @@ func checkSARIF(t *testing.T, b []byte) (results []sarifResultDoc, inv sarifInvo
 	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Runs) != 1 || len(doc.Runs[0].Invocations) != 1 {
 		t.Fatalf("want one run and one invocation (%v):\n%s", err, b)
 	}
+	// What code scanning needs of each result beyond the schema.
+	for i, r := range doc.Runs[0].Results {
+		if len(r.Locations) == 0 || r.Locations[0].PhysicalLocation.ArtifactLocation.URI == "" || r.Locations[0].PhysicalLocation.Region == nil ||
+			r.Locations[0].PhysicalLocation.Region.StartLine < 1 || len(r.PartialFingerprints) == 0 {
+			t.Fatalf("result %d lacks a file, a line or a fingerprint:\n%s", i, b)
+		}
+	}
 	return doc.Runs[0].Results, doc.Runs[0].Invocations[0]
 }
 

@@ -314,7 +314,7 @@ func TestPredictNotPredictedAndStrict(t *testing.T) {
 		for _, strict := range []bool{false, true} {
 			var out, errb bytes.Buffer
 			c := &cli{ctx: context.Background(), stdout: &out, stderr: &errb}
-			code, err := c.writePredict(format, longResult(), map[string]string{}, false, strict)
+			code, err := c.writePredict(format, longResult(), map[string]string{"payments-gateway-production-eu-west-1": "apps/payments.yaml"}, false, strict)
 			want := exitDrift
 			if strict {
 				want = exitUsage
