@@ -293,13 +293,18 @@ func actionStep(t *testing.T, id string) (run string, env map[string]string) {
 		t.Errorf("action.yml uploads no SARIF: steps use %q", uses)
 	}
 	for _, s := range a.Runs.Steps {
-		if s.ID != id && s.Name != id {
-			continue
-		}
-		// Inputs reach the script through env only (a value in the script
+		// Inputs reach a script through env only (a value in the script
 		// itself would be run as shell).
 		if strings.Contains(s.Run, "${{") {
-			t.Errorf("action.yml step %s puts an expression in its script: pass it through env", id)
+			t.Errorf("action.yml step %q puts an expression in its script: pass it through env", s.Name)
+		}
+		if s.Run != "" && s.Shell != "bash" {
+			t.Errorf("action.yml step %q has shell %q: a composite action's run step names bash", s.Name, s.Shell)
+		}
+	}
+	for _, s := range a.Runs.Steps {
+		if s.ID != id && s.Name != id {
+			continue
 		}
 		env := map[string]string{}
 		for k, v := range s.Env {
