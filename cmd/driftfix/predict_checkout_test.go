@@ -477,6 +477,8 @@ func TestPredictInPullRequestCheckout(t *testing.T) {
 		{name: "two commits back needs a deeper fetch", args: []string{"--base", "HEAD~2"}, code: exitUsage, absent: []string{c.base1, c.base0},
 			inStderr: "--fetch-depth allows 1: give --fetch-depth 2"},
 		{name: "two commits back with --fetch-depth 2", args: []string{"--base", "HEAD~2", "--fetch-depth", "2"}, code: exitDrift, fetched: []string{c.base1, c.base0}},
+		{name: "the pull request's head commit as --head", args: []string{"--base", c.base1, "--head", c.pr}, code: exitDrift,
+			fetched: []string{c.base1, c.pr}, absent: []string{c.base0}, refs: []string{"refs/remotes/pull/1/merge"}},
 		{name: "--no-fetch", args: []string{"--base", c.base1, "--no-fetch"}, code: exitUsage, absent: []string{c.base1}, inStderr: "--no-fetch"},
 		{name: "a branch the remote lacks", args: []string{"--base", "nosuch"}, code: exitUsage,
 			inStderr: "--base nosuch: no such revision in"},
