@@ -36,7 +36,8 @@ type Limits struct {
 	// MaxFileBytes is the largest file read (default DefaultMaxFileBytes);
 	// a larger one is not read and is named in Tree.Skipped.
 	MaxFileBytes int64
-	// MaxTotalBytes bounds the bytes of file content read (default 64 MiB).
+	// MaxTotalBytes bounds the bytes of file content read (default
+	// DefaultMaxTotalBytes).
 	// Manifests (.yaml, .yml, .json, .tpl, Kustomization) are read first,
 	// and past it reading stops with a LimitError; every other file (a
 	// generator's input, a chart archive, a Jsonnet library) is then read,
@@ -54,7 +55,7 @@ func (l Limits) withDefaults() Limits {
 		l.MaxFileBytes = DefaultMaxFileBytes
 	}
 	if l.MaxTotalBytes == 0 {
-		l.MaxTotalBytes = 64 << 20
+		l.MaxTotalBytes = DefaultMaxTotalBytes
 	}
 	if l.MaxFetchBytes == 0 {
 		l.MaxFetchBytes = 128 << 20
@@ -86,6 +87,9 @@ func (e *LimitError) Error() string {
 // DefaultMaxFileBytes is Limits.MaxFileBytes' default: far above any
 // manifest, values file or vendored chart archive of a real repository.
 const DefaultMaxFileBytes = 4 << 20
+
+// DefaultMaxTotalBytes is Limits.MaxTotalBytes' default.
+const DefaultMaxTotalBytes = 64 << 20
 
 // Tree is a repository's files at one commit, or of a work tree.
 type Tree struct {
@@ -272,9 +276,22 @@ func checkout(ctx context.Context, repoURL string, commit plumbing.Hash, ref plu
 			}
 		}
 	}
+	if _, err := repo.CommitObject(commit); err != nil {
+		return Tree{}, fmt.Errorf("revision %s not found", commit)
+	}
+	return CommitTree(repo, commit, lim, st.repo)
+}
+
+// CommitTree reads a commit of a repository already at hand (a clone's own
+// objects, as predict reads a pull request's checkout) within lim, as a
+// fetched commit is read: every file within the budgets, manifests first,
+// symbolic links as the file they name. repo names the repository in
+// errors.
+func CommitTree(repo *git.Repository, commit plumbing.Hash, lim Limits, name string) (Tree, error) {
+	lim = lim.withDefaults()
 	c, err := repo.CommitObject(commit)
 	if err != nil {
-		return Tree{}, fmt.Errorf("revision %s not found", commit)
+		return Tree{}, fmt.Errorf("read commit %s: %w", commit, err)
 	}
 	tree, err := c.Tree()
 	if err != nil {
@@ -284,7 +301,7 @@ func checkout(ctx context.Context, repoURL string, commit plumbing.Hash, ref plu
 	files := 0
 	err = tree.Files().ForEach(func(f *object.File) error {
 		if files++; files > lim.MaxFiles {
-			return &LimitError{Repo: st.repo, Limit: "MaxFiles", Max: int64(lim.MaxFiles)}
+			return &LimitError{Repo: name, Limit: "MaxFiles", Max: int64(lim.MaxFiles)}
 		}
 		switch {
 		case f.Mode == filemode.Symlink:
@@ -309,7 +326,7 @@ func checkout(ctx context.Context, repoURL string, commit plumbing.Hash, ref plu
 			entries = append(entries, entry{name: l.Name, size: f.Size, read: blobReader(f)})
 		}
 	}
-	out, skipped, err := readTree(entries, lim, st.repo)
+	out, skipped, err := readTree(entries, lim, name)
 	if err != nil {
 		return Tree{}, err
 	}

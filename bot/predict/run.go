@@ -84,6 +84,9 @@ type Result struct {
 	// Notes say what was not predicted and why (a source outside the
 	// repository, a chart from a Helm repository, a base that does not render).
 	Notes []string
+	// Manifests are the files that define the applications found at head,
+	// by name (a SARIF result's location where a prediction has none).
+	Manifests map[string]string
 	// NotPredicted are the applications the change touches (or, with All,
 	// every one found) that were not predicted, each with why and what
 	// would let it be; sorted by application.
@@ -148,7 +151,12 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 	if limit <= 0 {
 		limit = DefaultMaxApplications
 	}
-	res := &Result{Notes: hd.notes}
+	res := &Result{Notes: hd.notes, Manifests: map[string]string{}}
+	for _, a := range hd.apps {
+		if a.manifest != "" {
+			res.Manifests[drift.Str(a.obj, "metadata", "name")] = a.manifest
+		}
+	}
 	if opt.All {
 		res.NotPredicted = append(res.NotPredicted, hd.not...)
 	} else {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,23 +12,6 @@ import (
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
-
-// predictCmd registers predict, which parses its own flags (predict.go):
-// its help is the one its flag set prints.
-func (c *cli) predictCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:                "predict --repo DIR --base REV [--head REV] [-o text|json|sarif]",
-		Short:              "Predict, from Git alone, what a change will leave OutOfSync",
-		DisableFlagParsing: true,
-		RunE: c.runE(func(_ *cobra.Command, args []string) (int, error) {
-			code, err := cmdPredict(c.ctx, args, c.stdout, c.stderr)
-			if errors.Is(err, flag.ErrHelp) {
-				return exitClean, nil
-			}
-			return code, err
-		}),
-	}
-}
 
 // docsCmd writes the man pages (`driftfix docs man DIR`).
 func (c *cli) docsCmd() *cobra.Command {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -132,38 +131,6 @@ func pickFormat(g []given, allowed []string) (string, error) {
 		return "", fmt.Errorf("%s %q: want %s", flagName(g[0].name), g[0].value, orList(allowed))
 	}
 	return g[0].value, nil
-}
-
-// outputFlag is the output format of a command still parsed with the
-// standard library's flag package (predict): -o, --output or --format.
-type outputFlag struct {
-	fs      *flag.FlagSet
-	values  map[string]*string // by flag name
-	allowed []string
-}
-
-// registerOutput registers -o, --output and --format on fs with the formats
-// allowed, the first the default.
-func registerOutput(fs *flag.FlagSet, allowed ...string) *outputFlag {
-	of := &outputFlag{fs: fs, values: map[string]*string{}, allowed: allowed}
-	usage := "output format: " + orList(allowed)
-	of.values["o"] = fs.String("o", allowed[0], usage)
-	of.values["output"] = fs.String("output", allowed[0], usage+" (same as -o)")
-	of.values["format"] = fs.String("format", allowed[0], usage+" (same as -o)")
-	return of
-}
-
-// value is the format asked for: an error names the flag as it was given.
-func (of *outputFlag) value() (string, error) {
-	set := map[string]bool{}
-	of.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var g []given
-	for _, n := range []string{"o", "output", "format"} {
-		if set[n] {
-			g = append(g, given{n, *of.values[n]})
-		}
-	}
-	return pickFormat(g, of.allowed)
 }
 
 func flagName(n string) string {

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -8,6 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/predict"
 )
 
 // predictRepo makes a Git repository with a plain-directory application on
@@ -168,5 +174,223 @@ func TestPredictCommand(t *testing.T) {
 	gitAt(t, empty, when, "commit", "-q", "-m", "x")
 	if code, _, stderr := runCLI("predict", "--repo", empty, "--base", "main"); code != exitUsage || !strings.Contains(stderr, "no Argo CD Application manifest") {
 		t.Errorf("no application: exit %d, %s", code, stderr)
+	}
+}
+
+// TestPredictDocsExample: the table docs/usage.md shows under "Before the
+// merge" is what predict prints for the repository it describes.
+func TestPredictDocsExample(t *testing.T) {
+	dir := predictRepo(t)
+	code, out, stderr := runCLI("predict", "--repo", dir, "--base", "main")
+	if code != exitDrift {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile("../../docs/usage.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "## Before the merge")
+	j := strings.Index(s[i:], "```\n")
+	k := strings.Index(s[i+j+4:], "```")
+	if i < 0 || j < 0 || k < 0 {
+		t.Fatal("docs/usage.md has no example under ## Before the merge")
+	}
+	if doc := s[i+j+4 : i+j+4+k]; doc != out {
+		t.Errorf("docs/usage.md shows\n%s\npredict prints\n%s", doc, out)
+	}
+}
+
+// TestPredictFlagsAndCompletion: predict takes the other commands' flag
+// habits (two dashes, a hint for one, help with every flag's default) and
+// completes its flags, the -o values, --app paths in the repository and
+// --base revisions.
+func TestPredictFlagsAndCompletion(t *testing.T) {
+	dir := predictRepo(t)
+	code, out, _ := runCLI("predict", "--help")
+	if code != exitClean || !strings.Contains(out, "--fetch-depth int") || !strings.Contains(out, "(default 1)") || !strings.Contains(out, "text, wide, json or sarif") {
+		t.Errorf("--help: exit %d\n%s", code, out)
+	}
+	if code, _, stderr := runCLI("predict", "-repo", dir, "--base", "main"); code != exitUsage || !strings.Contains(stderr, "a long flag takes two dashes: --repo") {
+		t.Errorf("-repo: exit %d, %q", code, stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+		not  []string
+	}{
+		{[]string{"predict", "--"}, []string{"--repo", "--base", "--head", "--app", "--cluster", "--strict", "--fetch-depth", "--no-fetch", "--output"}, nil},
+		{[]string{"predict", "-o", ""}, []string{"text", "wide", "json", "sarif"}, nil},
+		{[]string{"predict", "--repo", dir, "--app", "ap"}, []string{"apps/"}, nil},
+		{[]string{"predict", "--repo", dir, "--app", "apps/"}, []string{"apps/web/", "apps/web.yaml"}, nil},
+		{[]string{"predict", "--repo", dir, "--app", "apps/web/"}, []string{"apps/web/deploy.yaml", "apps/web/hpa.yaml"}, nil},
+		{[]string{"predict", "--repo", dir, "--app", "../"}, nil, []string{"../"}},
+		{[]string{"predict", "--repo", dir, "--base", "ma"}, []string{"main"}, nil},
+	} {
+		code, out, stderr := runCLI(append([]string{"__complete"}, tc.args...)...)
+		lines := strings.Split(out, "\n")
+		names := map[string]bool{}
+		for _, l := range lines {
+			name, _, _ := strings.Cut(l, "\t")
+			names[name] = true
+		}
+		for _, w := range tc.want {
+			if !names[w] {
+				t.Errorf("complete %q: no %q in\n%s%s", tc.args, w, out, stderr)
+			}
+		}
+		for _, w := range tc.not {
+			for n := range names {
+				if strings.HasPrefix(n, w) {
+					t.Errorf("complete %q offers %q", tc.args, n)
+				}
+			}
+		}
+		if code != exitClean {
+			t.Errorf("complete %q: exit %d", tc.args, code)
+		}
+	}
+}
+
+// longResult is a run with long names: two predictions, one application
+// not predicted.
+func longResult() *predict.Result {
+	return &predict.Result{
+		Applications: []string{"payments-gateway-production-eu-west-1"},
+		Predictions: []predict.Prediction{{
+			Application: "payments-gateway-production-eu-west-1", File: "clusters/production/eu-west-1/payments/gateway/base/deployment.yaml", Line: 42,
+			Resource: drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "payments-production", Name: "payments-gateway-api-server"},
+			Path:     drift.Pointer{"spec", "template", "spec", "containers", "0", "resources", "limits", "cpu"},
+			Cause:    drift.CauseNormalized, Fix: drift.FixSetValue, FixFile: "clusters/production/eu-west-1/payments/gateway/base/deployment.yaml",
+			Git: "1000m", Evidence: []string{"the API server stores cpu 1000m as \"1\"", "Argo CD compares the stored form"},
+		}, {
+			Application: "payments-gateway-production-eu-west-1", Resource: drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "payments-production", Name: "w"},
+			Cause: drift.CauseWebhookMutation, Fix: drift.FixNone, Reason: "not known before it runs",
+		}},
+		NotPredicted: []predict.NotPredicted{{Application: "charts", Kind: "Application", File: "apps/charts.yaml",
+			Reason: "its chart comes from a Helm repository (https://charts.example.com), which predict does not fetch", Needs: "Argo CD at hand: --argocd-server"}},
+	}
+}
+
+// TestPredictTextFits: the text table fits 100 columns however long the
+// names, cutting a file from the left so its line stays; -o wide writes
+// every cell whole with the Git value, the evidence and the fix; both list
+// the applications not predicted with why and what would let them be.
+func TestPredictTextFits(t *testing.T) {
+	res := longResult()
+	text := string(predictText(res, false, false))
+	for _, l := range strings.Split(text, "\n") {
+		if n := utf8.RuneCountInString(l); n > predictWidth {
+			t.Errorf("a line of %d columns:\n%s", n, l)
+		}
+	}
+	for _, want := range []string{"APPLICATION", "FILE:LINE", "…deployment.yaml:42", "…sources/limits/cpu", "normalized", "webhook-mutation",
+		"Not predicted (1):", "  charts (apps/charts.yaml)", "why:    its chart comes from a Helm repository", "needs:  Argo CD at hand: --argocd-server"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "EVIDENCE") {
+		t.Errorf("the narrow table has the wide columns:\n%s", text)
+	}
+	wide := string(predictText(res, false, true))
+	for _, want := range []string{"GIT", "EVIDENCE", "FIX", `"1000m"`, "clusters/production/eu-west-1/payments/gateway/base/deployment.yaml:42",
+		`the API server stores cpu 1000m as "1"; Argo CD compares the stored form`, "none (not known before it runs)", "Not predicted (1):"} {
+		if !strings.Contains(wide, want) {
+			t.Errorf("wide lacks %q:\n%s", want, wide)
+		}
+	}
+	// Terminal control characters from the repository are made inert.
+	res.NotPredicted[0].Application = "x\x1b[2Jy"
+	if s := string(predictText(res, false, false)); strings.Contains(s, "\x1b") {
+		t.Errorf("an escape sequence reached the terminal: %q", s)
+	}
+}
+
+// TestPredictNotPredictedAndStrict: every output lists the applications
+// not predicted; --strict exits 2 after the whole report, which says why.
+func TestPredictNotPredictedAndStrict(t *testing.T) {
+	for _, format := range predictFormats {
+		for _, strict := range []bool{false, true} {
+			var out, errb bytes.Buffer
+			c := &cli{ctx: context.Background(), stdout: &out, stderr: &errb}
+			code, err := c.writePredict(format, longResult(), map[string]string{"payments-gateway-production-eu-west-1": "apps/payments.yaml"}, false, strict)
+			want := exitDrift
+			if strict {
+				want = exitUsage
+			}
+			if code != want || (err != nil) != strict || (strict && !strings.Contains(err.Error(), "--strict: 1 application was not predicted")) {
+				t.Errorf("%s strict=%v: exit %d, %v", format, strict, code, err)
+			}
+			switch format {
+			case "json":
+				var doc predictDoc
+				if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+					t.Fatalf("json: %v\n%s", err, out.String())
+				}
+				if len(doc.NotPredicted) != 1 || doc.NotPredicted[0].Application != "charts" || doc.NotPredicted[0].Needs == "" || len(doc.Predictions) != 2 ||
+					(doc.Error != "") != strict {
+					t.Errorf("json strict=%v:\n%s", strict, out.String())
+				}
+			case "sarif":
+				_, inv := checkSARIF(t, out.Bytes())
+				if len(inv.Notifications) != 1+btoi(strict) || inv.Notifications[0].Level != "warning" || !strings.Contains(inv.Notifications[0].Message.Text, "charts was not predicted") {
+					t.Errorf("sarif strict=%v: %+v", strict, inv)
+				}
+			default:
+				if !strings.Contains(out.String(), "Not predicted (1):") || !strings.Contains(out.String(), "APPLICATION") {
+					t.Errorf("%s strict=%v:\n%s", format, strict, out.String())
+				}
+			}
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestPredictFailureDocuments: with -o json or -o sarif a run that fails,
+// for any reason (a flag cobra refuses, an argument, a missing revision),
+// still writes a whole document with the error, and exits 2; text writes
+// nothing to stdout.
+func TestPredictFailureDocuments(t *testing.T) {
+	dir := predictRepo(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--repo", dir, "--base", "nosuch", "--no-fetch"}, "--base nosuch: no such revision"},
+		{[]string{"--repo", dir, "--base", "main", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"--repo", dir, "--base", "main", "extra"}, `unexpected argument "extra"`},
+		{[]string{"--base", "main"}, "--repo DIR is required"},
+		{[]string{"--repo", dir, "--base", "main", "--app", "apps/nosuch"}, "--app apps/nosuch"},
+	} {
+		for _, format := range []string{"json", "sarif", "text"} {
+			args := append([]string{"predict", "-o", format}, tc.args...)
+			code, out, stderr := runCLI(args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("%q: exit %d, stderr %q", args, code, stderr)
+			}
+			switch format {
+			case "json":
+				var doc predictDoc
+				if err := json.Unmarshal([]byte(out), &doc); err != nil || !strings.Contains(doc.Error, tc.want) || doc.Predictions == nil || doc.NotPredicted == nil {
+					t.Errorf("%q: json %v\n%s", args, err, out)
+				}
+			case "sarif":
+				results, inv := checkSARIF(t, []byte(out))
+				if inv.ExecutionSuccessful || len(results) != 0 || len(inv.Notifications) != 1 || !strings.Contains(inv.Notifications[0].Message.Text, tc.want) {
+					t.Errorf("%q: sarif %+v", args, inv)
+				}
+			default:
+				if out != "" {
+					t.Errorf("%q: stdout %q", args, out)
+				}
+			}
+		}
 	}
 }

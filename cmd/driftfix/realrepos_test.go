@@ -207,8 +207,8 @@ func TestRealReposManifest(t *testing.T) {
 	}
 }
 
-// predictDoc is predict -o json's document, as far as the score reads it.
-type predictDoc struct {
+// scoredDoc is predict -o json's document, as far as the score reads it.
+type scoredDoc struct {
 	Applications []string `json:"applications"`
 	Predictions  []struct {
 		Application string            `json:"application"`
@@ -405,7 +405,7 @@ func scoreRepo(t *testing.T, src string, r corpusRepo) repoScore {
 // matchWant says whether the document predicts the expected drift (its
 // resource, path and cause), and whether at the expected application, file
 // and line.
-func matchWant(doc predictDoc, w corpusWant) (got, exact bool) {
+func matchWant(doc scoredDoc, w corpusWant) (got, exact bool) {
 	for _, p := range doc.Predictions {
 		if p.Resource["kind"] != w.Kind || p.Resource["name"] != w.Name || p.Path != w.Path || p.Cause != w.Cause {
 			continue
@@ -443,13 +443,13 @@ func declaresAt(dir, file string, line int, path string) error {
 
 // predictRun runs the CLI as a CI step would and decodes its JSON; a run
 // that exits 2 may print no document.
-func predictRun(t *testing.T, args ...string) (predictDoc, int, string) {
+func predictRun(t *testing.T, args ...string) (scoredDoc, int, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	code := run(ctx, args, &out, &errb)
-	var doc predictDoc
+	var doc scoredDoc
 	if out.Len() > 0 {
 		if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 			t.Errorf("predict %v: output is not JSON: %v\n%s", args, err, out.String())
