@@ -150,7 +150,7 @@ func (c *cli) root(name string) *cobra.Command {
 		sub.GroupID = "bot"
 		root.AddCommand(sub)
 	}
-	for _, sub := range []*cobra.Command{c.causesCmd(), c.fixesCmd(), c.versionCmd(), c.docsCmd()} {
+	for _, sub := range []*cobra.Command{c.causesCmd(), c.fixesCmd(), c.versionCmd(), c.docsCmd(), c.demoCmd()} {
 		sub.GroupID = "ref"
 		root.AddCommand(sub)
 	}
