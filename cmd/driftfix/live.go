@@ -68,7 +68,7 @@ func (a *argoFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&a.server, "argocd-server", "", "argocd-server address: https://HOST, http://HOST with --plaintext, or HOST:PORT as the argocd CLI takes it (default: --server in $ARGOCD_OPTS, else $ARGOCD_SERVER, else the argocd CLI's current context)")
 	fs.StringVar(&a.server, "server", "", "same as --argocd-server (the argocd CLI's name)")
-	fs.StringVar(&a.tokenFile, "argocd-token-file", "", "file holding the Argo CD API token (default: $ARGOCD_AUTH_TOKEN, else the argocd CLI's context)")
+	fs.StringVar(&a.tokenFile, "argocd-token-file", "", "file holding the Argo CD API token (default: --auth-token in $ARGOCD_OPTS, else $ARGOCD_AUTH_TOKEN, else the argocd CLI's context)")
 	fs.StringVar(&a.caFile, "argocd-ca-file", "", "PEM file of the CA that signed argocd-server's certificate")
 	fs.BoolVar(&a.insecure, "argocd-insecure", false, "skip TLS verification (self-signed test servers only)")
 	fs.BoolVar(&a.insecure, "insecure", false, "same as --argocd-insecure (the argocd CLI's name)")
