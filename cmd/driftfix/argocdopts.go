@@ -65,11 +65,12 @@ func shellSplit(s string) ([]string, error) {
 			}
 		case c == '\\':
 			inWord = true
-			if i+1 < len(s) {
-				i++
-				if s[i] != '\n' {
-					cur.WriteByte(s[i])
-				}
+			if i+1 == len(s) {
+				return nil, errors.New("it ends with a backslash that escapes nothing")
+			}
+			i++
+			if s[i] != '\n' {
+				cur.WriteByte(s[i])
 			}
 		case c == '\'':
 			inWord = true

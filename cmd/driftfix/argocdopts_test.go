@@ -30,6 +30,7 @@ func TestParseArgocdOpts(t *testing.T) {
 		{in: "--server a b", err: `"b" is neither`},
 		{in: "--server 'a", err: "single quote is not closed"},
 		{in: `--server "a`, err: "double quote is not closed"},
+		{in: `--server a\`, err: "ends with a backslash"},
 	} {
 		got, err := parseArgocdOpts(tc.in)
 		if tc.err != "" {
