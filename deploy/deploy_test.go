@@ -14,8 +14,10 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
 	"sigs.k8s.io/yaml"
@@ -79,6 +81,18 @@ func TestChartAndKustomizeRenderTheSameObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The Kustomize base is not installed by Helm: it carries the standard
+	// labels but Helm's own two.
+	for _, o := range chart {
+		for _, labels := range labelSets(o) {
+			for _, l := range helmOnlyLabels {
+				if _, ok := labels[l]; !ok {
+					t.Errorf("%s %s: no label %s", drift.Str(o, "kind"), drift.Str(o, "metadata", "name"), l)
+				}
+				delete(labels, l)
+			}
+		}
+	}
 	c, k := byKey(chart), byKey(kust)
 	var keys []string
 	for key := range c {
@@ -123,46 +137,6 @@ func TestChartAndKustomizeRenderTheSameObjects(t *testing.T) {
 	}
 	if len(k) != len(c) {
 		t.Errorf("the Kustomize base renders %d objects, the chart %d", len(k), len(c))
-	}
-}
-
-// TestChartKubeVersionFloor: the chart's kubeVersion admits the Kubernetes
-// versions the README says are supported, including providers' versions such
-// as v1.25.16-eks-1234, and refuses older ones, by the check `helm install`
-// and `helm template --kube-version` make (chartutil.IsCompatibleRange on the
-// chart's kubeVersion; Helm's action package would add modules).
-func TestChartKubeVersionFloor(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`Kubernetes 1\.(\d+) or newer`).FindSubmatch(readme)
-	if m == nil {
-		t.Fatal("the README states no supported Kubernetes version (\"Kubernetes 1.N or newer\")")
-	}
-	var minor int
-	fmt.Sscan(string(m[1]), &minor)
-	ch, err := loader.Load("chart")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		version string
-		ok      bool
-	}{
-		{fmt.Sprintf("v1.%d.0", minor), true},
-		{fmt.Sprintf("v1.%d.16-eks-1234", minor), true},
-		{"v1.37.2", true}, // what client-go in go.mod is built for
-		{fmt.Sprintf("v1.%d.17", minor-1), false},
-		{"v1.20.0", false},
-	} {
-		kv, err := chartutil.ParseKubeVersion(tc.version)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, kv.String()); got != tc.ok {
-			t.Errorf("kubeVersion %q admits Kubernetes %s: %v, want %v (the README: Kubernetes 1.%d or newer)", ch.Metadata.KubeVersion, tc.version, got, tc.ok, minor)
-		}
 	}
 }
 
@@ -368,5 +342,214 @@ func TestSafeDefaults(t *testing.T) {
 	}
 	if _, err := renderChart(t, map[string]any{"replicas": 2}); err != nil {
 		t.Errorf("two replicas, each with its own database (emptyDir), must render: %v", err)
+	}
+}
+
+// standardLabels are the labels every object and every pod template carries;
+// helmOnlyLabels are those of them that only an install by Helm sets.
+var (
+	standardLabels = []string{"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version", "app.kubernetes.io/managed-by", "helm.sh/chart"}
+	helmOnlyLabels = []string{"helm.sh/chart", "app.kubernetes.io/managed-by"}
+	selectorLabels = []string{"app.kubernetes.io/name", "app.kubernetes.io/instance"}
+)
+
+// labelSets returns the labels of an object and of the pods it makes (an
+// empty map where it has none).
+func labelSets(o drift.Object) []map[string]any {
+	paths := [][]string{{"metadata", "labels"}}
+	switch drift.Str(o, "kind") {
+	case "Deployment":
+		paths = append(paths, []string{"spec", "template", "metadata", "labels"})
+	case "CronJob":
+		paths = append(paths, []string{"spec", "jobTemplate", "spec", "template", "metadata", "labels"})
+	}
+	var out []map[string]any
+	for _, p := range paths {
+		m := drift.Map(o, p...)
+		if m == nil {
+			m = map[string]any{}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// helmTemplate renders the chart as `helm template driftfix deploy/chart -n
+// driftfix` does with no --kube-version: Helm's default capabilities, the
+// chart's kubeVersion checked against them as an install checks it, the
+// values checked against values.schema.json. It returns the objects and the
+// rendered NOTES.txt.
+func helmTemplate(t *testing.T, values map[string]any, edit func(*chart.Chart)) ([]drift.Object, string, error) {
+	t.Helper()
+	ch, err := loader.Load("chart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(ch)
+	}
+	caps := chartutil.DefaultCapabilities.Copy()
+	if kv := ch.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
+		return nil, "", fmt.Errorf("chart requires kubeVersion %s, which is incompatible with Helm's default Kubernetes %s", kv, caps.KubeVersion)
+	}
+	rv, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "driftfix", Namespace: "driftfix", IsInstall: true, Revision: 1}, caps)
+	if err != nil {
+		return nil, "", err
+	}
+	out, err := engine.Render(ch, rv)
+	if err != nil {
+		return nil, "", err
+	}
+	var objs []drift.Object
+	notes := ""
+	for name, text := range out {
+		if strings.HasSuffix(name, "/NOTES.txt") {
+			notes = text
+			continue
+		}
+		for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(text, -1) {
+			var o map[string]any
+			if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if o != nil {
+				objs = append(objs, o)
+			}
+		}
+	}
+	return objs, notes, nil
+}
+
+// TestChartAsHelmTemplate: with no --kube-version and every values variant,
+// the chart renders; every object and pod template carries the standard
+// labels with their values; selectors hold only name and instance, which
+// match the pods and do not change with the chart's or the app's version; the
+// overrides name the objects and the app.
+func TestChartAsHelmTemplate(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		values   map[string]any
+		fullname string // every object's name starts with it
+		app      string // app.kubernetes.io/name
+	}{
+		{name: "default", fullname: "driftfix", app: "driftfix"},
+		{name: "full", values: fullValues, fullname: "driftfix", app: "driftfix"},
+		{name: "everything on", values: map[string]any{"podDisruptionBudget": map[string]any{"enabled": true}, "serviceMonitor": map[string]any{"enabled": true}, "persistence": map[string]any{"enabled": true}}, fullname: "driftfix", app: "driftfix"},
+		{name: "fullnameOverride", values: map[string]any{"fullnameOverride": "drift-bot"}, fullname: "drift-bot", app: "driftfix"},
+		{name: "nameOverride", values: map[string]any{"nameOverride": "gitops-drift"}, fullname: "driftfix", app: "gitops-drift"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, _, err := helmTemplate(t, tc.values, nil)
+			if err != nil {
+				t.Fatalf("helm template with no --kube-version: %v", err)
+			}
+			bumped, _, err := helmTemplate(t, tc.values, func(c *chart.Chart) { c.Metadata.Version, c.Metadata.AppVersion = "9.8.7", "9.8.7" })
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"app.kubernetes.io/name": tc.app, "app.kubernetes.io/instance": "driftfix",
+				"app.kubernetes.io/version": "0.1.0", "app.kubernetes.io/managed-by": "Helm", "helm.sh/chart": "driftfix-0.1.0"}
+			kinds, other := map[string]bool{}, byKey(bumped)
+			for key, o := range byKey(objs) {
+				id := drift.Str(o, "kind") + " " + drift.Str(o, "metadata", "name")
+				kinds[drift.Str(o, "kind")] = true
+				if n := drift.Str(o, "metadata", "name"); !strings.HasPrefix(n, tc.fullname) {
+					t.Errorf("%s: name %q does not start with %q", id, n, tc.fullname)
+				}
+				for j, labels := range labelSets(o) {
+					for _, l := range standardLabels {
+						if labels[l] != want[l] {
+							t.Errorf("%s (label set %d): %s is %v, want %q", id, j, l, labels[l], want[l])
+						}
+					}
+				}
+				sel := selectorOf(o)
+				if sel == nil {
+					continue
+				}
+				if len(sel) != len(selectorLabels) || sel["app.kubernetes.io/name"] != tc.app || sel["app.kubernetes.io/instance"] != "driftfix" {
+					t.Errorf("%s: selector %v, want name and instance only", id, sel)
+				}
+				if next := selectorOf(other[key]); !reflect.DeepEqual(next, sel) {
+					t.Errorf("%s: selector %v changes to %v with a new chart version", id, sel, next)
+				}
+			}
+			if !kinds["Deployment"] && !kinds["CronJob"] {
+				t.Errorf("renders %v: no workload", kinds)
+			}
+		})
+	}
+	// The pods a selector picks are this release's pods.
+	objs, _, err := helmTemplate(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if drift.Str(o, "kind") != "Deployment" {
+			continue
+		}
+		pod := labelSets(o)[1]
+		for k, v := range selectorOf(o) {
+			if pod[k] != v {
+				t.Errorf("the Deployment selects %s=%v; its pods have %v", k, v, pod[k])
+			}
+		}
+	}
+	if _, _, err := helmTemplate(t, map[string]any{"fullnameOverride": "Not_A_Name"}, nil); err == nil {
+		t.Error("fullnameOverride Not_A_Name rendered; want the schema to refuse it")
+	}
+}
+
+// selectorOf returns the labels a Deployment, PDB, NetworkPolicy,
+// ServiceMonitor or Service selects on, or nil for other kinds.
+func selectorOf(o drift.Object) map[string]any {
+	switch drift.Str(o, "kind") {
+	case "Deployment", "PodDisruptionBudget", "ServiceMonitor":
+		return drift.Map(o, "spec", "selector", "matchLabels")
+	case "NetworkPolicy":
+		return drift.Map(o, "spec", "podSelector", "matchLabels")
+	case "Service":
+		return drift.Map(o, "spec", "selector")
+	}
+	return nil
+}
+
+// TestChartNotes: what Helm prints after an install tells the next steps for
+// the values given: where the proposals are read in a dry run and the upgrade
+// that goes live, the CronJob's own way to read a cycle, and a missing GitHub
+// credential.
+func TestChartNotes(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		values  map[string]any
+		want    []string
+		notWant []string
+	}{
+		{name: "dry run", values: map[string]any{"dryRun": true, "github": map[string]any{"appID": 42}},
+			want:    []string{"Dry run", "kubectl -n driftfix logs deploy/driftfix", "helm upgrade driftfix deploy/chart -n driftfix --reuse-values --set dryRun=false", "github-app.pem", "port-forward svc/driftfix 8080"},
+			notWant: []string{"No GitHub credential"}},
+		{name: "live", values: map[string]any{"github": map[string]any{"tokenMode": true}, "slack": map[string]any{"channel": "#drift"}},
+			want:    []string{"Live", "--set dryRun=true", "kubectl -n driftfix logs deploy/driftfix", "github-token", "slack-token", "#drift"},
+			notWant: []string{"--set dryRun=false", "No GitHub credential"}},
+		{name: "cronjob", values: map[string]any{"mode": "cronjob", "dryRun": true, "fullnameOverride": "bot"},
+			want:    []string{"kubectl -n driftfix create job --from=cronjob/bot bot-now", "kubectl -n driftfix logs -f job/bot-now", "--set dryRun=false", "No GitHub credential"},
+			notWant: []string{"deploy/bot", "svc/bot"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, notes, err := helmTemplate(t, tc.values, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(notes, w) {
+					t.Errorf("NOTES.txt lacks %q:\n%s", w, notes)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(notes, w) {
+					t.Errorf("NOTES.txt says %q:\n%s", w, notes)
+				}
+			}
+		})
 	}
 }

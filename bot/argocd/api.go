@@ -159,7 +159,8 @@ func (l *listResponse) add(it *listItem, sum [sha256.Size]byte) {
 }
 
 // ListApplications lists every application the token may see, in one call
-// (argocd-server does not paginate), asking only for the fields driftfix reads.
+// (argocd-server does not paginate), asking only for the fields driftfix reads
+// and narrowed by the client's ListFilter.
 // The client keeps the list to read the next one against (an item served
 // as before is not decoded again), so the slice is shared: callers must
 // not modify it, and copy it first to change it.
@@ -167,7 +168,17 @@ func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
 	c.mu.Lock()
 	resp := listResponse{known: c.listed}
 	c.mu.Unlock()
-	if err := c.get(ctx, "GET /api/v1/applications", "/api/v1/applications", url.Values{"fields": {listFields}}, &resp); err != nil {
+	q := url.Values{"fields": {listFields}}
+	if c.filter.Selector != "" {
+		q.Set("selector", c.filter.Selector)
+	}
+	for _, p := range c.filter.Projects {
+		q.Add("projects", p)
+	}
+	if c.filter.AppNamespace != "" {
+		q.Set("appNamespace", c.filter.AppNamespace)
+	}
+	if err := c.get(ctx, "GET /api/v1/applications", "/api/v1/applications", q, &resp); err != nil {
 		return nil, err
 	}
 	resp.apps = slices.Clip(resp.apps)

@@ -50,10 +50,25 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives one line per retried call; the token is never logged.
 	Logger *slog.Logger
+	// List narrows ListApplications on the server, as `argocd app list`
+	// narrows it.
+	List ListFilter
+}
+
+// ListFilter is what argocd-server's application list is narrowed by: its
+// selector, projects and appNamespace query parameters.
+type ListFilter struct {
+	// Selector is a Kubernetes label selector on the Applications.
+	Selector string
+	// Projects keeps the applications of these projects only.
+	Projects []string
+	// AppNamespace keeps the applications of this namespace only.
+	AppNamespace string
 }
 
 // Client is an argocd-server REST client.
 type Client struct {
+	filter  ListFilter
 	base    *url.URL
 	token   func() string
 	http    *http.Client
@@ -95,7 +110,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.TokenFunc() == "" {
 		return nil, errors.New("argocd: no token: give the account's API token in a file or the environment")
 	}
-	c := &Client{base: u, token: cfg.TokenFunc, http: cfg.HTTPClient, retries: cfg.Retries, backoff: cfg.Backoff, log: cfg.Logger, calls: map[string]int{}, errs: map[string]int{}}
+	c := &Client{filter: cfg.List, base: u, token: cfg.TokenFunc, http: cfg.HTTPClient, retries: cfg.Retries, backoff: cfg.Backoff, log: cfg.Logger, calls: map[string]int{}, errs: map[string]int{}}
 	if c.retries == 0 {
 		c.retries = 3
 	}

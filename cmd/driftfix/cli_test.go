@@ -98,7 +98,7 @@ func TestDiagnoseFileWithoutSnapshotFlag(t *testing.T) {
 	// A path is no application name (NAMESPACE/APP has one slash): the
 	// answer says how to diagnose the file.
 	code, _, stderr = runCLI("diagnose", "./"+filepath.Base(snap), "--argocd-server", closedURL(t), "--plaintext")
-	if code != exitUsage || !strings.Contains(stderr, "use --snapshot ./"+filepath.Base(snap)) {
+	if code != exitUsage || !strings.Contains(stderr, "use driftfix diagnose --snapshot ./"+filepath.Base(snap)) {
 		t.Fatalf("a path with --argocd-server: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/collect"
@@ -54,13 +55,20 @@ type argoFlags struct {
 	source string
 	// schemeAssumed: the server was given as host:port and https:// assumed.
 	schemeAssumed bool
+	// serverFrom names ARGOCD_OPTS when the server came from it, and
+	// optsToken is ARGOCD_OPTS's --auth-token (applyArgocdOpts).
+	serverFrom, optsToken string
+	// list narrows the applications listed (scan's --selector, --project
+	// and --app-namespace).
+	list argocd.ListFilter
 }
 
 func (a *argoFlags) register(cmd *cobra.Command) {
 	a.cmd = cmd
 	fs := cmd.Flags()
-	fs.StringVar(&a.server, "argocd-server", "", "argocd-server address: https://HOST, http://HOST with --plaintext, or HOST:PORT as the argocd CLI takes it (default: $ARGOCD_SERVER, else the argocd CLI's current context)")
-	fs.StringVar(&a.tokenFile, "argocd-token-file", "", "file holding the Argo CD API token (default: $ARGOCD_AUTH_TOKEN, else the argocd CLI's context)")
+	fs.StringVar(&a.server, "argocd-server", "", "argocd-server address: https://HOST, http://HOST with --plaintext, or HOST:PORT as the argocd CLI takes it (default: --server in $ARGOCD_OPTS, else $ARGOCD_SERVER, else the argocd CLI's current context)")
+	fs.StringVar(&a.server, "server", "", "same as --argocd-server (the argocd CLI's name)")
+	fs.StringVar(&a.tokenFile, "argocd-token-file", "", "file holding the Argo CD API token (default: --auth-token in $ARGOCD_OPTS, else $ARGOCD_AUTH_TOKEN, else the argocd CLI's context)")
 	fs.StringVar(&a.caFile, "argocd-ca-file", "", "PEM file of the CA that signed argocd-server's certificate")
 	fs.BoolVar(&a.insecure, "argocd-insecure", false, "skip TLS verification (self-signed test servers only)")
 	fs.BoolVar(&a.insecure, "insecure", false, "same as --argocd-insecure (the argocd CLI's name)")
@@ -83,9 +91,9 @@ func (a *argoFlags) register(cmd *cobra.Command) {
 	_ = cmd.MarkFlagFilename("kubeconfig")
 }
 
-// serverGiven says whether --argocd-server was typed.
+// serverGiven says whether --argocd-server or --server was typed.
 func (a *argoFlags) serverGiven(cmd *cobra.Command) bool {
-	return cmd.Flags().Changed("argocd-server")
+	return cmd.Flags().Changed("argocd-server") || cmd.Flags().Changed("server")
 }
 
 // addAppNamespace registers -N/--app-namespace (argocd's) and its hidden
@@ -115,7 +123,7 @@ func appName(arg, flagNS string) (ns, name string, err error) {
 	}
 	orFile := ""
 	if isFile(arg) {
-		orFile = "; to diagnose a snapshot file, use --snapshot " + arg
+		orFile = "; to diagnose a snapshot file, use driftfix diagnose --snapshot " + arg
 	}
 	switch {
 	case name == "" || (qualified && ns == "") || strings.Contains(name, "/"):
@@ -142,7 +150,11 @@ func (a *argoFlags) cluster(ctx context.Context, stderr io.Writer) (func(*drift.
 		if a.kubeconfig != "" {
 			return nil, err
 		}
-		fmt.Fprintf(stderr, "driftfix: cluster context not collected (%v); HPAs, webhooks, namespaces and CRDs are unknown to this diagnosis (use --kubeconfig, or --no-kube to silence this)\n", err)
+		how := "use --kubeconfig, or --no-kube to silence this"
+		if a.cmd == nil {
+			how = "set kubeconfig in the policy's argocd entry"
+		}
+		fmt.Fprintf(stderr, "driftfix: cluster context not collected (%v); HPAs, webhooks, namespaces and CRDs are unknown to this diagnosis (%s)\n", err, how)
 		return nil, nil
 	}
 	cl, err := kube.Read(ctx, rc, cfg)
@@ -168,27 +180,42 @@ func (a *argoFlags) cluster(ctx context.Context, stderr io.Writer) (func(*drift.
 }
 
 // client builds the argocd-server client. The server comes from
-// --argocd-server, else $ARGOCD_SERVER, else the argocd CLI's context; the
-// token from --argocd-token-file, else $ARGOCD_AUTH_TOKEN, else the argocd
-// CLI's context for that server. What was used is kept for errors.
+// --argocd-server (or --server), else --server in $ARGOCD_OPTS, else
+// $ARGOCD_SERVER, else the argocd CLI's context; the token from
+// --argocd-token-file, else --auth-token in $ARGOCD_OPTS, else
+// $ARGOCD_AUTH_TOKEN, else the argocd CLI's context for that server, the
+// order the argocd CLI takes them in. What was used is kept for errors.
 func (a *argoFlags) client() (*argocd.Client, error) {
 	env := a.tokenEnv
 	if env == "" {
 		env = "ARGOCD_AUTH_TOKEN"
 	}
 	envToken := os.Getenv(env)
+	if a.cmd != nil && os.Getenv("ARGOCD_OPTS") != "" {
+		unused, err := a.applyArgocdOpts(os.Getenv("ARGOCD_OPTS"))
+		if err != nil {
+			return nil, err
+		}
+		if len(unused) > 0 {
+			fmt.Fprintf(a.cmd.ErrOrStderr(), "driftfix: ARGOCD_OPTS %s: not used by driftfix\n", strings.Join(unused, " "))
+		}
+	}
 	var token func() string
 	var serverFrom, tokenFrom string
 	switch {
 	case a.cmd != nil && a.cmd.Flags().Changed("argocd-server"):
 		serverFrom = "--argocd-server"
+	case a.cmd != nil && a.cmd.Flags().Changed("server"):
+		serverFrom = "--server"
+	case a.cmd != nil && a.serverFrom != "":
+		serverFrom = a.serverFrom
 	case a.cmd == nil && a.server != "":
 		serverFrom = "the argocd entry's server"
 	case a.cmd != nil && os.Getenv("ARGOCD_SERVER") != "":
 		a.server, serverFrom = os.Getenv("ARGOCD_SERVER"), "ARGOCD_SERVER"
 	}
 	var cliCtx *argocd.CLIContext
-	if a.cmd != nil && (serverFrom == "" || (envToken == "" && a.tokenFile == "")) {
+	if a.cmd != nil && (serverFrom == "" || (envToken == "" && a.tokenFile == "" && a.optsToken == "")) {
 		cc, err := a.cliContext(serverFrom == "")
 		if err != nil {
 			return nil, err
@@ -228,6 +255,10 @@ func (a *argoFlags) client() (*argocd.Client, error) {
 		if a.tokenFrom != "" {
 			tokenFrom = a.tokenFrom
 		}
+	case a.optsToken != "":
+		t := a.optsToken
+		token = func() string { return t }
+		tokenFrom = "ARGOCD_OPTS --auth-token"
 	case envToken != "":
 		token = func() string { return envToken }
 		tokenFrom = env
@@ -249,7 +280,7 @@ func (a *argoFlags) client() (*argocd.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := argocd.Config{BaseURL: server, TokenFunc: token, CAFile: a.caFile, Insecure: a.insecure, Timeout: a.timeout}
+	cfg := argocd.Config{BaseURL: server, TokenFunc: token, CAFile: a.caFile, Insecure: a.insecure, Timeout: a.timeout, List: a.list}
 	if cliCtx != nil && strings.HasPrefix(a.source, "the argocd CLI") {
 		cfg.ClientCert, cfg.ClientKey = cliCtx.ClientCert, cliCtx.ClientKey
 	}
@@ -266,8 +297,11 @@ func (a *argoFlags) client() (*argocd.Client, error) {
 func (a *argoFlags) serverURL() (string, error) {
 	server := strings.TrimSpace(a.server)
 	flagged := "--argocd-server"
-	if a.cmd == nil {
+	switch {
+	case a.cmd == nil:
 		flagged = "the argocd entry's server"
+	case a.serverFrom != "" && !a.serverGiven(a.cmd):
+		flagged = a.serverFrom
 	}
 	scheme, rest, ok := strings.Cut(server, "://")
 	if !ok {
@@ -548,18 +582,45 @@ successful sync, with the causes of its differing fields. Applications
 OutOfSync for less time are counted, not diagnosed.`,
 		Example: `  driftfix scan
   driftfix scan --stuck-after 0s -o wide
+  driftfix scan -l team=payments -p prod -p staging
+  driftfix scan -o name | xargs -n1 driftfix diagnose
   argocd driftfix scan      # as the argocd CLI's plugin`,
 		Args: noArgs,
 	}
 	var af argoFlags
 	af.register(cmd)
 	after := cmd.Flags().Duration("stuck-after", collect.DefaultStuckAfter, "how long an application must stay OutOfSync after a successful sync (0s: at once)")
-	output := c.addOutput(cmd, "text", "json", "yaml", "wide")
+	output := c.addOutput(cmd, "text", "json", "yaml", "wide", "name")
 	alwaysRefresh := cmd.Flags().Bool("always-refresh", false, "refresh every stuck candidate, even one whose Git revision still names the commit Argo CD compared")
+	selector := cmd.Flags().StringP("selector", "l", "", "only applications whose labels match this selector (key=value, key!=value, key in (a,b), key), as argocd app list -l")
+	projects := cmd.Flags().StringArrayP("project", "p", nil, "only applications of this project (repeatable)")
+	appNS := addAppNamespace(cmd)
 	cmd.RunE = c.runE(func(cmd *cobra.Command, args []string) (int, error) {
+		f, err := listFilter(*selector, *projects, *appNS)
+		if err != nil {
+			return exitUsage, err
+		}
+		af.list = f
 		return c.scan(&af, *after, output, *alwaysRefresh, c.now())
 	})
 	return cmd
+}
+
+// listFilter checks scan's --selector, --project and --app-namespace before
+// they reach argocd-server, each error naming the flag.
+func listFilter(selector string, projects []string, ns string) (argocd.ListFilter, error) {
+	if _, err := labels.Parse(selector); err != nil {
+		return argocd.ListFilter{}, fmt.Errorf("--selector %q: %w", selector, err)
+	}
+	for _, p := range projects {
+		if !dnsSubdomain.MatchString(p) || len(p) > 253 {
+			return argocd.ListFilter{}, fmt.Errorf("--project %q: want an Argo CD project name (lower case letters, digits, '-' and '.')", p)
+		}
+	}
+	if ns != "" && (!dnsLabel.MatchString(ns) || len(ns) > 63) {
+		return argocd.ListFilter{}, fmt.Errorf("--app-namespace %q: want a Kubernetes namespace (lower case letters, digits and '-')", ns)
+	}
+	return argocd.ListFilter{Selector: selector, Projects: projects, AppNamespace: ns}, nil
 }
 
 // noArgs refuses positional arguments, naming the first.
@@ -650,7 +711,17 @@ func (c *cli) scan(af *argoFlags, after time.Duration, output *outputs, alwaysRe
 		}
 		stuck = append(stuck, r)
 	}
-	if format != "text" {
+	if format == "name" {
+		// One NAMESPACE/APP per stuck application, as argocd app list -o
+		// name prints them and driftfix diagnose takes them.
+		var buf bytes.Buffer
+		for _, r := range stuck {
+			fmt.Fprintf(&buf, "%s/%s\n", templates.Terminal(r.Namespace), templates.Terminal(r.Application))
+		}
+		if _, err := stdout.Write(buf.Bytes()); err != nil {
+			return exitUsage, fmt.Errorf("write the scan: %w", err)
+		}
+	} else if format != "text" {
 		if stuck == nil {
 			stuck = []result{}
 		}

@@ -71,9 +71,10 @@ func buildRevision() string {
 // about is the root command's description, shown by `driftfix help`.
 const about = `driftfix finds why Argo CD applications stay OutOfSync and proposes the narrowest fix.
 
-The Argo CD server and token come from --argocd-server and --argocd-token-file,
-else ARGOCD_SERVER and ARGOCD_AUTH_TOKEN, else the current context of the argocd
-CLI (what "argocd login" wrote). Installed on PATH as argocd-driftfix, driftfix
+The Argo CD server and token come from --argocd-server (or --server) and
+--argocd-token-file, else --server and --auth-token in ARGOCD_OPTS, else
+ARGOCD_SERVER and ARGOCD_AUTH_TOKEN, else the current context of the argocd
+CLI (what "argocd login" wrote), as the argocd CLI takes them. Installed on PATH as argocd-driftfix, driftfix
 runs as an argocd CLI plugin: "argocd driftfix scan".
 
 Exit codes, as "argocd app diff": 0 nothing differs, 1 drift found, 2 bad input.`
@@ -149,7 +150,7 @@ func (c *cli) root(name string) *cobra.Command {
 		sub.GroupID = "bot"
 		root.AddCommand(sub)
 	}
-	for _, sub := range []*cobra.Command{c.causesCmd(), c.fixesCmd(), c.versionCmd(), c.docsCmd()} {
+	for _, sub := range []*cobra.Command{c.causesCmd(), c.fixesCmd(), c.versionCmd(), c.docsCmd(), c.demoCmd()} {
 		sub.GroupID = "ref"
 		root.AddCommand(sub)
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 	"unsafe"
 
+	"k8s.io/apimachinery/pkg/labels"
+
 	"github.com/driftfix/driftfix/bot/drift"
 )
 
@@ -474,12 +476,35 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 			fields = append(fields, listField{f, parts})
 		}
 	}
+	// The list is narrowed as argocd-server narrows it: a label selector,
+	// projects (and the older name project) and appNamespace.
+	q := r.URL.Query()
+	sel, err := labels.Parse(q.Get("selector"))
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, "error parsing the selector: "+err.Error())
+		return
+	}
+	projects := append(q["projects"], q["project"]...)
+	appNS := q.Get("appNamespace")
 	// Each item is built as it is written, as a server streaming its
 	// answer would: the emulator's whole list never sits in the bot's heap.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	writeList(w, len(s.order), func(i int) ([]byte, error) {
-		app := s.apps[s.order[i]].Application
+	var keep []int
+	for i, k := range s.order {
+		app := s.apps[k].Application
+		ls := map[string]string{}
+		for lk, lv := range drift.Map(app, "metadata", "labels") {
+			ls[lk], _ = lv.(string)
+		}
+		if !sel.Matches(labels.Set(ls)) || (len(projects) > 0 && !slices.Contains(projects, drift.Str(app, "spec", "project"))) ||
+			(appNS != "" && drift.Str(app, "metadata", "namespace") != appNS) {
+			continue
+		}
+		keep = append(keep, i)
+	}
+	writeList(w, len(keep), func(i int) ([]byte, error) {
+		app := s.apps[s.order[keep[i]]].Application
 		key := listKey{mapPointer(app), raw}
 		if b, ok := s.listed[key]; ok {
 			return b, nil

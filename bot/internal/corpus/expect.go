@@ -196,21 +196,34 @@ func snapshotsIn(tb testing.TB, dir, ext string) []string {
 	return out
 }
 
-// SkipSharedFixtures is the environment variable that, set to 1, lets the
-// tests of the public fixtures skip where the shared folder is not checked
-// out; it is refused where CI is set.
-const SkipSharedFixtures = "DRIFTFIX_SKIP_SHARED_FIXTURES"
+// RequireSharedFixtures is the environment variable that, set to 1, makes a
+// missing ../shared/fixtures a test failure instead of a skip. CI sets it
+// (.ci/run), so the public fixtures are always checked there.
+const RequireSharedFixtures = "DRIFTFIX_REQUIRE_SHARED_FIXTURES"
 
 // SharedFixtures lists the public fixtures in ../shared/fixtures beside the
-// repository root. When there are none the test fails, naming the folder and
-// how to get it, unless SkipSharedFixtures is set to 1 outside CI, when it
-// skips saying so.
+// repository root, for a test that checks nothing else. When there are none
+// the test skips, naming the folder and how to get it; where
+// RequireSharedFixtures is 1 it fails instead.
 func SharedFixtures(tb testing.TB) []string {
 	tb.Helper()
-	return fixturesIn(tb, filepath.Clean(filepath.Join(Root(), "..", "shared", "fixtures")))
+	return fixturesIn(tb, sharedDir(), false)
 }
 
-func fixturesIn(tb testing.TB, dir string) []string {
+// SharedFixturesIfPresent lists the public fixtures for a test that also
+// checks the corpora inside the module: when there are none it logs so and
+// returns none, and the test goes on with the corpora; where
+// RequireSharedFixtures is 1 it fails instead.
+func SharedFixturesIfPresent(tb testing.TB) []string {
+	tb.Helper()
+	return fixturesIn(tb, sharedDir(), true)
+}
+
+func sharedDir() string {
+	return filepath.Clean(filepath.Join(Root(), "..", "shared", "fixtures"))
+}
+
+func fixturesIn(tb testing.TB, dir string, optional bool) []string {
 	tb.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "[0-9]*.yaml"))
 	if err != nil {
@@ -226,13 +239,14 @@ func fixturesIn(tb testing.TB, dir string) []string {
 		return out
 	}
 	msg := fmt.Sprintf("no public fixtures (NN-name.yaml with NN-name.expected.yaml) in %s: put the project's shared folder, "+
-		"which holds fixtures/, design.md and snapshot-format.md, beside the repository root as ../shared", dir)
+		"which holds fixtures/, beside the repository root as ../shared to check them", dir)
 	switch {
-	case os.Getenv(SkipSharedFixtures) == "1" && os.Getenv("CI") != "":
-		tb.Fatalf("%s (%s=1 is refused where CI is set)", msg, SkipSharedFixtures)
-	case os.Getenv(SkipSharedFixtures) == "1":
-		tb.Skipf("%s; skipped because %s=1", msg, SkipSharedFixtures)
+	case os.Getenv(RequireSharedFixtures) == "1":
+		tb.Fatalf("%s (%s=1 requires them)", msg, RequireSharedFixtures)
+	case optional:
+		tb.Logf("%s; checked the corpora inside the module only", msg)
+		return nil
 	}
-	tb.Fatalf("%s (or set %s=1 to skip these tests knowingly on a machine without it)", msg, SkipSharedFixtures)
+	tb.Skipf("%s; skipped (%s=1 makes this a failure)", msg, RequireSharedFixtures)
 	return nil
 }

@@ -18,6 +18,7 @@ type recorder struct {
 	errs    []string
 	fatal   bool
 	skipped string
+	logs    []string
 }
 
 func (r *recorder) Helper() {}
@@ -30,6 +31,9 @@ func (r *recorder) Fatalf(format string, args ...any) {
 	runtime.Goexit()
 }
 func (r *recorder) Fatal(args ...any) { r.Fatalf("%s", fmt.Sprint(args...)) }
+func (r *recorder) Logf(format string, args ...any) {
+	r.logs = append(r.logs, fmt.Sprintf(format, args...))
+}
 func (r *recorder) Skipf(format string, args ...any) {
 	r.skipped = fmt.Sprintf(format, args...)
 	runtime.Goexit()
@@ -165,31 +169,54 @@ func TestSnapshotsNoticesOrphanExpectation(t *testing.T) {
 	}
 }
 
-func TestSharedFixturesMissingFails(t *testing.T) {
+func TestSharedFixturesMissing(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "shared", "fixtures")
 	for _, tc := range []struct {
-		name, skip, ci string
-		wantSkip       bool
+		name     string
+		require  string
+		optional bool
+		want     string // "skip", "log" or "fail"
 	}{
-		{"fails", "", "", false},
-		{"fails in CI", "", "true", false},
-		{"opt-out skips saying so", "1", "", true},
-		{"opt-out refused in CI", "1", "true", false},
+		{"a fresh clone skips saying why", "", false, "skip"},
+		{"a fresh clone goes on with the corpora", "", true, "log"},
+		{"required fails", "1", false, "fail"},
+		{"required fails where the fixtures are optional too", "1", true, "fail"},
+		{"only 1 requires", "true", false, "skip"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(SkipSharedFixtures, tc.skip)
-			t.Setenv("CI", tc.ci)
-			r := record(t, func(tb testing.TB) { fixturesIn(tb, missing) })
-			if tc.wantSkip {
-				if r.skipped == "" || r.fatal || !strings.Contains(r.skipped, SkipSharedFixtures) {
-					t.Errorf("skipped %q, errors %q: want a skip naming %s", r.skipped, r.errs, SkipSharedFixtures)
-				}
-				return
+			t.Setenv(RequireSharedFixtures, tc.require)
+			var got []string
+			r := record(t, func(tb testing.TB) { got = fixturesIn(tb, missing, tc.optional) })
+			msg := strings.Join(append(append(r.errs, r.skipped), r.logs...), " ")
+			if !strings.Contains(msg, missing) || !strings.Contains(msg, "../shared") {
+				t.Errorf("said %q: want the folder %s and ../shared named", msg, missing)
 			}
-			msg := strings.Join(r.errs, " ")
-			if !r.fatal || r.skipped != "" || !strings.Contains(msg, missing) || !strings.Contains(msg, "../shared") {
-				t.Errorf("errors %q, skipped %q: want a failure naming %s and ../shared", r.errs, r.skipped, missing)
+			switch tc.want {
+			case "skip":
+				if r.skipped == "" || r.fatal || !strings.Contains(r.skipped, RequireSharedFixtures) {
+					t.Errorf("skipped %q, errors %q: want a skip naming %s", r.skipped, r.errs, RequireSharedFixtures)
+				}
+			case "log":
+				if r.skipped != "" || r.fatal || len(r.logs) != 1 || got != nil {
+					t.Errorf("skipped %q, errors %q, logs %q, files %q: want one log line and no files", r.skipped, r.errs, r.logs, got)
+				}
+			case "fail":
+				if !r.fatal || r.skipped != "" || !strings.Contains(msg, RequireSharedFixtures) {
+					t.Errorf("errors %q, skipped %q: want a failure naming %s", r.errs, r.skipped, RequireSharedFixtures)
+				}
 			}
 		})
+	}
+	present := t.TempDir()
+	for _, f := range []string{"01-a.yaml", "01-a.expected.yaml"} {
+		if err := os.WriteFile(filepath.Join(present, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(RequireSharedFixtures, "1")
+	var got []string
+	r := record(t, func(tb testing.TB) { got = fixturesIn(tb, present, false) })
+	if len(got) != 1 || filepath.Base(got[0]) != "01-a.yaml" || r.fatal || r.skipped != "" {
+		t.Errorf("files %q, errors %q, skipped %q: want 01-a.yaml alone", got, r.errs, r.skipped)
 	}
 }

@@ -1,11 +1,31 @@
-{{- define "driftfix.labels" -}}
-app.kubernetes.io/name: driftfix
-app.kubernetes.io/instance: {{ .Release.Name }}
-app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{/* The app's name: nameOverride or the chart's name. */}}
+{{- define "driftfix.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/*
+The name of every object: fullnameOverride, or the release's name (what the
+chart has always used, so an upgrade renames nothing).
+*/}}
+{{- define "driftfix.fullname" -}}
+{{- default .Release.Name .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "driftfix.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The standard labels, on every object and pod. */}}
+{{- define "driftfix.labels" -}}
+helm.sh/chart: {{ include "driftfix.chart" . }}
+{{ include "driftfix.selector" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/* The selector labels: name and instance only, so they never change on upgrade. */}}
 {{- define "driftfix.selector" -}}
-app.kubernetes.io/name: driftfix
+app.kubernetes.io/name: {{ include "driftfix.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
@@ -25,12 +45,12 @@ seccompProfile: {type: RuntimeDefault}
 
 {{- define "driftfix.volumes" -}}
 - name: config
-  configMap: {name: {{ .Release.Name }}}
+  configMap: {name: {{ include "driftfix.fullname" . }}}
 - name: secrets
   secret: {secretName: {{ .Values.existingSecret }}}
 - name: state
 {{- if .Values.persistence.enabled }}
-  persistentVolumeClaim: {claimName: {{ .Release.Name }}-state}
+  persistentVolumeClaim: {claimName: {{ include "driftfix.fullname" . }}-state}
 {{- else }}
   emptyDir: {}
 {{- end }}
