@@ -579,11 +579,12 @@ func (d *discovery) generate() {
 	}
 }
 
-// dedupe keeps one application per key. Definitions that are equal, or
-// that come from one file (an overlay's render of its base), are one; two
-// different definitions from different files are a conflict: both are
-// named and neither is predicted (Argo CD keeps whichever was applied
-// last).
+// dedupe keeps one application per definition. Definitions that are
+// equal, or that come from one file (an overlay's render of its base, a
+// parent's render of a manifest), are one. Different definitions from
+// different files (an app-of-apps list and an ApplicationSet, one per
+// Argo CD instance) are each predicted, never one chosen: a note names
+// them all, as one Argo CD instance keeps only the last applied.
 func (d *discovery) dedupe() {
 	byKey := map[string][]application{}
 	var order []string
@@ -596,35 +597,34 @@ func (d *discovery) dedupe() {
 	}
 	d.apps = d.apps[:0]
 	for _, k := range order {
-		defs := byKey[k]
-		keep := defs[0]
-		var conflict []application
-		for _, o := range defs[1:] {
-			switch {
-			case reflect.DeepEqual(o.obj, keep.obj):
-			case o.manifest != "" && o.manifest == keep.manifest:
-				keep = o // the later stage (a parent's render) of the same file
-			default:
-				conflict = append(conflict, o)
+		var kept []application
+		for _, o := range byKey[k] {
+			same := false
+			for i, c := range kept {
+				switch {
+				case reflect.DeepEqual(o.obj, c.obj):
+					same = true
+				case o.manifest != "" && o.manifest == c.manifest:
+					kept[i], same = o, true // the later stage of the same file
+				}
+				if same {
+					break
+				}
+			}
+			if !same {
+				kept = append(kept, o)
 			}
 		}
-		if len(conflict) == 0 {
-			d.apps = append(d.apps, keep)
+		d.apps = append(d.apps, kept...)
+		if len(kept) < 2 {
 			continue
 		}
-		where := []string{describe(keep)}
-		var files []string
-		for _, c := range conflict {
+		var where []string
+		for _, c := range kept {
 			where = append(where, describe(c))
-			files = append(files, c.manifest)
 		}
-		if d.notFiles == nil {
-			d.notFiles = map[int][]string{}
-		}
-		d.notFiles[len(d.not)] = files
-		d.not = append(d.not, NotPredicted{Application: drift.Str(keep.obj, "metadata", "name"), Kind: "Application", File: keep.manifest,
-			Reason: "defined more than once, differently: " + strings.Join(where, " and ") + "; Argo CD keeps whichever was applied last, so neither is predicted",
-			Needs:  "one definition (or --app FILE to predict one of them)"})
+		d.notes = append(d.notes, fmt.Sprintf("application %s is defined more than once, differently: %s; each definition is predicted (one Argo CD instance keeps only the one applied last)",
+			drift.Str(kept[0].obj, "metadata", "name"), strings.Join(where, " and ")))
 	}
 }
 

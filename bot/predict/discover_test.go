@@ -62,6 +62,7 @@ spec:
 		apps  []string          // every application predicted
 		notOf string            // an application listed as not predicted
 		why   string            // words of its reason
+		note  string            // words of a note
 	}{
 		{name: "children of a Helm app-of-apps with a root Application",
 			base: withFiles(appOfAppsChart, map[string]string{"root.yaml": root, "services/web/deploy.yaml": deployment("", "100m")}),
@@ -91,15 +92,15 @@ spec:
 			},
 			head: map[string]string{"services/web-prod/deploy.yaml": deployment("  replicas: 3\n", "100m")},
 			app:  "web", file: "services/web-prod/deploy.yaml", apps: []string{"web"}},
-		{name: "two different definitions of one application are named, neither predicted",
+		{name: "two different definitions of one application are named and each predicted",
 			base: map[string]string{
 				"a/web.yaml":               baseApp,
 				"b/web.yaml":               strings.Replace(baseApp, "namespace: shop", "namespace: shop2", 1),
 				"services/web/deploy.yaml": deployment("", "100m"),
 				"services/web/hpa.yaml":    webHPA,
 			},
-			head:  map[string]string{"services/web/deploy.yaml": deployment("  replicas: 3\n", "100m"), "b/web.yaml": strings.Replace(baseApp, "namespace: shop", "namespace: shop3", 1)},
-			notOf: "web", why: "a/web.yaml and b/web.yaml"},
+			head: map[string]string{"services/web/deploy.yaml": deployment("  replicas: 3\n", "100m"), "b/web.yaml": strings.Replace(baseApp, "namespace: shop", "namespace: shop3", 1)},
+			app:  "web", file: "services/web/deploy.yaml", apps: []string{"web", "web"}, note: "web is defined more than once, differently: a/web.yaml and b/web.yaml"},
 		{name: "an application that does not render does not stop the others",
 			base: map[string]string{
 				"web.yaml":                      baseApp,
@@ -131,6 +132,9 @@ spec:
 				if !found {
 					t.Errorf("no /spec/replicas prediction for %s at %s: %+v", tc.app, tc.file, res.Predictions)
 				}
+			}
+			if tc.note != "" && !strings.Contains(strings.Join(res.Notes, "\n"), tc.note) {
+				t.Errorf("notes %q, want one naming %q", res.Notes, tc.note)
 			}
 			if tc.notOf != "" {
 				found := false

@@ -6,6 +6,7 @@ import (
 	"path"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -177,7 +178,7 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 	for i := range apps {
 		a := &apps[i]
 		name := drift.Str(a.obj, "metadata", "name")
-		was := findNamed(baseApps, a.obj)
+		was := findDefinition(baseApps, *a)
 		srcs, notes := localSources(a.obj, head.Files, opt.Repositories)
 		for _, n := range notes {
 			res.Notes = append(res.Notes, fmt.Sprintf("application %s: %s", name, n))
@@ -260,6 +261,10 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		res.Predictions = append(res.Predictions, Changes(j.basePs, j.headPs)...)
 	}
 	sort.SliceStable(res.Predictions, func(i, j int) bool { return less(res.Predictions[i], res.Predictions[j]) })
+	// two definitions of one application may render one resource alike
+	res.Predictions = slices.CompactFunc(res.Predictions, func(a, b Prediction) bool {
+		return a.Key() == b.Key() && a.File == b.File && a.Line == b.Line
+	})
 	sort.SliceStable(res.NotPredicted, func(i, j int) bool {
 		a, b := res.NotPredicted[i], res.NotPredicted[j]
 		if a.Application != b.Application {
@@ -536,12 +541,25 @@ func applicationsIn(file, content string) []application {
 }
 
 func findNamed(apps []application, obj drift.Object) *application {
+	return findDefinition(apps, application{obj: obj})
+}
+
+// findDefinition is the application of apps that is a's definition: of its
+// name and manifest, else of its name.
+func findDefinition(apps []application, a application) *application {
+	var named *application
 	for i := range apps {
-		if drift.Str(apps[i].obj, "metadata", "name") == drift.Str(obj, "metadata", "name") {
+		if drift.Str(apps[i].obj, "metadata", "name") != drift.Str(a.obj, "metadata", "name") {
+			continue
+		}
+		if a.manifest != "" && apps[i].manifest == a.manifest {
 			return &apps[i]
 		}
+		if named == nil {
+			named = &apps[i]
+		}
 	}
-	return nil
+	return named
 }
 
 // SameRepository says whether a repoURL names one of the repositories, in
