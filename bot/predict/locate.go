@@ -66,17 +66,28 @@ func locate(s *drift.Snapshot, manifest string, p Prediction) (string, int) {
 	for _, src := range drift.Sources(s.Application) {
 		dirs = append(dirs, src.Path)
 	}
-	best, bestLine := "", 0
+	// A file the application's sources read (in a source path, or a base
+	// or patch its kustomization names) wins over any other; then the file
+	// that declares the most of the path (an overlay's patch that sets the
+	// field over the base, the base over a patch that only names the
+	// object); then by name.
+	reads := map[string]bool{}
+	for _, src := range drift.Sources(s.Application) {
+		if kustomization(src.Path, files) {
+			for f := range remediations.SourceReads(repo, src.Path) {
+				reads[f] = true
+			}
+		}
+	}
+	best, bestLine, bestDepth, bestIn := "", 0, -1, false
 	for _, f := range names {
-		line := lineIn(files[f], holder, p.Path)
+		line, depth := lineDepth(files[f], holder, p.Path)
 		if line == 0 {
 			continue
 		}
-		if inAny(f, dirs) {
-			return f, line
-		}
-		if best == "" {
-			best, bestLine = f, line
+		in := inAny(f, dirs) || reads[f]
+		if (in && !bestIn) || (in == bestIn && depth > bestDepth) {
+			best, bestLine, bestDepth, bestIn = f, line, depth, in
 		}
 	}
 	if best != "" {
@@ -134,16 +145,22 @@ func inAny(f string, dirs []string) bool {
 // nearest ancestor of p that the document has (the document's first line
 // when it has none of them); 0 when no document declares holder.
 func lineIn(src string, holder drift.Ref, p drift.Pointer) int {
+	line, _ := lineDepth(src, holder, p)
+	return line
+}
+
+// lineDepth is lineIn with how many of p's tokens the document declares.
+func lineDepth(src string, holder drift.Ref, p drift.Pointer) (int, int) {
 	if src == "" {
-		return 0
+		return 0, 0
 	}
 	for n := len(p); n >= 0; n-- {
 		line, _, ok, err := ignores.Find([]byte(src), holder, p[:n])
 		if err != nil {
-			return 0
+			return 0, 0
 		}
 		if ok {
-			return line
+			return line, n
 		}
 		if n == 0 {
 			break
@@ -151,7 +168,7 @@ func lineIn(src string, holder drift.Ref, p drift.Pointer) int {
 	}
 	// Without a namespace in the manifest the holder's is not compared; a
 	// manifest that names the kind and name with another namespace is not it.
-	return 0
+	return 0, 0
 }
 
 // valuesLine finds, in the chart's values files, the line that declares the
