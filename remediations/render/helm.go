@@ -469,10 +469,42 @@ func manifests(c *chart.Chart, out map[string]string, opts HelmOptions) ([]drift
 			if o == nil {
 				continue
 			}
-			objs = append(objs, drift.NormalizeNumbers(o).(map[string]any))
+			more, err := argoObjects(o)
+			if err != nil {
+				return nil, fmt.Errorf("rendered %s: %w", d.name, err)
+			}
+			objs = append(objs, more...)
 		}
 	}
 	return objs, nil
+}
+
+// argoObjects are the objects Argo CD takes from one rendered document: a
+// list (an object with items) is its items, a list whose items are null
+// is nothing, and an object without a kind is refused, as Argo CD reads a
+// manifest into an unstructured object.
+func argoObjects(o map[string]any) ([]drift.Object, error) {
+	if k, _ := o["kind"].(string); k == "" {
+		return nil, errors.New("Object 'Kind' is missing, which Argo CD refuses")
+	}
+	items, list := o["items"]
+	if l, ok := items.([]any); ok {
+		var out []drift.Object
+		for _, it := range l {
+			m, ok := it.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("items member is not an object: %T", it)
+			}
+			out = append(out, drift.NormalizeNumbers(m).(map[string]any))
+		}
+		return out, nil
+	}
+	_, spec := o["spec"]
+	_, status := o["status"]
+	if list && items == nil && !spec && !status {
+		return nil, nil
+	}
+	return []drift.Object{drift.NormalizeNumbers(o).(map[string]any)}, nil
 }
 
 // DefaultKubeVersion is .Capabilities.KubeVersion when the Application sets

@@ -597,3 +597,22 @@ func TestRenderFilesSendsWhatTheChartReads(t *testing.T) {
 		t.Errorf("sent %v, want %s", got, want)
 	}
 }
+
+// TestHelmObjectsAsArgoCDReadsThem: a rendered list is its items, a list
+// of null items is nothing, and a document without a kind fails the
+// render, as Argo CD reads manifests.
+func TestHelmObjectsAsArgoCDReadsThem(t *testing.T) {
+	chart := func(tpl string) map[string][]byte {
+		return byteFiles(map[string]string{"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "c/templates/t.yaml": tpl})
+	}
+	objs, err := Helm(chart("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- {apiVersion: v1, kind: Secret, metadata: {name: b}}\n---\napiVersion: v1\nkind: ConfigMapList\nitems: null\n"), HelmOptions{ChartDir: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := renderedNames(objs); got != "ConfigMap/a Secret/b" {
+		t.Errorf("rendered %q, want the list's items only", got)
+	}
+	if _, err := Helm(chart("apiVersion: v1\nmetadata: {name: a}\n"), HelmOptions{ChartDir: "c"}); err == nil || !strings.Contains(err.Error(), "Kind' is missing") {
+		t.Errorf("a manifest without kind must fail as in Argo CD, got %v", err)
+	}
+}
