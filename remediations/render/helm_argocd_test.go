@@ -616,3 +616,35 @@ func TestHelmObjectsAsArgoCDReadsThem(t *testing.T) {
 		t.Errorf("a manifest without kind must fail as in Argo CD, got %v", err)
 	}
 }
+
+// FuzzLoadChartDependencies: whatever a Chart.yaml lists as dependencies
+// (file:// paths, versions, aliases, a Chart.lock), loading the chart as
+// helm dependency build leaves it never panics and never takes a chart
+// from outside the repository's files.
+func FuzzLoadChartDependencies(f *testing.F) {
+	f.Add("dependencies:\n  - {name: lib, version: ^0.1.0, repository: file://../lib}\n", "")
+	f.Add("dependencies:\n  - {name: lib, version: 0.1.0, repository: file://../../../../etc}\n", "")
+	f.Add("dependencies:\n  - {name: lib, repository: file:///lib}\n", "")
+	f.Add("dependencies:\n  - {name: redis, version: 1.x, repository: https://charts.example}\n", "")
+	f.Add("dependencies:\n  - {name: lib, version: ^0.1.0, repository: file://../lib, alias: x, condition: x.on}\n", "dependencies:\n- {name: lib, repository: file://../lib, version: 0.1.0}\ndigest: sha256:00\n")
+	f.Add("dependencies: [null, {name: ''}]\n", "dependencies: null\n")
+	f.Fuzz(func(t *testing.T, deps, lock string) {
+		files := map[string][]byte{
+			"app/Chart.yaml":        []byte("apiVersion: v2\nname: app\nversion: 1.0.0\n" + deps),
+			"lib/Chart.yaml":        []byte("apiVersion: v2\nname: lib\nversion: 0.1.0\n"),
+			"lib/templates/cm.yaml": []byte("kind: ConfigMap\n"),
+		}
+		if lock != "" {
+			files["app/Chart.lock"] = []byte(lock)
+		}
+		c, err := loadChart(files, "app")
+		if err != nil {
+			return
+		}
+		for _, d := range c.Dependencies() {
+			if d.Name() != "lib" && d.Name() != "app" {
+				t.Fatalf("loaded dependency %q, which is no chart of the repository", d.Name())
+			}
+		}
+	})
+}
