@@ -230,6 +230,40 @@ func TestHelmAgainstHelmTemplate(t *testing.T) {
 				"lib/Chart.yaml":        "apiVersion: v2\nname: lib\nversion: 0.1.2\n",
 			},
 			bin: map[string][]byte{"charts/app/charts/redis-1.2.3.tgz": sub}},
+		{name: "template functions and built-in objects charts use",
+			files: cmChart("charts/app", map[string]string{
+				"charts/app/values.yaml":            "a: chart\nb: chart\nres: {limits: {cpu: 1, memory: 1Gi}, list: [1, two, {x: y}]}\nbig: 1000000\nf: 1.50\nt: '{{ .Release.Name }}-tpl'\n",
+				"charts/app/files/conf.ini":         "[main]\nkey = value\n",
+				"charts/app/files/other.ini":        "x\n",
+				"charts/app/templates/_helpers.tpl": "{{- define \"app.labels\" -}}\napp: {{ .Chart.Name }}\nversion: {{ .Chart.Version | quote }}\n{{- end -}}\n",
+				"charts/app/templates/funcs.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: funcs
+  labels:
+    {{- include "app.labels" . | nindent 4 }}
+data:
+  yaml: |
+    {{- toYaml .Values.res | nindent 4 }}
+  json: {{ toJson .Values.res | quote }}
+  big: {{ .Values.big | quote }}
+  f: {{ .Values.f | quote }}
+  tpl: {{ tpl .Values.t . | quote }}
+  file: {{ .Files.Get "files/conf.ini" | quote }}
+  globs: {{ range $p, $_ := .Files.Glob "files/*.ini" }}{{ $p }} {{ end }}
+  b64: {{ "hello" | b64enc }}
+  lookup: {{ lookup "v1" "Secret" "ns" "x" | toJson | quote }}
+  template: {{ .Template.Name | quote }}
+  root: {{ .Chart.IsRoot | quote }}
+  ternary: {{ ternary "yes" "no" (eq .Values.a "chart") }}
+  dict: {{ dict "k" "v" "n" 1 | toJson | quote }}
+  semver: {{ semverCompare "^1.2" "1.2.3" | quote }}
+  kube: {{ .Capabilities.KubeVersion.Major }}.{{ .Capabilities.KubeVersion.Minor }}
+  hasApps: {{ .Capabilities.APIVersions.Has "apps/v1/Deployment" | quote }}
+  revision: {{ .Release.Revision | quote }}
+  install: {{ .Release.IsInstall | quote }}
+  service: {{ .Release.Service | quote }}
+`})},
 		{name: "a values.schema.json the values break", fails: true,
 			files: cmChart("charts/app", map[string]string{"charts/app/values.schema.json": `{"type": "object", "properties": {"a": {"type": "integer"}}}`})},
 		{name: "a values.schema.json skipped",
