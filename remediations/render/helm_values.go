@@ -65,6 +65,11 @@ func (e *NotLocalError) Error() string {
 // refuses it.
 var ValuesFileSchemes = []string{"https", "http"}
 
+// maxValueInputs bounds the value files and file parameters of one source
+// (each a pattern matched against every file of the repository before a
+// render process starts); real applications name a handful.
+const maxValueInputs = 256
+
 // refName is the form Argo CD accepts for a source's ref.
 var refName = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
@@ -216,6 +221,10 @@ func checkRefs(refs map[string]HelmRef) error {
 func resolveValueFiles[T ~[]byte | ~string](files map[string]T, opts HelmOptions) ([]string, error) {
 	if err := checkRefs(opts.Refs); err != nil {
 		return nil, err
+	}
+	if n := len(opts.ValueFiles) + len(opts.FileParameters); n > maxValueInputs {
+		return nil, &LimitError{Limit: "value files", What: "helm.valueFiles and fileParameters of chart " + strings.Trim(opts.ChartDir, "/"),
+			Got: fmt.Sprintf("%d entries", n), Max: fmt.Sprint(maxValueInputs)}
 	}
 	dir := strings.Trim(opts.ChartDir, "/")
 	var inputs []valueInput
@@ -382,6 +391,9 @@ func HelmReads[T ~[]byte | ~string](files map[string]T, opts HelmOptions) []stri
 	raws := append([]string{}, opts.ValueFiles...)
 	for _, p := range opts.FileParameters {
 		raws = append(raws, p.Path)
+	}
+	if len(raws) > maxValueInputs {
+		raws = raws[:maxValueInputs] // a render refuses the rest
 	}
 	for _, raw := range raws {
 		in, err := resolveValuePath(dir, raw, "value file", opts.Refs, opts.Env)
