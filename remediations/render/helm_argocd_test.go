@@ -616,6 +616,13 @@ func TestHelmObjectsAsArgoCDReadsThem(t *testing.T) {
 	if got := renderedNames(objs); got != "ConfigMap/a Secret/b" {
 		t.Errorf("rendered %q, want the list's items only", got)
 	}
+	objs, err = Helm(chart("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  f: |\n    line\n"), HelmOptions{ChartDir: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := drift.Str(objs[0], "data", "f"); f != "line\n" {
+		t.Errorf("a block scalar ending the document is %q, want its line break as helm template prints it", f)
+	}
 	if _, err := Helm(chart("apiVersion: v1\nmetadata: {name: a}\n"), HelmOptions{ChartDir: "c"}); err == nil || !strings.Contains(err.Error(), "Kind' is missing") {
 		t.Errorf("a manifest without kind must fail as in Argo CD, got %v", err)
 	}

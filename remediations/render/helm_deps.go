@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/ignore"
-	"sigs.k8s.io/yaml"
 )
 
 // loadDirFiles are the files of the chart directory dir as `helm template`
@@ -302,7 +302,7 @@ func chartVersion(files map[string][]byte, dir string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("load chart %s: Chart.yaml file is missing", dir)
 	}
-	var m chart.Metadata
+	var m chartDeps
 	if err := yaml.Unmarshal(data, &m); err != nil {
 		return "", fmt.Errorf("load chart %s: %w", dir, err)
 	}

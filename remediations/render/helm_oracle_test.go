@@ -264,6 +264,12 @@ data:
   install: {{ .Release.IsInstall | quote }}
   service: {{ .Release.Service | quote }}
 `})},
+		{name: "block scalars ending documents",
+			files: map[string]string{
+				"charts/app/Chart.yaml":       "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+				"charts/app/templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  clip: |\n    x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata:\n  keep: |+\n    y\n\n",
+				"charts/app/crds/c.yaml":      "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: cs.example.com\n  annotations:\n    note: |\n      z",
+			}},
 		{name: "a values.schema.json the values break", fails: true,
 			files: cmChart("charts/app", map[string]string{"charts/app/values.schema.json": `{"type": "object", "properties": {"a": {"type": "integer"}}}`})},
 		{name: "a values.schema.json skipped",
