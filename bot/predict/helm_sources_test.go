@@ -303,3 +303,43 @@ func toBytes(m map[string]string) map[string][]byte {
 	}
 	return out
 }
+
+// TestHelmAPIVersionsFromTheClusterContext: a chart that renders a kind
+// only where the cluster serves it renders it when the cluster context
+// holds its CRD, as Argo CD passes the cluster's APIs; the Application's
+// own apiVersions replace them.
+func TestHelmAPIVersionsFromTheClusterContext(t *testing.T) {
+	files := map[string]string{
+		"charts/db/Chart.yaml": "apiVersion: v2\nname: db\nversion: 0.1.0\n",
+		"charts/db/templates/mon.yaml": "{{- if .Capabilities.APIVersions.Has \"monitoring.coreos.com/v1/ServiceMonitor\" }}\n" +
+			"apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: db}\n{{- end }}\n",
+	}
+	crd := drift.Object{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": "servicemonitors.monitoring.coreos.com"},
+		"spec": map[string]any{"group": "monitoring.coreos.com", "names": map[string]any{"kind": "ServiceMonitor"},
+			"versions": []any{map[string]any{"name": "v1", "served": true}, map[string]any{"name": "v1alpha1", "served": false}}}}
+	if got := strings.Join(clusterAPIVersions([]drift.Object{crd}), " "); got != "monitoring.coreos.com/v1 monitoring.coreos.com/v1/ServiceMonitor" {
+		t.Errorf("API versions %q", got)
+	}
+	for _, c := range []struct {
+		name    string
+		helm    string
+		cluster []drift.Object
+		want    int
+	}{
+		{"no CRD in the cluster context", "", nil, 0},
+		{"the CRD in the cluster context", "", []drift.Object{crd}, 1},
+		{"the Application's apiVersions replace the cluster's", "    helm: {apiVersions: [other.example.com/v1]}\n", []drift.Object{crd}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := applicationsIn("a.yaml", dbAppWith(c.helm))[0].obj
+			src := drift.Sources(a)[0]
+			objs, err := renderSourceWith(a, src, toBytes(files), files, c.cluster, render.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(objs) != c.want {
+				t.Errorf("rendered %d objects, want %d", len(objs), c.want)
+			}
+		})
+	}
+}

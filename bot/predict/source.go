@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/diff"
@@ -89,6 +90,11 @@ func renderSourceIn(app drift.Object, src drift.Source, files map[string][]byte,
 	switch typ {
 	case typeHelm:
 		opts := helmOptions(app, src, opt.Repositories)
+		if len(opts.APIVersions) == 0 {
+			// Argo CD passes the destination cluster's APIs; the cluster
+			// context's CRDs are those known here (Helm adds its built-ins).
+			opts.APIVersions = clusterAPIVersions(cluster)
+		}
 		opts.Limits = opt.Render
 		return render.Helm(files, opts)
 	case typeKustomize:
@@ -114,6 +120,38 @@ func helmOptions(app drift.Object, src drift.Source, repos []string) render.Helm
 		opts.Refs[name] = ref
 	}
 	return opts
+}
+
+// clusterAPIVersions are the API versions the cluster context's
+// CustomResourceDefinitions serve, as Argo CD passes a cluster's APIs to
+// helm template: group/version and group/version/Kind, sorted.
+func clusterAPIVersions(cluster []drift.Object) []string {
+	seen := map[string]bool{}
+	for _, o := range cluster {
+		if drift.Str(o, "kind") != "CustomResourceDefinition" {
+			continue
+		}
+		if g, _ := drift.SplitAPIVersion(drift.Str(o, "apiVersion")); g != "apiextensions.k8s.io" {
+			continue
+		}
+		group, kind := drift.Str(o, "spec", "group"), drift.Str(o, "spec", "names", "kind")
+		for _, v := range drift.List(o, "spec", "versions") {
+			if served, _ := drift.Lookup(v, "served").(bool); !served || drift.Str(v, "name") == "" || group == "" {
+				continue
+			}
+			gv := group + "/" + drift.Str(v, "name")
+			seen[gv] = true
+			if kind != "" {
+				seen[gv+"/"+kind] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // sourceReads are the files and directories (ending in "/") outside the

@@ -15,13 +15,14 @@
 package render
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -32,7 +33,6 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"helm.sh/helm/v3/pkg/strvals"
-	k8sversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
@@ -456,7 +456,9 @@ func manifests(c *chart.Chart, out map[string]string, opts HelmOptions) ([]drift
 	}
 	var objs []drift.Object
 	for _, d := range docs {
-		dec := yaml.NewDecoder(bytes.NewReader([]byte(d.content)))
+		// As helm template prints it: the document and a newline (a block
+		// scalar that ends the document keeps its final line break).
+		dec := yaml.NewDecoder(strings.NewReader(d.content + "\n"))
 		for {
 			var o map[string]any
 			err := dec.Decode(&o)
@@ -469,10 +471,42 @@ func manifests(c *chart.Chart, out map[string]string, opts HelmOptions) ([]drift
 			if o == nil {
 				continue
 			}
-			objs = append(objs, drift.NormalizeNumbers(o).(map[string]any))
+			more, err := argoObjects(o)
+			if err != nil {
+				return nil, fmt.Errorf("rendered %s: %w", d.name, err)
+			}
+			objs = append(objs, more...)
 		}
 	}
 	return objs, nil
+}
+
+// argoObjects are the objects Argo CD takes from one rendered document: a
+// list (an object with items) is its items, a list whose items are null
+// is nothing, and an object without a kind is refused, as Argo CD reads a
+// manifest into an unstructured object.
+func argoObjects(o map[string]any) ([]drift.Object, error) {
+	if k, _ := o["kind"].(string); k == "" {
+		return nil, errors.New("Object 'Kind' is missing, which Argo CD refuses")
+	}
+	items, list := o["items"]
+	if l, ok := items.([]any); ok {
+		var out []drift.Object
+		for _, it := range l {
+			m, ok := it.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("items member is not an object: %T", it)
+			}
+			out = append(out, drift.NormalizeNumbers(m).(map[string]any))
+		}
+		return out, nil
+	}
+	_, spec := o["spec"]
+	_, status := o["status"]
+	if list && items == nil && !spec && !status {
+		return nil, nil
+	}
+	return []drift.Object{drift.NormalizeNumbers(o).(map[string]any)}, nil
 }
 
 // DefaultKubeVersion is .Capabilities.KubeVersion when the Application sets
@@ -493,11 +527,11 @@ func capabilities(opts HelmOptions) (*chartutil.Capabilities, error) {
 		kube = DefaultKubeVersion
 	}
 	if kube != "" {
-		g, err := k8sversion.ParseGeneric(kube)
+		g, err := genericVersion(kube)
 		if err != nil {
 			return nil, fmt.Errorf("could not parse kubernetes version %s: %w", kube, err)
 		}
-		kv, err := chartutil.ParseKubeVersion(g.String())
+		kv, err := chartutil.ParseKubeVersion(g)
 		if err != nil {
 			return nil, fmt.Errorf("invalid kube version '%s': %w", kube, err)
 		}
@@ -505,6 +539,36 @@ func capabilities(opts HelmOptions) (*chartutil.Capabilities, error) {
 	}
 	caps.APIVersions = append(caps.APIVersions, opts.APIVersions...)
 	return caps, nil
+}
+
+// kubeVersionForm is a Kubernetes version as Argo CD reads one before it
+// passes it to helm: numbers, and whatever follows (a provider's suffix).
+var kubeVersionForm = regexp.MustCompile(`^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)*$`)
+
+// genericVersion is the version Argo CD gives helm for a kubeVersion: its
+// numeric components (at least two, the first not zero-padded) joined by
+// dots, the rest dropped, as in v1.29.3-eks-1 -> 1.29.3.
+func genericVersion(s string) (string, error) {
+	m := kubeVersionForm.FindStringSubmatch(s)
+	if m == nil {
+		return "", fmt.Errorf("could not parse %q as version", s)
+	}
+	comps := strings.Split(m[1], ".")
+	if len(comps) < 2 {
+		return "", fmt.Errorf("illegal version string %q", s)
+	}
+	out := make([]string, len(comps))
+	for i, c := range comps {
+		if i == 0 && strings.HasPrefix(c, "0") && c != "0" {
+			return "", fmt.Errorf("illegal zero-prefixed version component %q in %q", c, s)
+		}
+		n, err := strconv.ParseUint(c, 10, 0)
+		if err != nil {
+			return "", fmt.Errorf("illegal non-numeric version component %q in %q: %w", c, s, err)
+		}
+		out[i] = strconv.FormatUint(n, 10)
+	}
+	return strings.Join(out, "."), nil
 }
 
 // mergeValues merges src over dst as `helm template` merges its values

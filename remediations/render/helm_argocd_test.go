@@ -199,6 +199,10 @@ func TestHelmValuesAsArgoCD(t *testing.T) {
 			files: cmChart("charts/app", nil),
 			opts:  HelmOptions{Refs: map[string]HelmRef{"a.b": {Local: true}}},
 			err:   "cannot contain"},
+		{name: "more value files than a source can have",
+			files: cmChart("charts/app", nil),
+			opts:  HelmOptions{ValueFiles: strings.Split(strings.Repeat("**/*.yaml,", 300), ",")},
+			err:   "over the render limit value files", errAs: new(*LimitError)},
 		{name: "namespace defaults to default, revision is 1",
 			files: cmChart("charts/app", nil),
 			opts:  HelmOptions{},
@@ -375,7 +379,7 @@ func TestHelmDependencies(t *testing.T) {
 			want:  "ConfigMap/common ConfigMap/main"},
 		{name: "a file:// dependency whose version does not fit",
 			files: merge(parent("  - {name: common, version: ^0.2.0, repository: file://../../lib/common}\n", ""), under("lib", sub("common", "0.1.4", "common"))),
-			err:   "can't get a valid version for dependency common"},
+			err:   "can't get a valid version for 1 subchart(s)"},
 		{name: "a file:// dependency may not leave the repository",
 			files: merge(parent("  - {name: common, version: 0.1.0, repository: file://../../../outside}\n", "")),
 			err:   "outside the repository"},
@@ -384,7 +388,17 @@ func TestHelmDependencies(t *testing.T) {
 			err:   "outside the repository"},
 		{name: "a file:// dependency whose directory is not in the repository",
 			files: merge(parent("  - {name: common, version: 0.1.0, repository: file://../common}\n", "")),
-			err:   "has no Chart.yaml"},
+			err:   "directory apps/common (file://../common) not found"},
+		{name: "a file:// dependency without Chart.yaml",
+			files: merge(parent("  - {name: common, version: 0.1.0, repository: file://../common}\n", ""), map[string]string{"apps/common/values.yaml": ""}),
+			err:   "Chart.yaml file is missing"},
+		{name: "a file:// dependency without a version constraint fails the build",
+			files: merge(parent("  - {name: common, repository: file://../../lib/common}\n", ""), under("lib", sub("common", "0.1.4", "common"))),
+			err:   "invalid version/constraint format"},
+		{name: "a Chart.lock out of sync with Chart.yaml fails the build",
+			files: merge(parent("  - {name: common, version: ^0.1.0, repository: file://../../lib/common}\n", ""), under("lib", sub("common", "0.1.4", "common")),
+				map[string]string{"apps/web/Chart.lock": "dependencies:\n- {name: common, repository: file://../../lib/common, version: 0.1.4}\ndigest: sha256:00\n"}),
+			err: "out of sync"},
 		{name: "a dependency from a chart repository that is not vendored",
 			files: merge(parent("  - {name: redis, version: 1.2.3, repository: https://charts.example}\n", "")),
 			err:   "not vendored under charts/", errAs: new(*RemoteError)},
@@ -401,6 +415,10 @@ func TestHelmDependencies(t *testing.T) {
 		{name: "a dependency without repository that charts/ lacks",
 			files: merge(parent("  - {name: common, version: 0.1.0}\n", "")),
 			err:   "has no repository"},
+		{name: "a dependency without repository must be a directory of charts/ when the build runs",
+			files: withArchive(merge(parent("  - {name: redis, version: 1.2.3}\n  - {name: common, version: 0.1.0, repository: file://../../lib/common}\n", ""), under("lib", sub("common", "0.1.0", "common"))),
+				"apps/web/charts/redis-1.2.3.tgz", tgz(t, sub("redis", "1.2.3", "redis"))),
+			err: "directory apps/web/charts/redis is not in the repository"},
 		{name: "a subchart's own missing dependency is left out, as helm template does",
 			files: withArchive(merge(parent("  - {name: redis, version: 1.2.3, repository: https://charts.example}\n", "")),
 				"apps/web/charts/redis-1.2.3.tgz", tgz(t, map[string]string{
@@ -582,4 +600,62 @@ func TestRenderFilesSendsWhatTheChartReads(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Errorf("sent %v, want %s", got, want)
 	}
+}
+
+// TestHelmObjectsAsArgoCDReadsThem: a rendered list is its items, a list
+// of null items is nothing, and a document without a kind fails the
+// render, as Argo CD reads manifests.
+func TestHelmObjectsAsArgoCDReadsThem(t *testing.T) {
+	chart := func(tpl string) map[string][]byte {
+		return byteFiles(map[string]string{"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 0.1.0\n", "c/templates/t.yaml": tpl})
+	}
+	objs, err := Helm(chart("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- {apiVersion: v1, kind: Secret, metadata: {name: b}}\n---\napiVersion: v1\nkind: ConfigMapList\nitems: null\n"), HelmOptions{ChartDir: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := renderedNames(objs); got != "ConfigMap/a Secret/b" {
+		t.Errorf("rendered %q, want the list's items only", got)
+	}
+	objs, err = Helm(chart("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  f: |\n    line\n"), HelmOptions{ChartDir: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := drift.Str(objs[0], "data", "f"); f != "line\n" {
+		t.Errorf("a block scalar ending the document is %q, want its line break as helm template prints it", f)
+	}
+	if _, err := Helm(chart("apiVersion: v1\nmetadata: {name: a}\n"), HelmOptions{ChartDir: "c"}); err == nil || !strings.Contains(err.Error(), "Kind' is missing") {
+		t.Errorf("a manifest without kind must fail as in Argo CD, got %v", err)
+	}
+}
+
+// FuzzLoadChartDependencies: whatever a Chart.yaml lists as dependencies
+// (file:// paths, versions, aliases, a Chart.lock), loading the chart as
+// helm dependency build leaves it never panics and never takes a chart
+// from outside the repository's files.
+func FuzzLoadChartDependencies(f *testing.F) {
+	f.Add("dependencies:\n  - {name: lib, version: ^0.1.0, repository: file://../lib}\n", "")
+	f.Add("dependencies:\n  - {name: lib, version: 0.1.0, repository: file://../../../../etc}\n", "")
+	f.Add("dependencies:\n  - {name: lib, repository: file:///lib}\n", "")
+	f.Add("dependencies:\n  - {name: redis, version: 1.x, repository: https://charts.example}\n", "")
+	f.Add("dependencies:\n  - {name: lib, version: ^0.1.0, repository: file://../lib, alias: x, condition: x.on}\n", "dependencies:\n- {name: lib, repository: file://../lib, version: 0.1.0}\ndigest: sha256:00\n")
+	f.Add("dependencies: [null, {name: ''}]\n", "dependencies: null\n")
+	f.Fuzz(func(t *testing.T, deps, lock string) {
+		files := map[string][]byte{
+			"app/Chart.yaml":        []byte("apiVersion: v2\nname: app\nversion: 1.0.0\n" + deps),
+			"lib/Chart.yaml":        []byte("apiVersion: v2\nname: lib\nversion: 0.1.0\n"),
+			"lib/templates/cm.yaml": []byte("kind: ConfigMap\n"),
+		}
+		if lock != "" {
+			files["app/Chart.lock"] = []byte(lock)
+		}
+		c, err := loadChart(files, "app")
+		if err != nil {
+			return
+		}
+		for _, d := range c.Dependencies() {
+			if d.Name() != "lib" && d.Name() != "app" {
+				t.Fatalf("loaded dependency %q, which is no chart of the repository", d.Name())
+			}
+		}
+	})
 }

@@ -2,6 +2,9 @@ package render
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
@@ -9,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -86,8 +90,8 @@ func (f fileInfo) Sys() any           { return nil }
 // from its directory in the repository (which it may not leave), charts/
 // archives of other dependencies are dropped as the build drops them, and a
 // dependency from a chart repository or an OCI registry is a *RemoteError.
-// Chart.lock is read for the versions a file:// dependency must have; its
-// digest is not compared with Chart.yaml, which helm does before building.
+// Versions of dependencies are checked as helm checks them (see
+// buildDependencies).
 func loadChart(files map[string][]byte, dir string) (*chart.Chart, error) {
 	buf, err := loadDirFiles(files, dir)
 	if err != nil {
@@ -129,19 +133,82 @@ func missingDependencies(c *chart.Chart) []*chart.Dependency {
 }
 
 // buildDependencies is `helm dependency build` of the chart under dir,
-// without a network, then the chart loaded again (see loadChart).
+// without a network, then the chart loaded again (see loadChart). Without
+// a Chart.lock helm resolves Chart.yaml's dependencies first: each needs a
+// valid version constraint, one without a repository needs charts/<name>,
+// a file:// one a chart directory whose version meets the constraint. With
+// a Chart.lock, the lock must be Chart.yaml's (its digest) and each file://
+// dependency has the version it locks. A dependency from a chart
+// repository or an OCI registry, which the build would download, is a
+// *RemoteError.
 func buildDependencies(files map[string][]byte, dir string, buf []*loader.BufferedFile, c *chart.Chart, missing []*chart.Dependency) (*chart.Chart, error) {
 	chartYAML := path.Join(dir, "Chart.yaml")
-	// The build fetches every dependency of the lock (or of Chart.yaml when
-	// there is no lock), not only the missing ones.
-	deps := c.Metadata.Dependencies
-	locked := map[string]string{}
-	if c.Lock != nil {
-		deps = c.Lock.Dependencies
-		for _, d := range c.Lock.Dependencies {
-			if d != nil {
-				locked[d.Name] = d.Version
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s: helm dependency build (for the missing %s): %s", chartYAML, names(missing), fmt.Sprintf(format, args...))
+	}
+	exists := func(p string) bool {
+		if _, ok := files[p]; ok {
+			return true
+		}
+		for f := range files {
+			if strings.HasPrefix(f, p+"/") {
+				return true
 			}
+		}
+		return false
+	}
+	// Each file:// dependency's directory must exist.
+	localDir := map[string]string{}
+	for _, d := range c.Metadata.Dependencies {
+		if d == nil || !strings.HasPrefix(d.Repository, "file://") {
+			continue
+		}
+		target := strings.TrimPrefix(d.Repository, "file://")
+		depDir, ok := resolveInRepo(dir, target)
+		if strings.HasPrefix(target, "/") || !ok {
+			return nil, fail("dependency %s: %s is outside the repository", d.Name, d.Repository)
+		}
+		if !exists(depDir) {
+			return nil, fail("directory %s (%s) not found", depDir, d.Repository)
+		}
+		localDir[d.Name] = depDir
+	}
+	deps := c.Metadata.Dependencies
+	if c.Lock != nil {
+		if c.Metadata.APIVersion != chart.APIVersionV1 {
+			data, err := json.Marshal([2][]*chart.Dependency{c.Metadata.Dependencies, c.Lock.Dependencies})
+			sum := sha256.Sum256(data)
+			if err != nil || "sha256:"+hex.EncodeToString(sum[:]) != c.Lock.Digest {
+				return nil, fail("the lock file (Chart.lock) is out of sync with the dependencies file (Chart.yaml); update it with `helm dependency update`")
+			}
+		}
+		deps = c.Lock.Dependencies
+	} else {
+		var unmet []string
+		for _, d := range deps {
+			if d == nil {
+				continue
+			}
+			if d.Version == "" {
+				return nil, fail("dependency %q has an invalid version/constraint format: improper constraint: \"\"", d.Name)
+			}
+			switch {
+			case d.Repository == "":
+				if !exists(path.Join(dir, "charts", d.Name)) {
+					return nil, fail("dependency %s has no repository and directory %s is not in the repository", d.Name, path.Join(dir, "charts", d.Name))
+				}
+			case strings.HasPrefix(d.Repository, "file://"):
+				v, err := chartVersion(files, localDir[d.Name])
+				if err != nil {
+					return nil, err
+				}
+				if !chartutil.IsCompatibleRange(d.Version, v) {
+					unmet = append(unmet, fmt.Sprintf("%q (repository %q, version %q; %s has %s)", d.Name, d.Repository, d.Version, localDir[d.Name], v))
+				}
+			}
+		}
+		if len(unmet) > 0 {
+			return nil, fail("can't get a valid version for %d subchart(s): %s", len(unmet), strings.Join(unmet, ", "))
 		}
 	}
 	for _, d := range append(append([]*chart.Dependency{}, missing...), deps...) {
@@ -162,19 +229,27 @@ func buildDependencies(files map[string][]byte, dir string, buf []*loader.Buffer
 			continue
 		}
 		if d.Repository == "" {
-			if isIn(missing, d.Name) {
-				return nil, fmt.Errorf("%s: dependency %s has no repository and charts/%s is not in the repository (helm dependency build fails)", chartYAML, d.Name, d.Name)
-			}
+			// The build checks the directory charts/<name> meets the version.
 			local[d.Name] = true
+			sub := path.Join(dir, "charts", d.Name)
+			v, err := chartVersion(files, sub)
+			if err != nil {
+				return nil, fail("unable to load chart %s: %v", sub, err)
+			}
+			if d.Version == "" {
+				return nil, fail("dependency %s has an invalid version/constraint format: improper constraint: \"\"", d.Name)
+			}
+			if !chartutil.IsCompatibleRange(d.Version, v) {
+				return nil, fail("dependency %s at version %s does not satisfy the constraint %s", d.Name, v, d.Version)
+			}
 			continue
 		}
-		target := strings.TrimPrefix(d.Repository, "file://")
-		depDir, ok := resolveInRepo(dir, target)
-		if strings.HasPrefix(target, "/") || !ok {
-			return nil, fmt.Errorf("%s: dependency %s: %s is outside the repository", chartYAML, d.Name, d.Repository)
-		}
-		if _, ok := files[depDir+"/Chart.yaml"]; !ok {
-			return nil, fmt.Errorf("%s: dependency %s: directory %s (%s) has no Chart.yaml in the repository", chartYAML, d.Name, depDir, d.Repository)
+		depDir, ok := localDir[d.Name]
+		if !ok { // a lock's file:// dependency Chart.yaml does not list
+			target := strings.TrimPrefix(d.Repository, "file://")
+			if depDir, ok = resolveInRepo(dir, target); !ok || strings.HasPrefix(target, "/") || !exists(depDir) {
+				return nil, fail("directory %s not found", target)
+			}
 		}
 		sub, err := loadDirFiles(files, depDir)
 		if err != nil {
@@ -184,12 +259,8 @@ func buildDependencies(files map[string][]byte, dir string, buf []*loader.Buffer
 		if err != nil {
 			return nil, err
 		}
-		want := d.Version
-		if v, ok := locked[d.Name]; ok {
-			want = v
-		}
-		if want != "" && !chartutil.IsCompatibleRange(want, dc.Metadata.Version) {
-			return nil, fmt.Errorf("%s: can't get a valid version for dependency %s: %s has version %s, not %s", chartYAML, d.Name, depDir, dc.Metadata.Version, want)
+		if dc.Metadata == nil || !chartutil.IsCompatibleRange(d.Version, dc.Metadata.Version) {
+			return nil, fail("can't get a valid version for dependency %s (%s)", d.Name, depDir)
 		}
 		built = append(built, dc)
 	}
@@ -223,6 +294,19 @@ func buildDependencies(files map[string][]byte, dir string, buf []*loader.Buffer
 		return nil, fmt.Errorf("%s: found in Chart.yaml, but missing in charts/ directory: %s", chartYAML, names(still))
 	}
 	return nc, nil
+}
+
+// chartVersion is the version of the chart in the repository directory dir.
+func chartVersion(files map[string][]byte, dir string) (string, error) {
+	data, ok := files[path.Join(dir, "Chart.yaml")]
+	if !ok {
+		return "", fmt.Errorf("load chart %s: Chart.yaml file is missing", dir)
+	}
+	var m chartDeps
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return "", fmt.Errorf("load chart %s: %w", dir, err)
+	}
+	return m.Version, nil
 }
 
 func isIn(deps []*chart.Dependency, name string) bool {

@@ -2,15 +2,13 @@ package render
 
 import (
 	"fmt"
-	"net/url"
-	"os"
 	"path"
 	"regexp"
 	"sort"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chart"
-	"sigs.k8s.io/yaml"
 )
 
 // HelmRef is a source of a multi-source Application with `ref: name`: the
@@ -65,6 +63,11 @@ func (e *NotLocalError) Error() string {
 // refuses it.
 var ValuesFileSchemes = []string{"https", "http"}
 
+// maxValueInputs bounds the value files and file parameters of one source
+// (each a pattern matched against every file of the repository before a
+// render process starts); real applications name a handful.
+const maxValueInputs = 256
+
 // refName is the form Argo CD accepts for a source's ref.
 var refName = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
@@ -83,7 +86,7 @@ type valueInput struct {
 // Argo CD would not have used.
 func envsubst(s, what string, env map[string]string) (string, error) {
 	var missing string
-	out := os.Expand(s, func(name string) string {
+	out := expand(s, func(name string) string {
 		if name == "$" {
 			return "$"
 		}
@@ -156,7 +159,7 @@ func resolveValuePath(dir, raw, what string, refs map[string]HelmRef, env map[st
 			if err != nil {
 				return in, err
 			}
-			if u, err := url.Parse(p); err == nil && u.Scheme != "" {
+			if urlScheme(p) != "" {
 				return remoteValues(in, p, what)
 			}
 			// From the ref's root, whether or not the rest starts with a slash.
@@ -172,7 +175,7 @@ func resolveValuePath(dir, raw, what string, refs map[string]HelmRef, env map[st
 	if err != nil {
 		return in, err
 	}
-	if u, err := url.Parse(p); err == nil && u.Scheme != "" {
+	if urlScheme(p) != "" {
 		return remoteValues(in, p, what)
 	}
 	resolved, ok := resolveInRepo(dir, p)
@@ -216,6 +219,10 @@ func checkRefs(refs map[string]HelmRef) error {
 func resolveValueFiles[T ~[]byte | ~string](files map[string]T, opts HelmOptions) ([]string, error) {
 	if err := checkRefs(opts.Refs); err != nil {
 		return nil, err
+	}
+	if n := len(opts.ValueFiles) + len(opts.FileParameters); n > maxValueInputs {
+		return nil, &LimitError{Limit: "value files", What: "helm.valueFiles and fileParameters of chart " + strings.Trim(opts.ChartDir, "/"),
+			Got: fmt.Sprintf("%d entries", n), Max: fmt.Sprint(maxValueInputs)}
 	}
 	dir := strings.Trim(opts.ChartDir, "/")
 	var inputs []valueInput
@@ -383,6 +390,9 @@ func HelmReads[T ~[]byte | ~string](files map[string]T, opts HelmOptions) []stri
 	for _, p := range opts.FileParameters {
 		raws = append(raws, p.Path)
 	}
+	if len(raws) > maxValueInputs {
+		raws = raws[:maxValueInputs] // a render refuses the rest
+	}
 	for _, raw := range raws {
 		in, err := resolveValuePath(dir, raw, "value file", opts.Refs, opts.Env)
 		if err != nil || in.path == "" {
@@ -397,7 +407,7 @@ func HelmReads[T ~[]byte | ~string](files map[string]T, opts HelmOptions) []stri
 			add(m)
 		}
 	}
-	var meta chart.Metadata
+	var meta chartDeps
 	if err := yaml.Unmarshal([]byte(files[path.Join(dir, "Chart.yaml")]), &meta); err == nil {
 		for _, d := range meta.Dependencies {
 			if d == nil || !strings.HasPrefix(d.Repository, "file://") {
@@ -411,4 +421,95 @@ func HelmReads[T ~[]byte | ~string](files map[string]T, opts HelmOptions) []stri
 	}
 	sort.Strings(out)
 	return out
+}
+
+// chartDeps is what HelmReads and a dependency build read of a Chart.yaml.
+type chartDeps struct {
+	Version      string              `yaml:"version"`
+	Dependencies []*chart.Dependency `yaml:"dependencies"`
+}
+
+// expand replaces $name and ${name} in s by mapping(name), with the shell
+// syntax Go's os.Expand accepts (Argo CD substitutes its build environment
+// with it): a name is letters, digits and underscores, or one special
+// character ($, *, #, @, !, ?, -, a digit); ${} and an unclosed ${ are
+// dropped; a $ with no name after it stays.
+func expand(s string, mapping func(string) string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 >= len(s) {
+			continue
+		}
+		b.WriteString(s[last:i])
+		name, w := shellName(s[i+1:])
+		switch {
+		case name == "" && w > 0: // bad syntax: dropped
+		case name == "":
+			b.WriteByte('$')
+		default:
+			b.WriteString(mapping(name))
+		}
+		i += w
+		last = i + 1
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// shellName reads the name after a $: the name and how many bytes it took.
+func shellName(s string) (string, int) {
+	if s[0] == '{' {
+		if len(s) > 2 && specialVar(s[1]) && s[2] == '}' {
+			return s[1:2], 3
+		}
+		for i := 1; i < len(s); i++ {
+			if s[i] == '}' {
+				if i == 1 {
+					return "", 2
+				}
+				return s[1:i], i + 1
+			}
+		}
+		return "", 1
+	}
+	if specialVar(s[0]) {
+		return s[0:1], 1
+	}
+	i := 0
+	for i < len(s) && (s[i] == '_' || s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z') {
+		i++
+	}
+	return s[:i], i
+}
+
+func specialVar(c byte) bool {
+	return strings.IndexByte("*#$@!?-", c) >= 0 || c >= '0' && c <= '9'
+}
+
+// urlScheme is the scheme Argo CD sees in a value file's path when it
+// parses it as a URL: letters, then letters, digits, +, - or ., then a
+// colon; "" when the path is no URL (or no URL parses from it: a control
+// character, or a colon before any slash after a non-scheme start).
+func urlScheme(p string) string {
+	for i := 0; i < len(p); i++ {
+		if p[i] < 0x20 || p[i] == 0x7f {
+			return ""
+		}
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		case c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.':
+			if i == 0 {
+				return ""
+			}
+		case c == ':':
+			return p[:i]
+		default:
+			return ""
+		}
+	}
+	return ""
 }
