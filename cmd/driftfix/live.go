@@ -64,11 +64,25 @@ type argoFlags struct {
 }
 
 func (a *argoFlags) register(cmd *cobra.Command) {
+	a.registerServer(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&a.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster the applications run in (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+	fs.StringVar(&a.kubeContext, "kube-context", "", "kubeconfig context to use")
+	fs.StringVar(&a.argoNamespace, "argocd-namespace", "argocd", "namespace of argocd-cm")
+	fs.BoolVar(&a.noKube, "no-kube", false, "do not read HPAs, webhooks, namespaces and CRDs from Kubernetes")
+	fs.BoolVar(&a.repoFiles, "repo-files", true, "read the source repository's manifests at the compared revision (file:// and https://)")
+	fs.BoolVar(&a.dryRunEvidence, "dry-run-evidence", false, "server-side dry-run apply (dryRun=All) each differing resource's Git manifest and keep what the API server would store; needs patch on those kinds")
+	fs.IntVar(&a.dryRunBudget, "dry-run-budget", kube.DefaultDryRunBudget, "most dry-run applies per scan, with --dry-run-evidence")
+	_ = cmd.MarkFlagFilename("kubeconfig")
+}
+
+// registerServer registers the flags that reach argocd-server alone.
+func (a *argoFlags) registerServer(cmd *cobra.Command) {
 	a.cmd = cmd
 	fs := cmd.Flags()
-	fs.StringVar(&a.server, "argocd-server", "", "argocd-server address: https://HOST, http://HOST with --plaintext, or HOST:PORT as the argocd CLI takes it (default: --server in $ARGOCD_OPTS, else $ARGOCD_SERVER, else the argocd CLI's current context)")
+	fs.StringVar(&a.server, "argocd-server", "", "argocd-server address: https://HOST, http://HOST with --plaintext, or HOST:PORT as the argocd CLI takes it (default: the server $ARGOCD_OPTS gives, else $ARGOCD_SERVER, else the argocd CLI's current context)")
 	fs.StringVar(&a.server, "server", "", "same as --argocd-server (the argocd CLI's name)")
-	fs.StringVar(&a.tokenFile, "argocd-token-file", "", "file holding the Argo CD API token (default: --auth-token in $ARGOCD_OPTS, else $ARGOCD_AUTH_TOKEN, else the argocd CLI's context)")
+	fs.StringVar(&a.tokenFile, "argocd-token-file", "", "file holding the Argo CD API token (default: the auth token $ARGOCD_OPTS gives, else $ARGOCD_AUTH_TOKEN, else the argocd CLI's context)")
 	fs.StringVar(&a.caFile, "argocd-ca-file", "", "PEM file of the CA that signed argocd-server's certificate")
 	fs.BoolVar(&a.insecure, "argocd-insecure", false, "skip TLS verification (self-signed test servers only)")
 	fs.BoolVar(&a.insecure, "insecure", false, "same as --argocd-insecure (the argocd CLI's name)")
@@ -77,18 +91,10 @@ func (a *argoFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&a.argocdConfig, "argocd-config", "", "the argocd CLI's config file (default: $ARGOCD_CONFIG_DIR/config, else ~/.config/argocd/config)")
 	fs.StringVar(&a.argocdContext, "argocd-context", "", "context of the argocd CLI's config to use (default: its current-context)")
 	fs.DurationVar(&a.timeout, "argocd-timeout", 30*time.Second, "timeout of each argocd-server request")
-	fs.StringVar(&a.kubeconfig, "kubeconfig", "", "kubeconfig of the cluster the applications run in (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
-	fs.StringVar(&a.kubeContext, "kube-context", "", "kubeconfig context to use")
-	fs.StringVar(&a.argoNamespace, "argocd-namespace", "argocd", "namespace of argocd-cm")
-	fs.BoolVar(&a.noKube, "no-kube", false, "do not read HPAs, webhooks, namespaces and CRDs from Kubernetes")
-	fs.BoolVar(&a.repoFiles, "repo-files", true, "read the source repository's manifests at the compared revision (file:// and https://)")
-	fs.BoolVar(&a.dryRunEvidence, "dry-run-evidence", false, "server-side dry-run apply (dryRun=All) each differing resource's Git manifest and keep what the API server would store; needs patch on those kinds")
-	fs.IntVar(&a.dryRunBudget, "dry-run-budget", kube.DefaultDryRunBudget, "most dry-run applies per scan, with --dry-run-evidence")
 	_ = fs.MarkHidden("grpc-web")
 	_ = cmd.MarkFlagFilename("argocd-token-file")
 	_ = cmd.MarkFlagFilename("argocd-ca-file", "pem", "crt")
 	_ = cmd.MarkFlagFilename("argocd-config")
-	_ = cmd.MarkFlagFilename("kubeconfig")
 }
 
 // serverGiven says whether --argocd-server or --server was typed.
