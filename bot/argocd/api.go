@@ -337,6 +337,24 @@ func ComparedRevision(app map[string]any) (Revision, bool) {
 	return Revision{Revision: rev}, rev != ""
 }
 
+// RevisionAt is the revision to ask argocd-server to render an application
+// at: commit for each source of the repository ours names, every other
+// source at its own target revision.
+func RevisionAt(app map[string]any, commit string, ours func(repoURL string) bool) Revision {
+	if len(drift.List(app, "spec", "sources")) == 0 {
+		return Revision{Revision: commit}
+	}
+	var at Revision
+	for _, src := range drift.Sources(app) {
+		if ours(src.RepoURL) {
+			at.Revisions = append(at.Revisions, commit)
+		} else {
+			at.Revisions = append(at.Revisions, src.TargetRevision)
+		}
+	}
+	return at
+}
+
 // Manifests renders the application's desired state at a revision (the zero
 // Revision: as its target revisions resolve now); noCache forces a fresh
 // render (two fresh renders differ when a template is random or time-based).

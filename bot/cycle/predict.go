@@ -141,7 +141,7 @@ func (p *Predictor) Predict(ctx context.Context, h PRHead) (PRPrediction, error)
 			if in == nil || in.Client == nil {
 				return nil, fmt.Errorf("application %s is not one of Argo CD's", name)
 			}
-			objs, err := in.Client.Manifests(ctx, ns, name, remoteRevision(app, h.RepoURL, rev.Commit), false)
+			objs, err := in.Client.Manifests(ctx, ns, name, argocd.RevisionAt(app, rev.Commit, func(u string) bool { return predict.SameRepository(u, h.RepoURL) }), false)
 			if err != nil {
 				return nil, err
 			}
@@ -236,24 +236,6 @@ func (p *Predictor) known(ctx context.Context, h PRHead) ([]drift.Object, map[st
 		}
 	}
 	return out, clusters, servers, nil
-}
-
-// remoteRevision is the revision to ask argocd-server to render an
-// application at: the commit for each source of the pull request's
-// repository, every other source at its own target revision.
-func remoteRevision(app drift.Object, repoURL, commit string) argocd.Revision {
-	if len(drift.List(app, "spec", "sources")) == 0 {
-		return argocd.Revision{Revision: commit}
-	}
-	var at argocd.Revision
-	for _, src := range drift.Sources(app) {
-		if predict.SameRepository(src.RepoURL, repoURL) {
-			at.Revisions = append(at.Revisions, commit)
-		} else {
-			at.Revisions = append(at.Revisions, src.TargetRevision)
-		}
-	}
-	return at
 }
 
 // tracks says whether an Application reads the pull request's repository

@@ -97,6 +97,16 @@ func (a *argoFlags) registerServer(cmd *cobra.Command) {
 	_ = cmd.MarkFlagFilename("argocd-config")
 }
 
+// named says whether an argocd-server is named for this run: a flag, or
+// $ARGOCD_SERVER, or $ARGOCD_OPTS's --server, or an argocd CLI context asked
+// for by name. A run that names none reads no network.
+func (a *argoFlags) named() bool {
+	if a.cmd != nil && (a.serverGiven(a.cmd) || a.cmd.Flags().Changed("argocd-context")) {
+		return true
+	}
+	return os.Getenv("ARGOCD_SERVER") != "" || strings.Contains(os.Getenv("ARGOCD_OPTS"), "--server")
+}
+
 // serverGiven says whether --argocd-server or --server was typed.
 func (a *argoFlags) serverGiven(cmd *cobra.Command) bool {
 	return cmd.Flags().Changed("argocd-server") || cmd.Flags().Changed("server")

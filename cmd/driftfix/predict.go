@@ -21,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/spf13/cobra"
 
+	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/predict"
@@ -35,6 +36,9 @@ type predictFlags struct {
 	fetchDepth                             int
 	maxFileBytes, maxRepoBytes             int64
 	output                                 *outputs
+	// argo reaches argocd-server, when a server is named, for what the
+	// local renderer cannot render (see argocdAtHand).
+	argo argoFlags
 }
 
 // predictFormats are predict's output formats, the default first.
@@ -85,6 +89,7 @@ or (--strict) an application not predicted.`,
 	fs.Int64Var(&f.maxFileBytes, "max-file-bytes", gitrepo.DefaultMaxFileBytes, "the largest file of a revision read; a render that needs a larger one names it")
 	fs.Int64Var(&f.maxRepoBytes, "max-repo-bytes", gitrepo.DefaultMaxTotalBytes, "the most bytes of a revision's files read (manifests first, then the smallest files)")
 	f.output = c.addOutput(cmd, predictFormats...)
+	f.argo.registerServer(cmd)
 	_ = cmd.MarkFlagDirname("repo")
 	_ = cmd.MarkFlagFilename("cluster", "yaml", "yml", "json")
 	_ = cmd.RegisterFlagCompletionFunc("app", completeAppPath)
@@ -221,7 +226,13 @@ func (c *cli) runPredict(f *predictFlags, args []string) (*predict.Result, map[s
 		}
 		head = predict.Revision{Name: "the work tree", Files: tree.Files, Unread: predict.Unread(tree.Skipped)}
 	}
-	res, err := predict.Run(base, head, predict.Options{All: f.all, App: f.app, Cluster: cluster, Render: render.Limits{}, Repositories: co.remoteURLs()})
+	opt := predict.Options{All: f.all, App: f.app, Cluster: cluster, Render: render.Limits{}, Repositories: co.remoteURLs()}
+	if f.argo.named() {
+		if err := argocdAtHand(c.ctx, &f.argo, &opt); err != nil {
+			return nil, nil, err
+		}
+	}
+	res, err := predict.Run(base, head, opt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -584,7 +595,7 @@ func (co *checkout) read(ctx context.Context, rev, flagName string) (predict.Rev
 	if err != nil {
 		return predict.Revision{}, fmt.Errorf("%s %s: %w", flagName, rev, err)
 	}
-	return predict.Revision{Name: rev, Files: tree.Files, Unread: predict.Unread(tree.Skipped)}, nil
+	return predict.Revision{Name: rev, Files: tree.Files, Unread: predict.Unread(tree.Skipped), Commit: h.String()}, nil
 }
 
 // local resolves rev in the clone as it is: as Git resolves it, or a
@@ -942,4 +953,60 @@ func repoFlag(cmd *cobra.Command) string {
 		return v
 	}
 	return "."
+}
+
+// maxArgoApplications bounds the Applications read whole from argocd-server
+// for one run.
+const maxArgoApplications = 500
+
+// argocdAtHand makes Argo CD the renderer of what predict cannot render
+// (charts from Helm or OCI repositories, other repositories' sources,
+// plugins): the Applications argocd-server lists whose sources name this
+// repository are read whole (Options.Applications), and one of them is
+// rendered by argocd-server's manifests endpoint at a commit of the run
+// (a commit repo-server can fetch: pushed to the repository; the work tree
+// never is). Only the read-only account's get is needed.
+func argocdAtHand(ctx context.Context, af *argoFlags, opt *predict.Options) error {
+	client, err := af.client()
+	if err != nil {
+		return err
+	}
+	list, err := client.ListApplications(ctx)
+	if err != nil {
+		return af.explain(fmt.Errorf("list Argo CD's applications: %w", err))
+	}
+	repos := opt.Repositories
+	for _, a := range list {
+		if len(opt.Applications) >= maxArgoApplications {
+			break
+		}
+		// the list names the first source's repository: a chart or
+		// multi-source application may read this one through another
+		if len(repos) == 0 || (a.GitSource && !predict.SameRepository(a.RepoURL, repos...)) {
+			continue
+		}
+		obj, err := client.GetApplication(ctx, a.Namespace, a.Name)
+		if err != nil {
+			return af.explain(fmt.Errorf("read application %s/%s: %w", a.Namespace, a.Name, err))
+		}
+		for _, src := range drift.Sources(obj) {
+			if predict.SameRepository(src.RepoURL, repos...) {
+				opt.Applications = append(opt.Applications, obj)
+				break
+			}
+		}
+	}
+	ours := func(u string) bool { return predict.SameRepository(u, repos...) }
+	opt.Remote = func(app drift.Object, rev predict.Revision) ([]drift.Object, error) {
+		objs, err := client.Manifests(ctx, drift.Str(app, "metadata", "namespace"), drift.Str(app, "metadata", "name"), argocd.RevisionAt(app, rev.Commit, ours), false)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]drift.Object, 0, len(objs))
+		for _, o := range objs {
+			out = append(out, o)
+		}
+		return out, nil
+	}
+	return nil
 }
