@@ -80,7 +80,7 @@ const exampleBase = "argocd:\n  - name: example\n    server: https://argocd.exam
 // example is named here with what it is, so none is skipped unseen.
 func TestDocExamplesValidate(t *testing.T) {
 	top := policyTop()
-	others := map[string]string{"jobs": "a GitHub Actions workflow", "apiVersion": "a Kubernetes object"}
+	others := map[string]string{"jobs": "a GitHub Actions workflow", "steps": "a GitHub Actions job's steps", "apiVersion": "a Kubernetes object"}
 	counts := map[string]int{}
 	for _, ex := range docExamples(t) {
 		var doc map[string]any
