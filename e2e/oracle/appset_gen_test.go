@@ -468,6 +468,13 @@ func (g *asGen) clusters() genOut {
 		refs = append(refs, "values.vk")
 		g.note("values")
 	}
+	if g.r.IntN(5) == 0 {
+		body["flatList"] = true
+		g.note("flatList")
+		// Argo CD lists the clusters in a map's (random) order, so the list
+		// itself is not compared, only that it makes one Application.
+		return genOut{gen: map[string]any{"clusters": body}, id: "clusters", name: "flat"}
+	}
 	return genOut{gen: map[string]any{"clusters": body}, refs: refs, id: "nameNormalized"}
 }
 
@@ -516,6 +523,19 @@ func (g *asGen) merge(level int) genOut {
 		base = append(base, map[string]any{key: v, "env": g.pick("prod", "dev"), "nested": g.nested()})
 	}
 	gens := []any{map[string]any{"list": map[string]any{"elements": base}}}
+	if level == 0 && g.r.IntN(3) == 0 {
+		// The base a matrix: every parameter set shares the second list's
+		// maps, which the merge then overrides in place.
+		for _, e := range base {
+			delete(e.(map[string]any), "nested")
+		}
+		shared := map[string]any{"nested": g.nested(), "env": "shared"}
+		gens[0] = map[string]any{"matrix": map[string]any{"generators": []any{
+			map[string]any{"list": map[string]any{"elements": base}},
+			map[string]any{"list": map[string]any{"elements": []any{shared}}},
+		}}}
+		g.note("merge-of-matrix")
+	}
 	for range 1 + g.r.IntN(2) {
 		var over []any
 		for _, v := range vals {

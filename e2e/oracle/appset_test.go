@@ -313,7 +313,7 @@ func compareSet(t *testing.T, c AppSetCase) (string, int) {
 }
 
 // appsetOracleCases is how many ApplicationSets TestAppSetOracle generates.
-const appsetOracleCases = 400
+const appsetOracleCases = 600
 
 // TestAppSetOracle generates ApplicationSets (list elements of random keys
 // and values, git directories and files over a generated repository,
