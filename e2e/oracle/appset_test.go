@@ -278,6 +278,9 @@ func compareSet(t *testing.T, c AppSetCase) (string, int) {
 	}
 	if aerr != nil || oerr != nil {
 		if aerr != nil && oerr != nil {
+			if os.Getenv("APPSET_ORACLE_ERRORS") != "" {
+				t.Logf("both fail:\n argo     %.300v\n driftfix %.300v", aerr, oerr)
+			}
 			return "", 0
 		}
 		return fmt.Sprintf("argo error %v / driftfix error %v", aerr, oerr), 0
