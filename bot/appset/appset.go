@@ -80,6 +80,7 @@ type resolver struct {
 	goTemplate bool
 	options    []string
 	maxParams  int
+	ticks      int // loop iterations and template calls so far, see maxTicks
 }
 
 // Resolve makes the Applications an ApplicationSet's generators make, in
@@ -202,7 +203,7 @@ func (r *resolver) render(tmpl map[string]any, params map[string]any, preserve b
 		app["spec"] = drift.DeepCopy(s)
 	}
 	if len(params) > 0 {
-		out, err := renderValue(app, params, r.goTemplate, r.options)
+		out, err := r.renderValue(app, params)
 		if err != nil {
 			return nil, fmt.Errorf("render the template: %w", err)
 		}
@@ -216,7 +217,7 @@ func (r *resolver) render(tmpl map[string]any, params map[string]any, preserve b
 		}
 	}
 	if patch != nil {
-		text, err := replace(*patch, params, r.goTemplate, r.options)
+		text, err := r.replace(*patch, params, r.options)
 		if err != nil {
 			return nil, fmt.Errorf("render templatePatch: %w", err)
 		}

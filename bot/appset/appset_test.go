@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -477,5 +478,39 @@ func TestPathspec(t *testing.T) {
 	}
 	if got := directories(map[string]string{"a-c/x": "", "a/b/x": "", ".git/x/y": "", "z": ""}); !reflect.DeepEqual(got, []string{"a", "a/b", "a-c"}) {
 		t.Errorf("directories %v: depth first by name, hidden left out", got)
+	}
+}
+
+// TestHostileTemplates: templates written to run for hours or fill memory
+// stop with an error naming the bound, quickly.
+func TestHostileTemplates(t *testing.T) {
+	for _, name := range []string{
+		`{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}`,
+		`{{ range until 1000000000 }}{{ end }}`,
+		`{{ repeat 1000000000 "x" }}`,
+		`{{ define "a" }}{{ template "a" . }}{{ template "a" . }}{{ end }}{{ template "a" . }}`,
+		`{{ tpl "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}" . }}`,
+		`{{ range $i := until 3000 }}{{ range until 3000 }}{{ $i }}{{ end }}{{ end }}`,
+	} {
+		set := parse(t, `
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: hostile}
+spec:
+  goTemplate: true
+  generators: [{list: {elements: [{a: b}]}}]
+  template:
+    metadata: {name: x}
+    spec: {project: default}
+`)
+		set["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["name"] = name
+		start := time.Now()
+		_, err := Resolve(set, Options{})
+		if err == nil {
+			t.Errorf("%s: no error", name)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%s: took %v", name, d)
+		}
 	}
 }
