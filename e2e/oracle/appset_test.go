@@ -168,7 +168,11 @@ func argoGenerate(set drift.Object, repos *checkoutRepos, cluster []drift.Object
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
+	// The projects a cluster holds: default, and the one the template names.
 	objs := []client.Object{&v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: appsetNamespace}}}
+	if p := as.Spec.Template.Spec.Project; p != "" && p != "default" && !strings.Contains(p, "{{") {
+		objs = append(objs, &v1alpha1.AppProject{ObjectMeta: metav1.ObjectMeta{Name: p, Namespace: appsetNamespace}})
+	}
 	for _, o := range cluster {
 		cb, _ := json.Marshal(o)
 		var s corev1.Secret
@@ -265,6 +269,11 @@ func compareSet(t *testing.T, c AppSetCase) (string, int) {
 		writeCheckout(t, dir, files)
 		repos.roots[url] = dir
 	}
+	return compareSetWith(t, c, repos)
+}
+
+// compareSetWith is compareSet over checkouts already made.
+func compareSetWith(t *testing.T, c AppSetCase, repos *checkoutRepos) (string, int) {
 	argo, aerr := argoGenerate(c.Set, repos, c.Cluster)
 	ours, oerr := appset.Resolve(drift.DeepCopy(c.Set).(drift.Object), appset.Options{
 		Files: func(repoURL, _ string) (map[string]string, bool) {
