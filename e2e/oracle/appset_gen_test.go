@@ -669,7 +669,14 @@ func (g *asGen) patch(refs []string) string {
 		ref := refs[g.r.IntN(len(refs))]
 		b.WriteString("  {{- if ." + ref + " }}\n  syncPolicy:\n    automated:\n      prune: true\n  {{- end }}\n")
 	}
-	switch g.r.IntN(3) {
+	if g.r.IntN(6) == 0 {
+		g.note("json-patch")
+		return `{"metadata": {"labels": {"json": "` + g.fexpr(refs) + `", "team": null}}, "spec": {"destination": {"name": "in-cluster", "server": null}}}`
+	}
+	switch g.r.IntN(4) {
+	case 3:
+		g.note("patch-replace")
+		b.WriteString("  source:\n    $patch: replace\n    repoURL: https://example.com/replaced.git\n    path: " + g.fexpr(refs) + "\n")
 	case 0:
 		b.WriteString("  source:\n    helm:\n      valueFiles:\n        - patched-" + g.fexpr(refs) + ".yaml\n")
 	case 1:
