@@ -52,6 +52,7 @@ func TestAppSetOracleExamples(t *testing.T) {
 	}
 	level := log.GetLevel()
 	log.SetLevel(log.PanicLevel)
+	t.Setenv("ARGOCD_LOG_LEVEL", "error") // its Git client's command traces
 	defer log.SetLevel(level)
 	const url = "https://github.com/argoproj/argo-cd.git"
 	dir := t.TempDir()

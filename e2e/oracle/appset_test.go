@@ -341,6 +341,7 @@ func TestAppSetOracle(t *testing.T) {
 	// traces each command.
 	level := log.GetLevel()
 	log.SetLevel(log.PanicLevel)
+	t.Setenv("ARGOCD_LOG_LEVEL", "error") // its Git client's command traces
 	defer log.SetLevel(level)
 	agree, produced, apps := 0, 0, 0
 	classes := map[string]int{}
