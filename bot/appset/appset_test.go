@@ -514,3 +514,26 @@ spec:
 		}
 	}
 }
+
+// TestMergeOverride: with goTemplate, a matrix's and a merge's parameter
+// sets combine as Argo CD's mergo.Merge(WithOverride) combines them.
+func TestMergeOverride(t *testing.T) {
+	shared := map[string]any{"a": "1"}
+	dst := map[string]any{"keep": "x", "m": map[string]any{"a": "0", "b": "0"}, "l": []any{"x"}, "s": "old", "empty": map[string]any{}, "shared": shared}
+	src := map[string]any{"m": map[string]any{"a": "1"}, "l": []any{"y", "z"}, "s": "", "n": nil, "empty": map[string]any{"c": "2"}, "shared": map[string]any{"b": "2"}}
+	if err := mergeOverride(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"keep": "x", "m": map[string]any{"a": "1", "b": "0"}, "l": []any{"y", "z"}, "s": "", "n": nil, "empty": map[string]any{"c": "2"}, "shared": map[string]any{"a": "1", "b": "2"}}
+	if !reflect.DeepEqual(dst, want) {
+		t.Errorf("merged %v, want %v", dst, want)
+	}
+	// Maps merge in place, as mergo merges them: a map two sets share
+	// changes in both.
+	if shared["b"] != "2" {
+		t.Errorf("a shared map was copied, not merged in place: %v", shared)
+	}
+	if err := mergeOverride(map[string]any{"values": map[string]string{"a": "b"}}, map[string]any{"values": map[string]any{"c": 1}}); err == nil {
+		t.Error("a map of any values merged into a generator's map of strings: Argo CD's controller fails on it")
+	}
+}
