@@ -183,7 +183,7 @@ func Resolve(set drift.Object, opt Options) (Result, error) {
 					return Result{}, fmt.Errorf("resolve ApplicationSet %s: more than %d Applications (the limit MaxApplications)", name, opt.MaxApplications)
 				}
 				drift.NormalizeNumbers(app)
-				res.Applications = append(res.Applications, Generated{Application: app, Params: copyParams(p), Generator: where})
+				res.Applications = append(res.Applications, Generated{Application: app, Params: copyParams(p), Generator: tr.where})
 			}
 		}
 	}

@@ -284,7 +284,7 @@ spec:
 	if p := drift.Str(app, "spec", "project"); p != "keep" {
 		t.Errorf("project %q: a templatePatch does not change the project", p)
 	}
-	if g := res.Applications[0].Generator; g != "generators[0]" {
+	if g := res.Applications[0].Generator; g != "generators[0].list" {
 		t.Errorf("generator %q", g)
 	}
 	if p := res.Applications[0].Params["name"]; p != "a" {
