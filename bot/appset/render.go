@@ -162,6 +162,10 @@ var templated = regexp.MustCompile(".*{{.*}}.*")
 // string parameters only, unknown keys left as written.
 func (r *resolver) replace(tmpl string, params map[string]any, options []string) (string, error) {
 	if r.goTemplate {
+		if !strings.Contains(tmpl, "{{") {
+			// a template without an action executes to its own text
+			return tmpl, nil
+		}
 		t, err := baseTemplate.Clone()
 		if err != nil {
 			return "", err
