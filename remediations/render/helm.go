@@ -460,10 +460,15 @@ func manifests(c *chart.Chart, out map[string]string, opts HelmOptions) ([]drift
 		// scalar that ends the document keeps its final line break).
 		dec := yaml.NewDecoder(strings.NewReader(d.content + "\n"))
 		for {
-			var o map[string]any
-			err := dec.Decode(&o)
+			var n yaml.Node
+			err := dec.Decode(&n)
 			if errors.Is(err, io.EOF) {
 				break
+			}
+			var o map[string]any
+			if err == nil {
+				lastKeyWins(&n, 0)
+				err = n.Decode(&o)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("parse rendered %s: %w", d.name, err)
@@ -479,6 +484,37 @@ func manifests(c *chart.Chart, out map[string]string, opts HelmOptions) ([]drift
 		}
 	}
 	return objs, nil
+}
+
+// lastKeyWins drops every key of a mapping that the same mapping repeats
+// later, as Argo CD reads a render (sigs.k8s.io/yaml's Unmarshal, whose
+// YAML reader is not strict: the last value of a repeated key is kept, as
+// kubectl keeps it), where a strict reader refuses the document. Charts
+// render repeated labels often (a common label also set per resource).
+func lastKeyWins(n *yaml.Node, depth int) {
+	if n == nil || depth > 10_000 {
+		return
+	}
+	if n.Kind == yaml.MappingNode && len(n.Content) >= 4 {
+		last := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Tag != "!!merge" {
+				last[k.Value] = i
+			}
+		}
+		kept := n.Content[:0:0]
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind == yaml.ScalarNode && k.Tag != "!!merge" && last[k.Value] != i {
+				continue
+			}
+			kept = append(kept, n.Content[i], n.Content[i+1])
+		}
+		n.Content = kept
+	}
+	for _, c := range n.Content {
+		lastKeyWins(c, depth+1)
+	}
 }
 
 // argoObjects are the objects Argo CD takes from one rendered document: a
