@@ -47,12 +47,17 @@ func appKey(obj drift.Object) string {
 
 // discovery is the finding of one revision's applications.
 type discovery struct {
-	rev  Revision
-	opt  Options
-	rr   *renderer
-	apps []application
-	sets []application // ApplicationSets, their manifests and origins
-	not  []NotPredicted
+	rev Revision
+	opt Options
+	rr  *renderer
+	// renders counts what discovery renders (overlays, parents, charts of
+	// Application templates), bounded by maxDiscoveryRenders: a
+	// repository an author controls cannot make it render without end.
+	renders   int
+	exhausted bool
+	apps      []application
+	sets      []application // ApplicationSets, their manifests and origins
+	not       []NotPredicted
 	// notFiles are, for an entry of not, the other files that define it or
 	// that it may read: a change to any of them makes it worth reporting.
 	// An entry ending in "/" is a folder (every file under it); "/" alone
@@ -86,6 +91,24 @@ func (d *discovery) touchedNot(changed []string) []NotPredicted {
 type defined struct {
 	obj  drift.Object
 	file string
+}
+
+// maxDiscoveryRenders bounds the renders one revision's discovery makes;
+// past it, the rest is named in a note and taken as written. A variable
+// so that a test can reach the bound without hundreds of renders.
+var maxDiscoveryRenders = 400
+
+// render renders a source for discovery, within maxDiscoveryRenders.
+func (d *discovery) render(app drift.Object, src drift.Source) ([]drift.Object, error) {
+	if d.renders >= maxDiscoveryRenders {
+		if !d.exhausted {
+			d.exhausted = true
+			d.notes = append(d.notes, fmt.Sprintf("finding applications at %s stopped after %d renders of overlays and app-of-apps parents: applications they would add are not predicted", d.rev.Name, maxDiscoveryRenders))
+		}
+		return nil, fmt.Errorf("over the %d renders finding applications may make", maxDiscoveryRenders)
+	}
+	d.renders++
+	return d.rr.render(d.rev, app, src, d.opt)
 }
 
 // discover finds the revision's Applications as Argo CD would have them:
@@ -260,7 +283,7 @@ func (d *discovery) overlays(raw []defined) {
 		}
 		sort.Strings(mine)
 		src := drift.Source{Path: dir}
-		objs, err := d.rr.render(d.rev, parentApp(dir), src, d.opt)
+		objs, err := d.render(parentApp(dir), src)
 		if err != nil {
 			d.notes = append(d.notes, fmt.Sprintf("kustomization %s does not render (%v): the Applications of %s are taken as written", orRoot(dir), err, strings.Join(mine, ", ")))
 			continue
@@ -385,7 +408,7 @@ func (d *discovery) parents() {
 			renders = append(renders, rendered{objs: objs})
 		case d.mayHoldApps(srcs):
 			for _, src := range srcs {
-				objs, err := d.rr.render(d.rev, a.obj, src, d.opt)
+				objs, err := d.render(a.obj, src)
 				if err != nil {
 					continue // the application's own prediction says why
 				}
@@ -420,7 +443,7 @@ func (d *discovery) parents() {
 	for _, dir := range roots {
 		src := drift.Source{Path: dir, Helm: true, Spec: map[string]any{"path": dir}}
 		app := parentApp(dir)
-		objs, err := d.rr.render(d.rev, app, src, d.opt)
+		objs, err := d.render(app, src)
 		if err != nil {
 			d.not = append(d.not, NotPredicted{Application: path.Base(dir), Kind: "Application", File: path.Join(dir, "Chart.yaml"),
 				Reason: fmt.Sprintf("chart %s renders Applications but does not render with its default values (%v), so its applications are not found", orRoot(dir), err),

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -335,5 +336,24 @@ spec:
 	if len(res.NotPredicted) != 1 || res.NotPredicted[0].Application != "addons" || res.NotPredicted[0].Kind != "ApplicationSet" ||
 		!strings.Contains(res.NotPredicted[0].Needs, "--cluster") || res.NotPredicted[0].File != "appsets/addons.yaml" {
 		t.Errorf("not predicted %+v, want the addons ApplicationSet, needing --cluster", res.NotPredicted)
+	}
+}
+
+// TestDiscoveryIsBounded: a repository of more overlays holding
+// Applications than discovery may render is named in a note, and the
+// Applications past the bound are taken as written, not rendered.
+func TestDiscoveryIsBounded(t *testing.T) {
+	was := maxDiscoveryRenders
+	maxDiscoveryRenders = 6
+	t.Cleanup(func() { maxDiscoveryRenders = was })
+	files := map[string]string{}
+	for i := range maxDiscoveryRenders + 5 {
+		dir := fmt.Sprintf("envs/e%03d", i)
+		files[dir+"/kustomization.yaml"] = "resources: [app.yaml]\n"
+		files[dir+"/app.yaml"] = strings.Replace(webApp, "name: web", fmt.Sprintf("name: web-%03d", i), 1)
+	}
+	d := discover(Revision{Name: "head", Files: files}, Options{}, newRenderer())
+	if d.renders != maxDiscoveryRenders || len(d.apps) != maxDiscoveryRenders+5 || !strings.Contains(strings.Join(d.notes, "\n"), "stopped after") {
+		t.Errorf("%d renders, %d applications, notes %q: want the bound, every application, a note", d.renders, len(d.apps), d.notes)
 	}
 }
