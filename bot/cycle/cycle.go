@@ -754,7 +754,9 @@ func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediatio
 	case p.Dropped != "":
 		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %s%s", app, p.Kind, p.Resource, passed, p.Dropped)}, false, nil
 	case len(p.Edits) == 0:
-		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sto do by hand: %s", app, p.Kind, p.Resource, passed, p.Instructions)}, false, nil
+		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sto do by hand (not verified: driftfix edits no file for it): %s", app, p.Kind, p.Resource, passed, p.Instructions)}, false, nil
+	case !p.Verified():
+		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sthe plan was not verified", app, p.Kind, p.Resource, passed)}, false, nil
 	}
 	var src drift.Source
 	if srcs := drift.Sources(r.Snapshot.Application); len(srcs) > 0 {
