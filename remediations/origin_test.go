@@ -45,7 +45,7 @@ func TestVerifiedOnlyWithAnEdit(t *testing.T) {
 			},
 			says: []string{"parent Application root", "label app.kubernetes.io/instance=root"}},
 		{name: "defined nowhere the snapshot shows: says so, still an instruction",
-			file: "testdata/app-ignore-webhook.yaml",
+			file:   "testdata/app-ignore-webhook.yaml",
 			change: func(s *drift.Snapshot) { delete(s.Repo.Files, "argocd/orders.yaml") },
 			says:   []string{"the Application manifest is not in this repository", "spec.ignoreDifferences of Application orders"}},
 		{name: "an ApplicationSet and a plain manifest both define it: a conflict naming both",
