@@ -313,6 +313,9 @@ func (c *Context) plan(g []*pending) Plan {
 	if p.Dropped != "" {
 		p.Edits, p.Instructions = nil, ""
 	}
+	if len(p.Edits) == 0 {
+		p.Verification = "" // nothing was written, so nothing was verified
+	}
 	return p
 }
 
@@ -432,7 +435,7 @@ func combine(plans []Plan, repo Repo) {
 			edits = append(edits, Edit{File: e.File, Before: cur, After: after, steps: e.steps})
 		}
 		if p.Dropped != "" {
-			p.Edits = nil
+			p.Edits, p.Verification = nil, ""
 			continue
 		}
 		p.Edits = edits
