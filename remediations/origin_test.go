@@ -37,6 +37,17 @@ func TestVerifiedOnlyWithAnEdit(t *testing.T) {
 				setMeta(s.Application, "annotations", "argocd.argoproj.io/tracking-id", "root:argoproj.io/Application:argocd/orders")
 			},
 			says: []string{"parent Application root", "tracking id root:argoproj.io/Application:argocd/orders", "root's source", "spec.ignoreDifferences"}},
+		{name: "applied by a parent the snapshot holds: its source and file are named",
+			file: "testdata/app-ignore-webhook.yaml",
+			change: func(s *drift.Snapshot) {
+				delete(s.Repo.Files, "argocd/orders.yaml")
+				s.Repo.Files["argocd/root.yaml"] = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n  namespace: argocd\nspec:\n  source: {repoURL: https://git.example.com/platform.git, path: charts/apps}\n"
+				s.Cluster = append(s.Cluster, drift.Object{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+					"metadata": map[string]any{"name": "root", "namespace": "argocd"},
+					"spec":     map[string]any{"source": map[string]any{"repoURL": "https://git.example.com/platform.git", "path": "charts/apps"}}})
+				setMeta(s.Application, "annotations", "argocd.argoproj.io/tracking-id", "root:argoproj.io/Application:argocd/orders")
+			},
+			says: []string{"parent Application root", "root's source (https://git.example.com/platform.git path charts/apps)", "the parent being defined in argocd/root.yaml"}},
 		{name: "applied by a parent application: the instance label names it without a tracking id",
 			file: "testdata/app-ignore-webhook.yaml",
 			change: func(s *drift.Snapshot) {
