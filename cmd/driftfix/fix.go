@@ -222,7 +222,13 @@ func writePlansText(w io.Writer, rep *drift.Report, plans []remediations.Plan, d
 			writeWrapped(&buf, "   not verified: ", "driftfix edits no file for this fix; make the change below by hand")
 		}
 		if p.Instructions != "" {
-			writeWrapped(&buf, "   to do by hand: ", strings.TrimSpace(p.Instructions))
+			// line by line: the rule's layout stays, a value from the cluster
+			// (an owner's name, a tracking id) cannot drive the terminal
+			lines := strings.Split(strings.TrimSpace(p.Instructions), "\n")
+			for i, l := range lines {
+				lines[i] = templates.Terminal(l)
+			}
+			writeWrapped(&buf, "   to do by hand: ", strings.Join(lines, "\n"))
 		}
 		if dryRun {
 			for _, e := range p.Edits {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -51,5 +53,29 @@ func TestFixSaysVerifiedOnlyForEdits(t *testing.T) {
 				t.Errorf("json: verified %v, verification %q, want verified %v", p.Verified, p.Verification, tt.verified)
 			}
 		})
+	}
+}
+
+// TestFixInstructionsInert: an owner's name from the cluster, carried into an
+// instruction, cannot drive the terminal `driftfix fix` writes to.
+func TestFixInstructionsInert(t *testing.T) {
+	raw, err := os.ReadFile("../../remediations/testdata/appset-ignore-instruction.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile := strings.Replace(string(raw), "kind: ApplicationSet, name: platform-apps,", `kind: ApplicationSet, name: "platform-apps\u001b[2J\u001b]0;owned\u0007",`, 1)
+	if hostile == string(raw) {
+		t.Fatal("the snapshot no longer names its ApplicationSet owner as the test expects")
+	}
+	file := filepath.Join(t.TempDir(), "snapshot.yaml")
+	if err := os.WriteFile(file, []byte(hostile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, out, stderr := runCLI("fix", "--snapshot", file, "--dry-run")
+	if !strings.Contains(out, "ApplicationSet platform-apps") {
+		t.Fatalf("no instruction naming the ApplicationSet:\n%s\n%s", out, stderr)
+	}
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("a control character from the cluster reached the terminal:\n%q", out)
 	}
 }
