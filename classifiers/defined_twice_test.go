@@ -99,3 +99,19 @@ func TestDefinedTwice(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoApplicationsManageIt: a write on an object whose live tracking id
+// names another application is that conflict too, whoever wrote it but a
+// person: both applications are named, and no writer is left to place.
+func TestTwoApplicationsManageIt(t *testing.T) {
+	operator := `{manager: flag-operator, operation: Update, apiVersion: v1, time: "2026-09-02T00:00:00Z", fieldsType: FieldsV1, fieldsV1: {"f:data": {"f:BETA": {}}}}`
+	s := snap{target: flags("", shopID, `BETA: "false"`, ""), live: flags("", billingID, `BETA: "true"`, argoOwnsFlags+", "+operator)}
+	checkDiff(t, classifiers.TrackingClash, s, "/data/BETA", want{claims: true, fix: drift.FixNone, cause: drift.CauseTrackingClash, evidence: []string{
+		`belongs to Application "billing", not to "shop"`, "written by argocd-controller", "flag-operator", "two applications claim"}})
+	in := diagnose(t, s.build(t))
+	for _, f := range classifiers.Run(in, classifiers.Registry) {
+		if f.Path.String() == "/data/BETA" && (len(f.Unplaced) > 0 || f.Remediation.Kind != drift.FixNone) {
+			t.Errorf("fix %s, unplaced %q: a conflict gets no fix and no writer to place", f.Remediation.Kind, f.Unplaced)
+		}
+	}
+}
