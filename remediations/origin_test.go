@@ -132,3 +132,35 @@ func setMeta(o drift.Object, field, key, value string) {
 	}
 	m[key] = value
 }
+
+// TestAppOfAppsAndApplicationSetConflict: an Application an app-of-apps
+// parent lists while an ApplicationSet owns the live one gets no plan: its
+// finding is a conflict naming both definitions, with no writers hint.
+func TestAppOfAppsAndApplicationSetConflict(t *testing.T) {
+	snap, err := drift.LoadSnapshot("testdata/appofapps-and-appset-conflict.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, plans, err := pipeline.Fix(snap, remediations.RepoFromSnapshot(snap), drift.Sensitivity{}, now, render.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans) != 0 {
+		t.Errorf("a conflict gets no plan:\n%s", summary(plans))
+	}
+	if len(rep.Findings) != 1 {
+		t.Fatalf("want one finding, got %d", len(rep.Findings))
+	}
+	f := rep.Findings[0]
+	r := f.Remediation.Reason
+	if f.Remediation.Kind != drift.FixNone || len(f.Unplaced) > 0 || !strings.HasPrefix(r, "conflict: ") ||
+		!strings.Contains(r, "Application root's Git") || !strings.Contains(r, "ApplicationSet guestbooks") || strings.Contains(r, "writers") {
+		t.Errorf("fix %s, unplaced %q, reason %q: want a conflict naming both definitions, no writers hint", f.Remediation.Kind, f.Unplaced, r)
+	}
+	ev := strings.Join(f.Evidence, "\n")
+	for _, s := range []string{"apps/guestbook.yaml", "appsets/guestbooks.yaml"} {
+		if !strings.Contains(ev, s) {
+			t.Errorf("evidence does not name %s:\n%s", s, ev)
+		}
+	}
+}
