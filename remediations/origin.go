@@ -52,7 +52,7 @@ func (c *Context) applicationOrigin() appOrigin {
 		}
 	}
 	if id := drift.Annotations(app)[trackingIDKey]; id != "" {
-		if parent, _, found := strings.Cut(id, ":"); found && parent != "" {
+		if parent, _, found := strings.Cut(id, ":"); found && parent != "" && !o.self(parent, app) {
 			o.Parent, o.ParentBy = parent, "tracking id "+id
 		}
 	}
@@ -61,7 +61,7 @@ func (c *Context) applicationOrigin() appOrigin {
 		if st, _, err := diff.ReadSettings(c.Snapshot.Cluster); err == nil && st.InstanceLabelKey != "" {
 			key = st.InstanceLabelKey
 		}
-		if v := drift.Labels(app)[key]; v != "" && v != o.App {
+		if v := drift.Labels(app)[key]; v != "" && !o.self(v, app) {
 			o.Parent, o.ParentBy = v, "label "+key+"="+v
 		}
 	}
@@ -77,6 +77,13 @@ func (c *Context) applicationOrigin() appOrigin {
 		o.File, o.ok = loc, true
 	}
 	return o
+}
+
+// self reports whether a tracking name (a tracking id's or instance label's
+// application, <namespace>_<name> outside the control-plane namespace) is the
+// Application itself: a root application that manages its own manifest.
+func (o appOrigin) self(name string, app drift.Object) bool {
+	return name == o.App || name == drift.Str(app, "metadata", "namespace")+"_"+o.App
 }
 
 // Conflict says, naming both, when two definitions of the Application are
@@ -96,7 +103,7 @@ func (o appOrigin) Conflict() string {
 	switch {
 	case o.ok:
 		return fmt.Sprintf("conflict: Application %s has two definitions, %s and the plain Application manifest in %s; each writes its own version over the other's, so driftfix changes neither: remove one of them", o.App, set, o.File.file)
-	case o.Parent != "" && o.Parent != o.App:
+	case o.Parent != "":
 		return fmt.Sprintf("conflict: Application %s has two definitions, %s and parent Application %s (its %s), whose sync applies it too; each writes its own version over the other's, so driftfix changes neither: remove it from one of them", o.App, set, o.Parent, o.ParentBy)
 	}
 	return ""

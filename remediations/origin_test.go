@@ -23,6 +23,7 @@ func TestVerifiedOnlyWithAnEdit(t *testing.T) {
 		verified bool
 		edits    []string // files the plan edits
 		says     []string // in Instructions
+		unsaid   []string // never in Instructions
 		dropped  []string // in Dropped
 	}{
 		{name: "the Application manifest is in the repository: an edit, verified",
@@ -55,6 +56,14 @@ func TestVerifiedOnlyWithAnEdit(t *testing.T) {
 				setMeta(s.Application, "labels", "app.kubernetes.io/instance", "root")
 			},
 			says: []string{"parent Application root", "label app.kubernetes.io/instance=root"}},
+		{name: "a root application that tracks itself has no parent",
+			file: "testdata/app-ignore-webhook.yaml",
+			change: func(s *drift.Snapshot) {
+				delete(s.Repo.Files, "argocd/orders.yaml")
+				setMeta(s.Application, "annotations", "argocd.argoproj.io/tracking-id", "orders:argoproj.io/Application:argocd/orders")
+			},
+			says:   []string{"the Application manifest is not in this repository", "spec.ignoreDifferences of Application orders"},
+			unsaid: []string{"parent"}},
 		{name: "defined nowhere the snapshot shows: says so, still an instruction",
 			file:   "testdata/app-ignore-webhook.yaml",
 			change: func(s *drift.Snapshot) { delete(s.Repo.Files, "argocd/orders.yaml") },
@@ -105,6 +114,11 @@ func TestVerifiedOnlyWithAnEdit(t *testing.T) {
 			for _, s := range tt.says {
 				if !strings.Contains(p.Instructions, s) {
 					t.Errorf("instructions lack %q:\n%s", s, p.Instructions)
+				}
+			}
+			for _, s := range tt.unsaid {
+				if strings.Contains(p.Instructions, s) {
+					t.Errorf("instructions hold %q:\n%s", s, p.Instructions)
 				}
 			}
 			if len(tt.says) == 0 && p.Instructions != "" {
