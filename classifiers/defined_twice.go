@@ -101,8 +101,8 @@ func (c *Case) filesDefining(ref drift.Ref) []string {
 		if !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml") {
 			continue
 		}
-		if !strings.Contains(text, ref.Name) || !strings.Contains(text, ref.Kind) {
-			continue // cheap: no manifest of it can be here
+		if !strings.Contains(text, `\`) && (!strings.Contains(text, ref.Name) || !strings.Contains(text, ref.Kind)) {
+			continue // cheap: no manifest of it can be here (YAML spells a string without its text only with an escape)
 		}
 		dec := yaml.NewDecoder(bytes.NewReader([]byte(text)))
 		for {
