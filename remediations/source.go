@@ -1,6 +1,7 @@
 package remediations
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,17 @@ type located struct {
 	doc  int
 }
 
+// mayDeclare says whether a file can hold a document of ref's kind and name
+// without parsing it: the text names both, or it has an escape (a double
+// quoted "\x.." spelling of them), the one way YAML writes a string without
+// its text.
+func mayDeclare(data []byte, ref drift.Ref) bool {
+	if bytes.IndexByte(data, '\\') >= 0 {
+		return true
+	}
+	return bytes.Contains(data, []byte(ref.Kind)) && bytes.Contains(data, []byte(ref.Name))
+}
+
 // locateDoc finds the one YAML document in the repository (under dir when it
 // is not empty) with the resource's kind and name. It fails when there is no
 // such document or more than one.
@@ -46,6 +58,9 @@ func locateDoc(repo Repo, dir string, ref drift.Ref) (located, error) {
 	sort.Strings(names)
 	var found []located
 	for _, f := range names {
+		if !mayDeclare(repo[f], ref) {
+			continue
+		}
 		docs, err := yamledit.Documents(repo[f])
 		if err != nil {
 			continue // not a manifest file this tool can read

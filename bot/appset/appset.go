@@ -36,9 +36,12 @@ type Options struct {
 
 // Generated is one Application an ApplicationSet makes.
 type Generated struct {
-	// Application is the full argoproj.io/v1alpha1 Application.
+	// Application is the full argoproj.io/v1alpha1 Application: metadata
+	// (name, the set's namespace, labels, annotations, finalizers) and spec,
+	// numbers as drift.NormalizeNumbers leaves them. Without a namespace on
+	// the set, it has none (Argo CD puts it in the set's).
 	Application drift.Object
-	// Params are the generator's parameters it was rendered with.
+	// Params are the generator's parameters it was rendered with (a copy).
 	Params map[string]any
 	// Generator is the path of the top-level generator that made it, e.g.
 	// "generators[0].matrix".
@@ -80,6 +83,7 @@ type resolver struct {
 	goTemplate bool
 	options    []string
 	maxParams  int
+	ticks      int // loop iterations and template calls so far, see maxTicks
 }
 
 // Resolve makes the Applications an ApplicationSet's generators make, in
@@ -179,7 +183,7 @@ func Resolve(set drift.Object, opt Options) (Result, error) {
 					return Result{}, fmt.Errorf("resolve ApplicationSet %s: more than %d Applications (the limit MaxApplications)", name, opt.MaxApplications)
 				}
 				drift.NormalizeNumbers(app)
-				res.Applications = append(res.Applications, Generated{Application: app, Params: p, Generator: where})
+				res.Applications = append(res.Applications, Generated{Application: app, Params: copyParams(p), Generator: tr.where})
 			}
 		}
 	}
@@ -202,7 +206,7 @@ func (r *resolver) render(tmpl map[string]any, params map[string]any, preserve b
 		app["spec"] = drift.DeepCopy(s)
 	}
 	if len(params) > 0 {
-		out, err := renderValue(app, params, r.goTemplate, r.options)
+		out, err := r.renderValue(app, params)
 		if err != nil {
 			return nil, fmt.Errorf("render the template: %w", err)
 		}
@@ -216,7 +220,7 @@ func (r *resolver) render(tmpl map[string]any, params map[string]any, preserve b
 		}
 	}
 	if patch != nil {
-		text, err := replace(*patch, params, r.goTemplate, r.options)
+		text, err := r.replace(*patch, params, r.options)
 		if err != nil {
 			return nil, fmt.Errorf("render templatePatch: %w", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -283,7 +284,7 @@ spec:
 	if p := drift.Str(app, "spec", "project"); p != "keep" {
 		t.Errorf("project %q: a templatePatch does not change the project", p)
 	}
-	if g := res.Applications[0].Generator; g != "generators[0]" {
+	if g := res.Applications[0].Generator; g != "generators[0].list" {
 		t.Errorf("generator %q", g)
 	}
 	if p := res.Applications[0].Params["name"]; p != "a" {
@@ -477,5 +478,62 @@ func TestPathspec(t *testing.T) {
 	}
 	if got := directories(map[string]string{"a-c/x": "", "a/b/x": "", ".git/x/y": "", "z": ""}); !reflect.DeepEqual(got, []string{"a", "a/b", "a-c"}) {
 		t.Errorf("directories %v: depth first by name, hidden left out", got)
+	}
+}
+
+// TestHostileTemplates: templates written to run for hours or fill memory
+// stop with an error naming the bound, quickly.
+func TestHostileTemplates(t *testing.T) {
+	for _, name := range []string{
+		`{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}`,
+		`{{ range until 1000000000 }}{{ end }}`,
+		`{{ repeat 1000000000 "x" }}`,
+		`{{ define "a" }}{{ template "a" . }}{{ template "a" . }}{{ end }}{{ template "a" . }}`,
+		`{{ tpl "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}" . }}`,
+		`{{ range $i := until 3000 }}{{ range until 3000 }}{{ $i }}{{ end }}{{ end }}`,
+	} {
+		set := parse(t, `
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: hostile}
+spec:
+  goTemplate: true
+  generators: [{list: {elements: [{a: b}]}}]
+  template:
+    metadata: {name: x}
+    spec: {project: default}
+`)
+		set["spec"].(map[string]any)["template"].(map[string]any)["metadata"].(map[string]any)["name"] = name
+		start := time.Now()
+		_, err := Resolve(set, Options{})
+		if err == nil {
+			t.Errorf("%s: no error", name)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%s: took %v", name, d)
+		}
+	}
+}
+
+// TestMergeOverride: with goTemplate, a matrix's and a merge's parameter
+// sets combine as Argo CD's mergo.Merge(WithOverride) combines them.
+func TestMergeOverride(t *testing.T) {
+	shared := map[string]any{"a": "1"}
+	dst := map[string]any{"keep": "x", "m": map[string]any{"a": "0", "b": "0"}, "l": []any{"x"}, "s": "old", "empty": map[string]any{}, "shared": shared}
+	src := map[string]any{"m": map[string]any{"a": "1"}, "l": []any{"y", "z"}, "s": "", "n": nil, "empty": map[string]any{"c": "2"}, "shared": map[string]any{"b": "2"}}
+	if err := mergeOverride(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"keep": "x", "m": map[string]any{"a": "1", "b": "0"}, "l": []any{"y", "z"}, "s": "", "n": nil, "empty": map[string]any{"c": "2"}, "shared": map[string]any{"a": "1", "b": "2"}}
+	if !reflect.DeepEqual(dst, want) {
+		t.Errorf("merged %v, want %v", dst, want)
+	}
+	// Maps merge in place, as mergo merges them: a map two sets share
+	// changes in both.
+	if shared["b"] != "2" {
+		t.Errorf("a shared map was copied, not merged in place: %v", shared)
+	}
+	if err := mergeOverride(map[string]any{"values": map[string]string{"a": "b"}}, map[string]any{"values": map[string]any{"c": 1}}); err == nil {
+		t.Error("a map of any values merged into a generator's map of strings: Argo CD's controller fails on it")
 	}
 }

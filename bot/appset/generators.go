@@ -390,7 +390,7 @@ func (r *resolver) appendValues(values map[string]string, params map[string]any)
 	}
 	rendered := map[string]string{}
 	for _, k := range sortedKeys(values) {
-		s, err := replace(values[k], params, r.goTemplate, r.options)
+		s, err := r.replace(values[k], params, r.options)
 		if err != nil {
 			return fmt.Errorf("%s: %w", k, err)
 		}
@@ -738,7 +738,7 @@ func (r *resolver) renderGenerator(kind string, body map[string]any, params map[
 			}
 			m := map[string]any{}
 			for vk, vv := range vals {
-				s, err := replace(vv, params, r.goTemplate, opts)
+				s, err := r.replace(vv, params, opts)
 				if err != nil {
 					if msg := err.Error(); strings.Contains(msg, "map has no entry for key") || strings.Contains(msg, "can't evaluate field") {
 						s = vv
@@ -774,7 +774,7 @@ func (r *resolver) renderGenerator(kind string, body map[string]any, params map[
 						rg[gk] = x
 						continue
 					}
-					x, err := renderValue(gv, params, r.goTemplate, r.options)
+					x, err := r.renderValue(gv, params)
 					if err != nil {
 						return nil, err
 					}
@@ -784,7 +784,7 @@ func (r *resolver) renderGenerator(kind string, body map[string]any, params map[
 			}
 			out[k] = gl
 		default:
-			x, err := renderValue(v, params, r.goTemplate, r.options)
+			x, err := r.renderValue(v, params)
 			if err != nil {
 				return nil, err
 			}

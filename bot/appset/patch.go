@@ -163,18 +163,56 @@ func smp(doc, patch map[string]any, path string) (map[string]any, error) {
 		}
 		if pl, ok := pv.([]any); ok && p == ".metadata.finalizers" {
 			dl, _ := doc[k].([]any)
-			var out []any
-			for _, e := range append(append([]any{}, dl...), pl...) {
-				if !containsAny(out, e) {
-					out = append(out, e)
-				}
-			}
-			doc[k] = out
+			doc[k] = mergeSet(dl, pl)
 			continue
 		}
 		doc[k] = pv
 	}
 	return doc, nil
+}
+
+// mergeSet merges a patch's list of scalars into the original's as a
+// strategic merge patch does: the patch's items in its order, the
+// original's other items placed before the first patch item that follows
+// them in the original.
+func mergeSet(original, patch []any) []any {
+	var right, left []any
+	for _, e := range patch {
+		if !containsAny(right, e) {
+			right = append(right, e)
+		}
+	}
+	for _, e := range original {
+		if !containsAny(right, e) && !containsAny(left, e) {
+			left = append(left, e)
+		}
+	}
+	index := func(v any) int {
+		for i, e := range original {
+			if e == v {
+				return i
+			}
+		}
+		return -1
+	}
+	out := make([]any, 0, len(left)+len(right))
+	i, j := 0, 0
+	for len(out) < len(left)+len(right) {
+		switch {
+		case i >= len(left):
+			out, j = append(out, right[j]), j+1
+		case j >= len(right):
+			out, i = append(out, left[i]), i+1
+		default:
+			li, ri := index(left[i]), index(right[j])
+			if li >= 0 && ri >= 0 && li < ri {
+				out, i = append(out, left[i]), i+1
+			} else {
+				out, j = append(out, right[j]), j+1
+			}
+		}
+	}
+	return out
 }
 
 func containsAny(l []any, v any) bool {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+	tparse "text/template/parse"
 
 	"github.com/Masterminds/sprig/v3"
 	"github.com/gosimple/slug"
@@ -159,8 +160,12 @@ var templated = regexp.MustCompile(".*{{.*}}.*")
 // replace renders one string as Argo CD's Render.Replace does: a Go template
 // with sprig when goTemplate is set, else fasttemplate's {{key}} replaced by
 // string parameters only, unknown keys left as written.
-func replace(tmpl string, params map[string]any, goTemplate bool, options []string) (string, error) {
-	if goTemplate {
+func (r *resolver) replace(tmpl string, params map[string]any, options []string) (string, error) {
+	if r.goTemplate {
+		if !strings.Contains(tmpl, "{{") {
+			// a template without an action executes to its own text
+			return tmpl, nil
+		}
 		t, err := baseTemplate.Clone()
 		if err != nil {
 			return "", err
@@ -168,11 +173,12 @@ func replace(tmpl string, params map[string]any, goTemplate bool, options []stri
 		for _, o := range options {
 			t = t.Option(o) // options are checked in Resolve
 		}
-		t = withTpl(t)
+		t = withTpl(t.Funcs(template.FuncMap{tickName: r.tick}))
 		parsed, err := t.Parse(tmpl)
 		if err != nil {
 			return "", fmt.Errorf("parse template %q: %w", tmpl, err)
 		}
+		instrument(parsed)
 		var w limitWriter
 		if err := parsed.Execute(&w, params); err != nil {
 			return "", fmt.Errorf("execute template %q: %w", tmpl, err)
@@ -228,6 +234,7 @@ func withTpl(parent *template.Template) *template.Template {
 		if t, err = t.New(parent.Name()).Parse(tpl); err != nil {
 			return "", fmt.Errorf("tpl: parse %q: %w", tpl, err)
 		}
+		instrument(t)
 		var w limitWriter
 		if err := t.Execute(&w, vals); err != nil {
 			return "", fmt.Errorf("tpl: execute %q: %w", tpl, err)
@@ -252,10 +259,10 @@ func checkOptions(options []string) error {
 // renderValue renders every string and map key of a decoded value, as Argo
 // CD's deeplyReplace does over an Application: null map values are dropped,
 // other scalars kept.
-func renderValue(v any, params map[string]any, goTemplate bool, options []string) (any, error) {
+func (r *resolver) renderValue(v any, params map[string]any) (any, error) {
 	switch x := v.(type) {
 	case string:
-		return replace(x, params, goTemplate, options)
+		return r.replace(x, params, r.options)
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for _, k := range sortedKeys(x) {
@@ -263,27 +270,85 @@ func renderValue(v any, params map[string]any, goTemplate bool, options []string
 			if e == nil {
 				continue
 			}
-			r, err := renderValue(e, params, goTemplate, options)
+			v, err := r.renderValue(e, params)
 			if err != nil {
 				return nil, err
 			}
-			rk, err := replace(k, params, goTemplate, options)
+			rk, err := r.replace(k, params, r.options)
 			if err != nil {
 				return nil, err
 			}
-			out[rk] = r
+			out[rk] = v
 		}
 		return out, nil
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			r, err := renderValue(e, params, goTemplate, options)
+			v, err := r.renderValue(e, params)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = r
+			out[i] = v
 		}
 		return out, nil
 	}
 	return v, nil
+}
+
+// maxTicks bounds the loop iterations and template calls all of one set's
+// templates may run, so {{ range until 100000 }}{{ range until 100000 }}
+// stops with an error instead of running for hours.
+const maxTicks = 1_000_000
+
+// tickName is the function instrument calls at the start of every template
+// and every range iteration.
+const tickName = "driftfixTick"
+
+func (r *resolver) tick() (string, error) {
+	r.ticks++
+	if r.ticks > maxTicks {
+		return "", fmt.Errorf("templates run more than %d loop iterations and template calls in one ApplicationSet", maxTicks)
+	}
+	return "", nil
+}
+
+// instrument makes every template of t, and every range body in it, call
+// the tick function first; the call prints nothing.
+func instrument(t *template.Template) {
+	for _, tt := range t.Templates() {
+		if tt.Tree == nil || tt.Tree.Root == nil {
+			continue
+		}
+		addTicks(tt.Tree.Root)
+		tt.Tree.Root.Nodes = append([]tparse.Node{tickNode()}, tt.Tree.Root.Nodes...)
+	}
+}
+
+func addTicks(n tparse.Node) {
+	switch x := n.(type) {
+	case *tparse.ListNode:
+		if x == nil {
+			return
+		}
+		for _, c := range x.Nodes {
+			addTicks(c)
+		}
+	case *tparse.RangeNode:
+		addTicks(x.List)
+		addTicks(x.ElseList)
+		if x.List != nil {
+			x.List.Nodes = append([]tparse.Node{tickNode()}, x.List.Nodes...)
+		}
+	case *tparse.IfNode:
+		addTicks(x.List)
+		addTicks(x.ElseList)
+	case *tparse.WithNode:
+		addTicks(x.List)
+		addTicks(x.ElseList)
+	}
+}
+
+func tickNode() tparse.Node {
+	cmd := &tparse.CommandNode{NodeType: tparse.NodeCommand, Args: []tparse.Node{tparse.NewIdentifier(tickName)}}
+	return &tparse.ActionNode{NodeType: tparse.NodeAction, Pipe: &tparse.PipeNode{NodeType: tparse.NodePipe, Cmds: []*tparse.CommandNode{cmd}}}
 }

@@ -151,7 +151,10 @@ func lineIn(src string, holder drift.Ref, p drift.Pointer) int {
 
 // lineDepth is lineIn with how many of p's tokens the document declares.
 func lineDepth(src string, holder drift.Ref, p drift.Pointer) (int, int) {
-	if src == "" {
+	// A document declares the holder by its kind and name: a file whose
+	// text has neither (nor an escape, the one way YAML spells a string
+	// without its text) is not parsed.
+	if src == "" || (!strings.Contains(src, `\`) && !(strings.Contains(src, holder.Kind) && strings.Contains(src, holder.Name))) {
 		return 0, 0
 	}
 	for n := len(p); n >= 0; n-- {
