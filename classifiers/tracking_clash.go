@@ -22,6 +22,9 @@ func classifyTrackingClash(c *Case) (Verdict, bool) {
 	if d != nil && len(d.Path) == 0 && !d.InGit && d.InLive {
 		return c.extraObject()
 	}
+	if v, ok := c.definedTwice(); ok {
+		return v, true
+	}
 	if v, ok := c.claimedElsewhere(); ok {
 		return v, true
 	}
@@ -142,19 +145,34 @@ func (c *Case) extraObject() (Verdict, bool) {
 // applications take the object from each other.
 func (c *Case) claimedElsewhere() (Verdict, bool) {
 	d := c.Diff
-	res := c.Resource()
-	if d == nil || res.Target == nil || res.Live == nil || len(d.NonArgoOwners()) > 0 ||
-		d.Path.String() == "/metadata/annotations/"+drift.EscapeToken(trackingAnnotation) {
+	if d == nil || d.Path.String() == "/metadata/annotations/"+drift.EscapeToken(trackingAnnotation) {
 		return Verdict{}, false
+	}
+	res := c.Resource()
+	if res.Target == nil || res.Live == nil {
+		return Verdict{}, false
+	}
+	others := d.NonArgoOwners()
+	for _, o := range others {
+		if c.isPerson(o.Manager) {
+			return Verdict{}, false // a person's change, whoever claims the object
+		}
 	}
 	want, _, _ := strings.Cut(drift.Annotations(res.Target)[trackingAnnotation], ":")
 	got, _, _ := strings.Cut(drift.Annotations(res.Live)[trackingAnnotation], ":")
 	if want == "" || got == "" || want == got {
+		if len(others) > 0 {
+			return Verdict{}, false
+		}
 		return c.deployedElsewhere()
 	}
 	ev := []string{
 		fmt.Sprintf("the live object's tracking annotation says it belongs to Application %q, not to %q: both render it", got, want),
-		fmt.Sprintf("%s was written by %s, Argo CD's own sync: it is %q's rendering of this object", d.Path, ownersText(d.Owners), got),
+	}
+	if len(others) == 0 {
+		ev = append(ev, fmt.Sprintf("%s was written by %s, Argo CD's own sync: it is %q's rendering of this object", d.Path, ownersText(d.Owners), got))
+	} else {
+		ev = append(ev, fmt.Sprintf("%s was written by %s on an object two applications claim: settle which application keeps it before placing that writer", d.Path, ownersText(d.Owners)))
 	}
 	if d.InGit && d.InLive {
 		ev = append(ev, fmt.Sprintf("Git declares %s here, the other application %s", c.show(d.Git), c.showLive()))

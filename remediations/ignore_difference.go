@@ -114,14 +114,19 @@ func planIgnoreDifference(c *Context, group []drift.Finding) (Plan, *drift.Snaps
 		Why:  fmt.Sprintf("the rule names one %s (%s) and only the paths another system writes; every other field of it, and every other resource, is still compared", ref.Kind, ref),
 		Risk: "a later change to exactly these paths is not shown as drift" + map[bool]string{true: "; with RespectIgnoreDifferences=true a sync also leaves them as they are", false: ""}[respect],
 	}
-	loc, why := c.locateApplication()
-	if why != "" {
-		p.Instructions = why + "; add this entry to spec.ignoreDifferences of Application " + c.Snapshot.AppName() + " where it is defined:\n" + snippet(rule)
+	o := c.applicationOrigin()
+	if why := o.Conflict(); why != "" {
+		p.Dropped = why
+		return p, nil
+	}
+	if !o.ok || o.AppSet != "" {
+		p.Instructions = o.where("spec.ignoreDifferences") + ", add this entry:\n" + snippet(rule)
 		if respect {
 			p.Instructions += "and " + respectIgnore + " to its spec.syncPolicy.syncOptions\n"
 		}
 		return p, changed
 	}
+	loc := o.File
 	steps := []func([]byte) ([]byte, error){
 		func(b []byte) ([]byte, error) {
 			return yamledit.AppendItem(b, loc.doc, drift.MustPointer("/spec/ignoreDifferences"), rule, comment)

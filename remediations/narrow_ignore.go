@@ -92,14 +92,19 @@ func planNarrowIgnore(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 		risk = "Argo CD will show what the rule hid: " + strings.Join(surfaced, ", ") + "; review and revert those changes, or commit them to Git"
 	}
 	p.Rationale = Rationale{Why: why, Risk: risk}
-	loc, notFound := c.locateApplication()
-	if notFound != "" {
-		p.Instructions = notFound + "; in Application " + c.Snapshot.AppName() + " where it is defined, remove spec.ignoreDifferences[" + f.Path[2] + "]"
+	o := c.applicationOrigin()
+	if why := o.Conflict(); why != "" {
+		p.Dropped = why
+		return p, nil
+	}
+	if !o.ok || o.AppSet != "" {
+		p.Instructions = o.where("spec.ignoreDifferences") + ", remove spec.ignoreDifferences[" + f.Path[2] + "]"
 		for _, r := range keep {
 			p.Instructions += " and add:\n" + snippet(r)
 		}
 		return p, changed
 	}
+	loc := o.File
 	docs, err := yamledit.Documents(c.Repo[loc.file])
 	if err != nil {
 		p.Dropped = err.Error()

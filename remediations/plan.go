@@ -46,15 +46,19 @@ type Rationale struct {
 // non-overlapping file edits, the findings they fix and the rationale. A plan
 // whose edits could not be made or verified has no edits and says why in Dropped.
 type Plan struct {
-	Kind         drift.FixKind
-	Resource     drift.Ref
-	Findings     []drift.Finding
-	Edits        []Edit
-	Rationale    Rationale
-	Verification string // how the plan was checked, when it was
+	Kind      drift.FixKind
+	Resource  drift.Ref
+	Findings  []drift.Finding
+	Edits     []Edit
+	Rationale Rationale
+	// Verification says how the plan's edits were checked; it is set only
+	// on a plan that edits a file. Read Verified, not this field, to tell a
+	// verified fix.
+	Verification string
 	// Instructions say what to change, and where, when the file is not in the
 	// repository driftfix edits (an Application defined elsewhere, argocd-cm in
-	// a platform repository).
+	// a platform repository). A plan with instructions and no edits is never
+	// verified: nothing driftfix wrote was checked.
 	Instructions string
 	Dropped      string // why nothing is proposed
 	// Passed are the fix kinds considered for these findings before this
@@ -63,6 +67,16 @@ type Plan struct {
 	Passed []Attempt
 	// assumes states what re-diagnosis had to assume, added to Verification.
 	assumes string
+}
+
+// Verified reports whether the plan is a verified fix: it edits at least one
+// file, was not dropped, and re-diagnosing the application with its edits
+// applied showed its findings gone. It is the one place that decides it:
+// every check, pull request, digest and CLI output reads it. A plan of
+// instructions only (no file edited) is never verified, whatever a stored
+// copy of it says.
+func (p Plan) Verified() bool {
+	return p.Dropped == "" && len(p.Edits) > 0 && p.Verification != ""
 }
 
 // Options are the inputs of planning besides the diagnosis.
@@ -299,6 +313,9 @@ func (c *Context) plan(g []*pending) Plan {
 	if p.Dropped != "" {
 		p.Edits, p.Instructions = nil, ""
 	}
+	if len(p.Edits) == 0 {
+		p.Verification = "" // nothing was written, so nothing was verified
+	}
 	return p
 }
 
@@ -364,6 +381,11 @@ func (c *Context) verify(p *Plan, changed *drift.Snapshot) {
 		p.Dropped = "verification failed: the drift remains at " + strings.Join(still, ", ")
 	case len(added) > 0:
 		p.Dropped = "verification failed: the change would make new drift at " + strings.Join(added, ", ")
+	case len(p.Edits) == 0:
+		// The instruction, applied to the Application as the snapshot holds
+		// it, removes the drift; nothing was edited, so nothing is verified.
+		p.Instructions = strings.TrimRight(p.Instructions, "\n") + "\n(driftfix edits no file for this: applied to the Application as the cluster holds it, the change above removes the drift, but the file that defines it was not changed or checked)\n"
+		p.assumes = ""
 	default:
 		n := len(p.Findings)
 		p.Verification = fmt.Sprintf("re-diagnosed the application with the change applied to its desired state: %d %s gone, no new difference", n, pluralize(n, "finding", "findings"))
@@ -413,7 +435,7 @@ func combine(plans []Plan, repo Repo) {
 			edits = append(edits, Edit{File: e.File, Before: cur, After: after, steps: e.steps})
 		}
 		if p.Dropped != "" {
-			p.Edits = nil
+			p.Edits, p.Verification = nil, ""
 			continue
 		}
 		p.Edits = edits

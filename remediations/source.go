@@ -104,17 +104,6 @@ func (c *Context) locateResource(ref drift.Ref) (located, string) {
 	return located{}, "cannot locate the source with certainty: " + strings.Join(errs, "; ")
 }
 
-// locateApplication finds the Application's own manifest (app-of-apps repositories).
-func (c *Context) locateApplication() (located, string) {
-	ref := drift.RefOf(c.Snapshot.Application)
-	ref.Namespace = ""
-	loc, err := locateDoc(c.Repo, "", ref)
-	if err != nil {
-		return located{}, fmt.Sprintf("the Application manifest is not in this repository (%v)", err)
-	}
-	return loc, ""
-}
-
 // resourceIndex returns the snapshot index of a resource, or -1.
 func resourceIndex(s *drift.Snapshot, ref drift.Ref) int {
 	for i := range s.Resources {

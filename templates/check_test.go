@@ -51,3 +51,26 @@ func TestHostileValuesInertInCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestPlannedCheckSaysVerifiedOnlyOnSuccess: a check taken from planning
+// says the change was verified only when it passed; a plan that was not
+// verified (one that edits no file) says so.
+func TestPlannedCheckSaysVerifiedOnlyOnSuccess(t *testing.T) {
+	for _, tc := range []struct {
+		success   bool
+		err, want string
+		not       string
+	}{
+		{true, "", "driftfix verified this change while planning it", "did not verify"},
+		{false, "the plan edits no file, so nothing was verified", "driftfix did not verify this change while planning it", "driftfix verified"},
+	} {
+		v := CheckView{App: "shop", AppNamespace: "argocd", ArgoCDURL: "https://argocd.example.com", Head: "0123456789ab", Planned: true, Success: tc.success, Error: tc.err}
+		summary, _, err := CheckOutput(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(summary, tc.want) || strings.Contains(summary, tc.not) {
+			t.Errorf("success %v: summary lacks %q or holds %q:\n%s", tc.success, tc.want, tc.not, summary)
+		}
+	}
+}

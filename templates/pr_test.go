@@ -110,3 +110,33 @@ func blockOf(t *testing.T, body, file string) string {
 	}
 	return ""
 }
+
+// TestPRBodyVerifiedOnlyWithVerification: the body says "Verified" only with
+// what the plan was verified by; a view without one says it is not verified
+// (the cycle opens no pull request for such a plan; the template holds the
+// line too).
+func TestPRBodyVerifiedOnlyWithVerification(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		verification string
+		want, not    string
+	}{
+		{"verified", "re-diagnosed the application", "### Verified\nre-diagnosed the application\n", "### Not verified"},
+		{"no verification", "", "### Not verified\n", "### Verified"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := pr
+			v.Verification = tc.verification
+			body, err := PRBody(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(body, tc.want) || strings.Contains(body, tc.not) {
+				t.Errorf("body lacks %q or holds %q:\n%s", tc.want, tc.not, body)
+			}
+			if !strings.Contains(body, "\n\n### Risk\n") {
+				t.Errorf("the section after it lost its layout:\n%s", body)
+			}
+		})
+	}
+}

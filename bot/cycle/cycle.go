@@ -700,6 +700,7 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 		}
 		if !ok {
 			part.Skipped = append(part.Skipped, pr.Body)
+			part.Digest.ForPeople = append(part.Digest.ForPeople, byHand(r, in.Name, p)...)
 			if pr.Key != "" {
 				if part.NotProposed == nil {
 					part.NotProposed = map[string]string{}
@@ -715,6 +716,27 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 	part.Digest.ForPeople = leftForPeople(part.Digest.ForPeople, part.PRs)
 	sortPeople(part.Digest.ForPeople) // as gatherPeople expects
 	return keys, true
+}
+
+// byHand are the digest and dashboard lines of a plan that is an instruction
+// (it edits no file, so it is never verified and opens no pull request): one
+// per finding, saying where the change is to be made. Any other plan gives
+// none.
+func byHand(r collect.ScanResult, instance string, p remediations.Plan) []templates.PersonLine {
+	if p.Dropped != "" || len(p.Edits) > 0 || p.Instructions == "" {
+		return nil
+	}
+	where, _, more := strings.Cut(strings.TrimSpace(p.Instructions), "\n")
+	why := "to do by hand, not verified (driftfix edits no file for it): " + where
+	if more {
+		why += " (the whole change: driftfix fix)"
+	}
+	out := make([]templates.PersonLine, 0, len(p.Findings))
+	for _, f := range p.Findings {
+		out = append(out, templates.PersonLine{App: r.App.Name, Namespace: r.App.Namespace, Instance: instance,
+			Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Why: why})
+	}
+	return out
 }
 
 // leftForPeople drops the lines left for people that a proposed fix carries
@@ -754,7 +776,9 @@ func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediatio
 	case p.Dropped != "":
 		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %s%s", app, p.Kind, p.Resource, passed, p.Dropped)}, false, nil
 	case len(p.Edits) == 0:
-		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sto do by hand: %s", app, p.Kind, p.Resource, passed, p.Instructions)}, false, nil
+		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sto do by hand (not verified: driftfix edits no file for it): %s", app, p.Kind, p.Resource, passed, p.Instructions)}, false, nil
+	case !p.Verified():
+		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sthe plan was not verified", app, p.Kind, p.Resource, passed)}, false, nil
 	}
 	var src drift.Source
 	if srcs := drift.Sources(r.Snapshot.Application); len(srcs) > 0 {

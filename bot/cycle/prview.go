@@ -67,13 +67,22 @@ func Branch(prefix, app string, cause drift.Cause, key string) string {
 	return strings.TrimSuffix(prefix, "/") + "/" + clean(app) + "/" + clean(string(cause)) + "-" + key
 }
 
+// verification is what a plan's pull request says it was verified with: only
+// a verified plan (one that edits a file) says anything.
+func verification(p remediations.Plan) string {
+	if !p.Verified() {
+		return ""
+	}
+	return p.Verification
+}
+
 // PRView turns a verified plan into what its pull request says.
 func PRView(app, appNamespace, argoURL string, p remediations.Plan) templates.PRView {
 	v := templates.PRView{
 		App: app, AppNamespace: appNamespace, ArgoCDURL: argoURL,
 		Kind: p.Kind, Cause: p.Rationale.Cause, Resource: p.Resource,
 		Why: p.Rationale.Why, Risk: p.Rationale.Risk, Undo: p.Rationale.Undo,
-		Verification: p.Verification, Instructions: p.Instructions,
+		Verification: verification(p), Instructions: p.Instructions,
 		Fingerprint: Fingerprint(app, p),
 	}
 	if remedy, ok := remediations.Lookup(p.Kind); ok {

@@ -63,7 +63,7 @@ func isPlan(base, head remediations.Repo, plan remediations.Plan) bool {
 	for _, e := range plan.Edits {
 		want[e.File] = e.After
 	}
-	if len(want) != len(head) || plan.Verification == "" {
+	if len(want) != len(head) || !plan.Verified() {
 		return false
 	}
 	for k, v := range want {
@@ -147,17 +147,24 @@ func row(f drift.Finding, status string) CheckRow {
 }
 
 // CheckPlanned is the check of a plan as it was verified while planning:
-// its files on top of the synced revision, every finding gone. A pull
+// its files on top of the synced revision, every finding gone. A plan that
+// edits no file (instructions only) never passes (remediations.Plan.Verified). A pull
 // request's head commit is that until the base branch moved or a person
 // pushed; CheckHead judges the head itself.
 func CheckPlanned(plan remediations.Plan) Check {
-	c := Check{Success: plan.Verification != "" && plan.Dropped == ""}
+	c := Check{Success: plan.Verified()}
 	for _, e := range plan.Edits {
 		c.Files = append(c.Files, e.File)
 	}
 	status := CheckFixed
-	if !c.Success {
+	switch {
+	case c.Success:
+	case plan.Dropped != "":
 		status, c.Error = CheckRemains, "the plan was not verified: "+plan.Dropped
+	case len(plan.Edits) == 0:
+		status, c.Error = CheckRemains, "the plan edits no file, so nothing was verified: it is a change to make by hand"
+	default:
+		status, c.Error = CheckRemains, "the plan was not verified"
 	}
 	for _, f := range plan.Findings {
 		c.Rows = append(c.Rows, row(f, status))

@@ -135,3 +135,42 @@ func TestCheckHeadPersonEdits(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckPlannedNeedsAnEdit: the planned check passes only for a plan that
+// edits a file and verified; a plan of instructions fails it, even one read
+// back from the state store with a Verification an older build wrote.
+func TestCheckPlannedNeedsAnEdit(t *testing.T) {
+	f := drift.Finding{Resource: drift.Ref{Kind: "ConfigMap", Namespace: "shop", Name: "flags"}, Path: drift.MustPointer("/data/BETA")}
+	edit := remediations.Edit{File: "apps/flags.yaml", Before: []byte("a: 1\n"), After: []byte("a: 2\n")}
+	const verified = "re-diagnosed the application with the change applied to its desired state: 1 finding gone, no new difference"
+	tests := []struct {
+		name  string
+		plan  remediations.Plan
+		pass  bool
+		error string
+	}{
+		{"an edit, verified", remediations.Plan{Findings: []drift.Finding{f}, Edits: []remediations.Edit{edit}, Verification: verified}, true, ""},
+		{"instructions only, with a stored verification", remediations.Plan{Findings: []drift.Finding{f}, Instructions: "add this entry", Verification: verified}, false, "edits no file"},
+		{"instructions only", remediations.Plan{Findings: []drift.Finding{f}, Instructions: "add this entry"}, false, "edits no file"},
+		{"an edit, dropped", remediations.Plan{Findings: []drift.Finding{f}, Edits: []remediations.Edit{edit}, Verification: verified, Dropped: "conflict: two definitions"}, false, "conflict: two definitions"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := CheckPlanned(tt.plan)
+			if c.Success != tt.pass || tt.plan.Verified() != tt.pass {
+				t.Errorf("check %v, Verified %v, want %v", c.Success, tt.plan.Verified(), tt.pass)
+			}
+			if !strings.Contains(c.Error, tt.error) || (tt.error == "") != (c.Error == "") {
+				t.Errorf("error %q, want one with %q", c.Error, tt.error)
+			}
+			for _, r := range c.Rows {
+				if (r.Status == CheckFixed) != tt.pass {
+					t.Errorf("row %s %s: %s", r.Resource, r.Path, r.Status)
+				}
+			}
+			if isPlan(remediations.Repo{}, withEdits(remediations.Repo{}, tt.plan), tt.plan) && !tt.pass {
+				t.Errorf("an unverified plan's head is taken as the planned check")
+			}
+		})
+	}
+}

@@ -45,11 +45,17 @@ func TestFixSharedFixtures(t *testing.T) {
 				if string(plan.Kind) != e.Remediation {
 					t.Errorf("%s/%s %s: plan kind %s, want %s", e.Kind, e.Name, e.Path, plan.Kind, e.Remediation)
 				}
+				// A plan that edits a file is verified; one that edits none is
+				// an instruction, never verified.
 				switch {
-				case plan.Dropped != "" || plan.Verification == "":
-					t.Errorf("%s/%s %s: plan not verified: dropped %q", e.Kind, e.Name, e.Path, plan.Dropped)
+				case plan.Dropped != "":
+					t.Errorf("%s/%s %s: plan dropped: %q", e.Kind, e.Name, e.Path, plan.Dropped)
+				case len(plan.Edits) > 0 && !plan.Verified():
+					t.Errorf("%s/%s %s: plan edits %d files but is not verified", e.Kind, e.Name, e.Path, len(plan.Edits))
 				case len(plan.Edits) == 0 && plan.Instructions == "":
 					t.Errorf("%s/%s %s: plan has neither edits nor instructions", e.Kind, e.Name, e.Path)
+				case len(plan.Edits) == 0 && (plan.Verified() || plan.Verification != ""):
+					t.Errorf("%s/%s %s: plan edits no file but says verified: %q", e.Kind, e.Name, e.Path, plan.Verification)
 				}
 			}
 		})

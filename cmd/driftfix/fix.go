@@ -216,9 +216,19 @@ func writePlansText(w io.Writer, rep *drift.Report, plans []remediations.Plan, d
 		if p.Rationale.Risk != "" {
 			writeWrapped(&buf, "   risk: ", templates.Terminal(p.Rationale.Risk))
 		}
-		writeWrapped(&buf, "   verified: ", templates.Terminal(p.Verification))
+		if p.Verified() {
+			writeWrapped(&buf, "   verified: ", templates.Terminal(p.Verification))
+		} else {
+			writeWrapped(&buf, "   not verified: ", "driftfix edits no file for this fix; make the change below by hand")
+		}
 		if p.Instructions != "" {
-			writeWrapped(&buf, "   to do by hand: ", strings.TrimSpace(p.Instructions))
+			// line by line: the rule's layout stays, a value from the cluster
+			// (an owner's name, a tracking id) cannot drive the terminal
+			lines := strings.Split(strings.TrimSpace(p.Instructions), "\n")
+			for i, l := range lines {
+				lines[i] = templates.Terminal(l)
+			}
+			writeWrapped(&buf, "   to do by hand: ", strings.Join(lines, "\n"))
 		}
 		if dryRun {
 			for _, e := range p.Edits {
@@ -229,14 +239,16 @@ func writePlansText(w io.Writer, rep *drift.Report, plans []remediations.Plan, d
 }
 
 type planJSON struct {
-	Kind         drift.FixKind     `json:"kind"`
-	Resource     drift.Ref         `json:"resource"`
-	Findings     []planFindingJSON `json:"findings"`
-	Edits        []editJSON        `json:"edits"`
-	Rationale    rationaleJSON     `json:"rationale"`
-	Verification string            `json:"verification,omitempty"`
-	Instructions string            `json:"instructions,omitempty"`
-	Dropped      string            `json:"dropped,omitempty"`
+	Kind      drift.FixKind     `json:"kind"`
+	Resource  drift.Ref         `json:"resource"`
+	Findings  []planFindingJSON `json:"findings"`
+	Edits     []editJSON        `json:"edits"`
+	Rationale rationaleJSON     `json:"rationale"`
+	// Verified is remediations.Plan.Verified: false for a plan that edits no file.
+	Verified     bool   `json:"verified"`
+	Verification string `json:"verification,omitempty"`
+	Instructions string `json:"instructions,omitempty"`
+	Dropped      string `json:"dropped,omitempty"`
 }
 
 type planFindingJSON struct {
@@ -262,8 +274,11 @@ type rationaleJSON struct {
 func writePlans(w io.Writer, plans []remediations.Plan, format string) error {
 	out := make([]planJSON, 0, len(plans))
 	for _, p := range plans {
-		pj := planJSON{Kind: p.Kind, Resource: p.Resource, Edits: []editJSON{}, Verification: p.Verification, Instructions: p.Instructions, Dropped: p.Dropped,
+		pj := planJSON{Kind: p.Kind, Resource: p.Resource, Edits: []editJSON{}, Verified: p.Verified(), Instructions: p.Instructions, Dropped: p.Dropped,
 			Rationale: rationaleJSON{Cause: p.Rationale.Cause, Evidence: p.Rationale.Evidence, Why: p.Rationale.Why, Risk: p.Rationale.Risk, Undo: p.Rationale.Undo}}
+		if pj.Verified {
+			pj.Verification = p.Verification
+		}
 		for _, f := range p.Findings {
 			pj.Findings = append(pj.Findings, planFindingJSON{Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause})
 		}
