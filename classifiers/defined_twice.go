@@ -77,14 +77,7 @@ func (c *Case) gitPlace(ref drift.Ref) string {
 	}
 	var parts []string
 	for _, src := range drift.Sources(c.Snapshot.Application) {
-		p := src.RepoURL
-		if src.Path != "" {
-			p += " path " + src.Path
-		}
-		if src.Chart != "" {
-			p += " chart " + src.Chart
-		}
-		parts = append(parts, p)
+		parts = append(parts, src.String())
 	}
 	if len(parts) == 0 {
 		return "its source"

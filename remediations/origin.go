@@ -150,14 +150,7 @@ func (c *Context) parentPlace(name string) (source, file string) {
 		}
 		var parts []string
 		for _, src := range drift.Sources(a) {
-			p := src.RepoURL
-			if src.Path != "" {
-				p += " path " + src.Path
-			}
-			if src.Chart != "" {
-				p += " chart " + src.Chart
-			}
-			parts = append(parts, p)
+			parts = append(parts, src.String())
 		}
 		source = strings.Join(parts, "; ")
 		break

@@ -141,15 +141,7 @@ func (p *Predictor) Predict(ctx context.Context, h PRHead) (PRPrediction, error)
 			if in == nil || in.Client == nil {
 				return nil, fmt.Errorf("application %s is not one of Argo CD's", name)
 			}
-			objs, err := in.Client.Manifests(ctx, ns, name, argocd.RevisionAt(app, rev.Commit, func(u string) bool { return predict.SameRepository(u, h.RepoURL) }), false)
-			if err != nil {
-				return nil, err
-			}
-			out := make([]drift.Object, 0, len(objs))
-			for _, o := range objs {
-				out = append(out, o)
-			}
-			return out, nil
+			return in.Client.Manifests(ctx, ns, name, argocd.RevisionAt(app, rev.Commit, func(u string) bool { return predict.SameRepository(u, h.RepoURL) }), false)
 		}
 		opt.ClusterFor = func(s *drift.Snapshot) []drift.Object {
 			c := clusters[drift.Str(s.Application, "metadata", "name")]

@@ -29,6 +29,19 @@ type Source struct {
 	Spec map[string]any
 }
 
+// String names the source as a person reads it: its repository, then its
+// path or chart.
+func (s Source) String() string {
+	out := s.RepoURL
+	if s.Path != "" {
+		out += " path " + s.Path
+	}
+	if s.Chart != "" {
+		out += " chart " + s.Chart
+	}
+	return out
+}
+
 // CleanSourcePath is a source path as Argo CD's repo-server resolves it
 // against the repository root: "", ".", "/" and "./" are the root (""),
 // "./x/" is "x". A path that leaves the root keeps its leading "../", so

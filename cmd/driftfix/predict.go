@@ -998,15 +998,7 @@ func argocdAtHand(ctx context.Context, af *argoFlags, opt *predict.Options) erro
 	}
 	ours := func(u string) bool { return predict.SameRepository(u, repos...) }
 	opt.Remote = func(app drift.Object, rev predict.Revision) ([]drift.Object, error) {
-		objs, err := client.Manifests(ctx, drift.Str(app, "metadata", "namespace"), drift.Str(app, "metadata", "name"), argocd.RevisionAt(app, rev.Commit, ours), false)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]drift.Object, 0, len(objs))
-		for _, o := range objs {
-			out = append(out, o)
-		}
-		return out, nil
+		return client.Manifests(ctx, drift.Str(app, "metadata", "namespace"), drift.Str(app, "metadata", "name"), argocd.RevisionAt(app, rev.Commit, ours), false)
 	}
 	return nil
 }
