@@ -8,7 +8,12 @@ go 1.26.0
 
 require github.com/driftfix/driftfix v0.0.0
 
-require go.yaml.in/yaml/v3 v3.0.6 // indirect
+require (
+	github.com/go-logr/logr v1.4.3 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+	k8s.io/klog/v2 v2.140.0 // indirect
+	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
+)
 
 require (
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
