@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/ignores"
@@ -31,7 +33,10 @@ func locate(s *drift.Snapshot, manifest string, p Prediction) (string, int) {
 		}
 		holder := p.Resource
 		holder.Namespace = ""
-		return f, lineIn(files[f], holder, p.Path)
+		if line := lineIn(files[f], holder, p.Path); line > 0 {
+			return f, line
+		}
+		return f, templateLine(files[f], p.Path)
 	}
 	if p.Cause == drift.CauseTrackingClash && p.Resource.Kind == "PersistentVolumeClaim" && len(p.Path) == 0 {
 		if ref, at, ok := claimOrigin(s, p.Resource); ok {
@@ -79,15 +84,41 @@ func locate(s *drift.Snapshot, manifest string, p Prediction) (string, int) {
 			}
 		}
 	}
-	best, bestLine, bestDepth, bestIn := "", 0, -1, false
-	for _, f := range names {
-		line, depth := lineDepth(files[f], holder, p.Path)
-		if line == 0 {
+	// A kustomization's namePrefix and nameSuffix are not in its bases'
+	// files: the object is also looked for under its name without them.
+	holders := []drift.Ref{holder}
+	for f := range reads {
+		if !isKustomizationName(f) {
 			continue
 		}
-		in := inAny(f, dirs) || reads[f]
-		if (in && !bestIn) || (in == bestIn && depth > bestDepth) {
-			best, bestLine, bestDepth, bestIn = f, line, depth, in
+		var k struct {
+			NamePrefix string `yaml:"namePrefix"`
+			NameSuffix string `yaml:"nameSuffix"`
+		}
+		if yaml.Unmarshal([]byte(files[f]), &k) != nil || k.NamePrefix+k.NameSuffix == "" {
+			continue
+		}
+		h := holder
+		h.Name = strings.TrimSuffix(strings.TrimPrefix(h.Name, k.NamePrefix), k.NameSuffix)
+		if h.Name != holder.Name && h.Name != "" {
+			holders = append(holders, h)
+		}
+	}
+	// Among the files the sources read, the deepest declaration wins, and
+	// of two as deep, one in a source's own path (an overlay's patch) over
+	// one it reads from elsewhere (a base).
+	best, bestLine, bestDepth, bestRead, bestOwn := "", 0, -1, false, false
+	for _, f := range names {
+		for _, h := range holders {
+			line, depth := lineDepth(files[f], h, p.Path)
+			if line == 0 {
+				continue
+			}
+			own := inAny(f, dirs)
+			read := own || reads[f]
+			if (read && !bestRead) || (read == bestRead && (depth > bestDepth || (depth == bestDepth && own && !bestOwn))) {
+				best, bestLine, bestDepth, bestRead, bestOwn = f, line, depth, read, own
+			}
 		}
 	}
 	if best != "" {
@@ -97,6 +128,23 @@ func locate(s *drift.Snapshot, manifest string, p Prediction) (string, int) {
 		return f, line
 	}
 	return p.FixFile, 0
+}
+
+// templateLine is the line of an ApplicationSet's template that declares
+// a generated Application's path (spec.template, then the path), in the
+// ApplicationSet manifest file; 0 when none does.
+func templateLine(src string, p drift.Pointer) int {
+	for _, set := range argoObjects(src) {
+		if !isApplicationSet(set) {
+			continue
+		}
+		ref := drift.Ref{Group: "argoproj.io", Kind: "ApplicationSet", Name: drift.Str(set, "metadata", "name")}
+		at := append(drift.Pointer{"spec", "template"}, p...)
+		if line, depth := lineDepth(src, ref, at); line > 0 && depth > 2 {
+			return line
+		}
+	}
+	return 0
 }
 
 // jsonnetLine is, for a source of Jsonnet files, the line of a .jsonnet or
