@@ -462,12 +462,9 @@ func (d *discovery) parents() {
 // revision: Argo CD knows it as the revision has it, and can fetch the
 // revision.
 func (d *discovery) remote(app drift.Object) bool {
-	if d.opt.Remote == nil || d.rev.Commit == "" {
-		return false
-	}
 	for _, k := range d.opt.Applications {
 		if appKey(k) == appKey(app) {
-			return reflect.DeepEqual(drift.Lookup(k, "spec"), drift.Lookup(app, "spec"))
+			return argoRenders(d.opt, d.rev, k, app)
 		}
 	}
 	return false

@@ -179,21 +179,17 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		a := &apps[i]
 		name := drift.Str(a.obj, "metadata", "name")
 		was := findDefinition(baseApps, *a)
-		srcs, notes := localSources(a.obj, head.Files, opt.Repositories)
-		for _, n := range notes {
-			res.Notes = append(res.Notes, fmt.Sprintf("application %s: %s", name, n))
+		srcs, missing := planSources(a.obj, head.Files, opt.Repositories)
+		for _, e := range missing {
+			res.Notes = append(res.Notes, fmt.Sprintf("application %s: %v", name, e))
 		}
-		srcs = withoutRefOnly(srcs)
 		specChanged := was == nil || !reflect.DeepEqual(was.obj, a.obj)
-		// Argo CD renders the Application it has: only where the change
-		// leaves the Application as Argo CD has it is that render the head's.
 		k := known[appKey(a.obj)]
-		remote := len(notes) > 0 && opt.Remote != nil && k != nil && head.Commit != "" &&
-			reflect.DeepEqual(drift.Lookup(k, "spec"), drift.Lookup(a.obj, "spec"))
-		if (len(srcs) == 0 || len(notes) > 0) && !remote {
+		remote := len(missing) > 0 && argoRenders(opt, head, k, a.obj)
+		if (len(srcs) == 0 || len(missing) > 0) && !remote {
 			// a render without one of its sources is not the application's
 			if specChanged || opt.All || touches(a.obj, srcs, changed, rr, base, head, opt.Repositories) || readsRef(a.obj, changed) {
-				n := notLocal(a, name, notes)
+				n := notLocal(a, name, missing)
 				if k != nil && opt.Remote != nil && head.Commit != "" {
 					n.Reason += "; Argo CD renders the Application it has, and this change edits it"
 					n.Needs = "the change to the Application merged first, then the rest predicted with Argo CD at hand"
@@ -212,8 +208,7 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		j := &job{a: a, srcs: srcs, remote: remote}
 		if was != nil && !opt.All {
 			j.was = was
-			j.bsrcs, _ = localSources(was.obj, base.Files, opt.Repositories)
-			j.bsrcs = withoutRefOnly(j.bsrcs)
+			j.bsrcs, _ = planSources(was.obj, base.Files, opt.Repositories)
 		}
 		jobs = append(jobs, j)
 	}
@@ -275,21 +270,33 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 	return res, nil
 }
 
-// notLocal is an application none of whose sources is in the repository:
-// Argo CD renders a chart from a Helm or OCI repository or another
-// repository's source; a path without manifests it cannot render either.
-func notLocal(a *application, name string, notes []string) NotPredicted {
-	n := NotPredicted{Application: name, Kind: "Application", File: a.manifest, Reason: strings.Join(notes, "; ")}
+// notLocal is an application not all of whose sources are in the
+// repository: Argo CD renders a chart from a Helm or OCI repository or
+// another repository's source (a *render.NotLocalError); a path without
+// manifests it cannot render either.
+func notLocal(a *application, name string, missing []error) NotPredicted {
+	n := NotPredicted{Application: name, Kind: "Application", File: a.manifest}
 	if len(drift.Sources(a.obj)) == 0 {
 		n.Reason = "no source Argo CD can read (spec.source or spec.sources)"
 		return n
 	}
-	for _, src := range drift.Sources(a.obj) {
-		if src.Chart != "" || strings.Contains(n.Reason, "another repository") {
-			n.Needs = "Argo CD at hand (--argocd-server), which renders sources predict does not read"
+	var why []string
+	for _, e := range missing {
+		why = append(why, e.Error())
+		if n.Needs == "" {
+			n.Needs = needsFor(e)
 		}
 	}
+	n.Reason = strings.Join(why, "; ")
 	return n
+}
+
+// argoRenders says whether Options.Remote renders app at rev: Argo CD
+// knows it (known, as argocd-server has it) with the spec rev gives it
+// (Argo CD renders the Application it has), and can fetch rev.
+func argoRenders(opt Options, rev Revision, known, app drift.Object) bool {
+	return opt.Remote != nil && rev.Commit != "" && known != nil &&
+		reflect.DeepEqual(drift.Lookup(known, "spec"), drift.Lookup(app, "spec"))
 }
 
 // touchedFile says whether a file is among the changed ones (sorted).
@@ -297,6 +304,9 @@ func touchedFile(f string, changed []string) bool {
 	i := sort.SearchStrings(changed, f)
 	return i < len(changed) && changed[i] == f
 }
+
+// needsArgoCD is what a source predict does not read needs.
+const needsArgoCD = "Argo CD at hand (--argocd-server), which renders what predict does not read: charts from Helm or OCI repositories, other repositories, plugins"
 
 // needsFor says what would let an application that does not render be
 // predicted: Argo CD's own render where the CLI reads no network, a
@@ -310,7 +320,7 @@ func needsFor(err error) string {
 	case errors.As(err, &unread) && unread.Raise != "":
 		return "a larger read budget (" + unread.Raise + ")"
 	case errors.As(err, &remote), errors.As(err, &notLocal):
-		return "Argo CD at hand (--argocd-server): it renders from the chart's repository, which predict does not fetch"
+		return needsArgoCD
 	case errors.As(err, &limit):
 		return "a larger render budget"
 	}
@@ -436,20 +446,6 @@ func touches(app drift.Object, srcs []drift.Source, changed []string, rr *render
 		}
 	}
 	return false
-}
-
-// withoutRefOnly drops the sources that only lend their files to other
-// sources' value files (ref: without path or chart): Argo CD renders
-// nothing from them.
-func withoutRefOnly(srcs []drift.Source) []drift.Source {
-	out := srcs[:0:0]
-	for _, s := range srcs {
-		if s.Ref != "" && s.Chart == "" && drift.Str(s.Spec, "path") == "" {
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 // readsRef says whether a changed file is a "$ref/..." value file of one
