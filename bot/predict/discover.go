@@ -248,13 +248,12 @@ func (d *discovery) overlays(raw []defined) {
 	for _, r := range raw {
 		holds[r.file] = true
 	}
-	repo := d.rr.repo(d.rev)
 	var dirs []string
 	reads := map[string]map[string]bool{}
 	for f := range d.rev.Files {
 		if isKustomizationName(f) {
 			dir := dirOf(f)
-			reads[dir] = remediations.SourceReads(repo, dir)
+			reads[dir] = d.rr.reads(d.rev, dir)
 			dirs = append(dirs, dir)
 		}
 	}
@@ -491,7 +490,7 @@ func (d *discovery) mayHoldApps(srcs []drift.Source) bool {
 	for _, src := range srcs {
 		reads := map[string]bool{}
 		if kustomization(src.Path, d.rev.Files) {
-			reads = remediations.SourceReads(d.rr.repo(d.rev), src.Path)
+			reads = d.rr.reads(d.rev, src.Path)
 		}
 		for f, c := range d.rev.Files {
 			if (inDir(f, src.Path) || reads[f]) && strings.Contains(c, "argoproj.io") && (strings.Contains(c, "Application")) {
@@ -668,6 +667,9 @@ type renderer struct {
 	bytes map[string]map[string][]byte // revision name -> files as bytes
 	repos map[string]remediations.Repo
 	done  map[string]rendered
+	// read holds remediations.SourceReads by revision and directory:
+	// discovery, touches and every application of a shared base ask again.
+	read map[[2]string]map[string]bool
 }
 
 type rendered struct {
@@ -676,7 +678,7 @@ type rendered struct {
 }
 
 func newRenderer() *renderer {
-	return &renderer{bytes: map[string]map[string][]byte{}, repos: map[string]remediations.Repo{}, done: map[string]rendered{}}
+	return &renderer{bytes: map[string]map[string][]byte{}, repos: map[string]remediations.Repo{}, done: map[string]rendered{}, read: map[[2]string]map[string]bool{}}
 }
 
 // files are the revision's files as bytes, converted once.
@@ -717,6 +719,23 @@ func (r *renderer) remote(opt Options, app drift.Object, rev Revision) ([]drift.
 	r.done[key] = rendered{objs: copyObjects(objs), err: err}
 	r.mu.Unlock()
 	return objs, err
+}
+
+// reads is remediations.SourceReads of a directory at a revision, each
+// once; callers only read the map.
+func (r *renderer) reads(rev Revision, dir string) map[string]bool {
+	k := [2]string{rev.Name, dir}
+	r.mu.Lock()
+	got, ok := r.read[k]
+	r.mu.Unlock()
+	if ok {
+		return got
+	}
+	got = remediations.SourceReads(r.repo(rev), dir)
+	r.mu.Lock()
+	r.read[k] = got
+	r.mu.Unlock()
+	return got
 }
 
 // clusterFor calls opt.ClusterFor, one call at a time.

@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/driftfix/driftfix/bot/drift"
-	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
 	"github.com/driftfix/driftfix/remediations/yamledit"
 )
@@ -414,7 +413,7 @@ func touches(app drift.Object, srcs []drift.Source, changed []string, rr *render
 		var dirs []string
 		for _, rev := range []Revision{base, head} {
 			if kustomization(src.Path, rev.Files) {
-				reads = append(reads, remediations.SourceReads(rr.repo(rev), src.Path))
+				reads = append(reads, rr.reads(rev, src.Path))
 			}
 			for _, r := range sourceReads(app, src, rev.Files, repos) {
 				if d, ok := strings.CutSuffix(r, "/"); ok {
