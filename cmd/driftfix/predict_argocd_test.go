@@ -64,10 +64,11 @@ func TestPredictWithArgoCDAtHand(t *testing.T) {
 		return strings.TrimSpace(string(out))
 	}
 
-	var app map[string]any
-	if err := json.Unmarshal(mustJSON(t, cacheApp), &app); err != nil {
-		t.Fatal(err)
+	docs, err := yamledit.Documents([]byte(cacheApp))
+	if err != nil || len(docs) != 1 {
+		t.Fatalf("parse the Application: %v", err)
 	}
+	app, _ := docs[0].(map[string]any)
 	app["status"] = map[string]any{"sync": map[string]any{"status": "Synced", "revisions": []any{"1.2.3", sha("main")}}}
 	srv := argocdtest.NewServer("token", &drift.Snapshot{Application: app})
 	t.Cleanup(srv.Close)
@@ -114,18 +115,4 @@ func TestPredictWithArgoCDAtHand(t *testing.T) {
 	if code != exitClean || len(doc.NotPredicted) != 1 || doc.NotPredicted[0].Application != "cache" || !strings.Contains(out, "Argo CD at hand") {
 		t.Errorf("without Argo CD: exit %d, %s %s", code, out, stderr)
 	}
-}
-
-// mustJSON is a YAML document as JSON.
-func mustJSON(t *testing.T, y string) []byte {
-	t.Helper()
-	docs, err := yamledit.Documents([]byte(y))
-	if err != nil || len(docs) != 1 {
-		t.Fatalf("parse: %v", err)
-	}
-	b, err := json.Marshal(docs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
