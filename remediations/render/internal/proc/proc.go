@@ -115,9 +115,10 @@ func Exit() { os.Exit(0) }
 
 // OutOfMemory reports whether a Go process's last words are those of an
 // allocation its address-space limit refused (the race detector's runtime
-// reports the refusal as address space collisions).
+// reports the refusal as address space collisions, or as its own allocator
+// failing to map memory).
 func OutOfMemory(said string) bool {
-	for _, s := range []string{"out of memory", "cannot allocate memory", "address space collisions"} {
+	for _, s := range []string{"out of memory", "cannot allocate memory", "address space collisions", "ThreadSanitizer failed to allocate"} {
 		if strings.Contains(said, s) {
 			return true
 		}
