@@ -261,9 +261,16 @@ func TestHold(t *testing.T) {
 		{"heldout", "precision", 41.0 / 48, true}, // exact: a rise is a figure to update
 		{"causes", "agree-pct/manual-change", 100, false},
 		{"causes", "agree-pct/manual-change", 98.2, true},
+		{"heldout", "missed", 10, false},
+		{"heldout", "missed", 11, true},
+		{"heldout", "missed", 9, true},
 	} {
 		rec := &recorder{T: t}
-		Hold(rec, tt.name, tt.key, tt.measured)
+		if tt.key == "missed" {
+			HoldCeiling(rec, tt.name, tt.key, tt.measured)
+		} else {
+			Hold(rec, tt.name, tt.key, tt.measured)
+		}
 		if rec.failed != tt.fails {
 			t.Errorf("Hold(%s, %s, %v): failed %v, want %v (%s)", tt.name, tt.key, tt.measured, rec.failed, tt.fails, rec.msg)
 		}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/driftfix/driftfix/bot/gitrepo"
+	"github.com/driftfix/driftfix/docs"
 )
 
 // layoutsDir holds the reduced repositories: one folder per layout of the
@@ -85,17 +86,21 @@ func TestLayouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var status []string
+	pass, dirs := 0, []string{}
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
 		name := e.Name()
+		dirs = append(dirs, name)
 		t.Run(name, func(t *testing.T) {
 			c := readLayout(t, filepath.Join(layoutsDir, name))
 			problems := runLayout(t, filepath.Join(layoutsDir, name, "repo"), c)
 			got := "pass"
 			if len(problems) > 0 {
 				got = "fail"
+			} else {
+				pass++
 			}
 			status = append(status, fmt.Sprintf("%-32s %s (first run %s, expect %s)", name, got, c.FirstRun, c.Expect))
 			for _, p := range problems {
@@ -108,6 +113,10 @@ func TestLayouts(t *testing.T) {
 	}
 	sort.Strings(status)
 	t.Logf("layouts:\n%s", strings.Join(status, "\n"))
+	if len(status) == len(dirs) { // not when -run chose some layouts: the figure is of all
+		docs.Hold(t, "layouts", "layouts", float64(len(status)))
+		docs.Hold(t, "layouts", "pass", float64(pass))
+	}
 }
 
 // readLayout reads and checks a layout's case.yaml.

@@ -11,6 +11,7 @@ import (
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/internal/corpus"
 	"github.com/driftfix/driftfix/bot/pipeline"
+	"github.com/driftfix/driftfix/docs"
 	"github.com/driftfix/driftfix/remediations/render"
 )
 
@@ -131,8 +132,10 @@ func found(ps []Prediction, e corpus.Entry) bool {
 
 // TestRecallOnCorpora runs predict on the Git side of every corpus case and
 // checks it finds what diagnose finds after sync, for every expected finding
-// whose cause lies in Git; it prints the recall per cause. On the cases with
-// no expected finding (clean applications) it must predict nothing.
+// whose cause lies in Git; it prints the recall per cause, and holds the
+// counts per cause to the figures the docs state (docs/figures.yaml,
+// "predict-recall"). On the cases with no expected finding (clean
+// applications) it must predict nothing.
 func TestRecallOnCorpora(t *testing.T) {
 	type tally struct{ hit, total int }
 	per := map[drift.Cause]*tally{}
@@ -223,7 +226,12 @@ func TestRecallOnCorpora(t *testing.T) {
 		if r < minRecall {
 			t.Errorf("recall of %s is %.3f (%d of %d), under %.2f", c, r, tl.hit, tl.total, minRecall)
 		}
+		docs.Hold(t, "predict-recall", "found/"+c, float64(tl.hit))
+		docs.Hold(t, "predict-recall", "of/"+c, float64(tl.total))
 	}
+	docs.Hold(t, "predict-recall", "found", float64(hit))
+	docs.Hold(t, "predict-recall", "of", float64(total))
+	docs.Hold(t, "predict-recall", "clean", float64(clean))
 	fmt.Fprintf(os.Stdout, "predict recall %-24s %.3f (%d of %d); %d clean cases, %d predictions on them\n", "all", float64(hit)/float64(total), hit, total, clean, len(noise))
 	var out []string
 	for c, n := range outside {
