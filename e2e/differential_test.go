@@ -21,6 +21,7 @@ import (
 	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/kube"
+	"github.com/driftfix/driftfix/docs"
 	"sigs.k8s.io/yaml"
 )
 
@@ -333,6 +334,13 @@ spec:
 	if all.total < 300 {
 		t.Errorf("only %d resources compared; the differential test needs at least 300", all.total)
 	}
+	// The agreement the docs state is a floor (docs/figures.yaml,
+	// "differential"): resources agreeing on status and paths, their share,
+	// and resources compared.
+	agree := all.total - len(dis)
+	docs.Hold(t, "differential", "agree", float64(agree))
+	docs.Hold(t, "differential", "agree-pct", pct(agree, all.total))
+	docs.Hold(t, "differential", "resources", float64(all.total))
 }
 
 func (s *stack) summary(t *testing.T, name string) argocd.AppSummary {

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/driftfix/driftfix/docs"
 )
 
 // The real-repository corpus (issue 40): public GitOps repositories pinned by
@@ -280,7 +282,7 @@ func TestRealRepos(t *testing.T) {
 		}
 		scores = append(scores, scoreRepo(t, src, r))
 	}
-	report(t, scores)
+	report(t, scores, only == "")
 }
 
 // scoreRepo runs one repository's --all run and cases.
@@ -535,8 +537,9 @@ func abbreviate(xs []string, n int) []string {
 }
 
 // report logs the table and totals, writes them with -realrepos.figures
-// and checks the floors.
-func report(t *testing.T, scores []repoScore) {
+// and checks the floors; over the whole corpus (all), also the figures the
+// docs state (docs/figures.yaml, "realrepos").
+func report(t *testing.T, scores []repoScore, all bool) {
 	t.Helper()
 	var tot repoScore
 	tot.name = "total"
@@ -609,4 +612,13 @@ func report(t *testing.T, scores []repoScore) {
 	if tot.aborted+tot.historyAborted > maxAborted {
 		t.Errorf("%d runs aborted, at most %d", tot.aborted+tot.historyAborted, maxAborted)
 	}
+	if !all {
+		return
+	}
+	for key, v := range map[string]int{"repos": len(scores), "drift": tot.drift, "predicted": tot.predicted, "exact": tot.exact,
+		"harmless": tot.harmless, "harmless-clean": tot.harmlessClean, "runs": tot.runs, "commits": tot.history} {
+		docs.Hold(t, "realrepos", key, float64(v))
+	}
+	docs.HoldCeiling(t, "realrepos", "aborted", float64(tot.aborted))
+	docs.HoldCeiling(t, "realrepos", "commits-aborted", float64(tot.historyAborted))
 }

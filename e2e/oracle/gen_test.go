@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/driftfix/driftfix/docs"
 )
 
 var (
@@ -60,13 +62,13 @@ func TestArgoCDOracleGenerated(t *testing.T) {
 	}
 	rate := float64(agree) / float64(total)
 	t.Logf("generated: %d cases (seed %d), %d agree (%.2f%%)", total, *genSeed, agree, 100*rate)
-	if *genCases >= 1000 && rate < generatedFloor {
-		t.Errorf("agreement with Argo CD on generated cases fell to %.2f%%, below the floor %.1f%%", 100*rate, 100*generatedFloor)
+	// The figures the docs state are of the default run (10,000 cases, seed
+	// 2026): they are its floors (docs/figures.yaml, "oracle-generated"; the
+	// generator is deterministic, so a drop is a change in one of the diffs).
+	if *genCases == 10000 && *genSeed == 2026 {
+		docs.Hold(t, "oracle-generated", "cases", float64(total))
+		docs.Hold(t, "oracle-generated", "agree-pct", 100*rate)
+		docs.HoldCeiling(t, "oracle-generated", "disagree", float64(total-agree))
 	}
 	_ = strings.Join
 }
-
-// generatedFloor is the agreement on generated cases below which the test
-// fails: 99.8%, above the 99.5% target (measured 99.87% when it was set; the
-// generator is deterministic, so a drop is a change in one of the diffs).
-const generatedFloor = 0.998
