@@ -281,6 +281,9 @@ func (c *Client) call(ctx context.Context, what string, f func(context.Context) 
 			}
 			c.log.Warn("github rate limit, waiting for reset", "call", what, "wait", wait.String())
 		case errors.As(err, &er) && er.Response != nil && er.Response.StatusCode < 500:
+			if perr := permissionError(what, err); perr != nil {
+				return c.redact(perr)
+			}
 			return c.redact(fmt.Errorf("github: %s: %w", what, err))
 		default: // 5xx or no answer
 			if resp != nil && resp.StatusCode < 500 && resp.StatusCode != 0 {

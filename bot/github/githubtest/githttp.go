@@ -140,6 +140,8 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request) bool {
 	case !visible:
 		http.Error(w, "remote: Repository not found.", http.StatusNotFound)
 		return true
+	case installation > 0 && private && !s.gitPermitted(w):
+		return true
 	case service == "git-receive-pack" || (service == "info/refs" && r.URL.Query().Get("service") != "git-upload-pack"):
 		http.Error(w, "remote: the emulator serves reads only.", http.StatusForbidden)
 		return true

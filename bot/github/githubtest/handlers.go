@@ -35,7 +35,7 @@ func (s *Server) handle(route string, p map[string]string, r *http.Request, rp *
 		exp := time.Now().Add(s.tokenTTL())
 		s.tokens[tok] = token{installation: id, expires: exp}
 		return http.StatusCreated, map[string]any{"token": tok, "expires_at": exp.UTC().Format(time.RFC3339),
-			"permissions": map[string]string{"contents": "write", "pull_requests": "write", "metadata": "read"}}
+			"permissions": s.perm().granted}
 	case "GET /app":
 		return http.StatusOK, map[string]any{"id": s.AppID, "slug": s.AppSlug, "name": s.AppSlug}
 	case "GET /user":

@@ -82,6 +82,8 @@ type Server struct {
 
 	manifests     []ManifestApp           // Apps registered from a manifest (manifest.go)
 	manifestCodes map[string]manifestCode // their one-time codes, until converted
+
+	perms *permissions // the installations' permissions (permissions.go)
 }
 
 type token struct {
@@ -637,6 +639,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			s.writeErr(w, http.StatusNotFound, "Not Found")
 			return
 		}
+	}
+	if installation > 0 && !s.permitted(w, r.Method, route, params, rp) {
+		return
 	}
 	s.link = ""
 	status, body := s.handle(route, params, r, rp)
