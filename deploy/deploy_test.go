@@ -234,8 +234,10 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 	}
 }
 
-// TestGitHubAppManifest: the App asks for the permissions driftfix uses
-// and nothing else, and for no webhook.
+// TestGitHubAppManifest: the App is private, with no webhook and no event,
+// and sends the browser back to loopback. That it asks for the permissions
+// driftfix's calls need and nothing else is checked against those calls
+// (bot TestAppManifestPermissionsExact), not against a copy here.
 func TestGitHubAppManifest(t *testing.T) {
 	raw, err := os.ReadFile("github-app.yaml")
 	if err != nil {
@@ -254,8 +256,7 @@ func TestGitHubAppManifest(t *testing.T) {
 	if err := yaml.UnmarshalStrict(raw, &m); err != nil {
 		t.Fatalf("github-app.yaml: %v", err)
 	}
-	want := map[string]string{"contents": "write", "pull_requests": "write", "checks": "write", "metadata": "read", "issues": "write"}
-	if !reflect.DeepEqual(m.Permissions, want) || m.Public || len(m.Events) != 0 || m.Hook["active"] != false || m.Name == "" ||
+	if len(m.Permissions) == 0 || m.Public || len(m.Events) != 0 || m.Hook["active"] != false || m.Name == "" ||
 		!strings.HasPrefix(m.RedirectURL, "http://127.0.0.1:") {
 		t.Fatalf("manifest %+v", m)
 	}
