@@ -45,7 +45,7 @@ func TestMissingPermission(t *testing.T) {
 	repo := githost.Repo{Owner: "acme", Name: "apps"}
 	for _, tc := range []struct {
 		name, perm, level, need string // the installation holds perm at level ("": not at all)
-		call             func(context.Context, *github.Client) error
+		call                    func(context.Context, *github.Client) error
 	}{
 		{"open a pull request", "pull_requests", "read", "pull_requests=write", func(ctx context.Context, c *github.Client) error {
 			_, err := c.OpenPR(ctx, repo, githost.NewPullRequest{Branch: "main", Base: "main", Title: "t", Body: "b"})
