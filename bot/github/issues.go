@@ -98,7 +98,7 @@ func (c *Client) IssueLastEditor(ctx context.Context, r githost.Repo, number int
 				}
 			}
 		}
-		Errors []struct{ Message string }
+		Errors []struct{ Type, Message string }
 	}
 	err = c.call(ctx, "graphql issue editor", func(ctx context.Context) (*gh.Response, error) {
 		req, err := cl.NewRequest(ctx, "POST", c.graphQLURL(), map[string]any{"query": lastEditedQuery,
@@ -110,6 +110,9 @@ func (c *Client) IssueLastEditor(ctx context.Context, r githost.Repo, number int
 	})
 	if err == nil && len(out.Errors) > 0 {
 		err = errors.New(out.Errors[0].Message)
+		if out.Errors[0].Type == "FORBIDDEN" { // GraphQL's "Resource not accessible by integration"
+			err = fmt.Errorf("%w: it needs issues=read; grant it in the App's settings (deploy/github-app.yaml lists what driftfix asks for) and accept it on the installation: %w", ErrPermission, err)
+		}
 	}
 	if err == nil && (out.Data.Repository == nil || out.Data.Repository.Issue == nil) {
 		err = errors.New("GitHub answered without the issue")

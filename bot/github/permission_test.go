@@ -136,3 +136,47 @@ func TestForbiddenAsGitHubAnswers(t *testing.T) {
 		t.Errorf("comment on a pull request without either: %s %q", resp.Status, resp.Header.Get("X-Accepted-GitHub-Permissions"))
 	}
 }
+
+// TestGraphQLAndGitRefused: GitHub's GraphQL answers a query the
+// installation may not make with a FORBIDDEN error, which driftfix names as
+// the permission it lacks; a Git read of a private repository needs
+// contents=read.
+func TestGraphQLAndGitRefused(t *testing.T) {
+	srv, _ := emulator(t)
+	c := appClient(t, srv)
+	ctx := context.Background()
+	repo := githost.Repo{Owner: "acme", Name: "apps"}
+	is, err := c.OpenIssue(ctx, repo, "Drift Dashboard", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.IssueLastEditor(ctx, repo, is.Number); err != nil {
+		t.Fatalf("with the manifest's permissions: %v", err)
+	}
+	tok, err := c.GitToken(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetPrivate("acme", "apps", true)
+	fetch := func() int {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, srv.GitURL("acme", "apps")+"/info/refs?service=git-upload-pack", nil)
+		req.SetBasicAuth("x-access-token", tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := fetch(); code != http.StatusOK {
+		t.Fatalf("Git read of a private repository with contents=write: %d", code)
+	}
+	srv.SetPermissions(map[string]string{"metadata": "read"})
+	if _, _, err := c.IssueLastEditor(ctx, repo, is.Number); !errors.Is(err, github.ErrPermission) || !strings.Contains(err.Error(), "issues=read") {
+		t.Errorf("GraphQL without issues: %v, want an error naming issues=read", err)
+	}
+	if code := fetch(); code != http.StatusForbidden {
+		t.Errorf("Git read of a private repository without contents: %d, want 403", code)
+	}
+}
