@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 )
+
+var updatePages = flag.Bool("update", false, "write the values of docs/figures.yaml into the pages that state them")
 
 // pages are the documents whose figures are held: the README and every
 // page of docs/.
@@ -82,6 +85,10 @@ func TestStatedFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := pages(t)
+	if *updatePages {
+		writeEdits(t, docs, pageEdits(fs, docs))
+		docs = pages(t)
+	}
 	covered := map[string][]span{}
 	find := func(what string, st Statement) [][]int {
 		t.Helper()
@@ -289,3 +296,85 @@ func (r *recorder) Errorf(format string, args ...any) {
 }
 func (r *recorder) Fatal(args ...any) { r.failed, r.msg = true, fmt.Sprint(args...) }
 func (r *recorder) Helper()           {}
+
+// pageEdits are the edits that make each statement of a figure say the
+// value figures.yaml gives it.
+func pageEdits(fs Figures, docs map[string]string) map[string][]edit {
+	edits := map[string][]edit{}
+	for _, f := range fs.Figures {
+		for _, st := range f.Stated {
+			re, keys, err := compile(st.Text)
+			if err != nil {
+				continue // TestStatedFigures reports it
+			}
+			for _, m := range re.FindAllStringSubmatchIndex(docs[st.Doc], -1) {
+				for i, k := range keys {
+					want, ok := f.Values[k]
+					stated := docs[st.Doc][m[2+2*i]:m[3+2*i]]
+					if ok && strings.ReplaceAll(stated, ",", "") != want {
+						edits[st.Doc] = append(edits[st.Doc], edit{m[2+2*i], m[3+2*i], thousands(want, strings.Contains(stated, ","))})
+					}
+				}
+			}
+		}
+	}
+	return edits
+}
+
+// edit replaces a page's text from..to with text.
+type edit struct {
+	from, to int
+	text     string
+}
+
+// writeEdits applies each page's edits, last first, and writes the pages.
+func writeEdits(t *testing.T, docs map[string]string, edits map[string][]edit) {
+	t.Helper()
+	for doc, es := range edits {
+		sort.Slice(es, func(i, j int) bool { return es[i].from > es[j].from })
+		page, last := docs[doc], -1
+		for _, e := range es {
+			if e.from == last {
+				continue // two statements read the same number
+			}
+			page, last = page[:e.from]+e.text+page[e.to:], e.from
+		}
+		path := strings.TrimPrefix(doc, "docs/")
+		if doc == "README.md" {
+			path = "../README.md"
+		}
+		if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		docs[doc] = page
+		t.Logf("%s: wrote %d figures from docs/figures.yaml", doc, len(es))
+	}
+}
+
+// thousands writes an integer with commas between thousands when the page
+// wrote it so.
+func thousands(v string, commas bool) string {
+	if !commas || strings.Contains(v, ".") {
+		return v
+	}
+	var b strings.Builder
+	for i, r := range v {
+		if i > 0 && (len(v)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func TestThousands(t *testing.T) {
+	for _, tt := range []struct {
+		v      string
+		commas bool
+		want   string
+	}{{"10000", true, "10,000"}, {"1190", true, "1,190"}, {"253", true, "253"}, {"10000", false, "10000"}, {"99.87", true, "99.87"}, {"123456", true, "123,456"}} {
+		if got := thousands(tt.v, tt.commas); got != tt.want {
+			t.Errorf("thousands(%s, %v) = %s, want %s", tt.v, tt.commas, got, tt.want)
+		}
+	}
+}
