@@ -12,6 +12,7 @@ import (
 	"github.com/driftfix/driftfix/bot/events"
 	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/publish"
+	"github.com/driftfix/driftfix/bot/state"
 )
 
 // Between cycles the runner does the units of work webhook deliveries ask
@@ -42,13 +43,22 @@ type eventState struct {
 	predictor *cycle.Predictor   // reads with last, made once per cycle
 	soon      chan time.Duration // cycles asked for (CycleSoon)
 	closeOld  func()             // releases the parts the last reload replaced
+	pushDelay time.Duration      // 0: DefaultPushDelay
 }
 
-// PushDelay is how long after a push to a tracked branch the cycle that
-// re-checks its applications starts, so that Argo CD has compared the new
-// commit (at once with Argo CD's own Git webhook; within its
+// DefaultPushDelay is how long after a push to a tracked branch the cycle
+// that re-checks its applications starts, so that Argo CD has compared the
+// new commit (at once with Argo CD's own Git webhook; within its
 // timeout.reconciliation, 3 minutes by default, without).
-var PushDelay = time.Minute
+const DefaultPushDelay = time.Minute
+
+// SetPushDelay sets how long after a push the cycle starts (default
+// DefaultPushDelay).
+func (r *Runner) SetPushDelay(d time.Duration) {
+	r.busy.Lock()
+	defer r.busy.Unlock()
+	r.ev.pushDelay = d
+}
 
 // CycleSoon asks Serve for a cycle after delay (sooner asks win; one
 // pending at most): what an event asked needs a whole cycle.
@@ -79,6 +89,34 @@ func (r *Runner) soonC() chan time.Duration {
 // The caller holds busy.
 func (r *Runner) keepLast(res *cycle.CycleResult) {
 	r.ev.last, r.ev.predictor = res, nil
+}
+
+// store is the state store deliveries are remembered in, or nil in a dry run.
+func (r *Runner) store() *state.Store {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.Publisher == nil {
+		return nil
+	}
+	return r.Publisher.Store
+}
+
+// FirstDelivery records a webhook delivery in the state store and reports
+// whether it is new (events.Deliveries); in a dry run, without a store,
+// every delivery is.
+func (r *Runner) FirstDelivery(ctx context.Context, id string, now time.Time) (bool, error) {
+	if st := r.store(); st != nil {
+		return st.FirstDelivery(ctx, id, now)
+	}
+	return true, nil
+}
+
+// ForgetDelivery forgets a webhook delivery (events.Deliveries).
+func (r *Runner) ForgetDelivery(ctx context.Context, id string) error {
+	if st := r.store(); st != nil {
+		return st.ForgetDelivery(ctx, id)
+	}
+	return nil
 }
 
 // Watches reports whether a repository (a web URL) is read by an
@@ -195,7 +233,11 @@ func (r *Runner) do(ctx context.Context, w events.Work) error {
 		if !tracks(res, w) {
 			return fmt.Errorf("push to %s %s: no application of the last cycle tracks the branch: %w", w.Repo, w.Branch, publish.ErrNotWatched)
 		}
-		r.CycleSoon(PushDelay)
+		d := r.ev.pushDelay
+		if d <= 0 {
+			d = DefaultPushDelay
+		}
+		r.CycleSoon(d)
 		return nil
 	}
 	return fmt.Errorf("work %q: no such kind", w.Kind)
@@ -280,7 +322,9 @@ func (r *Runner) reload(ctx context.Context) {
 		r.ev.closeOld()
 	}
 	r.ev.closeOld = p.Close
+	r.mu.Lock() // the receiver reads the Publisher's store (FirstDelivery)
 	r.Config, r.Instances, r.Publisher, r.MemoSeal = p.Config, p.Instances, p.Publisher, p.MemoSeal
+	r.mu.Unlock()
 	r.ev.predictor = nil
 	r.Metrics.adopt(p.Metrics)
 	r.log().Info("policy changed: the new one is used from now on", "dry_run", r.Publisher == nil || r.Config.DryRun)
