@@ -46,6 +46,7 @@ type Queue struct {
 	// while the key is pending or was done within keepLatest: an older
 	// event arriving later does nothing.
 	latest map[string]time.Time
+	busy   bool // a unit is in hand
 }
 
 type queued struct {
@@ -99,6 +100,13 @@ func (q *Queue) Add(w Work) (Outcome, error) {
 	return Queued, nil
 }
 
+// Idle reports whether no unit waits and none is in hand.
+func (q *Queue) Idle() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.pending) == 0 && !q.busy
+}
+
 // Len is how many units wait.
 func (q *Queue) Len() int {
 	q.mu.Lock()
@@ -122,9 +130,11 @@ func (q *Queue) next() (queued, bool) {
 		q.order = q.order[1:]
 		if p := q.pending[key]; p != nil {
 			delete(q.pending, key)
+			q.busy = true
 			return *p, true
 		}
 	}
+	q.busy = false
 	q.order = nil // let the slice's array go once drained
 	return queued{}, false
 }
