@@ -332,7 +332,9 @@ func (s *Server) branchHead(r *repo, branch string) string {
 }
 
 // hookOpened emits pull_request opened; under s.mu.
-func (s *Server) hookOpened(r *repo, p *PullRequest) { s.emit("pull_request", s.prPayload(r, p, "opened")) }
+func (s *Server) hookOpened(r *repo, p *PullRequest) {
+	s.emit("pull_request", s.prPayload(r, p, "opened"))
+}
 
 // hookPushed emits push, and pull_request synchronize for each open pull
 // request whose head is the branch; under s.mu.
