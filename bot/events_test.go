@@ -1,7 +1,13 @@
 package bot
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +17,7 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/events"
+	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
 )
 
@@ -96,5 +103,247 @@ func TestWebhookPredictsPullRequest(t *testing.T) {
 	runs := e.predictRuns("shop", sha)
 	if len(runs) != 1 || runs[0].Conclusion != "failure" {
 		t.Fatalf("predict check runs on the head: %+v", runs)
+	}
+}
+
+// quietly runs f with the webhook off: what it does is never delivered.
+func (e *eventWorld) quietly(f func()) {
+	e.gh.SetWebhook("", "")
+	defer e.gh.SetWebhook(e.hook.URL+"/webhook", hookSecret)
+	f()
+}
+
+// post sends a delivery by hand, signed with secret ("": unsigned).
+func (e *eventWorld) post(event, id, secret string, body []byte) (int, string) {
+	e.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, e.hook.URL+"/webhook", bytes.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", event)
+	req.Header.Set("X-GitHub-Delivery", id)
+	if secret != "" {
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write(body)
+		req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(m.Sum(nil)))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestWebhookRefusals: a delivery that is forged (signed with another
+// secret, by the emulator as GitHub would with a stale secret), unsigned,
+// too large, or not JSON is refused with 401, 413 or 400 and a body saying
+// why, and does nothing; an event driftfix does not act on is acknowledged
+// and ignored.
+func TestWebhookRefusals(t *testing.T) {
+	e := newEventWorld(t, "shop")
+	e.gh.SetWebhook(e.hook.URL+"/webhook", "a secret driftfix does not hold")
+	_, sha := e.personPR("shop", "add-api", map[string]string{"apps/shop/api.yaml": apiYAML})
+	e.gh.WaitDeliveries()
+	if d := e.lastDelivery("pull_request"); d.Status() != http.StatusUnauthorized || !strings.Contains(d.Answer, "X-Hub-Signature-256 does not match") {
+		t.Errorf("forged delivery answered %v %q", d.Statuses, d.Answer)
+	} else if len(d.Statuses) != 1 {
+		t.Errorf("a refused delivery was sent again: %v", d.Statuses)
+	}
+	e.gh.SetWebhook(e.hook.URL+"/webhook", hookSecret)
+	ev, err := e.gh.Event("acme", "shop", 2, "synchronize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(ev)
+	big := bytes.Repeat([]byte(" "), events.DefaultMaxBody+1)
+	for _, c := range []struct {
+		name, event, secret string
+		body                []byte
+		code                int
+		says                string
+	}{
+		{"unsigned", "pull_request", "", body, http.StatusUnauthorized, "no X-Hub-Signature-256 header"},
+		{"forged", "pull_request", "guessed", body, http.StatusUnauthorized, "does not match the payload"},
+		{"oversized", "pull_request", hookSecret, big, http.StatusRequestEntityTooLarge, "larger than 5242880 bytes"},
+		{"not JSON", "pull_request", hookSecret, []byte("{not json"), http.StatusBadRequest, "payload is not valid JSON"},
+		{"an event driftfix does not act on", "not_an_event", hookSecret, []byte("{}"), http.StatusAccepted, "ignored"},
+		{"a closed pull request", "pull_request", hookSecret, []byte(`{"action":"closed"}`), http.StatusAccepted, "ignored: pull_request closed"},
+	} {
+		code, said := e.post(c.event, "manual-"+strings.ReplaceAll(c.name, " ", "-"), c.secret, c.body)
+		if code != c.code || !strings.Contains(said, c.says) {
+			t.Errorf("%s: %d %q, want %d saying %q", c.name, code, said, c.code, c.says)
+		}
+	}
+	e.settle()
+	if runs := e.predictRuns("shop", sha); len(runs) != 0 {
+		t.Errorf("a refused delivery published a check: %+v", runs)
+	}
+}
+
+// TestWebhookReplay: a delivery sent again (GitHub's redelivery, or an
+// attacker replaying a captured one) is acknowledged and not acted on, also
+// after a restart; the pull request keeps one check, made once.
+func TestWebhookReplay(t *testing.T) {
+	e := newEventWorld(t, "shop")
+	_, sha := e.personPR("shop", "add-api", map[string]string{"apps/shop/api.yaml": apiYAML})
+	e.settle()
+	d := e.lastDelivery("pull_request")
+	creates, updates := e.gh.CallCount(checkRuns), len(e.predictRuns("shop", sha))
+	again, err := e.gh.Redeliver(d.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Status() != http.StatusOK || !strings.Contains(again.Answer, "already received delivery "+d.ID) {
+		t.Errorf("replayed delivery answered %v %q", again.Statuses, again.Answer)
+	}
+	// A restart: a new runner on the same database.
+	r2, closeDB := e.runner()
+	defer closeDB()
+	rc := &events.Receiver{Secret: func() string { return hookSecret }, Deliveries: r2, Queue: e.q}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	e.gh.SetWebhook(srv.URL+"/webhook", hookSecret)
+	if again, _ = e.gh.Redeliver(d.ID); again.Status() != http.StatusOK {
+		t.Errorf("replayed after a restart: %v %q", again.Statuses, again.Answer)
+	}
+	e.settle()
+	if e.gh.CallCount(checkRuns) != creates || len(e.predictRuns("shop", sha)) != updates {
+		t.Errorf("a replayed delivery published: check creates %d→%d", creates, e.gh.CallCount(checkRuns))
+	}
+}
+
+// TestWebhookUnknownSenders: an event of a repository no application reads,
+// or one naming another installation than the repository's, is dropped.
+func TestWebhookUnknownSenders(t *testing.T) {
+	e := newEventWorld(t, "shop")
+	var n int
+	var sha string
+	e.quietly(func() { n, sha = e.personPR("shop", "add-api", map[string]string{"apps/shop/api.yaml": apiYAML}) })
+	ev, err := e.gh.Event("acme", "shop", n, "synchronize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev["installation"] = map[string]any{"id": 999999}
+	d, err := e.gh.Deliver("pull_request", ev)
+	if err != nil || d.Status() != http.StatusAccepted {
+		t.Fatalf("delivery: %v %+v", err, d)
+	}
+	ev, _ = e.gh.Event("acme", "shop", n, "reopened")
+	repo := ev["repository"].(map[string]any)
+	repo["full_name"], repo["html_url"] = "acme/elsewhere", e.gh.URL+"/acme/elsewhere"
+	d, _ = e.gh.Deliver("pull_request", ev)
+	if d.Status() != http.StatusAccepted || !strings.Contains(d.Answer, "does not watch acme/elsewhere") {
+		t.Errorf("a repository no application reads: %v %q", d.Statuses, d.Answer)
+	}
+	e.settle()
+	if runs := e.predictRuns("shop", sha); len(runs) != 0 {
+		t.Errorf("an event of another installation published a check: %+v", runs)
+	}
+	if !strings.Contains(e.logs.String(), "installation 999999 is not the App's installation on acme/shop") {
+		t.Errorf("the drop is not logged:\n%s", e.logs.String())
+	}
+}
+
+// TestWebhookOlderSynchronizeLate: a synchronize sent for an older head
+// that arrives after the newer one predicts nothing stale: the check is on
+// the newest head only, once.
+func TestWebhookOlderSynchronizeLate(t *testing.T) {
+	e := newEventWorld(t, "shop")
+	var n int
+	var old map[string]any
+	e.quietly(func() {
+		n, _ = e.personPR("shop", "add-api", map[string]string{"apps/shop/api.yaml": apiYAML})
+		var err error
+		if old, err = e.gh.Event("acme", "shop", n, "synchronize"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	oldSHA := old["pull_request"].(map[string]any)["head"].(map[string]any)["sha"].(string)
+	if err := e.gh.CommitFile("acme", "shop", "add-api", "apps/shop/api.yaml", strings.Replace(apiYAML, "api:1.0.0", "api:1.0.1", 1), "person"); err != nil {
+		t.Fatal(err)
+	}
+	newSHA := e.gh.Head("acme", "shop", "add-api")
+	e.settle()
+	if d := e.lastDelivery("pull_request"); d.Action != "synchronize" || d.Status() != http.StatusAccepted {
+		t.Fatalf("synchronize delivery: %+v", d)
+	}
+	if _, err := e.gh.Deliver("pull_request", old); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	if runs := e.predictRuns("shop", oldSHA); len(runs) != 0 {
+		t.Errorf("the older head got a check from the late event: %+v", runs)
+	}
+	if runs := e.predictRuns("shop", newSHA); len(runs) != 1 {
+		t.Errorf("the newest head has %d predict checks, want 1", len(runs))
+	}
+}
+
+// TestWebhookLostDeliveryCaughtByPoll: a delivery that never arrives (the
+// receiver down through every redelivery) is caught by the next cycle.
+func TestWebhookLostDeliveryCaughtByPoll(t *testing.T) {
+	e := newEventWorld(t, "shop")
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL
+	down.Close()
+	e.gh.SetWebhook(downURL+"/webhook", hookSecret)
+	_, sha := e.personPR("shop", "add-api", map[string]string{"apps/shop/api.yaml": apiYAML})
+	e.gh.WaitDeliveries()
+	if d := e.lastDelivery("pull_request"); d.Status() != 0 || len(d.Statuses) != 1+githubtest.WebhookRetries {
+		t.Fatalf("the lost delivery was tried %v, want %d attempts unanswered", d.Statuses, 1+githubtest.WebhookRetries)
+	}
+	if runs := e.predictRuns("shop", sha); len(runs) != 0 {
+		t.Fatalf("checked without a delivery or cycle: %+v", runs)
+	}
+	if _, err := e.r.Once(context.Background(), worldNow.Add(15*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if runs := e.predictRuns("shop", sha); len(runs) != 1 {
+		t.Errorf("the poll did not catch the lost delivery: %+v", runs)
+	}
+}
+
+// TestWebhookCommandAndRerun: a /driftfix command on driftfix's pull
+// request is followed from its delivery (the pull request snoozed, the
+// comment acknowledged); a person's "Re-run" of driftfix/predict publishes
+// the check again on the same run.
+func TestWebhookCommandAndRerun(t *testing.T) {
+	e := newEventWorld(t, "shop")
+	prs := e.open("shop")
+	if len(prs) != 1 {
+		t.Fatalf("the first cycle opened %d pull requests, want 1", len(prs))
+	}
+	e.gh.SetPermission("acme", "shop", "ops", githost.PermissionWrite)
+	id := e.gh.CommentAs("acme", "shop", prs[0].Number, "ops", "MEMBER", "/driftfix snooze 7d")
+	e.settle()
+	var reactions []string
+	for _, c := range e.gh.Comments("acme", "shop", prs[0].Number) {
+		if c.ID == id {
+			reactions = c.Reactions
+		}
+	}
+	if strings.Join(reactions, ",") != "+1 by driftfix[bot]" {
+		t.Errorf("the command's reactions: %v", reactions)
+	}
+	if open := e.open("shop"); len(open) != 0 {
+		t.Errorf("snoozed from its delivery, the pull request is still open: %+v", open)
+	}
+
+	_, sha := e.personPR("shop", "add-api", map[string]string{"apps/shop/api.yaml": apiYAML})
+	e.settle()
+	runs := e.predictRuns("shop", sha)
+	if len(runs) != 1 {
+		t.Fatalf("predict runs: %+v", runs)
+	}
+	if err := e.gh.RerequestCheck("acme", "shop", runs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	again := e.predictRuns("shop", sha)
+	if len(again) != 1 || again[0].Updates != runs[0].Updates+1 {
+		t.Errorf("after Re-run: %d runs, updates %d→%d; want the run published again", len(again), runs[0].Updates, again[0].Updates)
 	}
 }
