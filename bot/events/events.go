@@ -151,7 +151,11 @@ func FromEvent(event any) ([]Work, string) {
 		base := Work{RepoURL: e.GetRepo().GetHTMLURL(), Repo: e.GetRepo().GetFullName(), HeadSHA: run.GetHeadSHA(), Rerun: true, Installation: e.GetInstallation().GetID()}
 		switch run.GetName() {
 		case PredictCheck:
-			return predictEach(base, run.PullRequests)
+			var prs []*gh.PullRequest
+			if run != nil {
+				prs = run.PullRequests
+			}
+			return predictEach(base, prs)
 		case VerifyCheck:
 			base.Kind = Verify
 			return one(base)
@@ -163,7 +167,11 @@ func FromEvent(event any) ([]Work, string) {
 		}
 		s := e.GetCheckSuite()
 		base := Work{RepoURL: e.GetRepo().GetHTMLURL(), Repo: e.GetRepo().GetFullName(), HeadSHA: s.GetHeadSHA(), Rerun: true, Installation: e.GetInstallation().GetID()}
-		works, _ := predictEach(base, s.PullRequests)
+		var prs []*gh.PullRequest
+		if s != nil {
+			prs = s.PullRequests
+		}
+		works, _ := predictEach(base, prs)
 		v := base
 		v.Kind = Verify
 		return append(works, v), ""
