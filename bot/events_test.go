@@ -37,9 +37,17 @@ type eventWorld struct {
 	took map[events.Kind][]time.Duration
 }
 
-func newEventWorld(t *testing.T, names ...string) *eventWorld {
+func newEventWorld(t testing.TB, names ...string) *eventWorld {
 	t.Helper()
 	w, now := stuckWorld(t, worldConfig, names...)
+	return attachEvents(w, now)
+}
+
+// attachEvents runs a world's first cycle and gives its bot a receiver the
+// emulated GitHub delivers to.
+func attachEvents(w *world, now time.Time) *eventWorld {
+	t := w.t
+	t.Helper()
 	e := &eventWorld{world: w, took: map[events.Kind][]time.Duration{}}
 	var closeDB func()
 	e.r, closeDB = w.runner()
