@@ -55,7 +55,7 @@ func attachEvents(w *world, now time.Time) *eventWorld {
 	if out, err := e.r.Once(context.Background(), now); err != nil || len(out.Result.Errors)+len(out.Published.Errors) > 0 {
 		t.Fatalf("first cycle: %v %v %v", err, out.Result.Errors, out.Published.Errors)
 	}
-	e.q = &events.Queue{Handler: e.r, Done: func(wk events.Work, _ error, took time.Duration) {
+	e.q = &events.Queue{Handler: e.r, Log: e.r.Log, Done: func(wk events.Work, _ error, took time.Duration) {
 		e.mu.Lock()
 		e.took[wk.Kind] = append(e.took[wk.Kind], took)
 		e.mu.Unlock()
@@ -353,5 +353,39 @@ func TestWebhookCommandAndRerun(t *testing.T) {
 	again := e.predictRuns("shop", sha)
 	if len(again) != 1 || again[0].Updates != runs[0].Updates+1 {
 		t.Errorf("after Re-run: %d runs, updates %d→%d; want the run published again", len(again), runs[0].Updates, again[0].Updates)
+	}
+}
+
+// TestWebhookRateLimitPauses: once a unit finds the installation's rate
+// limit spent, that installation's next units are left to the cycles for a
+// while instead of each spending a request to learn it again; the cycle
+// catches up.
+func TestWebhookRateLimitPauses(t *testing.T) {
+	e := newEventWorld(t, "shop")
+	e.gh.SetRateLimit(0, time.Now().Add(time.Hour))
+	_, first := e.personPR("shop", "add-api", map[string]string{"apps/shop/api.yaml": apiYAML})
+	e.settle()
+	e.gh.SetRateLimit(5000, time.Now().Add(time.Hour))
+	calls := e.gh.CallCount("GET /repos/{owner}/{repo}/pulls/{number}")
+	_, second := e.personPR("shop", "add-api-2", map[string]string{"apps/shop/api2.yaml": strings.ReplaceAll(apiYAML, "api", "api2")})
+	e.settle()
+	if n := len(e.predictRuns("shop", first)) + len(e.predictRuns("shop", second)); n != 0 {
+		t.Fatalf("%d checks published while the rate limit pause holds", n)
+	}
+	if got := e.gh.CallCount("GET /repos/{owner}/{repo}/pulls/{number}"); got != calls {
+		t.Errorf("a unit called GitHub during the pause: %d → %d reads of a pull request", calls, got)
+	}
+	if !strings.Contains(e.logs.String(), "rate limit is spent until") {
+		t.Errorf("the pause is not logged:\n%s", e.logs.String())
+	}
+	// The limit reset (the client of a new runner has not seen it spent).
+	r2, closeDB := e.runner()
+	defer closeDB()
+	out, err := r2.Once(context.Background(), worldNow.Add(15*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.predictRuns("shop", first)) != 1 || len(e.predictRuns("shop", second)) != 1 {
+		t.Errorf("the cycle did not catch up with the paused units: %+v", out.Predicted)
 	}
 }

@@ -44,7 +44,14 @@ type eventState struct {
 	soon      chan time.Duration // cycles asked for (CycleSoon)
 	closeOld  func()             // releases the parts the last reload replaced
 	pushDelay time.Duration      // 0: DefaultPushDelay
+	// limited holds, per App installation, until when GitHub's rate limit
+	// is spent: its units wait for the cycles meanwhile.
+	limited map[int64]time.Time
 }
+
+// rateLimitPause is how long an installation's units are left to the
+// cycles after one found GitHub's rate limit spent.
+const rateLimitPause = time.Minute
 
 // DefaultPushDelay is how long after a push to a tracked branch the cycle
 // that re-checks its applications starts, so that Argo CD has compared the
@@ -173,7 +180,15 @@ func (r *Runner) Do(ctx context.Context, w events.Work) error {
 	r.busy.Lock()
 	defer r.busy.Unlock()
 	r.reload(ctx)
-	err := r.do(ctx, w)
+	var err error
+	if until := r.ev.limited[w.Installation]; time.Now().Before(until) {
+		err = fmt.Errorf("installation %d: GitHub's rate limit is spent until %s; the cycles catch up: %w", w.Installation, until.UTC().Format(time.RFC3339), githost.ErrRateLimited)
+	} else if err = r.do(ctx, w); errors.Is(err, githost.ErrRateLimited) {
+		if r.ev.limited == nil {
+			r.ev.limited = map[int64]time.Time{}
+		}
+		r.ev.limited[w.Installation] = time.Now().Add(rateLimitPause)
+	}
 	r.Metrics.work(w, err, time.Since(start))
 	if errors.Is(err, publish.ErrNotWatched) {
 		r.log().Info("event dropped", "work", w.String(), "delivery", w.Delivery, "why", err.Error())
