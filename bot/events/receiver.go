@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	gh "github.com/google/go-github/v89/github"
@@ -52,6 +53,13 @@ type Receiver struct {
 	Seen func(event, outcome string)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// MaxInFlight bounds the deliveries read at once (default 64), so a
+	// flood of large bodies holds at most MaxInFlight × MaxBody; a delivery
+	// that waits more than a second for its turn is refused with 503.
+	MaxInFlight int
+
+	once  sync.Once
+	slots chan struct{}
 }
 
 func (rc *Receiver) log() *slog.Logger {
@@ -88,6 +96,25 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(http.StatusServiceUnavailable, "refused", "driftfix has no webhook secret to check deliveries with")
 		return
 	}
+	sig := r.Header.Get(gh.SHA256SignatureHeader)
+	if sig == "" {
+		refuse(http.StatusUnauthorized, "unsigned", "the delivery has no "+gh.SHA256SignatureHeader+" header: set the App's webhook secret")
+		return
+	}
+	rc.once.Do(func() {
+		n := rc.MaxInFlight
+		if n <= 0 {
+			n = 64
+		}
+		rc.slots = make(chan struct{}, n)
+	})
+	select {
+	case rc.slots <- struct{}{}:
+		defer func() { <-rc.slots }()
+	case <-time.After(time.Second):
+		refuse(http.StatusServiceUnavailable, "busy", "driftfix is reading too many deliveries at once; send it again")
+		return
+	}
 	max := rc.MaxBody
 	if max <= 0 {
 		max = DefaultMaxBody
@@ -100,11 +127,6 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case err != nil:
 		refuse(http.StatusBadRequest, "refused", "read the payload: "+err.Error())
-		return
-	}
-	sig := r.Header.Get(gh.SHA256SignatureHeader)
-	if sig == "" {
-		refuse(http.StatusUnauthorized, "unsigned", "the delivery has no "+gh.SHA256SignatureHeader+" header: set the App's webhook secret")
 		return
 	}
 	ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
