@@ -389,3 +389,31 @@ func TestWebhookRateLimitPauses(t *testing.T) {
 		t.Errorf("the cycle did not catch up with the paused units: %+v", out.Predicted)
 	}
 }
+
+// TestWebhookPushRunsACycle: a push to the branch an application tracks
+// has the serving bot run a cycle after the push delay, long before the
+// schedule's next tick; a push to a branch nothing tracks does not.
+func TestWebhookPushRunsACycle(t *testing.T) {
+	e := newEventWorld(t, "shop")
+	e.cfg.Schedule = "0 0 1 1 *" // the next tick is months away
+	e.r.SetPushDelay(10 * time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- e.r.Serve(ctx) }()
+	defer func() { cancel(); <-served }()
+	before := e.r.LastCycle()
+
+	if err := e.gh.CommitFile("acme", "shop", "notes", "README.md", "a branch no application reads\n", "person"); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	time.Sleep(200 * time.Millisecond)
+	if e.r.LastCycle() != before {
+		t.Fatal("a push to a branch no application tracks ran a cycle")
+	}
+	if err := e.gh.CommitFile("acme", "shop", "main", "apps/shop/README.md", "tracked\n", "person"); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	waitUntil(t, "the cycle the push asked for", 10*time.Second, func() bool { return e.r.LastCycle() != before })
+}
