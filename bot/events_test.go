@@ -417,3 +417,37 @@ func TestWebhookPushRunsACycle(t *testing.T) {
 	e.settle()
 	waitUntil(t, "the cycle the push asked for", 10*time.Second, func() bool { return e.r.LastCycle() != before })
 }
+
+// TestWebhookDashboardBox: a box ticked on the Drift Dashboard is acted on
+// from the issues edited delivery: "stop" closes the fix's pull request at
+// once, without a cycle; the box of a person who cannot write does nothing.
+func TestWebhookDashboardBox(t *testing.T) {
+	w, now := stuckWorld(t, dashboardConfig, "shop")
+	e := attachEvents(w, now)
+	if len(e.open("shop")) != 1 {
+		t.Fatalf("open pull requests after the first cycle: %+v", e.open("shop"))
+	}
+	before := e.r.LastCycle()
+	if err := e.gh.TickAs("acme", "shop", e.dashboard("shop").Number, "reader", "- [ ] stop proposing this fix and close"); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	if d := e.lastDelivery("issues"); d.Status() != http.StatusAccepted || !strings.Contains(d.Answer, "queued: dashboard acme/shop#") {
+		t.Fatalf("the dashboard's delivery: %v %q", d.Statuses, d.Answer)
+	}
+	if len(e.open("shop")) != 1 {
+		t.Fatal("a box ticked by an account that cannot write closed the pull request")
+	}
+	e.gh.SetPermission("acme", "shop", "maintainer", githost.PermissionWrite)
+	body := e.dashboard("shop").Body
+	if err := e.gh.EditIssueAs("acme", "shop", e.dashboard("shop").Number, "maintainer", strings.Replace(body, "- [x] stop proposing this fix and close", "- [x] stop proposing this fix and close", 1)); err != nil {
+		t.Fatal(err)
+	}
+	e.settle()
+	if open := e.open("shop"); len(open) != 0 {
+		t.Errorf("stopped from the dashboard's delivery, the pull request is still open: %+v", open)
+	}
+	if e.r.LastCycle() != before {
+		t.Error("a cycle ran: the box should be acted on by the event's work")
+	}
+}
