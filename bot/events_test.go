@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -449,5 +450,38 @@ func TestWebhookDashboardBox(t *testing.T) {
 	}
 	if e.r.LastCycle() != before {
 		t.Error("a cycle ran: the box should be acted on by the event's work")
+	}
+}
+
+// TestWebhookTakesAChangedPolicy: the unit after a policy change works
+// under the new policy (here a dry run: no check), and the parts it
+// replaced are released; a policy Reload refuses changes nothing.
+func TestWebhookTakesAChangedPolicy(t *testing.T) {
+	e := newEventWorld(t, "shop")
+	released := 0
+	e.r.OwnClose(func() { released++ })
+	refuse := true
+	e.r.Reload = func(ctx context.Context) (*Parts, error) {
+		if refuse {
+			return nil, errors.New("line 1: schedule: not a schedule")
+		}
+		cfg := *e.r.Config
+		cfg.DryRun = true
+		e.r.Reload = nil // once
+		return &Parts{Config: &cfg, Instances: e.r.Instances, Publisher: e.r.Publisher, MemoSeal: e.r.MemoSeal, Close: func() {}}, nil
+	}
+	_, first := e.personPR("shop", "add-api", map[string]string{"apps/shop/api.yaml": apiYAML})
+	e.settle()
+	if len(e.predictRuns("shop", first)) != 1 || released != 0 {
+		t.Fatalf("under a refused change: %d checks, parts released %d times; want the old policy at work", len(e.predictRuns("shop", first)), released)
+	}
+	refuse = false
+	_, second := e.personPR("shop", "add-api-2", map[string]string{"apps/shop/api2.yaml": strings.ReplaceAll(apiYAML, "api", "api2")})
+	e.settle()
+	if n := len(e.predictRuns("shop", second)); n != 0 || !e.r.Config.DryRun {
+		t.Errorf("after the change to a dry run: %d checks (dry run %v)", n, e.r.Config.DryRun)
+	}
+	if released != 1 {
+		t.Errorf("the replaced parts were released %d times, want 1", released)
 	}
 }

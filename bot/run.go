@@ -248,8 +248,8 @@ func (r *Runner) Serve(ctx context.Context) error {
 	for {
 		log.Info("next cycle", "at", next.UTC().Format(time.RFC3339))
 		delay := time.Until(next)
-		if r.Config.Jitter > 0 {
-			delay += rand.N(r.Config.Jitter)
+		if j := r.jitter(); j > 0 {
+			delay += rand.N(j)
 		}
 		select {
 		case <-ctx.Done():
