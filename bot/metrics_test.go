@@ -17,6 +17,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/events"
 	"github.com/driftfix/driftfix/bot/publish"
 )
 
@@ -37,6 +38,9 @@ func exported(t *testing.T) map[string]bool {
 	o := Outcome{Result: cycle.CycleResult{Scanned: 2, Stuck: []cycle.Stuck{{Findings: []drift.Kept{{Cause: drift.Cause("hpa-replicas")}}}}}, Duration: time.Second,
 		Published: publish.Published{Opened: []string{"acme/web#1"}, Errors: []error{errors.New("publish failed")}}}
 	m.observe(o, time.Now(), true)
+	m.Delivery("pull_request", "queued")
+	m.work(events.Work{Kind: events.Predict}, nil, time.Second)
+	m.PolicyReload(true)
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
 	resp, err := srv.Client().Get(srv.URL)

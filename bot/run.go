@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
@@ -44,6 +45,13 @@ type Runner struct {
 	// memo keeps stuck applications' diagnoses between the cycles of one
 	// Serve (cycle.Memo).
 	memo *cycle.Memo
+
+	// Reload, when set, returns the parts a changed policy makes (nil, nil
+	// when it did not change); each cycle and unit of work asks it first.
+	Reload  func(ctx context.Context) (*Parts, error)
+	cycling atomic.Bool     // a cycle runs or waits for the lock
+	ev      eventState      // what events use between cycles (work.go)
+	watched map[string]bool // repositories the last cycle's applications read (work.go)
 }
 
 // Health is what the last finished cycles say about the bot.
@@ -98,10 +106,13 @@ func plural(n int, one, many string) string {
 // Once runs one cycle. A cycle stopped through ctx finishes the pull request
 // it is writing and publishes nothing after it.
 func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
-	if !r.busy.TryLock() {
+	if !r.cycling.CompareAndSwap(false, true) {
 		return Outcome{}, ErrBusy
 	}
+	defer r.cycling.Store(false)
+	r.busy.Lock() // a unit of work in hand finishes first
 	defer r.busy.Unlock()
+	r.reload(ctx)
 	log := r.log()
 	start := time.Now()
 	var opts cycle.CycleOptions
@@ -141,6 +152,10 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 		for _, err := range out.Predicted.Errors {
 			log.Warn("predict pull requests", "error", err.Error())
 		}
+	}
+	if ctx.Err() == nil {
+		r.keepLast(&out.Result)
+		r.setWatched(&out.Result)
 	}
 	if st := r.memoStore(); st != nil && opts.Memo != nil {
 		if err := opts.Memo.Save(ctx, st, *r.MemoSeal); err != nil {
@@ -233,13 +248,20 @@ func (r *Runner) Serve(ctx context.Context) error {
 	for {
 		log.Info("next cycle", "at", next.UTC().Format(time.RFC3339))
 		delay := time.Until(next)
-		if r.Config.Jitter > 0 {
-			delay += rand.N(r.Config.Jitter)
+		if j := r.jitter(); j > 0 {
+			delay += rand.N(j)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-time.After(delay):
+		case d := <-r.soonC(): // an event asked for a cycle
+			log.Info("cycle asked for by an event", "in", d.String())
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(d):
+			}
 		}
 		wg.Add(1)
 		go func() {

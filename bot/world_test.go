@@ -30,7 +30,7 @@ import (
 // repositories (which Argo CD's side reads too), an emulated Slack, and a
 // state database on disk.
 type world struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	argo    *argocdtest.Server
 	gh      *githubtest.Server
@@ -61,7 +61,7 @@ func (l *lockedBuffer) String() string {
 
 const slackToken = "xoxb-world-secret-token"
 
-func newWorld(t *testing.T, cfgYAML string) *world {
+func newWorld(t testing.TB, cfgYAML string) *world {
 	t.Helper()
 	w := &world{t: t, dir: t.TempDir(), repoURL: map[string]string{}}
 	var err error
@@ -87,7 +87,7 @@ func newWorld(t *testing.T, cfgYAML string) *world {
 var worldNow = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 
 // stuckWorld is a world with one repository and one stuck application per name.
-func stuckWorld(t *testing.T, cfgYAML string, names ...string) (*world, time.Time) {
+func stuckWorld(t testing.TB, cfgYAML string, names ...string) (*world, time.Time) {
 	t.Helper()
 	w := newWorld(t, cfgYAML)
 	for _, n := range names {

@@ -55,7 +55,9 @@ func (r *run) dashboards() {
 		r.log.Warn("drift dashboards left as they were: an Argo CD instance did not answer", "instances", strings.Join(r.res.FailedInstances, ","))
 		return
 	}
-	r.clearRunNow()
+	if r.eventRepo == "" { // an event's ticks leave the requests to the cycle (events.go)
+		r.clearRunNow()
+	}
 	scope := r.dashboardScope()
 	groups := map[string]*dashboard{}
 	for _, a := range r.res.Apps {
@@ -65,7 +67,7 @@ func (r *run) dashboards() {
 			continue
 		}
 		host, repo, err := r.hostFor(a.App.RepoURL)
-		if err != nil {
+		if err != nil || (r.eventRepo != "" && repo.Key() != r.eventRepo) {
 			continue // not a repository of a configured host: nowhere to show it
 		}
 		d := groups[repo.Key()]
@@ -123,6 +125,9 @@ func (d *dashboard) publish() error {
 		if err := d.ticked(); err != nil {
 			return err
 		}
+	}
+	if d.eventRepo != "" {
+		return nil // an event acts on the ticks; the next cycle writes the dashboard
 	}
 	view, err := d.view()
 	if err != nil {

@@ -100,6 +100,9 @@ type run struct {
 	// sides are what each repository's own file and history say, read
 	// once a cycle, by repository key (repopolicy.go).
 	sides map[string]*repoSide
+	// eventRepo, for an event's work, is the one repository whose
+	// dashboard's ticks are acted on (events.go); "" in a cycle.
+	eventRepo string
 }
 
 // openCount counts driftfix's open pull requests against the policy's limits.

@@ -220,13 +220,16 @@ func (c *cli) runCmd() *cobra.Command {
 	leaseNS := fs.String("lease-namespace", "", "namespace of the Lease (default: $POD_NAMESPACE, else the service account's)")
 	leaseName := fs.String("lease-name", "driftfix", "name of the Lease")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig for the Lease (default: $KUBECONFIG, ~/.kube/config, in-cluster)")
+	var wh webhookFlags
+	wh.register(fs)
+	_ = cmd.MarkFlagFilename("webhook-secret-file")
 	cmd.RunE = c.runE(func(*cobra.Command, []string) (int, error) {
-		return runBot(c.ctx, c.stderr, bf, *listen, *dryRun, *atStart, *leaderElect, *leaseNS, *leaseName, *kubeconfig)
+		return runBot(c.ctx, c.stderr, bf, *listen, *dryRun, *atStart, *leaderElect, *leaseNS, *leaseName, *kubeconfig, wh)
 	})
 	return cmd
 }
 
-func runBot(ctx context.Context, stderr io.Writer, bf botFlags, listen string, dryRun, atStart, leaderElect bool, leaseNS, leaseName, kubeconfig string) (int, error) {
+func runBot(ctx context.Context, stderr io.Writer, bf botFlags, listen string, dryRun, atStart, leaderElect bool, leaseNS, leaseName, kubeconfig string, wh webhookFlags) (int, error) {
 	cfg, log, err := bf.load(stderr)
 	if err != nil {
 		return exitUsage, err
@@ -240,7 +243,19 @@ func runBot(ctx context.Context, stderr io.Writer, bf botFlags, listen string, d
 	if err != nil {
 		return fail(err)
 	}
-	defer closeAll()
+	r.OwnClose(closeAll)
+	defer r.Close()
+	pw := &policyWatch{file: *bf.file, dryRun: dryRun, log: log, metrics: r.Metrics, used: cfg.Digest}
+	r.Reload = pw.reload
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go checkPolicy(ctx, r, wh.policyEvery)
+	var leading atomic.Bool
+	leading.Store(!leaderElect)
+	whSrv, err := serveWebhooks(ctx, r, wh, &leading, log)
+	if err != nil {
+		return fail(err)
+	}
 	r.RunAtStart = atStart
 	r.Metrics.SetBuild(version, buildRevision())
 	r.Metrics.SetLeader(!leaderElect)
@@ -255,7 +270,7 @@ func runBot(ctx context.Context, stderr io.Writer, bf botFlags, listen string, d
 	log.Info("driftfix running", "version", version, "revision", buildRevision(), "schedule", cfg.Schedule, "listen", ln.Addr().String(),
 		"instances", len(r.Instances), "dry_run", r.Publisher == nil, "leader_elect", leaderElect)
 	if leaderElect {
-		err = lead(ctx, r, kubeconfig, leaseNS, leaseName, log)
+		err = lead(ctx, r, kubeconfig, leaseNS, leaseName, log, &leading)
 	} else {
 		err = r.Serve(ctx)
 	}
@@ -263,6 +278,9 @@ func runBot(ctx context.Context, stderr io.Writer, bf botFlags, listen string, d
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	srv.Shutdown(sctx)
+	if whSrv != nil {
+		whSrv.Shutdown(sctx)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -296,7 +314,7 @@ func serveMux(r *bot.Runner, stopping *atomic.Bool) *http.ServeMux {
 }
 
 // lead runs the bot while this replica holds the Lease.
-func lead(ctx context.Context, r *bot.Runner, kubeconfig, namespace, name string, log *slog.Logger) error {
+func lead(ctx context.Context, r *bot.Runner, kubeconfig, namespace, name string, log *slog.Logger, leading *atomic.Bool) error {
 	rc, err := kube.RESTConfig(kube.Config{Kubeconfig: kubeconfig})
 	if err != nil {
 		return fmt.Errorf("--leader-elect: %w", err)
@@ -316,7 +334,8 @@ func lead(ctx context.Context, r *bot.Runner, kubeconfig, namespace, name string
 	var serveErr error
 	err = kube.Lead(ctx, rc, namespace, name, identity, log, func(lctx context.Context) {
 		r.Metrics.SetLeader(true)
-		defer r.Metrics.SetLeader(false)
+		leading.Store(true)
+		defer func() { leading.Store(false); r.Metrics.SetLeader(false) }()
 		serveErr = r.Serve(lctx)
 	})
 	if serveErr != nil {

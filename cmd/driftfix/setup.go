@@ -58,9 +58,10 @@ func (c *cli) setupCmd() *cobra.Command {
 	listen := fs.String("listen", "127.0.0.1:8765", "loopback address to serve the form and receive the redirect on (port 0: any free port)")
 	dir := fs.String("dir", ".", "directory to write "+strings.Join(setupFiles, ", ")+" in")
 	timeout := fs.Duration("timeout", 10*time.Minute, "how long to wait for the App to be created")
+	webhook := fs.String("webhook-url", "", "driftfix's webhook receiver as GitHub reaches it (https://HOST/webhook): the App is subscribed to its events there, signed with the webhook secret written; without it the App is poll-only")
 	_ = app.MarkFlagDirname("dir")
 	app.RunE = c.runE(func(*cobra.Command, []string) (int, error) {
-		return setupGitHubApp(c.ctx, c.stdout, c.stderr, setupOptions{org: *org, name: *name, web: *web, api: *api, listen: *listen, dir: *dir, timeout: *timeout})
+		return setupGitHubApp(c.ctx, c.stdout, c.stderr, setupOptions{org: *org, name: *name, web: *web, api: *api, listen: *listen, dir: *dir, timeout: *timeout, webhook: *webhook})
 	})
 	cmd.AddCommand(app)
 	return cmd
@@ -69,6 +70,7 @@ func (c *cli) setupCmd() *cobra.Command {
 // setupOptions are the flags of setup github-app.
 type setupOptions struct {
 	org, name, web, api, listen, dir string
+	webhook                          string // the receiver's URL, "" for a poll-only App
 	timeout                          time.Duration
 }
 
@@ -89,6 +91,9 @@ func setupGitHubApp(ctx context.Context, stdout, stderr io.Writer, o setupOption
 			apiURL = "https://api.github.com"
 		}
 	}
+	if err := checkWebhookURL(o.webhook); err != nil {
+		return exitUsage, err
+	}
 	for _, f := range setupFiles {
 		if _, err := os.Stat(filepath.Join(*dir, f)); err == nil {
 			return exitUsage, fmt.Errorf("%s exists: move it away or use --dir (an App's key is never overwritten)", filepath.Join(*dir, f))
@@ -99,7 +104,7 @@ func setupGitHubApp(ctx context.Context, stdout, stderr io.Writer, o setupOption
 		return exitFailed, fmt.Errorf("listen on %s: %w", *listen, err)
 	}
 	base := "http://" + ln.Addr().String()
-	manifest, err := appManifest(deploy.GitHubAppManifest, base+"/callback", *name)
+	manifest, err := appManifest(deploy.GitHubAppManifest, base+"/callback", *name, o.webhook)
 	if err != nil {
 		ln.Close()
 		return exitFailed, err
@@ -114,7 +119,7 @@ func setupGitHubApp(ctx context.Context, stdout, stderr io.Writer, o setupOption
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		setupPage.Execute(w, map[string]string{"Action": action, "Manifest": manifest, "Org": *org})
+		setupPage.Execute(w, map[string]string{"Action": action, "Manifest": manifest, "Org": *org, "Webhook": o.webhook})
 	})
 	mux.HandleFunc("GET /callback", func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -158,12 +163,19 @@ func setupGitHubApp(ctx context.Context, stdout, stderr io.Writer, o setupOption
 	}
 	fmt.Fprintf(stdout, "Created the GitHub App %s (App ID %d).\nWrote %s in %s (mode 0600).\nInstall it on the repositories your Applications read: %s/installations/new\n",
 		res.Slug, res.ID, strings.Join(setupFiles, ", "), *dir, res.HTMLURL)
+	if o.webhook != "" {
+		fmt.Fprintf(stdout, "GitHub sends the App's events to %s, signed with github-webhook-secret: run driftfix with --webhook-secret-file pointing at it (the chart: webhook.enabled=true).\n", o.webhook)
+	} else {
+		fmt.Fprintln(stdout, "The App has no webhook: driftfix acts on its schedule only. To answer events within seconds, create it with --webhook-url (docs/install.md).")
+	}
 	return exitClean, nil
 }
 
 // appManifest is the manifest file as the JSON GitHub's form takes, with
-// this run's redirect URL and, when given, another name.
-func appManifest(file []byte, redirect, name string) (string, error) {
+// this run's redirect URL and, when given, another name. With a webhook URL
+// the hook is on and points there; without one it is off and the App
+// subscribes to no event.
+func appManifest(file []byte, redirect, name, webhook string) (string, error) {
 	var m map[string]any
 	if err := yaml.Unmarshal(file, &m); err != nil {
 		return "", fmt.Errorf("read the App manifest: %w", err)
@@ -172,8 +184,29 @@ func appManifest(file []byte, redirect, name string) (string, error) {
 	if name != "" {
 		m["name"] = name
 	}
+	if webhook != "" {
+		m["hook_attributes"] = map[string]any{"url": webhook, "active": true}
+	} else {
+		m["default_events"] = []string{}
+	}
 	b, err := json.Marshal(m)
 	return string(b), err
+}
+
+// checkWebhookURL accepts the receiver's address: https, or http on a
+// loopback host (a test, a tunnel's local end); "" is a poll-only App.
+func checkWebhookURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("--webhook-url %q: must be an https URL such as https://driftfix.example.com/webhook", s)
+	}
+	if ip := net.ParseIP(u.Hostname()); u.Scheme == "http" && (ip == nil || !ip.IsLoopback()) && u.Hostname() != "localhost" {
+		return fmt.Errorf("--webhook-url %q: must be https (GitHub sends the events there; http only on a loopback address)", s)
+	}
+	return nil
 }
 
 type setupResult struct {
@@ -289,7 +322,7 @@ var setupPage = template.Must(template.New("setup").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>driftfix: create the GitHub App</title></head>
 <body>
 <h1>Create the driftfix GitHub App{{if .Org}} in {{.Org}}{{end}}</h1>
-<p>GitHub shows the App's name and permissions (contents, pull requests, checks and issues: write; metadata: read; no webhook) before it creates it.</p>
+<p>GitHub shows the App's name and permissions (contents, pull requests, checks and issues: write; metadata: read){{if .Webhook}} and its webhook, {{.Webhook}}{{else}}; no webhook{{end}} before it creates it.</p>
 <form id="manifest" method="post" action="{{.Action}}">
 <input type="hidden" name="manifest" value="{{.Manifest}}">
 <button type="submit">Create the App on GitHub</button>

@@ -60,6 +60,7 @@ func (s *Server) EditIssueAs(owner, name string, number int, login, body string)
 		return fmt.Errorf("no issue %s/%s#%d", owner, name, number)
 	}
 	i.Body, i.LastEditedBy = body, login
+	s.hookIssueEdited(s.repos[owner+"/"+name], i, login) // webhooks.go
 	return nil
 }
 
@@ -77,6 +78,7 @@ func (s *Server) TickAs(owner, name string, number int, login, text string) erro
 		if strings.Contains(l, text) && strings.Contains(l, "[ ]") {
 			lines[k] = strings.Replace(l, "[ ]", "[x]", 1)
 			i.Body, i.LastEditedBy = strings.Join(lines, "\n"), login
+			s.hookIssueEdited(s.repos[owner+"/"+name], i, login) // webhooks.go
 			return nil
 		}
 	}

@@ -117,6 +117,17 @@ func (s *Server) convertManifestCode(w http.ResponseWriter, code string) {
 		"client_id": "Iv1." + randHex(8), "client_secret": randHex(20), "webhook_secret": randHex(20),
 		"pem": string(s.PrivateKeyPEM),
 	}
+	if hook, _ := m["hook_attributes"].(map[string]any); hook["active"] != false {
+		// An active hook: events go to its URL, signed with the secret handed out (webhooks.go).
+		url, _ := hook["url"].(string)
+		var subscribed []string
+		for _, e := range events {
+			if e, ok := e.(string); ok {
+				subscribed = append(subscribed, e)
+			}
+		}
+		s.SetWebhook(url, body["webhook_secret"].(string), subscribed...)
+	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(http.StatusCreated)
 	json.NewEncoder(w).Encode(body)

@@ -377,6 +377,7 @@ func (s *Server) AddPR(owner, name string, pr PullRequest) (int, error) {
 		pr.Base = "main"
 	}
 	r.prs = append(r.prs, &pr)
+	s.hookOpened(r, &pr) // webhooks.go
 	return pr.Number, nil
 }
 
@@ -426,7 +427,12 @@ func (s *Server) commit(owner, name, branch, path, content, login, message strin
 	if err != nil {
 		return err
 	}
-	return r.git.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), nc))
+	before := s.branchHead(r, branch)
+	if err := r.git.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(branch), nc)); err != nil {
+		return err
+	}
+	s.hookPushed(r, branch, before, nc.String(), login) // webhooks.go
+	return nil
 }
 
 // CloseUnmerged closes a pull request unmerged, as a person.
@@ -454,6 +460,7 @@ func (s *Server) CommentAs(owner, name string, number int, login, association, b
 	if r := s.repos[owner+"/"+name]; r != nil {
 		s.commentID++
 		r.comments[number] = append(r.comments[number], Comment{ID: s.commentID, Author: login, Association: association, Body: body})
+		s.hookCommented(r, number, r.comments[number][len(r.comments[number])-1]) // webhooks.go
 		return s.commentID
 	}
 	return 0
