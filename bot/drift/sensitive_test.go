@@ -490,3 +490,61 @@ func FuzzParseSensitiveTable(f *testing.F) {
 		}
 	})
 }
+
+// TestAddingASecurityPathIsOneEntry: a new security-relevant path is one
+// entry of sensitive.yaml (docs/development.md, "How to add a
+// security-relevant path"): appended to the table, it makes its path
+// sensitive for the kinds it names, and every other decision on the
+// snapshots' paths stays as it was.
+func TestAddingASecurityPathIsOneEntry(t *testing.T) {
+	data := string(sensitiveYAML) + `- scope: apps/Deployment
+  pattern: /spec/paused
+  reason: what runs
+  what: whether the Deployment's rollout is paused
+  source: https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#pausing-and-resuming-a-rollout-of-a-deployment
+`
+	grown, err := parseTable([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(grown.paths) != len(builtin.paths)+1 {
+		t.Fatalf("%d entries, want %d", len(grown.paths), len(builtin.paths)+1)
+	}
+	cases := generatedCases(t)
+	delete(cases, "table")
+	for src, cs := range cases {
+		for _, c := range cs {
+			if c.ref.Group == "apps" && c.ref.Kind == "Deployment" && c.p.String() == "/spec" {
+				cases[src] = append(cases[src], decisionCase{ref: c.ref, p: MustPointer("/spec/paused"), target: c.target, live: c.live})
+				break
+			}
+		}
+	}
+	before := decisionLines(t, cases, newJudge(Sensitivity{}), newJudge(Sensitivity{}))
+	saved := builtin
+	defer func() { builtin = saved }()
+	builtin = grown
+	after := decisionLines(t, cases, newJudge(Sensitivity{}), newJudge(Sensitivity{}))
+
+	if m, ok := (Sensitivity{}).Within(deploy, MustPointer("/spec/paused")); !ok || m.Reason != ReasonWhatRuns {
+		t.Errorf("the new path: %+v %v", m, ok)
+	}
+	if _, ok := (Sensitivity{}).Within(Ref{Group: "apps", Kind: "StatefulSet", Name: "s"}, MustPointer("/spec/paused")); ok {
+		t.Error("the new entry names Deployments only")
+	}
+	changed := 0
+	for src, lines := range before {
+		for i, l := range lines {
+			if after[src][i] == l {
+				continue
+			}
+			changed++
+			if !strings.HasPrefix(strings.TrimSpace(l), "/spec/paused:") {
+				t.Errorf("%s: a decision the new entry should not touch changed:\nbefore: %s\nafter:  %s", src, l, after[src][i])
+			}
+		}
+	}
+	if changed == 0 {
+		t.Error("no decision on a Deployment's /spec/paused changed")
+	}
+}
