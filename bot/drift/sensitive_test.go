@@ -143,7 +143,9 @@ func TestSensitiveTable(t *testing.T) {
 		{Ref{Group: "policy.networking.k8s.io", Kind: "AdminNetworkPolicy", Name: "a"}, "/spec/priority", ReasonPolicy},
 		{Ref{Group: "cert-manager.io", Kind: "ClusterIssuer", Name: "ca"}, "/spec/ca/secretName", ReasonPolicy},
 		{Ref{Group: "external-secrets.io", Kind: "ClusterSecretStore", Name: "vault"}, "/spec/provider", ReasonPolicy},
-		{Ref{Group: "security.openshift.io", Kind: "SecurityContextConstraints", Name: "restricted"}, "/spec", ReasonPolicy},
+		{Ref{Group: "security.openshift.io", Kind: "SecurityContextConstraints", Name: "restricted"}, "/allowPrivilegedContainer", ReasonPolicy},
+		{Ref{Group: "security.openshift.io", Kind: "SecurityContextConstraints", Name: "restricted"}, "/users/0", ReasonPolicy},
+		{Ref{Group: "security.openshift.io", Kind: "SecurityContextConstraints", Name: "restricted"}, "/allowedCapabilities", ReasonPolicy},
 		{Ref{Group: "policy.sigstore.dev", Kind: "ClusterImagePolicy", Name: "signed"}, "/spec/authorities/0", ReasonPolicy},
 		{Ref{Group: "argoproj.io", Kind: "AppProject", Name: "p"}, "/spec/destinations", ReasonPolicy},
 		{Ref{Group: "argoproj.io", Kind: "Application", Name: "a"}, "/spec/project", ReasonPolicy},
@@ -183,6 +185,7 @@ func TestSensitiveTable(t *testing.T) {
 		{Ref{Group: "autoscaling", Kind: "HorizontalPodAutoscaler", Name: "h"}, "/spec/maxReplicas", ""},
 		{Ref{Group: "example.com", Kind: "Memcached", Name: "m"}, "/spec/resources/requests/cpu", ""},
 		{Ref{Group: "example.com", Kind: "Memcached", Name: "m"}, "/metadata/labels/image", ""},
+		{Ref{Group: "security.openshift.io", Kind: "SecurityContextConstraints", Name: "restricted"}, "/metadata/labels/team", ""},
 	}
 	var s Sensitivity
 	reached := map[*SensitivePath]bool{}
