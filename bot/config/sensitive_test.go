@@ -166,3 +166,43 @@ func TestSensitivePathEntriesValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestSensitivePathEntriesNeverWeaken: a policy entry only adds protection.
+// One that copies a built-in path but says its live content may always be
+// hidden (hidden: never), or that it is one item and not a subtree (mode:
+// whole), leaves the built-in judgement as it was: an injected privileged
+// sidecar is still never ignored, a container's image still never removed.
+func TestSensitivePathEntriesNeverWeaken(t *testing.T) {
+	c, err := Parse([]byte(`argocd: [{name: main, server: https://argocd.example.com, tokenFile: /t}]
+policy:
+  sensitivePaths:
+    - {scope: pod, pattern: /containers/*, mode: whole, hidden: never}
+    - {scope: pod, pattern: /containers/*/securityContext, hidden: never}
+    - {scope: pod, pattern: /containers/*/image, mode: whole, reason: policy}
+    - {scope: all, pattern: /spec, mode: whole, hidden: never}
+    - {scope: pod, pattern: /containers, hidden: never}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deploy := drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}
+	pod := func(ctrs ...any) drift.Object {
+		return drift.Object{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": ctrs}}}}
+	}
+	target := pod(map[string]any{"name": "web", "image": "web:1"})
+	live := pod(map[string]any{"name": "web", "image": "web:1"}, map[string]any{"name": "proxy", "image": "proxy:1", "securityContext": map[string]any{"privileged": true}})
+	for _, s := range []drift.Sensitivity{{}, c.Policy.Sensitivity()} {
+		f := drift.Finding{Resource: deploy, Path: drift.MustPointer("/spec/template/spec/containers/1"), InLive: true}
+		if why, refused := s.Refuse(drift.FixIgnoreDifference, &f, target, live); !refused || !strings.Contains(why, "privileged: true") {
+			t.Errorf("ignoring a privileged sidecar: refused %v (%s)", refused, why)
+		}
+		tmpl := drift.Finding{Resource: deploy, Path: drift.MustPointer("/spec/template"), InLive: true}
+		if why, refused := s.Refuse(drift.FixIgnoreDifference, &tmpl, nil, live); !refused || !strings.Contains(why, "privileged: true") {
+			t.Errorf("ignoring a pod template holding a privileged sidecar: refused %v (%s)", refused, why)
+		}
+		img := drift.Finding{Resource: deploy, Path: drift.MustPointer("/spec/template/spec/containers/0/image"), InGit: true, Git: "web:1", InLive: true, Live: "web:2"}
+		if why, refused := s.Refuse(drift.FixRemoveField, &img, target, live); !refused || !strings.Contains(why, "image: the image a container runs") {
+			t.Errorf("removing an image: refused %v (%s)", refused, why)
+		}
+	}
+}

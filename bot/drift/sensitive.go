@@ -267,8 +267,8 @@ func (s Sensitivity) beneath(ref Ref, at Pointer, v any, visit func(Match, any) 
 		if !visit(m, v) {
 			return false
 		}
-		if m.entry == nil || !m.entry.Whole {
-			return true
+		if m.entry == nil || (!m.entry.Whole && m.entry.builtin) {
+			return true // a built-in subtree judged as one; a policy's entry only adds
 		}
 	}
 	switch x := v.(type) {

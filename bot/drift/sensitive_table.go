@@ -122,6 +122,10 @@ type SensitivePath struct {
 	hidden func(v any) (string, bool)
 	// allow names the one fix that may still touch the path, and when.
 	allow *allowance
+	// builtin says the entry is the built-in table's. A policy's entry only
+	// adds protection: its hidden check never stops the judgement of what
+	// lies beneath it.
+	builtin bool
 }
 
 // allowance is a fix that cannot weaken what the entry protects.
@@ -457,6 +461,7 @@ func parseTable(data []byte) (*sensitiveTable, error) {
 		if err != nil {
 			return nil, fmt.Errorf("security-relevant path entry %d (%s %s): %w", i+1, strings.Join(s.Scope, ","), s.Pattern, err)
 		}
+		sp.builtin = true
 		t.paths = append(t.paths, sp)
 	}
 	for i := range t.paths {
