@@ -20,9 +20,11 @@ type decisionCase struct {
 	target, live Object // set for a path of a snapshot's resource
 }
 
-// decisionSources are the snapshots whose every path is a case: the repo's
-// cases, and the shared fixtures when they are present beside the worktree.
-var decisionSources = []string{"../../testdata/cases/*.yaml", "../../../shared/fixtures/*.yaml"}
+// decisionSources are the snapshots whose every path is a case: this
+// package's (copies of cases under testdata/cases with webhooks, CA bundles,
+// RBAC, Secrets, sidecars and ignore rules), and the shared fixtures when
+// they are present beside the worktree.
+var decisionSources = []string{"testdata/snapshots/*.yaml", "../../../shared/fixtures/*.yaml"}
 
 // generatedCases returns the cases: every table entry's pattern made
 // concrete in every kind it names, in any group and in look-alike custom
