@@ -278,7 +278,8 @@ var hiddenSamples = []any{nil, true, false, "", "x", "Bidirectional", "unconfine
 	map[string]any{"privileged": true}, map[string]any{"runAsUser": 0}, map[string]any{"runAsNonRoot": true},
 	map[string]any{"capabilities": map[string]any{"add": []any{"NET_ADMIN"}}}, map[string]any{"path": "/"},
 	[]any{map[string]any{"name": "t", "mountPath": "/var/run/secrets/x"}}, []any{map[string]any{"name": "a", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "s", "key": "k"}}}},
-	[]any{map[string]any{"secretRef": map[string]any{"name": "s"}}}, map[string]any{"secretName": "s", "claimName": "c", "name": "n"}}
+	[]any{map[string]any{"secretRef": map[string]any{"name": "s"}}}, map[string]any{"secretName": "s", "claimName": "c", "name": "n"},
+	[]any{map[string]any{"name": "h", "mountPath": "/h", "mountPropagation": "Bidirectional"}}}
 
 // exact adds, for a case at an entry's own path, how the entry judges
 // content found only in live (one digit per hidden sample) and which fixes

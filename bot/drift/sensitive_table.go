@@ -519,7 +519,7 @@ var hiddenChecks = map[string]func(any) (string, bool){
 	"present":              present,
 	"reads-secret-env":     readsSecretEnv,
 	"reads-secret-envfrom": readsSecretEnvFrom,
-	"mounts-secrets":       mountsSecrets,
+	"risky-mounts":         riskyMounts,
 	"escalates-container":  escalatesContainer,
 	"escalates-pod":        escalatesPod,
 }
@@ -588,13 +588,18 @@ func readsSecretEnvFrom(v any) (string, bool) {
 	return "", false
 }
 
-// mountsSecrets returns a mount of an injected container under
+// riskyMounts returns a mount of an injected container under
 // /var/run/secrets, where the service-account token and, by convention,
-// mounted Secrets live.
-func mountsSecrets(v any) (string, bool) {
+// mounted Secrets live, or one whose propagation is Bidirectional (mounts
+// it makes reach the node). The mountPropagation entry beneath cannot judge
+// that itself: the volumeMounts subtree is judged as one.
+func riskyMounts(v any) (string, bool) {
 	for _, m := range List(v) {
 		if p := Str(m, "mountPath"); strings.HasPrefix(p, "/var/run/secrets") || strings.HasPrefix(p, "/run/secrets") {
 			return fmt.Sprintf("it mounts %s at %s", Str(m, "name"), p), true
+		}
+		if strings.EqualFold(Str(m, "mountPropagation"), "Bidirectional") {
+			return fmt.Sprintf("it mounts %s at %s with Bidirectional propagation", Str(m, "name"), Str(m, "mountPath")), true
 		}
 	}
 	return "", false

@@ -234,6 +234,7 @@ func TestRefuse(t *testing.T) {
 	sidecar := podT(ctr("web", nil), ctr("proxy", map[string]any{"securityContext": map[string]any{"privileged": false, "runAsUser": 1337}}))
 	privileged := podT(ctr("web", nil), ctr("proxy", map[string]any{"securityContext": map[string]any{"privileged": true}}))
 	caps := podT(ctr("web", nil), ctr("proxy", map[string]any{"securityContext": map[string]any{"capabilities": map[string]any{"add": []any{"NET_ADMIN"}}}}))
+	bidirectional := podT(ctr("web", nil), ctr("proxy", map[string]any{"volumeMounts": []any{map[string]any{"name": "host", "mountPath": "/host", "mountPropagation": "Bidirectional"}}}))
 	reordered := podT(ctr("proxy", nil), ctr("web", nil))
 	hostVol := obj(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"volumes": []any{map[string]any{"name": "h", "hostPath": map[string]any{"path": "/"}}}}}}})
 	emptyVol := obj(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"volumes": []any{map[string]any{"name": "e", "emptyDir": map[string]any{}}}}}}})
@@ -265,6 +266,8 @@ func TestRefuse(t *testing.T) {
 			podT(ctr("web", nil), ctr("proxy", map[string]any{"env": []any{map[string]any{"name": "LOG", "value": "info"}}, "volumeMounts": []any{map[string]any{"name": "tmp", "mountPath": "/tmp"}}})), ""},
 		{"ignore an injected privileged sidecar", FixIgnoreDifference,
 			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target, privileged, "privileged: true"},
+		{"ignore an injected sidecar with a Bidirectional mount", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target, bidirectional, "Bidirectional propagation"},
 		{"ignore an injected sidecar with capabilities", FixIgnoreDifference,
 			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target, caps, "NET_ADMIN"},
 		{"ignore a container Git declares, found by name", FixIgnoreDifference,
