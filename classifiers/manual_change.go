@@ -14,20 +14,6 @@ var ManualChange = Classifier{
 	Classify: classifyManualChange,
 }
 
-var manualHow = map[string]string{
-	"kubectl-edit":              "kubectl edit",
-	"kubectl-patch":             "kubectl patch",
-	"kubectl-set":               "kubectl set",
-	"kubectl-label":             "kubectl label",
-	"kubectl-annotate":          "kubectl annotate",
-	"kubectl-rollout":           "kubectl rollout",
-	"kubectl-replace":           "kubectl replace",
-	"kubectl-create":            "kubectl create",
-	"kubectl-client-side-apply": "kubectl apply",
-	"argocd-server":             "an edit in Argo CD's UI or API (argocd app patch-resource)",
-	"argocd":                    "an edit in Argo CD's UI or API, or the argocd CLI in core mode (argocd app patch-resource)",
-}
-
 func classifyManualChange(c *Case) (Verdict, bool) {
 	d := c.Diff
 	if d == nil {
@@ -43,7 +29,10 @@ func classifyManualChange(c *Case) (Verdict, bool) {
 		return Verdict{}, false
 	}
 	o := manual[len(manual)-1]
-	how := manualHow[o.Manager]
+	how := ""
+	if w := drift.CatalogWriter(o.Manager); w != nil {
+		how = w.How // the catalog's how (bot/drift/writers.yaml)
+	}
 	switch {
 	case how != "":
 	case o.Manager == "kubectl" && o.Subresource == "scale":

@@ -1,85 +1,22 @@
 package classifiers
 
 import (
-	_ "embed"
 	"fmt"
 	"path"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
 
 // This file is driftfix's one model of who wrote a field. A field manager is
 // placed as a controller, a person or nobody known, from, in order: the
-// policy's writers (a platform lead's word), the writer catalog (a name, which
-// any client can take: a claim), and what Kubernetes shows of the writer in
+// policy's writers (a platform lead's word), the writer catalog
+// (bot/drift/writers.yaml: a name, which any client can take: a claim), and what Kubernetes shows of the writer in
 // general (it writes the object's status, it runs in a container of the
 // cluster as a program of that name, it keeps another object that references
 // this one). What is only claimed may name a cause; only a rule that says the
 // writer owns the path (the catalog's or the policy's owns, or a field
 // Kubernetes' design hands to another writer) lets a fix hand it over.
-
-//go:embed writers.yaml
-var catalogYAML []byte
-
-// Catalog is the built-in writer catalog (writers.yaml), read once.
-var Catalog = mustCatalog(catalogYAML)
-
-// catalogFile is writers.yaml's shape.
-type catalogFile struct {
-	Writers []struct {
-		Manager   string   `yaml:"manager"`
-		Is        string   `yaml:"is"`
-		Component string   `yaml:"component"`
-		Owns      []string `yaml:"owns"`
-		Source    string   `yaml:"source"`
-	} `yaml:"writers"`
-}
-
-// ParseCatalog reads a writer catalog; every entry needs a component and a
-// source.
-func ParseCatalog(data []byte) ([]drift.Writer, error) {
-	var f catalogFile
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("read the writer catalog: %w", err)
-	}
-	seen := map[string]bool{}
-	out := make([]drift.Writer, 0, len(f.Writers))
-	for i, e := range f.Writers {
-		w := drift.Writer{Manager: e.Manager, Is: drift.WriterKind(e.Is), Component: e.Component, Source: e.Source}
-		for _, o := range e.Owns {
-			op, err := drift.ParseOwnedPath(o)
-			if err != nil {
-				return nil, fmt.Errorf("writer catalog entry %d (%s): owns: %w", i, e.Manager, err)
-			}
-			w.Owns = append(w.Owns, op)
-		}
-		if err := drift.ValidateWriter(w); err != nil {
-			return nil, fmt.Errorf("writer catalog entry %d (%s): %w", i, e.Manager, err)
-		}
-		if w.Component == "" || !strings.HasPrefix(w.Source, "https://") {
-			return nil, fmt.Errorf("writer catalog entry %d (%s): needs a component and a source (an https:// URL where its writes are documented)", i, e.Manager)
-		}
-		if seen[w.Manager] {
-			return nil, fmt.Errorf("writer catalog entry %d: manager %s is listed twice", i, e.Manager)
-		}
-		seen[w.Manager] = true
-		out = append(out, w)
-	}
-	return out, nil
-}
-
-func mustCatalog(data []byte) []drift.Writer {
-	ws, err := ParseCatalog(data)
-	if err != nil {
-		panic(err)
-	}
-	return ws
-}
 
 // lookupWriter returns the first entry for a manager: the policy's writers,
 // then the catalog.
@@ -89,12 +26,7 @@ func lookupWriter(policy []drift.Writer, manager string) *drift.Writer {
 			return &policy[i]
 		}
 	}
-	for i := range Catalog {
-		if Catalog[i].MatchesManager(manager) {
-			return &Catalog[i]
-		}
-	}
-	return nil
+	return drift.CatalogWriter(manager)
 }
 
 // IsManualManager reports whether the catalog places a field manager as a
@@ -113,11 +45,12 @@ func (in *Input) isPerson(m string) bool {
 
 // genericManager reports whether a field manager names no one program: a
 // person's tool, a client library's default name, or an applier of whole
-// objects. A managedFieldsManagers rule for it hides whatever anyone writes
-// with it.
+// objects (a controller that owns no path and is neither Argo CD's nor
+// Kubernetes' own). A managedFieldsManagers rule for it hides whatever
+// anyone writes with it.
 func genericManager(m string) bool {
 	w := lookupWriter(nil, m)
-	return w != nil && (w.Is != drift.WriterController || len(w.Owns) == 0)
+	return w != nil && (w.Is != drift.WriterController || (len(w.Owns) == 0 && w.Part == ""))
 }
 
 // placement is what driftfix knows of one writer of one path.

@@ -103,7 +103,7 @@ type Policy struct {
 	Reviewers      []string
 	Assignees      []string
 	BranchPrefix   string
-	SensitivePaths []string
+	SensitivePaths []drift.SensitivePath
 	// Writers are the platform's own field managers: controllers with the
 	// paths they legitimately own, and people.
 	Writers      []drift.Writer
@@ -338,7 +338,7 @@ func (p *Policy) merge(o Policy) {
 		}
 	}
 	// Extra sensitive paths only ever add: an override never weakens the policy.
-	p.SensitivePaths = append(append([]string{}, p.SensitivePaths...), o.SensitivePaths...)
+	p.SensitivePaths = append(append([]drift.SensitivePath{}, p.SensitivePaths...), o.SensitivePaths...)
 	// An override's writers come first, then the policy's.
 	p.Writers = append(append([]drift.Writer{}, o.Writers...), p.Writers...)
 	if o.BranchPrefix != "" {
@@ -363,15 +363,9 @@ func copyFixes(m map[drift.Cause][]drift.FixKind) map[drift.Cause][]drift.FixKin
 }
 
 // Sensitivity returns the safety model with this policy's extra sensitive
-// paths (validated when the file was read).
+// paths (read and checked when the file was read).
 func (p Policy) Sensitivity() drift.Sensitivity {
-	s := drift.Sensitivity{Writers: p.Writers}
-	for _, f := range p.SensitivePaths {
-		if sp, err := drift.ParseSensitivePath(f); err == nil {
-			s.Extra = append(s.Extra, sp)
-		}
-	}
-	return s
+	return drift.Sensitivity{Writers: p.Writers, Extra: append([]drift.SensitivePath(nil), p.SensitivePaths...)}
 }
 
 // Quiet reports whether t falls in the quiet hours.

@@ -71,7 +71,7 @@ func TestParseFull(t *testing.T) {
 	if shop.StuckAfter != 30*time.Minute || len(shop.Fixes[drift.CauseNormalized]) != 1 || len(shop.Fixes[drift.CauseHPAReplicas]) != 1 {
 		t.Errorf("shop prod override = %+v", shop)
 	}
-	if got := shop.SensitivePaths; len(got) != 2 || got[0] != "env" || got[1] != "command" {
+	if got := shop.SensitivePaths; len(got) != 2 || got[0].Text != "env" || got[1].Text != "command" {
 		t.Errorf("an override only adds sensitive paths, got %v", got)
 	}
 	if _, _, ok := shop.Sensitivity().Check("Deployment", drift.MustPointer("/spec/template/spec/containers/0/command"), nil); !ok {
@@ -172,6 +172,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(full))
 	f.Add([]byte("argocd: [{server: https://a.example.com, tokenFile: t}]\n"))
 	f.Add([]byte("policy: {quietHours: {from: '22:00'}}\n"))
+	f.Add([]byte("policy: {sensitivePaths: [env, {scope: [pod, core/ConfigMap], name: x, pattern: /containers/*/env, mode: whole, hidden: 'equals:y'}]}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := Parse(b)
 		if err != nil {

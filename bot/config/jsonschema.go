@@ -27,7 +27,7 @@ func JSONSchema() []byte {
 }
 
 // scalarItems are lists whose items may also be a plain string (a URL).
-var scalarItems = map[string]bool{"platformRepos": true}
+var scalarItems = map[string]bool{"platformRepos": true, "policy.sensitivePaths": true}
 
 // sameAs are keys whose value takes the keys of another: an override's
 // policy is the global policy's (the parser refuses ignoreRules and repoFile
@@ -136,6 +136,8 @@ func (n *schemaNode) json() map[string]any {
 		out["type"] = "number"
 	case t == "size":
 		out["type"] = []any{"string", "integer"}
+	case t == "string or list of strings":
+		out["anyOf"] = []any{map[string]any{"type": "string"}, map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}
 	case strings.Contains(t, " or "):
 		var enum []any
 		for _, w := range strings.FieldsFunc(strings.ReplaceAll(t, " or ", ","), func(r rune) bool { return r == ',' || r == ' ' }) {

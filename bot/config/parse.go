@@ -296,22 +296,71 @@ func (p *parser) policy(key string, n *yaml.Node, pol *Policy) {
 	})
 }
 
-// sensitivePaths reads a list of JSON pointers, dotted paths, field names or
-// kind-scoped paths; each entry must name a path.
-func (p *parser) sensitivePaths(key string, n *yaml.Node) []string {
-	out := []string{}
+// sensitivePaths reads the policy's security-relevant paths. Each is an
+// entry of the built-in table's own shape (drift.SensitiveSpec: scope, name,
+// pattern, mode, reason, what, hidden, source), read by the same
+// SensitiveSpec.Compile, or its short form, a string: a JSON pointer, a
+// dotted path or a field name, optionally after Kind: or group/Kind:.
+func (p *parser) sensitivePaths(key string, n *yaml.Node) []drift.SensitivePath {
+	out := []drift.SensitivePath{}
 	p.list(key, n, func(k string, c *yaml.Node) {
+		if c.Kind == yaml.MappingNode {
+			p.sensitiveEntry(k, c, &out)
+			return
+		}
 		s := p.str(k, c)
 		if c.Kind != yaml.ScalarNode {
 			return
 		}
-		if _, err := drift.ParseSensitivePath(s); err != nil {
-			p.fail(k, c.Line, fmt.Sprintf("%v (a JSON pointer such as /spec/template/spec/dnsConfig, a dotted path such as spec.template.spec.containers[].env, a field name, or Kind:path)", err))
+		sp, err := drift.ParseSensitivePath(s)
+		if err != nil {
+			p.fail(k, c.Line, fmt.Sprintf("%v (a JSON pointer such as /spec/template/spec/dnsConfig, a dotted path such as spec.template.spec.containers[].env, a field name, Kind:path, or an entry with scope and pattern as in the built-in table)", err))
 			return
 		}
-		out = append(out, s)
+		out = append(out, sp)
 	})
 	return out
+}
+
+// sensitiveEntry reads one sensitivePaths entry written as a mapping.
+func (p *parser) sensitiveEntry(k string, c *yaml.Node, out *[]drift.SensitivePath) {
+	var spec drift.SensitiveSpec
+	str := func(dst *string) func(string, *yaml.Node) {
+		return func(k string, v *yaml.Node) { *dst = p.str(k, v) }
+	}
+	before := len(p.errs)
+	p.mapping(c, k, map[string]func(string, *yaml.Node){
+		"scope": func(k string, v *yaml.Node) {
+			if v.Kind == yaml.SequenceNode {
+				spec.Scope = p.strings(k, v)
+			} else {
+				spec.Scope = drift.ScopeList{p.str(k, v)}
+			}
+		},
+		"name":    str(&spec.Name),
+		"pattern": str(&spec.Pattern),
+		"mode":    str(&spec.Mode),
+		"reason":  str(&spec.Reason),
+		"what":    str(&spec.What),
+		"hidden":  str(&spec.Hidden),
+		"allow":   str(&spec.Allow),
+		"source":  str(&spec.Source),
+	})
+	if len(p.errs) > before {
+		return
+	}
+	sp, err := spec.Compile(false)
+	if err != nil {
+		p.fail(k, c.Line, err.Error())
+		return
+	}
+	if sp.Source == "" {
+		sp.Source = fmt.Sprintf("%s, line %d", k, c.Line)
+	}
+	if spec.What == "" {
+		sp.What = "listed in the policy's sensitivePaths as " + sp.PolicyText()
+	}
+	*out = append(*out, sp)
 }
 
 // writers reads the policy's writers: field managers the platform knows, as

@@ -331,10 +331,6 @@ func anyVisible(ds []drift.Difference) bool {
 	return false
 }
 
-// builtinWriters are the managers of Kubernetes' own components: what they
-// alone write beside Argo CD's request is the cluster's bookkeeping.
-var builtinWriters = map[string]bool{"kube-controller-manager": true, "kube-apiserver": true, "kube-scheduler": true}
-
 // serverFilledOnly reports whether every field a two-way comparison finds only
 // in live is one the API server filled into Argo CD's own request (defaults
 // are recorded under the requesting manager) or one Kubernetes' own
@@ -351,7 +347,7 @@ func (w *walker) serverFilledOnly(twoWay []drift.Difference) bool {
 			return false
 		}
 		for _, o := range ownersOf(w.managed(), w.rawLive, d.Path) {
-			if !drift.ArgoCDManagers[o.Manager] && !builtinWriters[o.Manager] {
+			if !drift.ArgoCDManagers[o.Manager] && !drift.KubernetesManagers[o.Manager] {
 				return false
 			}
 		}

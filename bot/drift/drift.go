@@ -174,14 +174,6 @@ func (o Owner) String() string {
 	return o.Manager + " (" + strings.Join(parts, ", ") + ")"
 }
 
-// ArgoCDManagers are the field managers Argo CD's sync writes as. argocd-server
-// is not one: it writes a resource only when a person edits, patches or
-// deletes it through Argo CD's UI or API.
-var ArgoCDManagers = map[string]bool{
-	"argocd-controller":             true,
-	"argocd-application-controller": true,
-}
-
 // Difference is one path where the desired and the live state of a resource differ.
 type Difference struct {
 	Resource Ref
