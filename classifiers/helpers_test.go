@@ -163,7 +163,7 @@ func checkVerdict(t *testing.T, cl classifiers.Classifier, v classifiers.Verdict
 	if cl.Name != drift.CauseNormalized && handOver != (v.Grant != "") {
 		t.Errorf("fix %s with grant %q: a hand-over needs a grant, and only a hand-over has one", v.Fix, v.Grant)
 	}
-	all := strings.Join(v.Evidence, "\n")
+	all := drift.EvidenceText(v.Evidence, "\n")
 	for _, s := range w.evidence {
 		if !strings.Contains(all, s) {
 			t.Errorf("evidence lacks %q:\n%s", s, all)

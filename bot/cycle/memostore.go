@@ -225,8 +225,9 @@ const memoCountKey = ""
 // findings' values tagged (appendValue). What is derived from the config
 // (each pull request's and the fights' policy) is derived again when it is
 // read back; a plan's edit keeps its result, not the steps that made it.
-// memoRecordVersion starts every record.
-const memoRecordVersion = 1
+// memoRecordVersion starts every record. Version 2 keeps evidence as its
+// fields (drift.Evidence), version 1 kept its sentences.
+const memoRecordVersion = 2
 
 // encodeEntry is an entry's record.
 func encodeEntry(e *memoEntry) ([]byte, error) { return appendEntry(nil, e) }
@@ -323,7 +324,7 @@ func (w *recWriter) pr(pr *ProposedPR) {
 		w.value(f.Live)
 		w.bool(f.InGit)
 		w.bool(f.InLive)
-		w.strs(f.Evidence)
+		w.evidence(f.Evidence)
 		w.uint(uint64(len(f.Owners)))
 		for _, o := range f.Owners {
 			w.str(o.Manager)
@@ -349,7 +350,7 @@ func (w *recWriter) pr(pr *ProposedPR) {
 		w.bytes(ed.After)
 	}
 	w.str(string(p.Rationale.Cause))
-	w.strs(p.Rationale.Evidence)
+	w.evidence(p.Rationale.Evidence)
 	w.str(p.Rationale.Why)
 	w.str(p.Rationale.Risk)
 	w.str(p.Rationale.Undo)
@@ -386,7 +387,7 @@ func (w *recWriter) kept(ks []drift.Kept) {
 		w.str(string(k.Cause))
 		w.str(string(k.Fix))
 		w.str(k.Writer)
-		w.strs(k.Evidence)
+		w.evidence(k.Evidence)
 		w.strs(k.Unplaced)
 	}
 }
@@ -464,7 +465,7 @@ func (r *recReader) pr(pol config.Policy) ProposedPR {
 	p.Kind, p.Resource = drift.FixKind(r.str()), r.ref()
 	for range r.count(20) {
 		f := drift.Finding{Resource: r.ref(), Path: r.strs(), GitPath: r.strs(), Cause: drift.Cause(r.str()), Git: r.value(), Live: r.value(),
-			InGit: r.bool(), InLive: r.bool(), Evidence: r.strs()}
+			InGit: r.bool(), InLive: r.bool(), Evidence: r.evidence()}
 		for range r.count(4) {
 			f.Owners = append(f.Owners, drift.Owner{Manager: r.str(), Operation: r.str(), Subresource: r.str(), Time: r.str()})
 		}
@@ -478,7 +479,7 @@ func (r *recReader) pr(pol config.Policy) ProposedPR {
 	for range r.count(3) {
 		p.Edits = append(p.Edits, remediations.Edit{File: r.str(), Before: r.bytes(), After: r.bytes()})
 	}
-	p.Rationale = remediations.Rationale{Cause: drift.Cause(r.str()), Evidence: r.strs(), Why: r.str(), Risk: r.str(), Undo: r.str()}
+	p.Rationale = remediations.Rationale{Cause: drift.Cause(r.str()), Evidence: r.evidence(), Why: r.str(), Risk: r.str(), Undo: r.str()}
 	p.Verification, p.Instructions, p.Dropped = r.str(), r.str(), r.str()
 	for range r.count(2) {
 		p.Passed = append(p.Passed, remediations.Attempt{Kind: drift.FixKind(r.str()), Why: r.str()})
@@ -500,7 +501,7 @@ func (r *recReader) kept() []drift.Kept {
 	var ks []drift.Kept
 	for range r.count(7) {
 		ks = append(ks, drift.Kept{Resource: r.ref(), Path: r.str(), Cause: drift.Cause(r.str()), Fix: drift.FixKind(r.str()),
-			Writer: r.str(), Evidence: r.strs(), Unplaced: r.strs()})
+			Writer: r.str(), Evidence: r.evidence(), Unplaced: r.strs()})
 	}
 	return ks
 }
@@ -537,6 +538,25 @@ func (w *recWriter) strs(ss []string) {
 	w.uint(uint64(len(ss)))
 	for _, s := range ss {
 		w.str(s)
+	}
+}
+
+// evidence writes each piece of evidence as its fields.
+func (w *recWriter) evidence(ev []drift.Evidence) {
+	w.uint(uint64(len(ev)))
+	for i := range ev {
+		e := &ev[i]
+		w.str(string(e.Kind))
+		w.bool(e.Object != nil)
+		if e.Object != nil {
+			w.ref(*e.Object)
+		}
+		w.str(e.Manager)
+		w.str(e.Webhook)
+		w.str(e.Path)
+		w.str(string(e.Proof))
+		w.str(e.Detail)
+		w.str(e.Text)
 	}
 }
 
@@ -657,6 +677,29 @@ func (r *recReader) strs() []string {
 		ss[i] = r.str()
 	}
 	return ss
+}
+
+// evidence reads what recWriter.evidence wrote.
+func (r *recReader) evidence() []drift.Evidence {
+	n := r.count(9) // a kind, a flag and seven texts, each at least a byte
+	if n == 0 {
+		return nil
+	}
+	ev := make([]drift.Evidence, n)
+	for i := range ev {
+		e := &ev[i]
+		e.Kind = drift.EvidenceKind(r.str())
+		if r.bool() {
+			ref := r.ref()
+			e.Object = &ref
+		}
+		e.Manager, e.Webhook, e.Path = r.str(), r.str(), r.str()
+		e.Proof, e.Detail, e.Text = drift.Proof(r.str()), r.str(), r.str()
+		if r.err != nil {
+			return nil
+		}
+	}
+	return ev
 }
 
 func (r *recReader) ref() drift.Ref {

@@ -370,7 +370,7 @@ type Finding struct {
 	Live        any
 	InGit       bool
 	InLive      bool
-	Evidence    []string
+	Evidence    []Evidence
 	Owners      []Owner
 	Remediation Remediation
 	// Hides lists, for an ignore rule, the differences it hides from Argo CD.
@@ -398,7 +398,7 @@ type Kept struct {
 	// mutation (its first line names the webhook a fleet shares). A fixed
 	// finding's evidence is in its pull request's body, written while
 	// planning; it is not kept.
-	Evidence []string
+	Evidence []Evidence
 	// Unplaced is Finding.Unplaced: the writers the Drift Dashboard asks
 	// people to place.
 	Unplaced []string

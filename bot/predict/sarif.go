@@ -354,7 +354,7 @@ func messageFor(p Prediction, apps []string, resource string) string {
 		fmt.Fprintf(&b, "Applications %s: %s %s will differ after sync (%s).", strings.Join(apps, ", "), resource, where, p.Cause)
 	}
 	if len(p.Evidence) > 0 {
-		b.WriteString(" " + strings.TrimSuffix(p.Evidence[0], ".") + ".")
+		b.WriteString(" " + strings.TrimSuffix(p.Evidence[0].Text, ".") + ".")
 	}
 	fmt.Fprintf(&b, " Fix: %s", p.Fix)
 	if p.FixFile != "" {
