@@ -394,8 +394,8 @@ type Kept struct {
 	// managedFields name none).
 	Writer string
 	// Evidence is kept where publishing shows it after planning: a finding
-	// left for people (no fix), a broad ignore rule, and a webhook's
-	// mutation (its first line names the webhook a fleet shares). A fixed
+	// left for people (no fix), one about an ignore rule (OnIgnoreRule),
+	// and one naming the webhook a fleet shares (EvidenceWebhook). A fixed
 	// finding's evidence is in its pull request's body, written while
 	// planning; it is not kept.
 	Evidence []Evidence
@@ -410,10 +410,20 @@ func (f *Finding) Keep(path string) Kept {
 	if len(f.Owners) > 0 {
 		k.Writer = f.Owners[len(f.Owners)-1].Manager
 	}
-	if k.Fix == FixNone || k.Fix == "" || f.Cause == CauseBroadIgnore || f.Cause == CauseWebhookMutation {
+	if k.Fix == FixNone || k.Fix == "" || slices.ContainsFunc(f.Evidence, func(e Evidence) bool {
+		return e.Kind == EvidenceWebhook || e.Kind == EvidenceBroadRule || e.Kind == EvidenceSensitiveRule
+	}) {
 		k.Evidence = f.Evidence
 	}
 	return k
+}
+
+// OnIgnoreRule says the kept finding is about an ignore rule, broad or
+// covering a sensitive path, as its evidence shows.
+func (k Kept) OnIgnoreRule() bool {
+	return slices.ContainsFunc(k.Evidence, func(e Evidence) bool {
+		return e.Kind == EvidenceBroadRule || e.Kind == EvidenceSensitiveRule
+	})
 }
 
 // Location is one path of one resource.

@@ -92,18 +92,6 @@ type Prediction struct {
 // what it says) and the cause.
 func (p Prediction) Key() string { return p.Application + "\x00" + p.key + "\x00" + string(p.Cause) }
 
-// predicted are the causes a prediction may name: what Git alone decides.
-// Another writer's change, a person's and an unexplained difference are not
-// predictions; a simulated live state that yields one is not reported.
-var predicted = map[drift.Cause]bool{
-	drift.CauseNormalized:             true,
-	drift.CauseHPAReplicas:            true,
-	drift.CauseNondeterministicRender: true,
-	drift.CauseTrackingClash:          true,
-	drift.CauseWebhookMutation:        true,
-	drift.CauseBroadIgnore:            true,
-}
-
 // Predict returns every field of the application that will differ after a
 // sync of the revision in, sorted. It does no I/O.
 func Predict(in Input) ([]Prediction, error) {
@@ -123,7 +111,10 @@ func predict(in Input, suggest bool) ([]Prediction, error) {
 	app := s.AppName()
 	var out []Prediction
 	for _, f := range rep.Findings {
-		if !predicted[f.Cause] {
+		// A prediction names only what Git alone decides (the cause's
+		// Classifier.Predicted): a simulated live state that yields
+		// another cause is not reported.
+		if !classifiers.Of(f.Cause).Predicted {
 			continue
 		}
 		p := Prediction{Application: app, Resource: f.Resource, Path: f.Path, Cause: f.Cause,

@@ -516,7 +516,7 @@ func (d *dashboard) broadIgnores(appKey string) []drift.Kept {
 			continue
 		}
 		for _, f := range s.Findings {
-			if f.Cause == drift.CauseBroadIgnore {
+			if f.OnIgnoreRule() {
 				out = append(out, f)
 			}
 		}
