@@ -541,21 +541,45 @@ func (w *recWriter) strs(ss []string) {
 	}
 }
 
-// evidence writes each piece of evidence as its fields.
+// The fields of a piece of evidence a record holds beside its kind and
+// text, one bit each in the byte before them.
+const (
+	evObject = 1 << iota
+	evManager
+	evWebhook
+	evPath
+	evProof
+	evDetail
+)
+
+// evidence writes each piece of evidence as its fields: the kind as its
+// place in drift.EvidenceKinds (0, then the name, for one not listed),
+// a byte saying which other fields follow, those fields, and the text.
 func (w *recWriter) evidence(ev []drift.Evidence) {
 	w.uint(uint64(len(ev)))
 	for i := range ev {
 		e := &ev[i]
-		w.str(string(e.Kind))
-		w.bool(e.Object != nil)
+		if k := slices.Index(drift.EvidenceKinds, e.Kind); k >= 0 {
+			w.uint(uint64(k + 1))
+		} else {
+			w.uint(0)
+			w.str(string(e.Kind))
+		}
+		var has byte
+		for bit, set := range [...]bool{e.Object != nil, e.Manager != "", e.Webhook != "", e.Path != "", e.Proof != "", e.Detail != ""} {
+			if set {
+				has |= 1 << bit
+			}
+		}
+		w.b = append(w.b, has)
 		if e.Object != nil {
 			w.ref(*e.Object)
 		}
-		w.str(e.Manager)
-		w.str(e.Webhook)
-		w.str(e.Path)
-		w.str(string(e.Proof))
-		w.str(e.Detail)
+		for _, s := range [...]string{e.Manager, e.Webhook, e.Path, string(e.Proof), e.Detail} {
+			if s != "" {
+				w.str(s)
+			}
+		}
 		w.str(e.Text)
 	}
 }
@@ -681,20 +705,50 @@ func (r *recReader) strs() []string {
 
 // evidence reads what recWriter.evidence wrote.
 func (r *recReader) evidence() []drift.Evidence {
-	n := r.count(9) // a kind, a flag and seven texts, each at least a byte
+	n := r.count(3) // a kind, the fields byte and a text, each at least a byte
 	if n == 0 {
 		return nil
 	}
 	ev := make([]drift.Evidence, n)
 	for i := range ev {
 		e := &ev[i]
-		e.Kind = drift.EvidenceKind(r.str())
-		if r.bool() {
+		switch k := r.uint(); {
+		case k == 0:
+			e.Kind = drift.EvidenceKind(r.str())
+		case k <= uint64(len(drift.EvidenceKinds)):
+			e.Kind = drift.EvidenceKinds[k-1]
+		default:
+			r.fail(fmt.Errorf("memo record: evidence kind %d", k))
+			return nil
+		}
+		var has byte
+		if p := r.take(1); p != nil {
+			has = p[0]
+		}
+		if has&^(evObject|evManager|evWebhook|evPath|evProof|evDetail) != 0 {
+			r.fail(errors.New("memo record: unknown evidence fields"))
+			return nil
+		}
+		if has&evObject != 0 {
 			ref := r.ref()
 			e.Object = &ref
 		}
-		e.Manager, e.Webhook, e.Path = r.str(), r.str(), r.str()
-		e.Proof, e.Detail, e.Text = drift.Proof(r.str()), r.str(), r.str()
+		if has&evManager != 0 {
+			e.Manager = r.str()
+		}
+		if has&evWebhook != 0 {
+			e.Webhook = r.str()
+		}
+		if has&evPath != 0 {
+			e.Path = r.str()
+		}
+		if has&evProof != 0 {
+			e.Proof = drift.Proof(r.str())
+		}
+		if has&evDetail != 0 {
+			e.Detail = r.str()
+		}
+		e.Text = r.str()
 		if r.err != nil {
 			return nil
 		}

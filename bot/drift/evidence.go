@@ -60,6 +60,12 @@ const (
 	EvidenceSearched EvidenceKind = "searched"
 )
 
+// EvidenceKinds lists every kind above. Records that keep evidence (the
+// cycle's memo) write a kind as its place here: a new kind is appended.
+var EvidenceKinds = []EvidenceKind{EvidenceManager, EvidenceWebhook, EvidenceOwner, EvidenceHPA, EvidenceDryRun,
+	EvidenceRender, EvidenceTracking, EvidenceGit, EvidenceAPIServer, EvidenceDefault, EvidenceAllocation,
+	EvidenceBroadRule, EvidenceSensitiveRule, EvidenceHidden, EvidenceAudit, EvidenceConsequence, EvidenceSearched}
+
 // Proof names what reproduces a piece of evidence, beyond what the
 // snapshot records: a question asked of the cluster and its answer.
 type Proof string
