@@ -16,6 +16,7 @@ var BroadIgnore = Classifier{
 	Doc:       "an existing ignore rule is broad or covers a sensitive path (privilege, image, RBAC)",
 	Classify:  classifyBroadIgnore,
 	Predicted: true,
+	Error:     true,
 }
 
 // broadPointers are paths whose ignoring hides a whole object, its spec, a pod

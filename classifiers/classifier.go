@@ -36,6 +36,10 @@ type Classifier struct {
 	// Fleet says what findings of the cause share across applications, so
 	// one platform fix of the Argo CD instance ends them all.
 	Fleet FleetBy
+	// Error says Git itself is wrong whatever the cluster does, so a
+	// review reports a prediction of the cause as an error (SARIF level
+	// error), not a warning.
+	Error bool
 	// Risk is the risk a remove-field plan states for the cause: what the
 	// cluster does once Git stops declaring the field ("" for the general
 	// one, that the field is then whatever the cluster holds).

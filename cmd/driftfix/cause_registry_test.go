@@ -33,6 +33,7 @@ func TestOneValuePerCause(t *testing.T) {
 				Fix: drift.FixRemoveField, Grant: "this test says the stamper owns replicas"}, true
 		},
 		Predicted: true,
+		Error:     true,
 		Suggest:   []drift.FixKind{drift.FixRemoveField},
 		Fleet:     classifiers.FleetWriter,
 		Risk:      "the stamper writes replicas again after every sync",
@@ -60,6 +61,13 @@ func TestOneValuePerCause(t *testing.T) {
 	}
 	if got == nil {
 		t.Fatalf("the throwaway cause is not predicted: %+v", res.Predictions)
+	}
+	sarif, err := predict.SARIF([]predict.Prediction{*got}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(sarif), `"level": "error"`) {
+		t.Errorf("the prediction is not an error in review:\n%s", sarif)
 	}
 	if got.Suggestion == nil || got.Suggestion.File != "apps/web/deploy.yaml" || !got.Suggestion.Remove || got.Suggestion.Old != "  replicas: 2" {
 		t.Errorf("suggestion %+v, want the replicas line of apps/web/deploy.yaml removed", got.Suggestion)
@@ -93,7 +101,7 @@ func TestOneValuePerCause(t *testing.T) {
 	}
 
 	// Its row in the generated cause table, with its facts.
-	row := "| 1 | `test-replicas-stamp` | " + stamp.Doc + " | yes | no | `remove-field` | writer | " + stamp.Risk + " |"
+	row := "| 1 | `test-replicas-stamp` | " + stamp.Doc + " | yes | yes | no | `remove-field` | writer | " + stamp.Risk + " |"
 	if table := causesTableOf(classifiers.Registry); !strings.Contains(table, row+"\n") {
 		t.Errorf("cause table lacks\n%s\nin\n%s", row, table)
 	}

@@ -18,7 +18,7 @@ func causesTable() string { return causesTableOf(classifiers.Registry) }
 // and what the later stages read of it (classifiers.Classifier's facts).
 func causesTableOf(registry []classifiers.Classifier) string {
 	var b strings.Builder
-	b.WriteString("| order | cause | meaning | predicted before merge | may stay ignored | suggested in review | fleet by | risk of removing it from Git |\n|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| order | cause | meaning | predicted before merge | error in review | may stay ignored | suggested in review | fleet by | risk of removing it from Git |\n|---|---|---|---|---|---|---|---|---|\n")
 	yes := func(v bool) string {
 		if v {
 			return "yes"
@@ -42,7 +42,7 @@ func causesTableOf(registry []classifiers.Classifier) string {
 		if c.Risk != "" {
 			risk = c.Risk
 		}
-		fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s | %s | %s | %s |\n", i+1, c.Name, c.Doc, yes(c.Predicted), yes(c.MayStayIgnored), suggest, fleet, risk)
+		fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s | %s | %s | %s | %s |\n", i+1, c.Name, c.Doc, yes(c.Predicted), yes(c.Error), yes(c.MayStayIgnored), suggest, fleet, risk)
 	}
 	return b.String()
 }
