@@ -208,7 +208,9 @@ func (c *Case) deployedElsewhere() (Verdict, bool) {
 		if cp := controlPlane(l.app); cp != controlPlane(c.Snapshot.Application) {
 			where = fmt.Sprintf("of another Argo CD instance (in %s)", cp)
 		}
-		ev = append(ev, drift.Say(drift.EvidenceTracking, fmt.Sprintf("Application %s, %s, also lists %s in its status.resources, not as an extra to prune: Argo CD's own record that it deploys the object too", name, where, d.Resource)))
+		other := drift.RefOf(l.app)
+		ev = append(ev, drift.Evidence{Kind: drift.EvidenceTracking, Object: &other,
+			Text: fmt.Sprintf("Application %s, %s, also lists %s in its status.resources, not as an extra to prune: Argo CD's own record that it deploys the object too", name, where, d.Resource)})
 	}
 	last := d.Owners[len(d.Owners)-1]
 	wrote := fmt.Sprintf("%s was written by %s, Argo CD's own sync, with a value this application's Git does not declare: the other application's sync applied its rendering", d.Path, ownersText(d.Owners))
@@ -333,14 +335,17 @@ func (c *Case) listedElsewhere() (Verdict, bool) {
 		if drift.Lookup(l.entry, "requiresPruning") == true {
 			how += ", requiring pruning there too"
 		}
-		ev = append(ev, drift.Say(drift.EvidenceTracking, fmt.Sprintf("%s is not in Git; Application %s lists it in its status.resources (%s): Argo CD's own record that that application tracks it", d.Resource, name, how)))
+		other := drift.RefOf(l.app)
+		ev = append(ev, drift.Evidence{Kind: drift.EvidenceTracking, Object: &other,
+			Text: fmt.Sprintf("%s is not in Git; Application %s lists it in its status.resources (%s): Argo CD's own record that that application tracks it", d.Resource, name, how)})
 		if cp := controlPlane(l.app); cp != mineCP {
 			otherInstance = true
-			ev = append(ev, drift.Say(drift.EvidenceTracking, fmt.Sprintf("Application %s belongs to the Argo CD instance in %s (status.controllerNamespace), this application to the one in %s: two instances track the same object", name, cp, mineCP)))
+			ev = append(ev, drift.Evidence{Kind: drift.EvidenceTracking, Object: &other,
+				Text: fmt.Sprintf("Application %s belongs to the Argo CD instance in %s (status.controllerNamespace), this application to the one in %s: two instances track the same object", name, cp, mineCP)})
 		} else {
 			ev = append(ev, drift.Say(drift.EvidenceTracking, fmt.Sprintf("both applications belong to the Argo CD instance in %s", cp)))
 		}
-		if other := instanceName(l.app); other == mine {
+		if instanceName(l.app) == mine {
 			ev = append(ev, drift.Say(drift.EvidenceTracking, fmt.Sprintf("this application counts it as its own by its %s: the name %q is both applications' name in their tracking metadata, which does not say which instance wrote it", c.trackedBy(live), mine)))
 		}
 	}
