@@ -582,8 +582,20 @@ func (d *discovery) only(file string) {
 // generates where Git alone decides; the others are listed as not
 // predicted with what they need.
 func (d *discovery) generate() {
+	var declared []declaredSecret
+	if len(d.sets) > 0 {
+		declared = d.declaredClusters()
+	}
 	for _, s := range d.sets {
-		gen, not := resolveSet(s, d.rev, d.opt)
+		var mine []drift.Object
+		ns := d.setsNamespace(s)
+		for _, c := range declared {
+			if c.namespace == ns {
+				mine = append(mine, c.obj)
+			}
+		}
+		gen, not, notes := resolveSet(s, d.rev, d.opt, mine)
+		d.notes = append(d.notes, notes...)
 		reads := templateReads(s.obj)
 		for _, n := range not {
 			if d.notFiles == nil {

@@ -357,3 +357,94 @@ func TestDiscoveryIsBounded(t *testing.T) {
 		t.Errorf("%d renders, %d applications, notes %q: want the bound, every application, a note", d.renders, len(d.apps), d.notes)
 	}
 }
+
+// TestClustersGeneratorFromGit: without --cluster, a clusters generator
+// makes the local cluster's application (Argo CD lists in-cluster without
+// a Secret when the generator has no selector) and one per cluster Secret
+// an Application of the repository deploys into Argo CD's namespace on the
+// local cluster; a selector only those Secrets match keeps the local
+// cluster out; a Secret elsewhere (another namespace) is not Argo CD's. The
+// drift a change brings to the generated applications is predicted, and a
+// note says the list of clusters is what Git tells.
+func TestClustersGeneratorFromGit(t *testing.T) {
+	set := func(name, gen string) string {
+		return `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: ` + name + `, namespace: argocd}
+spec:
+  generators:
+  - ` + gen + `
+  template:
+    metadata: {name: '` + name + `-{{name}}'}
+    spec:
+      project: default
+      destination: {server: '{{server}}', namespace: shop}
+      source: {repoURL: https://git.example.com/shop.git, path: apps/web, targetRevision: main}
+`
+	}
+	secret := func(name, ns string) string {
+		return `apiVersion: v1
+kind: Secret
+metadata:
+  name: cluster-` + name + `
+  namespace: ` + ns + `
+  labels: {argocd.argoproj.io/secret-type: cluster, env: prod}
+stringData: {name: ` + name + `, server: https://` + name + `.example.com}
+`
+	}
+	base := map[string]string{
+		"sets/web.yaml":  set("web", "clusters: {}"),
+		"sets/edge.yaml": set("edge", "clusters: {selector: {matchLabels: {env: prod}}}"),
+		"argocd.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: argocd-config, namespace: argocd}
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: argocd}
+  source: {repoURL: https://git.example.com/shop.git, path: config, targetRevision: main}
+`,
+		"config/prod.yaml":     secret("prod", "argocd"),
+		"config/other.yaml":    secret("other", "team-a"),
+		"apps/web/deploy.yaml": deployment("  replicas: 2\n", "100m"),
+	}
+	head := map[string]string{"apps/web/hpa.yaml": webHPA}
+	b, h := gitRepo(t, base, head)
+	res, err := Run(b, h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, p := range res.Predictions {
+		if p.Path.String() == "/spec/replicas" && p.Cause == drift.CauseHPAReplicas {
+			got[p.Application] = true
+			if p.File != "apps/web/deploy.yaml" || p.Line != 6 {
+				t.Errorf("%s: at %s:%d, want apps/web/deploy.yaml:6", p.Application, p.File, p.Line)
+			}
+		}
+	}
+	want := map[string]bool{"web-in-cluster": true, "web-prod": true, "edge-prod": true}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("replicas predicted for %v, want %v (predictions %+v, not predicted %+v)", got, want, res.Predictions, res.NotPredicted)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	if !strings.Contains(notes, "ApplicationSet web: generator generators[0].clusters") || !strings.Contains(notes, "--cluster") {
+		t.Errorf("notes do not say the clusters are what Git tells:\n%s", notes)
+	}
+	// With a selector no declared Secret matches, the set is not predicted,
+	// and says it needs --cluster.
+	base["sets/edge.yaml"] = set("edge", "clusters: {selector: {matchLabels: {env: qa}}}")
+	b, h = gitRepo(t, base, head)
+	res, err = Run(b, h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range res.NotPredicted {
+		if n.Application == "edge" && n.Kind == "ApplicationSet" && strings.Contains(n.Needs, "--cluster") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the set whose selector matches no declared Secret is not listed as needing --cluster: %+v", res.NotPredicted)
+	}
+}
