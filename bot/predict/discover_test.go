@@ -448,3 +448,113 @@ spec:
 		t.Errorf("the set whose selector matches no declared Secret is not listed as needing --cluster: %+v", res.NotPredicted)
 	}
 }
+
+// TestJsonnetApplicationSetOfAParent: a parent Application whose directory
+// source is Jsonnet renders an ApplicationSet with the parent's extVars
+// and tlas, as Argo CD's repo-server does; the set's git generator then
+// makes the applications, and drift in one is predicted.
+func TestJsonnetApplicationSetOfAParent(t *testing.T) {
+	base := map[string]string{
+		"root.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: root, namespace: argocd}
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: argocd}
+  source:
+    repoURL: https://git.example.com/shop.git
+    path: sets
+    targetRevision: main
+    directory:
+      jsonnet:
+        extVars: [{name: repoURL, value: https://git.example.com/shop.git}]
+        tlas: [{name: prefix, value: shop}]
+`,
+		"sets/appset.jsonnet": `function(prefix) {
+  apiVersion: 'argoproj.io/v1alpha1',
+  kind: 'ApplicationSet',
+  metadata: { name: prefix + '-apps', namespace: 'argocd' },
+  spec: {
+    generators: [{ git: { repoURL: std.extVar('repoURL'), revision: 'HEAD', directories: [{ path: 'apps/*' }] } }],
+    template: {
+      metadata: { name: prefix + '-{{path.basename}}' },
+      spec: {
+        project: 'default',
+        source: { repoURL: std.extVar('repoURL'), targetRevision: 'HEAD', path: '{{path}}' },
+        destination: { server: 'https://kubernetes.default.svc', namespace: '{{path.basename}}' },
+      },
+    },
+  },
+}
+`,
+		"apps/web/deploy.yaml": deployment("  replicas: 2\n", "100m"),
+	}
+	b, h := gitRepo(t, base, map[string]string{"apps/web/hpa.yaml": webHPA})
+	res, err := Run(b, h, Options{Repositories: []string{"https://git.example.com/shop.git"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Predictions {
+		if p.Application == "shop-web" && p.Path.String() == "/spec/replicas" && p.File == "apps/web/deploy.yaml" && p.Line == 6 {
+			return
+		}
+	}
+	t.Errorf("no replicas prediction for shop-web at apps/web/deploy.yaml:6: predictions %+v, not predicted %+v, notes %v", res.Predictions, res.NotPredicted, res.Notes)
+}
+
+// TestJsonnetRoots: a Jsonnet folder of ApplicationSets that no Application
+// points at (a root applied by hand) is rendered on its own: its sets are
+// resolved when it needs nothing, and it is listed as not predicted, with
+// what would let it be, when it reads an external variable only the
+// Application applying it would give.
+func TestJsonnetRoots(t *testing.T) {
+	appset := func(repo string) string {
+		return `{
+  apiVersion: 'argoproj.io/v1alpha1',
+  kind: 'ApplicationSet',
+  metadata: { name: 'apps', namespace: 'argocd' },
+  spec: {
+    generators: [{ git: { repoURL: ` + repo + `, revision: 'HEAD', directories: [{ path: 'apps/*' }] } }],
+    template: {
+      metadata: { name: '{{path.basename}}' },
+      spec: {
+        project: 'default',
+        source: { repoURL: ` + repo + `, targetRevision: 'HEAD', path: '{{path}}' },
+        destination: { server: 'https://kubernetes.default.svc', namespace: 'shop' },
+      },
+    },
+  },
+}
+`
+	}
+	for _, tc := range []struct {
+		name, repo string
+		predicted  bool
+	}{
+		{"needs nothing", "'https://git.example.com/shop.git'", true},
+		{"reads an external variable", "std.extVar('repoURL')", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := map[string]string{"sets/appset.jsonnet": appset(tc.repo), "apps/web/deploy.yaml": deployment("  replicas: 2\n", "100m")}
+			b, h := gitRepo(t, base, map[string]string{"apps/web/hpa.yaml": webHPA})
+			res, err := Run(b, h, Options{Repositories: []string{"https://git.example.com/shop.git"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := false
+			for _, p := range res.Predictions {
+				got = got || (p.Application == "web" && p.Path.String() == "/spec/replicas" && p.File == "apps/web/deploy.yaml")
+			}
+			if got != tc.predicted {
+				t.Errorf("replicas of web predicted %v, want %v: %+v", got, tc.predicted, res.Predictions)
+			}
+			listed := false
+			for _, n := range res.NotPredicted {
+				listed = listed || (n.File == "sets/appset.jsonnet" && strings.Contains(n.Reason, "repoURL") && strings.Contains(n.Needs, "extVars"))
+			}
+			if listed == tc.predicted {
+				t.Errorf("the root listed as not predicted: %v, want %v: %+v", listed, !tc.predicted, res.NotPredicted)
+			}
+		})
+	}
+}
