@@ -276,7 +276,8 @@ spec:
 
 // TestApplicationSetsPredicted: the Applications an ApplicationSet's git
 // directory generator makes are found and predicted, each at its own file;
-// a generator that needs the cluster is listed with what it needs.
+// a generator that needs the cluster (a clusters generator whose selector
+// no cluster Secret of the repository matches) is listed with what it needs.
 func TestApplicationSetsPredicted(t *testing.T) {
 	set := `apiVersion: argoproj.io/v1alpha1
 kind: ApplicationSet
@@ -302,7 +303,7 @@ spec:
 kind: ApplicationSet
 metadata: {name: addons, namespace: argocd}
 spec:
-  generators: [{clusters: {}}]
+  generators: [{clusters: {selector: {matchLabels: {env: prod}}}}]
   template:
     metadata: {name: 'addons-{{name}}'}
     spec:
