@@ -78,7 +78,7 @@ func (d *discovery) declaredClusters() []declaredSecret {
 		}
 		srcs, _ := localSources(a.obj, d.rev.Files, d.opt.Repositories)
 		for _, src := range srcs {
-			if !d.sourceMentions(src, clusterSecretLabel) {
+			if !d.rr.sourceReadsText(d.rev, src, clusterSecretLabel) {
 				continue
 			}
 			objs, err := d.render(a.obj, src)
@@ -98,21 +98,6 @@ func (d *discovery) declaredClusters() []declaredSecret {
 		}
 	}
 	return out
-}
-
-// sourceMentions says whether a file a source reads holds the text (cheap,
-// before any render).
-func (d *discovery) sourceMentions(src drift.Source, text string) bool {
-	reads := map[string]bool{}
-	if kustomization(src.Path, d.rev.Files) {
-		reads = d.rr.reads(d.rev, src.Path)
-	}
-	for f, c := range d.rev.Files {
-		if (inDir(f, src.Path) || reads[f]) && strings.Contains(c, text) {
-			return true
-		}
-	}
-	return false
 }
 
 // defaultArgoCDNamespace is the namespace Argo CD's installation manifests

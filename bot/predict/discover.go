@@ -127,6 +127,7 @@ func discover(rev Revision, opt Options, rr *renderer) *discovery {
 	d.parents()
 	d.generate()
 	d.dedupe()
+	rr.crds.setApps(rev.Name, d.apps)
 	return d
 }
 
@@ -735,6 +736,8 @@ type renderer struct {
 	// read holds remediations.SourceReads by revision and directory:
 	// discovery, touches and every application of a shared base ask again.
 	read map[[2]string]map[string]bool
+	// crds are the CRDs other applications of the revision install.
+	crds siblingCRDs
 }
 
 type rendered struct {
