@@ -281,7 +281,10 @@ func (e *estimator) commandScope(c *parse.CommandNode, piped *scope) scope {
 	case "merge", "mergeOverwrite", "concat":
 		return e.combine(id.Ident, args)
 	case "include":
-		if name, ok := c.Args[1].(*parse.StringNode); ok && len(c.Args) == 3 {
+		if len(c.Args) != 3 {
+			return unknown
+		}
+		if name, ok := c.Args[1].(*parse.StringNode); ok {
 			return scope{key: "?", bound: math.Max(e.define(name.Text, args[1]), 1)}
 		}
 	}
@@ -450,7 +453,7 @@ func (e *estimator) node(n parse.Node) float64 {
 			}
 		}
 		body := e.within(item, func() float64 { return e.node(n.List) })
-		return e.pipe(n.Pipe) + e.items(n.Pipe)*body + e.node(n.ElseList)
+		return e.pipe(n.Pipe) + mul(e.items(n.Pipe), body) + e.node(n.ElseList)
 	case *parse.TemplateNode:
 		arg := scope{key: "?"}
 		if n.Pipe != nil {
@@ -459,6 +462,16 @@ func (e *estimator) node(n parse.Node) float64 {
 		return e.pipe(n.Pipe) + e.define(n.Name, arg)
 	}
 	return 0
+}
+
+// mul multiplies two costs, a zero count winning over an unbounded cost (a
+// range over an empty list of a template that includes itself runs
+// nothing): 0 × Inf would be NaN, which no limit compares over.
+func mul(a, b float64) float64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	return a * b
 }
 
 // pipe is the cost of a pipeline: each command's output, and the lines an
@@ -473,7 +486,7 @@ func (e *estimator) pipe(p *parse.PipeNode) float64 {
 		cost, out := e.command(c, piped)
 		if id, ok := c.Args[0].(*parse.IdentifierNode); ok && i > 0 && (id.Ident == "indent" || id.Ident == "nindent") {
 			// the piped text's lines, each indented
-			cost = e.sizedArg(c) * (lines + 1)
+			cost = mul(e.sizedArg(c), lines+1)
 		}
 		s += cost
 		lines = out

@@ -44,6 +44,11 @@ func hostileCharts() []struct {
 		{name: "nested range over values", limit: "MaxRenderedBytes", files: map[string]string{
 			"values.yaml":      list.String(),
 			"templates/x.yaml": "{{ range .Values.l }}{{ range $.Values.l }}{{ range $.Values.l }}x{{ end }}{{ end }}{{ end }}"}},
+		{name: "a recursive include in an empty range beside a loop", limit: "MaxRenderedBytes", files: map[string]string{
+			"values.yaml":            "none: []\n",
+			"templates/_helpers.tpl": "{{- define \"rec\" }}{{ include \"rec\" . }}{{ end }}\n",
+			"templates/a.yaml":       "{{ range .Values.none }}{{ include \"rec\" . }}{{ end }}",
+			"templates/b.yaml":       "{{ range until 1000 }}{{ range until 1000 }}{{ range until 1000 }}xxxxxxxx{{ end }}{{ end }}{{ end }}"}},
 		{name: "keys generated in a loop", limit: "MaxRenderedBytes", files: map[string]string{
 			"templates/x.yaml": "{{ range until 20 }}{{ $k := genPrivateKey \"rsa\" }}{{ end }}"}},
 		{name: "big values file", limit: "MaxValuesBytes", files: map[string]string{

@@ -185,3 +185,33 @@ func TestHelmEstimateBoundsGeneratedCharts(t *testing.T) {
 		t.Errorf("the median estimate is %.1f times the render: too loose", med)
 	}
 }
+
+// FuzzEstimate: the estimate reads any template and values a chart holds
+// without failing other than with an error, and is never negative.
+func FuzzEstimate(f *testing.F) {
+	for i := range 4 {
+		files := genChart(rand.New(rand.NewPCG(7, uint64(i))))
+		f.Add(string(files["c/templates/cm.yaml"]), string(files["c/values.yaml"]))
+	}
+	for _, s := range []string{
+		"{{ include }}{{ include \"x\" }}{{ include \"x\" . 1 }}",
+		"{{ range $a, $b := dict }}{{ toYaml $b | nindent 2 }}{{ end }}",
+		"{{ $x := default .Values.a .Values.b }}{{ with $x }}{{ tpl (toYaml .) $ }}{{ end }}",
+		"{{ define \"h\" }}{{ toYaml .v.w }}{{ include \"h\" . }}{{ end }}{{ include \"h\" (dict \"v\" .Values) }}",
+		"{{ toYaml (mergeOverwrite (deepCopy .Values.a) (dict) .Values.b) | indent 4 }}{{ concat list .Values.l | toJson }}",
+	} {
+		f.Add(s, "a: {x: 1}\nb: [1, 2]\nl: [a]\n")
+	}
+	f.Fuzz(func(t *testing.T, tmpl, values string) {
+		files := map[string][]byte{"c/Chart.yaml": []byte(chartYAML), "c/values.yaml": []byte(values), "c/templates/t.yaml": []byte(tmpl)}
+		chart, err := loadChart(files, "c")
+		if err != nil {
+			return
+		}
+		vals, _ := asMap(chart.Values)
+		est, _, err := estimate(chart, vals, int64(len(values)))
+		if err == nil && (est < 0 || est != est) {
+			t.Fatalf("estimate %v", est)
+		}
+	})
+}
