@@ -3,7 +3,9 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,6 +69,8 @@ type estimator struct {
 	vars        map[string]scope
 	// sizes memoizes serialized sizes by scope key.
 	sizes map[string]serialized
+	// mutable is set when a template changes the values in place.
+	mutable bool
 }
 
 // scope is what the dot (or $) is, as far as the estimate sees: the
@@ -127,6 +131,14 @@ func estimate(c *chart.Chart, values map[string]any, valuesBytes int64) (float64
 	names := make([]string, 0, len(mains))
 	for n := range mains {
 		names = append(names, n)
+	}
+	// A template that changes the values in place (set, unset, merge into
+	// a map of them) makes what the values file says no measure of what
+	// is printed: every value is then charged as unseen.
+	for _, t := range append(slices.Collect(maps.Values(mains)), slices.Collect(maps.Values(e.defs))...) {
+		if mutatesValues(t.Root) {
+			e.mutable = true
+		}
 	}
 	sort.Strings(names)
 	var total, biggest float64
@@ -389,7 +401,7 @@ func (e *estimator) walk(from scope, ident []string) scope {
 			}
 			cur = next
 		case cur.root:
-			if k != "Values" {
+			if k != "Values" || e.mutable {
 				return scope{key: "?"}
 			}
 			cur = scope{known: true, v: e.values, key: "$.Values"}
@@ -462,6 +474,66 @@ func (e *estimator) node(n parse.Node) float64 {
 		return e.pipe(n.Pipe) + e.define(n.Name, arg)
 	}
 	return 0
+}
+
+// mutatesValues says whether a template calls a function that changes a
+// map in place (set, unset, merge, mergeOverwrite) on something other than
+// a map it made (dict, deepCopy): the chart's values, as far as it can tell.
+func mutatesValues(n parse.Node) bool {
+	found := false
+	var visit func(n parse.Node)
+	visit = func(n parse.Node) {
+		if found || n == nil {
+			return
+		}
+		switch n := n.(type) {
+		case *parse.ListNode:
+			if n == nil {
+				return
+			}
+			for _, c := range n.Nodes {
+				visit(c)
+			}
+		case *parse.ActionNode:
+			visit(n.Pipe)
+		case *parse.IfNode:
+			visit(n.Pipe)
+			visit(n.List)
+			visit(n.ElseList)
+		case *parse.WithNode:
+			visit(n.Pipe)
+			visit(n.List)
+			visit(n.ElseList)
+		case *parse.RangeNode:
+			visit(n.Pipe)
+			visit(n.List)
+			visit(n.ElseList)
+		case *parse.TemplateNode:
+			visit(n.Pipe)
+		case *parse.PipeNode:
+			if n == nil {
+				return
+			}
+			for _, c := range n.Cmds {
+				if id, ok := c.Args[0].(*parse.IdentifierNode); ok && len(c.Args) > 1 {
+					switch id.Ident {
+					case "set", "unset", "merge", "mergeOverwrite":
+						switch a := c.Args[1].(type) {
+						case *parse.FieldNode, *parse.DotNode, *parse.ChainNode:
+							found = true
+						case *parse.VariableNode:
+							found = found || a.Ident[0] == "$" // a declared variable is most often a dict
+						}
+					}
+				}
+				for _, a := range c.Args {
+					visit(a)
+				}
+			}
+		}
+	}
+	visit(n)
+	return found
 }
 
 // mul multiplies two costs, a zero count winning over an unbounded cost (a
