@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -89,6 +90,11 @@ func (d *discovery) declaredClusters() []declaredSecret {
 				if drift.Str(o, "kind") != "Secret" || drift.Str(o, "apiVersion") != "v1" || drift.Labels(o)[clusterSecretLabel] != "cluster" {
 					continue
 				}
+				if !readableSecret(o) {
+					d.notes = append(d.notes, fmt.Sprintf("cluster Secret %s that application %s deploys is encrypted or not base64: not counted as a cluster of its ApplicationSets' clusters generators (--cluster gives it)",
+						drift.Str(o, "metadata", "name"), drift.Str(a.obj, "metadata", "name")))
+					continue
+				}
 				ns := drift.Str(o, "metadata", "namespace")
 				if ns == "" {
 					ns = drift.Str(a.obj, "spec", "destination", "namespace")
@@ -121,4 +127,26 @@ func (d *discovery) setsNamespace(s application) string {
 		}
 	}
 	return defaultArgoCDNamespace
+}
+
+// readableSecret says whether a Secret's data can be read as Argo CD reads
+// it: base64 data and plain stringData, not encrypted in Git (SOPS).
+func readableSecret(o drift.Object) bool {
+	if o["sops"] != nil {
+		return false
+	}
+	for _, key := range []string{"data", "stringData"} {
+		for _, v := range drift.Map(o, key) {
+			s, ok := v.(string)
+			if !ok || strings.Contains(s, "ENC[") {
+				return false
+			}
+			if key == "data" {
+				if _, err := base64.StdEncoding.DecodeString(s); err != nil {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }

@@ -406,6 +406,7 @@ spec:
 `,
 		"config/prod.yaml":     secret("prod", "argocd"),
 		"config/other.yaml":    secret("other", "team-a"),
+		"config/sops.yaml":     strings.ReplaceAll(secret("sops", "argocd"), "server: https://sops.example.com", "server: 'ENC[AES256_GCM,data:abc=,type:str]'"),
 		"apps/web/deploy.yaml": deployment("  replicas: 2\n", "100m"),
 	}
 	head := map[string]string{"apps/web/hpa.yaml": webHPA}
@@ -428,6 +429,9 @@ spec:
 		t.Errorf("replicas predicted for %v, want %v (predictions %+v, not predicted %+v)", got, want, res.Predictions, res.NotPredicted)
 	}
 	notes := strings.Join(res.Notes, "\n")
+	if !strings.Contains(notes, "cluster Secret cluster-sops that application argocd-config deploys is encrypted") {
+		t.Errorf("notes do not name the encrypted cluster Secret left out:\n%s", notes)
+	}
 	if !strings.Contains(notes, "ApplicationSet web: generator generators[0].clusters") || !strings.Contains(notes, "--cluster") {
 		t.Errorf("notes do not say the clusters are what Git tells:\n%s", notes)
 	}
