@@ -487,7 +487,7 @@ func (r *resolver) clusters(body map[string]any, where string) ([]map[string]any
 		if ignoreLocal && len(secrets) == 0 {
 			return nil, &unresolvedError{Unresolved{Generator: where, Reason: "a clusters generator with a selector lists the cluster Secrets Argo CD holds, and no cluster Secret in the repository matches it", Needs: NeedsCluster}}
 		}
-		r.notePartial(Unresolved{Generator: where, Reason: fmt.Sprintf("a clusters generator resolved from %s only: clusters registered with Argo CD outside this repository are not known", knownClusters(len(secrets), ignoreLocal)), Needs: NeedsCluster})
+		r.notePartial(Unresolved{Generator: where, Reason: fmt.Sprintf("resolved from %s alone; clusters registered with Argo CD outside the repository are not known", knownClusters(len(secrets), ignoreLocal)), Needs: NeedsCluster})
 	}
 	var res []map[string]any
 	hasLocal := false
@@ -549,7 +549,7 @@ func knownClusters(declared int, ignoreLocal bool) string {
 	case ignoreLocal:
 		return fmt.Sprintf("the %d cluster Secret(s) the repository declares that its selector matches", declared)
 	case declared == 0:
-		return "the local cluster (in-cluster), which Argo CD lists without a Secret"
+		return "the local cluster (in-cluster, which Argo CD lists without a Secret)"
 	}
 	return fmt.Sprintf("the local cluster and the %d cluster Secret(s) the repository declares", declared)
 }

@@ -35,7 +35,7 @@ func resolveSet(s application, rev Revision, opt Options, declared []drift.Objec
 	}
 	var notes []string
 	for _, p := range res.Partial {
-		notes = append(notes, fmt.Sprintf("ApplicationSet %s: generator %s is %s; %s gives the rest", name, p.Generator, p.Reason, p.Needs))
+		notes = append(notes, fmt.Sprintf("ApplicationSet %s: generator %s %s; %s gives the rest", name, p.Generator, p.Reason, p.Needs))
 	}
 	out := make([]application, 0, len(res.Applications))
 	for _, g := range res.Applications {
