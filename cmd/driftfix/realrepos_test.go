@@ -616,7 +616,8 @@ func report(t *testing.T, scores []repoScore, all bool) {
 		return
 	}
 	for key, v := range map[string]int{"repos": len(scores), "drift": tot.drift, "predicted": tot.predicted, "exact": tot.exact,
-		"harmless": tot.harmless, "harmless-clean": tot.harmlessClean, "runs": tot.runs, "commits": tot.history} {
+		"harmless": tot.harmless, "harmless-clean": tot.harmlessClean, "runs": tot.runs, "commits": tot.history,
+		"rendered": tot.rendered} {
 		docs.Hold(t, "realrepos", key, float64(v))
 	}
 	docs.HoldCeiling(t, "realrepos", "aborted", float64(tot.aborted))
