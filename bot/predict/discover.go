@@ -467,6 +467,19 @@ func (d *discovery) parents() {
 // (a top-level argument without a default, an external variable: only the
 // Application applying it gives them) is listed as not predicted, with
 // what would let it be.
+// jsonnetSaid is a Jsonnet error in one line: what failed and where,
+// without the evaluation's stack, which a note lists among others.
+func jsonnetSaid(err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	said := strings.TrimSpace(lines[0])
+	if len(lines) > 1 {
+		if at := strings.Fields(lines[1]); len(at) > 0 && strings.Contains(at[0], ".jsonnet:") {
+			said += " at " + at[0]
+		}
+	}
+	return said
+}
+
 func (d *discovery) jsonnetRoots(used map[string]bool) {
 	dirs := map[string]bool{}
 	for f, c := range d.rev.Files {
@@ -484,7 +497,7 @@ func (d *discovery) jsonnetRoots(used map[string]bool) {
 			}
 			d.notFiles[len(d.not)] = []string{"/"}
 			d.not = append(d.not, NotPredicted{Application: path.Base(orRoot(dir)), Kind: "Application", File: jsonnetFile(dir, d.rev.Files),
-				Reason: fmt.Sprintf("the Jsonnet of %s renders Applications or ApplicationSets, but no Application in the repository points at it and it does not render without one (%v), so its applications are not found", orRoot(dir), err),
+				Reason: fmt.Sprintf("the Jsonnet of %s renders Applications or ApplicationSets, but no Application in the repository points at it and it does not render without one (%s), so its applications are not found", orRoot(dir), jsonnetSaid(err)),
 				Needs:  "the Application that applies it, with its directory.jsonnet tlas and extVars, in the repository"})
 			continue
 		}
