@@ -127,6 +127,8 @@ var Schema = []Key{
 	{"limits.valuesBytes", "size", "2Mi", "one values input"},
 	{"limits.renderedBytes", "size", "32Mi", "what one render may produce"},
 	{"limits.renderTimeout", "duration", "10s", "one render"},
+	{"limits.predictPerPullRequest", "duration", "2m", "every render predicting one pull request's head together; over it, driftfix/predict is neutral and says so"},
+	{"limits.predictPerCycle", "duration", "10m", "every prediction of one cycle together; pull requests not reached wait for the next cycle"},
 
 	{"repoCredentials", "list", "", "how repositories are read that the GitHub App's token does not cover; the longest matching urlPrefix wins"},
 	{"repoCredentials[].urlPrefix", "URL prefix", "", "https://host/path, ssh://user@host/path or user@host:path; never http:// or credentials in the URL"},

@@ -369,7 +369,7 @@ rules: []
 				}
 				opt.Cluster = objs
 			}
-			res, err := Run(base, head, opt)
+			res, err := Run(context.Background(), base, head, opt)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -402,11 +402,11 @@ func TestSameRepository(t *testing.T) {
 		}
 	}
 	head := Revision{Name: "head", Files: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("  replicas: 2\n", "500m"), "apps/web/hpa.yaml": webHPA}}
-	res, err := Run(Revision{Name: "base"}, head, Options{Repositories: []string{"https://git.example.com/platform.git"}})
+	res, err := Run(context.Background(), Revision{Name: "base"}, head, Options{Repositories: []string{"https://git.example.com/platform.git"}})
 	if err != nil || len(res.Predictions) != 0 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "is another repository") {
 		t.Errorf("another repository's application: %v %+v", err, res)
 	}
-	res, err = Run(Revision{Name: "base"}, head, Options{Repositories: []string{"https://git.example.com/shop"}})
+	res, err = Run(context.Background(), Revision{Name: "base"}, head, Options{Repositories: []string{"https://git.example.com/shop"}})
 	if err != nil || len(res.Predictions) != 1 {
 		t.Errorf("this repository's application: %v %+v", err, res)
 	}
