@@ -141,6 +141,11 @@ func (p *Publisher) predictRepo(ctx context.Context, host GitHost, repo githost.
 		}
 		done++
 		if err := p.predictOne(ctx, host, repo, url, def, login, o, pr, now, out); err != nil {
+			if errors.Is(err, cycle.ErrCycleBudget) {
+				// nothing else is rendered this cycle: the rest wait for the next
+				out.Skipped = append(out.Skipped, fmt.Sprintf("%s and the pull requests after it: %v", ref(repo, o.Number), cycle.ErrCycleBudget))
+				return done - 1, true
+			}
 			out.Errors = append(out.Errors, fmt.Errorf("predict %s: %w", ref(repo, o.Number), err))
 			if errors.Is(err, githost.ErrRateLimited) {
 				return done, true
@@ -218,11 +223,20 @@ func (p *Publisher) predictOne(ctx context.Context, host GitHost, repo githost.R
 	return p.Store.SavePredicted(ctx, repo.Key(), o.HeadSHA, state.Predicted{Number: o.Number, Predictions: res.Predictions, Reviewed: reviewed, At: now})
 }
 
+// perPRTimeout bounds predicting and publishing one head: PerPR for reading
+// and writing, and the policy's render budget per pull request besides, so
+// that the budget, not this bound, stops a slow render (and the check says
+// so).
 func (p *Publisher) perPRTimeout() time.Duration {
-	if p.PerPR > 0 {
-		return p.PerPR
+	d := p.PerPR
+	if d <= 0 {
+		d = 2 * time.Minute
 	}
-	return 2 * time.Minute
+	if p.Config != nil {
+		perPR, _ := p.Config.Limits.PredictBudgets()
+		d += perPR
+	}
+	return d
 }
 
 func (p *Publisher) log() *slog.Logger {
