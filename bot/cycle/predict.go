@@ -48,7 +48,8 @@ type PRPrediction struct {
 
 // Predictor predicts pull requests' heads with what the cycle read: the
 // Applications its instances list on the repository (read whole, once per
-// cycle) and each instance's cluster context. Safe for one caller at a time.
+// cycle) and each instance's cluster context. Safe for concurrent use: the
+// cycle predicts its pull requests while forks' are predicted apart.
 type Predictor struct {
 	cfg       *config.Config
 	instances []Instance
