@@ -88,6 +88,9 @@ type Client struct {
 	// once per token, and only read after.
 	header      http.Header
 	headerToken string
+	// watch is what the application watch stream keeps between lists
+	// (watch.go); nil while no Watcher runs.
+	watch *watchState
 }
 
 // Errors a caller branches on.

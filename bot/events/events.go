@@ -32,6 +32,9 @@ const (
 	Push Kind = "push"
 	// Refresh looks the App's installations up again.
 	Refresh Kind = "refresh"
+	// App re-checks an Argo CD application that turned OutOfSync after a
+	// sync (its watch stream or a notification said so).
+	App Kind = "app"
 )
 
 // Work is one unit of work a delivery asks for.
@@ -60,6 +63,8 @@ type Work struct {
 	At time.Time
 	// Delivery is the X-GitHub-Delivery the work came from, for the logs.
 	Delivery string
+	// App is the application an App unit is about, as instance/namespace/name.
+	App string
 }
 
 // Key is what work is coalesced by: one pending unit per pull request,
@@ -70,6 +75,8 @@ func (w Work) Key() string {
 		return fmt.Sprintf("push %s %s", strings.ToLower(w.Repo), w.Branch)
 	case Refresh:
 		return "refresh"
+	case App:
+		return "app " + w.App
 	case Verify:
 		return fmt.Sprintf("verify %s %s", strings.ToLower(w.Repo), w.HeadSHA)
 	}
@@ -83,6 +90,8 @@ func (w Work) String() string {
 		return fmt.Sprintf("push to %s %s", w.Repo, w.Branch)
 	case Refresh:
 		return "refresh the installations"
+	case App:
+		return "re-check application " + w.App
 	case Verify:
 		return fmt.Sprintf("verify %s@%s", w.Repo, short(w.HeadSHA))
 	}
