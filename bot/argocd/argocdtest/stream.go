@@ -29,6 +29,7 @@ type streams struct {
 	version int           // the last resourceVersion given
 	rv      map[string]int
 	opened  int
+	queries []string
 }
 
 type watchEvent struct {
@@ -73,6 +74,13 @@ func (s *Server) DropStreams() {
 
 // StreamsOpened counts the watch streams the server has opened.
 func (s *Server) StreamsOpened() int { s.mu.Lock(); defer s.mu.Unlock(); return s.streams.opened }
+
+// StreamQueries are the query strings the watch streams were opened with.
+func (s *Server) StreamQueries() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.streams.queries)
+}
 
 // ResourceVersion is the last resourceVersion the server gave.
 func (s *Server) ResourceVersion() int { s.mu.Lock(); defer s.mu.Unlock(); return s.streams.version }
@@ -130,6 +138,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 	ch := make(chan watchEvent, 4096)
 	st.subs[ch] = struct{}{}
 	st.opened++
+	st.queries = append(st.queries, r.URL.RawQuery)
 	var first []watchEvent
 	if from == "" || name != "" {
 		keys := slices.Sorted(maps.Keys(s.apps))
