@@ -198,6 +198,16 @@ func (r *Runner) Do(ctx context.Context, w events.Work) error {
 }
 
 func (r *Runner) do(ctx context.Context, w events.Work) error {
+	if w.Kind == events.App {
+		// An application turned OutOfSync after a sync: the cycle that
+		// diagnoses it runs once the policy's stuckAfter has passed since
+		// that sync (a dry run's too: it plans and logs). With the watch
+		// stream the cycle reads only what changed.
+		d := time.Until(w.At.Add(r.Config.Policy.StuckAfter))
+		r.log().Info("application turned OutOfSync after a sync", "app", w.App, "cycle_in", max(d, 0).Round(time.Second).String(), "delivery", w.Delivery)
+		r.CycleSoon(max(d, 0))
+		return nil
+	}
 	p := r.Publisher
 	if p == nil || r.Config.DryRun {
 		return nil
@@ -379,4 +389,12 @@ func (r *Runner) Close() {
 		r.ev.closeOld()
 		r.ev.closeOld = nil
 	}
+}
+
+// ArgoCD returns the Argo CD instances the runner scans now (a policy
+// reload replaces them).
+func (r *Runner) ArgoCD() []cycle.Instance {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Instances
 }

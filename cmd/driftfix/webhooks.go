@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +24,7 @@ type webhookFlags struct {
 	maxBody                       int64
 	queue                         int
 	pushDelay, policyEvery        time.Duration
+	argo                          watchFlags
 }
 
 func (w *webhookFlags) register(fs *pflag.FlagSet) {
@@ -33,6 +35,7 @@ func (w *webhookFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&w.queue, "webhook-queue", events.DefaultQueueSize, "most units of work waiting; a delivery beyond it is refused with 503 and the next cycle catches up")
 	fs.DurationVar(&w.pushDelay, "push-delay", bot.DefaultPushDelay, "after a push to a branch an application tracks, wait this long (for Argo CD to compare the commit) before the cycle that re-checks it")
 	fs.DurationVar(&w.policyEvery, "policy-check", 5*time.Second, "how often the policy file is compared with the one in use (also at each cycle and unit of work)")
+	w.argo.register(fs)
 }
 
 // checkPolicy compares the policy file with the one in use every interval
@@ -70,39 +73,59 @@ func (l leaderOnly) Do(ctx context.Context, w events.Work) error {
 	return l.r.Do(ctx, w)
 }
 
-// serveWebhooks starts the receiver and its queue when a webhook secret is
-// configured; nil without one.
+// serveWebhooks starts the work queue, the Argo CD watch streams (unless
+// --argocd-watch=false), and the receiver of GitHub's deliveries and of
+// Argo CD's notifications when a secret for them is configured; the
+// server is nil without one.
 func serveWebhooks(ctx context.Context, r *bot.Runner, w webhookFlags, leading *atomic.Bool, log *slog.Logger) (*http.Server, error) {
-	if w.secretFile == "" && w.secretEnv == "" {
-		log.Info("no webhook secret configured (--webhook-secret-file): driftfix polls on its schedule only")
-		return nil, nil
-	}
+	gitHub := w.secretFile != "" || w.secretEnv != ""
 	if w.secretFile != "" && w.secretEnv != "" {
 		return nil, errors.New("give --webhook-secret-file or --webhook-secret-env, not both")
 	}
-	sec, err := secret(w.secretFile, w.secretEnv, "the webhook secret")
+	notify, err := w.argo.notifySecret()
 	if err != nil {
 		return nil, err
 	}
-	if sec() == "" {
-		return nil, fmt.Errorf("the webhook secret in %s is empty", w.secretFile)
-	}
-	r.SetPushDelay(w.pushDelay)
 	q := &events.Queue{Handler: leaderOnly{r, leading, log}, Max: w.queue, Log: log}
-	go q.Run(ctx)
-	rc := &events.Receiver{Secret: sec, MaxBody: w.maxBody, Deliveries: r, Watches: r.Watches, Queue: q, Log: log, Seen: r.Metrics.Delivery}
+	if gitHub || notify != nil || w.argo.watch {
+		go q.Run(ctx)
+	}
+	if w.argo.watch {
+		go watchArgoCD(ctx, r, q, w.argo, log)
+	}
+	if !gitHub && notify == nil {
+		log.Info("no webhook secret configured (--webhook-secret-file): driftfix polls GitHub on its schedule only")
+		return nil, nil
+	}
+	mux := http.NewServeMux()
+	paths := []string{}
+	if gitHub {
+		sec, err := secret(w.secretFile, w.secretEnv, "the webhook secret")
+		if err != nil {
+			return nil, err
+		}
+		if sec() == "" {
+			return nil, fmt.Errorf("the webhook secret in %s is empty", w.secretFile)
+		}
+		r.SetPushDelay(w.pushDelay)
+		rc := &events.Receiver{Secret: sec, MaxBody: w.maxBody, Deliveries: r, Watches: r.Watches, Queue: q, Log: log, Seen: r.Metrics.Delivery}
+		mux.Handle("/webhook", rc)
+		paths = append(paths, "/webhook")
+	}
+	if notify != nil {
+		mux.Handle("/argocd", &events.Notifications{Secret: notify, Instances: func() []string { return instanceNames(r) }, Queue: q, Log: log, Seen: r.Metrics.Delivery})
+		paths = append(paths, "/argocd")
+	}
 	ln, err := net.Listen("tcp", w.listen)
 	if err != nil {
 		return nil, fmt.Errorf("--webhook-listen %s: %w", w.listen, err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/webhook", rc)
 	mux.HandleFunc("/", func(rw http.ResponseWriter, _ *http.Request) {
-		http.Error(rw, "driftfix receives GitHub's webhook deliveries at POST /webhook", http.StatusNotFound)
+		http.Error(rw, "driftfix receives GitHub's webhook deliveries at POST /webhook and Argo CD's notifications at POST /argocd (each when its secret is configured)", http.StatusNotFound)
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go srv.Serve(ln)
-	log.Info("webhook receiver listening", "listen", ln.Addr().String(), "path", "/webhook")
+	log.Info("webhook receiver listening", "listen", ln.Addr().String(), "paths", strings.Join(paths, ","))
 	return srv, nil
 }
