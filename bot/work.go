@@ -199,14 +199,9 @@ func (r *Runner) Do(ctx context.Context, w events.Work) error {
 
 func (r *Runner) do(ctx context.Context, w events.Work) error {
 	if w.Kind == events.App {
-		// An application turned OutOfSync after a sync: the cycle that
-		// diagnoses it runs once the policy's stuckAfter has passed since
-		// that sync (a dry run's too: it plans and logs). With the watch
-		// stream the cycle reads only what changed.
-		d := time.Until(w.At.Add(r.Config.Policy.StuckAfter))
-		r.log().Info("application turned OutOfSync after a sync", "app", w.App, "cycle_in", max(d, 0).Round(time.Second).String(), "delivery", w.Delivery)
-		r.CycleSoon(max(d, 0))
-		return nil
+		// An application turned OutOfSync after a sync: diagnosed at once,
+		// alone (a dry run's too: it plans and logs).
+		return r.doApp(ctx, w)
 	}
 	p := r.Publisher
 	if p == nil || r.Config.DryRun {

@@ -91,6 +91,8 @@ type Client struct {
 	// watch is what the application watch stream keeps between lists
 	// (watch.go); nil while no Watcher runs.
 	watch *watchState
+	// only is the one application a client from Only lists.
+	only []AppSummary
 }
 
 // Errors a caller branches on.

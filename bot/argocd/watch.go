@@ -285,6 +285,9 @@ func (c *Client) watchListed(epoch int, live bool) {
 func (c *Client) fromWatch() ([]AppSummary, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.only != nil {
+		return c.only, true
+	}
 	w := c.watch
 	if w == nil || !w.live || w.listed != w.epoch || c.listed == nil || time.Since(w.at) >= w.every {
 		return nil, false
@@ -519,4 +522,37 @@ func (c *Client) sameAsListed(key string, a AppSummary) bool {
 	l := c.listed[i]
 	l.Listed = a.Listed
 	return l == a
+}
+
+// Only returns a client that lists the one application namespace/name,
+// as the stream or the last list shows it, and reads everything else as c
+// does (a unit of work diagnoses one application with it); false when
+// neither knows it.
+func (c *Client) Only(namespace, name string) (*Client, bool) {
+	key := namespace + "/" + name
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var app AppSummary
+	found := false
+	if w := c.watch; w != nil {
+		if ch, ok := w.changes[key]; ok {
+			app, found = ch, ch.Name != ""
+			if !found {
+				return nil, false // deleted
+			}
+		}
+	}
+	if !found {
+		for _, a := range c.listed {
+			if a.Namespace == namespace && a.Name == name {
+				app, found = a, true
+				break
+			}
+		}
+	}
+	if !found {
+		return nil, false
+	}
+	return &Client{filter: c.filter, base: c.base, token: c.token, http: c.http, retries: c.retries, backoff: c.backoff, log: c.log,
+		calls: map[string]int{}, errs: map[string]int{}, only: []AppSummary{app}}, true
 }
