@@ -259,6 +259,7 @@ type watchState struct {
 	changes map[string]AppSummary
 	index   map[string]int // where each application is in listed, built on need
 	served  int            // lists answered from the stream
+	events  int            // events read
 }
 
 // watchListStart notes a list read whole begins; the caller holds mu.
@@ -335,6 +336,8 @@ type WatchStats struct {
 	Live bool
 	// Served counts the lists answered from the stream.
 	Served int
+	// Events counts the events read from the streams.
+	Events int
 }
 
 // WatchStats returns what the client's watch has done.
@@ -344,7 +347,7 @@ func (c *Client) WatchStats() WatchStats {
 	if c.watch == nil {
 		return WatchStats{}
 	}
-	return WatchStats{Live: c.watch.live && c.watch.listed == c.watch.epoch, Served: c.watch.served}
+	return WatchStats{Live: c.watch.live && c.watch.listed == c.watch.epoch, Served: c.watch.served, Events: c.watch.events}
 }
 
 // seenApp is what a Watcher remembers of an application from the stream.
@@ -481,6 +484,9 @@ func (w *Watcher) event(ev WatchEvent) {
 	key := a.Namespace + "/" + a.Name
 	prev, known := w.seen[key]
 	c := w.Client
+	c.mu.Lock()
+	c.watch.events++
+	c.mu.Unlock()
 	if ev.Type == "DELETED" {
 		delete(w.seen, key)
 		c.mu.Lock()
