@@ -30,6 +30,7 @@ type streams struct {
 	rv      map[string]int
 	opened  int
 	queries []string
+	closed  bool
 }
 
 type watchEvent struct {
@@ -55,6 +56,16 @@ func (s *Server) changed(key, typ string, app drift.Object) {
 			close(ch)
 		}
 	}
+}
+
+// Close ends the open watch streams, refuses new ones, and shuts the
+// server down (an open stream would hold httptest's Close).
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.streams.closed = true
+	s.mu.Unlock()
+	s.DropStreams()
+	s.Server.Close()
 }
 
 // RefuseStream makes the watch stream answer code (404, 403, 501, ...);
@@ -122,6 +133,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			(appNS == "" || drift.Str(app, "metadata", "namespace") == appNS) && (name == "" || drift.Str(app, "metadata", "name") == name)
 	}
 	s.mu.Lock()
+	if s.streams.closed {
+		s.mu.Unlock()
+		writeErr(w, http.StatusServiceUnavailable, "the server is shutting down")
+		return
+	}
 	if code := s.streams.refuse; code != 0 {
 		s.mu.Unlock()
 		writeErr(w, code, http.StatusText(code))
