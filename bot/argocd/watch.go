@@ -350,6 +350,10 @@ func (c *Client) WatchStats() WatchStats {
 	return WatchStats{Live: c.watch.live && c.watch.listed == c.watch.epoch, Served: c.watch.served, Events: c.watch.events}
 }
 
+// stableStream is how long a stream must have stayed open for its break
+// to start the backoff over.
+const stableStream = 30 * time.Second
+
 // seenApp is what a Watcher remembers of an application from the stream.
 type seenApp struct {
 	digest   [16]byte
@@ -378,7 +382,7 @@ type Watcher struct {
 	Log *slog.Logger
 	// MinBackoff and MaxBackoff bound the wait before a stream is opened
 	// again (defaults 1s and 2m); each break doubles it, a stream that
-	// delivered events resets it.
+	// delivered events or stayed open 30s resets it.
 	MinBackoff, MaxBackoff time.Duration
 	// RefusedRetry is how long after a refusal the stream is asked again
 	// (default 10m).
@@ -428,7 +432,9 @@ func (w *Watcher) Run(ctx context.Context) {
 	rv, backoff := "", minB
 	for {
 		got := false
+		var since time.Time
 		err := c.Stream(ctx, rv, func() {
+			since = time.Now()
 			c.mu.Lock()
 			c.watch.live = true
 			c.watch.epoch++
@@ -459,7 +465,9 @@ func (w *Watcher) Run(ctx context.Context) {
 			w.seen = map[string]seenApp{}
 		} else {
 			w.state("reconnecting")
-			if got {
+			// A stream that carried events, or stayed open a while (a
+			// proxy's idle timeout on a quiet fleet), starts the backoff over.
+			if got || (!since.IsZero() && time.Since(since) > stableStream) {
 				backoff = minB
 				wait = minB
 			}

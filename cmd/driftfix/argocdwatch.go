@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -57,15 +58,20 @@ func instanceNames(r *bot.Runner) []string {
 
 // watchArgoCD follows the watch stream of each instance the runner scans,
 // queueing an App unit for each application that turns OutOfSync after a
-// sync, until ctx ends. A policy reload that replaces the instances
-// replaces their watchers.
-func watchArgoCD(ctx context.Context, r *bot.Runner, q *events.Queue, f watchFlags, log *slog.Logger) {
+// sync, until ctx ends, while this replica leads (nil: always). A policy
+// reload that replaces the instances replaces their watchers.
+func watchArgoCD(ctx context.Context, r *bot.Runner, q *events.Queue, f watchFlags, leading *atomic.Bool, log *slog.Logger) {
 	var stop context.CancelFunc
 	var watched []*argocd.Client
 	check := time.NewTicker(10 * time.Second)
 	defer check.Stop()
 	for {
-		ins := r.ArgoCD()
+		// Only the replica that runs cycles follows the streams: a
+		// standby would hold them open for nothing.
+		var ins []cycle.Instance
+		if leading == nil || leading.Load() {
+			ins = r.ArgoCD()
+		}
 		if !sameClients(ins, watched) {
 			if stop != nil {
 				stop()

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,7 +62,7 @@ func TestWatchEventsBecomeUnits(t *testing.T) {
 	done := make(chan struct{}, 2)
 	go func() { q.Run(ctx); done <- struct{}{} }()
 	go func() {
-		watchArgoCD(ctx, r, q, watchFlags{watch: true, relist: time.Hour}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		watchArgoCD(ctx, r, q, watchFlags{watch: true, relist: time.Hour}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		done <- struct{}{}
 	}()
 	t.Cleanup(func() { cancel(); <-done; <-done })
@@ -84,5 +85,29 @@ func TestWatchEventsBecomeUnits(t *testing.T) {
 	got := units.got()
 	if len(got) != 1 || got[0].Kind != events.App || got[0].App != "main/argocd/web" || !got[0].At.Equal(later) {
 		t.Fatalf("units %+v, want one App unit for main/argocd/web dated %s", got, later)
+	}
+}
+
+// TestWatchOnlyWhileLeading: a standby replica opens no watch stream.
+func TestWatchOnlyWhileLeading(t *testing.T) {
+	srv := argocdtest.NewServer("tok", streamedApp("web", "Synced", time.Now()))
+	t.Cleanup(srv.Close)
+	c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &bot.Runner{Instances: []cycle.Instance{{Name: "main", Client: c}}, Metrics: bot.NewMetrics()}
+	var leading atomic.Bool
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		watchArgoCD(ctx, r, &events.Queue{Handler: &unitLog{}}, watchFlags{watch: true}, &leading, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		close(done)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	<-done
+	if n := srv.StreamsOpened(); n != 0 {
+		t.Errorf("a standby opened %d watch streams", n)
 	}
 }

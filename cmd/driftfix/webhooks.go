@@ -91,7 +91,7 @@ func serveWebhooks(ctx context.Context, r *bot.Runner, w webhookFlags, leading *
 		go q.Run(ctx)
 	}
 	if w.argo.watch {
-		go watchArgoCD(ctx, r, q, w.argo, log)
+		go watchArgoCD(ctx, r, q, w.argo, leading, log)
 	}
 	if !gitHub && notify == nil {
 		log.Info("no webhook secret configured (--webhook-secret-file): driftfix polls GitHub on its schedule only")
