@@ -45,11 +45,12 @@ func (r *Runner) doApp(ctx context.Context, w events.Work) error {
 	}
 	log := r.log()
 	if len(res.Stuck) == 0 {
-		d := max(w.At.Add(r.Config.Policy.StuckAfter).Sub(now), 0)
-		log.Info("application turned OutOfSync after a sync: not stuck yet", "app", w.App, "cycle_in", d.Round(time.Second).String(), "delivery", w.Delivery)
-		if d > 0 {
+		if d := w.At.Add(r.Config.Policy.StuckAfter).Sub(now); d > 0 {
+			log.Info("application re-checked: not stuck yet", "app", w.App, "cycle_in", d.Round(time.Second).String(), "delivery", w.Delivery)
 			r.CycleSoon(d)
+			return nil
 		}
+		log.Info("application re-checked: not stuck (Argo CD shows it Synced, or its last sync did not succeed)", "app", w.App, "delivery", w.Delivery)
 		return nil
 	}
 	s := res.Stuck[0]

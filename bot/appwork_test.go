@@ -30,7 +30,8 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 // TestAppUnit: an App unit diagnoses its one application at once, reading
 // no list (the dry-run bot too: it plans and logs); one its instance does
-// not show is dropped; one OutOfSync for less than stuckAfter is not stuck
+// not show is dropped; one Argo CD shows Synced (a stale notification) is
+// left alone; one OutOfSync for less than stuckAfter is not stuck
 // yet and asks for the cycle after it.
 func TestAppUnit(t *testing.T) {
 	now := time.Now()
@@ -51,6 +52,7 @@ func TestAppUnit(t *testing.T) {
 	}{
 		{"stuck", "10m", "main/argocd/app-0000", `msg="application diagnosed" app=main/argocd/app-0000`, false},
 		{"not stuck yet", "2h", "main/argocd/app-0000", "not stuck yet", true},
+		{"synced after all", "10m", "main/argocd/app-0001", "not stuck (Argo CD shows it Synced", false},
 		{"unknown", "10m", "main/argocd/nowhere", `msg="event dropped"`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

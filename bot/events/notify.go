@@ -169,5 +169,9 @@ func (n *Notifications) work(body []byte) (Work, error) {
 		}
 		at = t
 	}
-	return Work{Kind: App, App: inst + "/" + nt.Namespace + "/" + nt.App, At: at, Delivery: "argocd " + nt.Trigger}, nil
+	via := "argocd notification"
+	if nt.Trigger != "" {
+		via += " " + nt.Trigger
+	}
+	return Work{Kind: App, App: inst + "/" + nt.Namespace + "/" + nt.App, At: at, Delivery: via}, nil
 }
