@@ -32,13 +32,22 @@ func (c *Context) sharedEdit(p *Plan) string {
 	me := drift.Str(c.Snapshot.Application, "metadata", "name")
 	for _, r := range c.readers {
 		for _, e := range p.Edits {
-			if r.reads[e.File] {
+			if r.reads[e.File] && !contains(p.reached, e.File) {
 				return fmt.Sprintf("the edit changes %s, which Application %s (%s, path %s) also renders; the plan is verified for %s only: make the change where only %s reads it, or let a person decide for both",
 					e.File, r.app, r.file, r.path, me, me)
 			}
 		}
 	}
 	return ""
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // reader is another Application of the repository, where its manifest is,
