@@ -41,6 +41,8 @@ type ignoreEdit struct {
 	// already says the source makes the Application with the rule: no
 	// file needs to change.
 	already bool
+	// rendered is the parent application whose render was checked.
+	rendered string
 }
 
 // ignoreWhereGenerated writes the rule in the source that generates the
@@ -78,7 +80,11 @@ func (c *Context) ignoreWhereGenerated(p *Plan, o appOrigin, rule ignoreRule, re
 	}
 	p.Edits = append(p.Edits, ie.edit)
 	p.checked = ie.checked
-	p.reached = append(p.reached, ie.edit.File)
+	if ie.rendered != "" {
+		p.rendered = append(p.rendered, ie.rendered)
+	} else {
+		p.reached = append(p.reached, ie.edit.File)
+	}
 	p.Rationale.Undo = ie.undo
 	app := drift.DeepCopy(c.Snapshot.Application).(map[string]any)
 	spec := drift.Map(app, "spec")
@@ -317,6 +323,10 @@ func compareGenerated(source, app string, before, after []drift.Object, rule ign
 	got := drift.DeepCopy(mine).(map[string]any)
 	if !sameApart(want, got) {
 		return nil, fmt.Sprintf("Application %s as %s makes it after the edit changes more than its ignoreDifferences and syncOptions", app, source)
+	}
+	if !keeps(drift.List(got, "spec", "ignoreDifferences"), drift.List(b[app], "spec", "ignoreDifferences"), 1) ||
+		!keeps(drift.List(got, "spec", "syncPolicy", "syncOptions"), drift.List(b[app], "spec", "syncPolicy", "syncOptions"), 1) {
+		return nil, fmt.Sprintf("Application %s as %s makes it after the edit loses or adds ignore rules or sync options besides the new ones", app, source)
 	}
 	if !hasRule(got, rule) {
 		return nil, fmt.Sprintf("Application %s as %s makes it after the edit does not have the rule", app, source)
@@ -642,4 +652,25 @@ func othersSame(n int) string {
 		return ", the other Application it makes is unchanged"
 	}
 	return fmt.Sprintf(", the other %d Applications it makes are unchanged", n)
+}
+
+// keeps reports whether list after holds every item of before and at most
+// extra more.
+func keeps(after, before []any, extra int) bool {
+	if len(after) < len(before) || len(after) > len(before)+extra {
+		return false
+	}
+	for _, b := range before {
+		found := false
+		for _, a := range after {
+			if drift.Equal(drift.NormalizeNumbers(a), drift.NormalizeNumbers(b)) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }

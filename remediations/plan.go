@@ -74,6 +74,9 @@ type Plan struct {
 	// rendering everything they make again (an ApplicationSet, a parent's
 	// overlay or chart); sharedEdit leaves them to it.
 	reached []string
+	// rendered are the parent applications whose render of the edit the
+	// remedy checked; sharedEdit leaves them to it.
+	rendered []string
 }
 
 // Verified reports whether the plan is a verified fix: it edits at least one

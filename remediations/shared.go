@@ -29,8 +29,14 @@ func (c *Context) sharedEdit(p *Plan) string {
 	if c.readers == nil {
 		c.readers = otherReaders(c.Snapshot.Application, c.Repo)
 	}
+	if why := c.sharedBase(p); why != "" {
+		return why
+	}
 	me := drift.Str(c.Snapshot.Application, "metadata", "name")
 	for _, r := range c.readers {
+		if contains(p.rendered, r.app) {
+			continue // its render of the edit was checked
+		}
 		for _, e := range p.Edits {
 			if r.reads[e.File] && !contains(p.reached, e.File) {
 				return fmt.Sprintf("the edit changes %s, which Application %s (%s, path %s) also renders; the plan is verified for %s only: make the change where only %s reads it, or let a person decide for both",
