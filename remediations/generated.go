@@ -674,3 +674,54 @@ func keeps(after, before []any, extra int) bool {
 	}
 	return true
 }
+
+// generatedReaders are the Applications the repository's ApplicationSets
+// make from Git (resolved as Argo CD's controller would), other than the
+// snapshot's, whose source is one of its repositories, with the files each
+// reads: the blast radius of an edit reaches them as it reaches an
+// Application whose manifest is in the repository. A set that does not
+// resolve adds none; its generators are named where the set is edited.
+func (c *Context) generatedReaders() []reader {
+	me := drift.Str(c.Snapshot.Application, "metadata", "name")
+	myRepos := map[string]bool{}
+	for _, s := range drift.Sources(c.Snapshot.Application) {
+		myRepos[normRepo(s.RepoURL)] = true
+	}
+	var out []reader
+	for _, file := range sortedFiles(c.Repo) {
+		src := c.Repo[file]
+		if !strings.Contains(string(src), "ApplicationSet") || !(strings.HasSuffix(file, ".yaml") || strings.HasSuffix(file, ".yml")) {
+			continue
+		}
+		docs, err := yamledit.Documents(src)
+		if err != nil {
+			continue
+		}
+		for _, d := range docs {
+			set, _ := d.(map[string]any)
+			g, _ := drift.SplitAPIVersion(drift.Str(set, "apiVersion"))
+			if drift.Str(set, "kind") != "ApplicationSet" || g != "argoproj.io" {
+				continue
+			}
+			res, err := appset.Resolve(set, appset.Options{Files: c.repoFiles(c.Repo), Cluster: c.Snapshot.Cluster})
+			if err != nil {
+				continue
+			}
+			for _, gen := range res.Applications {
+				name := drift.Str(gen.Application, "metadata", "name")
+				if name == me {
+					continue
+				}
+				for _, s := range drift.Sources(gen.Application) {
+					if !myRepos[normRepo(s.RepoURL)] || s.Chart != "" {
+						continue
+					}
+					r := reader{app: name, file: file + ", made by ApplicationSet " + drift.Str(set, "metadata", "name"), path: s.Path, reads: map[string]bool{}}
+					readsOf(c.Repo, s.Path, r.reads, 0)
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	return out
+}

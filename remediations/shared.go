@@ -27,7 +27,7 @@ func (c *Context) sharedEdit(p *Plan) string {
 		return ""
 	}
 	if c.readers == nil {
-		c.readers = otherReaders(c.Snapshot.Application, c.Repo)
+		c.readers = append(otherReaders(c.Snapshot.Application, c.Repo), c.generatedReaders()...)
 	}
 	if why := c.sharedBase(p); why != "" {
 		return why
