@@ -2,7 +2,6 @@ package remediations
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"strings"
 
@@ -48,14 +47,7 @@ func planPinHelmValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 		p.Dropped = noChart
 		return p, nil
 	}
-	values := ""
-	for _, vf := range append(append([]string{}, src.ValueFiles...), "values.yaml") {
-		if _, ok := c.Repo[path.Join(src.Path, vf)]; ok {
-			values = path.Join(src.Path, vf)
-			break
-		}
-	}
-	if values == "" {
+	if c.valuesFile(src) == "" {
 		p.Dropped = "no values file of the chart is in the repository"
 		return p, nil
 	}
@@ -64,6 +56,10 @@ func planPinHelmValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 		p.Dropped = "no chart value feeds the generated field; the template itself must stop generating it"
 		return p, nil
 	}
+	// The value files the source reads ($ref ones included): the last that
+	// offers existingSecret beside the key takes it.
+	keyPath := strings.Split(key, ".")
+	values := c.valuesFileFor(src, strings.Join(append(keyPath[:len(keyPath)-1:len(keyPath)-1], "existingSecret"), "."))
 	var secret drift.Ref
 	for _, f := range group {
 		if f.Resource.Kind == "Secret" && f.Resource.Group == "" {
