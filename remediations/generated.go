@@ -67,10 +67,11 @@ func (c *Context) ignoreWhereGenerated(p *Plan, o appOrigin, rule ignoreRule, re
 		return nil, false
 	}
 	if ie == nil {
-		p.Instructions = why + "\n" + o.where("spec.ignoreDifferences") + ", add this entry:\n" + snippet(rule)
+		p.Instructions = o.where("spec.ignoreDifferences") + ", add this entry:\n" + snippet(rule)
 		if respect {
 			p.Instructions += "and " + respectIgnore + " to its spec.syncPolicy.syncOptions\n"
 		}
+		p.Instructions += why + "\n"
 		app := drift.DeepCopy(c.Snapshot.Application).(map[string]any)
 		withRule(app, rule, respect)
 		return withApplication(c.Snapshot, app), true
