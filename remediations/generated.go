@@ -3,6 +3,7 @@ package remediations
 import (
 	"errors"
 	"fmt"
+	"path"
 	"regexp"
 	"sort"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/appset"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations/render"
 	"github.com/driftfix/driftfix/remediations/yamledit"
 )
 
@@ -725,4 +727,118 @@ func (c *Context) generatedReaders() []reader {
 		}
 	}
 	return out
+}
+
+// generatedApplication makes the snapshot's Application again from the
+// source that generates it in repo: the ApplicationSet that owns it,
+// resolved, or its parent's overlay or chart, rendered. It returns nil when
+// the Application is not generated there (no owning set in the repository,
+// no parent whose source is an overlay or chart in it), and an error when
+// the source no longer makes it. changed are the files that differ from
+// the synced revision: a parent is rendered only when one of them is
+// among the files its source reads.
+func (c *Context) generatedApplication(changed []string) (drift.Object, error) {
+	o := c.applicationOrigin()
+	if o.AppSet != "" {
+		ns := drift.Str(c.Snapshot.Application, "metadata", "namespace")
+		loc, err := locateDoc(c.Repo, "", drift.Ref{Group: "argoproj.io", Kind: "ApplicationSet", Name: o.AppSet, Namespace: ns})
+		if err != nil {
+			return nil, nil
+		}
+		set, err := yamlDoc(c.Repo[loc.file], loc.doc)
+		if err != nil {
+			return nil, fmt.Errorf("ApplicationSet %s in %s: %w", o.AppSet, loc.file, err)
+		}
+		res, err := appset.Resolve(set, appset.Options{Files: c.repoFiles(c.Repo), Cluster: c.Snapshot.Cluster})
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range res.Applications {
+			if drift.Str(g.Application, "metadata", "name") == o.App {
+				return g.Application, nil
+			}
+		}
+		if len(res.Unresolved) > 0 {
+			return nil, nil // made by a generator Git alone does not resolve
+		}
+		return nil, fmt.Errorf("ApplicationSet %s in %s no longer makes Application %s", o.AppSet, loc.file, o.App)
+	}
+	if o.Parent == "" {
+		return nil, nil
+	}
+	parent, _ := c.parentObject(o.Parent)
+	for _, src := range drift.Sources(parent) {
+		if src.Chart != "" {
+			continue
+		}
+		reads := map[string]bool{}
+		readsOf(c.Repo, src.Path, reads, 0)
+		var objs []drift.Object
+		var err error
+		switch {
+		case kustomizationFile(c.Repo, src.Path) != "":
+			if !anyIn(changed, reads) {
+				return nil, nil
+			}
+			objs, err = render.KustomizeWithLimits(c.Repo, src.Path, c.Render)
+		case c.Repo[path.Join(src.Path, "Chart.yaml")] != nil:
+			opts := render.HelmOptionsFor(parent, src)
+			opts.Limits = c.Render
+			for _, r := range render.HelmReads(c.Repo, opts) {
+				reads[r] = true
+			}
+			if !anyIn(changed, reads) {
+				return nil, nil
+			}
+			objs, err = render.Helm(c.Repo, opts)
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("render parent Application %s: %w", o.Parent, err)
+		}
+		if child := findApplication(objs, o.App); child != nil {
+			return child, nil
+		}
+		return nil, fmt.Errorf("parent Application %s (%s) no longer renders Application %s", o.Parent, src.Path, o.App)
+	}
+	return nil, nil
+}
+
+func anyIn(files []string, set map[string]bool) bool {
+	for _, f := range files {
+		if set[f] {
+			return true
+		}
+	}
+	return false
+}
+
+// rebuildGenerated takes the Application's spec from head when the source
+// that generates it (generatedApplication) makes it differently there.
+// generated is false when the Application is not generated in the
+// repository: its plain manifest, if any, decides.
+func rebuildGenerated(s *drift.Snapshot, base, head Repo, changed []string, lim render.Limits) (out *drift.Snapshot, appChanged, generated bool, err error) {
+	opt := Options{Render: lim}
+	was, err := (&Context{Snapshot: s, Repo: base, Options: opt}).generatedApplication(changed)
+	if err != nil || was == nil {
+		return s, false, false, nil // not generated here, or not from the synced revision
+	}
+	now, err := (&Context{Snapshot: s, Repo: head, Options: opt}).generatedApplication(changed)
+	if err != nil {
+		return nil, false, true, fmt.Errorf("the Application's generating source: %w", err)
+	}
+	if now == nil {
+		return nil, false, true, fmt.Errorf("the Application's generating source no longer makes it")
+	}
+	if drift.Equal(was, now) {
+		return s, false, true, nil
+	}
+	spec, _ := drift.DeepCopy(now["spec"]).(map[string]any)
+	if spec == nil {
+		return nil, false, true, fmt.Errorf("the Application as its source makes it has no spec")
+	}
+	app := drift.DeepCopy(s.Application).(map[string]any)
+	app["spec"] = spec
+	return withApplication(s, app), true, true, nil
 }
