@@ -216,3 +216,49 @@ func TestAppSetBlastRadius(t *testing.T) {
 		})
 	}
 }
+
+// TestVendoredCopyNeverEdited: a field a vendored upstream copy sets is
+// changed in the repository's own patch; without one, nothing is edited
+// and the plan says why, naming the copy and what writes it.
+func TestVendoredCopyNeverEdited(t *testing.T) {
+	snap, err := drift.LoadSnapshot("testdata/vendored-upstream-patch.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		change  map[string]string
+		edits   string // the one file edited; "" when the plan is dropped
+		dropped string
+	}{
+		{name: "own patch", edits: "deploy/web/local.yaml"},
+		{name: "no own patch", change: map[string]string{"deploy/web/kustomization.yaml": "resources:\n  - upstream.yaml\n"},
+			dropped: "deploy/web/upstream.yaml (Makefile writes it), a vendored copy"},
+		{name: "not vendored", change: map[string]string{"Makefile": "test:\n\tgo test ./...\n"}, edits: "deploy/web/upstream.yaml"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := remediations.RepoFromSnapshot(snap)
+			for f, c := range tc.change {
+				repo[f] = []byte(c)
+			}
+			_, plans, err := pipeline.Fix(snap, repo, drift.Sensitivity{}, now, render.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(plans) != 1 {
+				t.Fatalf("%d plans, want 1", len(plans))
+			}
+			p := plans[0]
+			if tc.dropped != "" {
+				if p.Verified() || len(p.Edits) != 0 || !strings.Contains(p.Dropped, tc.dropped) {
+					t.Fatalf("dropped %q with %d edits, want it to name %q", p.Dropped, len(p.Edits), tc.dropped)
+				}
+				return
+			}
+			if !p.Verified() || len(p.Edits) != 1 || p.Edits[0].File != tc.edits {
+				t.Fatalf("verified %v, edits %v (dropped %q), want %s", p.Verified(), editFiles(p), p.Dropped, tc.edits)
+			}
+		})
+	}
+}
