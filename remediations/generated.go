@@ -133,8 +133,7 @@ func withRule(app map[string]any, rule ignoreRule, respect bool) {
 // ignoreInAppSet edits the ApplicationSet that owns the Application. It
 // returns the edit, or why none could be made.
 func (c *Context) ignoreInAppSet(o appOrigin, rule ignoreRule, respect bool, comment string) (*ignoreEdit, string) {
-	ns := drift.Str(c.Snapshot.Application, "metadata", "namespace")
-	loc, err := locateDoc(c.Repo, "", drift.Ref{Group: "argoproj.io", Kind: "ApplicationSet", Name: o.AppSet, Namespace: ns})
+	loc, err := c.locateAppSet(o.AppSet)
 	if err != nil {
 		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s: %v.", o.AppSet, err)
 	}
@@ -716,7 +715,7 @@ func (c *Context) generatedReaders() []reader {
 					continue
 				}
 				for _, s := range drift.Sources(gen.Application) {
-					if !myRepos[normRepo(s.RepoURL)] || s.Chart != "" {
+					if !myRepos[normRepo(s.RepoURL)] || s.Chart != "" || refOnly(s) {
 						continue
 					}
 					r := reader{app: name, file: file + ", made by ApplicationSet " + drift.Str(set, "metadata", "name"), path: s.Path, reads: map[string]bool{}}
@@ -740,8 +739,7 @@ func (c *Context) generatedReaders() []reader {
 func (c *Context) generatedApplication(changed []string) (drift.Object, error) {
 	o := c.applicationOrigin()
 	if o.AppSet != "" {
-		ns := drift.Str(c.Snapshot.Application, "metadata", "namespace")
-		loc, err := locateDoc(c.Repo, "", drift.Ref{Group: "argoproj.io", Kind: "ApplicationSet", Name: o.AppSet, Namespace: ns})
+		loc, err := c.locateAppSet(o.AppSet)
 		if err != nil {
 			return nil, nil
 		}
@@ -841,4 +839,69 @@ func rebuildGenerated(s *drift.Snapshot, base, head Repo, changed []string, lim 
 	app := drift.DeepCopy(s.Application).(map[string]any)
 	app["spec"] = spec
 	return withApplication(s, app), true, true, nil
+}
+
+// locateAppSet finds the manifest of the ApplicationSet that owns the
+// snapshot's Application. When the repository holds several of that name
+// (variants of one set), the one used is the only one that makes an
+// Application of this name with the sources and destination the cluster's
+// Application has.
+func (c *Context) locateAppSet(name string) (located, error) {
+	ns := drift.Str(c.Snapshot.Application, "metadata", "namespace")
+	ref := drift.Ref{Group: "argoproj.io", Kind: "ApplicationSet", Name: name, Namespace: ns}
+	loc, err := locateDoc(c.Repo, "", ref)
+	if err == nil {
+		return loc, nil
+	}
+	var all []located
+	for _, f := range sortedFiles(c.Repo) {
+		if !(strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml")) || !mayDeclare(c.Repo[f], ref) {
+			continue
+		}
+		docs, derr := yamledit.Documents(c.Repo[f])
+		if derr != nil {
+			continue
+		}
+		for i, d := range docs {
+			m, _ := d.(map[string]any)
+			g, _ := drift.SplitAPIVersion(drift.Str(m, "apiVersion"))
+			dns := drift.Str(m, "metadata", "namespace")
+			if drift.Str(m, "kind") == "ApplicationSet" && g == "argoproj.io" && drift.Str(m, "metadata", "name") == name && (dns == "" || ns == "" || dns == ns) {
+				all = append(all, located{file: f, doc: i})
+			}
+		}
+	}
+	if len(all) < 2 {
+		return located{}, err
+	}
+	me := c.Snapshot.AppName()
+	want := placeOf(c.Snapshot.Application)
+	var match []located
+	for _, l := range all {
+		set, derr := yamlDoc(c.Repo[l.file], l.doc)
+		if derr != nil {
+			continue
+		}
+		res, rerr := appset.Resolve(set, appset.Options{Files: c.repoFiles(c.Repo), Cluster: c.Snapshot.Cluster})
+		if rerr != nil {
+			continue
+		}
+		for _, g := range res.Applications {
+			if drift.Str(g.Application, "metadata", "name") == me && drift.Equal(placeOf(g.Application), want) {
+				match = append(match, l)
+				break
+			}
+		}
+	}
+	if len(match) == 1 {
+		return match[0], nil
+	}
+	return located{}, fmt.Errorf("%w; %d of them make Application %s as the cluster has it", err, len(match), me)
+}
+
+// placeOf is what tells an Application's variants apart: its sources and
+// destination.
+func placeOf(app drift.Object) any {
+	spec := drift.Map(app, "spec")
+	return drift.NormalizeNumbers(map[string]any{"source": spec["source"], "sources": spec["sources"], "destination": spec["destination"]})
 }

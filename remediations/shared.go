@@ -47,6 +47,13 @@ func (c *Context) sharedEdit(p *Plan) string {
 	return ""
 }
 
+// refOnly reports whether a source only lends its files to other sources'
+// $ref value files (a ref and no path): Argo CD renders nothing from it.
+func refOnly(s drift.Source) bool {
+	_, hasPath := drift.Map(s.Spec)["path"]
+	return s.Ref != "" && !hasPath
+}
+
 func contains(l []string, s string) bool {
 	for _, x := range l {
 		if x == s {
@@ -80,7 +87,7 @@ func otherReaders(app drift.Object, repo Repo) []reader {
 				continue
 			}
 			for _, s := range drift.Sources(other) {
-				if !myRepos[normRepo(s.RepoURL)] || s.Chart != "" {
+				if !myRepos[normRepo(s.RepoURL)] || s.Chart != "" || refOnly(s) {
 					continue
 				}
 				r := reader{app: drift.Str(other, "metadata", "name"), file: file, path: s.Path, reads: map[string]bool{}}
