@@ -87,6 +87,7 @@ func TestIgnoreWhereGenerated(t *testing.T) {
 		{scenario: "overlay-ignore-patch", edits: "apps/overlays/prod/orders.yaml", verified: true, untouched: []string{"apps/base/orders.yaml"}},
 		{scenario: "overlay-ignore-json6902", edits: "apps/overlays/prod/orders-ops.yaml", verified: true, untouched: []string{"apps/base/orders.yaml"}},
 		{scenario: "appofapps-chart-ignore-values", edits: "charts/apps/values.yaml", verified: true, untouched: []string{"charts/apps/templates/apps.yaml"}},
+		{scenario: "appofapps-chart-ignore-template", edits: "charts/apps/templates/orders.yaml", verified: true, untouched: []string{"charts/apps/templates/payments.yaml"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.scenario, func(t *testing.T) {

@@ -76,14 +76,19 @@ func (c *Context) ignoreInParent(o appOrigin, rule ignoreRule, respect bool, com
 			opts := render.HelmOptionsFor(parent, src)
 			opts.Limits = c.Render
 			render := func(r Repo) ([]drift.Object, error) { return render.Helm(r, opts) }
-			cands := func(child drift.Object) []parentEdit { return c.chartCandidates(opts, child, rule, respect, comment) }
+			var none string
+			cands := func(child drift.Object) []parentEdit {
+				var out []parentEdit
+				out, none = c.chartCandidates(opts, child, rule, respect, comment)
+				return out
+			}
 			ie, why := c.tryParentEdits(o, fmt.Sprintf("parent Application %s (%s, chart %s)", name, where, src.Path), render, cands, rule, respect)
 			if ie != nil {
 				ie.checked += assume
 				ie.rendered = name
 				return ie, "", true
 			}
-			return nil, why, true
+			return nil, strings.TrimSpace(why + " " + none), true
 		}
 	}
 	return nil, "", false
@@ -375,7 +380,7 @@ var diffKey = regexp.MustCompile(`\.([A-Za-z_][A-Za-z0-9_]*)`)
 // Application app: the values entry named after it in each value file, the
 // last merged first, under each ignoreDifferences key the templates read;
 // then a template that holds the Application as plain YAML.
-func (c *Context) chartCandidates(opts render.HelmOptions, child drift.Object, rule ignoreRule, respect bool, comment string) []parentEdit {
+func (c *Context) chartCandidates(opts render.HelmOptions, child drift.Object, rule ignoreRule, respect bool, comment string) ([]parentEdit, string) {
 	app := drift.Str(child, "metadata", "name")
 	dir := strings.Trim(opts.ChartDir, "/")
 	var tpls []string
@@ -419,6 +424,31 @@ func (c *Context) chartCandidates(opts render.HelmOptions, child drift.Object, r
 	for _, f := range tpls {
 		docs, err := yamledit.Documents(c.Repo[f])
 		if err != nil {
+			// a template that is YAML once its actions are masked
+			// (chart_template.go), when it names this child or masks its name
+			masked, ok := maskTemplate(c.Repo[f])
+			if !ok || !strings.Contains(string(c.Repo[f]), "kind: Application") {
+				continue
+			}
+			mdocs, err := yamledit.Documents(masked)
+			if err != nil {
+				continue
+			}
+			for _, d := range mdocs {
+				m, _ := d.(map[string]any)
+				if n := drift.Str(m, "metadata", "name"); drift.Str(m, "kind") != "Application" || (n != app && n != "x") {
+					continue
+				}
+				steps := []func([]byte) ([]byte, error){func(b []byte) ([]byte, error) {
+					return templateAppend(b, drift.MustPointer("/spec/ignoreDifferences"), rule, comment)
+				}}
+				if opts := drift.List(child, "spec", "syncPolicy", "syncOptions"); respect && !hasOption(opts, respectIgnore) {
+					steps = append(steps, func(b []byte) ([]byte, error) {
+						return templateAppend(b, drift.MustPointer("/spec/syncPolicy/syncOptions"), respectIgnore, "")
+					})
+				}
+				out = append(out, parentEdit{file: f, how: fmt.Sprintf("template %s of %s", f, app), steps: steps})
+			}
 			continue
 		}
 		for i, d := range docs {
@@ -433,7 +463,16 @@ func (c *Context) chartCandidates(opts render.HelmOptions, child drift.Object, r
 	if len(out) > 8 {
 		out = out[:8] // each is a render; a doubt beyond these is for a person
 	}
-	return out
+	none := ""
+	if len(out) == 0 {
+		switch {
+		case len(keyList) == 0:
+			none = fmt.Sprintf("Its templates read no ignoreDifferences value per child and hold %s only inside their control flow (a range or condition), so a change scoped to %s needs a template that reads one (for example an ignoreDifferences field of its values entry); driftfix edits nothing.", app, app)
+		default:
+			none = fmt.Sprintf("Its templates read %s, but no values entry is named after %s.", strings.Join(keyList, ", "), app)
+		}
+	}
+	return out, none
 }
 
 // entriesNamed returns the pointers of the values entries named after app: a

@@ -74,3 +74,71 @@ func FuzzPatchPath(f *testing.F) {
 		}
 	})
 }
+
+// TestTemplateAppend edits the one Application of a Helm template through
+// its masked text: only lines are added; a template whose YAML its control
+// flow shapes is refused.
+func TestTemplateAppend(t *testing.T) {
+	const tpl = "{{/* the app */}}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {{ .Values.name }}\nspec:\n  destination:\n    server: {{ .Values.server | quote }}\n  project: default\n"
+	out, err := templateAppend([]byte(tpl), drift.MustPointer("/spec/ignoreDifferences"), testRule, "why")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tpl + "  ignoreDifferences:\n    # why\n    - group: apps\n      kind: Deployment\n      name: orders\n      namespace: shop\n      jsonPointers:\n        - /spec/replicas\n"
+	if string(out) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+	for _, refused := range []string{
+		"{{- range .Values.apps }}\nkind: Application\nmetadata:\n  name: {{ .name }}\nspec: {}\n{{- end }}\n",
+		"kind: Application\nspec:\n  {{- if .Values.x }}\n  project: a\n  {{- end }}\n",
+		"kind: Application\nmetadata:\n  name: {{ .Values.x\n  }}\n",
+		"kind: Application\n---\nkind: Application\n",
+	} {
+		if out, err := templateAppend([]byte(refused), drift.MustPointer("/spec/ignoreDifferences"), testRule, ""); err == nil {
+			t.Errorf("edited a template it cannot read:\n%s\n->\n%s", refused, out)
+		}
+	}
+}
+
+// FuzzTemplateAppend edits arbitrary templates: an edit only adds lines,
+// every line of the template is kept in order, and the masked result reads
+// the rule back.
+func FuzzTemplateAppend(f *testing.F) {
+	f.Add([]byte("kind: Application\nmetadata:\n  name: {{ .Values.n }}\nspec:\n  project: p\n"))
+	f.Add([]byte("# c\nkind: Application\nspec:\n  ignoreDifferences:\n    - kind: Service\n      group: \"\"\n  x: {{ .Values.x }}\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if len(src) > 2048 {
+			return
+		}
+		out, err := templateAppend(src, drift.MustPointer("/spec/ignoreDifferences"), testRule, "c")
+		if err != nil {
+			return
+		}
+		in := strings.SplitAfter(string(src), "\n")
+		got := strings.SplitAfter(string(out), "\n")
+		j := 0
+		for _, l := range got {
+			if j < len(in) && l == in[j] {
+				j++
+			}
+		}
+		if j != len(in) {
+			t.Fatalf("the edit dropped or changed template lines:\n%s\n->\n%s", src, out)
+		}
+		masked, ok := maskTemplate(out)
+		if !ok {
+			t.Fatalf("the edited template no longer masks:\n%s", out)
+		}
+		docs, err := yamledit.Documents(masked)
+		if err != nil {
+			t.Fatalf("the edited template is no longer YAML once masked: %v\n%s", err, out)
+		}
+		found := false
+		for _, d := range docs {
+			found = found || hasRule(d.(map[string]any), testRule)
+		}
+		if !found {
+			t.Fatalf("the rule does not read back:\n%s", out)
+		}
+	})
+}
