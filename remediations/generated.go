@@ -133,6 +133,9 @@ func withRule(app map[string]any, rule ignoreRule, respect bool) {
 // ignoreInAppSet edits the ApplicationSet that owns the Application. It
 // returns the edit, or why none could be made.
 func (c *Context) ignoreInAppSet(o appOrigin, rule ignoreRule, respect bool, comment string) (*ignoreEdit, string) {
+	if templated(rule) {
+		return nil, fmt.Sprintf("The rule holds {{ or }}, which ApplicationSet %s would render as a template; driftfix writes it nowhere a template is read.", o.AppSet)
+	}
 	loc, err := c.locateAppSet(o.AppSet)
 	if err != nil {
 		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s: %v.", o.AppSet, err)
@@ -593,7 +596,11 @@ func paramAt(m map[string]any, path []string) (string, bool) {
 // replaces lists whole, so each list is written complete.
 func patchBlock(cond string, app drift.Object, rule ignoreRule, respect bool, comment string) (string, error) {
 	spec := map[string]any{}
-	rules := append(append([]any{}, drift.List(app, "spec", "ignoreDifferences")...), rule)
+	var rules []any
+	for _, r := range drift.List(app, "spec", "ignoreDifferences") {
+		rules = append(rules, orderedRule(r))
+	}
+	rules = append(rules, rule)
 	if respect {
 		opts := drift.List(app, "spec", "syncPolicy", "syncOptions")
 		if !hasOption(opts, respectIgnore) {
@@ -904,4 +911,19 @@ func (c *Context) locateAppSet(name string) (located, error) {
 func placeOf(app drift.Object) any {
 	spec := drift.Map(app, "spec")
 	return drift.NormalizeNumbers(map[string]any{"source": spec["source"], "sources": spec["sources"], "destination": spec["destination"]})
+}
+
+// templated reports whether a rule holds text a template engine would read
+// as an action ({{ or }}): a path from the cluster may hold any key, and
+// written into an ApplicationSet's template or a chart's template it would
+// run there.
+func templated(r ignoreRule) bool {
+	for _, l := range [][]string{{r.Group, r.Kind, r.Name, r.Namespace}, r.JSONPointers, r.JQPathExpressions, r.ManagedFieldsManagers} {
+		for _, x := range l {
+			if strings.Contains(x, "{{") || strings.Contains(x, "}}") {
+				return true
+			}
+		}
+	}
+	return false
 }

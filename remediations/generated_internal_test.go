@@ -184,3 +184,18 @@ func FuzzEntriesNamed(f *testing.F) {
 		}
 	})
 }
+
+// TestTemplatedRuleRefused: a path from the cluster that holds {{ is never
+// written where a template engine reads it (an ApplicationSet's template).
+func TestTemplatedRuleRefused(t *testing.T) {
+	set := []byte("apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: s\n  namespace: argocd\nspec:\n  generators:\n    - list:\n        elements:\n          - name: orders\n  template:\n    metadata:\n      name: '{{name}}'\n    spec:\n      project: default\n      source:\n        repoURL: https://git.example.com/x.git\n        path: apps/orders\n      destination:\n        server: https://kubernetes.default.svc\n")
+	c, o := appSetContext(set)
+	if ie, why := c.ignoreInAppSet(o, testRule, false, ""); ie == nil {
+		t.Fatalf("the plain rule is refused: %s", why)
+	}
+	evil := testRule
+	evil.JSONPointers = []string{"/spec/data/{{ .Env }}"}
+	if ie, why := c.ignoreInAppSet(o, evil, false, ""); ie != nil || !strings.Contains(why, "{{") {
+		t.Fatalf("a rule holding {{ was written (%q)", why)
+	}
+}

@@ -422,6 +422,9 @@ func (c *Context) chartCandidates(opts render.HelmOptions, child drift.Object, r
 		}
 	}
 	for _, f := range tpls {
+		if templated(rule) {
+			break // a chart template would run it
+		}
 		docs, err := yamledit.Documents(c.Repo[f])
 		if err != nil {
 			// a template that is YAML once its actions are masked
