@@ -66,10 +66,11 @@ func readCommit(t *testing.T, dir, rev string) remediations.Repo {
 	return repo
 }
 
-// TestIgnoreWhereGenerated plans the ignore rule of an application that
-// no file of its repository defines, on each layout committed to a real Git
-// repository: the plan is verified only with an edit in the generating
-// source (never in the file others share), and once that edit is committed,
+// TestIgnoreWhereGenerated plans the fix of each generating layout (the
+// ignore rule of an application no file of its repository defines; a field
+// a vendored copy sets) committed to a real Git repository: the plan is
+// verified only with an edit in the generating source (never in the file
+// others share or a generator rewrites), and once that edit is committed,
 // planning again changes nothing.
 func TestIgnoreWhereGenerated(t *testing.T) {
 	cases := []struct {
@@ -77,7 +78,8 @@ func TestIgnoreWhereGenerated(t *testing.T) {
 		edits     string // the one file the rule goes into
 		verified  bool
 		untouched []string
-		refusal   string // for a plan that is an instruction: what it says
+		refusal   string        // for a plan that is an instruction: what it says
+		kind      drift.FixKind // the plan's kind; ignore-difference when empty
 	}{
 		{scenario: "appset-ignore-template", edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-ignore-templatepatch", edits: "appsets/platform.yaml", verified: true},
@@ -88,6 +90,7 @@ func TestIgnoreWhereGenerated(t *testing.T) {
 		{scenario: "overlay-ignore-json6902", edits: "apps/overlays/prod/orders-ops.yaml", verified: true, untouched: []string{"apps/base/orders.yaml"}},
 		{scenario: "appofapps-chart-ignore-values", edits: "charts/apps/values.yaml", verified: true, untouched: []string{"charts/apps/templates/apps.yaml"}},
 		{scenario: "appofapps-chart-ignore-template", edits: "charts/apps/templates/orders.yaml", verified: true, untouched: []string{"charts/apps/templates/payments.yaml"}},
+		{scenario: "vendored-upstream-patch", kind: drift.FixRemoveField, edits: "deploy/web/local.yaml", verified: true, untouched: []string{"deploy/web/upstream.yaml"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.scenario, func(t *testing.T) {
@@ -102,7 +105,11 @@ func TestIgnoreWhereGenerated(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := ignorePlan(t, plans)
+			kind := tc.kind
+			if kind == "" {
+				kind = drift.FixIgnoreDifference
+			}
+			p := planOf(t, plans, kind)
 			for _, q := range plans {
 				if q.Verified() && len(q.Edits) == 0 {
 					t.Errorf("%s plan for %s says verified with no edit", q.Kind, q.Resource)
@@ -143,21 +150,21 @@ func TestIgnoreWhereGenerated(t *testing.T) {
 			if files := remediations.Files(again); len(files) != 0 {
 				t.Errorf("planning on the fixed commit changes %s again", files[0].File)
 			}
-			if q := ignorePlan(t, again); q.Verified() || !strings.Contains(q.Dropped, "already") {
+			if q := planOf(t, again, kind); q.Verified() || !strings.Contains(q.Dropped, "already") {
 				t.Errorf("on the fixed commit the plan is not the repository's fix already: dropped %q", q.Dropped)
 			}
 		})
 	}
 }
 
-func ignorePlan(t *testing.T, plans []remediations.Plan) remediations.Plan {
+func planOf(t *testing.T, plans []remediations.Plan, kind drift.FixKind) remediations.Plan {
 	t.Helper()
 	for _, p := range plans {
-		if p.Kind == drift.FixIgnoreDifference {
+		if p.Kind == kind {
 			return p
 		}
 	}
-	t.Fatalf("no ignore-difference plan among %d", len(plans))
+	t.Fatalf("no %s plan among %d", kind, len(plans))
 	return remediations.Plan{}
 }
 
