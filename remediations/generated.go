@@ -36,7 +36,7 @@ import (
 // ignoreEdit is what a generating source's edit produced: the edit, the
 // Application as the edited source makes it, and what was checked.
 type ignoreEdit struct {
-	edit    Edit
+	edits   []Edit
 	app     drift.Object // the Application regenerated from the edited source
 	checked string       // what re-rendering showed, for the plan's Verification
 	undo    string
@@ -81,12 +81,14 @@ func (c *Context) ignoreWhereGenerated(p *Plan, o appOrigin, rule ignoreRule, re
 	if ie.already {
 		return nil, true // verify says the repository has the fix
 	}
-	p.Edits = append(p.Edits, ie.edit)
+	p.Edits = append(p.Edits, ie.edits...)
 	p.checked = ie.checked
 	if ie.rendered != "" {
 		p.rendered = append(p.rendered, ie.rendered)
 	} else {
-		p.reached = append(p.reached, ie.edit.File)
+		for _, e := range ie.edits {
+			p.reached = append(p.reached, e.File)
+		}
 	}
 	p.Rationale.Undo = ie.undo
 	app := drift.DeepCopy(c.Snapshot.Application).(map[string]any)
@@ -241,7 +243,7 @@ func (c *Context) ignoreInAppSet(o appOrigin, rule ignoreRule, respect bool, com
 		return nil, fmt.Sprintf("the edit of %s of ApplicationSet %s in %s was not used: %s.", how, o.AppSet, loc.file, why)
 	}
 	return &ignoreEdit{
-		edit:    e,
+		edits:   []Edit{e},
 		app:     mine,
 		checked: fmt.Sprintf("ApplicationSet %s resolved again from the edited %s: %s gains the rule%s", o.AppSet, loc.file, o.App, othersSame(len(after.Applications)-1)),
 		undo:    undoText(loc.file),

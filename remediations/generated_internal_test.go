@@ -135,15 +135,15 @@ func FuzzAppSetIgnore(f *testing.F) {
 			return
 		}
 		if !hasRule(ie.app, testRule) {
-			t.Fatalf("the edit's Application lacks the rule:\n%s", ie.edit.After)
+			t.Fatalf("the edit's Application lacks the rule:\n%s", ie.edits[0].After)
 		}
-		if _, err := yamledit.Documents(ie.edit.After); err != nil {
-			t.Fatalf("the edited file does not parse: %v\n%s", err, ie.edit.After)
+		if _, err := yamledit.Documents(ie.edits[0].After); err != nil {
+			t.Fatalf("the edited file does not parse: %v\n%s", err, ie.edits[0].After)
 		}
-		c2, o2 := appSetContext(ie.edit.After)
+		c2, o2 := appSetContext(ie.edits[0].After)
 		again, why := c2.ignoreInAppSet(o2, testRule, false, "driftfix: test")
 		if again == nil || !again.already {
-			t.Fatalf("making the edit again is not a no-op (%s):\n%s", why, ie.edit.After)
+			t.Fatalf("making the edit again is not a no-op (%s):\n%s", why, ie.edits[0].After)
 		}
 	})
 }

@@ -118,10 +118,13 @@ func (c *Context) parentObject(name string) (drift.Object, string) {
 	return doc, "defined in " + loc.file
 }
 
-// parentEdit is one place a parent's source may take the rule.
+// parentEdit is one place a parent's source may take the rule: the steps
+// of one file, and, when the change takes two files (a template that comes
+// to read a value, and the value), the steps of the other.
 type parentEdit struct {
 	file, how string
 	steps     []func([]byte) ([]byte, error)
+	also      *parentEdit
 }
 
 // tryParentEdits renders the parent before and after each candidate edit and
@@ -143,21 +146,26 @@ func (c *Context) tryParentEdits(o appOrigin, source string, render func(Repo) (
 		return nil, fmt.Sprintf("%s has no place driftfix can edit that makes Application %s alone.", source, o.App)
 	}
 	var whys []string
+next:
 	for _, cd := range cands {
-		e, err := applyEdits(c.Repo, cd.file, cd.steps...)
-		if errors.Is(err, errAlreadyApplied) {
-			whys = append(whys, cd.how+": already there, yet the render lacks the rule")
-			continue
-		}
-		if err != nil {
-			whys = append(whys, cd.how+": "+err.Error())
-			continue
-		}
 		edited := Repo{}
 		for k, v := range c.Repo {
 			edited[k] = v
 		}
-		edited[cd.file] = e.After
+		var edits []Edit
+		for part := &cd; part != nil; part = part.also {
+			e, err := applyEdits(c.Repo, part.file, part.steps...)
+			if errors.Is(err, errAlreadyApplied) {
+				whys = append(whys, cd.how+": already there, yet the render lacks the rule")
+				continue next
+			}
+			if err != nil {
+				whys = append(whys, cd.how+": "+err.Error())
+				continue next
+			}
+			edited[part.file] = e.After
+			edits = append(edits, e)
+		}
 		after, err := render(edited)
 		if err != nil {
 			whys = append(whys, cd.how+": the render fails: "+err.Error())
@@ -172,11 +180,15 @@ func (c *Context) tryParentEdits(o appOrigin, source string, render func(Repo) (
 			whys = append(whys, cd.how+": "+why)
 			continue
 		}
+		var files []string
+		for _, e := range edits {
+			files = append(files, e.File)
+		}
 		return &ignoreEdit{
-			edit:    e,
+			edits:   edits,
 			app:     mine,
 			checked: fmt.Sprintf("%s rendered again with the edit of %s: %s gains the rule%s", source, cd.how, o.App, othersSame(len(after)-1)),
-			undo:    undoText(cd.file),
+			undo:    undoText(files...),
 		}, ""
 	}
 	return nil, fmt.Sprintf("no edit of %s verified (%s).", source, strings.Join(whys, "; "))
@@ -463,6 +475,9 @@ func (c *Context) chartCandidates(opts render.HelmOptions, child drift.Object, r
 			}
 		}
 	}
+	if len(out) == 0 && !templated(rule) {
+		out = append(out, c.rangeCandidates(tpls, files, app, rule, respect && !hasOption(drift.List(child, "spec", "syncPolicy", "syncOptions"), respectIgnore), comment)...)
+	}
 	if len(out) > 8 {
 		out = out[:8] // each is a render; a doubt beyond these is for a person
 	}
@@ -594,4 +609,43 @@ func (c *Context) sharedBase(p *Plan) string {
 		}
 	}
 	return ""
+}
+
+// rangeCandidates are the edits that make a template ranging over a values
+// collection read each element's ignore rules (rangeHook) and give the
+// element that renders app the rule: two files, verified together.
+func (c *Context) rangeCandidates(tpls, valueFiles []string, app string, rule ignoreRule, respect bool, comment string) []parentEdit {
+	var out []parentEdit
+	for _, t := range tpls {
+		if !strings.Contains(string(c.Repo[t]), "kind: Application") {
+			continue
+		}
+		coll, hook, ok := rangeHook(c.Repo[t], respect)
+		if !ok {
+			continue
+		}
+		for i := len(valueFiles) - 1; i >= 0; i-- {
+			f := valueFiles[i]
+			docs, err := yamledit.Documents(c.Repo[f])
+			if err != nil || len(docs) != 1 {
+				continue
+			}
+			v, found := coll.Get(docs[0])
+			if !found {
+				continue
+			}
+			el, ok := elementFor(v, app)
+			if !ok {
+				continue
+			}
+			p := append(append(append(drift.Pointer{}, coll...), el...), "ignoreDifferences")
+			out = append(out, parentEdit{
+				file: f, how: fmt.Sprintf("values entry %s of %s in %s, which %s comes to read", p[:len(p)-1], app, f, t),
+				steps: []func([]byte) ([]byte, error){func(b []byte) ([]byte, error) { return yamledit.AppendItem(b, 0, p, rule, comment) }},
+				also:  &parentEdit{file: t, steps: []func([]byte) ([]byte, error){hook}},
+			})
+			break
+		}
+	}
+	return out
 }

@@ -32,10 +32,10 @@ const generatedPerSource = 3 // applications tried per ApplicationSet or parent
 
 // floorGeneratedInSource is the share of the corpus's generated
 // applications whose plan is verified with its edit in the generating
-// source: 27 of 51 on 2026-12-07 (1 of 51 on the engine before, commit
+// source: 30 of 51 on 2026-12-07 (1 of 51 on the engine before, commit
 // 00fba2b; docs/accuracy.md). Every other one must be an instruction or a
 // refusal that says why.
-const floorGeneratedInSource = 0.52
+const floorGeneratedInSource = 0.58
 
 type generatedCase struct {
 	repo, shape, source, app string
@@ -115,7 +115,11 @@ func TestRealRepoGeneratedPlans(t *testing.T) {
 			case p.Verified():
 				tl.verified++
 				// the set's own file, or a file under the parent's source path
-				if len(p.Edits) == 1 && (p.Edits[0].File == gc.source || gc.shape != "ApplicationSet" && strings.HasPrefix(p.Edits[0].File, gc.source+"/")) {
+				inSource := len(p.Edits) > 0
+				for _, e := range p.Edits {
+					inSource = inSource && (e.File == gc.source || gc.shape != "ApplicationSet" && strings.HasPrefix(e.File, gc.source+"/"))
+				}
+				if inSource {
 					tl.inSource++
 				} else {
 					tl.wrong++

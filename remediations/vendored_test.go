@@ -142,3 +142,63 @@ func FuzzTemplateAppend(f *testing.F) {
 		}
 	})
 }
+
+// TestRangeHook: a template that makes its Applications in a range over a
+// values collection comes to read each element's ignore rules (and, when
+// asked, to keep them at sync), with only lines added; other forms are
+// refused.
+func TestRangeHook(t *testing.T) {
+	const body = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {{ $name }}\nspec:\n  project: default\n  syncPolicy:\n    syncOptions:\n      - CreateNamespace=true\n"
+	tpl := "{{- range $name, $app := .Values.apps }}\n---\n" + body + "{{- end }}\n"
+	coll, hook, ok := rangeHook([]byte(tpl), true)
+	if !ok || coll.String() != "/apps" {
+		t.Fatalf("not a range over .Values.apps: %v %v", ok, coll)
+	}
+	out, err := hook([]byte(tpl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{{- range $name, $app := .Values.apps }}\n---\n" + strings.Replace(body, "      - CreateNamespace=true\n",
+		"      - CreateNamespace=true\n      {{- if $app.ignoreDifferences }}\n      - RespectIgnoreDifferences=true\n      {{- end }}\n", 1) +
+		"  {{- with $app.ignoreDifferences }}\n  ignoreDifferences:\n    {{- toYaml . | nindent 4 }}\n  {{- end }}\n{{- end }}\n"
+	if string(out) != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", out, want)
+	}
+	if again, err := hook(out); err != nil || string(again) != string(out) {
+		t.Fatalf("hooking twice changes the template (%v):\n%s", err, again)
+	}
+	for _, refused := range []string{
+		body, // no range
+		"{{- range .Values.a }}\n" + body + "{{- end }}\n{{- range .Values.b }}\n" + body + "{{- end }}\n", // two
+		"{{- range .Values.a }}\nkind: Application\nspec:\n  ignoreDifferences: {{ .x }}\n{{- end }}\n",    // writes its own
+	} {
+		if _, hook, ok := rangeHook([]byte(refused), false); ok {
+			if out, err := hook([]byte(refused)); err == nil {
+				t.Errorf("hooked a template it should refuse:\n%s\n->\n%s", refused, out)
+			}
+		}
+	}
+}
+
+func TestElementFor(t *testing.T) {
+	list := []any{map[string]any{"name": "guestbook"}, map[string]any{"name": "guestbook-ui"}, map[string]any{"name": "orders", "path": "x"}}
+	cases := []struct {
+		coll any
+		app  string
+		want string // "" when none is certain
+	}{
+		{list, "orders", "/2"},
+		{list, "example.orders", "/2"},
+		{list, "example.guestbook-ui", "/1"},
+		{list, "guestbook-ui-2", "/1"}, // the longest name it contains
+		{[]any{map[string]any{"name": "alpha"}, map[string]any{"name": "omega"}}, "alpha-omega", ""}, // two as long
+		{map[string]any{"orders": map[string]any{}, "pay": map[string]any{}}, "orders", "/orders"},
+		{map[string]any{"orders": "flat"}, "orders", ""},
+	}
+	for _, tc := range cases {
+		p, ok := elementFor(tc.coll, tc.app)
+		if got := map[bool]string{true: p.String()}[ok]; got != tc.want {
+			t.Errorf("elementFor(%s) = %q, want %q", tc.app, got, tc.want)
+		}
+	}
+}
