@@ -74,4 +74,3 @@ func FuzzPatchPath(f *testing.F) {
 		}
 	})
 }
-
