@@ -19,9 +19,10 @@ import (
 //     template when it makes this Application alone; else scoped to this
 //     Application, by the per-element value its templatePatch already reads
 //     (a list element's ignoreDifferences), or by a templatePatch condition on
-//     a generator parameter only this Application has (goTemplate sets);
-//   - a parent application's Kustomize overlay (overlay.go);
-//   - a parent application's Helm chart (parentchart.go).
+//     a generator parameter only this Application has (goTemplate sets)
+//     (appset_ignore.go);
+//   - a parent application's Kustomize overlay or Helm chart (parent.go,
+//     chart_template.go).
 //
 // Each edit is verified where Argo CD makes the Application: the set is
 // resolved again from the edited file (bot/appset), or the parent rendered
@@ -30,7 +31,7 @@ import (
 // other one must stay as it was. Only then is the application re-diagnosed
 // with the Application as regenerated.
 
-// ignoreEdit is what a generating source's edit produced: the edit, the
+// ignoreEdit is what a generating source's edit produced: the edits, the
 // Application as the edited source makes it, and what was checked.
 type ignoreEdit struct {
 	edits   []Edit
