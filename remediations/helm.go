@@ -21,10 +21,10 @@ var (
 // removes it or sets it to value: the chart value that controls or feeds the
 // template line when there is one (the values file), else the template line.
 func (c *Context) helmFieldEdit(ref drift.Ref, gp drift.Pointer, remove bool, value any) (string, func([]byte) ([]byte, error), string) {
-	src, _ := c.Snapshot.HelmSource()
+	src, _ := helmSource(c.Snapshot, c.Repo)
 	kindLine := regexp.MustCompile(`(?m)^kind:\s*` + regexp.QuoteMeta(ref.Kind) + `\s*$`)
 	var tpl []string
-	for _, f := range c.Snapshot.TemplateFiles() {
+	for _, f := range templateFiles(c.Snapshot, c.Repo) {
 		if kindLine.Match(c.Repo[f]) {
 			tpl = append(tpl, f)
 		}

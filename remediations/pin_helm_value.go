@@ -28,7 +28,7 @@ var PinHelmValue = Remedy{
 		if why := fieldFinding(f); why != "" {
 			return why
 		}
-		if _, ok := c.Snapshot.HelmSource(); !ok {
+		if _, ok := helmSource(c.Snapshot, c.Repo); !ok {
 			return noChart
 		}
 		return ""
@@ -42,7 +42,7 @@ var valuesRef = regexp.MustCompile(`\.Values\.([A-Za-z0-9_.]+)`)
 
 func planPinHelmValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
 	p := Plan{Resource: group[0].Resource}
-	src, ok := c.Snapshot.HelmSource()
+	src, ok := helmSource(c.Snapshot, c.Repo)
 	if !ok {
 		p.Dropped = noChart
 		return p, nil
@@ -97,8 +97,8 @@ func planPinHelmValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 // time-based or lookup function (e.g. database.password in
 // `{{ .Values.database.password | default (randAlphaNum 24) }}`).
 func generatedValue(c *Context) string {
-	for _, f := range c.Snapshot.TemplateFiles() {
-		for _, line := range strings.Split(c.Snapshot.Repo.Files[f], "\n") {
+	for _, f := range templateFiles(c.Snapshot, c.Repo) {
+		for _, line := range strings.Split(string(c.Repo[f]), "\n") {
 			if !strings.Contains(line, "rand") && !strings.Contains(line, "gen") && !strings.Contains(line, "lookup") && !strings.Contains(line, "uuid") && !strings.Contains(line, "now") {
 				continue
 			}

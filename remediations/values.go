@@ -86,3 +86,38 @@ func (c *Context) valuesFileFor(src drift.Source, key string) string {
 	}
 	return ""
 }
+
+// helmSource is the application's Helm source: one the snapshot shows
+// (HelmSource), or a source whose path holds a Chart.yaml in the
+// repository driftfix was given (a checkout given with --repo, which the
+// snapshot's own files may not carry).
+func helmSource(s *drift.Snapshot, repo Repo) (drift.Source, bool) {
+	if src, ok := s.HelmSource(); ok {
+		return src, true
+	}
+	for _, src := range drift.Sources(s.Application) {
+		if src.Chart == "" && repo[path.Join(src.Path, "Chart.yaml")] != nil {
+			return src, true
+		}
+	}
+	return drift.Source{}, false
+}
+
+// templateFiles are the chart's template files in the repository, sorted.
+func templateFiles(s *drift.Snapshot, repo Repo) []string {
+	src, ok := helmSource(s, repo)
+	if !ok {
+		return nil
+	}
+	dir := path.Join(src.Path, "templates") + "/"
+	if src.Path == "" {
+		dir = "templates/"
+	}
+	var out []string
+	for _, f := range sortedFiles(repo) {
+		if strings.HasPrefix(f, dir) {
+			out = append(out, f)
+		}
+	}
+	return out
+}

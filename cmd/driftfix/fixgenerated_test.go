@@ -55,3 +55,42 @@ func TestFixWritesGeneratingSource(t *testing.T) {
 		})
 	}
 }
+
+// TestFixChartFromCheckout: a snapshot that carries none of the
+// repository's files is fixed from the checkout given with --repo, a Helm
+// chart told by the checkout's Chart.yaml; the value goes into the values
+// file the chart reads.
+func TestFixChartFromCheckout(t *testing.T) {
+	s, err := os.ReadFile("../../remediations/testdata/helm-set-value.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parsed map[string]any
+	if err := yaml.Unmarshal(s, &parsed); err != nil {
+		t.Fatal(err)
+	}
+	files := parsed["repo"].(map[string]any)["files"].(map[string]any)
+	delete(parsed, "repo")
+	dir := t.TempDir()
+	for f, c := range files {
+		p := filepath.Join(dir, "checkout", filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c.(string)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stripped, err := yaml.Marshal(parsed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := filepath.Join(dir, "snapshot.yaml")
+	if err := os.WriteFile(snap, stripped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI("fix", "--snapshot", snap, "--repo", filepath.Join(dir, "checkout"))
+	if code != exitDrift || !strings.Contains(out, "wrote "+filepath.Join(dir, "checkout", "charts/cache/values.yaml")) {
+		t.Fatalf("exit %d, want the chart's values written:\n%s\n%s", code, out, stderr)
+	}
+}
