@@ -50,7 +50,7 @@ func (v DigestView) buttons(blocks []map[string]any, instance, namespace, app, p
 	snooze["value"] = key
 	snooze["confirm"] = map[string]any{
 		"title":   map[string]any{"type": "plain_text", "text": "Snooze for 7 days?"},
-		"text":    map[string]any{"type": "plain_text", "text": cut("The digest leaves "+name+" out for 7 days; its pull requests stay as they are.", 300)},
+		"text":    map[string]any{"type": "plain_text", "text": cut("For 7 days the digest leaves "+name+" out and driftfix opens or updates no fix pull request for it; an open one stays open.", 300)},
 		"confirm": map[string]any{"type": "plain_text", "text": "Snooze"},
 		"deny":    map[string]any{"type": "plain_text", "text": "Cancel"},
 	}

@@ -1,6 +1,9 @@
 package publish
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -57,4 +60,15 @@ func (r *run) dropSnoozed() {
 		}
 		v.ForPeople = people
 	}
+}
+
+// appSnoozed says why the proposal's application is snoozed from the
+// digest, or "" when it is not: while it is, its fix pull request is
+// neither opened nor updated (an open one stays open).
+func (p *proposal) appSnoozed() (string, error) {
+	s, on, err := p.Store.AppSnoozed(p.ctx, cycle.AppKey(p.pr.Instance, p.pr.Namespace, p.pr.App), p.now)
+	if err != nil || !on {
+		return "", err
+	}
+	return fmt.Sprintf("snoozed from the Slack digest by %s, until %s", s.By, s.Until.UTC().Format(time.RFC3339)), nil
 }

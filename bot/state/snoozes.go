@@ -2,6 +2,8 @@ package state
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -46,4 +48,21 @@ func (s *Store) AppSnoozes(ctx context.Context, now time.Time) (map[string]AppSn
 		return nil, fmt.Errorf("read snoozed applications: %w", err)
 	}
 	return out, nil
+}
+
+// AppSnoozed reports whether an application is snoozed at now, and the snooze.
+func (s *Store) AppSnoozed(ctx context.Context, app string, now time.Time) (AppSnooze, bool, error) {
+	var until int64
+	var by string
+	err := s.db.QueryRowContext(ctx, `SELECT until, by FROM app_snoozes WHERE app = ?`, app).Scan(&until, &by)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return AppSnooze{}, false, nil
+	case err != nil:
+		return AppSnooze{}, false, fmt.Errorf("read the snooze of application %s: %w", app, err)
+	}
+	if until <= now.UnixNano() {
+		return AppSnooze{}, false, nil
+	}
+	return AppSnooze{Until: time.Unix(0, until), By: by}, true, nil
 }
