@@ -29,7 +29,7 @@ slack:
   channel: "#gitops"
   people: {U0ALICE: alice, U0BOB: bob}
   actors: {userGroups: [S0ONCALL]}
-policy: {labels: [driftfix], reviewers: [platform-oncall], draft: true}
+policy: {labels: [driftfix], reviewers: [platform-oncall], draft: true, dashboard: {enabled: true}}
 `
 
 // buttonWorld is an event world whose bot serves the digest's buttons on
@@ -207,6 +207,11 @@ func TestSlackButtonSnooze(t *testing.T) {
 	}
 	if prs := b.gh.PullRequests("acme", "web"); len(prs) != 0 {
 		t.Errorf("a fix pull request was opened for the snoozed web: %v", prs)
+	}
+	if ds := b.dashboards("web", true); len(ds) == 1 && !strings.Contains(ds[0].Body, "snoozed from the Slack digest by U0ALICE (GitHub alice), until 2026-12-09T12:00:00Z") {
+		t.Errorf("web's dashboard does not say its fix is snoozed:\n%s", ds[0].Body)
+	} else if len(ds) != 1 {
+		t.Errorf("web has %d dashboards, want 1", len(ds))
 	}
 	if !strings.Contains(digest.String(), `"action_id":"driftfix_snooze"`) {
 		t.Errorf("the digest has no buttons though the policy names people: %s", digest.String())
