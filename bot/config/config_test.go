@@ -189,6 +189,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(full))
 	f.Add([]byte("argocd: [{server: https://a.example.com, tokenFile: t}]\n"))
 	f.Add([]byte("policy: {quietHours: {from: '22:00'}}\n"))
+	f.Add([]byte("slack: {people: {U012AB3CD: octocat, U0X: [a]}, actors: {userGroups: [S0P, 7]}}\n"))
 	f.Add([]byte("policy: {sensitivePaths: [env, {scope: [pod, core/ConfigMap], name: x, pattern: /containers/*/env, mode: whole, hidden: 'equals:y'}]}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := Parse(b)
