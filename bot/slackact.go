@@ -19,7 +19,16 @@ import (
 type SlackActions struct {
 	Runner *Runner
 	Queue  *events.Queue
+	// Leading, when set, reports whether this replica holds the Lease: a
+	// standby neither snoozes nor queues (its state is not the leader's).
+	Leading func() bool
 }
+
+// ErrStandby says a button was pressed on a replica that does not run cycles.
+var ErrStandby = errors.New("this driftfix replica is a standby (it does not hold the Lease): press again, the next press may reach the leader")
+
+// standby reports whether this replica must leave changes to the leader.
+func (a SlackActions) standby() bool { return a.Leading != nil && !a.Leading() }
 
 // ErrDryRun says a button asked for a change in a dry run, which keeps no state.
 var ErrDryRun = errors.New("driftfix runs in dry run: it keeps no state and publishes nothing")
@@ -59,6 +68,9 @@ func (a SlackActions) WriteAccess(ctx context.Context, app, login string) (strin
 
 // Snooze holds the application's digest lines back until a time.
 func (a SlackActions) Snooze(ctx context.Context, app string, until time.Time, by string) error {
+	if a.standby() {
+		return ErrStandby
+	}
 	st := a.Runner.store()
 	if st == nil {
 		return ErrDryRun
@@ -68,6 +80,9 @@ func (a SlackActions) Snooze(ctx context.Context, app string, until time.Time, b
 
 // Recheck queues the application to be diagnosed again now.
 func (a SlackActions) Recheck(_ context.Context, app string) error {
+	if a.standby() {
+		return ErrStandby
+	}
 	if a.Runner.store() == nil {
 		return ErrDryRun
 	}

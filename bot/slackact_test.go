@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/events"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/slack/slacktest"
@@ -248,5 +249,32 @@ func TestSlackButtonRecheck(t *testing.T) {
 	// A press for an application driftfix never saw does nothing.
 	if _, text := b.press("U0CAROL", templates.ButtonRecheck, "main/argocd/nope"); !strings.Contains(text, "did not see") {
 		t.Errorf("unknown application: replied %q", text)
+	}
+}
+
+// TestButtonKeyIsAppKey: the buttons carry an application's key as the bot
+// names it, so a press finds its application.
+func TestButtonKeyIsAppKey(t *testing.T) {
+	for _, id := range []cycle.AppID{{Instance: "main", Namespace: "argocd", Name: "shop"}, {Instance: "https://argocd.example.com", Namespace: "team-a", Name: "web.v2"}} {
+		if got, want := templates.ButtonKey(id.Instance, id.Namespace, id.Name), cycle.AppKey(id.Instance, id.Namespace, id.Name); got != want {
+			t.Errorf("ButtonKey %q, AppKey %q", got, want)
+		}
+	}
+}
+
+// TestSlackButtonOnStandby: a replica that does not hold the Lease neither
+// snoozes nor queues, and says so.
+func TestSlackButtonOnStandby(t *testing.T) {
+	b := newButtonWorld(t, 0)
+	b.in.Actions = SlackActions{Runner: b.r, Queue: b.q, Leading: func() bool { return false }}
+	shop := b.appKey("shop")
+	for _, action := range []string{templates.ButtonSnooze, templates.ButtonRecheck} {
+		if _, text := b.press("U0ALICE", action, shop); !strings.Contains(text, "standby") {
+			t.Errorf("%s on a standby: replied %q", action, text)
+		}
+	}
+	b.settle()
+	if got := b.snoozes(); len(got) != 0 || b.done.Load() != 0 {
+		t.Errorf("a standby acted: snoozes %v, units %d", got, b.done.Load())
 	}
 }

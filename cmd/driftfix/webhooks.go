@@ -106,7 +106,7 @@ func serveWebhooks(ctx context.Context, r *bot.Runner, w webhookFlags, leading *
 		mux.Handle("/webhook", &events.Receiver{Secret: sec, MaxBody: w.maxBody, Deliveries: r, Watches: r.Watches, Queue: q, Log: log, Seen: r.Metrics.Delivery})
 	}
 	if buttons {
-		in, err := slackButtons(r, q, w, log)
+		in, err := slackButtons(r, q, w, leading, log)
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +133,7 @@ const slackActionsPath = "/slack/actions"
 
 // slackButtons serves the digest's buttons, checked with the Slack app's
 // signing secret.
-func slackButtons(r *bot.Runner, q *events.Queue, w webhookFlags, log *slog.Logger) (*slack.Interactions, error) {
+func slackButtons(r *bot.Runner, q *events.Queue, w webhookFlags, leading *atomic.Bool, log *slog.Logger) (*slack.Interactions, error) {
 	if w.slackSecretFile != "" && w.slackSecretEnv != "" {
 		return nil, errors.New("give --slack-signing-secret-file or --slack-signing-secret-env, not both")
 	}
@@ -144,7 +144,7 @@ func slackButtons(r *bot.Runner, q *events.Queue, w webhookFlags, log *slog.Logg
 	if sec() == "" {
 		return nil, fmt.Errorf("the Slack signing secret in %s is empty", w.slackSecretFile)
 	}
-	in := &slack.Interactions{Secret: sec, MaxBody: w.slackMaxBody, Actors: r.SlackActors, Actions: bot.SlackActions{Runner: r, Queue: q}, Log: log}
+	in := &slack.Interactions{Secret: sec, MaxBody: w.slackMaxBody, Actors: r.SlackActors, Actions: bot.SlackActions{Runner: r, Queue: q, Leading: leading.Load}, Log: log}
 	people, groups := r.SlackActors()
 	// The bot token reads user groups' members (usergroups:read).
 	if in.Slack, err = slackNotifier(r.Config.Slack, log); err != nil && len(groups) > 0 {
