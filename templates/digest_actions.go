@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -27,13 +28,22 @@ func ButtonKey(instance, namespace, app string) string {
 // maxButtonText is Slack's limit on a button's text.
 const maxButtonText = 75
 
+// MaxButtonRows bounds the rows of buttons under one group of lines, so a
+// first digest of a large fleet stays a few messages: the lines past it
+// have none, and a note says so.
+const MaxButtonRows = 15
+
 // buttons appends, when the digest has buttons, an actions block for one
 // application: Open (with the pull request's URL, when there is one),
 // Snooze and Recheck. Each button names the application, since the block
 // comes after its group's lines.
 func (v DigestView) buttons(blocks []map[string]any, instance, namespace, app, prURL string) []map[string]any {
-	if !v.Buttons {
+	switch {
+	case !v.Buttons || len(blocks) > MaxButtonRows:
 		return blocks
+	case len(blocks) == MaxButtonRows:
+		note := fmt.Sprintf("Buttons for the first %d lines only: act on the others from the Drift Dashboard or their pull requests.", MaxButtonRows)
+		return append(blocks, map[string]any{"type": "context", "elements": []map[string]any{{"type": "mrkdwn", "text": note, "verbatim": true}}})
 	}
 	name := namespace + "/" + app
 	key := ButtonKey(instance, namespace, app)

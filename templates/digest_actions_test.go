@@ -1,6 +1,9 @@
 package templates
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -64,4 +67,26 @@ func actionBlocks(msgs []Message) []map[string]any {
 		}
 	}
 	return out
+}
+
+// TestDigestButtonsBounded: a group of many lines gets MaxButtonRows rows
+// of buttons and a note saying the rest have none; every line is still there.
+func TestDigestButtonsBounded(t *testing.T) {
+	v := DigestView{Instance: "prod", Buttons: true}
+	for i := 0; i < 40; i++ {
+		v.NewStuck = append(v.NewStuck, AppLine{App: fmt.Sprintf("app-%02d", i), Namespace: "argocd", Instance: "prod"})
+	}
+	msgs := Digest(v)
+	if n := len(actionBlocks(msgs)); n != MaxButtonRows {
+		t.Errorf("%d rows of buttons, want %d", n, MaxButtonRows)
+	}
+	raw, _ := json.Marshal(msgs)
+	if !strings.Contains(string(raw), "Buttons for the first 15 lines only") {
+		t.Error("no note says the other lines have no buttons")
+	}
+	for i := 0; i < 40; i++ {
+		if !strings.Contains(string(raw), fmt.Sprintf("argocd/app-%02d`", i)) {
+			t.Errorf("line of app-%02d missing", i)
+		}
+	}
 }
