@@ -70,6 +70,10 @@ type Interactions struct {
 	Log *slog.Logger
 	// Now is the clock for snoozes (default time.Now).
 	Now func() time.Time
+	// Seen, when set, is told each request's action (snooze, recheck, or
+	// "" before it is known) and what became of it: done, failed,
+	// refused, unknown, forged, replayed, too_large, bad, busy.
+	Seen func(action, outcome string)
 
 	once  sync.Once
 	slots chan struct{}
@@ -81,6 +85,12 @@ const maxInFlight = 16
 
 // DefaultResponseURLPrefix is where Slack's response URLs point.
 const DefaultResponseURLPrefix = "https://hooks.slack.com/"
+
+func (in *Interactions) seen(action, outcome string) {
+	if in.Seen != nil {
+		in.Seen(action, outcome)
+	}
+}
 
 func (in *Interactions) log() *slog.Logger {
 	if in.Log == nil {
@@ -94,13 +104,14 @@ func (in *Interactions) Wait() { in.wg.Wait() }
 
 // ServeHTTP answers one interactivity request.
 func (in *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	refuse := func(code int, msg string) {
+	refuse := func(code int, outcome, msg string) {
+		in.seen("", outcome)
 		in.log().Warn("slack interaction refused", "status", code, "problem", msg)
 		http.Error(w, msg, code)
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		refuse(http.StatusMethodNotAllowed, "Slack's interactivity requests are POSTed here")
+		refuse(http.StatusMethodNotAllowed, "bad", "Slack's interactivity requests are POSTed here")
 		return
 	}
 	secret := ""
@@ -108,7 +119,7 @@ func (in *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		secret = in.Secret()
 	}
 	if secret == "" {
-		refuse(http.StatusServiceUnavailable, "driftfix has no Slack signing secret to check requests with")
+		refuse(http.StatusServiceUnavailable, "bad", "driftfix has no Slack signing secret to check requests with")
 		return
 	}
 	max := in.MaxBody
@@ -119,34 +130,34 @@ func (in *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		refuse(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request is larger than %d bytes, the most driftfix reads", max))
+		refuse(http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the request is larger than %d bytes, the most driftfix reads", max))
 		return
 	case err != nil:
-		refuse(http.StatusBadRequest, "read the request: "+err.Error())
+		refuse(http.StatusBadRequest, "bad", "read the request: "+err.Error())
 		return
 	}
 	sv, err := slack.NewSecretsVerifier(r.Header, secret)
 	switch {
 	case errors.Is(err, slack.ErrExpiredTimestamp):
-		refuse(http.StatusUnauthorized, "X-Slack-Request-Timestamp is more than five minutes away from driftfix's clock: a replayed request, or a clock that is off")
+		refuse(http.StatusUnauthorized, "replayed", "X-Slack-Request-Timestamp is more than five minutes away from driftfix's clock: a replayed request, or a clock that is off")
 		return
 	case err != nil:
-		refuse(http.StatusUnauthorized, "the request is not signed as Slack signs it (X-Slack-Signature, X-Slack-Request-Timestamp): "+err.Error())
+		refuse(http.StatusUnauthorized, "forged", "the request is not signed as Slack signs it (X-Slack-Signature, X-Slack-Request-Timestamp): "+err.Error())
 		return
 	}
 	sv.Write(body)
 	if sv.Ensure() != nil {
-		refuse(http.StatusUnauthorized, "X-Slack-Signature does not match the request: it is not signed with the signing secret driftfix reads")
+		refuse(http.StatusUnauthorized, "forged", "X-Slack-Signature does not match the request: it is not signed with the signing secret driftfix reads")
 		return
 	}
 	form, err := url.ParseQuery(string(body))
 	if err != nil || form.Get("payload") == "" {
-		refuse(http.StatusBadRequest, "the request has no payload form field")
+		refuse(http.StatusBadRequest, "bad", "the request has no payload form field")
 		return
 	}
 	var cb slack.InteractionCallback
 	if err := json.Unmarshal([]byte(form.Get("payload")), &cb); err != nil {
-		refuse(http.StatusBadRequest, "the payload is not an interaction: "+err.Error())
+		refuse(http.StatusBadRequest, "bad", "the payload is not an interaction: "+err.Error())
 		return
 	}
 	if cb.Type != slack.InteractionTypeBlockActions {
@@ -162,7 +173,7 @@ func (in *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		select {
 		case in.slots <- struct{}{}:
 		default:
-			refuse(http.StatusServiceUnavailable, "driftfix is handling too many button presses at once; press again")
+			refuse(http.StatusServiceUnavailable, "busy", "driftfix is handling too many button presses at once; press again")
 			return
 		}
 		in.wg.Add(1)
@@ -184,12 +195,15 @@ func (in *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // tell them.
 func (in *Interactions) act(ctx context.Context, user, action, app string) string {
 	log := in.log().With("user", user, "action", action, "app", app)
+	name := strings.TrimPrefix(action, "driftfix_")
 	if in.Actions == nil || !in.Actions.Known(app) {
+		in.seen(name, "unknown")
 		log.Info("slack button refused: unknown application")
 		return fmt.Sprintf("driftfix's last cycle did not see the application %q: nothing done.", app)
 	}
 	who, why := in.allowed(ctx, user, app)
 	if why != "" {
+		in.seen(name, "refused")
 		log.Info("slack button refused", "why", why)
 		return why
 	}
@@ -201,16 +215,20 @@ func (in *Interactions) act(ctx context.Context, user, action, app string) strin
 		}
 		until := now().Add(templates.SnoozeFor)
 		if err := in.Actions.Snooze(ctx, app, until, who); err != nil {
+			in.seen(name, "failed")
 			log.Warn("slack snooze failed", "error", err.Error())
 			return fmt.Sprintf("driftfix could not snooze %s: %v", app, err)
 		}
+		in.seen(name, "done")
 		log.Info("application snoozed from slack", "until", until.UTC().Format(time.RFC3339), "by", who)
 		return fmt.Sprintf("Snoozed %s until %s: the digest leaves it out until then.", app, until.UTC().Format("2006-01-02 15:04 MST"))
 	default:
 		if err := in.Actions.Recheck(ctx, app); err != nil {
+			in.seen(name, "failed")
 			log.Warn("slack recheck failed", "error", err.Error())
 			return fmt.Sprintf("driftfix could not queue a recheck of %s: %v", app, err)
 		}
+		in.seen(name, "done")
 		log.Info("recheck queued from slack", "by", who)
 		return fmt.Sprintf("A recheck of %s is queued: its result comes in the next digest.", app)
 	}

@@ -16,7 +16,8 @@ import (
 // TestSlackButtonsOfRun: run with a Slack signing secret and no webhook
 // secret serves the digest's buttons at /slack/actions on --webhook-listen:
 // a press signed as Slack signs it is acknowledged, a forged one refused
-// with 401; GitHub's /webhook is not served; the secret is never logged.
+// with 401 and counted in /metrics; GitHub's /webhook is not served; the
+// secret is never logged.
 func TestSlackButtonsOfRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts driftfix as a process")
@@ -57,6 +58,10 @@ func TestSlackButtonsOfRun(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("/webhook without a webhook secret: %d, want 404", resp.StatusCode)
+	}
+	_, m := get(t, "http://"+addr+"/metrics")
+	if v, _ := metric(m, `driftfix_slack_presses_total{action="none",outcome="forged"}`); v != 1 {
+		t.Errorf("forged presses counted %v, want 1", v)
 	}
 	if err := p.stop(t); err != nil {
 		t.Fatalf("exit: %v; log:\n%s", err, p.stderr.String())

@@ -144,7 +144,7 @@ func slackButtons(r *bot.Runner, q *events.Queue, w webhookFlags, leading *atomi
 	if sec() == "" {
 		return nil, fmt.Errorf("the Slack signing secret in %s is empty", w.slackSecretFile)
 	}
-	in := &slack.Interactions{Secret: sec, MaxBody: w.slackMaxBody, Actors: r.SlackActors, Actions: bot.SlackActions{Runner: r, Queue: q, Leading: leading.Load}, Log: log}
+	in := &slack.Interactions{Secret: sec, MaxBody: w.slackMaxBody, Actors: r.SlackActors, Actions: bot.SlackActions{Runner: r, Queue: q, Leading: leading.Load}, Log: log, Seen: r.Metrics.SlackPress}
 	people, groups := r.SlackActors()
 	// The bot token reads user groups' members (usergroups:read).
 	if in.Slack, err = slackNotifier(r.Config.Slack, log); err != nil && len(groups) > 0 {
