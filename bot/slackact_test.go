@@ -109,9 +109,9 @@ func (b *buttonWorld) snoozes() map[string]state.AppSnooze {
 }
 
 // TestSlackButtonRefusals: a press that is forged (signed with another
-// secret), replayed (a timestamp ten minutes old), unsigned or too large
-// is refused with 401 or 413 saying why, gets no reply and changes
-// nothing; so does a press of a person the policy does not map, or maps to
+// secret), replayed (a timestamp ten minutes old, or the same signed
+// request again), unsigned or too large is refused with 401 or 413 saying
+// why, gets no reply and changes nothing; so does a press of a person the policy does not map, or maps to
 // a GitHub account without write access, except that they are told why.
 func TestSlackButtonRefusals(t *testing.T) {
 	b := newButtonWorld(t, 64<<10)
@@ -149,6 +149,24 @@ func TestSlackButtonRefusals(t *testing.T) {
 	}
 	if rs := b.slack.Responses(); len(rs) != 0 {
 		t.Errorf("refused requests got replies: %v", rs)
+	}
+	// The same signed request twice within five minutes: the copy is refused.
+	pressed := b.slack.Payload(slacktest.BlockAction{User: "U0EVE", ActionID: templates.ButtonRecheck, Value: shop})
+	signed := []byte(url.Values{"payload": {string(pressed)}}.Encode())
+	for i, want := range []int{http.StatusOK, http.StatusUnauthorized} {
+		resp, err := slacktest.InteractRaw(b.client, b.srv.URL+"/slack/actions", strconv.FormatInt(now.Unix(), 10), slacktest.Sign(signingSecret, now, signed), signed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		said, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		b.in.Wait()
+		if resp.StatusCode != want || (i == 1 && !strings.Contains(string(said), "received before")) {
+			t.Errorf("sent %d times: answered %d %q, want %d", i+1, resp.StatusCode, said, want)
+		}
+	}
+	if rs := b.slack.Responses(); len(rs) != 1 {
+		t.Errorf("a replayed press was answered again: %d replies", len(rs))
 	}
 	for _, tt := range []struct{ user, says string }{
 		{"U0EVE", "U0EVE is not mapped to a GitHub account in the policy's slack.people"},

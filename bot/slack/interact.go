@@ -78,6 +78,34 @@ type Interactions struct {
 	once  sync.Once
 	slots chan struct{}
 	wg    sync.WaitGroup
+
+	mu   sync.Mutex
+	sigs map[string]time.Time // signatures taken within replayWindow
+}
+
+// replayWindow is how long a signed request stays valid (Slack's five
+// minutes either way): a request seen again within it is a replay.
+const replayWindow = 5 * time.Minute
+
+// firstTime records a request's signature and reports whether it is new;
+// signatures older than twice the window are forgotten on the way.
+func (in *Interactions) firstTime(sig string) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	now := time.Now()
+	if in.sigs == nil {
+		in.sigs = map[string]time.Time{}
+	}
+	for k, at := range in.sigs {
+		if now.Sub(at) > 2*replayWindow {
+			delete(in.sigs, k)
+		}
+	}
+	if _, seen := in.sigs[sig]; seen {
+		return false
+	}
+	in.sigs[sig] = now
+	return true
 }
 
 // maxInFlight bounds the actions handled at once.
@@ -148,6 +176,10 @@ func (in *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sv.Write(body)
 	if sv.Ensure() != nil {
 		refuse(http.StatusUnauthorized, "forged", "X-Slack-Signature does not match the request: it is not signed with the signing secret driftfix reads")
+		return
+	}
+	if !in.firstTime(r.Header.Get("X-Slack-Signature")) {
+		refuse(http.StatusUnauthorized, "replayed", "this request was received before: a replay is not acted on again")
 		return
 	}
 	form, err := url.ParseQuery(string(body))
