@@ -295,7 +295,11 @@ func (in *Interactions) allowed(ctx context.Context, user, app string) (who, why
 		}
 		members, err := in.Slack.groupMembers(ctx, g)
 		if err != nil {
-			reasons = append(reasons, fmt.Sprintf("driftfix could not read the members of user group %s (%v; the Slack app needs usergroups:read)", g, err))
+			hint := ""
+			if strings.Contains(err.Error(), "missing_scope") {
+				hint = "; the Slack app's bot token needs usergroups:read"
+			}
+			reasons = append(reasons, fmt.Sprintf("driftfix could not read the members of user group %s (%v%s)", g, err, hint))
 			continue
 		}
 		for _, m := range members {
