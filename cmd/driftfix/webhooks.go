@@ -86,6 +86,9 @@ func serveWebhooks(ctx context.Context, r *bot.Runner, w webhookFlags, leading *
 	if !hooks {
 		log.Info("no webhook secret configured (--webhook-secret-file): driftfix polls on its schedule only")
 	}
+	if people, groups := r.SlackActors(); !buttons && len(people)+len(groups) > 0 {
+		log.Warn("the policy names who may press the digest's buttons (slack.people, slack.actors.userGroups) but no Slack signing secret is configured (--slack-signing-secret-file): the buttons are shown and every press fails")
+	}
 	if !hooks && !buttons {
 		return nil, nil
 	}
