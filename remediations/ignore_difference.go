@@ -195,7 +195,7 @@ func ruleComment(c *Context, f drift.Finding) string {
 	}
 	ev := ""
 	if len(f.Evidence) > 0 {
-		ev = f.Evidence[0]
+		ev = f.Evidence[0].Text
 		if r := []rune(ev); len(r) > 140 {
 			ev = string(r[:139]) + "…"
 		}

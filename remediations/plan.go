@@ -36,7 +36,7 @@ type Edit struct {
 // why this change is the narrowest, its risk and how to undo it.
 type Rationale struct {
 	Cause    drift.Cause
-	Evidence []string
+	Evidence []drift.Evidence
 	Why      string
 	Risk     string
 	Undo     string

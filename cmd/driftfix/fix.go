@@ -263,11 +263,11 @@ type editJSON struct {
 }
 
 type rationaleJSON struct {
-	Cause    drift.Cause `json:"cause"`
-	Evidence []string    `json:"evidence"`
-	Why      string      `json:"why,omitempty"`
-	Risk     string      `json:"risk,omitempty"`
-	Undo     string      `json:"undo,omitempty"`
+	Cause    drift.Cause      `json:"cause"`
+	Evidence []drift.Evidence `json:"evidence"`
+	Why      string           `json:"why,omitempty"`
+	Risk     string           `json:"risk,omitempty"`
+	Undo     string           `json:"undo,omitempty"`
 }
 
 // writePlans writes the plans as JSON or YAML (format).
