@@ -75,9 +75,10 @@ type Interactions struct {
 	// refused, unknown, forged, replayed, too_large, bad, busy.
 	Seen func(action, outcome string)
 
-	once  sync.Once
-	slots chan struct{}
-	wg    sync.WaitGroup
+	once    sync.Once
+	slots   chan struct{} // actions in hand
+	reading chan struct{} // bodies being read
+	wg      sync.WaitGroup
 
 	mu   sync.Mutex
 	sigs map[string]time.Time // signatures taken within replayWindow
@@ -108,8 +109,12 @@ func (in *Interactions) firstTime(sig string) bool {
 	return true
 }
 
-// maxInFlight bounds the actions handled at once.
-const maxInFlight = 16
+// maxInFlight bounds the actions handled at once, maxReading the request
+// bodies read at once.
+const (
+	maxInFlight = 16
+	maxReading  = 64
+)
 
 // DefaultResponseURLPrefix is where Slack's response URLs point.
 const DefaultResponseURLPrefix = "https://hooks.slack.com/"
@@ -148,6 +153,17 @@ func (in *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if secret == "" {
 		refuse(http.StatusServiceUnavailable, "bad", "driftfix has no Slack signing secret to check requests with")
+		return
+	}
+	in.once.Do(func() {
+		in.slots = make(chan struct{}, maxInFlight)
+		in.reading = make(chan struct{}, maxReading)
+	})
+	select { // a flood of large bodies holds at most maxReading × MaxBody
+	case in.reading <- struct{}{}:
+		defer func() { <-in.reading }()
+	case <-time.After(time.Second):
+		refuse(http.StatusServiceUnavailable, "busy", "driftfix is reading too many requests at once; press again")
 		return
 	}
 	max := in.MaxBody
@@ -197,7 +213,6 @@ func (in *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK) // Slack wants a 200 for what driftfix does not act on too
 		return
 	}
-	in.once.Do(func() { in.slots = make(chan struct{}, maxInFlight) })
 	for _, a := range cb.ActionCallback.BlockActions {
 		if a.ActionID != templates.ButtonSnooze && a.ActionID != templates.ButtonRecheck {
 			continue // the Open link, which Slack also reports, or not a driftfix button
