@@ -193,7 +193,7 @@ func TestSlackButtonRefusals(t *testing.T) {
 // reported and fixed.
 func TestSlackButtonSnooze(t *testing.T) {
 	b := newButtonWorld(t, 0)
-	shop, web := b.appKey("shop"), b.appKey("web")
+	web := b.appKey("web")
 	code, text := b.press("U0ALICE", templates.ButtonSnooze, web)
 	if code != http.StatusOK || !strings.Contains(text, "Snoozed "+web+" until 2026-12-09 12:00 UTC") {
 		t.Fatalf("answered %d, replied %q", code, text)
@@ -235,7 +235,6 @@ func TestSlackButtonSnooze(t *testing.T) {
 	if !strings.Contains(digest.String(), `"action_id":"driftfix_snooze"`) {
 		t.Errorf("the digest has no buttons though the policy names people: %s", digest.String())
 	}
-	_ = shop
 }
 
 // TestSlackButtonRecheck: a member of a named user group, mapped to no
