@@ -32,6 +32,9 @@ const (
 	Push Kind = "push"
 	// Refresh looks the App's installations up again.
 	Refresh Kind = "refresh"
+	// Recheck diagnoses one application again now (a person pressed
+	// Recheck in the Slack digest).
+	Recheck Kind = "recheck"
 )
 
 // Work is one unit of work a delivery asks for.
@@ -60,6 +63,8 @@ type Work struct {
 	At time.Time
 	// Delivery is the X-GitHub-Delivery the work came from, for the logs.
 	Delivery string
+	// App is the application's key (instance/namespace/name) to recheck.
+	App string
 }
 
 // Key is what work is coalesced by: one pending unit per pull request,
@@ -72,6 +77,8 @@ func (w Work) Key() string {
 		return "refresh"
 	case Verify:
 		return fmt.Sprintf("verify %s %s", strings.ToLower(w.Repo), w.HeadSHA)
+	case Recheck:
+		return "recheck " + w.App
 	}
 	return fmt.Sprintf("%s %s#%d", w.Kind, strings.ToLower(w.Repo), w.Number)
 }
@@ -85,6 +92,8 @@ func (w Work) String() string {
 		return "refresh the installations"
 	case Verify:
 		return fmt.Sprintf("verify %s@%s", w.Repo, short(w.HeadSHA))
+	case Recheck:
+		return "recheck " + w.App
 	}
 	return fmt.Sprintf("%s %s#%d", w.Kind, w.Repo, w.Number)
 }
