@@ -164,6 +164,7 @@ func (r *Runner) setWatched(res *cycle.CycleResult) {
 	}
 	r.mu.Lock()
 	r.watched = repos
+	r.setAppRepos(res)
 	r.mu.Unlock()
 }
 
@@ -249,6 +250,8 @@ func (r *Runner) do(ctx context.Context, w events.Work) error {
 		}
 		r.CycleSoon(0)
 		return nil
+	case events.Recheck:
+		return r.recheck(ctx, w, now)
 	case events.Push:
 		if !tracks(res, w) {
 			return fmt.Errorf("push to %s %s: no application of the last cycle tracks the branch: %w", w.Repo, w.Branch, publish.ErrNotWatched)

@@ -37,7 +37,7 @@ import (
 type webhookMatch struct {
 	config   string
 	webhook  string
-	evidence []string
+	evidence []drift.Evidence
 }
 
 // parsedWebhook is one webhook of a collected configuration, read once per
@@ -308,23 +308,27 @@ func (in *Input) admit(ref drift.Ref, res *drift.Resource) []webhookMatch {
 		if ok, err := objMatcher.MatchObjectSelector(w, attr); err != nil || !ok {
 			continue
 		}
-		ev := []string{fmt.Sprintf("MutatingWebhookConfiguration %s (webhook %s) admits this object: rule %s", w.config, w.hook.Name, rule)}
+		cfg := drift.Ref{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration", Name: w.config}
+		ev := []drift.Evidence{{Kind: drift.EvidenceWebhook, Object: &cfg, Webhook: w.hook.Name,
+			Text: fmt.Sprintf("MutatingWebhookConfiguration %s (webhook %s) admits this object: rule %s", w.config, w.hook.Name, rule)}}
 		if ref.Namespace != "" && !w.nsSel.Empty() {
 			where := fmt.Sprintf("Namespace %s (%s)", ref.Namespace, labelsText(nsLabels))
 			if !nsKnown {
 				where = fmt.Sprintf("Namespace %s (labels not collected; only kubernetes.io/metadata.name known)", ref.Namespace)
 			}
-			ev = append(ev, fmt.Sprintf("its namespaceSelector %s matches %s", w.nsSel, where))
+			ev = append(ev, drift.Evidence{Kind: drift.EvidenceWebhook, Object: &cfg, Webhook: w.hook.Name,
+				Text: fmt.Sprintf("its namespaceSelector %s matches %s", w.nsSel, where)})
 		}
 		if !w.objSel.Empty() {
-			ev = append(ev, fmt.Sprintf("its objectSelector %s matches the object's labels", w.objSel))
+			ev = append(ev, drift.Evidence{Kind: drift.EvidenceWebhook, Object: &cfg, Webhook: w.hook.Name,
+				Text: fmt.Sprintf("its objectSelector %s matches the object's labels", w.objSel)})
 		}
 		if len(w.hook.MatchConditions) > 0 {
 			held, note := w.conditionsHold(res)
 			if !held {
 				continue
 			}
-			ev = append(ev, note)
+			ev = append(ev, drift.Evidence{Kind: drift.EvidenceWebhook, Object: &cfg, Webhook: w.hook.Name, Text: note})
 		}
 		out = append(out, webhookMatch{config: w.config, webhook: w.hook.Name, evidence: ev})
 	}

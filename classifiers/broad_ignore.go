@@ -12,9 +12,11 @@ import (
 // BroadIgnore flags ignoreDifferences rules that hide more than the one field
 // another system owns.
 var BroadIgnore = Classifier{
-	Name:     drift.CauseBroadIgnore,
-	Doc:      "an existing ignore rule is broad or covers a sensitive path (privilege, image, RBAC)",
-	Classify: classifyBroadIgnore,
+	Name:      drift.CauseBroadIgnore,
+	Doc:       "an existing ignore rule is broad or covers a sensitive path (privilege, image, RBAC)",
+	Classify:  classifyBroadIgnore,
+	Predicted: true,
+	Error:     true,
 }
 
 // broadPointers are paths whose ignoring hides a whole object, its spec, a pod
@@ -233,14 +235,18 @@ func classifyBroadIgnore(c *Case) (Verdict, bool) {
 			sensitive = append(sensitive, fmt.Sprintf("%s of %s%s (%s)", p, ref, where, kind))
 		}
 	}
-	var ev []string
+	var ev []drift.Evidence
 	switch {
 	case len(broad) > 0 && len(sensitive) > 0:
-		ev = append(ev, fmt.Sprintf("%s is broad: %s; it also covers a sensitive path: %s", ruleName(r), strings.Join(broad, "; "), strings.Join(sensitive, ", ")))
+		why := fmt.Sprintf("%s; it also covers a sensitive path: %s", strings.Join(broad, "; "), strings.Join(sensitive, ", "))
+		ev = append(ev, drift.Evidence{Kind: drift.EvidenceBroadRule, Detail: why, Text: ruleName(r) + " is broad: " + why})
 	case len(broad) > 0:
-		ev = append(ev, fmt.Sprintf("%s is broad: %s", ruleName(r), strings.Join(broad, "; ")))
+		why := strings.Join(broad, "; ")
+		ev = append(ev, drift.Evidence{Kind: drift.EvidenceBroadRule, Detail: why, Text: ruleName(r) + " is broad: " + why})
 	case len(sensitive) > 0:
-		ev = append(ev, fmt.Sprintf("%s is scoped narrowly (one resource by name, exact paths), but covers a sensitive path: %s; whatever another writer puts there is hidden, so it is reported however narrow", ruleName(r), strings.Join(sensitive, ", ")))
+		paths := strings.Join(sensitive, ", ")
+		ev = append(ev, drift.Evidence{Kind: drift.EvidenceSensitiveRule, Detail: paths,
+			Text: fmt.Sprintf("%s is scoped narrowly (one resource by name, exact paths), but covers a sensitive path: %s; whatever another writer puts there is hidden, so it is reported however narrow", ruleName(r), paths)})
 	default:
 		return Verdict{}, false
 	}
@@ -268,13 +274,15 @@ func classifyBroadIgnore(c *Case) (Verdict, bool) {
 		if !masked {
 			live = val(d.Live, d.InLive)
 		}
-		ev = append(ev, fmt.Sprintf("it hides %s %s: Git %s, live %s%s", d.Resource, d.Path, val(d.Git, d.InGit), live, by))
+		ref := d.Resource
+		ev = append(ev, drift.Evidence{Kind: drift.EvidenceHidden, Object: &ref, Path: d.Path.String(),
+			Text: fmt.Sprintf("it hides %s %s: Git %s, live %s%s", d.Resource, d.Path, val(d.Git, d.InGit), live, by)})
 	}
 	switch {
 	case hidden > 5:
-		ev = append(ev, fmt.Sprintf("it hides %d differences in all", hidden))
+		ev = append(ev, drift.Say(drift.EvidenceHidden, fmt.Sprintf("it hides %d differences in all", hidden)))
 	case hidden == 0:
-		ev = append(ev, "it hides no difference right now, but would hide any future change under those paths")
+		ev = append(ev, drift.Say(drift.EvidenceHidden, "it hides no difference right now, but would hide any future change under those paths"))
 	}
 	return Verdict{Evidence: ev, Fix: drift.FixNarrowIgnore}, true
 }

@@ -4,7 +4,6 @@
 package classifiers
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -20,12 +19,83 @@ type Classifier struct {
 	Doc string
 	// Classify returns the evidence and suggested fix when the cause applies.
 	Classify func(c *Case) (Verdict, bool)
+
+	// What the later stages know of the cause, said here and nowhere else
+	// (read through Of). The zero value of each is the cautious answer.
+
+	// Predicted says Git alone decides the cause, so `driftfix predict`
+	// names it before a merge. Another writer's change, a person's and an
+	// unexplained difference are not predictions.
+	Predicted bool
+	// MayStayIgnored says an ignore rule may keep hiding the cause's paths
+	// when a broad rule is narrowed: another system legitimately owns them.
+	MayStayIgnored bool
+	// Suggest are the fix kinds a prediction's one-line suggestion may
+	// carry for the cause: each writes nothing but Git's own value.
+	Suggest []drift.FixKind
+	// Fleet says what findings of the cause share across applications, so
+	// one platform fix of the Argo CD instance ends them all.
+	Fleet FleetBy
+	// Error says Git itself is wrong whatever the cluster does, so a
+	// review reports a prediction of the cause as an error (SARIF level
+	// error), not a warning.
+	Error bool
+	// Risk is the risk a remove-field plan states for the cause: what the
+	// cluster does once Git stops declaring the field ("" for the general
+	// one, that the field is then whatever the cluster holds).
+	Risk string
+}
+
+// FleetBy is what findings of one cause share across applications.
+type FleetBy string
+
+// How a cause's findings group into one platform fix.
+const (
+	// FleetNone: each application's finding is its own.
+	FleetNone FleetBy = ""
+	// FleetWebhook: the mutating webhook the evidence names
+	// (drift.EvidenceWebhook) writes the same fields everywhere.
+	FleetWebhook FleetBy = "webhook"
+	// FleetWriter: the field manager that last wrote the field, a
+	// controller, writes the same kind everywhere.
+	FleetWriter FleetBy = "writer"
+)
+
+// Of returns the registered classifier of a cause: what the later stages
+// read of it. A cause no classifier names (a memo of an older version,
+// a typo in a policy) gets the zero value: predicted never, ignorable
+// never, no suggestion, no fleet, the general risk.
+func Of(cause drift.Cause) Classifier {
+	for _, cl := range Registry {
+		if cl.Name == cause {
+			return cl
+		}
+	}
+	return Classifier{Name: cause}
+}
+
+// FleetSource names what a finding of a cause comes from, as fleets group
+// them: the mutating webhook configuration its evidence names, or the
+// controller (field manager) that wrote it last. ok is false for a cause
+// that does not group, or when the evidence names no source.
+func FleetSource(cause drift.Cause, ev []drift.Evidence, writer string) (source string, ok bool) {
+	switch Of(cause).Fleet {
+	case FleetWebhook:
+		if e, found := drift.FirstOf(ev, drift.EvidenceWebhook); found && e.Object != nil {
+			return e.Object.Kind + " " + e.Object.Name, true
+		}
+	case FleetWriter:
+		if writer != "" {
+			return "controller " + writer, true
+		}
+	}
+	return "", false
 }
 
 // Verdict is a classifier's answer: the evidence a reviewer can check and the
 // kind of fix it suggests.
 type Verdict struct {
-	Evidence []string
+	Evidence []drift.Evidence
 	Fix      drift.FixKind
 	Reason   string // why no fix, when Fix is none
 	// Grant is the rule that lets another writer keep the field, for a fix
@@ -252,14 +322,13 @@ func ownersText(os []drift.Owner) string {
 	return strings.Join(parts, ", ")
 }
 
-func evidencef(format string, args ...any) string { return fmt.Sprintf(format, args...) }
-
 // dryRunNote corroborates a finding with the API server's own answer, when the
 // snapshot has one: a dry-run apply of Git's manifest stores what live holds.
-func (c *Case) dryRunNote() []string {
+func (c *Case) dryRunNote() []drift.Evidence {
 	d := c.Diff
 	if d == nil || !d.HasDryRun || d.InDryRun != d.InLive || (d.InDryRun && !drift.Equal(d.DryRun, d.Live)) {
 		return nil
 	}
-	return []string{"a server-side dry-run apply of Git's manifest stores the live value too (dryRun in the snapshot): the API server and its admission webhooks write it on every apply, so a sync cannot change it"}
+	return []drift.Evidence{{Kind: drift.EvidenceDryRun, Proof: drift.ProofDryRunHolds,
+		Text: "a server-side dry-run apply of Git's manifest stores the live value too (dryRun in the snapshot): the API server and its admission webhooks write it on every apply, so a sync cannot change it"}}
 }

@@ -10,9 +10,12 @@ import (
 // ControllerWrite finds fields another controller or operator wrote after the
 // object was created.
 var ControllerWrite = Classifier{
-	Name:     drift.CauseControllerWrite,
-	Doc:      "a controller or operator wrote it after creation (another field manager), HPAs aside",
-	Classify: classifyControllerWrite,
+	Name:           drift.CauseControllerWrite,
+	Doc:            "a controller or operator wrote it after creation (another field manager), HPAs aside",
+	Classify:       classifyControllerWrite,
+	MayStayIgnored: true,
+	Fleet:          FleetWriter,
+	Risk:           "the controller that owns the field keeps writing it; Argo CD stops overwriting it on every sync",
 }
 
 func classifyControllerWrite(c *Case) (Verdict, bool) {
@@ -34,29 +37,33 @@ func classifyControllerWrite(c *Case) (Verdict, bool) {
 	if pl.is != drift.WriterController {
 		return Verdict{}, false // unattributed: nothing shows the writer is a controller
 	}
-	ev := append([]string{fmt.Sprintf("%s is owned by %s, not by Argo CD: a controller wrote it after the sync", d.Path, ownersText(writers))}, pl.evidence()...)
+	ev := []drift.Evidence{{Kind: drift.EvidenceManager, Manager: w.Manager,
+		Text: fmt.Sprintf("%s is owned by %s, not by Argo CD: a controller wrote it after the sync", d.Path, ownersText(writers))}}
+	for _, line := range pl.evidence() {
+		ev = append(ev, drift.Evidence{Kind: drift.EvidenceManager, Manager: w.Manager, Text: line})
+	}
 	live := c.Resource().Live
 	if from := drift.Annotations(live)["cert-manager.io/inject-ca-from"]; from != "" && strings.Contains(d.Path.String(), "caBundle") {
-		ev = append(ev, "annotation cert-manager.io/inject-ca-from: "+from+" asks cainjector to copy that Certificate's CA here")
+		ev = append(ev, drift.Say(drift.EvidenceOwner, "annotation cert-manager.io/inject-ca-from: "+from+" asks cainjector to copy that Certificate's CA here"))
 	}
 	if d.Path.String() == "/metadata/annotations/deployment.kubernetes.io~1revision" {
-		ev = append(ev, "the Deployment controller numbers rollouts in this annotation; a value in Git is a copy of old kubectl output")
+		ev = append(ev, drift.Say(drift.EvidenceManager, "the Deployment controller numbers rollouts in this annotation; a value in Git is a copy of old kubectl output"))
 	}
 	switch {
 	case d.InGit && d.InLive:
-		ev = append(ev, fmt.Sprintf("Git declares %s; the controller keeps writing %s, and every sync overwrites it until the controller writes it again", c.show(d.Git), c.showLive()))
+		ev = append(ev, drift.Say(drift.EvidenceGit, fmt.Sprintf("Git declares %s; the controller keeps writing %s, and every sync overwrites it until the controller writes it again", c.show(d.Git), c.showLive())))
 	case d.InLive:
-		ev = append(ev, fmt.Sprintf("Git does not declare %s; the controller adds %s", d.Path, c.showLive()))
+		ev = append(ev, drift.Say(drift.EvidenceGit, fmt.Sprintf("Git does not declare %s; the controller adds %s", d.Path, c.showLive())))
 	}
 	if d.Path.String() == "/spec/replicas" && w.Subresource == "scale" {
-		ev = append(ev, fmt.Sprintf("%s writes replicas through the scale subresource, as an autoscaler does, but no HorizontalPodAutoscaler in the snapshot targets %s", w.Manager, d.Resource))
+		ev = append(ev, drift.Say(drift.EvidenceManager, fmt.Sprintf("%s writes replicas through the scale subresource, as an autoscaler does, but no HorizontalPodAutoscaler in the snapshot targets %s", w.Manager, d.Resource)))
 		return Verdict{Evidence: ev, Fix: drift.FixNone,
 			Reason: "find the autoscaler that scales it (deleted, or not collected) before removing replicas from Git"}, true
 	}
 	if pl.grant == "" {
 		return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: fmt.Sprintf("no rule says %s legitimately owns %s, and what names it a controller proves no right to the field: if it does own it, name it in the policy's writers (manager: %s, is: controller, owns: [%s]) and driftfix proposes the fix", w.Manager, d.Path, w.Manager, d.Path)}, true
 	}
-	ev = append(ev, "it may keep the field: "+pl.grant)
+	ev = append(ev, drift.Say(drift.EvidenceManager, "it may keep the field: "+pl.grant))
 	if d.InGit {
 		return Verdict{Evidence: ev, Fix: drift.FixRemoveField, Grant: pl.grant}, true
 	}

@@ -60,10 +60,10 @@ func (c *Case) definedTwice() (Verdict, bool) {
 	default:
 		return Verdict{}, false
 	}
-	ev := []string{
-		fmt.Sprintf("Application %s has two definitions: %s, and %s", d.Resource.Name, here, other),
-		fmt.Sprintf("%s was last written by %s: each definition's controller writes its own version over the other's", d.Path, ownersText(d.Owners)),
-		"an ignore rule, a field removal or a writers entry would hide one definition losing to the other; remove the Application from one of them",
+	ev := []drift.Evidence{
+		drift.Say(drift.EvidenceTracking, fmt.Sprintf("Application %s has two definitions: %s, and %s", d.Resource.Name, here, other)),
+		drift.Say(drift.EvidenceTracking, fmt.Sprintf("%s was last written by %s: each definition's controller writes its own version over the other's", d.Path, ownersText(d.Owners))),
+		drift.Say(drift.EvidenceTracking, "an ignore rule, a field removal or a writers entry would hide one definition losing to the other; remove the Application from one of them"),
 	}
 	return Verdict{Evidence: ev, Fix: drift.FixNone,
 		Reason: fmt.Sprintf("conflict: Application %s is defined by Application %s's Git and by %s; a person decides which one stays", d.Resource.Name, parent, owner)}, true

@@ -2,6 +2,7 @@ package classifiers_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,7 +164,8 @@ func checkVerdict(t *testing.T, cl classifiers.Classifier, v classifiers.Verdict
 	if cl.Name != drift.CauseNormalized && handOver != (v.Grant != "") {
 		t.Errorf("fix %s with grant %q: a hand-over needs a grant, and only a hand-over has one", v.Fix, v.Grant)
 	}
-	all := strings.Join(v.Evidence, "\n")
+	checkEvidenceFields(t, cl.Name, v.Evidence)
+	all := drift.EvidenceText(v.Evidence, "\n")
 	for _, s := range w.evidence {
 		if !strings.Contains(all, s) {
 			t.Errorf("evidence lacks %q:\n%s", s, all)
@@ -172,6 +174,42 @@ func checkVerdict(t *testing.T, cl classifiers.Classifier, v classifiers.Verdict
 	for _, s := range w.absent {
 		if strings.Contains(all, s) {
 			t.Errorf("evidence holds %q:\n%s", s, all)
+		}
+	}
+}
+
+// checkEvidenceFields checks what later stages read of a verdict's
+// evidence: every piece has a listed kind and a sentence, and each cause
+// carries the fields that group and judge it (the webhook a fleet shares,
+// the autoscaler, the writer, the rule's scope).
+func checkEvidenceFields(t *testing.T, cause drift.Cause, ev []drift.Evidence) {
+	t.Helper()
+	for _, e := range ev {
+		if !slices.Contains(drift.EvidenceKinds, e.Kind) || e.Text == "" {
+			t.Errorf("evidence %+v: a kind of drift.EvidenceKinds and a sentence needed", e)
+		}
+	}
+	has := func(ok func(e drift.Evidence) bool) bool { return slices.ContainsFunc(ev, ok) }
+	switch cause {
+	case drift.CauseWebhookMutation:
+		if len(ev) == 0 || ev[0].Kind != drift.EvidenceWebhook || ev[0].Object == nil || ev[0].Object.Kind != "MutatingWebhookConfiguration" || ev[0].Webhook == "" {
+			t.Errorf("webhook-mutation evidence does not start with the webhook as fields: %+v", ev)
+		}
+	case drift.CauseHPAReplicas:
+		if !has(func(e drift.Evidence) bool {
+			return e.Kind == drift.EvidenceHPA && e.Object != nil && e.Object.Kind == "HorizontalPodAutoscaler"
+		}) {
+			t.Errorf("hpa-replicas evidence names no autoscaler as a field: %+v", ev)
+		}
+	case drift.CauseControllerWrite, drift.CauseManualChange:
+		if !has(func(e drift.Evidence) bool { return e.Kind == drift.EvidenceManager && e.Manager != "" }) {
+			t.Errorf("%s evidence names no field manager as a field: %+v", cause, ev)
+		}
+	case drift.CauseBroadIgnore:
+		if !has(func(e drift.Evidence) bool {
+			return (e.Kind == drift.EvidenceBroadRule || e.Kind == drift.EvidenceSensitiveRule) && e.Detail != ""
+		}) {
+			t.Errorf("broad-ignore evidence says the rule's scope in no field: %+v", ev)
 		}
 	}
 }

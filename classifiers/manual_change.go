@@ -42,15 +42,16 @@ func classifyManualChange(c *Case) (Verdict, bool) {
 	default:
 		how = o.Manager
 	}
-	ev := []string{fmt.Sprintf("%s is owned by %s: changed by hand with %s", d.Path, ownersText(manual), how)}
+	ev := []drift.Evidence{{Kind: drift.EvidenceManager, Manager: o.Manager,
+		Text: fmt.Sprintf("%s is owned by %s: changed by hand with %s", d.Path, ownersText(manual), how)}}
 	switch {
 	case d.InGit && d.InLive:
-		ev = append(ev, fmt.Sprintf("Git declares %s, the live object has %s", c.show(d.Git), c.showLive()))
+		ev = append(ev, drift.Say(drift.EvidenceGit, fmt.Sprintf("Git declares %s, the live object has %s", c.show(d.Git), c.showLive())))
 	case d.InLive:
-		ev = append(ev, fmt.Sprintf("Git does not declare it; the live object has %s", c.showLive()))
+		ev = append(ev, drift.Say(drift.EvidenceGit, fmt.Sprintf("Git does not declare it; the live object has %s", c.showLive())))
 	}
 	if d.Path.String() == "/spec/replicas" {
-		ev = append(ev, fmt.Sprintf("no HorizontalPodAutoscaler targets %s", d.Resource))
+		ev = append(ev, drift.Say(drift.EvidenceHPA, fmt.Sprintf("no HorizontalPodAutoscaler targets %s", d.Resource)))
 	}
 	return Verdict{
 		Evidence: ev,

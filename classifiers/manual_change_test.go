@@ -59,7 +59,7 @@ func TestManualChangeToSecretData(t *testing.T) {
 		want{claims: true, fix: drift.FixNone, cause: drift.CauseManualChange, evidence: []string{"changed by hand with kubectl edit", "(secret value, not shown)"}})
 	in := diagnose(t, s.build(t))
 	for _, f := range classifiers.Run(in, classifiers.Registry) {
-		text := strings.Join(f.Evidence, "\n") + fmt.Sprint(f.Git, f.Live)
+		text := drift.EvidenceText(f.Evidence, "\n") + fmt.Sprint(f.Git, f.Live)
 		for _, v := range []string{"aHVudGVyMg==", "c3dvcmRmaXNo"} {
 			if strings.Contains(text, v) {
 				t.Errorf("finding at %s shows the secret value %s: %q", f.Path, v, text)

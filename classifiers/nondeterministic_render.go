@@ -12,9 +12,11 @@ import (
 // NondeterministicRender finds values the desired state itself changes on
 // every render: random or time-based template functions.
 var NondeterministicRender = Classifier{
-	Name:     drift.CauseNondeterministicRender,
-	Doc:      "the desired state itself changes between renders (random or time-based template values)",
-	Classify: classifyNondeterministic,
+	Name:           drift.CauseNondeterministicRender,
+	Doc:            "the desired state itself changes between renders (random or time-based template values)",
+	Classify:       classifyNondeterministic,
+	Predicted:      true,
+	MayStayIgnored: true,
 }
 
 // randomFuncs are template functions whose output differs on every render;
@@ -33,7 +35,7 @@ func classifyNondeterministic(c *Case) (Verdict, bool) {
 	if _, ok := c.Snapshot.HelmSource(); ok {
 		fix, reason = drift.FixPinHelmValue, ""
 	}
-	var notes []string // why further renders are not evidence
+	var notes []drift.Evidence // why further renders are not evidence
 	if len(c.Snapshot.Renders) > 0 {
 		ev, varies, usable, why := c.renderEvidence()
 		if varies {
@@ -120,7 +122,7 @@ func joinRevisions(revs []any) string {
 // in its namespace as Argo CD places it before comparing. A render of
 // another revision, or of one not known, is no evidence: why says which.
 // usable says at least one render was compared.
-func (c *Case) renderEvidence() (ev []string, varies, usable bool, why []string) {
+func (c *Case) renderEvidence() (ev []drift.Evidence, varies, usable bool, why []drift.Evidence) {
 	d := c.Diff
 	compared := comparedRevision(c.Snapshot.Application)
 	namespaced, dest := c.namespaced(), drift.Str(c.Snapshot.Application, "spec", "destination", "namespace")
@@ -137,13 +139,13 @@ func (c *Case) renderEvidence() (ev []string, varies, usable bool, why []string)
 		if rev, recorded := renderRevision(r); recorded {
 			switch {
 			case rev == "":
-				why = append(why, fmt.Sprintf("render %d records no revision, so it is no evidence that the render changes", i+1))
+				why = append(why, drift.Say(drift.EvidenceRender, fmt.Sprintf("render %d records no revision, so it is no evidence that the render changes", i+1)))
 				continue
 			case compared == "":
-				why = append(why, fmt.Sprintf("render %d is of revision %s, but the revision Argo CD compared is not known, so it is no evidence that the render changes", i+1, rev))
+				why = append(why, drift.Say(drift.EvidenceRender, fmt.Sprintf("render %d is of revision %s, but the revision Argo CD compared is not known, so it is no evidence that the render changes", i+1, rev)))
 				continue
 			case rev != compared:
-				why = append(why, fmt.Sprintf("render %d is of revision %s, not %s, the revision Argo CD compared, so it is no evidence that the render changes", i+1, rev, compared))
+				why = append(why, drift.Say(drift.EvidenceRender, fmt.Sprintf("render %d is of revision %s, not %s, the revision Argo CD compared, so it is no evidence that the render changes", i+1, rev, compared)))
 				continue
 			}
 		}
@@ -152,7 +154,7 @@ func (c *Case) renderEvidence() (ev []string, varies, usable bool, why []string)
 		if obj == nil {
 			if target != nil {
 				varies = true
-				ev = append(ev, fmt.Sprintf("render %d of %s has no %s", i+1, same, d.Resource))
+				ev = append(ev, drift.Say(drift.EvidenceRender, fmt.Sprintf("render %d of %s has no %s", i+1, same, d.Resource)))
 			}
 			continue
 		}
@@ -162,13 +164,13 @@ func (c *Case) renderEvidence() (ev []string, varies, usable bool, why []string)
 		}
 		varies = true
 		if isSecretData(d.Resource, d.Path) {
-			ev = append(ev, fmt.Sprintf("render %d of %s has a different %s (secret, not shown)", i+1, same, d.Path))
+			ev = append(ev, drift.Say(drift.EvidenceRender, fmt.Sprintf("render %d of %s has a different %s (secret, not shown)", i+1, same, d.Path)))
 		} else {
-			ev = append(ev, fmt.Sprintf("render %d of %s has %s %s where the compared render has %s", i+1, same, d.Path, drift.Brief(rv, 40), drift.Brief(tv, 40)))
+			ev = append(ev, drift.Say(drift.EvidenceRender, fmt.Sprintf("render %d of %s has %s %s where the compared render has %s", i+1, same, d.Path, drift.Brief(rv, 40), drift.Brief(tv, 40))))
 		}
 	}
 	if varies {
-		ev = append([]string{fmt.Sprintf("%d independent renders of %s and inputs disagree at %s", n+1, same, d.Path)}, ev...)
+		ev = append([]drift.Evidence{drift.Say(drift.EvidenceRender, fmt.Sprintf("%d independent renders of %s and inputs disagree at %s", n+1, same, d.Path))}, ev...)
 		ev = append(ev, why...)
 	}
 	return ev, varies, n > 0, why
@@ -230,7 +232,7 @@ func findRendered(objs []drift.Object, ref drift.Ref, namespaced bool) drift.Obj
 // templateEvidence finds the chart template line that writes the difference's
 // field with a random or time-based function, directly or through a checksum of
 // another template that does.
-func (c *Case) templateEvidence() []string {
+func (c *Case) templateEvidence() []drift.Evidence {
 	d := c.Diff
 	key := d.Path.Last()
 	if key == "" {
@@ -252,7 +254,7 @@ func (c *Case) templateEvidence() []string {
 	}
 	kindLine := regexp.MustCompile(`(?m)^kind:\s*` + regexp.QuoteMeta(d.Resource.Kind) + `\s*$`)
 	keyLine := regexp.MustCompile(`^\s*["']?` + regexp.QuoteMeta(key) + `["']?\s*:`)
-	var ev []string
+	var ev []drift.Evidence
 	for _, f := range files {
 		content := c.Snapshot.Repo.Files[f]
 		if !kindLine.MatchString(content) {
@@ -267,13 +269,13 @@ func (c *Case) templateEvidence() []string {
 				if m == "lookup" {
 					what = "lookup, which finds nothing under `helm template` (as Argo CD renders), so its fallback runs every render"
 				}
-				ev = append(ev, fmt.Sprintf("%s:%d writes %s with %s (%s)", f, i+1, key, m, what))
+				ev = append(ev, drift.Say(drift.EvidenceRender, fmt.Sprintf("%s:%d writes %s with %s (%s)", f, i+1, key, m, what)))
 				continue
 			}
 			if inc := includeFile.FindStringSubmatch(line); inc != nil {
 				dir := path.Dir(f)
 				if why, ok := random[path.Join(dir, strings.TrimPrefix(inc[1], "/"))]; ok {
-					ev = append(ev, fmt.Sprintf("%s:%d writes %s as a checksum of %s, which changes every render: %s", f, i+1, key, strings.TrimPrefix(inc[1], "/"), why))
+					ev = append(ev, drift.Say(drift.EvidenceRender, fmt.Sprintf("%s:%d writes %s as a checksum of %s, which changes every render: %s", f, i+1, key, strings.TrimPrefix(inc[1], "/"), why)))
 				}
 			}
 		}

@@ -13,7 +13,7 @@ import (
 // server's own matchers decide it (see matchingWebhooks).
 type Admission struct {
 	Config, Webhook string
-	Evidence        []string
+	Evidence        []drift.Evidence
 }
 
 // Admitting returns the mutating webhooks of the input's cluster context that
@@ -22,7 +22,7 @@ type Admission struct {
 func (in *Input) Admitting(res *drift.Resource) []Admission {
 	var out []Admission
 	for _, m := range in.matchingWebhooks(res.Ref(), res) {
-		out = append(out, Admission{Config: m.config, Webhook: m.webhook, Evidence: append([]string(nil), m.evidence...)})
+		out = append(out, Admission{Config: m.config, Webhook: m.webhook, Evidence: append([]drift.Evidence(nil), m.evidence...)})
 	}
 	return out
 }

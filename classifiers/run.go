@@ -47,7 +47,8 @@ func RunEach(in *Input, registry []Classifier, emit func(f drift.Finding, rule, 
 		}
 		if len(hides) > 0 {
 			flagged[ri] = true
-			ev := append([]string{ruleName(c.Rule) + " hides security-relevant content of the live object, which no rule may hide"}, hides...)
+			line := ruleName(c.Rule) + " hides security-relevant content of the live object, which no rule may hide"
+			ev := append([]drift.Evidence{{Kind: drift.EvidenceBroadRule, Detail: line, Text: line}}, hides...)
 			emit(ruleFinding(c, Classifier{Name: drift.CauseBroadIgnore}, Verdict{Evidence: ev, Fix: drift.FixNarrowIgnore}), ri, -1)
 		}
 	}
@@ -79,10 +80,10 @@ func RunEach(in *Input, registry []Classifier, emit func(f drift.Finding, rule, 
 			continue
 		}
 		if note != "" {
-			v.Evidence = append(v.Evidence, note)
+			v.Evidence = append(v.Evidence, drift.Say(drift.EvidenceHidden, note))
 		}
 		if d.Raw {
-			v.Evidence = append(v.Evidence, rawNote)
+			v.Evidence = append(v.Evidence, drift.Say(drift.EvidenceConsequence, rawNote))
 		}
 		f := drift.Finding{
 			Resource: d.Resource, Path: d.Path, GitPath: d.GitPath, Cause: cl.Name,
@@ -107,8 +108,8 @@ const rawNote = "Argo CD reports this resource OutOfSync and driftfix's emulatio
 // managedFieldsManagers own), security-relevant content of the live object or
 // of Git. It returns evidence lines for what the classifiers' check of Git's
 // side does not already name, at most three.
-func hiddenContent(in *Input, r *drift.IgnoreRule, classified bool) []string {
-	var out []string
+func hiddenContent(in *Input, r *drift.IgnoreRule, classified bool) []drift.Evidence {
+	var out []drift.Evidence
 	seen := map[string]bool{}
 	for _, cov := range r.Covered {
 		res := &in.Snapshot.Resources[cov.Index]
@@ -127,9 +128,9 @@ func hiddenContent(in *Input, r *drift.IgnoreRule, classified bool) []string {
 			}
 			seen[line] = true
 			if len(out) == 3 {
-				return append(out, "and more")
+				return append(out, drift.Say(drift.EvidenceHidden, "and more"))
 			}
-			out = append(out, line)
+			out = append(out, drift.Evidence{Kind: drift.EvidenceHidden, Object: &ref, Path: p.String(), Text: line})
 		}
 	}
 	return out

@@ -50,7 +50,7 @@ func TestRunHiddenDifferences(t *testing.T) {
 			if got.Cause != tt.cause {
 				t.Errorf("cause = %s, want %s", got.Cause, tt.cause)
 			}
-			if all := strings.Join(got.Evidence, "\n"); !strings.Contains(all, tt.evidence) {
+			if all := drift.EvidenceText(got.Evidence, "\n"); !strings.Contains(all, tt.evidence) {
 				t.Errorf("evidence lacks %q:\n%s", tt.evidence, all)
 			}
 		})

@@ -10,9 +10,10 @@ import (
 // TrackingClash finds Argo CD's tracking label or annotation written or claimed
 // by another tool or application.
 var TrackingClash = Classifier{
-	Name:     drift.CauseTrackingClash,
-	Doc:      "Argo CD's tracking label or annotation is written or claimed by another tool or application",
-	Classify: classifyTrackingClash,
+	Name:      drift.CauseTrackingClash,
+	Doc:       "Argo CD's tracking label or annotation is written or claimed by another tool or application",
+	Classify:  classifyTrackingClash,
+	Predicted: true,
 }
 
 const trackingAnnotation = "argocd.argoproj.io/tracking-id"
@@ -39,20 +40,20 @@ func classifyTrackingClash(c *Case) (Verdict, bool) {
 	case !s.FromConfigMap:
 		method = "no argocd-cm was collected, so Argo CD's default annotation tracking is assumed"
 	}
-	var ev []string
+	var ev []drift.Evidence
 	switch {
 	case d.Path[1] == "labels" && d.Path[2] == s.InstanceLabelKey && s.LabelTracking():
-		ev = append(ev, fmt.Sprintf("%s, so Argo CD sets label %s=%s on every resource of this application", method, s.InstanceLabelKey, c.show(d.Git)))
+		ev = append(ev, drift.Say(drift.EvidenceTracking, fmt.Sprintf("%s, so Argo CD sets label %s=%s on every resource of this application", method, s.InstanceLabelKey, c.show(d.Git))))
 		if d.InLive {
-			ev = append(ev, fmt.Sprintf("the live object carries %s=%s instead", s.InstanceLabelKey, c.showLive()))
+			ev = append(ev, drift.Say(drift.EvidenceGit, fmt.Sprintf("the live object carries %s=%s instead", s.InstanceLabelKey, c.showLive())))
 		}
 		if o := d.NonArgoOwners(); len(o) > 0 {
-			ev = append(ev, fmt.Sprintf("%s writes that label back (%s), so every sync and the next write fight over it", o[0].Manager, ownersText(o)))
+			ev = append(ev, drift.Say(drift.EvidenceManager, fmt.Sprintf("%s writes that label back (%s), so every sync and the next write fight over it", o[0].Manager, ownersText(o))))
 		}
 		if rel := drift.Annotations(c.Resource().Live)["meta.helm.sh/release-name"]; rel != "" {
-			ev = append(ev, fmt.Sprintf("the object also belongs to Helm release %s (meta.helm.sh/release-name)", rel))
+			ev = append(ev, drift.Say(drift.EvidenceOwner, fmt.Sprintf("the object also belongs to Helm release %s (meta.helm.sh/release-name)", rel)))
 		}
-		ev = append(ev, "the label is the standard instance label charts and tools set themselves; annotation tracking (or application.instanceLabelKey: argocd.argoproj.io/instance) leaves it to them")
+		ev = append(ev, drift.Say(drift.EvidenceConsequence, "the label is the standard instance label charts and tools set themselves; annotation tracking (or application.instanceLabelKey: argocd.argoproj.io/instance) leaves it to them"))
 	case d.Path[1] == "annotations" && d.Path[2] == trackingAnnotation && d.InGit && d.InLive:
 		want, _ := d.Git.(string)
 		got, _ := d.Live.(string)
@@ -61,10 +62,10 @@ func classifyTrackingClash(c *Case) (Verdict, bool) {
 		if wantApp == gotApp {
 			return Verdict{}, false
 		}
-		ev = append(ev, fmt.Sprintf("%s; the tracking annotation says the object belongs to %q, not to %q", method, gotApp, wantApp))
-		ev = append(ev, "two Applications render the same object and take it from each other on every sync")
+		ev = append(ev, drift.Say(drift.EvidenceTracking, fmt.Sprintf("%s; the tracking annotation says the object belongs to %q, not to %q", method, gotApp, wantApp)))
+		ev = append(ev, drift.Say(drift.EvidenceConsequence, "two Applications render the same object and take it from each other on every sync"))
 		if o := d.NonArgoOwners(); len(o) > 0 {
-			ev = append(ev, "the annotation is also written by "+ownersText(o))
+			ev = append(ev, drift.Say(drift.EvidenceManager, "the annotation is also written by "+ownersText(o)))
 		}
 		return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "two applications claim one object: remove it from one of them"}, true
 	default:
@@ -99,19 +100,19 @@ func (c *Case) extraObject() (Verdict, bool) {
 		}
 	}
 	s := c.Settings
-	var ev []string
+	var ev []drift.Evidence
 	if len(other) > 0 {
 		what := "tracking annotation " + trackingAnnotation
 		if _, ok := drift.Labels(live)[s.InstanceLabelKey]; ok && s.LabelTracking() {
 			what = "label " + s.InstanceLabelKey + "=" + drift.Labels(live)[s.InstanceLabelKey]
 		}
-		ev = append(ev, fmt.Sprintf("%s is not in Git; Argo CD counts it as this application's because of its %s, which %s wrote, not Argo CD", d.Resource, what, ownersText(other)))
+		ev = append(ev, drift.Say(drift.EvidenceTracking, fmt.Sprintf("%s is not in Git; Argo CD counts it as this application's because of its %s, which %s wrote, not Argo CD", d.Resource, what, ownersText(other))))
 		for _, ref := range drift.List(live, "metadata", "ownerReferences") {
 			if drift.Lookup(ref, "controller") == true {
-				ev = append(ev, fmt.Sprintf("it is owned by %s %s (ownerReferences): the controller created it and copied the label", drift.Str(ref, "kind"), drift.Str(ref, "name")))
+				ev = append(ev, drift.Say(drift.EvidenceOwner, fmt.Sprintf("it is owned by %s %s (ownerReferences): the controller created it and copied the label", drift.Str(ref, "kind"), drift.Str(ref, "name"))))
 			}
 		}
-		ev = append(ev, "pruning it would delete an object another system keeps; with annotation tracking a copied tracking id that names another object is not counted")
+		ev = append(ev, drift.Say(drift.EvidenceConsequence, "pruning it would delete an object another system keeps; with annotation tracking a copied tracking id that names another object is not counted"))
 		return Verdict{Evidence: ev, Fix: drift.FixTrackingMethod}, true
 	}
 	if v, ok := c.listedElsewhere(); ok {
@@ -133,9 +134,9 @@ func (c *Case) extraObject() (Verdict, bool) {
 		return Verdict{}, false
 	}
 	ev = append(ev,
-		fmt.Sprintf("%s is not in Git; its tracking metadata was written by Argo CD (%s)", d.Resource, ownersText(argo)),
-		fmt.Sprintf("Namespace %s is labelled %s=%s: another Argo CD instance manages it, and this application's controller runs in %s", d.Resource.Namespace, managedByLabel, by, mine),
-		"two instances writing the same tracking id claim each other's objects; give each its own installationID in argocd-cm")
+		drift.Say(drift.EvidenceTracking, fmt.Sprintf("%s is not in Git; its tracking metadata was written by Argo CD (%s)", d.Resource, ownersText(argo))),
+		drift.Say(drift.EvidenceTracking, fmt.Sprintf("Namespace %s is labelled %s=%s: another Argo CD instance manages it, and this application's controller runs in %s", d.Resource.Namespace, managedByLabel, by, mine)),
+		drift.Say(drift.EvidenceConsequence, "two instances writing the same tracking id claim each other's objects; give each its own installationID in argocd-cm"))
 	return Verdict{Evidence: ev, Fix: drift.FixTrackingMethod}, true
 }
 
@@ -166,16 +167,16 @@ func (c *Case) claimedElsewhere() (Verdict, bool) {
 		}
 		return c.deployedElsewhere()
 	}
-	ev := []string{
-		fmt.Sprintf("the live object's tracking annotation says it belongs to Application %q, not to %q: both render it", got, want),
+	ev := []drift.Evidence{
+		drift.Say(drift.EvidenceTracking, fmt.Sprintf("the live object's tracking annotation says it belongs to Application %q, not to %q: both render it", got, want)),
 	}
 	if len(others) == 0 {
-		ev = append(ev, fmt.Sprintf("%s was written by %s, Argo CD's own sync: it is %q's rendering of this object", d.Path, ownersText(d.Owners), got))
+		ev = append(ev, drift.Say(drift.EvidenceManager, fmt.Sprintf("%s was written by %s, Argo CD's own sync: it is %q's rendering of this object", d.Path, ownersText(d.Owners), got)))
 	} else {
-		ev = append(ev, fmt.Sprintf("%s was written by %s on an object two applications claim: settle which application keeps it before placing that writer", d.Path, ownersText(d.Owners)))
+		ev = append(ev, drift.Say(drift.EvidenceManager, fmt.Sprintf("%s was written by %s on an object two applications claim: settle which application keeps it before placing that writer", d.Path, ownersText(d.Owners))))
 	}
 	if d.InGit && d.InLive {
-		ev = append(ev, fmt.Sprintf("Git declares %s here, the other application %s", c.show(d.Git), c.showLive()))
+		ev = append(ev, drift.Say(drift.EvidenceGit, fmt.Sprintf("Git declares %s here, the other application %s", c.show(d.Git), c.showLive())))
 	}
 	return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "two applications claim one object: render it from one of them only"}, true
 }
@@ -200,23 +201,25 @@ func (c *Case) deployedElsewhere() (Verdict, bool) {
 	if len(deploying) == 0 {
 		return Verdict{}, false
 	}
-	var ev []string
+	var ev []drift.Evidence
 	for _, l := range deploying {
 		name := drift.Str(l.app, "metadata", "namespace") + "/" + drift.Str(l.app, "metadata", "name")
 		where := fmt.Sprintf("of the same Argo CD instance (in %s)", controlPlane(l.app))
 		if cp := controlPlane(l.app); cp != controlPlane(c.Snapshot.Application) {
 			where = fmt.Sprintf("of another Argo CD instance (in %s)", cp)
 		}
-		ev = append(ev, fmt.Sprintf("Application %s, %s, also lists %s in its status.resources, not as an extra to prune: Argo CD's own record that it deploys the object too", name, where, d.Resource))
+		other := drift.RefOf(l.app)
+		ev = append(ev, drift.Evidence{Kind: drift.EvidenceTracking, Object: &other,
+			Text: fmt.Sprintf("Application %s, %s, also lists %s in its status.resources, not as an extra to prune: Argo CD's own record that it deploys the object too", name, where, d.Resource)})
 	}
 	last := d.Owners[len(d.Owners)-1]
 	wrote := fmt.Sprintf("%s was written by %s, Argo CD's own sync, with a value this application's Git does not declare: the other application's sync applied its rendering", d.Path, ownersText(d.Owners))
 	if done := drift.Str(c.Snapshot.Application, "status", "operationState", "finishedAt"); done != "" && last.Time > done {
 		wrote += fmt.Sprintf(" (at %s, after this application's last sync finished at %s)", last.Time, done)
 	}
-	ev = append(ev, wrote)
+	ev = append(ev, drift.Say(drift.EvidenceTracking, wrote))
 	if d.InGit {
-		ev = append(ev, fmt.Sprintf("Git declares %s here, the other application %s", c.show(d.Git), c.showLive()))
+		ev = append(ev, drift.Say(drift.EvidenceGit, fmt.Sprintf("Git declares %s here, the other application %s", c.show(d.Git), c.showLive())))
 	}
 	return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "two applications deploy one object: render it from one of them only"}, true
 }
@@ -321,7 +324,7 @@ func (c *Case) listedElsewhere() (Verdict, bool) {
 	}
 	live := c.Resource().Live
 	mine, mineCP := instanceName(c.Snapshot.Application), controlPlane(c.Snapshot.Application)
-	var ev []string
+	var ev []drift.Evidence
 	otherInstance := false
 	for _, l := range ls {
 		name := drift.Str(l.app, "metadata", "namespace") + "/" + drift.Str(l.app, "metadata", "name")
@@ -332,15 +335,18 @@ func (c *Case) listedElsewhere() (Verdict, bool) {
 		if drift.Lookup(l.entry, "requiresPruning") == true {
 			how += ", requiring pruning there too"
 		}
-		ev = append(ev, fmt.Sprintf("%s is not in Git; Application %s lists it in its status.resources (%s): Argo CD's own record that that application tracks it", d.Resource, name, how))
+		other := drift.RefOf(l.app)
+		ev = append(ev, drift.Evidence{Kind: drift.EvidenceTracking, Object: &other,
+			Text: fmt.Sprintf("%s is not in Git; Application %s lists it in its status.resources (%s): Argo CD's own record that that application tracks it", d.Resource, name, how)})
 		if cp := controlPlane(l.app); cp != mineCP {
 			otherInstance = true
-			ev = append(ev, fmt.Sprintf("Application %s belongs to the Argo CD instance in %s (status.controllerNamespace), this application to the one in %s: two instances track the same object", name, cp, mineCP))
+			ev = append(ev, drift.Evidence{Kind: drift.EvidenceTracking, Object: &other,
+				Text: fmt.Sprintf("Application %s belongs to the Argo CD instance in %s (status.controllerNamespace), this application to the one in %s: two instances track the same object", name, cp, mineCP)})
 		} else {
-			ev = append(ev, fmt.Sprintf("both applications belong to the Argo CD instance in %s", cp))
+			ev = append(ev, drift.Say(drift.EvidenceTracking, fmt.Sprintf("both applications belong to the Argo CD instance in %s", cp)))
 		}
-		if other := instanceName(l.app); other == mine {
-			ev = append(ev, fmt.Sprintf("this application counts it as its own by its %s: the name %q is both applications' name in their tracking metadata, which does not say which instance wrote it", c.trackedBy(live), mine))
+		if instanceName(l.app) == mine {
+			ev = append(ev, drift.Say(drift.EvidenceTracking, fmt.Sprintf("this application counts it as its own by its %s: the name %q is both applications' name in their tracking metadata, which does not say which instance wrote it", c.trackedBy(live), mine)))
 		}
 	}
 	leftover := true
@@ -348,17 +354,17 @@ func (c *Case) listedElsewhere() (Verdict, bool) {
 		leftover = leftover && drift.Lookup(l.entry, "requiresPruning") == true
 	}
 	if leftover {
-		ev = append(ev, "no application that lists it declares it in Git: it may be a leftover of either, but as long as they share tracking each can prune what the other deploys")
+		ev = append(ev, drift.Say(drift.EvidenceConsequence, "no application that lists it declares it in Git: it may be a leftover of either, but as long as they share tracking each can prune what the other deploys"))
 	}
 	switch {
 	case leftover:
-		ev = append(ev, "give each its own tracking before pruning it")
+		ev = append(ev, drift.Say(drift.EvidenceConsequence, "give each its own tracking before pruning it"))
 	case otherInstance:
-		ev = append(ev, "pruning it from here would delete an object the other application keeps; give each instance its own tracking (an installationID in argocd-cm with annotation tracking, or its own application.instanceLabelKey), or rename one application")
+		ev = append(ev, drift.Say(drift.EvidenceConsequence, "pruning it from here would delete an object the other application keeps; give each instance its own tracking (an installationID in argocd-cm with annotation tracking, or its own application.instanceLabelKey), or rename one application"))
 	case c.Settings.LabelTracking():
-		ev = append(ev, "pruning it from here would delete an object the other application keeps; track by annotation (the tracking id names the application and the object), so a label alone no longer makes this application claim it")
+		ev = append(ev, drift.Say(drift.EvidenceConsequence, "pruning it from here would delete an object the other application keeps; track by annotation (the tracking id names the application and the object), so a label alone no longer makes this application claim it"))
 	default:
-		ev = append(ev, "pruning it from here would delete an object the other application keeps")
+		ev = append(ev, drift.Say(drift.EvidenceConsequence, "pruning it from here would delete an object the other application keeps"))
 		return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "two applications of one instance claim one object: keep it in one of them only"}, true
 	}
 	return Verdict{Evidence: ev, Fix: drift.FixTrackingMethod}, true
@@ -379,18 +385,18 @@ func (c *Case) trackedForAnother(argo []drift.Owner) (Verdict, bool) {
 	if !found || named == "" || named == mine || c.Settings.TrackingMethod != "label" {
 		return Verdict{}, false
 	}
-	ev := []string{
-		fmt.Sprintf("%s is not in Git; its tracking id %s, written by Argo CD (%s), names application %q, not this one (%q): that application's sync wrote it", d.Resource, id, ownersText(argo), named, mine),
-		fmt.Sprintf("this application counts it as its own by its %s", c.trackedBy(live)),
+	ev := []drift.Evidence{
+		drift.Say(drift.EvidenceTracking, fmt.Sprintf("%s is not in Git; its tracking id %s, written by Argo CD (%s), names application %q, not this one (%q): that application's sync wrote it", d.Resource, id, ownersText(argo), named, mine)),
+		drift.Say(drift.EvidenceTracking, fmt.Sprintf("this application counts it as its own by its %s", c.trackedBy(live))),
 	}
 	known := false
 	for _, a := range c.apps {
 		known = known || instanceName(a) == named
 	}
 	if !known {
-		ev = append(ev, fmt.Sprintf("no Application tracked as %q is in the snapshot to confirm it (another Argo CD instance's, or one this account cannot list)", named))
+		ev = append(ev, drift.Say(drift.EvidenceTracking, fmt.Sprintf("no Application tracked as %q is in the snapshot to confirm it (another Argo CD instance's, or one this account cannot list)", named)))
 	}
-	ev = append(ev, "pruning it from here would delete an object the other application deploys; with annotation tracking a tracking id that names another application is not counted")
+	ev = append(ev, drift.Say(drift.EvidenceConsequence, "pruning it from here would delete an object the other application deploys; with annotation tracking a tracking id that names another application is not counted"))
 	return Verdict{Evidence: ev, Fix: drift.FixTrackingMethod}, true
 }
 

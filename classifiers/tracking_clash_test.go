@@ -245,7 +245,7 @@ func TestSecondInstanceOnHeldOut86(t *testing.T) {
 	if f.Cause != drift.CauseTrackingClash || f.Remediation.Kind != drift.FixTrackingMethod {
 		t.Errorf("with the second instance's Application: %s, fix %s; want tracking-clash, tracking-method (evidence %q)", f.Cause, f.Remediation.Kind, f.Evidence)
 	}
-	ev := strings.Join(f.Evidence, "\n")
+	ev := drift.EvidenceText(f.Evidence, "\n")
 	for _, w := range []string{"Application argocd-two/x lists it in its status.resources", "instance in argocd-two", `label app.kubernetes.io/instance=x: the name "x" is both applications' name`} {
 		if !strings.Contains(ev, w) {
 			t.Errorf("evidence lacks %q:\n%s", w, ev)
@@ -253,7 +253,7 @@ func TestSecondInstanceOnHeldOut86(t *testing.T) {
 	}
 
 	f = find(load())
-	if f.Cause != drift.CauseUnknown || !strings.Contains(strings.Join(f.Evidence, "\n"), "not ruled out") {
+	if f.Cause != drift.CauseUnknown || !strings.Contains(drift.EvidenceText(f.Evidence, "\n"), "not ruled out") {
 		t.Errorf("as written: %s, evidence %q; want unknown that does not rule another instance out", f.Cause, f.Evidence)
 	}
 }

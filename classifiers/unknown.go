@@ -21,22 +21,23 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 	if d == nil {
 		return Verdict{}, false
 	}
-	var ev, unplaced []string
+	var ev []drift.Evidence
+	var unplaced []string
 	switch {
 	case d.Unexplained:
-		ev = append(ev, fmt.Sprintf("Argo CD reports %s OutOfSync, but driftfix finds no difference: it compared %s", d.Resource, d.Compared),
-			"Argo CD's own diff (argocd app diff, or the normalized and predicted live states of managed-resources) shows what it sees; collect a snapshot with them to have it explained")
+		ev = append(ev, drift.Say(drift.EvidenceSearched, fmt.Sprintf("Argo CD reports %s OutOfSync, but driftfix finds no difference: it compared %s", d.Resource, d.Compared)),
+			drift.Say(drift.EvidenceSearched, "Argo CD's own diff (argocd app diff, or the normalized and predicted live states of managed-resources) shows what it sees; collect a snapshot with them to have it explained"))
 		return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "Argo CD sees a difference driftfix cannot reproduce; a person needs to look"}, true
 	case len(d.Path) == 0 && !d.InLive:
-		ev = append(ev, fmt.Sprintf("%s is in Git but not in the cluster: the last sync did not create it, or something deleted it", d.Resource))
+		ev = append(ev, drift.Say(drift.EvidenceGit, fmt.Sprintf("%s is in Git but not in the cluster: the last sync did not create it, or something deleted it", d.Resource)))
 	case len(d.Path) == 0 && !d.InGit:
-		ev = append(ev, c.leftoverEvidence())
+		ev = append(ev, drift.Say(drift.EvidenceTracking, c.leftoverEvidence()))
 	case d.InGit && d.InLive:
-		ev = append(ev, fmt.Sprintf("Git declares %s, the live object has %s", c.show(d.Git), c.showLive()))
+		ev = append(ev, drift.Say(drift.EvidenceGit, fmt.Sprintf("Git declares %s, the live object has %s", c.show(d.Git), c.showLive())))
 	case d.InGit:
-		ev = append(ev, fmt.Sprintf("Git declares %s, the live object has no %s", c.show(d.Git), d.Path))
+		ev = append(ev, drift.Say(drift.EvidenceGit, fmt.Sprintf("Git declares %s, the live object has no %s", c.show(d.Git), d.Path)))
 	default:
-		ev = append(ev, fmt.Sprintf("the live object has %s, which Git does not declare", c.showLive()))
+		ev = append(ev, drift.Say(drift.EvidenceGit, fmt.Sprintf("the live object has %s, which Git does not declare", c.showLive())))
 	}
 	var unattributed []drift.Owner
 	for _, o := range d.NonArgoOwners() {
@@ -45,8 +46,10 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 		}
 	}
 	if len(unattributed) > 0 && len(d.Path) > 0 {
-		ev = append(ev, fmt.Sprintf("%s wrote it, but nothing in the snapshot shows that manager to be a controller (it writes no status here, runs as no program of that name in a collected workload, is in neither the writer catalog nor the policy's writers): a script, a tool or a person may have, so it is never changed in Git", ownersText(unattributed)),
-			hypotheses(unattributed[len(unattributed)-1].Manager))
+		last := unattributed[len(unattributed)-1].Manager
+		ev = append(ev, drift.Evidence{Kind: drift.EvidenceManager, Manager: last,
+			Text: fmt.Sprintf("%s wrote it, but nothing in the snapshot shows that manager to be a controller (it writes no status here, runs as no program of that name in a collected workload, is in neither the writer catalog nor the policy's writers): a script, a tool or a person may have, so it is never changed in Git", ownersText(unattributed))},
+			drift.Evidence{Kind: drift.EvidenceManager, Manager: last, Text: hypotheses(last)})
 		for _, o := range unattributed {
 			if !slices.Contains(unplaced, o.Manager) {
 				unplaced = append(unplaced, o.Manager)
@@ -73,6 +76,6 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 		}
 	}
 	looked = append(looked, fmt.Sprintf("%d HorizontalPodAutoscalers, %d mutating webhook configurations, %d CRDs collected", len(c.hpas), len(c.webhooks), len(c.crds)))
-	ev = append(ev, "looked at "+strings.Join(looked, "; "))
+	ev = append(ev, drift.Say(drift.EvidenceSearched, "looked at "+strings.Join(looked, "; ")))
 	return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: "the cause is not established; a person needs to look", Unplaced: unplaced}, true
 }

@@ -882,7 +882,7 @@ func judge(e causeExpect, at, all []drift.Finding, argo string) (bool, string) {
 	if e.cause == causeInSync {
 		switch {
 		case len(at) > 0:
-			return false, fmt.Sprintf("Argo CD %s, driftfix %s at %s: %s", argo, at[0].Cause, at[0].Path, brief(strings.Join(at[0].Evidence, " | ")))
+			return false, fmt.Sprintf("Argo CD %s, driftfix %s at %s: %s", argo, at[0].Cause, at[0].Path, brief(drift.EvidenceText(at[0].Evidence, " | ")))
 		case argo != "Synced":
 			return false, fmt.Sprintf("Argo CD reports the resource %s, driftfix finds nothing", argo)
 		}
@@ -898,7 +898,7 @@ func judge(e causeExpect, at, all []drift.Finding, argo string) (bool, string) {
 		return false, fmt.Sprintf("no finding (Argo CD: %s; on the resource: %q)", argo, other)
 	}
 	for _, f := range at {
-		ev := strings.Join(f.Evidence, " | ")
+		ev := drift.EvidenceText(f.Evidence, " | ")
 		switch {
 		case f.Cause != e.cause:
 			return false, fmt.Sprintf("driftfix says %s at %s: %s", f.Cause, f.Path, brief(ev))

@@ -48,7 +48,7 @@ func TestNeverNarrowsAnAnnotationRuleElsewhere(t *testing.T) {
 	if broad.Resource.Kind != "Deployment" || broad.Path.String() != "/metadata/annotations/argocd.argoproj.io~1ignore-differences" {
 		t.Errorf("the broad rule is attributed to %s %s, want the Deployment's annotation", broad.Resource, broad.Path)
 	}
-	if ev := strings.Join(broad.Evidence, "\n"); !strings.Contains(ev, "the "+drift.AnnotationIgnoreDifferences+" annotation of Deployment shop/web") {
+	if ev := drift.EvidenceText(broad.Evidence, "\n"); !strings.Contains(ev, "the "+drift.AnnotationIgnoreDifferences+" annotation of Deployment shop/web") {
 		t.Errorf("the evidence does not name the annotation that holds the rule:\n%s", ev)
 	}
 	replicas := false

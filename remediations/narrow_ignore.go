@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/classifiers"
 	"github.com/driftfix/driftfix/remediations/yamledit"
 )
 
@@ -28,12 +29,6 @@ var NarrowIgnore = Remedy{
 		return ""
 	},
 	Plan: planNarrowIgnore,
-}
-
-// legitimate are the causes whose paths an ignore rule may keep hiding.
-var legitimate = map[drift.Cause]bool{
-	drift.CauseWebhookMutation: true, drift.CauseControllerWrite: true,
-	drift.CauseHPAReplicas: true, drift.CauseNondeterministicRender: true,
 }
 
 func planNarrowIgnore(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
@@ -146,7 +141,7 @@ func (c *Context) keptByNarrowing(f drift.Finding) map[string]bool {
 	out := map[string]bool{}
 	for _, h := range f.Hides {
 		g, ok := byLoc[locKey(h)]
-		if !ok || !legitimate[g.Cause] {
+		if !ok || !classifiers.Of(g.Cause).MayStayIgnored {
 			continue
 		}
 		if _, refused := c.refuse(drift.FixIgnoreDifference, g); !refused {

@@ -171,7 +171,7 @@ func TestAppOfAppsAndApplicationSetConflict(t *testing.T) {
 		!strings.Contains(r, "Application root's Git") || !strings.Contains(r, "ApplicationSet guestbooks") || strings.Contains(r, "writers") {
 		t.Errorf("fix %s, unplaced %q, reason %q: want a conflict naming both definitions, no writers hint", f.Remediation.Kind, f.Unplaced, r)
 	}
-	ev := strings.Join(f.Evidence, "\n")
+	ev := drift.EvidenceText(f.Evidence, "\n")
 	for _, s := range []string{"apps/guestbook.yaml", "appsets/guestbooks.yaml"} {
 		if !strings.Contains(ev, s) {
 			t.Errorf("evidence does not name %s:\n%s", s, ev)

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/classifiers"
 	"github.com/driftfix/driftfix/remediations/yamledit"
 )
 
@@ -104,14 +105,15 @@ func PlanPlatformRule(fs []PlatformFinding, sens drift.Sensitivity) (PlatformRul
 		if why, refused := sens.Refuse(drift.FixIgnoreDifference, &f, pf.Target, pf.Live); refused {
 			return PlatformRule{}, pf.App + ": " + why
 		}
-		switch f.Cause {
-		case drift.CauseWebhookMutation:
+		// The rule names what the cause's fleet shares (Classifier.Fleet).
+		switch classifiers.Of(f.Cause).Fleet {
+		case classifiers.FleetWebhook:
 			if expr, ok := jqForItem(pf.Live, f.Path); ok {
 				r.JQPathExpressions = addString(r.JQPathExpressions, expr)
 			} else {
 				r.JSONPointers = addString(r.JSONPointers, f.Path.String())
 			}
-		case drift.CauseControllerWrite:
+		case classifiers.FleetWriter:
 			if len(f.Owners) == 0 {
 				return PlatformRule{}, pf.App + ": no field manager owns " + f.Path.String()
 			}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/classifiers"
 	"github.com/driftfix/driftfix/remediations/yamledit"
 )
 
@@ -54,20 +55,22 @@ func notInGit(f drift.Finding) string {
 	return ""
 }
 
+// removeRisk is the risk of Git no longer declaring a finding's field: its
+// cause's (Classifier.Risk), else that the cluster's value stays. Removing
+// a workload's replicas under client-side apply also resets them for a
+// moment, whatever the cause.
 func removeRisk(c *Context, f drift.Finding) string {
-	switch f.Cause {
-	case drift.CauseHPAReplicas:
-		risk := "the workload keeps the replica count the HorizontalPodAutoscaler set; a new install starts at 1 until the HPA scales it"
-		if i := resourceIndex(c.Snapshot, f.Resource); i >= 0 {
-			if _, csa := drift.Annotations(c.Snapshot.Resources[i].Live)[lastAppliedKey]; csa {
-				risk += "; with client-side apply the sync that removes the field also resets replicas to 1 for a moment, until the HPA scales it back (server-side apply avoids that)"
-			}
-		}
-		return risk
-	case drift.CauseControllerWrite:
-		return "the controller that owns the field keeps writing it; Argo CD stops overwriting it on every sync"
-	case drift.CauseNormalized:
-		return "none: the API server already drops this value"
+	risk := classifiers.Of(f.Cause).Risk
+	if risk == "" {
+		risk = "the field's value is then whatever the cluster holds"
 	}
-	return "the field's value is then whatever the cluster holds"
+	if f.Path.String() != "/spec/replicas" {
+		return risk
+	}
+	if i := resourceIndex(c.Snapshot, f.Resource); i >= 0 {
+		if _, csa := drift.Annotations(c.Snapshot.Resources[i].Live)[lastAppliedKey]; csa {
+			risk += "; with client-side apply the sync that removes the field also resets replicas to 1 for a moment, until the HPA scales it back (server-side apply avoids that)"
+		}
+	}
+	return risk
 }

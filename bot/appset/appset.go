@@ -1,7 +1,9 @@
 // Package appset resolves an ApplicationSet's generators into the
 // Applications Argo CD 3.6's ApplicationSet controller would make of them,
 // where Git alone (or a cluster context file) decides: list, git directories
-// and files, clusters from cluster Secrets, and matrix and merge of those,
+// and files, clusters from cluster Secrets (a cluster context's and those
+// the repository declares; without a cluster context, the local cluster
+// and the declared ones, named as partial), and matrix and merge of those,
 // with goTemplate, goTemplateOptions, per-generator templates, selectors and
 // templatePatch. Generators that need an API (SCM providers, pull requests,
 // plugins, cluster decision resources, OCI) are named as not resolved with
@@ -30,6 +32,13 @@ type Options struct {
 	// Cluster holds Argo CD cluster Secrets (and other objects) from a
 	// cluster context file; nil when none was given.
 	Cluster []drift.Object
+	// Declared holds the cluster Secrets the repository itself declares
+	// and the same Argo CD applies (the caller decides which). With
+	// Cluster, they are added to its Secrets (a cluster named in both is
+	// the cluster context's); without it, a clusters generator resolves
+	// from them and the local cluster alone, as far as Git tells, and
+	// says so in Result.Partial.
+	Declared []drift.Object
 	// MaxApplications bounds the Applications one set may make (default 1000).
 	MaxApplications int
 }
@@ -62,6 +71,11 @@ type Unresolved struct {
 type Result struct {
 	Applications []Generated
 	Unresolved   []Unresolved
+	// Partial names the generators resolved from what Git tells alone (a
+	// clusters generator without a cluster context: the cluster Secrets
+	// the repository declares and the local cluster); Reason says what
+	// may be missing, Needs what would tell it.
+	Partial []Unresolved
 }
 
 // NeedsCluster and NeedsArgoCD are the Needs of unresolved generators.
@@ -80,6 +94,7 @@ func (e *unresolvedError) Error() string { return e.u.Generator + ": " + e.u.Rea
 
 type resolver struct {
 	opt        Options
+	partial    []Unresolved
 	goTemplate bool
 	options    []string
 	maxParams  int
@@ -187,6 +202,7 @@ func Resolve(set drift.Object, opt Options) (Result, error) {
 			}
 		}
 	}
+	res.Partial = r.partial
 	return res, nil
 }
 

@@ -1,6 +1,7 @@
 package appset
 
 import (
+	"encoding/base64"
 	"reflect"
 	"strings"
 	"testing"
@@ -299,7 +300,7 @@ kind: ApplicationSet
 metadata: {name: mixed}
 spec:
   generators:
-  - clusters: {}
+  - clusters: {selector: {matchLabels: {env: prod}}}
   - pullRequest: {github: {owner: o, repo: r}}
   - git: {repoURL: https://github.com/other/repo.git, revision: main, directories: [{path: '*'}]}
   - matrix:
@@ -358,6 +359,76 @@ spec:
 	}
 	if got := names(res); !reflect.DeepEqual(got, []string{"guestbook-prod", "guestbook-in-cluster"}) {
 		t.Errorf("applications %v", got)
+	}
+	if len(res.Partial) != 0 {
+		t.Errorf("a cluster context is the whole list of clusters, yet partial: %+v", res.Partial)
+	}
+}
+
+// TestResolveClustersFromGit: without a cluster context, a clusters
+// generator makes what Git tells of Argo CD's clusters: the local cluster,
+// which Argo CD lists without a Secret unless a selector is set or a
+// Secret names its server, and the cluster Secrets the repository
+// declares; it is named as partial. A selector that no declared Secret
+// matches leaves it unresolved.
+func TestResolveClustersFromGit(t *testing.T) {
+	secret := func(name, server, env string) drift.Object {
+		enc := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+		return drift.Object{"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": "cluster-" + name, "labels": map[string]any{"argocd.argoproj.io/secret-type": "cluster", "env": env}},
+			"data":     map[string]any{"name": enc(name), "server": enc(server)}}
+	}
+	prod := secret("prod", "https://prod.example.com", "prod")
+	local := secret("local", "https://kubernetes.default.svc", "dev")
+	set := func(gen string) drift.Object {
+		return parse(t, `
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: clusters}
+spec:
+  generators:
+  - `+gen+`
+  template:
+    metadata: {name: 'web-{{name}}'}
+    spec: {project: default, destination: {server: '{{server}}'}}
+`)
+	}
+	tests := []struct {
+		name                string
+		gen                 string
+		opt                 Options
+		want                []string
+		partial, unresolved bool
+	}{
+		{name: "no selector, nothing declared: the local cluster", gen: "clusters: {}", want: []string{"web-in-cluster"}, partial: true},
+		{name: "no selector, a declared Secret: it and the local cluster", gen: "clusters: {}", opt: Options{Declared: []drift.Object{prod}}, want: []string{"web-prod", "web-in-cluster"}, partial: true},
+		{name: "a declared Secret for the local server replaces in-cluster", gen: "clusters: {}", opt: Options{Declared: []drift.Object{local}}, want: []string{"web-local"}, partial: true},
+		{name: "a selector a declared Secret matches", gen: "clusters: {selector: {matchLabels: {env: prod}}}", opt: Options{Declared: []drift.Object{prod, local}}, want: []string{"web-prod"}, partial: true},
+		{name: "a selector no declared Secret matches", gen: "clusters: {selector: {matchLabels: {env: qa}}}", opt: Options{Declared: []drift.Object{prod}}, unresolved: true},
+		{name: "in a matrix with a list", gen: "matrix: {generators: [{list: {elements: [{app: a}]}}, {clusters: {}}]}", want: []string{"web-in-cluster"}, partial: true},
+		{name: "a cluster context and a declared Secret", gen: "clusters: {}", opt: Options{Cluster: []drift.Object{local}, Declared: []drift.Object{prod}}, want: []string{"web-local", "web-prod"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Resolve(set(tc.gen), tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(res); !reflect.DeepEqual(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+				t.Errorf("applications %v, want %v", got, tc.want)
+			}
+			if (len(res.Unresolved) > 0) != tc.unresolved {
+				t.Errorf("unresolved %+v, want unresolved %v", res.Unresolved, tc.unresolved)
+			}
+			if (len(res.Partial) > 0) != tc.partial {
+				t.Errorf("partial %+v, want partial %v", res.Partial, tc.partial)
+			}
+			for _, p := range res.Partial {
+				if p.Needs != NeedsCluster || !strings.HasSuffix(p.Generator, "clusters") || p.Reason == "" {
+					t.Errorf("partial %+v: want the clusters generator, a reason and --cluster", p)
+				}
+			}
+		})
 	}
 }
 

@@ -406,10 +406,12 @@ func (r *resolver) appendValues(values map[string]string, params map[string]any)
 	return nil
 }
 
-// clusterSecrets are the Argo CD cluster Secrets in the cluster context.
+// clusterSecrets are the Argo CD cluster Secrets of the cluster context
+// and those the repository declares, by cluster name (the cluster
+// context's first), that sel matches.
 func (r *resolver) clusterSecrets(sel selector) ([]drift.Object, error) {
 	byName := map[string]drift.Object{}
-	for _, o := range r.opt.Cluster {
+	for _, o := range append(append([]drift.Object(nil), r.opt.Cluster...), r.opt.Declared...) {
 		if drift.Str(o, "kind") != "Secret" {
 			continue
 		}
@@ -433,8 +435,10 @@ func (r *resolver) clusterSecrets(sel selector) ([]drift.Object, error) {
 			s, _ := v.(string)
 			data[k] = s
 		}
-		c := drift.Object{"data": data, "labels": labels, "annotations": drift.Annotations(o)}
-		byName[data["name"]] = c
+		if _, seen := byName[data["name"]]; seen {
+			continue
+		}
+		byName[data["name"]] = drift.Object{"data": data, "labels": labels, "annotations": drift.Annotations(o)}
 	}
 	var out []drift.Object
 	for _, n := range sortedKeys(byName) {
@@ -451,10 +455,14 @@ var excludedClusterAnnotations = map[string]bool{
 	"kubectl.kubernetes.io/last-applied-configuration": true,
 }
 
+// clusters is Argo CD's clusters generator: a parameter set per cluster
+// Secret the selector matches and, without a selector, the local cluster
+// (in-cluster, https://kubernetes.default.svc) when no Secret names that
+// server. Without a cluster context, the Secrets are those the
+// repository declares: the generator resolves, named in r.partial, unless
+// it has a selector that none of them matches (then the clusters it makes
+// are all outside Git, and it is unresolved).
 func (r *resolver) clusters(body map[string]any, where string) ([]map[string]any, error) {
-	if r.opt.Cluster == nil {
-		return nil, &unresolvedError{Unresolved{Generator: where, Reason: "a clusters generator lists the cluster Secrets Argo CD holds", Needs: NeedsCluster}}
-	}
 	values, err := stringMap(body["values"], where+".values")
 	if err != nil {
 		return nil, err
@@ -474,6 +482,12 @@ func (r *resolver) clusters(body map[string]any, where string) ([]map[string]any
 	secrets, err := r.clusterSecrets(sel)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	if r.opt.Cluster == nil {
+		if ignoreLocal && len(secrets) == 0 {
+			return nil, &unresolvedError{Unresolved{Generator: where, Reason: "a clusters generator with a selector lists the cluster Secrets Argo CD holds, and no cluster Secret in the repository matches it", Needs: NeedsCluster}}
+		}
+		r.notePartial(Unresolved{Generator: where, Reason: fmt.Sprintf("resolved from %s alone; clusters registered with Argo CD outside the repository are not known", knownClusters(len(secrets), ignoreLocal)), Needs: NeedsCluster})
 	}
 	var res []map[string]any
 	hasLocal := false
@@ -526,6 +540,30 @@ func (r *resolver) clusters(body map[string]any, where string) ([]map[string]any
 		res = []map[string]any{{"clusters": l}}
 	}
 	return res, nil
+}
+
+// knownClusters says which clusters a generator without a cluster context
+// was resolved from.
+func knownClusters(declared int, ignoreLocal bool) string {
+	switch {
+	case ignoreLocal:
+		return fmt.Sprintf("the %d cluster Secret(s) the repository declares that its selector matches", declared)
+	case declared == 0:
+		return "the local cluster (in-cluster, which Argo CD lists without a Secret)"
+	}
+	return fmt.Sprintf("the local cluster and the %d cluster Secret(s) the repository declares", declared)
+}
+
+// notePartial records a generator resolved from Git alone, once (a
+// matrix's second generator is resolved once per parameter set of the
+// first).
+func (r *resolver) notePartial(u Unresolved) {
+	for _, p := range r.partial {
+		if p.Generator == u.Generator {
+			return
+		}
+	}
+	r.partial = append(r.partial, u)
 }
 
 // children reads a matrix's or merge's generators.

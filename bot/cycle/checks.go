@@ -57,7 +57,7 @@ func (pl planning) headCheck(r collect.ScanResult, c pipeline.Check, sha string)
 		Success: c.Success, Error: c.Error, Files: c.Files}
 	for _, row := range c.Rows {
 		cr := templates.CheckRow{Resource: row.Resource, Path: row.Path.String(), Cause: row.Cause, Status: row.Status,
-			Git: shownIn(row.Resource, row.Git, row.InGit), Live: shownIn(row.Resource, row.Live, row.InLive), Evidence: row.Evidence}
+			Git: shownIn(row.Resource, row.Git, row.InGit), Live: shownIn(row.Resource, row.Live, row.InLive), Evidence: drift.EvidenceTexts(row.Evidence)}
 		v.Rows = append(v.Rows, cr)
 	}
 	summary, text, err := templates.CheckOutput(v)

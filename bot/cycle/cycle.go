@@ -22,6 +22,7 @@ import (
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/fights"
 	"github.com/driftfix/driftfix/bot/pipeline"
+	"github.com/driftfix/driftfix/classifiers"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -449,8 +450,6 @@ func sortByKeys[T any](s []T, key func(T) [3]string) {
 // digest names it once, with one platform fix, instead of app by app.
 const FleetMin = 3
 
-var webhookEvidence = regexp.MustCompile(`^MutatingWebhookConfiguration (\S+) \(webhook (\S+)\)`)
-
 // Fleet groups findings that share one source across applications: a
 // mutating webhook, or a controller (field manager) writing the same kind.
 // Fleets are per instance: one webhook name on two instances is two webhooks.
@@ -458,32 +457,18 @@ func Fleet(stuck []Stuck, min int) []templates.FleetLine {
 	type key struct {
 		instance, source string
 		cause            drift.Cause
+		by               classifiers.FleetBy
 		kind             string
 	}
 	apps := map[key]map[string]bool{}
 	paths := map[key]map[string]bool{}
 	for _, r := range stuck {
 		for _, f := range r.Findings {
-			var k key
-			switch f.Cause {
-			case drift.CauseWebhookMutation:
-				if len(f.Evidence) == 0 {
-					continue
-				}
-				m := webhookEvidence.FindStringSubmatch(f.Evidence[0])
-				if m == nil {
-					continue
-				}
-				k = key{source: "MutatingWebhookConfiguration " + m[1]}
-			case drift.CauseControllerWrite:
-				if f.Writer == "" {
-					continue
-				}
-				k = key{source: "controller " + f.Writer}
-			default:
+			source, ok := classifiers.FleetSource(f.Cause, f.Evidence, f.Writer)
+			if !ok {
 				continue
 			}
-			k.instance, k.cause, k.kind = r.Instance, f.Cause, f.Resource.Kind
+			k := key{instance: r.Instance, source: source, cause: f.Cause, by: classifiers.Of(f.Cause).Fleet, kind: f.Resource.Kind}
 			if apps[k] == nil {
 				apps[k], paths[k] = map[string]bool{}, map[string]bool{}
 			}
@@ -498,7 +483,7 @@ func Fleet(stuck []Stuck, min int) []templates.FleetLine {
 		}
 		ps := slices.Sorted(maps.Keys(paths[k]))
 		var sug string
-		if k.cause == drift.CauseWebhookMutation {
+		if k.by == classifiers.FleetWebhook {
 			sug = fmt.Sprintf("one argocd-cm entry resource.customizations.ignoreDifferences for %s listing %s (what the webhook sets), or make the webhook leave fields Git declares alone, instead of one fix per application", k.kind, strings.Join(ps, ", "))
 		} else {
 			mgr := strings.TrimPrefix(k.source, "controller ")

@@ -149,7 +149,7 @@ func TestCycleKeepsWhatPublishingReads(t *testing.T) {
 			}
 			shown[f.Remediation.Kind == drift.FixNone] = true
 			if k.Resource != f.Resource || k.Path != f.Path.String() || k.Cause != f.Cause || k.Fix != f.Remediation.Kind ||
-				k.Writer != want || strings.Join(k.Evidence, "\n") != strings.Join(evidence, "\n") {
+				k.Writer != want || drift.EvidenceText(k.Evidence, "\n") != drift.EvidenceText(evidence, "\n") {
 				t.Errorf("%s: kept %+v, diagnosed %s %s %s fix %s writer %q evidence %q", st.App.Name, k, f.Resource, f.Path, f.Cause, f.Remediation.Kind, want, evidence)
 			}
 		}

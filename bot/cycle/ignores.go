@@ -289,20 +289,20 @@ type judgment struct{ broad, sensitive string }
 
 func (j judgment) flagged() bool { return j.broad != "" || j.sensitive != "" }
 
-// judge reads the first evidence line of a broad-ignore finding, as
-// classifiers/broad_ignore.go words it: "RULE is broad: WHY", or "RULE is
-// scoped narrowly (…), but covers a sensitive path: PATHS; whatever another
-// writer puts there is hidden, …". Any other wording is taken as broad,
-// whole.
-func judge(evidence string) judgment {
-	if _, after, ok := strings.Cut(evidence, " is broad: "); ok {
-		return judgment{broad: after}
+// judge reads a broad-ignore finding's evidence: what makes the rule
+// broad (drift.EvidenceBroadRule), or the sensitive paths a rule scoped
+// narrowly covers (drift.EvidenceSensitiveRule). Evidence of neither kind
+// is taken as broad, its first sentence whole.
+func judge(ev []drift.Evidence) judgment {
+	for _, e := range ev {
+		switch e.Kind {
+		case drift.EvidenceBroadRule:
+			return judgment{broad: e.Detail}
+		case drift.EvidenceSensitiveRule:
+			return judgment{sensitive: e.Detail}
+		}
 	}
-	if _, after, ok := strings.Cut(evidence, ", but covers a sensitive path: "); ok {
-		paths, _, _ := strings.Cut(after, "; whatever another writer")
-		return judgment{sensitive: paths}
-	}
-	return judgment{broad: evidence}
+	return judgment{broad: ev[0].Text}
 }
 
 // judgeBroad finds the rules the broad-ignore diagnosis flags, broad or
@@ -323,7 +323,7 @@ func (inv *inventoryRun) judgeBroad() error {
 			if f.Cause != drift.CauseBroadIgnore || len(f.Evidence) == 0 {
 				continue
 			}
-			inv.judged[RuleAt(f.Resource, f.Path)] = judge(f.Evidence[0])
+			inv.judged[RuleAt(f.Resource, f.Path)] = judge(f.Evidence)
 		}
 	}
 	return nil

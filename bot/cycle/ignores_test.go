@@ -59,7 +59,7 @@ func TestJudgeBothWordings(t *testing.T) {
 			var js []judgment
 			for _, f := range rep.Findings {
 				if f.Cause == drift.CauseBroadIgnore && len(f.Evidence) > 0 {
-					js = append(js, judge(f.Evidence[0]))
+					js = append(js, judge(f.Evidence))
 				}
 			}
 			if len(js) != 1 {

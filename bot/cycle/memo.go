@@ -12,6 +12,7 @@ import (
 	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/classifiers"
 	"github.com/driftfix/driftfix/templates"
 )
 
@@ -341,7 +342,7 @@ func forPlatform(cfg *config.Config, instance string, kept []drift.Kept) bool {
 		return false
 	}
 	for _, f := range kept {
-		if f.Cause == drift.CauseWebhookMutation || f.Cause == drift.CauseControllerWrite {
+		if classifiers.Of(f.Cause).Fleet != classifiers.FleetNone {
 			return true
 		}
 	}

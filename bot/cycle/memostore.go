@@ -225,8 +225,9 @@ const memoCountKey = ""
 // findings' values tagged (appendValue). What is derived from the config
 // (each pull request's and the fights' policy) is derived again when it is
 // read back; a plan's edit keeps its result, not the steps that made it.
-// memoRecordVersion starts every record.
-const memoRecordVersion = 1
+// memoRecordVersion starts every record. Version 2 keeps evidence as its
+// fields (drift.Evidence), version 1 kept its sentences.
+const memoRecordVersion = 2
 
 // encodeEntry is an entry's record.
 func encodeEntry(e *memoEntry) ([]byte, error) { return appendEntry(nil, e) }
@@ -323,7 +324,7 @@ func (w *recWriter) pr(pr *ProposedPR) {
 		w.value(f.Live)
 		w.bool(f.InGit)
 		w.bool(f.InLive)
-		w.strs(f.Evidence)
+		w.evidence(f.Evidence)
 		w.uint(uint64(len(f.Owners)))
 		for _, o := range f.Owners {
 			w.str(o.Manager)
@@ -349,7 +350,7 @@ func (w *recWriter) pr(pr *ProposedPR) {
 		w.bytes(ed.After)
 	}
 	w.str(string(p.Rationale.Cause))
-	w.strs(p.Rationale.Evidence)
+	w.evidence(p.Rationale.Evidence)
 	w.str(p.Rationale.Why)
 	w.str(p.Rationale.Risk)
 	w.str(p.Rationale.Undo)
@@ -386,7 +387,7 @@ func (w *recWriter) kept(ks []drift.Kept) {
 		w.str(string(k.Cause))
 		w.str(string(k.Fix))
 		w.str(k.Writer)
-		w.strs(k.Evidence)
+		w.evidence(k.Evidence)
 		w.strs(k.Unplaced)
 	}
 }
@@ -464,7 +465,7 @@ func (r *recReader) pr(pol config.Policy) ProposedPR {
 	p.Kind, p.Resource = drift.FixKind(r.str()), r.ref()
 	for range r.count(20) {
 		f := drift.Finding{Resource: r.ref(), Path: r.strs(), GitPath: r.strs(), Cause: drift.Cause(r.str()), Git: r.value(), Live: r.value(),
-			InGit: r.bool(), InLive: r.bool(), Evidence: r.strs()}
+			InGit: r.bool(), InLive: r.bool(), Evidence: r.evidence()}
 		for range r.count(4) {
 			f.Owners = append(f.Owners, drift.Owner{Manager: r.str(), Operation: r.str(), Subresource: r.str(), Time: r.str()})
 		}
@@ -478,7 +479,7 @@ func (r *recReader) pr(pol config.Policy) ProposedPR {
 	for range r.count(3) {
 		p.Edits = append(p.Edits, remediations.Edit{File: r.str(), Before: r.bytes(), After: r.bytes()})
 	}
-	p.Rationale = remediations.Rationale{Cause: drift.Cause(r.str()), Evidence: r.strs(), Why: r.str(), Risk: r.str(), Undo: r.str()}
+	p.Rationale = remediations.Rationale{Cause: drift.Cause(r.str()), Evidence: r.evidence(), Why: r.str(), Risk: r.str(), Undo: r.str()}
 	p.Verification, p.Instructions, p.Dropped = r.str(), r.str(), r.str()
 	for range r.count(2) {
 		p.Passed = append(p.Passed, remediations.Attempt{Kind: drift.FixKind(r.str()), Why: r.str()})
@@ -500,7 +501,7 @@ func (r *recReader) kept() []drift.Kept {
 	var ks []drift.Kept
 	for range r.count(7) {
 		ks = append(ks, drift.Kept{Resource: r.ref(), Path: r.str(), Cause: drift.Cause(r.str()), Fix: drift.FixKind(r.str()),
-			Writer: r.str(), Evidence: r.strs(), Unplaced: r.strs()})
+			Writer: r.str(), Evidence: r.evidence(), Unplaced: r.strs()})
 	}
 	return ks
 }
@@ -537,6 +538,49 @@ func (w *recWriter) strs(ss []string) {
 	w.uint(uint64(len(ss)))
 	for _, s := range ss {
 		w.str(s)
+	}
+}
+
+// The fields of a piece of evidence a record holds beside its kind and
+// text, one bit each in the byte before them.
+const (
+	evObject = 1 << iota
+	evManager
+	evWebhook
+	evPath
+	evProof
+	evDetail
+)
+
+// evidence writes each piece of evidence as its fields: the kind as its
+// place in drift.EvidenceKinds (0, then the name, for one not listed),
+// a byte saying which other fields follow, those fields, and the text.
+func (w *recWriter) evidence(ev []drift.Evidence) {
+	w.uint(uint64(len(ev)))
+	for i := range ev {
+		e := &ev[i]
+		if k := slices.Index(drift.EvidenceKinds, e.Kind); k >= 0 {
+			w.uint(uint64(k + 1))
+		} else {
+			w.uint(0)
+			w.str(string(e.Kind))
+		}
+		var has byte
+		for bit, set := range [...]bool{e.Object != nil, e.Manager != "", e.Webhook != "", e.Path != "", e.Proof != "", e.Detail != ""} {
+			if set {
+				has |= 1 << bit
+			}
+		}
+		w.b = append(w.b, has)
+		if e.Object != nil {
+			w.ref(*e.Object)
+		}
+		for _, s := range [...]string{e.Manager, e.Webhook, e.Path, string(e.Proof), e.Detail} {
+			if s != "" {
+				w.str(s)
+			}
+		}
+		w.str(e.Text)
 	}
 }
 
@@ -657,6 +701,59 @@ func (r *recReader) strs() []string {
 		ss[i] = r.str()
 	}
 	return ss
+}
+
+// evidence reads what recWriter.evidence wrote.
+func (r *recReader) evidence() []drift.Evidence {
+	n := r.count(3) // a kind, the fields byte and a text, each at least a byte
+	if n == 0 {
+		return nil
+	}
+	ev := make([]drift.Evidence, n)
+	for i := range ev {
+		e := &ev[i]
+		switch k := r.uint(); {
+		case k == 0:
+			e.Kind = drift.EvidenceKind(r.str())
+		case k <= uint64(len(drift.EvidenceKinds)):
+			e.Kind = drift.EvidenceKinds[k-1]
+		default:
+			r.fail(fmt.Errorf("memo record: evidence kind %d", k))
+			return nil
+		}
+		var has byte
+		if p := r.take(1); p != nil {
+			has = p[0]
+		}
+		if has&^(evObject|evManager|evWebhook|evPath|evProof|evDetail) != 0 {
+			r.fail(errors.New("memo record: unknown evidence fields"))
+			return nil
+		}
+		if has&evObject != 0 {
+			ref := r.ref()
+			e.Object = &ref
+		}
+		if has&evManager != 0 {
+			e.Manager = r.str()
+		}
+		if has&evWebhook != 0 {
+			e.Webhook = r.str()
+		}
+		if has&evPath != 0 {
+			e.Path = r.str()
+		}
+		if has&evProof != 0 {
+			e.Proof = drift.Proof(r.str())
+		}
+		if has&evDetail != 0 {
+			e.Detail = r.str()
+		}
+		e.Text = r.str()
+		if r.err != nil {
+			return nil
+		}
+	}
+	return ev
 }
 
 func (r *recReader) ref() drift.Ref {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
+	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/state"
 )
 
@@ -490,4 +491,37 @@ func BenchmarkMemoRecord(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestMemoEvidenceReadsBack: evidence is kept field by field, whichever
+// fields are set, and a kind this build does not list reads back by name.
+func TestMemoEvidenceReadsBack(t *testing.T) {
+	cfgRef := drift.Ref{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration", Name: "istio-sidecar-injector"}
+	ev := []drift.Evidence{
+		{Kind: drift.EvidenceWebhook, Object: &cfgRef, Webhook: "sidecar.istio.io", Text: "MutatingWebhookConfiguration istio-sidecar-injector admits it"},
+		{Kind: drift.EvidenceDryRun, Proof: drift.ProofDryRunHolds, Text: "a dry run stores the live value too"},
+		{Kind: drift.EvidenceManager, Manager: "cainjector", Text: ""},
+		{Kind: drift.EvidenceSensitiveRule, Path: "/spec/template", Detail: "/spec/template of Deployment shop/web", Text: "covers a sensitive path"},
+		{Kind: "grant-proof", Text: "a kind of a later build"},
+	}
+	for _, tc := range [][]drift.Evidence{nil, ev} {
+		w := &recWriter{}
+		w.evidence(tc)
+		r := &recReader{b: w.b}
+		back := r.evidence()
+		if r.err != nil || len(r.b) != 0 {
+			t.Fatalf("read back: %v, %d bytes left", r.err, len(r.b))
+		}
+		if d := sameValue(reflect.ValueOf(tc), reflect.ValueOf(back), "evidence"); d != "" {
+			t.Errorf("read back otherwise: %s", d)
+		}
+	}
+	w := &recWriter{}
+	w.evidence(ev[:1])
+	for cut := range len(w.b) {
+		r := &recReader{b: w.b[:cut]}
+		if r.evidence(); r.err == nil {
+			t.Errorf("a record cut at byte %d of %d reads back", cut, len(w.b))
+		}
+	}
 }

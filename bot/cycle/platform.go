@@ -14,6 +14,7 @@ import (
 	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/pipeline"
+	"github.com/driftfix/driftfix/classifiers"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -73,20 +74,11 @@ func (res *CycleResult) keepForPlatform(cfg *config.Config, instance string, r *
 // fleetSource names what a finding's difference comes from, as Fleet
 // groups them: a mutating webhook, or a controller (field manager).
 func fleetSource(f drift.Finding) (string, bool) {
-	switch f.Cause {
-	case drift.CauseWebhookMutation:
-		if len(f.Evidence) == 0 {
-			return "", false
-		}
-		if m := webhookEvidence.FindStringSubmatch(f.Evidence[0]); m != nil {
-			return "MutatingWebhookConfiguration " + m[1], true
-		}
-	case drift.CauseControllerWrite:
-		if len(f.Owners) > 0 {
-			return "controller " + f.Owners[len(f.Owners)-1].Manager, true
-		}
+	writer := ""
+	if len(f.Owners) > 0 {
+		writer = f.Owners[len(f.Owners)-1].Manager
 	}
-	return "", false
+	return classifiers.FleetSource(f.Cause, f.Evidence, writer)
 }
 
 // fleetGroup is one shared finding of an instance: its findings by application.

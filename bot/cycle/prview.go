@@ -94,7 +94,7 @@ func PRView(app, appNamespace, argoURL string, p remediations.Plan) templates.PR
 		}
 	}
 	for _, f := range p.Findings {
-		fv := templates.FindingView{Resource: f.Resource, Path: f.Path.String(), Git: shown(f.Git, f.InGit), Live: shown(f.ShownLive(), f.InLive), Evidence: f.Evidence}
+		fv := templates.FindingView{Resource: f.Resource, Path: f.Path.String(), Git: shown(f.Git, f.InGit), Live: shown(f.ShownLive(), f.InLive), Evidence: drift.EvidenceTexts(f.Evidence)}
 		if len(f.Owners) > 0 {
 			o := f.Owners[len(f.Owners)-1]
 			fv.Owner = o.Manager

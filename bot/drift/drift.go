@@ -362,7 +362,7 @@ type Finding struct {
 	Live        any
 	InGit       bool
 	InLive      bool
-	Evidence    []string
+	Evidence    []Evidence
 	Owners      []Owner
 	Remediation Remediation
 	// Hides lists, for an ignore rule, the differences it hides from Argo CD.
@@ -386,11 +386,11 @@ type Kept struct {
 	// managedFields name none).
 	Writer string
 	// Evidence is kept where publishing shows it after planning: a finding
-	// left for people (no fix), a broad ignore rule, and a webhook's
-	// mutation (its first line names the webhook a fleet shares). A fixed
+	// left for people (no fix), one about an ignore rule (OnIgnoreRule),
+	// and one naming the webhook a fleet shares (EvidenceWebhook). A fixed
 	// finding's evidence is in its pull request's body, written while
 	// planning; it is not kept.
-	Evidence []string
+	Evidence []Evidence
 	// Unplaced is Finding.Unplaced: the writers the Drift Dashboard asks
 	// people to place.
 	Unplaced []string
@@ -402,10 +402,20 @@ func (f *Finding) Keep(path string) Kept {
 	if len(f.Owners) > 0 {
 		k.Writer = f.Owners[len(f.Owners)-1].Manager
 	}
-	if k.Fix == FixNone || k.Fix == "" || f.Cause == CauseBroadIgnore || f.Cause == CauseWebhookMutation {
+	if k.Fix == FixNone || k.Fix == "" || slices.ContainsFunc(f.Evidence, func(e Evidence) bool {
+		return e.Kind == EvidenceWebhook || e.Kind == EvidenceBroadRule || e.Kind == EvidenceSensitiveRule
+	}) {
 		k.Evidence = f.Evidence
 	}
 	return k
+}
+
+// OnIgnoreRule says the kept finding is about an ignore rule, broad or
+// covering a sensitive path, as its evidence shows.
+func (k Kept) OnIgnoreRule() bool {
+	return slices.ContainsFunc(k.Evidence, func(e Evidence) bool {
+		return e.Kind == EvidenceBroadRule || e.Kind == EvidenceSensitiveRule
+	})
 }
 
 // Location is one path of one resource.

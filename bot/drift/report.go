@@ -47,7 +47,7 @@ type findingJSON struct {
 	Cause       Cause           `json:"cause"`
 	Git         json.RawMessage `json:"git,omitempty"`
 	Live        json.RawMessage `json:"live,omitempty"`
-	Evidence    []string        `json:"evidence"`
+	Evidence    []Evidence      `json:"evidence"`
 	Remediation Remediation     `json:"remediation"`
 	// Abbreviated is set for the sides whose value was too long to write.
 	Abbreviated map[string]*Abbreviated `json:"abbreviated,omitempty"`
@@ -159,7 +159,7 @@ func writeJSON(w io.Writer, application, syncStatus string, n int, item func(i i
 func findingOf(f Finding) (findingJSON, error) {
 	fj := findingJSON{Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Evidence: f.Evidence, Remediation: f.Remediation}
 	if fj.Evidence == nil {
-		fj.Evidence = []string{}
+		fj.Evidence = []Evidence{}
 	}
 	var err error
 	if f.InGit {

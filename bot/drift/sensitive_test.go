@@ -333,7 +333,7 @@ func TestRefuse(t *testing.T) {
 func TestGuardKeepsCauseAndEvidence(t *testing.T) {
 	f := Finding{Resource: Ref{Kind: "Namespace", Name: "shop"}, Path: MustPointer("/metadata/labels/pod-security.kubernetes.io~1enforce"),
 		Cause: CauseControllerWrite, InGit: true, Git: "restricted", InLive: true, Live: "privileged",
-		Evidence: []string{"owned by ops-toolbox"}, Remediation: Remediation{Kind: FixRemoveField}}
+		Evidence: []Evidence{{Kind: EvidenceManager, Manager: "ops-toolbox", Text: "owned by ops-toolbox"}}, Remediation: Remediation{Kind: FixRemoveField}}
 	Sensitivity{}.Guard(&f, nil, nil)
 	if f.Remediation.Kind != FixNone || !strings.Contains(f.Remediation.Reason, "pod security") {
 		t.Errorf("remediation %+v, want none naming pod security", f.Remediation)

@@ -35,6 +35,9 @@ const (
 	// App re-checks an Argo CD application that turned OutOfSync after a
 	// sync (its watch stream or a notification said so).
 	App Kind = "app"
+	// Recheck diagnoses one application again now (a person pressed
+	// Recheck in the Slack digest).
+	Recheck Kind = "recheck"
 )
 
 // Work is one unit of work a delivery asks for.
@@ -63,7 +66,8 @@ type Work struct {
 	At time.Time
 	// Delivery is the X-GitHub-Delivery the work came from, for the logs.
 	Delivery string
-	// App is the application an App unit is about, as instance/namespace/name.
+	// App is the application's key (instance/namespace/name) an App or
+	// Recheck unit is about.
 	App string
 }
 
@@ -79,6 +83,8 @@ func (w Work) Key() string {
 		return "app " + w.App
 	case Verify:
 		return fmt.Sprintf("verify %s %s", strings.ToLower(w.Repo), w.HeadSHA)
+	case Recheck:
+		return "recheck " + w.App
 	}
 	return fmt.Sprintf("%s %s#%d", w.Kind, strings.ToLower(w.Repo), w.Number)
 }
@@ -94,6 +100,8 @@ func (w Work) String() string {
 		return "re-check application " + w.App
 	case Verify:
 		return fmt.Sprintf("verify %s@%s", w.Repo, short(w.HeadSHA))
+	case Recheck:
+		return "recheck " + w.App
 	}
 	return fmt.Sprintf("%s %s#%d", w.Kind, w.Repo, w.Number)
 }

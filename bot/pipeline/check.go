@@ -30,7 +30,7 @@ type CheckRow struct {
 	// may show it (drift.Finding.ShownLive).
 	Git, Live     any
 	InGit, InLive bool
-	Evidence      []string
+	Evidence      []drift.Evidence
 }
 
 // Check row statuses.

@@ -3,6 +3,7 @@ package predict
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"reflect"
 	"slices"
@@ -126,6 +127,7 @@ func discover(rev Revision, opt Options, rr *renderer) *discovery {
 	d.parents()
 	d.generate()
 	d.dedupe()
+	rr.crds.setApps(rev.Name, d.apps)
 	return d
 }
 
@@ -439,6 +441,7 @@ func (d *discovery) parents() {
 		roots = append(roots, dir)
 	}
 	sort.Strings(roots)
+	d.jsonnetRoots(used)
 	for _, dir := range roots {
 		src := drift.Source{Path: dir, Helm: true, Spec: map[string]any{"path": dir}}
 		app := parentApp(dir)
@@ -455,6 +458,70 @@ func (d *discovery) parents() {
 			}
 		}
 	}
+}
+
+// jsonnetSaid is a Jsonnet error in one line: what failed and where,
+// without the evaluation's stack, which a note lists among others.
+func jsonnetSaid(err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	said := strings.TrimSpace(lines[0])
+	if len(lines) > 1 {
+		if at := strings.Fields(lines[1]); len(at) > 0 && strings.Contains(at[0], ".jsonnet:") {
+			said += " at " + at[0]
+		}
+	}
+	return said
+}
+
+// jsonnetRoots renders each folder whose Jsonnet files name an Application
+// or ApplicationSet kind and that no Application's source path names (a
+// root applied by hand) as a directory source without options: its
+// Applications and ApplicationSets are added. One that does not render so
+// (a top-level argument without a default, an external variable: only the
+// Application applying it gives them) is listed as not predicted, with
+// what would let it be.
+func (d *discovery) jsonnetRoots(used map[string]bool) {
+	dirs := map[string]bool{}
+	for f, c := range d.rev.Files {
+		if strings.HasSuffix(f, ".jsonnet") && !used[dirOf(f)] && strings.Contains(c, "argoproj.io") && strings.Contains(c, "Application") {
+			dirs[dirOf(f)] = true
+		}
+	}
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
+		src := drift.Source{Path: dir, Spec: map[string]any{"path": dir}}
+		objs, err := d.render(parentApp(dir), src)
+		if err != nil {
+			// what its applications read is unknown: any change may touch them
+			if d.notFiles == nil {
+				d.notFiles = map[int][]string{}
+			}
+			d.notFiles[len(d.not)] = []string{"/"}
+			d.not = append(d.not, NotPredicted{Application: path.Base(orRoot(dir)), Kind: "Application", File: jsonnetFile(dir, d.rev.Files),
+				Reason: fmt.Sprintf("the Jsonnet of %s renders Applications or ApplicationSets, but no Application in the repository points at it and it does not render without one (%s), so its applications are not found", orRoot(dir), jsonnetSaid(err)),
+				Needs:  "the Application that applies it, with its directory.jsonnet tlas and extVars, in the repository"})
+			continue
+		}
+		for _, obj := range objs {
+			if isArgoApp(obj) {
+				d.add(application{obj: obj, manifest: jsonnetFile(dir, d.rev.Files), from: "Jsonnet " + orRoot(dir)})
+			}
+		}
+	}
+}
+
+// jsonnetFile is the first Jsonnet file of a folder naming an Argo CD kind.
+func jsonnetFile(dir string, files map[string]string) string {
+	var names []string
+	for f, c := range files {
+		if dirOf(f) == dir && strings.HasSuffix(f, ".jsonnet") && strings.Contains(c, "argoproj.io") {
+			names = append(names, f)
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
 }
 
 // remote says whether Options.Remote may render an application at this
@@ -582,8 +649,20 @@ func (d *discovery) only(file string) {
 // generates where Git alone decides; the others are listed as not
 // predicted with what they need.
 func (d *discovery) generate() {
+	var declared []declaredSecret
+	if len(d.sets) > 0 {
+		declared = d.declaredClusters()
+	}
 	for _, s := range d.sets {
-		gen, not := resolveSet(s, d.rev, d.opt)
+		var mine []drift.Object
+		ns := d.setsNamespace(s)
+		for _, c := range declared {
+			if c.namespace == ns {
+				mine = append(mine, c.obj)
+			}
+		}
+		gen, not, notes := resolveSet(s, d.rev, d.opt, mine)
+		d.notes = append(d.notes, notes...)
 		reads := templateReads(s.obj)
 		for _, n := range not {
 			if d.notFiles == nil {
@@ -670,6 +749,8 @@ type renderer struct {
 	// read holds remediations.SourceReads by revision and directory:
 	// discovery, touches and every application of a shared base ask again.
 	read map[[2]string]map[string]bool
+	// crds are the CRDs other applications of the revision install.
+	crds siblingCRDs
 }
 
 type rendered struct {

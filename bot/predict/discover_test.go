@@ -276,7 +276,8 @@ spec:
 
 // TestApplicationSetsPredicted: the Applications an ApplicationSet's git
 // directory generator makes are found and predicted, each at its own file;
-// a generator that needs the cluster is listed with what it needs.
+// a generator that needs the cluster (a clusters generator whose selector
+// no cluster Secret of the repository matches) is listed with what it needs.
 func TestApplicationSetsPredicted(t *testing.T) {
 	set := `apiVersion: argoproj.io/v1alpha1
 kind: ApplicationSet
@@ -302,7 +303,7 @@ spec:
 kind: ApplicationSet
 metadata: {name: addons, namespace: argocd}
 spec:
-  generators: [{clusters: {}}]
+  generators: [{clusters: {selector: {matchLabels: {env: prod}}}}]
   template:
     metadata: {name: 'addons-{{name}}'}
     spec:
@@ -355,5 +356,212 @@ func TestDiscoveryIsBounded(t *testing.T) {
 	d := discover(Revision{Name: "head", Files: files}, Options{}, newRenderer())
 	if d.renders != maxDiscoveryRenders || len(d.apps) != maxDiscoveryRenders+5 || !strings.Contains(strings.Join(d.notes, "\n"), "stopped after") {
 		t.Errorf("%d renders, %d applications, notes %q: want the bound, every application, a note", d.renders, len(d.apps), d.notes)
+	}
+}
+
+// TestClustersGeneratorFromGit: without --cluster, a clusters generator
+// makes the local cluster's application (Argo CD lists in-cluster without
+// a Secret when the generator has no selector) and one per cluster Secret
+// an Application of the repository deploys into Argo CD's namespace on the
+// local cluster; a selector only those Secrets match keeps the local
+// cluster out; a Secret elsewhere (another namespace) is not Argo CD's. The
+// drift a change brings to the generated applications is predicted, and a
+// note says the list of clusters is what Git tells.
+func TestClustersGeneratorFromGit(t *testing.T) {
+	set := func(name, gen string) string {
+		return `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: ` + name + `, namespace: argocd}
+spec:
+  generators:
+  - ` + gen + `
+  template:
+    metadata: {name: '` + name + `-{{name}}'}
+    spec:
+      project: default
+      destination: {server: '{{server}}', namespace: shop}
+      source: {repoURL: https://git.example.com/shop.git, path: apps/web, targetRevision: main}
+`
+	}
+	secret := func(name, ns string) string {
+		return `apiVersion: v1
+kind: Secret
+metadata:
+  name: cluster-` + name + `
+  namespace: ` + ns + `
+  labels: {argocd.argoproj.io/secret-type: cluster, env: prod}
+stringData: {name: ` + name + `, server: https://` + name + `.example.com}
+`
+	}
+	base := map[string]string{
+		"sets/web.yaml":  set("web", "clusters: {}"),
+		"sets/edge.yaml": set("edge", "clusters: {selector: {matchLabels: {env: prod}}}"),
+		"argocd.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: argocd-config, namespace: argocd}
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: argocd}
+  source: {repoURL: https://git.example.com/shop.git, path: config, targetRevision: main}
+`,
+		"config/prod.yaml":     secret("prod", "argocd"),
+		"config/other.yaml":    secret("other", "team-a"),
+		"config/sops.yaml":     strings.ReplaceAll(secret("sops", "argocd"), "server: https://sops.example.com", "server: 'ENC[AES256_GCM,data:abc=,type:str]'"),
+		"apps/web/deploy.yaml": deployment("  replicas: 2\n", "100m"),
+	}
+	head := map[string]string{"apps/web/hpa.yaml": webHPA}
+	b, h := gitRepo(t, base, head)
+	res, err := Run(b, h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, p := range res.Predictions {
+		if p.Path.String() == "/spec/replicas" && p.Cause == drift.CauseHPAReplicas {
+			got[p.Application] = true
+			if p.File != "apps/web/deploy.yaml" || p.Line != 6 {
+				t.Errorf("%s: at %s:%d, want apps/web/deploy.yaml:6", p.Application, p.File, p.Line)
+			}
+		}
+	}
+	want := map[string]bool{"web-in-cluster": true, "web-prod": true, "edge-prod": true}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("replicas predicted for %v, want %v (predictions %+v, not predicted %+v)", got, want, res.Predictions, res.NotPredicted)
+	}
+	notes := strings.Join(res.Notes, "\n")
+	if !strings.Contains(notes, "cluster Secret cluster-sops that application argocd-config deploys is encrypted") {
+		t.Errorf("notes do not name the encrypted cluster Secret left out:\n%s", notes)
+	}
+	if !strings.Contains(notes, "ApplicationSet web: generator generators[0].clusters") || !strings.Contains(notes, "--cluster") {
+		t.Errorf("notes do not say the clusters are what Git tells:\n%s", notes)
+	}
+	// With a selector no declared Secret matches, the set is not predicted,
+	// and says it needs --cluster.
+	base["sets/edge.yaml"] = set("edge", "clusters: {selector: {matchLabels: {env: qa}}}")
+	b, h = gitRepo(t, base, head)
+	res, err = Run(b, h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range res.NotPredicted {
+		if n.Application == "edge" && n.Kind == "ApplicationSet" && strings.Contains(n.Needs, "--cluster") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the set whose selector matches no declared Secret is not listed as needing --cluster: %+v", res.NotPredicted)
+	}
+}
+
+// TestJsonnetApplicationSetOfAParent: a parent Application whose directory
+// source is Jsonnet renders an ApplicationSet with the parent's extVars
+// and tlas, as Argo CD's repo-server does; the set's git generator then
+// makes the applications, and drift in one is predicted.
+func TestJsonnetApplicationSetOfAParent(t *testing.T) {
+	base := map[string]string{
+		"root.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: root, namespace: argocd}
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: argocd}
+  source:
+    repoURL: https://git.example.com/shop.git
+    path: sets
+    targetRevision: main
+    directory:
+      jsonnet:
+        extVars: [{name: repoURL, value: https://git.example.com/shop.git}]
+        tlas: [{name: prefix, value: shop}]
+`,
+		"sets/appset.jsonnet": `function(prefix) {
+  apiVersion: 'argoproj.io/v1alpha1',
+  kind: 'ApplicationSet',
+  metadata: { name: prefix + '-apps', namespace: 'argocd' },
+  spec: {
+    generators: [{ git: { repoURL: std.extVar('repoURL'), revision: 'HEAD', directories: [{ path: 'apps/*' }] } }],
+    template: {
+      metadata: { name: prefix + '-{{path.basename}}' },
+      spec: {
+        project: 'default',
+        source: { repoURL: std.extVar('repoURL'), targetRevision: 'HEAD', path: '{{path}}' },
+        destination: { server: 'https://kubernetes.default.svc', namespace: '{{path.basename}}' },
+      },
+    },
+  },
+}
+`,
+		"apps/web/deploy.yaml": deployment("  replicas: 2\n", "100m"),
+	}
+	b, h := gitRepo(t, base, map[string]string{"apps/web/hpa.yaml": webHPA})
+	res, err := Run(b, h, Options{Repositories: []string{"https://git.example.com/shop.git"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Predictions {
+		if p.Application == "shop-web" && p.Path.String() == "/spec/replicas" && p.File == "apps/web/deploy.yaml" && p.Line == 6 {
+			return
+		}
+	}
+	t.Errorf("no replicas prediction for shop-web at apps/web/deploy.yaml:6: predictions %+v, not predicted %+v, notes %v", res.Predictions, res.NotPredicted, res.Notes)
+}
+
+// TestJsonnetRoots: a Jsonnet folder of ApplicationSets that no Application
+// points at (a root applied by hand) is rendered on its own: its sets are
+// resolved when it needs nothing, and it is listed as not predicted, with
+// what would let it be, when it reads an external variable only the
+// Application applying it would give.
+func TestJsonnetRoots(t *testing.T) {
+	appset := func(repo string) string {
+		return `{
+  apiVersion: 'argoproj.io/v1alpha1',
+  kind: 'ApplicationSet',
+  metadata: { name: 'apps', namespace: 'argocd' },
+  spec: {
+    generators: [{ git: { repoURL: ` + repo + `, revision: 'HEAD', directories: [{ path: 'apps/*' }] } }],
+    template: {
+      metadata: { name: '{{path.basename}}' },
+      spec: {
+        project: 'default',
+        source: { repoURL: ` + repo + `, targetRevision: 'HEAD', path: '{{path}}' },
+        destination: { server: 'https://kubernetes.default.svc', namespace: 'shop' },
+      },
+    },
+  },
+}
+`
+	}
+	for _, tc := range []struct {
+		name, repo string
+		predicted  bool
+	}{
+		{"needs nothing", "'https://git.example.com/shop.git'", true},
+		{"reads an external variable", "std.extVar('repoURL')", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := map[string]string{"sets/appset.jsonnet": appset(tc.repo), "apps/web/deploy.yaml": deployment("  replicas: 2\n", "100m")}
+			b, h := gitRepo(t, base, map[string]string{"apps/web/hpa.yaml": webHPA})
+			res, err := Run(b, h, Options{Repositories: []string{"https://git.example.com/shop.git"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := false
+			for _, p := range res.Predictions {
+				got = got || (p.Application == "web" && p.Path.String() == "/spec/replicas" && p.File == "apps/web/deploy.yaml")
+			}
+			if got != tc.predicted {
+				t.Errorf("replicas of web predicted %v, want %v: %+v", got, tc.predicted, res.Predictions)
+			}
+			listed := false
+			for _, n := range res.NotPredicted {
+				// one line, naming the variable and where it is read
+				listed = listed || (n.File == "sets/appset.jsonnet" && strings.Contains(n.Reason, "repoURL") && strings.Contains(n.Reason, "sets/appset.jsonnet:") &&
+					!strings.Contains(n.Reason, "\n") && strings.Contains(n.Needs, "extVars"))
+			}
+			if listed == tc.predicted {
+				t.Errorf("the root listed as not predicted: %v, want %v: %+v", listed, !tc.predicted, res.NotPredicted)
+			}
+		})
 	}
 }

@@ -76,10 +76,10 @@ type Prediction struct {
 	Fix      drift.FixKind `json:"fix"`
 	// FixFile is the file the fix edits, when located; Reason why there is
 	// no fix (Fix none).
-	FixFile  string   `json:"fixFile,omitempty"`
-	Reason   string   `json:"reason,omitempty"`
-	Git      any      `json:"git,omitempty"`
-	Evidence []string `json:"evidence,omitempty"`
+	FixFile  string           `json:"fixFile,omitempty"`
+	Reason   string           `json:"reason,omitempty"`
+	Git      any              `json:"git,omitempty"`
+	Evidence []drift.Evidence `json:"evidence,omitempty"`
 	// Suggestion is the fix as one line's edit, when the engine's verified
 	// plan for the prediction is one (Options.Suggest).
 	Suggestion *Suggestion `json:"suggestion,omitempty"`
@@ -91,18 +91,6 @@ type Prediction struct {
 // application, the resource and path (an Application's own ignore rule by
 // what it says) and the cause.
 func (p Prediction) Key() string { return p.Application + "\x00" + p.key + "\x00" + string(p.Cause) }
-
-// predicted are the causes a prediction may name: what Git alone decides.
-// Another writer's change, a person's and an unexplained difference are not
-// predictions; a simulated live state that yields one is not reported.
-var predicted = map[drift.Cause]bool{
-	drift.CauseNormalized:             true,
-	drift.CauseHPAReplicas:            true,
-	drift.CauseNondeterministicRender: true,
-	drift.CauseTrackingClash:          true,
-	drift.CauseWebhookMutation:        true,
-	drift.CauseBroadIgnore:            true,
-}
 
 // Predict returns every field of the application that will differ after a
 // sync of the revision in, sorted. It does no I/O.
@@ -123,7 +111,10 @@ func predict(in Input, suggest bool) ([]Prediction, error) {
 	app := s.AppName()
 	var out []Prediction
 	for _, f := range rep.Findings {
-		if !predicted[f.Cause] {
+		// A prediction names only what Git alone decides (the cause's
+		// Classifier.Predicted): a simulated live state that yields
+		// another cause is not reported.
+		if !classifiers.Of(f.Cause).Predicted {
 			continue
 		}
 		p := Prediction{Application: app, Resource: f.Resource, Path: f.Path, Cause: f.Cause,
@@ -133,7 +124,7 @@ func predict(in Input, suggest bool) ([]Prediction, error) {
 			p.Git = f.Git
 		}
 		if f.Cause == drift.CauseHPAReplicas {
-			p.Evidence = hpaEvidence(f.Evidence)
+			p.Evidence = hpaEvidence(f)
 		}
 		out = append(out, p)
 	}
@@ -184,11 +175,11 @@ func admissions(s *drift.Snapshot) []Prediction {
 		if len(ms) == 0 {
 			continue
 		}
-		ev := append([]string{}, ms[0].Evidence...)
+		ev := append([]drift.Evidence{}, ms[0].Evidence...)
 		if len(ms) > 1 {
-			ev = append(ev, fmt.Sprintf("%d other mutating webhooks also admit this object", len(ms)-1))
+			ev = append(ev, drift.Say(drift.EvidenceWebhook, fmt.Sprintf("%d other mutating webhooks also admit this object", len(ms)-1)))
 		}
-		ev = append(ev, "what the webhook writes is known once it has run: a server-side dry run of the manifest shows the fields it adds or changes, which Argo CD will then report as differing")
+		ev = append(ev, drift.Say(drift.EvidenceConsequence, "what the webhook writes is known once it has run: a server-side dry run of the manifest shows the fields it adds or changes, which Argo CD will then report as differing"))
 		ref := res.Ref()
 		out = append(out, Prediction{Application: s.AppName(), Resource: ref, Path: drift.Pointer{}, Cause: drift.CauseWebhookMutation,
 			Fix: drift.FixNone, Reason: fmt.Sprintf("the fields webhook %s (MutatingWebhookConfiguration %s) writes are not known before it runs; once diagnosed, a field it legitimately owns gets a scoped ignoreDifferences entry", ms[0].Webhook, ms[0].Config),
@@ -222,17 +213,16 @@ func (p Prediction) String() string {
 	return strings.Join([]string{p.Resource.String(), path, string(p.Cause)}, " ")
 }
 
-// hpaEvidence replaces, in an hpa-replicas finding's evidence, the live
-// replica count (which predict chose itself) with what the HPA will do.
-func hpaEvidence(ev []string) []string {
-	var out []string
-	for _, e := range ev {
-		if strings.HasPrefix(e, "Git declares replicas:") {
-			if i := strings.Index(e, ", the live object has"); i > 0 {
-				e = e[:i] + "; after the sync the HPA sets its own count through the scale subresource, and Argo CD reports the difference"
-			}
+// hpaEvidence replaces, in an hpa-replicas finding's evidence, what Git
+// declares against the live replica count (which predict chose itself)
+// with what the HPA will do.
+func hpaEvidence(f drift.Finding) []drift.Evidence {
+	var out []drift.Evidence
+	for _, e := range f.Evidence {
+		if e.Kind == drift.EvidenceGit && f.InGit {
+			e.Text = fmt.Sprintf("Git declares replicas: %s; after the sync the HPA sets its own count through the scale subresource, and Argo CD reports the difference", drift.Brief(f.Git, 60))
 		}
-		out = append(out, strings.ReplaceAll(e, ", currently null)", ")"))
+		out = append(out, e)
 	}
 	return out
 }

@@ -82,10 +82,10 @@ func inGit(s *drift.Snapshot, e corpus.Entry, diag *drift.Finding) bool {
 			return false
 		}
 		for _, ev := range diag.Evidence {
-			if strings.Contains(ev, "allocat") {
+			if ev.Kind == drift.EvidenceAllocation {
 				return false
 			}
-			if strings.HasPrefix(ev, "CustomResourceDefinition ") && strings.Contains(ev, " defaults ") {
+			if ev.Kind == drift.EvidenceDefault {
 				return true
 			}
 		}

@@ -110,7 +110,7 @@ func suggestionBody(p Prediction, sg *Suggestion) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s**: %s %s will stay OutOfSync after sync.", p.Cause, templates.Text(p.Resource.String()), templates.Code(p.Path.String()))
 	if len(p.Evidence) > 0 {
-		b.WriteString(" " + templates.Text(strings.TrimSuffix(p.Evidence[0], ".")) + ".")
+		b.WriteString(" " + templates.Text(strings.TrimSuffix(p.Evidence[0].Text, ".")) + ".")
 	}
 	if sg.Remove {
 		fmt.Fprintf(&b, " Fix: %s (remove this line).", p.Fix)

@@ -360,6 +360,9 @@ func predictAt(a application, srcs []drift.Source, rev Revision, opt Options, rr
 	if opt.ClusterFor != nil {
 		in.Cluster = rr.clusterFor(opt, &drift.Snapshot{Application: a.obj, Resources: targetsOnly(in.Targets)})
 	}
+	if crds := rr.siblingCRDsFor(rev, a.obj, in.Targets, in.Cluster, opt); len(crds) > 0 {
+		in.Cluster = append(append([]drift.Object(nil), in.Cluster...), crds...)
+	}
 	return predict(in, suggest)
 }
 

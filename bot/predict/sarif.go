@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/classifiers"
 )
 
@@ -221,7 +220,7 @@ func SARIFLog(in SARIFRun) ([]byte, error) {
 		r := sarifResult{RuleID: string(p.Cause), RuleIndex: index[string(p.Cause)], Level: "warning", Message: sarifMessage{Text: d.message()},
 			PartialFingerprints: map[string]string{FingerprintKey: d.fingerprint},
 			Properties:          &resultProperties{Applications: d.apps, Resources: d.resources, Path: p.Path.String(), Fix: string(p.Fix), FixFile: p.FixFile}}
-		if p.Cause == drift.CauseBroadIgnore {
+		if classifiers.Of(p.Cause).Error {
 			r.Level = "error"
 		}
 		if d.file == "" {
@@ -354,7 +353,7 @@ func messageFor(p Prediction, apps []string, resource string) string {
 		fmt.Fprintf(&b, "Applications %s: %s %s will differ after sync (%s).", strings.Join(apps, ", "), resource, where, p.Cause)
 	}
 	if len(p.Evidence) > 0 {
-		b.WriteString(" " + strings.TrimSuffix(p.Evidence[0], ".") + ".")
+		b.WriteString(" " + strings.TrimSuffix(p.Evidence[0].Text, ".") + ".")
 	}
 	fmt.Fprintf(&b, " Fix: %s", p.Fix)
 	if p.FixFile != "" {

@@ -140,7 +140,7 @@ func parseSARIF(t *testing.T, b []byte) sarifDoc {
 func hpaPrediction(app, ns, file string, line int) Prediction {
 	return Prediction{Application: app, File: file, Line: line, Resource: drift.Ref{Group: "apps", Kind: "Deployment", Namespace: ns, Name: "web"},
 		Path: drift.Pointer{"spec", "replicas"}, Cause: drift.CauseHPAReplicas, Fix: drift.FixRemoveField, FixFile: file,
-		Evidence: []string{"HorizontalPodAutoscaler web scales it"}}
+		Evidence: []drift.Evidence{drift.Say(drift.EvidenceHPA, "HorizontalPodAutoscaler web scales it")}}
 }
 
 // TestSARIFOneResultPerDrift: a shared base reached by three applications

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/pipeline"
+	"github.com/driftfix/driftfix/classifiers"
 	"github.com/driftfix/driftfix/remediations"
 )
 
@@ -22,14 +24,14 @@ type Suggestion struct {
 	Remove bool   `json:"remove,omitempty"`
 }
 
-// suggestible are the fixes a suggestion may carry, by cause: each writes
+// suggestible says a suggestion may carry a fix of kind k for a cause: the
+// cause's classifier lists it (Classifier.Suggest), as a fix that writes
 // nothing but Git's own value. remove-field deletes Git's line (the HPA's
 // replicas, an empty value the API server drops); set-value writes Git's
 // value in the form the API server stores, derived from Git's manifest by
 // its type, never from a cluster.
-var suggestible = map[drift.FixKind]map[drift.Cause]bool{
-	drift.FixRemoveField: {drift.CauseHPAReplicas: true, drift.CauseNormalized: true},
-	drift.FixSetValue:    {drift.CauseNormalized: true},
+func suggestible(k drift.FixKind, cause drift.Cause) bool {
+	return slices.Contains(classifiers.Of(cause).Suggest, k)
 }
 
 // suggestFixes plans the fixes of the predicted snapshot with the engine
@@ -39,7 +41,7 @@ var suggestible = map[drift.FixKind]map[drift.Cause]bool{
 func suggestFixes(s *drift.Snapshot, ps []Prediction) {
 	want := false
 	for _, p := range ps {
-		if suggestible[p.Fix][p.Cause] {
+		if suggestible(p.Fix, p.Cause) {
 			want = true
 		}
 	}
@@ -84,7 +86,7 @@ func suggestFixes(s *drift.Snapshot, ps []Prediction) {
 			}
 		}
 		for _, f := range pl.Findings {
-			if !suggestible[pl.Kind][f.Cause] {
+			if !suggestible(pl.Kind, f.Cause) {
 				continue
 			}
 			key := drift.FindingKey(f)

@@ -466,11 +466,11 @@ func (d *dashboard) view() (templates.DashboardView, error) {
 		for _, l := range d.res.Digest.ForPeople {
 			if cycle.AppKey(l.Instance, l.Namespace, l.App) == key {
 				f := findings[key+"\x00"+l.Resource.String()+"\x00"+l.Path]
-				av.ForPeople = append(av.ForPeople, templates.DashboardFinding{Resource: l.Resource, Path: l.Path, Cause: l.Cause, Why: l.Why, Evidence: f.Evidence})
+				av.ForPeople = append(av.ForPeople, templates.DashboardFinding{Resource: l.Resource, Path: l.Path, Cause: l.Cause, Why: l.Why, Evidence: drift.EvidenceTexts(f.Evidence)})
 			}
 		}
 		for _, f := range d.broadIgnores(key) {
-			av.BroadIgnores = append(av.BroadIgnores, templates.DashboardFinding{Resource: f.Resource, Path: f.Path, Cause: f.Cause, Evidence: f.Evidence})
+			av.BroadIgnores = append(av.BroadIgnores, templates.DashboardFinding{Resource: f.Resource, Path: f.Path, Cause: f.Cause, Evidence: drift.EvidenceTexts(f.Evidence)})
 		}
 		av.Fights = d.fightLines[key]
 		if a.Stuck || len(av.PRs) > 0 || len(av.Fights) > 0 {
@@ -521,7 +521,7 @@ func (d *dashboard) broadIgnores(appKey string) []drift.Kept {
 			continue
 		}
 		for _, f := range s.Findings {
-			if f.Cause == drift.CauseBroadIgnore {
+			if f.OnIgnoreRule() {
 				out = append(out, f)
 			}
 		}

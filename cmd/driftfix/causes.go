@@ -12,11 +12,37 @@ import (
 )
 
 // causesTable renders the classifier registry as the Markdown table of docs/causes-and-fixes.md.
-func causesTable() string {
+func causesTable() string { return causesTableOf(classifiers.Registry) }
+
+// causesTableOf renders a registry: each cause's order, name and meaning,
+// and what the later stages read of it (classifiers.Classifier's facts).
+func causesTableOf(registry []classifiers.Classifier) string {
 	var b strings.Builder
-	b.WriteString("| order | cause | meaning |\n|---|---|---|\n")
-	for i, c := range classifiers.Registry {
-		fmt.Fprintf(&b, "| %d | `%s` | %s |\n", i+1, c.Name, c.Doc)
+	b.WriteString("| order | cause | meaning | predicted before merge | error in review | may stay ignored | suggested in review | fleet by | risk of removing it from Git |\n|---|---|---|---|---|---|---|---|---|\n")
+	yes := func(v bool) string {
+		if v {
+			return "yes"
+		}
+		return "no"
+	}
+	for i, c := range registry {
+		suggest := "-"
+		if len(c.Suggest) > 0 {
+			kinds := make([]string, len(c.Suggest))
+			for j, k := range c.Suggest {
+				kinds[j] = "`" + string(k) + "`"
+			}
+			suggest = strings.Join(kinds, ", ")
+		}
+		fleet := "-"
+		if c.Fleet != classifiers.FleetNone {
+			fleet = string(c.Fleet)
+		}
+		risk := "-"
+		if c.Risk != "" {
+			risk = c.Risk
+		}
+		fmt.Fprintf(&b, "| %d | `%s` | %s | %s | %s | %s | %s | %s | %s |\n", i+1, c.Name, c.Doc, yes(c.Predicted), yes(c.Error), yes(c.MayStayIgnored), suggest, fleet, risk)
 	}
 	return b.String()
 }

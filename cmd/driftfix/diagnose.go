@@ -313,7 +313,7 @@ func writeTextFinding(buf *bytes.Buffer, f *drift.Finding) {
 		if k == 0 {
 			name = "evidence"
 		}
-		field(name, "- ", templates.Terminal(e))
+		field(name, "- ", templates.Terminal(e.Text))
 	}
 	fix := string(f.Remediation.Kind)
 	if f.Remediation.File != "" {
@@ -355,7 +355,7 @@ func wideReport(rep *drift.Report) []byte {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			flat(templates.Terminal(f.Resource)), flat(templates.Terminal(f.Path)), flat(cellFull(f.Git, f.InGit)), flat(cellFull(f.ShownLive(), f.InLive)),
-			f.Cause, flat(owner(f.Owners)), flat(strings.Join(f.Evidence, "; ")), flat(fix))
+			f.Cause, flat(owner(f.Owners)), flat(drift.EvidenceText(f.Evidence, "; ")), flat(fix))
 	}
 	tw.Flush()
 	return buf.Bytes()

@@ -417,7 +417,7 @@ func wideTable(buf *bytes.Buffer, ps []predict.Prediction) {
 		if p.Git != nil && p.Resource.Group == "" && p.Resource.Kind == "Secret" {
 			git = "(Secret value not shown)"
 		}
-		cells := []string{p.Application, p.Resource.String(), pathCell(p), string(p.Cause), fileLine(p), git, strings.Join(p.Evidence, "; "), fix}
+		cells := []string{p.Application, p.Resource.String(), pathCell(p), string(p.Cause), fileLine(p), git, drift.EvidenceText(p.Evidence, "; "), fix}
 		for i, c := range cells {
 			cells[i] = flat(templates.Terminal(c))
 		}
@@ -515,10 +515,10 @@ type jsonPrediction struct {
 	Cause       string    `json:"cause"`
 	// Fix is the fix kind; FixFile the file it edits, FixReason why there
 	// is none (fix none).
-	Fix       string   `json:"fix"`
-	FixFile   string   `json:"fixFile,omitempty"`
-	FixReason string   `json:"fixReason,omitempty"`
-	Evidence  []string `json:"evidence,omitempty"`
+	Fix       string           `json:"fix"`
+	FixFile   string           `json:"fixFile,omitempty"`
+	FixReason string           `json:"fixReason,omitempty"`
+	Evidence  []drift.Evidence `json:"evidence,omitempty"`
 }
 
 // predictDoc is predict -o json's document. Error is set when the run

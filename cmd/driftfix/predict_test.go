@@ -262,7 +262,7 @@ func longResult() *predict.Result {
 			Resource: drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "payments-production", Name: "payments-gateway-api-server"},
 			Path:     drift.Pointer{"spec", "template", "spec", "containers", "0", "resources", "limits", "cpu"},
 			Cause:    drift.CauseNormalized, Fix: drift.FixSetValue, FixFile: "clusters/production/eu-west-1/payments/gateway/base/deployment.yaml",
-			Git: "1000m", Evidence: []string{"the API server stores cpu 1000m as \"1\"", "Argo CD compares the stored form"},
+			Git: "1000m", Evidence: []drift.Evidence{drift.Say(drift.EvidenceAPIServer, "the API server stores cpu 1000m as \"1\""), drift.Say(drift.EvidenceAPIServer, "Argo CD compares the stored form")},
 		}, {
 			Application: "payments-gateway-production-eu-west-1", Resource: drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "payments-production", Name: "w"},
 			Cause: drift.CauseWebhookMutation, Fix: drift.FixNone, Reason: "not known before it runs",

@@ -102,7 +102,7 @@ func TestValuesNeverCut(t *testing.T) {
 		Path:     drift.MustPointer("/spec/template/spec/containers/0/image"),
 		Git:      git, InGit: true, Live: live, InLive: true,
 		Cause:    drift.CauseManualChange,
-		Evidence: []string{"changed by hand: " + strings.Repeat("word ", 40) + "end-of-evidence"},
+		Evidence: []drift.Evidence{drift.Say(drift.EvidenceManager, "changed by hand: "+strings.Repeat("word ", 40)+"end-of-evidence")},
 	}}}
 	out := string(textReport(rep))
 	if got := unwrap(out, "  git       "); got != `"`+git+`"` {

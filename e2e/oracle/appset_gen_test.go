@@ -21,6 +21,9 @@ type AppSetCase struct {
 	Repos    map[string]map[string]string
 	Cluster  []drift.Object
 	Features []string
+	// Declared gives driftfix the cluster Secrets as the ones the
+	// repository declares, with no cluster context (Argo CD holds them).
+	Declared bool
 }
 
 // Class names the case's kind of input.

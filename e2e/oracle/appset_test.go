@@ -275,13 +275,18 @@ func compareSet(t *testing.T, c AppSetCase) (string, int) {
 // compareSetWith is compareSet over checkouts already made.
 func compareSetWith(t *testing.T, c AppSetCase, repos *checkoutRepos) (string, int) {
 	argo, aerr := argoGenerate(c.Set, repos, c.Cluster)
-	ours, oerr := appset.Resolve(drift.DeepCopy(c.Set).(drift.Object), appset.Options{
+	opt := appset.Options{
 		Files: func(repoURL, _ string) (map[string]string, bool) {
 			f, ok := c.Repos[repoURL]
 			return f, ok
 		},
 		Cluster: c.Cluster,
-	})
+	}
+	if c.Declared {
+		// Argo CD holds exactly the Secrets the repository declares.
+		opt.Cluster, opt.Declared = nil, c.Cluster
+	}
+	ours, oerr := appset.Resolve(drift.DeepCopy(c.Set).(drift.Object), opt)
 	if oerr == nil && len(ours.Unresolved) > 0 {
 		return fmt.Sprintf("driftfix left generators unresolved: %+v", ours.Unresolved), 0
 	}
@@ -322,6 +327,59 @@ func compareSetWith(t *testing.T, c AppSetCase, repos *checkoutRepos) (string, i
 		}
 	}
 	return "", len(argo)
+}
+
+// TestAppSetOracleDeclaredClusters resolves the generated ApplicationSets
+// without a cluster context, their cluster Secrets given as the ones the
+// repository declares, against Argo CD holding exactly those Secrets (none,
+// in about a quarter of the cases): a clusters generator then makes the
+// local cluster's parameters as Argo CD does. A set driftfix leaves
+// unresolved must be one whose clusters generator has a selector no
+// declared Secret matches.
+func TestAppSetOracleDeclaredClusters(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	level := log.GetLevel()
+	log.SetLevel(log.PanicLevel)
+	t.Setenv("ARGOCD_LOG_LEVEL", "error")
+	defer log.SetLevel(level)
+	const cases = 300
+	agree, clusters, unresolved, apps := 0, 0, 0, 0
+	for n := range cases {
+		c := GenerateAppSet(11, n)
+		c.Declared = true
+		if !strings.Contains(c.Class(), "clusters") {
+			continue
+		}
+		clusters++
+		res, err := appset.Resolve(drift.DeepCopy(c.Set).(drift.Object), appset.Options{Declared: c.Cluster,
+			Files: func(u, _ string) (map[string]string, bool) { f, ok := c.Repos[u]; return f, ok }})
+		if err == nil && len(res.Unresolved) > 0 {
+			for _, u := range res.Unresolved {
+				if !strings.HasSuffix(u.Generator, "clusters") || !strings.Contains(u.Reason, "selector") {
+					t.Errorf("case %d: unresolved %+v: only a clusters generator whose selector no declared Secret matches may be", n, u)
+				}
+			}
+			unresolved++
+			continue
+		}
+		if err == nil && len(res.Partial) == 0 && len(res.Applications) > 0 {
+			t.Errorf("case %d: a clusters generator resolved without a cluster context is not named partial", n)
+		}
+		diff, made := compareSet(t, c)
+		if diff != "" {
+			sb, _ := json.Marshal(c.Set)
+			t.Errorf("case %d [%s]: %s\n set %s", n, c.Class(), diff, sb)
+			continue
+		}
+		agree++
+		apps += made
+	}
+	t.Logf("clusters generators without a cluster context: %d of %d generated sets have one; %d agree with Argo CD (%d Applications), %d left unresolved (a selector no declared Secret matches)", agree+unresolved, clusters, agree, apps, unresolved)
+	if clusters < 30 {
+		t.Errorf("only %d generated sets have a clusters generator", clusters)
+	}
 }
 
 // appsetOracleCases is how many ApplicationSets TestAppSetOracle generates.

@@ -44,6 +44,11 @@ func hostileCharts() []struct {
 		{name: "nested range over values", limit: "MaxRenderedBytes", files: map[string]string{
 			"values.yaml":      list.String(),
 			"templates/x.yaml": "{{ range .Values.l }}{{ range $.Values.l }}{{ range $.Values.l }}x{{ end }}{{ end }}{{ end }}"}},
+		{name: "a recursive include in an empty range beside a loop", limit: "MaxRenderedBytes", files: map[string]string{
+			"values.yaml":            "none: []\n",
+			"templates/_helpers.tpl": "{{- define \"rec\" }}{{ include \"rec\" . }}{{ end }}\n",
+			"templates/a.yaml":       "{{ range .Values.none }}{{ include \"rec\" . }}{{ end }}",
+			"templates/b.yaml":       "{{ range until 1000 }}{{ range until 1000 }}{{ range until 1000 }}xxxxxxxx{{ end }}{{ end }}{{ end }}"}},
 		{name: "keys generated in a loop", limit: "MaxRenderedBytes", files: map[string]string{
 			"templates/x.yaml": "{{ range until 20 }}{{ $k := genPrivateKey \"rsa\" }}{{ end }}"}},
 		{name: "big values file", limit: "MaxValuesBytes", files: map[string]string{
@@ -100,5 +105,36 @@ func TestHelmEstimateAdmitsOrdinaryCharts(t *testing.T) {
 	}
 	if len(objs) != 1 {
 		t.Fatalf("rendered %v", objs)
+	}
+}
+
+// TestHelmEstimateValuesChangedInPlace: a template that sets a value in
+// place makes the values file no measure of what is printed, so a loop
+// printing that value is charged as unseen, not as the file says.
+func TestHelmEstimateValuesChangedInPlace(t *testing.T) {
+	files := chartFiles(map[string]string{
+		"values.yaml":      "a: {}\n",
+		"templates/x.yaml": "{{ $_ := set .Values \"big\" (repeat 100000 \"x\") }}{{ range until 1000 }}{{ toYaml $.Values.big }}{{ end }}",
+	})
+	chart, err := loadChart(files, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, _ := asMap(chart.Values)
+	est, _, err := estimate(chart, vals, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// unseen: the whole values file per print, with the loop's count
+	if est < 1000*6 {
+		t.Errorf("estimate %.0f: the value set in place is charged as the file says it is (absent)", est)
+	}
+	files["c/templates/x.yaml"] = []byte("{{ $d := dict }}{{ $_ := set $d \"k\" 1 }}{{ range until 1000 }}{{ toYaml $.Values.a }}{{ end }}")
+	chart, err = loadChart(files, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est, _, _ = estimate(chart, vals, 6); est > 1000*6 {
+		t.Errorf("estimate %.0f: a dict the template made and set is not the values", est)
 	}
 }

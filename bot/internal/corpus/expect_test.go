@@ -57,7 +57,7 @@ func finding(ns, kind, name, path string, cause drift.Cause, fix drift.FixKind) 
 		Resource:    drift.Ref{Kind: kind, Namespace: ns, Name: name},
 		Path:        drift.MustPointer(path),
 		Cause:       cause,
-		Evidence:    []string{"because"},
+		Evidence:    []drift.Evidence{drift.Say(drift.EvidenceGit, "because")},
 		Remediation: drift.Remediation{Kind: fix},
 	}
 }
