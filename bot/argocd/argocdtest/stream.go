@@ -43,10 +43,16 @@ type watchEvent struct {
 // open streams; the caller holds mu.
 func (s *Server) changed(key, typ string, app drift.Object) {
 	st := &s.streams
+	st.version++
+	if st.opened == 0 {
+		// Before any stream, an application's version is not kept: the
+		// first stream sends it as 0 (a fleet's benchmark holds no map of
+		// 50,000 versions it never serves).
+		return
+	}
 	if st.rv == nil {
 		st.rv = map[string]int{}
 	}
-	st.version++
 	st.rv[key] = st.version
 	for ch := range st.subs {
 		select {
