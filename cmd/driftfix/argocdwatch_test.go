@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -111,3 +115,49 @@ func TestWatchOnlyWhileLeading(t *testing.T) {
 		t.Errorf("a standby opened %d watch streams", n)
 	}
 }
+
+// TestWatchRefusedSaysSo: a refused stream is said in the log and in
+// driftfix_argocd_watch, and the list is still read.
+func TestWatchRefusedSaysSo(t *testing.T) {
+	srv := argocdtest.NewServer("tok", streamedApp("web", "Synced", time.Now()))
+	t.Cleanup(srv.Close)
+	srv.RefuseStream(http.StatusNotFound)
+	c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &bot.Runner{Instances: []cycle.Instance{{Name: "main", Client: c}}, Metrics: bot.NewMetrics()}
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logs.Write(p) }), nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		watchArgoCD(ctx, r, &events.Queue{Handler: &unitLog{}}, watchFlags{watch: true}, nil, log)
+		close(done)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	metric := func() string {
+		rec := httptest.NewRecorder()
+		r.Metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		return rec.Body.String()
+	}
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && !strings.Contains(metric(), `driftfix_argocd_watch{instance="main",state="refused"} 1`); time.Sleep(5 * time.Millisecond) {
+	}
+	if m := metric(); !strings.Contains(m, `driftfix_argocd_watch{instance="main",state="refused"} 1`) || !strings.Contains(m, `driftfix_argocd_watch{instance="main",state="streaming"} 0`) {
+		t.Fatalf("metrics do not say the stream is refused:\n%s", m)
+	}
+	mu.Lock()
+	said := logs.String()
+	mu.Unlock()
+	if !strings.Contains(said, "refuses the application watch stream: polling the list") || !strings.Contains(said, "404") {
+		t.Errorf("log %q does not say the stream is refused and why", said)
+	}
+	if _, err := c.ListApplications(ctx); err != nil || c.Calls()["GET /api/v1/applications"] != 1 {
+		t.Errorf("the list was not read: %v", err)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
