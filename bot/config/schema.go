@@ -48,6 +48,9 @@ var Schema = []Key{
 	{"slack.tokenEnv", "string", "", "environment variable holding the bot token"},
 	{"slack.channel", "channel", "", "the default channel: #name or a channel ID"},
 	{"slack.apiURL", "URL", "Slack's", "a Slack-compatible Web API (a proxy)"},
+	{"slack.people", "mapping", "", "Slack user ID to GitHub login (U012AB3CD: octocat): who may press the digest's buttons, when the login has write access to the application's repository"},
+	{"slack.actors", "mapping", "", "who else may press the digest's buttons"},
+	{"slack.actors.userGroups", "list of IDs", "", "Slack user group IDs (S…) whose members may press the buttons whatever their GitHub access"},
 
 	{"policy", "mapping", "", "the global policy; overrides[].policy takes the same keys"},
 	{"policy.fixes", "mapping", "driftfix's choice per cause", "which fix kinds each cause may get"},
