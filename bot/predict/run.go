@@ -269,7 +269,7 @@ func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error)
 		name := drift.Str(j.a.obj, "metadata", "name")
 		if j.err != nil && errors.Is(j.err, render.ErrStopped) && ctx.Err() != nil {
 			res.NotPredicted = append(res.NotPredicted, NotPredicted{Application: name, Kind: "Application", File: j.a.manifest,
-				Reason: fmt.Sprintf("not predicted: %v", context.Cause(ctx)), Needs: needsFor(context.Cause(ctx))})
+				Reason: fmt.Sprintf("%v before it was predicted", context.Cause(ctx)), Needs: needsFor(context.Cause(ctx))})
 			continue
 		}
 		if j.err != nil {
