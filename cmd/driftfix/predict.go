@@ -231,13 +231,14 @@ func (c *cli) runPredict(f *predictFlags, args []string) (*predict.Result, map[s
 		head = predict.Revision{Name: "the work tree", Files: tree.Files, Unread: predict.Unread(tree.Skipped)}
 	}
 	opt := predict.Options{All: f.all, App: f.app, Cluster: cluster, Render: render.Limits{}, Repositories: co.remoteURLs()}
+	// Argo CD's renders (--argocd-server) count against --timeout too.
+	ctx, cancel := context.WithTimeoutCause(c.ctx, f.timeout, &predict.BudgetError{Of: "of this run", Budget: f.timeout, Setting: "--timeout"})
+	defer cancel()
 	if f.argo.named() {
-		if err := argocdAtHand(c.ctx, &f.argo, &opt); err != nil {
+		if err := argocdAtHand(ctx, &f.argo, &opt); err != nil {
 			return nil, nil, err
 		}
 	}
-	ctx, cancel := context.WithTimeoutCause(c.ctx, f.timeout, &predict.BudgetError{Of: "of this run", Budget: f.timeout, Setting: "--timeout"})
-	defer cancel()
 	res, err := predict.Run(ctx, base, head, opt)
 	var budget *predict.BudgetError
 	if errors.As(err, &budget) && res != nil {
