@@ -144,6 +144,10 @@ func TestStageImports(t *testing.T) {
 		// The ignore-rule inventory judges rules with the diff's evaluator and
 		// reads nothing itself: collecting (and Git history) is the caller's.
 		{"bot/ignores", []string{mod + "bot/argocd", mod + "bot/kube", mod + "bot/gitrepo", mod + "bot/github", mod + "bot/slack", mod + "bot/state", mod + "bot/collect", mod + "bot/cycle", mod + "bot/publish", mod + "bot/pipeline", mod + "bot/config", mod + "classifiers", mod + "remediations"}, false},
+		// The memo keeps what a cycle gave and writes and reads its records
+		// through the store it is handed; it reads nothing else and decides
+		// neither a cause nor a fix (when to reuse is the cycle's).
+		{"bot/memo", []string{mod + "bot/argocd", mod + "bot/kube", mod + "bot/gitrepo", mod + "bot/github", mod + "bot/slack", mod + "bot/state", mod + "bot/collect", mod + "bot/cycle", mod + "bot/publish", mod + "bot/pipeline", mod + "classifiers"}, false},
 		// Fights are told from what the caller kept across cycles; telling
 		// them reads nothing.
 		{"bot/fights", []string{mod + "bot/argocd", mod + "bot/kube", mod + "bot/gitrepo", mod + "bot/github", mod + "bot/slack", mod + "bot/state", mod + "bot/collect", mod + "bot/cycle", mod + "bot/publish", mod + "bot/pipeline", mod + "bot/config", mod + "classifiers", mod + "remediations"}, false},

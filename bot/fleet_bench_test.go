@@ -24,6 +24,7 @@ import (
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/internal/corpus"
+	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/state"
 )
 
@@ -114,23 +115,23 @@ func benchSteady(b *testing.B, apps, stuck int, inProcess bool) {
 		b.Fatal(err)
 	}
 	ins := []cycle.Instance{{Name: "main", Client: c}}
-	memo := cycle.NewMemo(0)
+	mem := memo.New(0)
 	// Each cycle saves what changed in the memo, as the bot does.
 	st, err := state.Open(context.Background(), filepath.Join(b.TempDir(), "state.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	seal, err := cycle.NewMemoSeal([]byte("bench-secret"), [32]byte{1})
+	seal, err := memo.NewSeal([]byte("bench-secret"), [32]byte{1})
 	if err != nil {
 		b.Fatal(err)
 	}
 	run := func() cycle.CycleResult {
-		res := cycle.Cycle(context.Background(), cfg, ins, now, cycle.CycleOptions{Memo: memo})
+		res := cycle.Cycle(context.Background(), cfg, ins, now, cycle.CycleOptions{Memo: mem})
 		if len(res.Errors) > 0 {
 			b.Fatal(res.Errors[0])
 		}
-		if err := memo.Save(context.Background(), st, seal); err != nil {
+		if err := mem.Save(context.Background(), st, seal); err != nil {
 			b.Fatal(err)
 		}
 		if res.Scanned != apps || len(res.Stuck) != stuck {
@@ -171,12 +172,12 @@ func benchSteady(b *testing.B, apps, stuck int, inProcess bool) {
 	// A restart: the old memo gone with its process, a new one read back
 	// from the state store, then a cycle.
 	srv.change(b.N)
-	memo = nil
+	mem = nil
 	runtime.GC()
 	restartPeak, stopRestart := heapPeak()
 	cpu0 = processCPU()
-	memo = cycle.NewMemo(0)
-	if n, err := memo.Load(context.Background(), st, seal, cfg); err != nil || n == 0 {
+	mem = memo.New(0)
+	if n, err := mem.Load(context.Background(), st, seal, cfg); err != nil || n == 0 {
 		b.Fatalf("%d read back: %v", n, err)
 	}
 	if res := run(); res.Reused == 0 {

@@ -21,6 +21,7 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/memo"
 )
 
 // The simulated hour of BenchmarkFleetHour: four periods of fifteen
@@ -94,7 +95,7 @@ func fleetHour(b *testing.B, watch bool) (time.Duration, []time.Duration, hourEx
 	var lat []time.Duration
 	var mu sync.Mutex
 	done := map[string]time.Time{}
-	memo := cycle.NewMemo(0)
+	mem := memo.New(0)
 	if watch {
 		turned := make(chan argocd.AppSummary, 1024)
 		w := &argocd.Watcher{Client: c, Instance: "main", Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -131,7 +132,7 @@ func fleetHour(b *testing.B, watch bool) (time.Duration, []time.Duration, hourEx
 		}
 		waitFor(b, "the list answered from the stream", func() bool { return c.WatchStats().Live })
 	} else {
-		if res := cycle.Cycle(ctx, cfg, ins, time.Now(), cycle.CycleOptions{Memo: memo}); len(res.Errors) > 0 || len(res.Stuck) != hourStuck {
+		if res := cycle.Cycle(ctx, cfg, ins, time.Now(), cycle.CycleOptions{Memo: mem}); len(res.Errors) > 0 || len(res.Stuck) != hourStuck {
 			b.Fatalf("first cycle: %d stuck, errors %v", len(res.Stuck), res.Errors)
 		}
 	}
@@ -172,7 +173,7 @@ func fleetHour(b *testing.B, watch bool) (time.Duration, []time.Duration, hourEx
 			continue
 		}
 		start := time.Now()
-		res := cycle.Cycle(ctx, cfg, ins, time.Now(), cycle.CycleOptions{Memo: memo})
+		res := cycle.Cycle(ctx, cfg, ins, time.Now(), cycle.CycleOptions{Memo: mem})
 		took := time.Since(start)
 		if len(res.Errors) > 0 {
 			b.Fatal(res.Errors[0])
@@ -193,7 +194,7 @@ func fleetHour(b *testing.B, watch bool) (time.Duration, []time.Duration, hourEx
 	if watch {
 		// The safety-net cycle, with the list answered from the stream.
 		cpu0 := processCPU()
-		if res := cycle.Cycle(ctx, cfg, ins, time.Now(), cycle.CycleOptions{Memo: memo}); len(res.Errors) > 0 {
+		if res := cycle.Cycle(ctx, cfg, ins, time.Now(), cycle.CycleOptions{Memo: mem}); len(res.Errors) > 0 {
 			b.Fatal(res.Errors[0])
 		}
 		extra.net = processCPU() - cpu0

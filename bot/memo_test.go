@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/memo"
 )
 
 // TestServeGoesOnFromKeptDiagnoses: a bot restarted, as a new leader is,
@@ -20,12 +20,12 @@ import (
 func TestServeGoesOnFromKeptDiagnoses(t *testing.T) {
 	w, _ := stuckWorld(t, worldConfig, "shop", "cart")
 	w.cfg.Jitter = 0
-	seal, err := cycle.NewMemoSeal(w.gh.PrivateKeyPEM, [32]byte{7})
+	seal, err := memo.NewSeal(w.gh.PrivateKeyPEM, [32]byte{7})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := cycle.NewMemoSeal(w.gh.PrivateKeyPEM, [32]byte{8})
-	serve := func(seal cycle.MemoSeal) (reused, stuck, opened float64, readBack string) {
+	other, _ := memo.NewSeal(w.gh.PrivateKeyPEM, [32]byte{8})
+	serve := func(seal memo.Seal) (reused, stuck, opened float64, readBack string) {
 		t.Helper()
 		from := len(w.logs.String())
 		r, closeDB := w.runner()
@@ -89,7 +89,7 @@ func TestServeGoesOnFromKeptDiagnoses(t *testing.T) {
 // a CronJob runs it, goes on from the diagnoses the last run kept.
 func TestOnceGoesOnFromKeptDiagnoses(t *testing.T) {
 	w, now := stuckWorld(t, worldConfig, "shop", "cart")
-	seal, err := cycle.NewMemoSeal(w.gh.PrivateKeyPEM, [32]byte{7})
+	seal, err := memo.NewSeal(w.gh.PrivateKeyPEM, [32]byte{7})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/robfig/cron/v3"
 )
@@ -38,13 +39,13 @@ type Runner struct {
 	// MemoSeal, with a Publisher's Store, keeps stuck applications'
 	// diagnoses in the state store after each cycle, sealed, and each Serve
 	// (a restart, gaining leadership), or a Once outside Serve, goes on from
-	// them (cycle.Memo.Save and Load). Nil: they are kept between the
+	// them (memo.Memo.Save and Load). Nil: they are kept between the
 	// cycles of one Serve only.
-	MemoSeal *cycle.MemoSeal
+	MemoSeal *memo.Seal
 
 	// memo keeps stuck applications' diagnoses between the cycles of one
-	// Serve (cycle.Memo).
-	memo *cycle.Memo
+	// Serve (memo.Memo).
+	memo *memo.Memo
 
 	// Reload, when set, returns the parts a changed policy makes (nil, nil
 	// when it did not change); each cycle and unit of work asks it first.
@@ -190,7 +191,7 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 }
 
 // memoStore is where the memo is kept, or nil when it is not.
-func (r *Runner) memoStore() cycle.MemoStore {
+func (r *Runner) memoStore() memo.Store {
 	if r.MemoSeal == nil || r.Publisher == nil || r.Publisher.Store == nil {
 		return nil
 	}
@@ -199,17 +200,17 @@ func (r *Runner) memoStore() cycle.MemoStore {
 
 // loadMemo returns a memo holding what the state store kept, when it keeps
 // one, and says in the log what it read back.
-func (r *Runner) loadMemo(ctx context.Context) *cycle.Memo {
-	memo := cycle.NewMemo(0)
+func (r *Runner) loadMemo(ctx context.Context) *memo.Memo {
+	m := memo.New(0)
 	if st := r.memoStore(); st != nil {
-		n, err := memo.Load(ctx, st, *r.MemoSeal, r.Config)
+		n, err := m.Load(ctx, st, *r.MemoSeal, r.Config)
 		if err != nil {
 			r.log().Warn("read the kept diagnoses: the next cycle diagnoses every stuck application", "error", err.Error())
 		} else {
 			r.log().Info("kept diagnoses read back", "applications", n)
 		}
 	}
-	return memo
+	return m
 }
 
 // LastCycle returns when the last cycle finished (zero before the first).

@@ -11,6 +11,7 @@ import (
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/events"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/state"
 )
@@ -26,7 +27,7 @@ type Parts struct {
 	Config    *config.Config
 	Instances []cycle.Instance
 	Publisher *publish.Publisher // nil: plan only (dry run)
-	MemoSeal  *cycle.MemoSeal
+	MemoSeal  *memo.Seal
 	// Metrics holds the new parts' clients, which the runner's metrics count from then on.
 	Metrics *Metrics
 	// Close releases the parts (the state database).

@@ -64,7 +64,7 @@ type ScanOptions struct {
 	Each func(*ScanResult)
 	// Reuse, when set, is asked about each stuck candidate before it is
 	// read: true says the caller still holds its last diagnosis and what
-	// came of it, made from the same state (see cycle.Memo), so the scan
+	// came of it, made from the same state (see memo.Memo), so the scan
 	// neither refreshes, reads nor diagnoses it. Each still receives it,
 	// marked Reused, without a snapshot or report. A candidate whose Git
 	// source has a commit Argo CD has not compared yet (see GitCommit) is

@@ -45,7 +45,7 @@ type Config struct {
 	// that change it (policyrepo.go).
 	PolicyRepo PolicyRepo
 	// Digest is the SHA-256 of the file Parse read: what was kept under
-	// one config is not reused under another (cycle.Memo).
+	// one config is not reused under another (memo.Memo).
 	Digest [32]byte
 }
 

@@ -8,24 +8,14 @@ import (
 
 	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
 
-// HeadCheck is the check of a fix pull request's head, ready to publish as
-// templates.CheckName.
-type HeadCheck struct {
-	// SHA is the commit checked; empty for the plan's own check, which is
-	// published on the commit driftfix pushes.
-	SHA                  string
-	Success              bool
-	Title, Summary, Text string
-	DetailsURL           string
-	// Digest identifies what the check says: it is published again only
-	// when the commit or the digest changes.
-	Digest string
-}
+// HeadCheck is the check of a fix pull request's head (memo.HeadCheck).
+type HeadCheck = memo.HeadCheck
 
 // checkHead checks the head of the fix's open pull request, when it has one:
 // the branch's files rendered and diagnosed against the live state.

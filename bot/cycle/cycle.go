@@ -21,6 +21,7 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/fights"
+	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/classifiers"
 	"github.com/driftfix/driftfix/remediations"
@@ -48,22 +49,9 @@ type Instance struct {
 	GitCommit func(ctx context.Context, repoURL, revision string) (string, error)
 }
 
-// ProposedPR is a pull request a cycle would open or update.
-type ProposedPR struct {
-	Instance, App, Namespace string
-	Key                      string // identity of the fix (app, kind, resource, paths); names the branch
-	Fingerprint              string // the fix's content; a changed fix updates its PR
-	RepoURL, Base            string // the repository and branch the Application reads
-	Branch, Title, Body      string
-	Policy                   config.Policy
-	Plan                     remediations.Plan
-	// Planned is the check of the fix as it was verified while planned; it
-	// is published on a head driftfix pushes.
-	Planned HeadCheck
-	// Check is the check of the fix's open pull request's head as it is
-	// now (nil: none open, or its head could not be read).
-	Check *HeadCheck
-}
+// ProposedPR is a pull request a cycle would open or update (kept by the
+// memo, hence declared there).
+type ProposedPR = memo.ProposedPR
 
 // AppState is one listed application and whether the cycle found it stuck.
 type AppState struct {
@@ -177,8 +165,8 @@ type CycleOptions struct {
 	RunNow func(appKey string) bool
 	// Memo, when set, keeps each stuck application's diagnosis from one
 	// cycle to the next and reuses it while nothing it depended on has
-	// changed (see Memo). Nil: every stuck application is diagnosed.
-	Memo *Memo
+	// changed (see memo.Memo). Nil: every stuck application is diagnosed.
+	Memo *memo.Memo
 	// HardRefreshes bounds the hard refreshes of each instance's scan
 	// (collect.ScanOptions.HardRefreshes; 0: its default).
 	HardRefreshes int
@@ -204,8 +192,8 @@ func ParseAppKey(key string) AppID {
 func Cycle(ctx context.Context, cfg *config.Config, instances []Instance, now time.Time, opts CycleOptions) CycleResult {
 	res := CycleResult{URLs: map[string]string{}, Shards: map[string]string{}}
 	if opts.Memo != nil {
-		opts.Memo.begin(cfg)
-		defer opts.Memo.end()
+		opts.Memo.Begin(cfg)
+		defer opts.Memo.End()
 	}
 	// Instances are scanned concurrently, each within its own budget (its
 	// scan's workers); their results are put together in the given order.
@@ -266,15 +254,15 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 		}
 		key := AppKey(in.Name, r.App.Namespace, r.App.Name)
 		if r.Reused {
-			e := opts.Memo.take(key)
-			part := e.replay(r.Why, opts)
+			e := opts.Memo.Take(key)
+			part := replay(e, r.Why, opts)
 			// Reuse found the date its fixes are dated by unchanged: when it
 			// is the first-seen time, it is that, without asking again.
 			var first time.Time
 			if opts.FirstSeen != nil {
-				first = e.at
+				first = e.At
 			}
-			aw, ok := e.replayWrites(now)
+			aw, ok := replayWrites(e, now)
 			mu.Lock()
 			defer mu.Unlock()
 			if ok {
@@ -282,7 +270,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 			}
 			res.absorb(&part)
 			res.Reused++
-			plans[r.App.Namespace+"/"+r.App.Name] = planned{e.keys, true, first, e.diagnosed, e.kept}
+			plans[r.App.Namespace+"/"+r.App.Name] = planned{e.Keys, true, first, e.Diagnosed, e.Kept}
 			return
 		}
 		// kept are the findings as the cycle keeps them; their paths are
@@ -316,7 +304,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 			if aw.App != "" {
 				writes = &aw
 			}
-			opts.Memo.store(key, entryFor(r, cluster, at, watchKey(opts, key), p, &part, writes))
+			opts.Memo.Store(key, entryFor(r, cluster, at, watchKey(opts, key), p, &part, writes))
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -336,7 +324,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 	}
 	so := collect.ScanOptions{StuckAfter: cfg.Policy.StuckAfter, RunNow: runNow, ClusterContext: cluster, GitCommit: in.GitCommit, Each: each, Diagnose: diagnoser(cfg), HardRefreshes: opts.HardRefreshes}
 	if opts.Memo != nil {
-		so.Reuse = opts.Memo.reuser(cfg, in, cluster, opts, now)
+		so.Reuse = reuser(opts.Memo, cfg, in, cluster, opts, now)
 	}
 	stuck, listed, err := collect.Scan(ctx, in.Client, now, so)
 	if err != nil {
@@ -774,23 +762,12 @@ func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediatio
 	if err != nil {
 		return ProposedPR{}, false, err
 	}
-	pol = prPolicy(pol, p.Kind)
+	pol = memo.PRPolicy(pol, p.Kind)
 	pr := ProposedPR{Instance: pl.in.Name, App: r.App.Name, Namespace: r.App.Namespace, Key: key, Fingerprint: v.Fingerprint,
 		RepoURL: src.RepoURL, Base: src.TargetRevision, Policy: pol,
 		Branch: Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, key), Title: templates.PRTitle(v), Body: body + KeyMarker(key, appKey), Plan: p}
 	pr.Planned, err = pl.headCheck(r, pipeline.CheckPlanned(p), "")
 	return pr, true, err
-}
-
-// prPolicy is the policy of a pull request of the given kind under the
-// application's policy: a live value adopted is for a person to decide,
-// so always a draft, always labelled.
-func prPolicy(pol config.Policy, kind drift.FixKind) config.Policy {
-	if kind == drift.FixAdoptLive {
-		draft := true
-		pol.Draft, pol.Labels = &draft, append(slices.Clone(pol.Labels), remediations.AdoptLabel)
-	}
-	return pol
 }
 
 // diagnoser diagnoses a collected snapshot with the sensitive paths of its

@@ -9,35 +9,15 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/fights"
+	"github.com/driftfix/driftfix/bot/memo"
 )
 
 // FightWindow is how far back self-heal syncs are counted (collect's).
 const FightWindow = collect.FightWindow
 
 // AppWrites is what one cycle saw of an examined application, to tell a
-// fight from: the value fingerprint and writer at each differing or watched
-// path, the causes the diagnosis found there, and the self-heal syncs in
-// Argo CD's history. The cycle keeps nothing; the publisher records it.
-type AppWrites struct {
-	App string // AppKey
-	// At is when the writes were observed: publishing records each write
-	// at At, whatever its own At says (a reused application's writes are
-	// the ones last observed, shared with the memo, observed again now).
-	At     time.Time
-	Writes []fights.Write
-	// Causes are the findings at its differing paths, as the cycle keeps
-	// them (the same as its Stuck entry's).
-	Causes []drift.Kept
-	// SelfHealSyncs counts the automated syncs of Revision within
-	// collect.FightWindow before the cycle; LastSync is the last of them.
-	SelfHealSyncs int
-	Revision      string
-	LastSync      time.Time
-	// Synced says the application was Synced (self-heal had just written
-	// Git's value back) when it was read.
-	Synced bool
-	Policy config.Fights
-}
+// fight from (memo.AppWrites).
+type AppWrites = memo.AppWrites
 
 // observeWrites turns a diagnosed application into what fight detection
 // keeps; ok is false when nothing was read (no snapshot).

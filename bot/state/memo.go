@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// MemoRecords calls each with every record cycle.Memo kept, one at a
+// MemoRecords calls each with every record memo.Memo kept, one at a
 // time, by application.
 func (s *Store) MemoRecords(ctx context.Context, each func(app string, rec []byte)) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT app, record FROM memo ORDER BY app`)

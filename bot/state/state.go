@@ -61,7 +61,7 @@ var migrations = []string{
 	 CREATE TABLE ignore_pr_repos (repo TEXT PRIMARY KEY, at INTEGER NOT NULL);`,
 	// 11: the pull request heads driftfix/predict checked (predict.go).
 	`CREATE TABLE predicted (repo TEXT NOT NULL, sha TEXT NOT NULL, number INTEGER NOT NULL, predictions INTEGER NOT NULL, reviewed INTEGER NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (repo, sha));`,
-	// 12: each stuck application's last diagnosis, sealed, as cycle.Memo keeps it (memo.go).
+	// 12: each stuck application's last diagnosis, sealed, as memo.Memo keeps it (memo.go).
 	`CREATE TABLE memo (app TEXT PRIMARY KEY, record BLOB NOT NULL);`,
 	// 13: webhook deliveries received, by X-GitHub-Delivery, kept a day (deliveries.go).
 	`CREATE TABLE deliveries (id TEXT PRIMARY KEY, at INTEGER NOT NULL);`,

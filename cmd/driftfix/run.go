@@ -22,6 +22,7 @@ import (
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/kube"
+	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/secretfile"
 	"github.com/driftfix/driftfix/bot/slack"
@@ -108,19 +109,19 @@ func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *
 }
 
 // memoSeal seals the diagnoses kept in the state store with the GitHub
-// credential (key) and this build's digest (cycle.MemoSeal), or is nil
+// credential (key) and this build's digest (memo.Seal), or is nil
 // without a credential: then they are kept in the process only.
-func memoSeal(key []byte, log *slog.Logger) *cycle.MemoSeal {
+func memoSeal(key []byte, log *slog.Logger) *memo.Seal {
 	if len(key) == 0 {
 		log.Info("no GitHub credential to seal kept diagnoses with: they are kept in the process only")
 		return nil
 	}
-	build, err := cycle.BuildDigest()
+	build, err := memo.BuildDigest()
 	if err != nil {
 		log.Warn("diagnoses are kept in the process only", "error", err.Error())
 		return nil
 	}
-	seal, err := cycle.NewMemoSeal(key, build)
+	seal, err := memo.NewSeal(key, build)
 	if err != nil {
 		log.Warn("diagnoses are kept in the process only", "error", err.Error())
 		return nil

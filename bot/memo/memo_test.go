@@ -1,8 +1,10 @@
-package cycle
+package memo_test
 
 import (
 	"context"
 	"fmt"
+	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/memo"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -78,12 +80,12 @@ func newMemoFleet(t testing.TB, now time.Time) *memoFleet {
 	return f
 }
 
-func (f *memoFleet) instance(t testing.TB) Instance {
+func (f *memoFleet) instance(t testing.TB) cycle.Instance {
 	c, err := argocd.New(argocd.Config{BaseURL: f.srv.URL, Token: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Instance{Name: "main", URL: "https://argocd.example.com", Client: c,
+	return cycle.Instance{Name: "main", URL: "https://argocd.example.com", Client: c,
 		Cluster: func(s *drift.Snapshot) []drift.Object {
 			f.mu.Lock()
 			defer f.mu.Unlock()
@@ -192,7 +194,7 @@ func setPath(o map[string]any, p []string, v string) {
 }
 
 // seen is what a cycle says and would publish, as text to compare.
-func seen(res CycleResult) []string {
+func seen(res cycle.CycleResult) []string {
 	var out []string
 	for _, r := range res.Stuck {
 		out = append(out, fmt.Sprintf("stuck %s %s/%s why=%q diagnosed=%v err=%v findings=%+v", r.Instance, r.App.Namespace, r.App.Name, r.Why, r.Diagnosed, r.Err, r.Findings))
@@ -238,12 +240,18 @@ func seen(res CycleResult) []string {
 	return out
 }
 
+// peopleKey is the order the cycle keeps the lines left for people in: by
+// application, resource and path.
+func peopleKey(l templates.PersonLine) [3]string {
+	return [3]string{cycle.AppKey(l.Instance, l.Namespace, l.App), l.Resource.String(), l.Path}
+}
+
 // sameCycle fails the test where a cycle that reused from a memo (who)
 // says or proposes other than a full one, or either puts the lines left for
 // people out of order.
-func sameCycle(t *testing.T, step, who string, got, want CycleResult) {
+func sameCycle(t *testing.T, step, who string, got, want cycle.CycleResult) {
 	t.Helper()
-	for _, res := range []CycleResult{got, want} {
+	for _, res := range []cycle.CycleResult{got, want} {
 		// What seen does not say: the order people read lines in.
 		if !slices.IsSortedFunc(res.Digest.ForPeople, func(a, b templates.PersonLine) int {
 			ka, kb := peopleKey(a), peopleKey(b)
@@ -285,18 +293,18 @@ func TestMemoCycleAsFull(t *testing.T) {
 	// Hard refreshes are not bounded: under a bound, which suspected
 	// renders get one depends on the order workers take applications in,
 	// even between two full cycles.
-	memo := NewMemo(0)
+	mem := memo.New(0)
 	// Each step's cycles run a minute after the last step's: what a reused
 	// application gives is dated by the cycle, not by when it was kept.
 	at := now
-	memoCycle := func() CycleResult {
+	memoCycle := func() cycle.CycleResult {
 		at = at.Add(time.Minute)
-		return Cycle(context.Background(), cfg, []Instance{in}, at, CycleOptions{FirstSeen: first, Memo: memo, HardRefreshes: 1 << 20})
+		return cycle.Cycle(context.Background(), cfg, []cycle.Instance{in}, at, cycle.CycleOptions{FirstSeen: first, Memo: mem, HardRefreshes: 1 << 20})
 	}
-	fullCycle := func() CycleResult {
-		return Cycle(context.Background(), cfg, []Instance{in}, at, CycleOptions{FirstSeen: first, HardRefreshes: 1 << 20})
+	fullCycle := func() cycle.CycleResult {
+		return cycle.Cycle(context.Background(), cfg, []cycle.Instance{in}, at, cycle.CycleOptions{FirstSeen: first, HardRefreshes: 1 << 20})
 	}
-	compare := func(step string, got, want CycleResult) {
+	compare := func(step string, got, want cycle.CycleResult) {
 		t.Helper()
 		sameCycle(t, step, "the memo cycle", got, want)
 	}
@@ -305,7 +313,7 @@ func TestMemoCycleAsFull(t *testing.T) {
 	if res.Reused != 0 || len(res.Stuck) < len(f.keys)/2 {
 		t.Fatalf("first cycle: reused %d (want 0), stuck %d of %d", res.Reused, len(res.Stuck), len(f.keys))
 	}
-	stored := memo.Len()
+	stored := mem.Len()
 	if stored < len(res.Stuck)/2 {
 		t.Fatalf("the memo keeps %d of %d stuck applications", stored, len(res.Stuck))
 	}
@@ -324,7 +332,7 @@ func TestMemoCycleAsFull(t *testing.T) {
 				changed++
 			}
 		}
-		before := memo.Len()
+		before := mem.Len()
 		res = memoCycle()
 		compare(fmt.Sprintf("round %d, %d changed", round, changed), res, fullCycle())
 		if res.Reused > before-changed/2 {
@@ -349,15 +357,15 @@ func TestMemoFullEvery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := Instance{Name: "main", Client: c}
+	in := cycle.Instance{Name: "main", Client: c}
 	cfg, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\nfullCycleEvery: 3\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	memo := NewMemo(0)
+	mem := memo.New(0)
 	var reused []int
 	for range 7 {
-		res := Cycle(context.Background(), cfg, []Instance{in}, now, CycleOptions{Memo: memo})
+		res := cycle.Cycle(context.Background(), cfg, []cycle.Instance{in}, now, cycle.CycleOptions{Memo: mem})
 		if len(res.Stuck) != 1 {
 			t.Fatalf("stuck %d, want 1; errors %v", len(res.Stuck), res.Errors)
 		}
@@ -371,7 +379,7 @@ func TestMemoFullEvery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := Cycle(context.Background(), again, []Instance{in}, now, CycleOptions{Memo: memo}); res.Reused != 0 {
+	if res := cycle.Cycle(context.Background(), again, []cycle.Instance{in}, now, cycle.CycleOptions{Memo: mem}); res.Reused != 0 {
 		t.Errorf("a reloaded config reused %d diagnoses", res.Reused)
 	}
 }

@@ -1,9 +1,11 @@
-package cycle
+package memo_test
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/memo"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -127,8 +129,8 @@ func TestMemoRecordsReadBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	memo := NewMemo(0)
-	res := Cycle(context.Background(), cfg, []Instance{f.instance(t)}, now, CycleOptions{Memo: memo, HardRefreshes: 1 << 20})
+	mem := memo.New(0)
+	res := cycle.Cycle(context.Background(), cfg, []cycle.Instance{f.instance(t)}, now, cycle.CycleOptions{Memo: mem, HardRefreshes: 1 << 20})
 	if len(res.PRs) == 0 {
 		t.Fatal("no pull request proposed: nothing of one is checked")
 	}
@@ -136,17 +138,17 @@ func TestMemoRecordsReadBack(t *testing.T) {
 	for _, pr := range res.PRs {
 		kinds[string(pr.Plan.Kind)]++
 	}
-	t.Logf("%d applications kept, %d pull requests of kinds %v", memo.Len(), len(res.PRs), kinds)
+	t.Logf("%d applications kept, %d pull requests of kinds %v", mem.Len(), len(res.PRs), kinds)
 	if kinds["adopt-live"] == 0 {
 		t.Error("no adopt-live fix: its policy, derived again when read back, is not checked")
 	}
-	for k, e := range memo.apps {
-		b, err := encodeEntry(e)
+	for k, e := range mem.Apps() {
+		b, err := memo.EncodeEntry(e)
 		if err != nil {
 			t.Errorf("%s: not kept: %v", k, err)
 			continue
 		}
-		back, err := decodeEntry(b, cfg)
+		back, err := memo.DecodeEntry(b, cfg)
 		if err != nil {
 			t.Errorf("%s: does not read back: %v", k, err)
 			continue
@@ -184,51 +186,51 @@ func TestMemoAcrossRestarts(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	st := openStore(t, dir)
-	seal, err := NewMemoSeal([]byte("the GitHub App's key"), [32]byte{1})
+	seal, err := memo.NewSeal([]byte("the GitHub App's key"), [32]byte{1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	first := func(string) time.Time { return now.Add(-2 * time.Hour) }
 	at := now
-	cycle := func(memo *Memo) CycleResult {
-		return Cycle(ctx, cfg, []Instance{in}, at, CycleOptions{FirstSeen: first, Memo: memo, HardRefreshes: 1 << 20})
+	run := func(mem *memo.Memo) cycle.CycleResult {
+		return cycle.Cycle(ctx, cfg, []cycle.Instance{in}, at, cycle.CycleOptions{FirstSeen: first, Memo: mem, HardRefreshes: 1 << 20})
 	}
-	compare := func(step string, got, want CycleResult) {
+	compare := func(step string, got, want cycle.CycleResult) {
 		t.Helper()
 		sameCycle(t, step, "the restarted memo's cycle", got, want)
 	}
-	memo := NewMemo(0)
-	cycle(memo)
-	kept := memo.Len()
-	if err := memo.Save(ctx, st, seal); err != nil {
+	mem := memo.New(0)
+	run(mem)
+	kept := mem.Len()
+	if err := mem.Save(ctx, st, seal); err != nil {
 		t.Fatal(err)
 	}
 	// A restart: a new memo reads what the last one saved.
-	restarted := func(step string) *Memo {
+	restarted := func(step string) *memo.Memo {
 		t.Helper()
-		m := NewMemo(0)
+		m := memo.New(0)
 		n, err := m.Load(ctx, st, seal, cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
-		if n != memo.Len() {
-			t.Errorf("%s: %d read back of %d saved", step, n, memo.Len())
+		if n != mem.Len() {
+			t.Errorf("%s: %d read back of %d saved", step, n, mem.Len())
 		}
 		return m
 	}
-	memo = restarted("after the first cycle")
+	mem = restarted("after the first cycle")
 	at = at.Add(time.Minute)
-	res := cycle(memo)
-	compare("restarted, nothing changed", res, cycle(nil))
+	res := run(mem)
+	compare("restarted, nothing changed", res, run(nil))
 	if res.Reused != kept {
 		t.Errorf("restarted, nothing changed: %d reused, want every one kept (%d)", res.Reused, kept)
 	}
 	rnd := rand.New(rand.NewPCG(3, 4))
 	for round := range 2 {
-		if err := memo.Save(ctx, st, seal); err != nil {
+		if err := mem.Save(ctx, st, seal); err != nil {
 			t.Fatal(err)
 		}
-		memo = restarted(fmt.Sprintf("round %d", round))
+		mem = restarted(fmt.Sprintf("round %d", round))
 		changed := 0
 		for _, key := range f.keys {
 			if rnd.IntN(4) == 0 {
@@ -237,33 +239,33 @@ func TestMemoAcrossRestarts(t *testing.T) {
 			}
 		}
 		at = at.Add(time.Minute)
-		before := memo.Len()
-		res := cycle(memo)
-		compare(fmt.Sprintf("round %d, %d changed", round, changed), res, cycle(nil))
+		before := mem.Len()
+		res := run(mem)
+		compare(fmt.Sprintf("round %d, %d changed", round, changed), res, run(nil))
 		if res.Reused == 0 || res.Reused > before-changed/2 {
 			t.Errorf("round %d: %d reused of %d read back with %d changed", round, res.Reused, before, changed)
 		}
 	}
-	if err := memo.Save(ctx, st, seal); err != nil {
+	if err := mem.Save(ctx, st, seal); err != nil {
 		t.Fatal(err)
 	}
 	recs := records(t, st)
-	if len(recs) != memo.Len()+1 {
-		t.Errorf("the store keeps %d records, the memo %d entries and its count: what was dropped is not forgotten", len(recs), memo.Len())
+	if len(recs) != mem.Len()+1 {
+		t.Errorf("the store keeps %d records, the memo %d entries and its count: what was dropped is not forgotten", len(recs), mem.Len())
 	}
 
-	otherKey, _ := NewMemoSeal([]byte("another key"), [32]byte{1})
-	build, _ := NewMemoSeal([]byte("the GitHub App's key"), [32]byte{2})
+	otherKey, _ := memo.NewSeal([]byte("another key"), [32]byte{1})
+	build, _ := memo.NewSeal([]byte("the GitHub App's key"), [32]byte{2})
 	cfg2, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\nfullCycleEvery: 999\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		name string
-		seal MemoSeal
+		seal memo.Seal
 		cfg  *config.Config
 	}{{"another secret", otherKey, cfg}, {"another build", build, cfg}, {"another config", seal, cfg2}} {
-		if n, err := NewMemo(0).Load(ctx, st, c.seal, c.cfg); err != nil || n != 0 {
+		if n, err := memo.New(0).Load(ctx, st, c.seal, c.cfg); err != nil || n != 0 {
 			t.Errorf("%s: %d records read back (%v), want none", c.name, n, err)
 		}
 	}
@@ -272,7 +274,7 @@ func TestMemoAcrossRestarts(t *testing.T) {
 	// read back; the next save forgets it.
 	var key string
 	for k := range recs {
-		if k != memoCountKey {
+		if k != memo.CountKey {
 			key = k
 			break
 		}
@@ -283,9 +285,9 @@ func TestMemoAcrossRestarts(t *testing.T) {
 		if err := st.SaveMemo(ctx, nil, func(write func(string, []byte) error) error { return write(key, bad) }); err != nil {
 			t.Fatal(err)
 		}
-		m := NewMemo(0)
+		m := memo.New(0)
 		n, err := m.Load(ctx, st, seal, cfg)
-		if err != nil || n != len(recs)-2 || m.apps[key] != nil {
+		if err != nil || n != len(recs)-2 || m.Apps()[key] != nil {
 			t.Fatalf("byte %d of %s changed: %d of %d read back (%v)", i, key, n, len(recs)-1, err)
 		}
 	}
@@ -293,7 +295,7 @@ func TestMemoAcrossRestarts(t *testing.T) {
 	// for it.
 	var other string
 	for k := range recs {
-		if k != memoCountKey && k != key {
+		if k != memo.CountKey && k != key {
 			other = k
 			break
 		}
@@ -301,10 +303,10 @@ func TestMemoAcrossRestarts(t *testing.T) {
 	if err := st.SaveMemo(ctx, nil, func(write func(string, []byte) error) error { return write(other, recs[key]) }); err != nil {
 		t.Fatal(err)
 	}
-	if m := NewMemo(0); func() bool { _, err := m.Load(ctx, st, seal, cfg); return err != nil || m.apps[other] != nil }() {
+	if m := memo.New(0); func() bool { _, err := m.Load(ctx, st, seal, cfg); return err != nil || m.Apps()[other] != nil }() {
 		t.Errorf("the record of %s, moved under %s, is read back for it", key, other)
 	}
-	m := NewMemo(0)
+	m := memo.New(0)
 	if _, err := m.Load(ctx, st, seal, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -330,16 +332,16 @@ func TestMemoCountAcrossLoads(t *testing.T) {
 	in := f.instance(t)
 	ctx := context.Background()
 	st := openStore(t, t.TempDir())
-	seal, _ := NewMemoSeal([]byte("key"), [32]byte{1})
+	seal, _ := memo.NewSeal([]byte("key"), [32]byte{1})
 	var reused []int
 	for i := range 7 {
-		memo := NewMemo(0)
-		if _, err := memo.Load(ctx, st, seal, cfg); err != nil {
+		mem := memo.New(0)
+		if _, err := mem.Load(ctx, st, seal, cfg); err != nil {
 			t.Fatal(err)
 		}
-		res := Cycle(ctx, cfg, []Instance{in}, now.Add(time.Duration(i)*time.Minute), CycleOptions{Memo: memo, HardRefreshes: 1 << 20,
+		res := cycle.Cycle(ctx, cfg, []cycle.Instance{in}, now.Add(time.Duration(i)*time.Minute), cycle.CycleOptions{Memo: mem, HardRefreshes: 1 << 20,
 			FirstSeen: func(string) time.Time { return now.Add(-2 * time.Hour) }})
-		if err := memo.Save(ctx, st, seal); err != nil {
+		if err := mem.Save(ctx, st, seal); err != nil {
 			t.Fatal(err)
 		}
 		reused = append(reused, res.Reused)
@@ -352,18 +354,18 @@ func TestMemoCountAcrossLoads(t *testing.T) {
 	}
 	// A count changed in the file is not read back: the memo goes on as
 	// one read back without a count.
-	memo := NewMemo(0)
-	if _, err := memo.Load(ctx, st, seal, cfg); err != nil || memo.cycles != len(reused) {
-		t.Fatalf("the count read back is %d (%v), want %d", memo.cycles, err, len(reused))
+	mem := memo.New(0)
+	if _, err := mem.Load(ctx, st, seal, cfg); err != nil || mem.Cycles() != len(reused) {
+		t.Fatalf("the count read back is %d (%v), want %d", mem.Cycles(), err, len(reused))
 	}
-	rec := records(t, st)[memoCountKey]
+	rec := records(t, st)[memo.CountKey]
 	rec[len(rec)-1]--
-	if err := st.SaveMemo(ctx, nil, func(write func(string, []byte) error) error { return write(memoCountKey, rec) }); err != nil {
+	if err := st.SaveMemo(ctx, nil, func(write func(string, []byte) error) error { return write(memo.CountKey, rec) }); err != nil {
 		t.Fatal(err)
 	}
-	memo = NewMemo(0)
-	if n, err := memo.Load(ctx, st, seal, cfg); err != nil || n == 0 || memo.cycles != 1 {
-		t.Errorf("a changed count: %d read back, count %d (%v); want the entries and a count of 1", n, memo.cycles, err)
+	mem = memo.New(0)
+	if n, err := mem.Load(ctx, st, seal, cfg); err != nil || n == 0 || mem.Cycles() != 1 {
+		t.Errorf("a changed count: %d read back, count %d (%v); want the entries and a count of 1", n, mem.Cycles(), err)
 	}
 }
 
@@ -379,14 +381,14 @@ func records(t *testing.T, st *state.Store) map[string][]byte {
 
 // keptEntries are the memo entries of a cycle over every corpus (a
 // quarter of it with -short), under cfg.
-func keptEntries(tb testing.TB, cfg *config.Config) []*memoEntry {
+func keptEntries(tb testing.TB, cfg *config.Config) []*memo.Entry {
 	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 	f := newMemoFleet(tb, now)
-	memo := NewMemo(0)
-	Cycle(context.Background(), cfg, []Instance{f.instance(tb)}, now, CycleOptions{Memo: memo, HardRefreshes: 1 << 20})
-	var out []*memoEntry
-	for _, k := range slices.Sorted(maps.Keys(memo.apps)) {
-		out = append(out, memo.apps[k])
+	mem := memo.New(0)
+	cycle.Cycle(context.Background(), cfg, []cycle.Instance{f.instance(tb)}, now, cycle.CycleOptions{Memo: mem, HardRefreshes: 1 << 20})
+	var out []*memo.Entry
+	for _, k := range slices.Sorted(maps.Keys(mem.Apps())) {
+		out = append(out, mem.Apps()[k])
 	}
 	return out
 }
@@ -401,22 +403,22 @@ func FuzzMemoRecord(f *testing.F) {
 		f.Fatal(err)
 	}
 	for _, e := range keptEntries(f, cfg) {
-		b, err := encodeEntry(e)
+		b, err := memo.EncodeEntry(e)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		e, err := decodeEntry(b, cfg)
+		e, err := memo.DecodeEntry(b, cfg)
 		if err != nil {
 			return
 		}
-		again, err := encodeEntry(e)
+		again, err := memo.EncodeEntry(e)
 		if err != nil {
 			t.Fatalf("read back an entry that is not written: %v", err)
 		}
-		e2, err := decodeEntry(again, cfg)
+		e2, err := memo.DecodeEntry(again, cfg)
 		if err != nil {
 			t.Fatalf("a record written does not read back: %v", err)
 		}
@@ -430,26 +432,26 @@ func FuzzMemoRecord(f *testing.F) {
 // back a value whose encoding reads back as itself.
 func FuzzMemoValue(f *testing.F) {
 	for _, v := range []any{nil, true, "x", int64(-3), 1.5, map[string]any{"a": []any{int64(1), nil, map[string]any{}}}} {
-		b, err := appendValue(nil, v, 0)
+		b, err := memo.AppendValue(nil, v, 0)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		v, rest, err := readValue(b, 0)
+		v, rest, err := memo.ReadValue(b, 0)
 		if err != nil {
 			return
 		}
-		again, err := appendValue(nil, v, 0)
+		again, err := memo.AppendValue(nil, v, 0)
 		if err != nil {
 			t.Fatalf("read back %#v, which does not encode: %v", v, err)
 		}
-		w, _, err := readValue(again, 0)
+		w, _, err := memo.ReadValue(again, 0)
 		if err != nil {
 			t.Fatalf("%x does not read back: %v", again, err)
 		}
-		third, err := appendValue(nil, w, 0)
+		third, err := memo.AppendValue(nil, w, 0)
 		if err != nil || !bytes.Equal(third, again) {
 			t.Fatalf("%x (%d bytes left) read back as %#v, encoded as %x, then as %x (%v)", b, len(rest), v, again, third, err)
 		}
@@ -469,7 +471,7 @@ func BenchmarkMemoRecord(b *testing.B) {
 		for b.Loop() {
 			size = 0
 			for _, e := range entries {
-				rec, err := encodeEntry(e)
+				rec, err := memo.EncodeEntry(e)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -480,12 +482,12 @@ func BenchmarkMemoRecord(b *testing.B) {
 	})
 	recs := make([][]byte, len(entries))
 	for i, e := range entries {
-		recs[i], _ = encodeEntry(e)
+		recs[i], _ = memo.EncodeEntry(e)
 	}
 	b.Run("decode", func(b *testing.B) {
 		for b.Loop() {
 			for _, rec := range recs {
-				if _, err := decodeEntry(rec, cfg); err != nil {
+				if _, err := memo.DecodeEntry(rec, cfg); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -505,23 +507,18 @@ func TestMemoEvidenceReadsBack(t *testing.T) {
 		{Kind: "grant-proof", Text: "a kind of a later build"},
 	}
 	for _, tc := range [][]drift.Evidence{nil, ev} {
-		w := &recWriter{}
-		w.evidence(tc)
-		r := &recReader{b: w.b}
-		back := r.evidence()
-		if r.err != nil || len(r.b) != 0 {
-			t.Fatalf("read back: %v, %d bytes left", r.err, len(r.b))
+		back, left, err := memo.DecodeEvidence(memo.EncodeEvidence(tc))
+		if err != nil || left != 0 {
+			t.Fatalf("read back: %v, %d bytes left", err, left)
 		}
 		if d := sameValue(reflect.ValueOf(tc), reflect.ValueOf(back), "evidence"); d != "" {
 			t.Errorf("read back otherwise: %s", d)
 		}
 	}
-	w := &recWriter{}
-	w.evidence(ev[:1])
-	for cut := range len(w.b) {
-		r := &recReader{b: w.b[:cut]}
-		if r.evidence(); r.err == nil {
-			t.Errorf("a record cut at byte %d of %d reads back", cut, len(w.b))
+	b := memo.EncodeEvidence(ev[:1])
+	for cut := range len(b) {
+		if _, _, err := memo.DecodeEvidence(b[:cut]); err == nil {
+			t.Errorf("a record cut at byte %d of %d reads back", cut, len(b))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package cycle
+package memo
 
 import (
 	"context"
@@ -21,9 +21,9 @@ import (
 	"github.com/driftfix/driftfix/templates"
 )
 
-// MemoStore keeps a Memo's entries between processes (bot/state's Store),
+// Store keeps a Memo's entries between processes (bot/state's Store),
 // each as an opaque record under its application's key.
-type MemoStore interface {
+type Store interface {
 	// MemoRecords calls each with every record kept, one at a time.
 	MemoRecords(ctx context.Context, each func(app string, rec []byte)) error
 	// SaveMemo forgets the applications of drop, then calls put, whose
@@ -32,24 +32,24 @@ type MemoStore interface {
 	SaveMemo(ctx context.Context, drop []string, put func(write func(app string, rec []byte) error) error) error
 }
 
-// MemoSeal authenticates the records a Memo keeps: a record is read back
+// Seal authenticates the records a Memo keeps: a record is read back
 // only by the build of driftfix that wrote it, under the config it was
 // written under, and only when it was sealed with the same secret (the
 // GitHub credential), so that whoever can write the state file cannot
 // make driftfix propose a pull request of their own.
-type MemoSeal struct {
+type Seal struct {
 	key []byte
 }
 
-// NewMemoSeal returns the seal of one build (BuildDigest) and secret.
-func NewMemoSeal(secret []byte, build [32]byte) (MemoSeal, error) {
+// NewSeal returns the seal of one build (BuildDigest) and secret.
+func NewSeal(secret []byte, build [32]byte) (Seal, error) {
 	if len(secret) == 0 {
-		return MemoSeal{}, errors.New("the memo's seal needs a secret")
+		return Seal{}, errors.New("the memo's seal needs a secret")
 	}
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte("driftfix memo record v1\x00"))
 	m.Write(build[:])
-	return MemoSeal{key: m.Sum(nil)}, nil
+	return Seal{key: m.Sum(nil)}, nil
 }
 
 // BuildDigest is the SHA-256 of the running executable: a record written by
@@ -72,7 +72,7 @@ func BuildDigest() ([32]byte, error) {
 }
 
 // mac is the seal of one application's record under one config.
-func (s MemoSeal) mac(cfg *config.Config, key string, body []byte) []byte {
+func (s Seal) mac(cfg *config.Config, key string, body []byte) []byte {
 	m := hmac.New(sha256.New, s.key)
 	m.Write(cfg.Digest[:])
 	m.Write([]byte(key))
@@ -83,12 +83,12 @@ func (s MemoSeal) mac(cfg *config.Config, key string, body []byte) []byte {
 
 // seal writes into rec's first sha256.Size bytes, left for it, the seal of
 // the body after them.
-func (s MemoSeal) seal(cfg *config.Config, key string, rec []byte) {
+func (s Seal) seal(cfg *config.Config, key string, rec []byte) {
 	copy(rec, s.mac(cfg, key, rec[sha256.Size:]))
 }
 
 // open returns the body of a sealed record, if its seal is key's under cfg.
-func (s MemoSeal) open(cfg *config.Config, key string, rec []byte) ([]byte, bool) {
+func (s Seal) open(cfg *config.Config, key string, rec []byte) ([]byte, bool) {
 	if len(rec) <= sha256.Size || !hmac.Equal(rec[:sha256.Size], s.mac(cfg, key, rec[sha256.Size:])) {
 		return nil, false
 	}
@@ -99,7 +99,7 @@ func (s MemoSeal) open(cfg *config.Config, key string, rec []byte) ([]byte, bool
 // since, and writes the memo's count of cycles, in one transaction, each
 // record encoded into one buffer in turn. After an error the next Save
 // writes them again.
-func (m *Memo) Save(ctx context.Context, st MemoStore, seal MemoSeal) error {
+func (m *Memo) Save(ctx context.Context, st Store, seal Seal) error {
 	if len(seal.key) == 0 {
 		return errors.New("save the memo: no seal")
 	}
@@ -111,7 +111,7 @@ func (m *Memo) Save(ctx context.Context, st MemoStore, seal MemoSeal) error {
 	if cfg == nil {
 		return nil
 	}
-	saved := make(map[string]*memoEntry, len(keys))
+	saved := make(map[string]*Entry, len(keys))
 	var unkept []string
 	err := st.SaveMemo(ctx, drop, func(write func(string, []byte) error) error {
 		buf := make([]byte, sha256.Size, 4096)
@@ -174,7 +174,7 @@ func (m *Memo) Save(ctx context.Context, st MemoStore, seal MemoSeal) error {
 // forgets it). It returns how many entries it read back. The count goes on
 // where the Save left it: every config.FullCycleEvery cycles is a full one
 // across restarts too.
-func (m *Memo) Load(ctx context.Context, st MemoStore, seal MemoSeal, cfg *config.Config) (int, error) {
+func (m *Memo) Load(ctx context.Context, st Store, seal Seal, cfg *config.Config) (int, error) {
 	if len(seal.key) == 0 {
 		return 0, errors.New("load the memo: no seal")
 	}
@@ -193,7 +193,7 @@ func (m *Memo) Load(ctx context.Context, st MemoStore, seal MemoSeal, cfg *confi
 			}
 			return
 		}
-		var e *memoEntry
+		var e *Entry
 		if sealed && len(m.apps) < m.max {
 			e, _ = decodeEntry(body, cfg)
 		}
@@ -219,7 +219,7 @@ func (m *Memo) Load(ctx context.Context, st MemoStore, seal MemoSeal, cfg *confi
 // (no application's key is empty).
 const memoCountKey = ""
 
-// A record is a memoEntry in a compact encoding of its own: lengths and
+// A record is a Entry in a compact encoding of its own: lengths and
 // integers as varints, strings and bytes as they are (a string is kept
 // byte for byte, valid UTF-8 or not), times in time.Time's binary form,
 // findings' values tagged (appendValue). What is derived from the config
@@ -230,31 +230,31 @@ const memoCountKey = ""
 const memoRecordVersion = 2
 
 // encodeEntry is an entry's record.
-func encodeEntry(e *memoEntry) ([]byte, error) { return appendEntry(nil, e) }
+func encodeEntry(e *Entry) ([]byte, error) { return appendEntry(nil, e) }
 
 // appendEntry appends an entry's record to b.
-func appendEntry(b []byte, e *memoEntry) ([]byte, error) {
+func appendEntry(b []byte, e *Entry) ([]byte, error) {
 	w := &recWriter{b: b}
 	w.uint(memoRecordVersion)
-	w.str(e.project)
-	w.str(e.namespace)
-	w.str(e.name)
-	w.raw(e.listed[:])
-	w.raw(e.settings[:])
-	w.raw(e.cluster[:])
-	w.raw(e.live[:])
+	w.str(e.Project)
+	w.str(e.Namespace)
+	w.str(e.Name)
+	w.raw(e.Listed[:])
+	w.raw(e.Settings[:])
+	w.raw(e.Cluster[:])
+	w.raw(e.Live[:])
 	w.raw(e.tree[:])
-	w.time(e.at)
-	w.str(e.watch)
-	w.uint(uint64(len(e.refs)))
-	for _, r := range e.refs {
+	w.time(e.At)
+	w.str(e.Watch)
+	w.uint(uint64(len(e.Refs)))
+	for _, r := range e.Refs {
 		w.ref(r)
 	}
-	w.kept(e.kept)
-	w.strs(e.keys)
-	w.bool(e.diagnosed)
-	w.uint(uint64(len(e.part.newStuck)))
-	for _, l := range e.part.newStuck {
+	w.kept(e.Kept)
+	w.strs(e.Keys)
+	w.bool(e.Diagnosed)
+	w.uint(uint64(len(e.Part.NewStuck)))
+	for _, l := range e.Part.NewStuck {
 		w.str(l.App)
 		w.str(l.Namespace)
 		w.str(l.Note)
@@ -265,8 +265,8 @@ func appendEntry(b []byte, e *memoEntry) ([]byte, error) {
 		w.str(l.Instance)
 		w.str(l.Key)
 	}
-	w.uint(uint64(len(e.part.forPeople)))
-	for _, l := range e.part.forPeople {
+	w.uint(uint64(len(e.Part.ForPeople)))
+	for _, l := range e.Part.ForPeople {
 		w.str(l.App)
 		w.str(l.Namespace)
 		w.str(l.Instance)
@@ -275,18 +275,18 @@ func appendEntry(b []byte, e *memoEntry) ([]byte, error) {
 		w.str(string(l.Cause))
 		w.str(l.Why)
 	}
-	w.uint(uint64(len(e.part.prs)))
-	for i := range e.part.prs {
-		w.pr(&e.part.prs[i])
+	w.uint(uint64(len(e.Part.PRs)))
+	for i := range e.Part.PRs {
+		w.pr(&e.Part.PRs[i])
 	}
-	w.strs(e.part.skipped)
-	w.uint(uint64(len(e.part.notProposed)))
-	for _, k := range slices.Sorted(maps.Keys(e.part.notProposed)) {
+	w.strs(e.Part.Skipped)
+	w.uint(uint64(len(e.Part.NotProposed)))
+	for _, k := range slices.Sorted(maps.Keys(e.Part.NotProposed)) {
 		w.str(k)
-		w.str(e.part.notProposed[k])
+		w.str(e.Part.NotProposed[k])
 	}
-	w.bool(e.writes != nil)
-	if aw := e.writes; aw != nil {
+	w.bool(e.Writes != nil)
+	if aw := e.Writes; aw != nil {
 		w.str(aw.App)
 		w.time(aw.At)
 		w.uint(uint64(len(aw.Writes)))
@@ -393,50 +393,50 @@ func (w *recWriter) kept(ks []drift.Kept) {
 }
 
 // decodeEntry reads a record back under cfg.
-func decodeEntry(b []byte, cfg *config.Config) (*memoEntry, error) {
+func decodeEntry(b []byte, cfg *config.Config) (*Entry, error) {
 	r := &recReader{b: b}
 	if v := r.uint(); v != memoRecordVersion {
 		return nil, fmt.Errorf("memo record: version %d", v)
 	}
-	e := &memoEntry{project: r.str(), namespace: r.str(), name: r.str()}
-	r.raw(e.listed[:])
-	r.raw(e.settings[:])
-	r.raw(e.cluster[:])
-	r.raw(e.live[:])
+	e := &Entry{Project: r.str(), Namespace: r.str(), Name: r.str()}
+	r.raw(e.Listed[:])
+	r.raw(e.Settings[:])
+	r.raw(e.Cluster[:])
+	r.raw(e.Live[:])
 	r.raw(e.tree[:])
-	e.at = r.time()
-	e.watch = r.str()
+	e.At = r.time()
+	e.Watch = r.str()
 	if n := r.count(4); n > 0 {
-		e.refs = make([]drift.Ref, n)
-		for i := range e.refs {
-			e.refs[i] = r.ref()
+		e.Refs = make([]drift.Ref, n)
+		for i := range e.Refs {
+			e.Refs[i] = r.ref()
 		}
 	}
-	e.kept = r.kept()
-	e.keys = r.strs()
-	e.diagnosed = r.bool()
+	e.Kept = r.kept()
+	e.Keys = r.strs()
+	e.Diagnosed = r.bool()
 	for range r.count(6) {
 		l := templates.AppLine{App: r.str(), Namespace: r.str(), Note: r.str()}
 		for range r.count(1) {
 			l.Causes = append(l.Causes, drift.Cause(r.str()))
 		}
 		l.Instance, l.Key = r.str(), r.str()
-		e.part.newStuck = append(e.part.newStuck, l)
+		e.Part.NewStuck = append(e.Part.NewStuck, l)
 	}
 	for range r.count(10) {
-		e.part.forPeople = append(e.part.forPeople, templates.PersonLine{App: r.str(), Namespace: r.str(), Instance: r.str(),
+		e.Part.ForPeople = append(e.Part.ForPeople, templates.PersonLine{App: r.str(), Namespace: r.str(), Instance: r.str(),
 			Resource: r.ref(), Path: r.str(), Cause: drift.Cause(r.str()), Why: r.str()})
 	}
-	pol := cfg.For(e.project, e.name, e.namespace)
+	pol := cfg.For(e.Project, e.Name, e.Namespace)
 	for range r.count(30) {
-		e.part.prs = append(e.part.prs, r.pr(pol))
+		e.Part.PRs = append(e.Part.PRs, r.pr(pol))
 	}
-	e.part.skipped = r.strs()
+	e.Part.Skipped = r.strs()
 	if n := r.count(2); n > 0 {
-		e.part.notProposed = make(map[string]string, n)
+		e.Part.NotProposed = make(map[string]string, n)
 		for range n {
 			k := r.str()
-			e.part.notProposed[k] = r.str()
+			e.Part.NotProposed[k] = r.str()
 		}
 	}
 	if r.bool() {
@@ -447,7 +447,7 @@ func decodeEntry(b []byte, cfg *config.Config) (*memoEntry, error) {
 		aw.Causes = r.kept()
 		aw.SelfHealSyncs = int(r.int())
 		aw.Revision, aw.LastSync, aw.Synced = r.str(), r.time(), r.bool()
-		e.writes = aw
+		e.Writes = aw
 	}
 	if r.err == nil && len(r.b) > 0 {
 		r.err = errors.New("memo record: bytes after the record")
@@ -484,7 +484,7 @@ func (r *recReader) pr(pol config.Policy) ProposedPR {
 	for range r.count(2) {
 		p.Passed = append(p.Passed, remediations.Attempt{Kind: drift.FixKind(r.str()), Why: r.str()})
 	}
-	pr.Policy = prPolicy(pol, p.Kind)
+	pr.Policy = PRPolicy(pol, p.Kind)
 	pr.Planned = r.check()
 	if r.bool() {
 		c := r.check()
