@@ -92,23 +92,11 @@ func planIgnoreDifference(c *Context, group []drift.Finding) (Plan, *drift.Snaps
 	}
 	comment := ruleComment(c, group[0])
 	app := drift.DeepCopy(c.Snapshot.Application).(map[string]any)
-	spec, _ := app["spec"].(map[string]any)
-	if spec == nil {
+	if _, ok := app["spec"].(map[string]any); !ok {
 		p.Dropped = "the Application has no spec"
 		return p, nil
 	}
-	spec["ignoreDifferences"] = append(append([]any{}, drift.List(spec, "ignoreDifferences")...), rule.object())
-	if respect {
-		sp, _ := spec["syncPolicy"].(map[string]any)
-		if sp == nil {
-			sp = map[string]any{}
-			spec["syncPolicy"] = sp
-		}
-		opts := drift.List(sp, "syncOptions")
-		if !hasOption(opts, respectIgnore) {
-			sp["syncOptions"] = append(append([]any{}, opts...), respectIgnore)
-		}
-	}
+	withRule(app, rule, respect)
 	changed := withApplication(c.Snapshot, app)
 	p.Rationale = Rationale{
 		Why:  fmt.Sprintf("the rule names one %s (%s) and only the paths another system writes; every other field of it, and every other resource, is still compared", ref.Kind, ref),
