@@ -218,7 +218,7 @@ func TestInstallAsREADME(t *testing.T) {
 	pod.stop(t)
 
 	// docs/install.md's upgrade line, as written: Slack's channel and dryRun=false.
-	run(repoRoot, line(installDoc, "   helm upgrade driftfix deploy/chart "))
+	run(repoRoot, line(installDoc, "   helm upgrade driftfix deploy/chart -n driftfix --reuse-values --set slack.channel="))
 	pod, addr := s.runInstalled(t, env)
 	cycleDone(t, pod)
 	prs := env.gh.PullRequests("acme", "e2e-install")
