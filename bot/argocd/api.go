@@ -176,15 +176,7 @@ func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
 	epoch, live := c.watchListStart()
 	c.mu.Unlock()
 	q := url.Values{"fields": {listFields}}
-	if c.filter.Selector != "" {
-		q.Set("selector", c.filter.Selector)
-	}
-	for _, p := range c.filter.Projects {
-		q.Add("projects", p)
-	}
-	if c.filter.AppNamespace != "" {
-		q.Set("appNamespace", c.filter.AppNamespace)
-	}
+	c.filter.addTo(q)
 	if err := c.get(ctx, "GET /api/v1/applications", "/api/v1/applications", q, &resp); err != nil {
 		return nil, err
 	}

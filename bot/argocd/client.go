@@ -66,6 +66,20 @@ type ListFilter struct {
 	AppNamespace string
 }
 
+// addTo sets the filter as the list and the watch stream take it: selector,
+// projects (repeated) and appNamespace query parameters.
+func (f ListFilter) addTo(q url.Values) {
+	if f.Selector != "" {
+		q.Set("selector", f.Selector)
+	}
+	for _, p := range f.Projects {
+		q.Add("projects", p)
+	}
+	if f.AppNamespace != "" {
+		q.Set("appNamespace", f.AppNamespace)
+	}
+}
+
 // Client is an argocd-server REST client.
 type Client struct {
 	filter  ListFilter

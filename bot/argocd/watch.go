@@ -127,15 +127,7 @@ func (c *Client) Stream(ctx context.Context, resourceVersion string, connected f
 	if resourceVersion != "" {
 		q.Set("resourceVersion", resourceVersion)
 	}
-	if c.filter.Selector != "" {
-		q.Set("selector", c.filter.Selector)
-	}
-	for _, p := range c.filter.Projects {
-		q.Add("projects", p)
-	}
-	if c.filter.AppNamespace != "" {
-		q.Set("appNamespace", c.filter.AppNamespace)
-	}
+	c.filter.addTo(q)
 	u := *c.base
 	u.Path = c.base.Path + streamPath
 	u.RawQuery = q.Encode()
