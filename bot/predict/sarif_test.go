@@ -4,74 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/driftfix/driftfix/bot/drift"
-
-	// The SARIF 2.1.0 schema (OASIS, errata 01) comes from this module's
-	// source: it is read from the module's directory, not copied here.
-	_ "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
+	"github.com/driftfix/driftfix/bot/predict/sariftest"
 )
-
-// testDir is the package's directory, where the tests start.
-var testDir, _ = os.Getwd()
-
-var sarifSchemaOnce = sync.OnceValues(loadSARIFSchema)
-
-// loadSARIFSchema compiles the official SARIF 2.1.0 JSON schema as the
-// go-sarif module ships it (the constant schema of its v210 package).
-func loadSARIFSchema() (*jsonschema.Schema, error) {
-	list := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/owenrumney/go-sarif/v3")
-	list.Dir = testDir // a test may have changed the working directory
-	out, err := list.Output()
-	if err != nil {
-		return nil, fmt.Errorf("find the go-sarif module: %w", err)
-	}
-	file := filepath.Join(strings.TrimSpace(string(out)), "pkg", "report", "v210", "sarif", "schema.go")
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	var text string
-	ast.Inspect(f, func(n ast.Node) bool {
-		if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Names) == 1 && vs.Names[0].Name == "schema" && len(vs.Values) == 1 {
-			if lit, ok := vs.Values[0].(*ast.BasicLit); ok {
-				text, _ = strconv.Unquote(lit.Value)
-			}
-		}
-		return true
-	})
-	if !strings.Contains(text, `"title": "Static Analysis Results Format (SARIF) Version 2.1.0 JSON Schema"`) {
-		return nil, errors.New(file + " holds no SARIF 2.1.0 schema")
-	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("sarif-schema-2.1.0.json", doc); err != nil {
-		return nil, err
-	}
-	return c.Compile("sarif-schema-2.1.0.json")
-}
 
 // validSARIF fails the test unless b is a SARIF 2.1.0 log by the schema.
 func validSARIF(t *testing.T, b []byte) {
 	t.Helper()
-	sch, err := sarifSchemaOnce()
+	sch, err := sariftest.Schema()
 	if err != nil {
 		t.Fatalf("load the SARIF schema: %v", err)
 	}
@@ -266,7 +211,7 @@ func TestSARIFNotifications(t *testing.T) {
 // TestSARIFSchemaRefusesBrokenLogs: the schema test can fail: a log
 // without version, or a result whose level is not SARIF's, is refused.
 func TestSARIFSchemaRefusesBrokenLogs(t *testing.T) {
-	sch, err := sarifSchemaOnce()
+	sch, err := sariftest.Schema()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,73 +4,26 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 
-	// The SARIF 2.1.0 schema (OASIS, errata 01) comes from this module's
-	// source: it is read from the module's directory, not copied here.
-	_ "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
+	"github.com/driftfix/driftfix/bot/predict/sariftest"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
-
-// testDir is the package's directory, where the tests start.
-var testDir, _ = os.Getwd()
-
-var sarifSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	list := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/owenrumney/go-sarif/v3")
-	list.Dir = testDir // a test may have changed the working directory
-	out, err := list.Output()
-	if err != nil {
-		return nil, fmt.Errorf("find the go-sarif module: %w", err)
-	}
-	file := filepath.Join(strings.TrimSpace(string(out)), "pkg", "report", "v210", "sarif", "schema.go")
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
-	if err != nil {
-		return nil, err
-	}
-	var text string
-	ast.Inspect(f, func(n ast.Node) bool {
-		if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Names) == 1 && vs.Names[0].Name == "schema" && len(vs.Values) == 1 {
-			if lit, ok := vs.Values[0].(*ast.BasicLit); ok {
-				text, _ = strconv.Unquote(lit.Value)
-			}
-		}
-		return true
-	})
-	if !strings.Contains(text, `"title": "Static Analysis Results Format (SARIF) Version 2.1.0 JSON Schema"`) {
-		return nil, errors.New(file + " holds no SARIF 2.1.0 schema")
-	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat()
-	if err := c.AddResource("sarif-schema-2.1.0.json", doc); err != nil {
-		return nil, err
-	}
-	return c.Compile("sarif-schema-2.1.0.json")
-})
 
 // checkSARIF validates b against the SARIF 2.1.0 schema and returns the
 // parts the tests read.
 func checkSARIF(t *testing.T, b []byte) (results []sarifResultDoc, inv sarifInvocationDoc) {
 	t.Helper()
-	sch, err := sarifSchema()
+	sch, err := sariftest.Schema()
 	if err != nil {
 		t.Fatalf("load the SARIF schema: %v", err)
 	}
