@@ -278,3 +278,48 @@ func TestWebhookFillsText(t *testing.T) {
 		})
 	}
 }
+
+// TestArgoCDManagerNamesProveOnlyTheApply: a value that differs from Git
+// under any of Argo CD's own manager names (bot/drift/writers.yaml, part
+// argocd) proves only Argo CD's apply request; no other manager is never
+// read as "a webhook did it". Each name gets no grant without a dry run
+// that reproduces the value, and a dry run that holds Git's value names the
+// client that may have used the name.
+func TestArgoCDManagerNamesProveOnlyTheApply(t *testing.T) {
+	cluster := []string{namespace(`enforce: "true"`), mutator(enforced, "{}", "deployments")}
+	var names []string
+	for m := range drift.ArgoCDManagers {
+		names = append(names, m)
+	}
+	slices.Sort(names)
+	if len(names) < 2 {
+		t.Fatalf("Argo CD's manager names from the catalog: %q, want the controller's under both apply modes", names)
+	}
+	for _, m := range names {
+		owned := strings.ReplaceAll(argoOwnsLabels, "manager: argocd-controller", "manager: "+m)
+		live := labelled("app: web, team: shop", owned)
+		for _, row := range []struct {
+			name   string
+			dryRun string
+			want   want
+		}{
+			{"no dry run", "", want{claims: true, fix: drift.FixNone, cause: drift.CauseWebhookMutation,
+				evidence: []string{"recorded under " + m, "Argo CD's own manager: that proves only Argo CD's apply request"}}},
+			{"a dry run holding Git's value", labelled("app: web, team: web", ""), want{claims: false, cause: drift.CauseUnknown}},
+			{"a dry run reproducing the live value", labelled("app: web, team: shop", ""), want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation}},
+		} {
+			t.Run(m+"/"+row.name, func(t *testing.T) {
+				s := snap{app: ssaApp, target: labelled("app: web, team: web", ""), live: live, dryRun: row.dryRun, cluster: cluster}
+				checkDiff(t, classifiers.WebhookMutation, s, "/metadata/labels/team", row.want)
+				if row.want.cause != drift.CauseUnknown {
+					return
+				}
+				for _, f := range classifiers.Run(diagnose(t, s.build(t)), classifiers.Registry) {
+					if f.Path.String() == "/metadata/labels/team" && !strings.Contains(drift.EvidenceText(f.Evidence, "\n"), "a client sending Argo CD's manager name") {
+						t.Errorf("the refuted finding does not say who may have used Argo CD's name:\n%s", drift.EvidenceText(f.Evidence, "\n"))
+					}
+				}
+			})
+		}
+	}
+}
