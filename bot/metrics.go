@@ -29,7 +29,8 @@ type Metrics struct {
 	mu        sync.Mutex
 	seenCalls map[string]int // API calls already counted, by service and call
 	clients   []watched
-	ev        eventMetrics // webhook deliveries, their work, policy reloads (metrics_events.go)
+	ev        eventMetrics           // webhook deliveries, their work, policy reloads (metrics_events.go)
+	presses   *prometheus.CounterVec // the Slack digest's buttons (metrics_slack.go)
 }
 
 // Counted is a client that counts its API requests by call: Argo CD's,
@@ -79,6 +80,7 @@ func NewMetrics() *Metrics {
 			Help: "Always 1: the version, source revision and Go version of the running binary."}, []string{"version", "revision", "goversion"}),
 	}
 	m.ev = newEventMetrics(m.reg)
+	m.presses = newPressMetrics(m.reg)
 	m.reg.MustRegister(m.scanned, m.stuck, m.reused, m.findings, m.prs, m.calls, m.apiErrors, m.errors, m.duration, m.lastCycle, m.lastGood, m.leader, m.build,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m

@@ -17,6 +17,7 @@ type eventMetrics struct {
 	work       *prometheus.HistogramVec
 	reloads    *prometheus.CounterVec
 	invalid    prometheus.Gauge
+	watch      *prometheus.GaugeVec
 }
 
 func newEventMetrics(reg *prometheus.Registry) eventMetrics {
@@ -29,8 +30,10 @@ func newEventMetrics(reg *prometheus.Registry) eventMetrics {
 			Help: "Changed policy files read while running, by result (applied, invalid)."}, []string{"result"}),
 		invalid: prometheus.NewGauge(prometheus.GaugeOpts{Name: "driftfix_policy_invalid",
 			Help: "1 while the policy file holds a change driftfix refused (the last good policy is in use), else 0."}),
+		watch: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "driftfix_argocd_watch",
+			Help: "1 for the state each Argo CD instance's application watch stream is in (streaming, reconnecting, refused: the list is polled), 0 for the others."}, []string{"instance", "state"}),
 	}
-	reg.MustRegister(e.deliveries, e.work, e.reloads, e.invalid)
+	reg.MustRegister(e.deliveries, e.work, e.reloads, e.invalid, e.watch)
 	return e
 }
 
@@ -43,6 +46,21 @@ func (m *Metrics) Delivery(event, outcome string) {
 		event = "none"
 	}
 	m.ev.deliveries.WithLabelValues(event, outcome).Inc()
+}
+
+// WatchState records the state of an instance's application watch stream:
+// streaming, reconnecting or refused.
+func (m *Metrics) WatchState(instance, state string) {
+	if m == nil {
+		return
+	}
+	for _, s := range []string{"streaming", "reconnecting", "refused"} {
+		v := 0.0
+		if s == state {
+			v = 1
+		}
+		m.ev.watch.WithLabelValues(instance, s).Set(v)
+	}
 }
 
 // PolicyReload records a changed policy file read while running: applied,

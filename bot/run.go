@@ -52,6 +52,9 @@ type Runner struct {
 	cycling atomic.Bool     // a cycle runs or waits for the lock
 	ev      eventState      // what events use between cycles (work.go)
 	watched map[string]bool // repositories the last cycle's applications read (work.go)
+	// appRepos is the repository of each application of the last cycle,
+	// by key (slackact.go).
+	appRepos map[string]string
 }
 
 // Health is what the last finished cycles say about the bot.

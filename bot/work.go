@@ -164,6 +164,7 @@ func (r *Runner) setWatched(res *cycle.CycleResult) {
 	}
 	r.mu.Lock()
 	r.watched = repos
+	r.setAppRepos(res)
 	r.mu.Unlock()
 }
 
@@ -198,6 +199,11 @@ func (r *Runner) Do(ctx context.Context, w events.Work) error {
 }
 
 func (r *Runner) do(ctx context.Context, w events.Work) error {
+	if w.Kind == events.App {
+		// An application turned OutOfSync after a sync: diagnosed at once,
+		// alone (a dry run's too: it plans and logs).
+		return r.doApp(ctx, w)
+	}
 	p := r.Publisher
 	if p == nil || r.Config.DryRun {
 		return nil
@@ -244,6 +250,8 @@ func (r *Runner) do(ctx context.Context, w events.Work) error {
 		}
 		r.CycleSoon(0)
 		return nil
+	case events.Recheck:
+		return r.recheck(ctx, w, now)
 	case events.Push:
 		if !tracks(res, w) {
 			return fmt.Errorf("push to %s %s: no application of the last cycle tracks the branch: %w", w.Repo, w.Branch, publish.ErrNotWatched)
@@ -379,4 +387,12 @@ func (r *Runner) Close() {
 		r.ev.closeOld()
 		r.ev.closeOld = nil
 	}
+}
+
+// ArgoCD returns the Argo CD instances the runner scans now (a policy
+// reload replaces them).
+func (r *Runner) ArgoCD() []cycle.Instance {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Instances
 }

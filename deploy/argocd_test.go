@@ -2,8 +2,12 @@ package deploy_test
 
 import (
 	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"text/template"
 	"time"
@@ -11,6 +15,8 @@ import (
 	"github.com/Masterminds/sprig/v3"
 	"github.com/expr-lang/expr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/driftfix/driftfix/bot/events"
 )
 
 // sampleApp is an Application as Argo CD hands it to notifications and deep
@@ -217,4 +223,117 @@ func TestArgoCDDeepLinks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestArgoCDNotificationsWebhook: the webhook service sends the shared
+// secret from argocd-notifications-secret in driftfix's header; both
+// triggers compile as Argo CD's expressions and fire as named; the body
+// the template renders (Go templates with sprig, as notifications-engine
+// renders them) is what driftfix's receiver reads, and asks it to re-check
+// an OutOfSync application.
+func TestArgoCDNotificationsWebhook(t *testing.T) {
+	data := configMapData(t, "argocd/argocd-notifications-webhook-patch.yaml")
+	var svc struct {
+		URL     string `json:"url"`
+		Headers []struct {
+			Name  string `json:"name"`
+			Value string `json:"value"`
+		} `json:"headers"`
+	}
+	if err := yaml.UnmarshalStrict([]byte(data["service.webhook.driftfix"]), &svc); err != nil {
+		t.Fatalf("service.webhook.driftfix: %v", err)
+	}
+	secretHeader := false
+	for _, h := range svc.Headers {
+		secretHeader = secretHeader || h.Name == events.NotifyHeader && h.Value == "$driftfix-notify-secret"
+	}
+	if !strings.HasSuffix(svc.URL, "/argocd") || !secretHeader {
+		t.Fatalf("the service posts to %q with headers %+v: want .../argocd and %s from the secret", svc.URL, svc.Headers, events.NotifyHeader)
+	}
+	now := time.Now()
+	fires := map[string][]bool{
+		"trigger.on-driftfix-sync-succeeded": {true, true, false},
+		"trigger.on-driftfix-out-of-sync":    {true, false, true},
+	}
+	apps := []map[string]any{
+		sampleApp(t, "https://github.com/acme/apps.git", "OutOfSync", "Succeeded", now),
+		sampleApp(t, "https://github.com/acme/apps.git", "Synced", "Succeeded", now),
+		sampleApp(t, "https://github.com/acme/apps.git", "OutOfSync", "", now),
+	}
+	for key, want := range fires {
+		var triggers []struct {
+			Description string   `json:"description"`
+			Send        []string `json:"send"`
+			When        string   `json:"when"`
+		}
+		if err := yaml.UnmarshalStrict([]byte(data[key]), &triggers); err != nil || len(triggers) != 1 {
+			t.Fatalf("%s: %v", key, err)
+		}
+		when, err := expr.Compile(triggers[0].When, expr.AsBool())
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		for i, app := range apps {
+			if got, err := expr.Run(when, map[string]any{"app": app}); err != nil || got != want[i] {
+				t.Errorf("%s on sample %d: %v, %v; want %v", key, i, got, err, want[i])
+			}
+		}
+		if len(triggers[0].Send) != 1 || data["template."+triggers[0].Send[0]] == "" {
+			t.Fatalf("%s sends %v, which the ConfigMap lacks", key, triggers[0].Send)
+		}
+	}
+	var tmpl struct {
+		Webhook map[string]struct {
+			Method string `json:"method"`
+			Body   string `json:"body"`
+		} `json:"webhook"`
+	}
+	if err := yaml.UnmarshalStrict([]byte(data["template.driftfix-app-changed"]), &tmpl); err != nil {
+		t.Fatal(err)
+	}
+	hook := tmpl.Webhook["driftfix"]
+	body, err := template.New("body").Funcs(sprig.TxtFuncMap()).Parse(hook.Body)
+	if err != nil || hook.Method != "POST" {
+		t.Fatalf("the template's body: %v (method %q)", err, hook.Method)
+	}
+	rec := &queued{}
+	q := &events.Queue{Handler: rec}
+	n := &events.Notifications{Secret: func() string { return "s" }, Instances: func() []string { return []string{"main"} }, Queue: q}
+	for i, app := range apps {
+		var out bytes.Buffer
+		if err := body.Execute(&out, map[string]any{"app": app}); err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodPost, "/argocd", &out)
+		req.Header.Set(events.NotifyHeader, "s")
+		w := httptest.NewRecorder()
+		n.ServeHTTP(w, req)
+		if w.Code != http.StatusAccepted {
+			t.Fatalf("sample %d: the receiver answered %d %q to %s", i, w.Code, w.Body, out.String())
+		}
+	}
+	// The queue runs after the notifications came: both OutOfSync ones are
+	// one unit.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go q.Run(ctx)
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end) && !q.Idle(); time.Sleep(5 * time.Millisecond) {
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.work) != 1 || rec.work[0].App != "main/argocd/web" {
+		t.Errorf("work %+v, want the OutOfSync samples' application once (coalesced)", rec.work)
+	}
+}
+
+type queued struct {
+	mu   sync.Mutex
+	work []events.Work
+}
+
+func (q *queued) Do(_ context.Context, w events.Work) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.work = append(q.work, w)
+	return nil
 }

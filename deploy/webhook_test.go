@@ -63,6 +63,20 @@ func TestChartWebhook(t *testing.T) {
 			t.Errorf("the Ingress lacks %s: %s", want, rules)
 		}
 	}
+	if strings.Contains(a, "--slack-signing-secret-file") || strings.Contains(rules, "/slack/actions") {
+		t.Errorf("no Slack signing secret, yet the buttons are served: %s %s", a, rules)
+	}
+	buttons, err := renderChart(t, map[string]any{"webhook": map[string]any{"enabled": true, "slackSigningSecretKey": "slack-signing-secret",
+		"ingress": map[string]any{"enabled": true, "host": "driftfix.example.com"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := args(buttons); !strings.Contains(a, "--slack-signing-secret-file=/var/run/secrets/driftfix/slack-signing-secret") {
+		t.Errorf("slackSigningSecretKey set: the container lacks --slack-signing-secret-file: %s", a)
+	}
+	if r := dump(drift.Lookup(find(buttons, "Ingress"), "spec")); !strings.Contains(r, "path:/slack/actions") || !strings.Contains(r, "path:/webhook") {
+		t.Errorf("slackSigningSecretKey set: the Ingress does not route both paths: %s", r)
+	}
 	if _, err := renderChart(t, map[string]any{"webhook": map[string]any{"enabled": true, "ingress": map[string]any{"enabled": true}}}); err == nil || !strings.Contains(err.Error(), "webhook.ingress.host") {
 		t.Errorf("an Ingress without a host: %v", err)
 	}

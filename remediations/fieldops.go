@@ -72,6 +72,18 @@ func (c *Context) planFieldOps(group []drift.Finding, op fieldOp) (Plan, *drift.
 			if !op.every {
 				locs, mps = locs[len(locs)-1:], mps[len(mps)-1:]
 			}
+			if file, step, keep, note, why := c.ownPatchEdit(ref, target, f, locs, op.remove); why != "" {
+				p.Dropped = why
+				return p, nil
+			} else if step != nil {
+				// a vendored copy sets the field: the repository's own patch takes the change (vendored.go)
+				for _, i := range keep {
+					add(locs[i].file, op.edit(locs[i].doc, mps[i], f))
+				}
+				add(file, step)
+				p.checked = note
+				continue
+			}
 			for i := range locs {
 				add(locs[i].file, op.edit(locs[i].doc, mps[i], f))
 			}

@@ -2,7 +2,6 @@ package remediations
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"strings"
 
@@ -22,10 +21,10 @@ var (
 // removes it or sets it to value: the chart value that controls or feeds the
 // template line when there is one (the values file), else the template line.
 func (c *Context) helmFieldEdit(ref drift.Ref, gp drift.Pointer, remove bool, value any) (string, func([]byte) ([]byte, error), string) {
-	src, _ := c.Snapshot.HelmSource()
+	src, _ := helmSource(c.Snapshot, c.Repo)
 	kindLine := regexp.MustCompile(`(?m)^kind:\s*` + regexp.QuoteMeta(ref.Kind) + `\s*$`)
 	var tpl []string
-	for _, f := range c.Snapshot.TemplateFiles() {
+	for _, f := range templateFiles(c.Snapshot, c.Repo) {
 		if kindLine.Match(c.Repo[f]) {
 			tpl = append(tpl, f)
 		}
@@ -59,10 +58,10 @@ func (c *Context) helmFieldEdit(ref drift.Ref, gp drift.Pointer, remove bool, va
 		prev, next := neighbour(lines, idx, -1), neighbour(lines, idx, +1)
 		if prev >= 0 && next >= 0 && endLine.MatchString(lines[next]) && values != "" {
 			if m := ifNotValue.FindStringSubmatch(lines[prev]); m != nil {
-				return values, setValuesStep(m[1], true), ""
+				return c.valuesFileFor(src, m[1]), setValuesStep(m[1], true), ""
 			}
 			if m := ifValue.FindStringSubmatch(lines[prev]); m != nil {
-				return values, setValuesStep(m[1], false), ""
+				return c.valuesFileFor(src, m[1]), setValuesStep(m[1], false), ""
 			}
 		}
 		if i := idx + 1; i < len(lines) && indentLen(lines[i]) > indentLen(line) && strings.TrimSpace(lines[i]) != "" {
@@ -71,7 +70,7 @@ func (c *Context) helmFieldEdit(ref drift.Ref, gp drift.Pointer, remove bool, va
 		return file, removeLineStep(idx, line), ""
 	}
 	if m := valueOnly.FindStringSubmatch(val); m != nil && values != "" {
-		return values, setValuesStep(m[1], value), ""
+		return c.valuesFileFor(src, m[1]), setValuesStep(m[1], value), ""
 	}
 	if strings.Contains(val, "{{") {
 		return "", nil, fmt.Sprintf("%s:%d computes %s in the template; change it there", file, idx+1, key)
@@ -138,11 +137,11 @@ func neighbour(lines []string, i, dir int) int {
 	return -1
 }
 
+// valuesFile is a values file of the source in the repository, "" when
+// there is none (valuesFileFor says which one a value is written in).
 func (c *Context) valuesFile(src drift.Source) string {
-	for _, vf := range append(append([]string{}, src.ValueFiles...), "values.yaml") {
-		if _, ok := c.Repo[path.Join(src.Path, vf)]; ok {
-			return path.Join(src.Path, vf)
-		}
+	if files := c.valueFiles(src); len(files) > 0 {
+		return files[0]
 	}
 	return ""
 }

@@ -119,6 +119,9 @@ func planIgnoreDifference(c *Context, group []drift.Finding) (Plan, *drift.Snaps
 		p.Dropped = why
 		return p, nil
 	}
+	if gen, ok := c.ignoreWhereGenerated(&p, o, rule, respect, comment); ok {
+		return p, gen
+	}
 	if !o.ok || o.AppSet != "" {
 		p.Instructions = o.where("spec.ignoreDifferences") + ", add this entry:\n" + snippet(rule)
 		if respect {

@@ -212,7 +212,7 @@ func (c *Context) rebuild(edited Repo) (*drift.Snapshot, error) {
 			objs = append(objs, o...)
 		}
 	case "helm":
-		src, _ := c.Snapshot.HelmSource()
+		src, _ := helmSource(c.Snapshot, c.Repo)
 		opts := render.HelmOptionsFor(c.Snapshot.Application, src)
 		opts.Limits = c.Render
 		o, err := render.Helm(files, opts)

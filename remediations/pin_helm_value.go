@@ -2,7 +2,6 @@ package remediations
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"strings"
 
@@ -29,7 +28,7 @@ var PinHelmValue = Remedy{
 		if why := fieldFinding(f); why != "" {
 			return why
 		}
-		if _, ok := c.Snapshot.HelmSource(); !ok {
+		if _, ok := helmSource(c.Snapshot, c.Repo); !ok {
 			return noChart
 		}
 		return ""
@@ -43,19 +42,12 @@ var valuesRef = regexp.MustCompile(`\.Values\.([A-Za-z0-9_.]+)`)
 
 func planPinHelmValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot) {
 	p := Plan{Resource: group[0].Resource}
-	src, ok := c.Snapshot.HelmSource()
+	src, ok := helmSource(c.Snapshot, c.Repo)
 	if !ok {
 		p.Dropped = noChart
 		return p, nil
 	}
-	values := ""
-	for _, vf := range append(append([]string{}, src.ValueFiles...), "values.yaml") {
-		if _, ok := c.Repo[path.Join(src.Path, vf)]; ok {
-			values = path.Join(src.Path, vf)
-			break
-		}
-	}
-	if values == "" {
+	if c.valuesFile(src) == "" {
 		p.Dropped = "no values file of the chart is in the repository"
 		return p, nil
 	}
@@ -64,6 +56,10 @@ func planPinHelmValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 		p.Dropped = "no chart value feeds the generated field; the template itself must stop generating it"
 		return p, nil
 	}
+	// The value files the source reads ($ref ones included): the last that
+	// offers existingSecret beside the key takes it.
+	keyPath := strings.Split(key, ".")
+	values := c.valuesFileFor(src, strings.Join(append(keyPath[:len(keyPath)-1:len(keyPath)-1], "existingSecret"), "."))
 	var secret drift.Ref
 	for _, f := range group {
 		if f.Resource.Kind == "Secret" && f.Resource.Group == "" {
@@ -101,8 +97,8 @@ func planPinHelmValue(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 // time-based or lookup function (e.g. database.password in
 // `{{ .Values.database.password | default (randAlphaNum 24) }}`).
 func generatedValue(c *Context) string {
-	for _, f := range c.Snapshot.TemplateFiles() {
-		for _, line := range strings.Split(c.Snapshot.Repo.Files[f], "\n") {
+	for _, f := range templateFiles(c.Snapshot, c.Repo) {
+		for _, line := range strings.Split(string(c.Repo[f]), "\n") {
 			if !strings.Contains(line, "rand") && !strings.Contains(line, "gen") && !strings.Contains(line, "lookup") && !strings.Contains(line, "uuid") && !strings.Contains(line, "now") {
 				continue
 			}

@@ -67,6 +67,16 @@ type Plan struct {
 	Passed []Attempt
 	// assumes states what re-diagnosis had to assume, added to Verification.
 	assumes string
+	// checked states what rendering the generating source again showed
+	// (generated.go), added to Verification.
+	checked string
+	// reached are edited files whose reach the remedy checked itself, by
+	// rendering everything they make again (an ApplicationSet, a parent's
+	// overlay or chart); sharedEdit leaves them to it.
+	reached []string
+	// rendered are the parent applications whose render of the edit the
+	// remedy checked; sharedEdit leaves them to it.
+	rendered []string
 }
 
 // Verified reports whether the plan is a verified fix: it edits at least one
@@ -389,6 +399,9 @@ func (c *Context) verify(p *Plan, changed *drift.Snapshot) {
 	default:
 		n := len(p.Findings)
 		p.Verification = fmt.Sprintf("re-diagnosed the application with the change applied to its desired state: %d %s gone, no new difference", n, pluralize(n, "finding", "findings"))
+		if p.checked != "" {
+			p.Verification += "; " + p.checked
+		}
 		if p.assumes != "" {
 			p.Verification += " (assuming " + p.assumes + ")"
 			p.assumes = "" // said: a plan read back from the state store has no assumes

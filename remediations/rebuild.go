@@ -24,7 +24,10 @@ func Rebuild(s *drift.Snapshot, base, head Repo, lim render.Limits) (*drift.Snap
 	if len(changed) == 0 {
 		return s, nil, nil
 	}
-	out, appChanged, err := rebuildApplication(s, base, head)
+	out, appChanged, generated, err := rebuildGenerated(s, base, head, changed, lim)
+	if err == nil && !generated {
+		out, appChanged, err = rebuildApplication(s, base, head)
+	}
 	if err != nil {
 		return nil, changed, err
 	}

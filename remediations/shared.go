@@ -27,18 +27,40 @@ func (c *Context) sharedEdit(p *Plan) string {
 		return ""
 	}
 	if c.readers == nil {
-		c.readers = otherReaders(c.Snapshot.Application, c.Repo)
+		c.readers = append(otherReaders(c.Snapshot.Application, c.Repo), c.generatedReaders()...)
+	}
+	if why := c.sharedBase(p); why != "" {
+		return why
 	}
 	me := drift.Str(c.Snapshot.Application, "metadata", "name")
 	for _, r := range c.readers {
+		if contains(p.rendered, r.app) {
+			continue // its render of the edit was checked
+		}
 		for _, e := range p.Edits {
-			if r.reads[e.File] {
+			if r.reads[e.File] && !contains(p.reached, e.File) {
 				return fmt.Sprintf("the edit changes %s, which Application %s (%s, path %s) also renders; the plan is verified for %s only: make the change where only %s reads it, or let a person decide for both",
 					e.File, r.app, r.file, r.path, me, me)
 			}
 		}
 	}
 	return ""
+}
+
+// refOnly reports whether a source only lends its files to other sources'
+// $ref value files (a ref and no path): Argo CD renders nothing from it.
+func refOnly(s drift.Source) bool {
+	_, hasPath := drift.Map(s.Spec)["path"]
+	return s.Ref != "" && !hasPath
+}
+
+func contains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // reader is another Application of the repository, where its manifest is,
@@ -65,7 +87,7 @@ func otherReaders(app drift.Object, repo Repo) []reader {
 				continue
 			}
 			for _, s := range drift.Sources(other) {
-				if !myRepos[normRepo(s.RepoURL)] || s.Chart != "" {
+				if !myRepos[normRepo(s.RepoURL)] || s.Chart != "" || refOnly(s) {
 					continue
 				}
 				r := reader{app: drift.Str(other, "metadata", "name"), file: file, path: s.Path, reads: map[string]bool{}}

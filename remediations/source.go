@@ -15,7 +15,7 @@ import (
 
 // sourceType says how the application renders its manifests.
 func sourceType(s *drift.Snapshot, repo Repo) string {
-	if _, ok := s.HelmSource(); ok {
+	if _, ok := helmSource(s, repo); ok {
 		return "helm"
 	}
 	for _, src := range drift.Sources(s.Application) {

@@ -48,6 +48,9 @@ type DigestView struct {
 	// Ignores are the ignore rules the inventory flags, posted at most
 	// once a week.
 	Ignores []IgnoreLine
+	// Buttons puts Open, Snooze and Recheck buttons under the lines of
+	// stuck applications and fix pull requests (digest_actions.go).
+	Buttons bool `json:",omitempty"`
 }
 
 // AppLine is one application and a short note. Instance (not shown) routes
@@ -108,6 +111,7 @@ func (v DigestView) Empty() bool {
 type group struct {
 	title, color string
 	lines        []string
+	actions      []map[string]any // blocks after the lines (digest_actions.go)
 }
 
 // Digest renders the digest as Block Kit messages. A digest too big for one
@@ -140,20 +144,25 @@ func Digest(v DigestView) []Message {
 		g := group{title: "Newly stuck OutOfSync", color: colorFailed}
 		for _, a := range byCause(v.NewStuck) {
 			g.lines = append(g.lines, fmt.Sprintf("• %s: %s%s", link(a.App, a.Namespace), causesText(a.Causes), note(a.Note)))
+			g.actions = v.buttons(g.actions, a.Instance, a.Namespace, a.App, "")
 		}
 		groups = append(groups, g)
 	}
 	for _, pg := range []struct {
 		title, color string
 		prs          []PRLine
-	}{{"Fix pull requests opened", colorRunning, v.Opened}, {"Fix pull requests updated", colorRunning, v.Updated},
-		{"Fix pull requests merged", colorSucceeded, v.Merged}, {"Fix pull requests closed", colorDegraded, v.Closed}} {
+		open         bool // the pull requests are open: buttons go under them
+	}{{"Fix pull requests opened", colorRunning, v.Opened, true}, {"Fix pull requests updated", colorRunning, v.Updated, true},
+		{"Fix pull requests merged", colorSucceeded, v.Merged, false}, {"Fix pull requests closed", colorDegraded, v.Closed, false}} {
 		if len(pg.prs) == 0 {
 			continue
 		}
 		g := group{title: pg.title, color: pg.color}
 		for _, p := range pg.prs {
 			g.lines = append(g.lines, fmt.Sprintf("• %s: <%s|%s>", link(p.App, p.Namespace), p.URL, escape(p.Title)))
+			if pg.open {
+				g.actions = v.buttons(g.actions, p.Instance, p.Namespace, p.App, p.URL)
+			}
 		}
 		groups = append(groups, g)
 	}
@@ -244,6 +253,9 @@ func pack(v DigestView, groups []group) []Message {
 			size += utf8.RuneCountInString(l) + 1
 		}
 		flush()
+		for _, b := range g.actions {
+			add(g.color, b)
+		}
 	}
 	msgs = append(msgs, cur)
 	if len(msgs) > 1 {

@@ -67,6 +67,9 @@ type listItem struct {
 	Metadata struct {
 		Name      string `json:"name"`
 		Namespace string `json:"namespace"`
+		// ResourceVersion is read from the watch stream (the list does
+		// not ask for it).
+		ResourceVersion string `json:"resourceVersion"`
 	} `json:"metadata"`
 	Spec struct {
 		Project string `json:"project"`
@@ -165,8 +168,12 @@ func (l *listResponse) add(it *listItem, sum [sha256.Size]byte) {
 // as before is not decoded again), so the slice is shared: callers must
 // not modify it, and copy it first to change it.
 func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
+	if apps, ok := c.fromWatch(); ok {
+		return apps, nil
+	}
 	c.mu.Lock()
 	resp := listResponse{known: c.listed}
+	epoch, live := c.watchListStart()
 	c.mu.Unlock()
 	q := url.Values{"fields": {listFields}}
 	if c.filter.Selector != "" {
@@ -184,6 +191,7 @@ func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
 	resp.apps = slices.Clip(resp.apps)
 	c.mu.Lock()
 	c.listed = resp.apps
+	c.watchListed(epoch, live)
 	c.mu.Unlock()
 	return resp.apps, nil
 }

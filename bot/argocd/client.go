@@ -88,6 +88,11 @@ type Client struct {
 	// once per token, and only read after.
 	header      http.Header
 	headerToken string
+	// watch is what the application watch stream keeps between lists
+	// (watch.go); nil while no Watcher runs.
+	watch *watchState
+	// only is the one application a client from Only lists.
+	only []AppSummary
 }
 
 // Errors a caller branches on.

@@ -86,6 +86,13 @@ type Slack struct {
 	TokenFile, TokenEnv string
 	Channel             string // default channel
 	APIURL              string // a Slack-compatible Web API (a proxy); default Slack's
+	// People maps Slack user IDs to GitHub logins: a person so mapped may
+	// press the digest's buttons for an application when the login has
+	// write access to the application's repository.
+	People map[string]string
+	// ActorGroups are Slack user group IDs whose members may press the
+	// digest's buttons whatever their GitHub access.
+	ActorGroups []string
 }
 
 // Policy is what a platform lead tunes, globally or for matching applications.

@@ -134,6 +134,10 @@ func TestParseErrors(t *testing.T) {
 		{"bad timezone", "argocd: [{server: https://a.example.com, tokenFile: t}]\npolicy:\n  quietHours: {from: '22:00', to: '06:00', timezone: Mars/Base}\n", "policy.quietHours.timezone", 3, "unknown time zone"},
 		{"bad branch prefix", "argocd: [{server: https://a.example.com, tokenFile: t}]\npolicy: {branchPrefix: 'a..b'}\n", "policy.branchPrefix", 2, "Git branch"},
 		{"not yaml", "argocd: [\n", "(file)", 1, "not valid YAML"},
+		{"slack person not an ID", "argocd: [{server: https://a.example.com, tokenFile: t}]\nslack:\n  people: {alice: alice-gh}\n", "slack.people.alice", 3, "not a Slack user ID"},
+		{"slack person bad login", "argocd: [{server: https://a.example.com, tokenFile: t}]\nslack:\n  people: {U012AB3CD: 'no such login!'}\n", "slack.people.U012AB3CD", 3, "not a GitHub login"},
+		{"slack people a list", "argocd: [{server: https://a.example.com, tokenFile: t}]\nslack:\n  people: [U012AB3CD]\n", "slack.people", 3, "Slack user IDs to GitHub logins"},
+		{"slack user group by name", "argocd: [{server: https://a.example.com, tokenFile: t}]\nslack:\n  actors: {userGroups: ['@platform']}\n", "slack.actors.userGroups[0]", 3, "not a Slack user group ID"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -155,6 +159,19 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+func TestSlackActors(t *testing.T) {
+	c, err := Parse([]byte("argocd: [{server: https://a.example.com, tokenFile: t}]\nslack:\n  people: {U012AB3CD: octo-cat, W0ABC: hubot}\n  actors: {userGroups: [S0PLATFORM]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Slack.People; len(got) != 2 || got["U012AB3CD"] != "octo-cat" || got["W0ABC"] != "hubot" {
+		t.Errorf("people = %v", got)
+	}
+	if got := c.Slack.ActorGroups; len(got) != 1 || got[0] != "S0PLATFORM" {
+		t.Errorf("user groups = %v", got)
+	}
+}
+
 func TestAllErrorsAtOnce(t *testing.T) {
 	_, err := Parse([]byte("schedule: nope\njitter: soon\nargocd: [{server: https://a.example.com, token: x}]\n"))
 	es, _ := err.(Errors)
@@ -172,6 +189,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(full))
 	f.Add([]byte("argocd: [{server: https://a.example.com, tokenFile: t}]\n"))
 	f.Add([]byte("policy: {quietHours: {from: '22:00'}}\n"))
+	f.Add([]byte("slack: {people: {U012AB3CD: octocat, U0X: [a]}, actors: {userGroups: [S0P, 7]}}\n"))
 	f.Add([]byte("policy: {sensitivePaths: [env, {scope: [pod, core/ConfigMap], name: x, pattern: /containers/*/env, mode: whole, hidden: 'equals:y'}]}\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := Parse(b)

@@ -19,17 +19,44 @@ type Limits struct {
 	ValuesBytes    int64         // one values input (default 2Mi)
 	RenderedBytes  int64         // what one render may produce (default 32Mi)
 	RenderTimeout  time.Duration // one render (default 10s)
+	// PredictPerPullRequest is the time the renders predicting one pull
+	// request's head may take together (default DefaultPredictPerPullRequest).
+	PredictPerPullRequest time.Duration
+	// PredictPerCycle is the time the predictions of one cycle may take
+	// together (default DefaultPredictPerCycle).
+	PredictPerCycle time.Duration
+}
+
+// DefaultPredictPerPullRequest is limits.predictPerPullRequest's default.
+const DefaultPredictPerPullRequest = 2 * time.Minute
+
+// DefaultPredictPerCycle is limits.predictPerCycle's default.
+const DefaultPredictPerCycle = 10 * time.Minute
+
+// PredictBudgets are the prediction budgets, defaults in place of zeros:
+// per pull request and per cycle.
+func (l Limits) PredictBudgets() (perPR, perCycle time.Duration) {
+	perPR, perCycle = l.PredictPerPullRequest, l.PredictPerCycle
+	if perPR <= 0 {
+		perPR = DefaultPredictPerPullRequest
+	}
+	if perCycle <= 0 {
+		perCycle = DefaultPredictPerCycle
+	}
+	return perPR, perCycle
 }
 
 func (p *parser) limits(key string, n *yaml.Node) Limits {
 	var l Limits
 	p.mapping(n, key, map[string]func(string, *yaml.Node){
-		"repoFetchBytes": func(k string, v *yaml.Node) { l.RepoFetchBytes = p.bytes(k, v) },
-		"repoBytes":      func(k string, v *yaml.Node) { l.RepoBytes = p.bytes(k, v) },
-		"chartBytes":     func(k string, v *yaml.Node) { l.ChartBytes = p.bytes(k, v) },
-		"valuesBytes":    func(k string, v *yaml.Node) { l.ValuesBytes = p.bytes(k, v) },
-		"renderedBytes":  func(k string, v *yaml.Node) { l.RenderedBytes = p.bytes(k, v) },
-		"renderTimeout":  func(k string, v *yaml.Node) { l.RenderTimeout = p.duration(k, v) },
+		"repoFetchBytes":        func(k string, v *yaml.Node) { l.RepoFetchBytes = p.bytes(k, v) },
+		"repoBytes":             func(k string, v *yaml.Node) { l.RepoBytes = p.bytes(k, v) },
+		"chartBytes":            func(k string, v *yaml.Node) { l.ChartBytes = p.bytes(k, v) },
+		"valuesBytes":           func(k string, v *yaml.Node) { l.ValuesBytes = p.bytes(k, v) },
+		"renderedBytes":         func(k string, v *yaml.Node) { l.RenderedBytes = p.bytes(k, v) },
+		"renderTimeout":         func(k string, v *yaml.Node) { l.RenderTimeout = p.duration(k, v) },
+		"predictPerPullRequest": func(k string, v *yaml.Node) { l.PredictPerPullRequest = p.duration(k, v) },
+		"predictPerCycle":       func(k string, v *yaml.Node) { l.PredictPerCycle = p.duration(k, v) },
 	})
 	return l
 }

@@ -232,8 +232,58 @@ func (p *parser) slack(key string, n *yaml.Node) Slack {
 		"tokenEnv":  func(k string, v *yaml.Node) { s.TokenEnv = p.str(k, v) },
 		"channel":   func(k string, v *yaml.Node) { s.Channel = p.channel(k, v) },
 		"apiURL":    func(k string, v *yaml.Node) { s.APIURL = p.url(k, v) },
+		"people":    func(k string, v *yaml.Node) { s.People = p.people(k, v) },
+		"actors": func(k string, v *yaml.Node) {
+			p.mapping(v, k, map[string]func(string, *yaml.Node){
+				"userGroups": func(k string, v *yaml.Node) {
+					s.ActorGroups = []string{}
+					p.list(k, v, func(k string, c *yaml.Node) {
+						g := p.str(k, c)
+						if !userGroupRe.MatchString(g) {
+							p.fail(k, c.Line, fmt.Sprintf("%q is not a Slack user group ID (S followed by letters and digits, as the group's URL shows it)", g))
+							return
+						}
+						s.ActorGroups = append(s.ActorGroups, g)
+					})
+				},
+			})
+		},
 	})
 	return s
+}
+
+var (
+	slackUserRe   = regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`)
+	userGroupRe   = regexp.MustCompile(`^S[A-Z0-9]{2,}$`)
+	githubLoginRe = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9]|-[A-Za-z0-9]){0,38}$`)
+)
+
+// people reads slack.people: Slack user IDs to GitHub logins.
+func (p *parser) people(key string, n *yaml.Node) map[string]string {
+	out := map[string]string{}
+	if n.Kind != yaml.MappingNode {
+		p.fail(key, n.Line, "must be a mapping of Slack user IDs to GitHub logins, such as U012AB3CD: octocat")
+		return out
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		k := key + "." + kn.Value
+		if !slackUserRe.MatchString(kn.Value) {
+			p.fail(k, kn.Line, fmt.Sprintf("%q is not a Slack user ID (U or W followed by letters and digits, as the person's profile shows it)", kn.Value))
+			continue
+		}
+		if _, dup := out[kn.Value]; dup {
+			p.fail(k, kn.Line, "is given twice")
+			continue
+		}
+		login := p.str(k, vn)
+		if !githubLoginRe.MatchString(login) {
+			p.fail(k, vn.Line, fmt.Sprintf("%q is not a GitHub login", login))
+			continue
+		}
+		out[kn.Value] = login
+	}
+	return out
 }
 
 var channelRe = regexp.MustCompile(`^(#[a-z0-9][a-z0-9._-]{0,79}|[CGD][A-Z0-9]{8,})$`)

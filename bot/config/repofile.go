@@ -218,11 +218,22 @@ func ParseRepoFile(b []byte) (*RepoFile, error) {
 	}
 	own := &RepoFile{lines: map[string]int{}}
 	var root yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&root); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) { // empty, or comments only
 			return own, nil
 		}
 		return nil, Errors{{Key: "(file)", Line: 1, Msg: "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}
+	}
+	// One document: keys in a second one would be read by one YAML tool
+	// and not another, so the file would say two things.
+	var more yaml.Node
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		line := more.Line
+		if err != nil || line < 1 {
+			line = 1
+		}
+		return nil, Errors{{Key: "(file)", Line: line, Msg: "starts a second YAML document: a repository's driftfix file is one document (remove the --- and put every key in one mapping)"}}
 	}
 	p := &parser{}
 	doc := &root
@@ -295,6 +306,19 @@ func (p *parser) repoMapping(n *yaml.Node, fields map[string]func(string, *yaml.
 	}
 }
 
+// reservedLabel is the label driftfix's pull requests carry; it and every
+// label under "driftfix/" (driftfix/ignore stops a fix for good) are
+// driftfix's own.
+const reservedLabel = "driftfix"
+
+// ReservedLabel reports whether a label is one of driftfix's own: the label
+// its pull requests carry or one that steers it (driftfix/ignore), as
+// GitHub compares labels (case-insensitive, surrounding spaces dropped).
+func ReservedLabel(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	return n == reservedLabel || strings.HasPrefix(n, reservedLabel+"/")
+}
+
 var loginRe = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:/[A-Za-z0-9._-]{1,100})?$`)
 
 // maxNames bounds a repository file's labels and reviewers: GitHub
@@ -320,6 +344,8 @@ func (p *parser) names(key string, n *yaml.Node) []string {
 			p.fail(k, c.Line, fmt.Sprintf("is %d characters long; GitHub takes at most 100", len(s)))
 		case strings.HasSuffix(key, "reviewers") && !loginRe.MatchString(s):
 			p.fail(k, c.Line, fmt.Sprintf("%q is not a GitHub login or org/team", s))
+		case strings.HasSuffix(key, "labels") && ReservedLabel(s):
+			p.fail(k, c.Line, fmt.Sprintf("%q is one of driftfix's own labels (%s, and any label starting driftfix/): they mark and steer its pull requests, so a repository's file cannot add them", s, reservedLabel))
 		default:
 			out = append(out, s)
 		}

@@ -1,10 +1,13 @@
 package config
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // TestForRepo: a repository's file decides, under the central policy, only
@@ -31,8 +34,8 @@ func TestForRepo(t *testing.T) {
 			want:   RepoPolicy{Labels: []string{"driftfix"}, Reviewers: []string{"platform"}, TitleStyle: TitleAuto, Fixes: true, Predict: true},
 			loudAt: []time.Time{night, noon}},
 		{name: "everything a repository may set",
-			own: "labels: [gitops, driftfix]\nreviewers: [alice, acme/sre]\nquietHours: {from: '22:00', to: '07:00'}\ntitleStyle: conventional\nsignOff: true\nfixes: false\npredict: false\n",
-			want: RepoPolicy{Labels: []string{"driftfix", "gitops"}, Reviewers: []string{"platform", "alice", "acme/sre"}, TitleStyle: TitleConventional,
+			own: "labels: [gitops, team-shop]\nreviewers: [alice, acme/sre]\nquietHours: {from: '22:00', to: '07:00'}\ntitleStyle: conventional\nsignOff: true\nfixes: false\npredict: false\n",
+			want: RepoPolicy{Labels: []string{"driftfix", "gitops", "team-shop"}, Reviewers: []string{"platform", "alice", "acme/sre"}, TitleStyle: TitleConventional,
 				SignOff: true, Fixes: false, Predict: false, Own: true},
 			quietAt: []time.Time{night}, loudAt: []time.Time{noon}},
 		{name: "central sign-off stays on", central: "  signOff: true\n  titleStyle: plain\n", own: "signOff: false\n",
@@ -109,6 +112,12 @@ func TestReadRepoFileErrors(t *testing.T) {
 		{"an alias bomb", "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nlabels: *c\n", []string{"line 1: a: unknown key", "line 2: b: unknown key", "line 3: c: unknown key", "line 4: labels: must be a list"}},
 		{"not YAML", "labels: [a\n", []string{"line 1: (file): not valid YAML"}},
 		{"not a mapping", "- labels\n", []string{"line 1: (file): must be a mapping"}},
+		{"driftfix's own labels", "labels: [gitops, driftfix/ignore, ' Driftfix ', DRIFTFIX/Stop]\n", []string{
+			`line 1: labels[1]: "driftfix/ignore" is one of driftfix's own labels`,
+			`line 1: labels[2]: " Driftfix " is one of driftfix's own labels`,
+			`line 1: labels[3]: "DRIFTFIX/Stop" is one of driftfix's own labels`}},
+		{"a second document", "labels: [a]\n---\npredict: false\n", []string{"line 2: (file): starts a second YAML document"}},
+		{"a second, empty document", "labels: [a]\n\n...\n---\n", []string{"line 4: (file): starts a second YAML document"}},
 		{"too big", "labels: [" + strings.Repeat("a,", 40000) + "a]\n", []string{"line 1: (file): is 80012 bytes"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,12 +158,16 @@ func TestRepoFileRulesErrors(t *testing.T) {
 }
 
 // FuzzParseRepoFile: any bytes a repository holds give a file or problems
-// that each name a key, a line and a message; a parsed file always resolves.
+// that each name a key, a line and a message; a parsed file always resolves,
+// never adds one of driftfix's own labels, and was one YAML document.
 func FuzzParseRepoFile(f *testing.F) {
 	f.Add([]byte("labels: [gitops]\nreviewers: [alice, acme/sre]\nquietHours: {from: '22:00', to: '07:00', timezone: Europe/Berlin}\ntitleStyle: conventional\nsignOff: true\nfixes: false\npredict: false\n"))
 	f.Add([]byte("schedule: '@daily'\npolicy: {labels: [a]}\n"))
 	f.Add([]byte("labels: &a [x]\nreviewers: *a\n"))
 	f.Add([]byte("fixes: {a: []}\n"))
+	f.Add([]byte("labels: [driftfix/ignore]\n"))
+	f.Add([]byte("labels: [a]\n---\nlabels: [driftfix/ignore]\n"))
+	f.Add([]byte("---\nlabels: ['DriftFix/x ']\n...\n"))
 	central := Defaults()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		own, err := ParseRepoFile(b)
@@ -173,6 +186,16 @@ func FuzzParseRepoFile(f *testing.F) {
 		rp := central.ForRepo("o/r", own)
 		if !slices.Contains(rp.Labels, "driftfix") {
 			t.Fatalf("a repository's file removed a central label: %v", rp.Labels)
+		}
+		for _, l := range own.Labels {
+			if ReservedLabel(l) {
+				t.Fatalf("a repository's file added driftfix's own label %q", l)
+			}
+		}
+		d := yaml.NewDecoder(bytes.NewReader(b))
+		var n yaml.Node
+		if d.Decode(&n) == nil && d.Decode(&n) == nil {
+			t.Fatalf("a file of two YAML documents was read: %q", b)
 		}
 		rp.Quiet(time.Now())
 	})

@@ -48,6 +48,9 @@ var Schema = []Key{
 	{"slack.tokenEnv", "string", "", "environment variable holding the bot token"},
 	{"slack.channel", "channel", "", "the default channel: #name or a channel ID"},
 	{"slack.apiURL", "URL", "Slack's", "a Slack-compatible Web API (a proxy)"},
+	{"slack.people", "mapping", "", "Slack user ID to GitHub login (U012AB3CD: octocat): who may press the digest's buttons, when the login has write access to the application's repository"},
+	{"slack.actors", "mapping", "", "who else may press the digest's buttons"},
+	{"slack.actors.userGroups", "list of IDs", "", "Slack user group IDs (S…) whose members may press the buttons whatever their GitHub access"},
 
 	{"policy", "mapping", "", "the global policy; overrides[].policy takes the same keys"},
 	{"policy.fixes", "mapping", "driftfix's choice per cause", "which fix kinds each cause may get"},
@@ -127,6 +130,8 @@ var Schema = []Key{
 	{"limits.valuesBytes", "size", "2Mi", "one values input"},
 	{"limits.renderedBytes", "size", "32Mi", "what one render may produce"},
 	{"limits.renderTimeout", "duration", "10s", "one render"},
+	{"limits.predictPerPullRequest", "duration", "2m", "every render predicting one pull request's head together; over it, driftfix/predict is neutral and says so"},
+	{"limits.predictPerCycle", "duration", "10m", "every prediction of one cycle together; pull requests not reached wait for the next cycle"},
 
 	{"repoCredentials", "list", "", "how repositories are read that the GitHub App's token does not cover; the longest matching urlPrefix wins"},
 	{"repoCredentials[].urlPrefix", "URL prefix", "", "https://host/path, ssh://user@host/path or user@host:path; never http:// or credentials in the URL"},

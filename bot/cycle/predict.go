@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/config"
@@ -47,7 +48,8 @@ type PRPrediction struct {
 
 // Predictor predicts pull requests' heads with what the cycle read: the
 // Applications its instances list on the repository (read whole, once per
-// cycle) and each instance's cluster context. Safe for one caller at a time.
+// cycle) and each instance's cluster context. Safe for concurrent use: the
+// cycle predicts its pull requests while forks' are predicted apart.
 type Predictor struct {
 	cfg       *config.Config
 	instances []Instance
@@ -57,7 +59,14 @@ type Predictor struct {
 	apps map[string]drift.Object // AppKey → the Application, read once
 	// maxApps bounds the applications one pull request's prediction renders.
 	maxApps int
+	// spent is the time this cycle's predictions took, against the
+	// policy's limits.predictPerCycle.
+	spent time.Duration
 }
+
+// ErrCycleBudget says the cycle's prediction budget (limits.predictPerCycle)
+// is spent: the pull request waits for the next cycle, unpredicted.
+var ErrCycleBudget = errors.New("this cycle's prediction budget (limits.predictPerCycle) is spent: the next cycle predicts it")
 
 // NewPredictor predicts with a cycle's instances and result.
 func NewPredictor(cfg *config.Config, instances []Instance, res *CycleResult) *Predictor {
@@ -129,6 +138,11 @@ func (p *Predictor) Predict(ctx context.Context, h PRHead) (PRPrediction, error)
 			return PRPrediction{}, err
 		}
 	}
+	rctx, cancel, err := p.budget(ctx)
+	if err != nil {
+		return PRPrediction{}, err
+	}
+	defer cancel()
 	opt := predict.Options{Applications: known, Repositories: []string{h.RepoURL}, Suggest: true, Render: RenderLimits(p.cfg.Limits), MaxApplications: p.maxApps}
 	if !h.Fork {
 		// Argo CD renders what predict cannot (remote and OCI charts,
@@ -141,7 +155,7 @@ func (p *Predictor) Predict(ctx context.Context, h PRHead) (PRPrediction, error)
 			if in == nil || in.Client == nil {
 				return nil, fmt.Errorf("application %s is not one of Argo CD's", name)
 			}
-			return in.Client.Manifests(ctx, ns, name, argocd.RevisionAt(app, rev.Commit, func(u string) bool { return predict.SameRepository(u, h.RepoURL) }), false)
+			return in.Client.Manifests(rctx, ns, name, argocd.RevisionAt(app, rev.Commit, func(u string) bool { return predict.SameRepository(u, h.RepoURL) }), false)
 		}
 		opt.ClusterFor = func(s *drift.Snapshot) []drift.Object {
 			c := clusters[drift.Str(s.Application, "metadata", "name")]
@@ -156,7 +170,23 @@ func (p *Predictor) Predict(ctx context.Context, h PRHead) (PRPrediction, error)
 	}
 	base := predict.Revision{Name: h.Base, Files: baseFiles, Commit: h.Base}
 	head := predict.Revision{Name: short(h.HeadSHA), Files: headFiles, Commit: h.HeadSHA}
-	res, err := predict.Run(base, head, opt)
+	start := time.Now()
+	res, err := predict.Run(rctx, base, head, opt)
+	cancel()
+	p.mu.Lock()
+	p.spent += time.Since(start)
+	p.mu.Unlock()
+	var over *predict.BudgetError
+	if errors.As(err, &over) && res != nil {
+		if over.Setting == cycleBudgetKey {
+			// cut by the cycle's budget, not its own: tried again next cycle
+			return PRPrediction{}, fmt.Errorf("predict #%d: %w", h.Number, ErrCycleBudget)
+		}
+		return overBudget(res, over), nil
+	}
+	if err != nil && ctx.Err() != nil {
+		return PRPrediction{}, fmt.Errorf("predict #%d: %w", h.Number, err)
+	}
 	if errors.Is(err, predict.ErrNoApplication) {
 		res, err = &predict.Result{}, nil
 	}
@@ -174,6 +204,44 @@ func (p *Predictor) Predict(ctx context.Context, h PRHead) (PRPrediction, error)
 		out.Check.Text += "\nThis pull request comes from a fork: it was predicted from Git alone (the repository's Application manifests), without Argo CD's Applications or the cluster's HorizontalPodAutoscalers, webhooks and CRDs.\n"
 	}
 	return out, nil
+}
+
+// The policy keys of the prediction budgets, as checks name them.
+const (
+	prBudgetKey    = "limits.predictPerPullRequest"
+	cycleBudgetKey = "limits.predictPerCycle"
+)
+
+// budget is the context one pull request's renders run under: done when
+// its own budget runs out, or the cycle's, whichever comes first (the cause
+// a *predict.BudgetError naming it). A spent cycle budget is ErrCycleBudget.
+func (p *Predictor) budget(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	perPR, perCycle := p.cfg.Limits.PredictBudgets()
+	p.mu.Lock()
+	left := perCycle - p.spent
+	p.mu.Unlock()
+	if left <= 0 {
+		return nil, nil, ErrCycleBudget
+	}
+	b := &predict.BudgetError{Of: "per pull request", Budget: perPR, Setting: prBudgetKey}
+	d := perPR
+	if left < perPR {
+		b, d = &predict.BudgetError{Of: "per cycle", Budget: perCycle, Setting: cycleBudgetKey}, left
+	}
+	rctx, cancel := context.WithTimeoutCause(ctx, d, b)
+	return rctx, cancel, nil
+}
+
+// overBudget is the neutral check of a head whose renders ran past their
+// budget: it names the budget and the key that raises it, keeps what was
+// predicted in time as annotations, and lists what was not.
+func overBudget(res *predict.Result, b *predict.BudgetError) PRPrediction {
+	ck := predict.Check(res)
+	ck.Neutral, ck.Success = true, false
+	ck.Title = "driftfix stopped predicting this change: over its render budget"
+	ck.Summary = fmt.Sprintf("Rendering this change took longer than driftfix's render budget %s (%s, the policy key %s): the renders were stopped and the check is neutral. %d %s predicted in time, %d not. Argo CD may take as long to render it.",
+		b.Of, b.Budget, templates.Code(b.Setting), len(res.Applications), plural(len(res.Applications), "application was", "applications were"), len(res.NotPredicted))
+	return PRPrediction{Check: ck, Predictions: len(res.Predictions), Applications: res.Applications}
 }
 
 // known are the Applications the cycle listed whose sources name the pull

@@ -2,6 +2,7 @@ package cycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -139,5 +140,88 @@ func TestPredictorPullRequest(t *testing.T) {
 				t.Errorf("check text %q lacks %q", out.Check.Text, tc.text)
 			}
 		})
+	}
+}
+
+// TestPredictorBudget: a pull request whose render runs long (a Jsonnet
+// program of some hundred million calls) gets, at its budget
+// (limits.predictPerPullRequest), a neutral check that names the budget and
+// its key, its render killed; the next pull request of the same cycle is
+// still predicted; once the cycle's budget (limits.predictPerCycle) is
+// spent, a pull request waits for the next cycle without being rendered.
+func TestPredictorBudget(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		return gittest.Run(t, dir, nil, args...)
+	}
+	repoURL := "file://" + filepath.ToSlash(dir)
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	application := func(name, path string) string {
+		return fmt.Sprintf("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: %s, namespace: argocd}\nspec:\n  project: default\n  destination: {namespace: shop}\n  source: {repoURL: %q, path: %s, targetRevision: main}\n", name, repoURL, path)
+	}
+	git("init", "-q", "-b", "main")
+	write("apps/slow.yaml", application("slow", "slow"))
+	write("apps/web.yaml", application("web", "web"))
+	write("slow/main.jsonnet", "{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'slow'}, data: {n: '0'}}\n")
+	write("web/deploy.yaml", fmt.Sprintf(predictDeploy, ""))
+	git("add", ".")
+	git("commit", "-q", "-m", "base")
+	git("checkout", "-q", "-b", "slow")
+	write("slow/main.jsonnet", "local fib(n) = if n < 2 then n else fib(n - 1) + fib(n - 2);\n{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'slow'}, data: {n: std.toString(fib(40))}}\n")
+	git("commit", "-q", "-am", "slow")
+	slow := git("rev-parse", "HEAD")
+	git("checkout", "-q", "main")
+	git("checkout", "-q", "-b", "scale")
+	write("web/deploy.yaml", fmt.Sprintf(predictDeploy, "  replicas: 3\n"))
+	git("commit", "-q", "-am", "replicas")
+	scale := git("rev-parse", "HEAD")
+
+	in := Instance{Name: "main", BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
+		return gitrepo.Head(ctx, repoURL, branch, gitrepo.Limits{})
+	}}
+	cfg := &config.Config{Limits: config.Limits{PredictPerPullRequest: 2 * time.Second, PredictPerCycle: time.Hour, RenderTimeout: time.Minute}}
+	p := NewPredictor(cfg, []Instance{in}, &CycleResult{})
+
+	start := time.Now()
+	out, err := p.Predict(context.Background(), PRHead{RepoURL: repoURL, Number: 1, Base: "main", DefaultBranch: "main", HeadSHA: slow, Fork: true})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Check.Neutral || !strings.Contains(out.Check.Summary, "limits.predictPerPullRequest") || !strings.Contains(out.Check.Summary, "2s") {
+		t.Errorf("over budget: want a neutral check naming the budget and its key, got %+v", out.Check)
+	}
+	if !strings.Contains(out.Check.Text, "Application slow") {
+		t.Errorf("the check's text does not list the application not predicted: %q", out.Check.Text)
+	}
+	if took > 20*time.Second {
+		t.Errorf("the prediction over its 2s budget took %v: its render was not stopped", took)
+	}
+
+	out, err = p.Predict(context.Background(), PRHead{RepoURL: repoURL, Number: 2, Base: "main", DefaultBranch: "main", HeadSHA: scale, Fork: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(out.Applications, ",") != "web" || strings.Contains(out.Check.Summary, "budget") {
+		t.Errorf("the next pull request: predicted %v, check %+v; want web predicted", out.Applications, out.Check)
+	}
+
+	p.mu.Lock()
+	p.spent = time.Hour
+	p.mu.Unlock()
+	if _, err := p.Predict(context.Background(), PRHead{RepoURL: repoURL, Number: 2, Base: "main", DefaultBranch: "main", HeadSHA: scale, Fork: true}); !errors.Is(err, ErrCycleBudget) {
+		t.Errorf("after the cycle's budget is spent: err = %v, want ErrCycleBudget", err)
 	}
 }

@@ -32,6 +32,12 @@ const (
 	Push Kind = "push"
 	// Refresh looks the App's installations up again.
 	Refresh Kind = "refresh"
+	// App re-checks an Argo CD application that turned OutOfSync after a
+	// sync (its watch stream or a notification said so).
+	App Kind = "app"
+	// Recheck diagnoses one application again now (a person pressed
+	// Recheck in the Slack digest).
+	Recheck Kind = "recheck"
 )
 
 // Work is one unit of work a delivery asks for.
@@ -60,6 +66,9 @@ type Work struct {
 	At time.Time
 	// Delivery is the X-GitHub-Delivery the work came from, for the logs.
 	Delivery string
+	// App is the application's key (instance/namespace/name) an App or
+	// Recheck unit is about.
+	App string
 }
 
 // Key is what work is coalesced by: one pending unit per pull request,
@@ -70,8 +79,12 @@ func (w Work) Key() string {
 		return fmt.Sprintf("push %s %s", strings.ToLower(w.Repo), w.Branch)
 	case Refresh:
 		return "refresh"
+	case App:
+		return "app " + w.App
 	case Verify:
 		return fmt.Sprintf("verify %s %s", strings.ToLower(w.Repo), w.HeadSHA)
+	case Recheck:
+		return "recheck " + w.App
 	}
 	return fmt.Sprintf("%s %s#%d", w.Kind, strings.ToLower(w.Repo), w.Number)
 }
@@ -83,8 +96,12 @@ func (w Work) String() string {
 		return fmt.Sprintf("push to %s %s", w.Repo, w.Branch)
 	case Refresh:
 		return "refresh the installations"
+	case App:
+		return "re-check application " + w.App
 	case Verify:
 		return fmt.Sprintf("verify %s@%s", w.Repo, short(w.HeadSHA))
+	case Recheck:
+		return "recheck " + w.App
 	}
 	return fmt.Sprintf("%s %s#%d", w.Kind, w.Repo, w.Number)
 }

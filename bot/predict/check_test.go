@@ -74,7 +74,7 @@ func TestCheckRunThroughGitHub(t *testing.T) {
 	}
 	base := read("main")
 	for _, sha := range []string{drifting, clean} {
-		res, err := Run(base, read(sha), Options{})
+		res, err := Run(context.Background(), base, read(sha), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func TestCRDOfASiblingApplication(t *testing.T) {
 				"apps/web/schedule.yaml": "apiVersion: backup.example.com/v1\nkind: Schedule\nmetadata:\n  name: nightly\nspec:\n  cron: \"0 2 * * *\"\n"}
 			head := map[string]string{"apps/web/schedule.yaml": "apiVersion: backup.example.com/v1\nkind: Schedule\nmetadata:\n  name: nightly\nspec:\n  cron: \"0 2 * * *\"\n  compress: true\n"}
 			b, h := gitRepo(t, base, head)
-			res, err := Run(b, h, Options{})
+			res, err := Run(context.Background(), b, h, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -460,13 +460,6 @@ func (d *discovery) parents() {
 	}
 }
 
-// jsonnetRoots renders each folder whose Jsonnet files name an Application
-// or ApplicationSet kind and that no Application's source path names (a
-// root applied by hand) as a directory source without options: its
-// Applications and ApplicationSets are added. One that does not render so
-// (a top-level argument without a default, an external variable: only the
-// Application applying it gives them) is listed as not predicted, with
-// what would let it be.
 // jsonnetSaid is a Jsonnet error in one line: what failed and where,
 // without the evaluation's stack, which a note lists among others.
 func jsonnetSaid(err error) string {
@@ -480,6 +473,13 @@ func jsonnetSaid(err error) string {
 	return said
 }
 
+// jsonnetRoots renders each folder whose Jsonnet files name an Application
+// or ApplicationSet kind and that no Application's source path names (a
+// root applied by hand) as a directory source without options: its
+// Applications and ApplicationSets are added. One that does not render so
+// (a top-level argument without a default, an external variable: only the
+// Application applying it gives them) is listed as not predicted, with
+// what would let it be.
 func (d *discovery) jsonnetRoots(used map[string]bool) {
 	dirs := map[string]bool{}
 	for f, c := range d.rev.Files {

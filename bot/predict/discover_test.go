@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -116,7 +117,7 @@ spec:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base, head := gitRepo(t, tc.base, tc.head)
-			res, err := Run(base, head, Options{})
+			res, err := Run(context.Background(), base, head, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +243,7 @@ spec:
 		return out, nil
 	}
 	opt := Options{Applications: known, Remote: remote, Repositories: []string{"https://git.example.com/shop.git"}}
-	res, err := Run(base, head, opt)
+	res, err := Run(context.Background(), base, head, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ spec:
 			"this change edits it", "merged first"},
 	} {
 		asked = nil
-		res, err = Run(base, tc.head, opt)
+		res, err = Run(context.Background(), base, tc.head, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -324,7 +325,7 @@ spec:
 		"services/legacy/deploy.yaml": strings.ReplaceAll(deployment("  replicas: 3\n", "100m"), "name: web", "name: legacy"),
 		"addons/cm.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: addons}\ndata: {a: b}\n",
 	})
-	res, err := Run(base, head, Options{Repositories: []string{"git@git.example.com:shop.git"}})
+	res, err := Run(context.Background(), base, head, Options{Repositories: []string{"git@git.example.com:shop.git"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +412,7 @@ spec:
 	}
 	head := map[string]string{"apps/web/hpa.yaml": webHPA}
 	b, h := gitRepo(t, base, head)
-	res, err := Run(b, h, Options{})
+	res, err := Run(context.Background(), b, h, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +440,7 @@ spec:
 	// and says it needs --cluster.
 	base["sets/edge.yaml"] = set("edge", "clusters: {selector: {matchLabels: {env: qa}}}")
 	b, h = gitRepo(t, base, head)
-	res, err = Run(b, h, Options{})
+	res, err = Run(context.Background(), b, h, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +496,7 @@ spec:
 		"apps/web/deploy.yaml": deployment("  replicas: 2\n", "100m"),
 	}
 	b, h := gitRepo(t, base, map[string]string{"apps/web/hpa.yaml": webHPA})
-	res, err := Run(b, h, Options{Repositories: []string{"https://git.example.com/shop.git"}})
+	res, err := Run(context.Background(), b, h, Options{Repositories: []string{"https://git.example.com/shop.git"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -542,7 +543,7 @@ func TestJsonnetRoots(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			base := map[string]string{"sets/appset.jsonnet": appset(tc.repo), "apps/web/deploy.yaml": deployment("  replicas: 2\n", "100m")}
 			b, h := gitRepo(t, base, map[string]string{"apps/web/hpa.yaml": webHPA})
-			res, err := Run(b, h, Options{Repositories: []string{"https://git.example.com/shop.git"}})
+			res, err := Run(context.Background(), b, h, Options{Repositories: []string{"https://git.example.com/shop.git"}})
 			if err != nil {
 				t.Fatal(err)
 			}

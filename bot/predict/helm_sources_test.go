@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"sort"
 	"strings"
@@ -168,7 +169,7 @@ func TestPredictHelmSourcesAsArgoCD(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			head := Revision{Name: "head", Files: c.files}
-			res, err := Run(Revision{Name: "base", Files: map[string]string{}}, head,
+			res, err := Run(context.Background(), Revision{Name: "base", Files: map[string]string{}}, head,
 				Options{All: true, Repositories: []string{"https://git.example.com/infra"}})
 			if err != nil {
 				t.Fatal(err)

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -35,7 +36,7 @@ func TestHostileRepositories(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rev := Revision{Name: "head", Files: tc.files}
-			res, err := Run(Revision{Name: "base", Files: map[string]string{}}, rev, Options{})
+			res, err := Run(context.Background(), Revision{Name: "base", Files: map[string]string{}}, rev, Options{})
 			switch {
 			case tc.err == "" && err != nil:
 				t.Fatalf("error %v", err)
@@ -69,7 +70,7 @@ func FuzzRunDirectory(f *testing.F) {
 	f.Add([]byte(webApp), []byte("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec: {volumeClaimTemplates: [{metadata: {labels: {x: 1}}}, 3]}\n"))
 	f.Fuzz(func(t *testing.T, appYAML, manifest []byte) {
 		head := Revision{Name: "head", Files: map[string]string{"apps/web.yaml": string(appYAML), "apps/web/m.yaml": string(manifest)}}
-		res, err := Run(Revision{Name: "base", Files: map[string]string{}}, head, Options{Cluster: []map[string]any{{"apiVersion": "v1", "kind": "ConfigMap",
+		res, err := Run(context.Background(), Revision{Name: "base", Files: map[string]string{}}, head, Options{Cluster: []map[string]any{{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"name": "argocd-cm", "namespace": "argocd"}, "data": map[string]any{"application.resourceTrackingMethod": "annotation+label"}}}})
 		if err != nil {
 			return

@@ -186,7 +186,7 @@ func runLayout(t *testing.T, src string, c layoutCase) []string {
 				t.Fatalf("case.yaml cluster: %v", err)
 			}
 		}
-		res, err := Run(Revision{Name: "main", Files: bf}, Revision{Name: ch.kind, Files: hf}, opt)
+		res, err := Run(context.Background(), Revision{Name: "main", Files: bf}, Revision{Name: ch.kind, Files: hf}, opt)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: predict failed: %v", ch.kind, err))
 			continue

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -53,7 +54,7 @@ spec:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base, head := gitRepo(t, tc.base, tc.head)
-			res, err := Run(base, head, Options{})
+			res, err := Run(context.Background(), base, head, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

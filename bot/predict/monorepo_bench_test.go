@@ -3,6 +3,7 @@
 package predict
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"syscall"
@@ -54,7 +55,7 @@ func BenchmarkPredictMonorepo(b *testing.B) {
 	base, head := monorepo(300, 100)
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		res, err := Run(base, head, Options{MaxApplications: 300})
+		res, err := Run(context.Background(), base, head, Options{MaxApplications: 300})
 		if err != nil {
 			b.Fatal(err)
 		}

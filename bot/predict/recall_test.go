@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -280,7 +281,7 @@ func TestProjectAppsPredictNothing(t *testing.T) {
 	}
 	rev := Revision{Name: "the checkout", Files: files}
 	for _, app := range []string{"deploy/chart", "deploy/kustomize"} {
-		res, err := Run(rev, rev, Options{All: true, App: app})
+		res, err := Run(context.Background(), rev, rev, Options{All: true, App: app})
 		if err != nil {
 			t.Fatalf("%s: %v", app, err)
 		}

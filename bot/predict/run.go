@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations/render"
@@ -72,6 +74,10 @@ type Options struct {
 	Remote func(app drift.Object, rev Revision) ([]drift.Object, error)
 }
 
+// DefaultTimeout is how long the renders of one run of driftfix predict
+// may take together by default (its --timeout).
+const DefaultTimeout = 10 * time.Minute
+
 // DefaultMaxApplications is Options.MaxApplications' default.
 const DefaultMaxApplications = 200
 
@@ -127,7 +133,16 @@ var ErrTooManyApplications = errors.New("the change touches too many application
 // each render in a bounded child process without network. An application
 // that cannot be predicted is listed in Result.NotPredicted with why; it
 // never stops the others.
-func Run(base, head Revision, opt Options) (*Result, error) {
+//
+// When ctx is done (a budget spent, the user's interrupt) the render running
+// is killed and no other starts: Run returns what it predicted so far, the
+// applications it did not reach listed in Result.NotPredicted, and an error
+// wrapping ctx's cause (a *BudgetError where a budget ran out), so that a
+// caller can say why the prediction is partial.
+func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error) {
+	if opt.Render.Stop == nil {
+		opt.Render.Stop = ctx.Done()
+	}
 	rr := newRenderer()
 	hd, err := findApplications(head, opt, rr)
 	if err != nil {
@@ -211,6 +226,15 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		}
 		jobs = append(jobs, j)
 	}
+	if opt.Remote != nil {
+		remote := opt.Remote
+		opt.Remote = func(app drift.Object, rev Revision) ([]drift.Object, error) {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%w: %w", render.ErrStopped, context.Cause(ctx))
+			}
+			return remote(app, rev)
+		}
+	}
 	var wg sync.WaitGroup
 	work := make(chan *job)
 	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
@@ -218,6 +242,10 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			for j := range work {
+				if ctx.Err() != nil {
+					j.err = fmt.Errorf("%w: %w", render.ErrStopped, context.Cause(ctx))
+					continue
+				}
 				if j.remote {
 					j.headPs, j.err = predictRemote(*j.a, head, opt, rr, false)
 					if j.err == nil && j.was != nil && base.Commit != "" {
@@ -239,6 +267,11 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 	wg.Wait()
 	for _, j := range jobs {
 		name := drift.Str(j.a.obj, "metadata", "name")
+		if j.err != nil && errors.Is(j.err, render.ErrStopped) && ctx.Err() != nil {
+			res.NotPredicted = append(res.NotPredicted, NotPredicted{Application: name, Kind: "Application", File: j.a.manifest,
+				Reason: fmt.Sprintf("%v before it was predicted", context.Cause(ctx)), Needs: needsFor(context.Cause(ctx))})
+			continue
+		}
 		if j.err != nil {
 			res.NotPredicted = append(res.NotPredicted, NotPredicted{Application: name, Kind: "Application", File: j.a.manifest,
 				Reason: fmt.Sprintf("does not render at %s: %v", head.Name, j.err), Needs: needsFor(j.err)})
@@ -266,7 +299,26 @@ func Run(base, head Revision, opt Options) (*Result, error) {
 		}
 		return a.Kind < b.Kind
 	})
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("predict stopped before every application was predicted: %w", context.Cause(ctx))
+	}
 	return res, nil
+}
+
+// BudgetError is the cause a context given to Run is done with when a time
+// budget of predictions ran out (context.WithTimeoutCause): which budget,
+// how large, and the setting that raises it.
+type BudgetError struct {
+	// Of is what the budget is of: "per pull request", "per cycle", "of this run".
+	Of string
+	// Budget is its size.
+	Budget time.Duration
+	// Setting raises it: a policy key or a flag.
+	Setting string
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("the render budget %s (%s, set by %s) ran out", e.Of, e.Budget, e.Setting)
 }
 
 // notLocal is an application not all of whose sources are in the
@@ -315,7 +367,13 @@ func needsFor(err error) string {
 	var notLocal *render.NotLocalError
 	var limit *render.LimitError
 	var unread *render.UnreadError
+	var budget *BudgetError
 	switch {
+	case errors.As(err, &budget):
+		return "a larger render budget (" + budget.Setting + ")"
+	case errors.Is(err, context.Canceled):
+		return ""
+
 	case errors.As(err, &unread) && unread.Raise != "":
 		return "a larger read budget (" + unread.Raise + ")"
 	case errors.As(err, &remote), errors.As(err, &notLocal):

@@ -2,12 +2,14 @@ package predict
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
@@ -369,7 +371,7 @@ rules: []
 				}
 				opt.Cluster = objs
 			}
-			res, err := Run(base, head, opt)
+			res, err := Run(context.Background(), base, head, opt)
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -402,12 +404,35 @@ func TestSameRepository(t *testing.T) {
 		}
 	}
 	head := Revision{Name: "head", Files: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("  replicas: 2\n", "500m"), "apps/web/hpa.yaml": webHPA}}
-	res, err := Run(Revision{Name: "base"}, head, Options{Repositories: []string{"https://git.example.com/platform.git"}})
+	res, err := Run(context.Background(), Revision{Name: "base"}, head, Options{Repositories: []string{"https://git.example.com/platform.git"}})
 	if err != nil || len(res.Predictions) != 0 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "is another repository") {
 		t.Errorf("another repository's application: %v %+v", err, res)
 	}
-	res, err = Run(Revision{Name: "base"}, head, Options{Repositories: []string{"https://git.example.com/shop"}})
+	res, err = Run(context.Background(), Revision{Name: "base"}, head, Options{Repositories: []string{"https://git.example.com/shop"}})
 	if err != nil || len(res.Predictions) != 1 {
 		t.Errorf("this repository's application: %v %+v", err, res)
+	}
+}
+
+// TestRunStopped: a run whose context is done (its budget spent) renders
+// nothing more: it returns what it has, each application it did not reach
+// listed as not predicted with the budget and the setting that raises it,
+// and an error that carries the budget.
+func TestRunStopped(t *testing.T) {
+	head := Revision{Name: "head", Files: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("  replicas: 2\n", "500m"), "apps/web/hpa.yaml": webHPA}}
+	budget := &BudgetError{Of: "per pull request", Budget: time.Minute, Setting: "limits.predictPerPullRequest"}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(budget)
+	res, err := Run(ctx, Revision{Name: "base"}, head, Options{})
+	var got *BudgetError
+	if !errors.As(err, &got) || got != budget || res == nil {
+		t.Fatalf("err = %v, res %+v; want the budget and a result", err, res)
+	}
+	if len(res.Predictions) != 0 || len(res.NotPredicted) != 1 || res.NotPredicted[0].Application != "web" ||
+		!strings.Contains(res.NotPredicted[0].Reason, "limits.predictPerPullRequest") || !strings.Contains(res.NotPredicted[0].Needs, "limits.predictPerPullRequest") {
+		t.Errorf("not predicted %+v", res.NotPredicted)
+	}
+	if res, err := Run(context.Background(), Revision{Name: "base"}, head, Options{}); err != nil || len(res.Predictions) != 1 {
+		t.Errorf("the same change with time left: %v %+v", err, res)
 	}
 }

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,7 +62,7 @@ func TestSuggestionsAndReview(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res, err := Run(base, head, Options{Cluster: cluster, Suggest: true})
+			res, err := Run(context.Background(), base, head, Options{Cluster: cluster, Suggest: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,11 +24,21 @@ var commandRE = regexp.MustCompile(`(?m)^/driftfix[ \t]+([A-Za-z]+)(?:[ \t]+(\S+
 // fenced code block (``` or ~~~, in a list item too), an indented code
 // block (four or more columns: spaces, or a tab), nor a quote (a line
 // starting with >, and the lines that continue its paragraph up to the
-// next blank line).
+// next blank line). Nor is a command GitHub does not show: inside an HTML
+// comment (<!-- -->) or a <pre> block, on one line or many (the line that
+// closes one is inert too).
 func command(body string) []string {
-	fence, quoted := "", false
+	fence, quoted, html := "", false, ""
 	var kept []string
 	for _, line := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n") {
+		if html != "" {
+			// inside a comment or <pre>: no fence, quote or command
+			if i := indexASCIIFold(line, html); i >= 0 {
+				// the rest of the closing line is inert, but may open another
+				_, html = hideHTML(line[i+len(html):])
+			}
+			continue
+		}
 		var fenceLine bool
 		if fence, fenceLine = fenceStep(fence, line); fence != "" || fenceLine {
 			quoted = false
@@ -43,10 +53,76 @@ func command(body string) []string {
 		case quoted: // a lazy continuation of the quote's paragraph
 		case indent >= 4: // an indented code block
 		default:
+			t, html = hideHTML(t)
 			kept = append(kept, t)
 		}
 	}
 	return commandRE.FindStringSubmatch(strings.Join(kept, "\n"))
+}
+
+// hideHTML removes from a line of running text what GitHub does not show
+// as text: HTML comments and <pre> blocks. It returns what is left and, when
+// one is left open at the end of the line, the text that closes it ("-->"
+// or "</pre>"). A comment or <pre> that starts the line hides the rest of
+// the line after it closes too, as an HTML block does.
+func hideHTML(t string) (string, string) {
+	var b strings.Builder
+	for {
+		i, closer := htmlOpen(t)
+		if i < 0 {
+			b.WriteString(t)
+			return b.String(), ""
+		}
+		b.WriteString(t[:i])
+		rest := t[i+1:]
+		j := indexASCIIFold(rest, closer)
+		if j < 0 {
+			return b.String(), closer
+		}
+		if i == 0 && b.Len() == 0 {
+			return "", "" // an HTML block: its closing line is all of it
+		}
+		t = rest[j+len(closer):]
+	}
+}
+
+// htmlOpen finds the first "<!--" or "<pre" tag (any case) in t: its index
+// and the text that closes it; -1 when there is none.
+func htmlOpen(t string) (int, string) {
+	for i := 0; i < len(t); i++ {
+		if t[i] != '<' {
+			continue
+		}
+		if strings.HasPrefix(t[i:], "<!--") {
+			return i, "-->"
+		}
+		if len(t) >= i+4 && strings.EqualFold(t[i+1:i+4], "pre") && (len(t) == i+4 || strings.ContainsRune(" \t>/", rune(t[i+4]))) {
+			return i, "</pre>"
+		}
+	}
+	return -1, ""
+}
+
+// indexASCIIFold is strings.Index of a lower-case ASCII sub in s, ignoring
+// the case of ASCII letters (byte offsets kept, unlike strings.ToLower).
+func indexASCIIFold(s, sub string) int {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		ok := true
+		for k := 0; k < len(sub); k++ {
+			c := s[i+k]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != sub[k] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return i
+		}
+	}
+	return -1
 }
 
 // fenceStep reads one line against the fenced code block open before it

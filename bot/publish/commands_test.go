@@ -84,6 +84,23 @@ func TestCommand(t *testing.T) {
 		{"- ```\n  /driftfix ignore\n  ```", "", ""},
 		{"1. ~~~\n/driftfix ignore\n~~~\n/driftfix recheck", "recheck", ""},
 		{"    ```\n/driftfix recheck", "recheck", ""}, // an indented fence is code, not a fence
+		// what GitHub does not show: HTML comments and <pre> blocks
+		{"<!-- /driftfix ignore -->", "", ""},
+		{"<!--\n/driftfix ignore\n-->", "", ""},
+		{"<!-- a -->\n/driftfix recheck", "recheck", ""},
+		{"<!--\n-->\n/driftfix recheck", "recheck", ""},
+		{"<!-- a --> /driftfix ignore", "", ""},
+		{"<!--\n```\n-->\n/driftfix recheck", "recheck", ""}, // a fence inside a comment opens nothing
+		{"<!--\n--> <!--\n/driftfix ignore\n-->", "", ""},    // the closing line opens another
+		{"<!--\n/driftfix ignore", "", ""},                   // an unclosed comment runs to the end
+		{"hi <!--\n/driftfix ignore\n-->", "", ""},
+		{"<pre>\n/driftfix ignore\n</pre>", "", ""},
+		{"<PRE class=\"x\">\n/driftfix ignore\n</Pre>\n/driftfix recheck", "recheck", ""},
+		{"<pre>/driftfix ignore</pre>", "", ""},
+		{"<pre>\n```\n</pre>\n/driftfix snooze 1w", "snooze", "1w"},
+		{"<prefix>\n/driftfix recheck", "recheck", ""},       // not a <pre> tag
+		{"```\n<!--\n```\n/driftfix recheck", "recheck", ""}, // a comment inside a fence is text
+		{"    <!--\n/driftfix recheck", "recheck", ""},       // inside an indented code block too
 	} {
 		got := command(tc.body)
 		switch {
@@ -124,4 +141,43 @@ func TestCommandsListed(t *testing.T) {
 			t.Errorf("driftfix obeys /driftfix %s, which pull requests do not list (add it to templates.Commands)", verb)
 		}
 	}
+}
+
+// FuzzCommand: any comment body gives a command only from a line that
+// starts with /driftfix (after at most three spaces), and the same body
+// inside an HTML comment or a <pre> block gives none.
+func FuzzCommand(f *testing.F) {
+	for _, s := range []string{"/driftfix ignore", "<!--\n/driftfix ignore\n-->", "<pre>\n/driftfix snooze 1w\n</pre>\n/driftfix recheck",
+		"```\n<!--\n```\n/driftfix recheck", "> a\n/driftfix ignore", "<!-- x --> <pre>\n/driftfix ignore", "\t/driftfix ignore\r\n/driftfix recheck"} {
+		f.Add(s)
+	}
+	without := func(s, closer string) string {
+		for {
+			i := indexASCIIFold(s, closer)
+			if i < 0 {
+				return s
+			}
+			s = s[:i] + s[i+len(closer):]
+		}
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		got := command(body)
+		if got != nil {
+			found := false
+			for _, line := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n") {
+				if s, indent := unindent(line); indent <= 3 && strings.HasPrefix(s, "/driftfix") && strings.Contains(s, got[1]) {
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("%q read as %q, which no line starts", body, got)
+			}
+		}
+		for _, wrap := range [][2]string{{"<!--", "-->"}, {"<pre>", "</pre>"}} {
+			hidden := wrap[0] + "\n" + without(body, wrap[1]) + "\n" + wrap[1]
+			if got := command(hidden); got != nil {
+				t.Fatalf("%q read as %q inside %s", hidden, got, wrap[0])
+			}
+		}
+	})
 }

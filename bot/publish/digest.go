@@ -37,7 +37,7 @@ func (d *digests) forApp(appKey string) *templates.DigestView {
 func (d *digests) forChannel(ch, instance string) *templates.DigestView {
 	k := ch + "\x00" + instance
 	if d.views[k] == nil {
-		d.views[k] = &templates.DigestView{Instance: instance, ArgoCDURL: d.res.URLs[instance]}
+		d.views[k] = &templates.DigestView{Instance: instance, ArgoCDURL: d.res.URLs[instance], Buttons: d.buttons()}
 	}
 	return d.views[k]
 }
@@ -122,6 +122,7 @@ func (r *run) stuckNews() {
 // thread. A digest that stopped half-way goes on where it stopped, before
 // anything newer is posted to its channel.
 func (r *run) sendDigests() {
+	r.dropSnoozed()
 	if r.Notifier != nil && r.Config.Policy.Quiet(r.now) {
 		r.holdDigests() // sent, merged into one, when the quiet hours end
 		return

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
@@ -141,6 +142,11 @@ func (p *Publisher) predictRepo(ctx context.Context, host GitHost, repo githost.
 		}
 		done++
 		if err := p.predictOne(ctx, host, repo, url, def, login, o, pr, now, out); err != nil {
+			if errors.Is(err, cycle.ErrCycleBudget) {
+				// nothing else is rendered this cycle: the rest wait for the next
+				out.Skipped = append(out.Skipped, fmt.Sprintf("%s and the pull requests after it: %v", ref(repo, o.Number), cycle.ErrCycleBudget))
+				return done - 1, true
+			}
 			out.Errors = append(out.Errors, fmt.Errorf("predict %s: %w", ref(repo, o.Number), err))
 			if errors.Is(err, githost.ErrRateLimited) {
 				return done, true
@@ -175,8 +181,93 @@ func (p *Publisher) predictOn(ctx context.Context, host GitHost, repo githost.Re
 }
 
 // predictOne predicts one head, publishes its check and review, and
-// remembers it.
+// remembers it. A fork's head is anyone's code: it is predicted apart (see
+// forkWork), and predictOne returns at once.
 func (p *Publisher) predictOne(ctx context.Context, host GitHost, repo githost.Repo, url, def, login string, o githost.PullRequest, pr Predictor, now time.Time, out *PredictedPRs) error {
+	if !strings.EqualFold(o.HeadRepo, repo.String()) {
+		at := fmt.Sprintf("%s@%s", ref(repo, o.Number), short(o.HeadSHA))
+		if p.forks.add(repo.Key()+"@"+o.HeadSHA, func() {
+			var apart PredictedPRs
+			err := p.predictHead(ctx, host, repo, url, def, login, o, pr, now, &apart)
+			for _, e := range append(apart.Errors, err) {
+				if e != nil {
+					p.log().Warn("predict a fork's pull request", "pr", at, "error", e.Error())
+				}
+			}
+			if len(apart.Checked) > 0 {
+				p.log().Info("fork's pull request predicted", "pr", at, "reviewed", len(apart.Reviewed) > 0)
+			}
+		}) {
+			out.Skipped = append(out.Skipped, at+": from a fork, predicted apart from the cycle")
+		}
+		return nil
+	}
+	return p.predictHead(ctx, host, repo, url, def, login, o, pr, now, out)
+}
+
+// forkWork predicts pull requests from forks apart from the cycle: in a
+// goroutine of its own, one head at a time, outside the runner's lock, so
+// that neither the cycle nor an event waits for a fork's renders (each
+// still within its budget). Its zero value is ready.
+type forkWork struct {
+	mu      sync.Mutex
+	queued  map[string]bool // repository@head, queued or being predicted
+	work    []func()
+	running bool
+	wg      sync.WaitGroup
+}
+
+// add queues a head's prediction unless it is queued already; it reports
+// whether it queued it.
+func (f *forkWork) add(key string, job func()) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.queued[key] {
+		return false
+	}
+	if f.queued == nil {
+		f.queued = map[string]bool{}
+	}
+	f.queued[key] = true
+	f.work = append(f.work, func() {
+		defer func() {
+			f.mu.Lock()
+			delete(f.queued, key)
+			f.mu.Unlock()
+		}()
+		job()
+	})
+	if !f.running {
+		f.running = true
+		f.wg.Add(1)
+		go f.run()
+	}
+	return true
+}
+
+func (f *forkWork) run() {
+	defer f.wg.Done()
+	for {
+		f.mu.Lock()
+		if len(f.work) == 0 {
+			f.running = false
+			f.mu.Unlock()
+			return
+		}
+		job := f.work[0]
+		f.work = f.work[1:]
+		f.mu.Unlock()
+		job()
+	}
+}
+
+// WaitForks waits for the forks' pull requests queued so far to be
+// predicted (driftfix once, before it exits). Call it when no cycle runs.
+func (p *Publisher) WaitForks() { p.forks.wg.Wait() }
+
+// predictHead predicts one head, publishes its check and review, and
+// remembers it.
+func (p *Publisher) predictHead(ctx context.Context, host GitHost, repo githost.Repo, url, def, login string, o githost.PullRequest, pr Predictor, now time.Time, out *PredictedPRs) error {
 	ctx, cancel := context.WithTimeout(ctx, p.perPRTimeout())
 	defer cancel()
 	res, err := pr.Predict(ctx, cycle.PRHead{RepoURL: url, Number: o.Number, Base: o.Base, DefaultBranch: def, HeadSHA: o.HeadSHA,
@@ -218,11 +309,20 @@ func (p *Publisher) predictOne(ctx context.Context, host GitHost, repo githost.R
 	return p.Store.SavePredicted(ctx, repo.Key(), o.HeadSHA, state.Predicted{Number: o.Number, Predictions: res.Predictions, Reviewed: reviewed, At: now})
 }
 
+// perPRTimeout bounds predicting and publishing one head: PerPR for reading
+// and writing, and the policy's render budget per pull request besides, so
+// that the budget, not this bound, stops a slow render (and the check says
+// so).
 func (p *Publisher) perPRTimeout() time.Duration {
-	if p.PerPR > 0 {
-		return p.PerPR
+	d := p.PerPR
+	if d <= 0 {
+		d = 2 * time.Minute
 	}
-	return 2 * time.Minute
+	if p.Config != nil {
+		perPR, _ := p.Config.Limits.PredictBudgets()
+		d += perPR
+	}
+	return d
 }
 
 func (p *Publisher) log() *slog.Logger {

@@ -44,6 +44,7 @@ type Publisher struct {
 	// noRepoFile are the repositories found without their own driftfix
 	// file, and when: asked again after repoFileRecheck (repopolicy.go).
 	noRepoFile map[string]time.Time
+	forks      forkWork // forks' pull requests, predicted apart (predict.go)
 }
 
 // Published is what one publishing step did.

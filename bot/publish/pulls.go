@@ -106,6 +106,9 @@ func (p *proposal) held() (string, error) {
 		}
 		return "", err
 	}
+	if why, err := p.appSnoozed(); err != nil || why != "" {
+		return why, err
+	}
 	// every cycle that proposes the fix counts towards its cooldown, quiet hours and dry runs too
 	seen, err := p.Store.Seen(p.ctx, p.pr.Key, p.now)
 	if err != nil {

@@ -1,6 +1,7 @@
 // Package slack posts driftfix digests with the Slack Web API (slack-go): the
 // first message of a digest in the channel, the rest in its thread. It knows
-// nothing about causes; it sends what templates rendered.
+// nothing about causes; it sends what templates rendered. It also serves the
+// digest's buttons, Slack's signed interactivity requests (interact.go).
 package slack
 
 import (

@@ -65,6 +65,8 @@ var migrations = []string{
 	`CREATE TABLE memo (app TEXT PRIMARY KEY, record BLOB NOT NULL);`,
 	// 13: webhook deliveries received, by X-GitHub-Delivery, kept a day (deliveries.go).
 	`CREATE TABLE deliveries (id TEXT PRIMARY KEY, at INTEGER NOT NULL);`,
+	// 14: applications snoozed from the Slack digest, with who did it (snoozes.go).
+	`CREATE TABLE app_snoozes (app TEXT PRIMARY KEY, until INTEGER NOT NULL, by TEXT NOT NULL);`,
 }
 
 // Store is an open state database.

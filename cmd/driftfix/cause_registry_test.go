@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -49,7 +50,7 @@ func TestOneValuePerCause(t *testing.T) {
 	hpa := "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: web\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n  minReplicas: 2\n  maxReplicas: 5\n"
 	base := predict.Revision{Name: "main", Files: map[string]string{"apps/web.yaml": app, "apps/web/deploy.yaml": deploy}}
 	head := predict.Revision{Name: "the change", Files: map[string]string{"apps/web.yaml": app, "apps/web/deploy.yaml": deploy, "apps/web/hpa.yaml": hpa}}
-	res, err := predict.Run(base, head, predict.Options{Suggest: true})
+	res, err := predict.Run(context.Background(), base, head, predict.Options{Suggest: true})
 	if err != nil {
 		t.Fatal(err)
 	}

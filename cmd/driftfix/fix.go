@@ -92,7 +92,20 @@ func fix(snapshot, repoDir string, dryRun bool, output *outputs, stdout io.Write
 	return exitClean, nil
 }
 
-// readRepo reads the YAML files of a checkout, skipping .git.
+// readable says whether readRepo reads a file: manifests, templates and
+// kustomizations, the JSON an ApplicationSet's git files generator reads,
+// and the Makefiles and scripts that tell a vendored copy (see
+// remediations' vendored.go).
+func readable(name string) bool {
+	for _, ext := range []string{".yaml", ".yml", ".tpl", ".json", ".mk", ".sh"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return name == "Kustomization" || name == "Makefile" || name == "GNUmakefile"
+}
+
+// readRepo reads the files of a checkout a fix reads (readable), skipping .git.
 func readRepo(dir string) (remediations.Repo, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -112,7 +125,7 @@ func readRepo(dir string) (remediations.Repo, error) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml") && !strings.HasSuffix(p, ".tpl") && d.Name() != "Kustomization" {
+		if !readable(d.Name()) {
 			return nil
 		}
 		info, err := d.Info()

@@ -55,6 +55,9 @@ func once(ctx context.Context, bf botFlags, dryRun bool, stdout, stderr io.Write
 	}
 	defer closeAll()
 	out, err := r.Once(ctx, now)
+	if r.Publisher != nil {
+		r.Publisher.WaitForks() // forks' pull requests are predicted apart from the cycle
+	}
 	if err != nil {
 		return fail(exitFailed, fmt.Errorf("the cycle was stopped: %w", err))
 	}

@@ -35,6 +35,7 @@ type predictFlags struct {
 	all, strict, noFetch                   bool
 	fetchDepth                             int
 	maxFileBytes, maxRepoBytes             int64
+	timeout                                time.Duration
 	output                                 *outputs
 	// argo reaches argocd-server, when a server is named, for what the
 	// local renderer cannot render (see argocdAtHand).
@@ -88,6 +89,7 @@ or (--strict) an application not predicted.`,
 	fs.BoolVar(&f.noFetch, "no-fetch", false, "never fetch: a revision missing from the clone is an error")
 	fs.Int64Var(&f.maxFileBytes, "max-file-bytes", gitrepo.DefaultMaxFileBytes, "the largest file of a revision read; a render that needs a larger one names it")
 	fs.Int64Var(&f.maxRepoBytes, "max-repo-bytes", gitrepo.DefaultMaxTotalBytes, "the most bytes of a revision's files read (manifests first, then the smallest files)")
+	fs.DurationVar(&f.timeout, "timeout", predict.DefaultTimeout, "the time every render of the run may take together; applications not reached by then are listed as not predicted (Ctrl-C stops at once)")
 	f.output = c.addOutput(cmd, predictFormats...)
 	f.argo.registerServer(cmd)
 	_ = cmd.MarkFlagDirname("repo")
@@ -182,6 +184,8 @@ func (c *cli) runPredict(f *predictFlags, args []string) (*predict.Result, map[s
 		return nil, nil, errors.New("--repo DIR is required: the repository's checkout")
 	case f.base == "":
 		return nil, nil, errors.New("--base REV is required: the revision the change starts from (the pull request's base branch or commit)")
+	case f.timeout <= 0:
+		return nil, nil, fmt.Errorf("--timeout %s: want a duration greater than zero (the time every render of the run may take together, e.g. 10m)", f.timeout)
 	case f.fetchDepth < 1:
 		return nil, nil, fmt.Errorf("--fetch-depth %d: want 1 or more (the commits of history fetched for a missing revision); --no-fetch fetches nothing", f.fetchDepth)
 	}
@@ -227,12 +231,21 @@ func (c *cli) runPredict(f *predictFlags, args []string) (*predict.Result, map[s
 		head = predict.Revision{Name: "the work tree", Files: tree.Files, Unread: predict.Unread(tree.Skipped)}
 	}
 	opt := predict.Options{All: f.all, App: f.app, Cluster: cluster, Render: render.Limits{}, Repositories: co.remoteURLs()}
+	// Argo CD's renders (--argocd-server) count against --timeout too.
+	ctx, cancel := context.WithTimeoutCause(c.ctx, f.timeout, &predict.BudgetError{Of: "of this run", Budget: f.timeout, Setting: "--timeout"})
+	defer cancel()
 	if f.argo.named() {
-		if err := argocdAtHand(c.ctx, &f.argo, &opt); err != nil {
+		if err := argocdAtHand(ctx, &f.argo, &opt); err != nil {
 			return nil, nil, err
 		}
 	}
-	res, err := predict.Run(base, head, opt)
+	res, err := predict.Run(ctx, base, head, opt)
+	var budget *predict.BudgetError
+	if errors.As(err, &budget) && res != nil {
+		// what was predicted in time stands; the rest is listed as not predicted
+		res.Notes = append(res.Notes, err.Error())
+		err = nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -394,3 +394,43 @@ func TestPredictFailureDocuments(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictTimeout runs driftfix predict on a change whose Jsonnet runs
+// for minutes, with --timeout 2s: the render is killed at the budget, the
+// application is listed as not predicted naming --timeout (exit 2 with
+// --strict), and a --timeout of zero is refused.
+func TestPredictTimeout(t *testing.T) {
+	dir := predictRepo(t)
+	if err := os.MkdirAll(filepath.Join(dir, "apps/slow"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		"apps/slow.yaml":         "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: slow, namespace: argocd}\nspec:\n  project: default\n  destination: {server: https://kubernetes.default.svc, namespace: shop}\n  source: {repoURL: https://git.example.com/shop.git, path: apps/slow, targetRevision: main}\n",
+		"apps/slow/main.jsonnet": "local fib(n) = if n < 2 then n else fib(n - 1) + fib(n - 2);\n{apiVersion: 'v1', kind: 'ConfigMap', metadata: {name: 'slow'}, data: {n: std.toString(fib(40))}}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	code, out, stderr := runCLI("predict", "--repo", dir, "--base", "main", "--timeout", "2s", "--strict", "-o", "json")
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("predict with --timeout 2s took %v", took)
+	}
+	var doc predictDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	var slow *predict.NotPredicted
+	for i := range doc.NotPredicted {
+		if doc.NotPredicted[i].Application == "slow" {
+			slow = &doc.NotPredicted[i]
+		}
+	}
+	if code != exitUsage || slow == nil || !strings.Contains(slow.Reason, "--timeout") || !strings.Contains(slow.Reason, "2s") || !strings.Contains(slow.Needs, "--timeout") {
+		t.Errorf("exit %d, not predicted %+v, stderr %q; want slow not predicted for --timeout", code, doc.NotPredicted, stderr)
+	}
+	if code, _, stderr := runCLI("predict", "--repo", dir, "--base", "main", "--timeout", "0s"); code != exitUsage || !strings.Contains(stderr, "--timeout 0s") {
+		t.Errorf("--timeout 0s: exit %d, %q", code, stderr)
+	}
+}

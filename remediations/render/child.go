@@ -125,9 +125,17 @@ func inChildGroups(what string, req childRequest) ([]drift.Object, []int, error)
 	if lim.MaxRenderedBytes >= 0 {
 		b.Output = 4*lim.MaxRenderedBytes + 1<<20 // the manifests once more, gob-encoded
 	}
-	r, err := proc.Run(in.Bytes(), b, childStarted)
+	ctx, cancel := stopContext(lim.Stop)
+	defer cancel()
+	if ctx.Err() != nil {
+		return nil, nil, fmt.Errorf("%s: %w", what, ErrStopped)
+	}
+	r, err := proc.Run(ctx, in.Bytes(), b, childStarted)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if r.Stopped {
+		return nil, nil, fmt.Errorf("%s: %w (its process was killed after %s)", what, ErrStopped, r.Took.Round(time.Millisecond))
 	}
 	slog.Debug("render process ended", "render", what, "took", r.Took, "cpu", r.CPU, "err", r.Err)
 	if r.TimedOut {

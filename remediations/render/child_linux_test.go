@@ -69,3 +69,36 @@ func TestRenderProcessIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderStoppedKillsItsProcess stops a render that would run for a
+// minute (Limits.Stop closed, as a spent budget or Ctrl-C closes it): it
+// ends at once with ErrStopped, its process gone, and a render whose stop
+// is closed before it starts starts no process.
+func TestRenderStoppedKillsItsProcess(t *testing.T) {
+	fanout := map[string]string{
+		"templates/_r.tpl": `{{- define "r" }}{{ if lt (len .) 40 }}{{ tpl "{{ include \"r\" (append . 1) }}{{ include \"r\" (append . 1) }}" . }}{{ end }}{{- end }}` + "\n",
+		"templates/x.yaml": "a: {{ include \"r\" list }}\n",
+	}
+	var pids []int
+	childStarted = func(pid int) { pids = append(pids, pid) }
+	defer func() { childStarted = nil }()
+	stop := make(chan struct{})
+	time.AfterFunc(500*time.Millisecond, func() { close(stop) })
+	start := time.Now()
+	_, err := Helm(chartFiles(fanout), HelmOptions{ChartDir: "c", ReleaseName: "r", Namespace: "n", Limits: Limits{Timeout: time.Minute, MaxCPU: time.Minute, Stop: stop}})
+	took := time.Since(start)
+	if !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "chart c") {
+		t.Fatalf("err = %v, want ErrStopped naming the chart", err)
+	}
+	if took > 10*time.Second {
+		t.Errorf("the stopped render took %v, want it killed at once", took)
+	}
+	if len(pids) != 1 || !gone(pids[0]) {
+		t.Fatalf("render processes %v: want one, gone after the render returned", pids)
+	}
+	_, err = Helm(chartFiles(fanout), HelmOptions{ChartDir: "c", ReleaseName: "r", Namespace: "n", Limits: Limits{Stop: stop}})
+	if !errors.Is(err, ErrStopped) || len(pids) != 1 {
+		t.Errorf("after stop: err = %v, %d processes started; want ErrStopped and none", err, len(pids)-1)
+	}
+	renderOrdinary(t)
+}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -37,6 +38,35 @@ type Limits struct {
 	// MaxCPU is the CPU time a render process may use (RLIMIT_CPU, Linux
 	// only, in whole seconds rounded up). Zero takes Timeout.
 	MaxCPU time.Duration
+	// Stop, when closed, kills the render process running and starts no
+	// other (a budget of many renders spent, the user's interrupt); such a
+	// render fails with ErrStopped. Nil: renders are stopped by their own
+	// limits only. A render process never receives it.
+	Stop <-chan struct{}
+}
+
+// ErrStopped is a render stopped through Limits.Stop.
+var ErrStopped = errors.New("the render was stopped before it finished")
+
+// stopContext is a context done when stop is closed.
+func stopContext(stop <-chan struct{}) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if stop != nil {
+		select {
+		case <-stop:
+			cancel()
+			return ctx, cancel
+		default:
+		}
+		go func() {
+			select {
+			case <-stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
 }
 
 // DefaultLimits are the limits a render runs under when Options leave a

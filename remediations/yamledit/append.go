@@ -108,6 +108,15 @@ func (f *file) insertKeys(root *yaml.Node, steps []step, p drift.Pointer, asScal
 	if end < lastKey.Line {
 		end = lastKey.Line
 	}
+	// Lines of spaces only, indented deeper than the new key, go before it:
+	// below a new block scalar YAML would read them as its text.
+	for end < len(f.lines) {
+		next := f.lineAt(end + 1)
+		if !blank(next) || indentOf(next) <= ind || len(bytes.TrimRight(next, "\r\n")) == 0 {
+			break
+		}
+		end++
+	}
 	missing := p[len(steps):]
 	var b strings.Builder
 	for i, tok := range missing {

@@ -46,6 +46,9 @@ func TestSetBlock(t *testing.T) {
 		{"keeps blank lines inside the text", "data:\n  a: 1\n",
 			drift.Pointer{"data", "b"}, "x\n\ny\n",
 			"data:\n  a: 1\n  b: |\n    x\n\n    y\n"},
+		{"adds below a trailing line of spaces, which the new text would otherwise take in", "spec:\n  template:\n    a: 1\n      \n",
+			drift.Pointer{"spec", "patch"}, "x\n",
+			"spec:\n  template:\n    a: 1\n      \n  patch: |\n    x\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := SetBlock([]byte(tc.src), 0, tc.p, tc.text)

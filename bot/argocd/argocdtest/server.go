@@ -60,6 +60,8 @@ type Server struct {
 	listed map[listKey][]byte
 	asked  []string // the ?fields= values listed holds items for
 	trees  map[*drift.Snapshot][]byte
+	// streams are the open application watch streams (stream.go).
+	streams streams
 }
 
 // listKey identifies an application's list item: its Application map and
@@ -123,6 +125,11 @@ func (s *Server) Add(sn *drift.Snapshot) {
 		}
 	}
 	s.apps[key] = sn
+	typ := "MODIFIED"
+	if !ok {
+		typ = "ADDED"
+	}
+	s.changed(key, typ, sn.Application)
 }
 
 // AddRender makes the manifests endpoint render the application namespace/name
@@ -166,6 +173,9 @@ func (s *Server) Remove(namespace, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := namespace + "/" + name
+	if old, ok := s.apps[key]; ok {
+		s.changed(key, "DELETED", old.Application)
+	}
 	delete(s.apps, key)
 	for i, k := range s.order {
 		if k == key {
@@ -229,6 +239,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if path == "applications" {
 		s.list(w, r)
+		return
+	}
+	if path == "stream/applications" {
+		s.stream(w, r)
 		return
 	}
 	rest, ok := strings.CutPrefix(path, "applications/")

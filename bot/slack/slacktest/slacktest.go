@@ -1,7 +1,9 @@
 // Package slacktest serves Slack's chat.postMessage on 127.0.0.1: it checks
 // the bot token, answers 429 with Retry-After, 5xx or drops the connection
 // when told to, and records every post with its form fields (channel, text,
-// attachments, thread_ts).
+// attachments, thread_ts). It also serves usergroups.users.list and the
+// response URLs of interactions, and sends signed interactivity requests
+// as Slack does (interact.go).
 package slacktest
 
 import (
@@ -9,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 )
 
@@ -26,6 +29,10 @@ type Server struct {
 	failAfter, failCount, failCode int
 	drop                           int
 	attempts                       int
+
+	groups    map[string][]string // user group ID to members
+	responses []Response
+	nresp     int
 }
 
 // Attempts counts every request, answered or not.
@@ -78,9 +85,17 @@ func (s *Server) Posts() []map[string]string {
 	return append([]map[string]string(nil), s.posts...)
 }
 
-// ServeHTTP answers chat.postMessage.
+// ServeHTTP answers chat.postMessage, usergroups.users.list and posts to
+// response URLs.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/chat.postMessage" {
+	switch {
+	case r.URL.Path == "/usergroups.users.list":
+		s.groupMembers(w, r)
+		return
+	case strings.HasPrefix(r.URL.Path, responsePath):
+		s.respond(w, r)
+		return
+	case r.URL.Path != "/chat.postMessage":
 		http.NotFound(w, r)
 		return
 	}

@@ -40,6 +40,7 @@ type Result struct {
 	Stderr     string // its first words, bounded
 	OutputOver bool   // it wrote more than Bounds.Output
 	TimedOut   bool   // it ran past Bounds.Timeout and was killed
+	Stopped    bool   // Run's context was done while it ran: it was killed
 	Signaled   bool   // it ended by a signal
 	CPU        time.Duration
 	Took       time.Duration
@@ -50,17 +51,22 @@ type Result struct {
 const stderrMax = 16 << 10
 
 // Run starts the running binary as a render process with in on its stdin
-// and waits for it, killing it and its process group at b.Timeout. started,
-// when not nil, is told its process id. The error is that no process could
-// be started; how the process ended is in the Result.
-func Run(in []byte, b Bounds, started func(pid int)) (Result, error) {
+// and waits for it, killing it and its process group at b.Timeout or when
+// ctx is done (Result.Stopped). started, when not nil, is told its process
+// id. The error is that no process could be started, or that ctx was done
+// before it was; how the process ended is in the Result.
+func Run(ctx context.Context, in []byte, b Bounds, started func(pid int)) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("start a render process: %w", context.Cause(ctx))
+	}
 	exe, err := Executable()
 	if err != nil {
 		return Result{}, fmt.Errorf("find the binary to start a render process: %w", err)
 	}
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
 	if b.Timeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, b.Timeout)
+		ctx, cancel = context.WithTimeout(parent, b.Timeout)
 	}
 	defer cancel()
 	stdout, stderr := &capped{max: -1}, &capped{max: stderrMax}
@@ -84,7 +90,7 @@ func Run(in []byte, b Bounds, started func(pid int)) (Result, error) {
 	killTree(cmd.Process) // anything the render left in its process group
 	st := cmd.ProcessState
 	return Result{Stdout: stdout.buf.Bytes(), Stderr: strings.TrimSpace(stderr.buf.String()), OutputOver: stdout.over,
-		TimedOut: ctx.Err() == context.DeadlineExceeded, Signaled: st.ExitCode() == -1,
+		TimedOut: parent.Err() == nil && ctx.Err() == context.DeadlineExceeded, Stopped: parent.Err() != nil, Signaled: st.ExitCode() == -1,
 		CPU: st.UserTime() + st.SystemTime(), Took: time.Since(start), Err: waitErr}, nil
 }
 

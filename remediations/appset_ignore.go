@@ -1,0 +1,483 @@
+package remediations
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/driftfix/driftfix/bot/appset"
+	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations/yamledit"
+)
+
+// ignoreInAppSet edits the ApplicationSet that owns the Application. It
+// returns the edit, or why none could be made.
+func (c *Context) ignoreInAppSet(o appOrigin, rule ignoreRule, respect bool, comment string) (*ignoreEdit, string) {
+	if templated(rule) {
+		return nil, fmt.Sprintf("The rule holds {{ or }}, which ApplicationSet %s would render as a template; driftfix writes it nowhere a template is read.", o.AppSet)
+	}
+	loc, err := c.locateAppSet(o.AppSet)
+	if err != nil {
+		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s: %v.", o.AppSet, err)
+	}
+	set, err := yamlDoc(c.Repo[loc.file], loc.doc)
+	if err != nil {
+		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s: read %s: %v.", o.AppSet, loc.file, err)
+	}
+	before, err := appset.Resolve(set, appset.Options{Files: c.repoFiles(c.Repo), Cluster: c.Snapshot.Cluster})
+	if err != nil {
+		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s in %s: %v.", o.AppSet, loc.file, err)
+	}
+	me := -1
+	for i, g := range before.Applications {
+		if drift.Str(g.Application, "metadata", "name") == o.App {
+			me = i
+		}
+	}
+	if me < 0 {
+		return nil, fmt.Sprintf("ApplicationSet %s in %s does not make Application %s from Git alone%s, so driftfix cannot tell which generator element made it.", o.AppSet, loc.file, o.App, unresolvedText(before.Unresolved))
+	}
+	gen := before.Applications[me]
+	if hasRule(gen.Application, rule) && (!respect || hasOption(drift.List(gen.Application, "spec", "syncPolicy", "syncOptions"), respectIgnore)) {
+		return &ignoreEdit{already: true}, ""
+	}
+	spec := drift.Map(set, "spec")
+	goTemplate, _ := spec["goTemplate"].(bool)
+	patch, hasPatch := spec["templatePatch"].(string)
+	var steps []func([]byte) ([]byte, error)
+	var how string
+	switch {
+	case len(before.Applications) == 1 && len(before.Unresolved) == 0:
+		how = "spec.template, which makes this Application alone"
+		steps = append(steps, func(b []byte) ([]byte, error) {
+			return yamledit.AppendItem(b, loc.doc, drift.MustPointer("/spec/template/spec/ignoreDifferences"), rule, comment)
+		})
+		if respect && !hasOption(drift.List(gen.Application, "spec", "syncPolicy", "syncOptions"), respectIgnore) {
+			steps = append(steps, func(b []byte) ([]byte, error) {
+				return yamledit.AppendItem(b, loc.doc, drift.MustPointer("/spec/template/spec/syncPolicy/syncOptions"), respectIgnore, "")
+			})
+		}
+	case len(before.Unresolved) > 0:
+		return nil, fmt.Sprintf("ApplicationSet %s in %s makes more Applications than Git alone shows%s; driftfix cannot scope a change to %s without knowing them all.", o.AppSet, loc.file, unresolvedText(before.Unresolved), o.App)
+	case hasPatch && elementParam(patch) != "":
+		param := elementParam(patch)
+		el, err := listElement(set, gen, before.Applications)
+		if err != nil {
+			return nil, fmt.Sprintf("ApplicationSet %s in %s reads each element's %s in its templatePatch, but %v.", o.AppSet, loc.file, param, err)
+		}
+		how = fmt.Sprintf("the %s of the generator element that makes %s (%s), which the set's templatePatch reads", param, o.App, el)
+		steps = append(steps, func(b []byte) ([]byte, error) {
+			return yamledit.AppendItem(b, loc.doc, append(append(drift.Pointer{}, el...), param), rule, comment)
+		})
+		if respect && !hasOption(drift.List(gen.Application, "spec", "syncPolicy", "syncOptions"), respectIgnore) {
+			return nil, fmt.Sprintf("ApplicationSet %s in %s takes ignore rules from each element's %s, but a sync would write Git's value back without %s, which the element cannot set.", o.AppSet, loc.file, param, respectIgnore)
+		}
+	case !goTemplate:
+		return nil, fmt.Sprintf("ApplicationSet %s in %s makes %d Applications from one template and does not use goTemplate, so neither a templatePatch condition nor a per-element value the template reads can scope the rule to %s (turning goTemplate on changes how every Application renders); driftfix edits nothing.", o.AppSet, loc.file, len(before.Applications), o.App)
+	default:
+		cond, err := uniqueCondition(gen, before.Applications)
+		if err != nil {
+			return nil, fmt.Sprintf("ApplicationSet %s in %s makes %d Applications from one template, and %v, so a templatePatch cannot be scoped to %s.", o.AppSet, loc.file, len(before.Applications), err, o.App)
+		}
+		block, err := patchBlock(cond, gen.Application, rule, respect, comment)
+		if err != nil {
+			return nil, fmt.Sprintf("driftfix cannot write a templatePatch for %s: %v.", o.App, err)
+		}
+		how = "a templatePatch scoped to " + o.App + " by the condition " + cond
+		text := block
+		if hasPatch {
+			if strings.Contains(patch, block) {
+				text = patch
+			} else {
+				text = strings.TrimRight(patch, "\n") + "\n" + block
+			}
+		}
+		steps = append(steps, func(b []byte) ([]byte, error) {
+			return yamledit.SetBlock(b, loc.doc, drift.MustPointer("/spec/templatePatch"), text)
+		})
+	}
+	e, err := applyEdits(c.Repo, loc.file, steps...)
+	if errors.Is(err, errAlreadyApplied) {
+		return &ignoreEdit{already: true}, ""
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("driftfix could not edit %s of ApplicationSet %s in %s: %v.", how, o.AppSet, loc.file, err)
+	}
+	edited := Repo{}
+	for k, v := range c.Repo {
+		edited[k] = v
+	}
+	edited[loc.file] = e.After
+	set2, err := yamlDoc(e.After, loc.doc)
+	if err != nil {
+		return nil, fmt.Sprintf("the edit of %s breaks ApplicationSet %s: %v.", loc.file, o.AppSet, err)
+	}
+	after, err := appset.Resolve(set2, appset.Options{Files: c.repoFiles(edited), Cluster: c.Snapshot.Cluster})
+	if err != nil {
+		return nil, fmt.Sprintf("the edit of %s of ApplicationSet %s in %s makes a set Argo CD refuses: %v.", how, o.AppSet, loc.file, err)
+	}
+	mine, why := compareGenerated("ApplicationSet "+o.AppSet, o.App, appsOf(before.Applications), appsOf(after.Applications), rule, respect)
+	if why != "" {
+		return nil, fmt.Sprintf("the edit of %s of ApplicationSet %s in %s was not used: %s.", how, o.AppSet, loc.file, why)
+	}
+	return &ignoreEdit{
+		edits:   []Edit{e},
+		app:     mine,
+		checked: fmt.Sprintf("ApplicationSet %s resolved again from the edited %s: %s gains the rule%s", o.AppSet, loc.file, o.App, othersSame(len(after.Applications)-1)),
+		undo:    undoText(loc.file),
+	}, ""
+}
+
+// repoFiles gives the git generators the repository's files when they name
+// one of the application's repositories; any other repository is not at hand.
+func (c *Context) repoFiles(repo Repo) appset.Files {
+	mine := map[string]bool{}
+	for _, s := range drift.Sources(c.Snapshot.Application) {
+		mine[normRepo(s.RepoURL)] = true
+	}
+	return func(repoURL, _ string) (map[string]string, bool) {
+		if !mine[normRepo(repoURL)] {
+			return nil, false
+		}
+		out := make(map[string]string, len(repo))
+		for k, v := range repo {
+			out[k] = string(v)
+		}
+		return out, true
+	}
+}
+
+func appsOf(gs []appset.Generated) []drift.Object {
+	out := make([]drift.Object, len(gs))
+	for i, g := range gs {
+		out[i] = g.Application
+	}
+	return out
+}
+
+func unresolvedText(us []appset.Unresolved) string {
+	if len(us) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, u := range us {
+		parts = append(parts, u.Generator+" needs "+u.Needs)
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// elementRef matches a parameter a templatePatch reads: .x, $x.y or index . "x".
+var elementRef = regexp.MustCompile(`\.([A-Za-z_][A-Za-z0-9_]*)|index\s+[.$][A-Za-z0-9_.]*\s+"([^"]+)"`)
+
+// elementParam returns the parameter a templatePatch reads the ignore rules
+// of each element from (a name with "ignoreDifferences" in it, any case),
+// or "" when it reads none.
+func elementParam(patch string) string {
+	found := ""
+	for _, m := range elementRef.FindAllStringSubmatch(patch, -1) {
+		name := m[1]
+		if name == "" {
+			name = m[2]
+		}
+		if strings.Contains(strings.ToLower(name), "ignoredifferences") {
+			if found != "" && found != name {
+				return "" // two of them: cannot tell which one
+			}
+			found = name
+		}
+	}
+	return found
+}
+
+// listElement finds the list generator element whose parameters made gen:
+// the one element, among the list generators under gen's top-level
+// generator, whose fields all equal gen's parameters and no other
+// Application's. It returns the element's pointer in the set.
+func listElement(set map[string]any, gen appset.Generated, all []appset.Generated) (drift.Pointer, error) {
+	top, err := generatorPointer(gen.Generator)
+	if err != nil {
+		return nil, err
+	}
+	node, ok := top.Get(set)
+	if !ok {
+		return nil, fmt.Errorf("the set has no %s", gen.Generator)
+	}
+	var cands []drift.Pointer
+	var walk func(p drift.Pointer, g any, depth int)
+	walk = func(p drift.Pointer, g any, depth int) {
+		if depth > 8 {
+			return
+		}
+		m, _ := g.(map[string]any)
+		if l, ok := m["list"].(map[string]any); ok {
+			for i, el := range drift.List(l, "elements") {
+				em, ok := el.(map[string]any)
+				if ok && matches(em, gen.Params) && !matchesOther(em, gen, all) {
+					cands = append(cands, append(append(drift.Pointer{}, p...), "list", "elements", strconv.Itoa(i)))
+				}
+			}
+		}
+		for _, k := range []string{"matrix", "merge"} {
+			for i, sub := range drift.List(m, k, "generators") {
+				walk(append(append(drift.Pointer{}, p...), k, "generators", strconv.Itoa(i)), sub, depth+1)
+			}
+		}
+	}
+	walk(top, node, 0)
+	switch len(cands) {
+	case 0:
+		return nil, fmt.Errorf("no list element of %s makes %s alone", gen.Generator, drift.Str(gen.Application, "metadata", "name"))
+	case 1:
+		return cands[0], nil
+	}
+	return nil, fmt.Errorf("%d list elements of %s match %s", len(cands), gen.Generator, drift.Str(gen.Application, "metadata", "name"))
+}
+
+// generatorPointer turns "generators[2].matrix" into /spec/generators/2.
+func generatorPointer(where string) (drift.Pointer, error) {
+	head, _, _ := strings.Cut(where, ".")
+	n := strings.TrimSuffix(strings.TrimPrefix(head, "generators["), "]")
+	i, err := strconv.Atoi(n)
+	if err != nil || !strings.HasPrefix(head, "generators[") {
+		return nil, fmt.Errorf("unknown generator %q", where)
+	}
+	return drift.Pointer{"spec", "generators", strconv.Itoa(i)}, nil
+}
+
+// matches reports whether every scalar field of a list element equals the
+// parameter of that name (lists and maps are left out: they are what the
+// element may carry for the templatePatch).
+func matches(el, params map[string]any) bool {
+	n := 0
+	for k, v := range el {
+		switch v.(type) {
+		case map[string]any, []any:
+			continue
+		}
+		n++
+		if !drift.Equal(drift.NormalizeNumbers(v), drift.NormalizeNumbers(params[k])) {
+			return false
+		}
+	}
+	return n > 0
+}
+
+func matchesOther(el map[string]any, gen appset.Generated, all []appset.Generated) bool {
+	me := drift.Str(gen.Application, "metadata", "name")
+	for _, o := range all {
+		if drift.Str(o.Application, "metadata", "name") != me && o.Generator == gen.Generator && matches(el, o.Params) {
+			return true
+		}
+	}
+	return false
+}
+
+var goIdent = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// uniqueCondition returns a Go template condition true for gen's parameters
+// and no other Application's: eq on a string parameter whose value only gen
+// has. A parameter whose value is the Application's name is preferred, then
+// the shortest path.
+func uniqueCondition(gen appset.Generated, all []appset.Generated) (string, error) {
+	me := drift.Str(gen.Application, "metadata", "name")
+	type cand struct {
+		path  []string
+		value string
+	}
+	var cands []cand
+	var walk func(prefix []string, m map[string]any, depth int)
+	walk = func(prefix []string, m map[string]any, depth int) {
+		if depth > 4 {
+			return
+		}
+		for k, v := range m {
+			if !goIdent.MatchString(k) {
+				continue
+			}
+			p := append(append([]string{}, prefix...), k)
+			switch x := v.(type) {
+			case string:
+				cands = append(cands, cand{p, x})
+			case map[string]any:
+				walk(p, x, depth+1)
+			}
+		}
+	}
+	walk(nil, gen.Params, 0)
+	var ok []cand
+next:
+	for _, c := range cands {
+		for _, o := range all {
+			if drift.Str(o.Application, "metadata", "name") == me {
+				continue
+			}
+			v, found := paramAt(o.Params, c.path)
+			if !found {
+				continue next // a missing key may fail the template
+			}
+			if v == c.value {
+				continue next
+			}
+		}
+		ok = append(ok, c)
+	}
+	if len(ok) == 0 {
+		return "", fmt.Errorf("no string parameter of %s has a value that only it has", me)
+	}
+	sort.Slice(ok, func(i, j int) bool {
+		ai, aj := ok[i].value == me, ok[j].value == me
+		if ai != aj {
+			return ai
+		}
+		if len(ok[i].path) != len(ok[j].path) {
+			return len(ok[i].path) < len(ok[j].path)
+		}
+		return strings.Join(ok[i].path, ".") < strings.Join(ok[j].path, ".")
+	})
+	return fmt.Sprintf("eq .%s %s", strings.Join(ok[0].path, "."), strconv.Quote(ok[0].value)), nil
+}
+
+func paramAt(m map[string]any, path []string) (string, bool) {
+	var cur any = m
+	for _, k := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		if cur, ok = mm[k]; !ok {
+			return "", false
+		}
+	}
+	s, ok := cur.(string)
+	return s, ok
+}
+
+// patchBlock is a templatePatch fragment that, for the Application the
+// condition selects, sets its ignore rules (those it has, plus rule) and,
+// with respect, its sync options plus RespectIgnoreDifferences. A patch
+// replaces lists whole, so each list is written complete.
+func patchBlock(cond string, app drift.Object, rule ignoreRule, respect bool, comment string) (string, error) {
+	spec := map[string]any{}
+	var rules []any
+	for _, r := range drift.List(app, "spec", "ignoreDifferences") {
+		rules = append(rules, orderedRule(r))
+	}
+	rules = append(rules, rule)
+	if respect {
+		opts := drift.List(app, "spec", "syncPolicy", "syncOptions")
+		if !hasOption(opts, respectIgnore) {
+			opts = append(append([]any{}, opts...), respectIgnore)
+		}
+		spec["syncPolicy"] = map[string]any{"syncOptions": opts}
+	}
+	body := "spec:\n"
+	for i, r := range rules {
+		c := ""
+		if i == len(rules)-1 {
+			c = comment
+		}
+		out, err := yamledit.AppendItem([]byte("x: 1\n"), 0, drift.Pointer{"ignoreDifferences"}, r, c)
+		if err != nil {
+			return "", fmt.Errorf("render rule: %w", err)
+		}
+		text := strings.TrimPrefix(string(out), "x: 1\n")
+		if i > 0 {
+			text = strings.TrimPrefix(text, "ignoreDifferences:\n")
+		}
+		body += indentText(text, 2)
+	}
+	if respect {
+		body += "  syncPolicy:\n    syncOptions:\n"
+		for _, o := range drift.List(spec, "syncPolicy", "syncOptions") {
+			s, err := yamledit.Scalar(o)
+			if err != nil {
+				return "", err
+			}
+			body += "      - " + s + "\n"
+		}
+	}
+	if strings.Contains(body, "{{") || strings.Contains(body, "}}") {
+		return "", fmt.Errorf("the rule holds {{ or }}, which a templatePatch would read as a template")
+	}
+	return "{{- if " + cond + " }}\n" + body + "{{- end }}\n", nil
+}
+
+func indentText(s string, n int) string {
+	pad := strings.Repeat(" ", n)
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if l == "" {
+			continue
+		}
+		b.WriteString(pad + l)
+	}
+	return b.String()
+}
+
+// locateAppSet finds the manifest of the ApplicationSet that owns the
+// snapshot's Application. When the repository holds several of that name
+// (variants of one set), the one used is the only one that makes an
+// Application of this name with the sources and destination the cluster's
+// Application has.
+func (c *Context) locateAppSet(name string) (located, error) {
+	ns := drift.Str(c.Snapshot.Application, "metadata", "namespace")
+	ref := drift.Ref{Group: "argoproj.io", Kind: "ApplicationSet", Name: name, Namespace: ns}
+	loc, err := locateDoc(c.Repo, "", ref)
+	if err == nil {
+		return loc, nil
+	}
+	var all []located
+	for _, f := range sortedFiles(c.Repo) {
+		if !(strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml")) || !mayDeclare(c.Repo[f], ref) {
+			continue
+		}
+		docs, derr := yamledit.Documents(c.Repo[f])
+		if derr != nil {
+			continue
+		}
+		for i, d := range docs {
+			m, _ := d.(map[string]any)
+			g, _ := drift.SplitAPIVersion(drift.Str(m, "apiVersion"))
+			dns := drift.Str(m, "metadata", "namespace")
+			if drift.Str(m, "kind") == "ApplicationSet" && g == "argoproj.io" && drift.Str(m, "metadata", "name") == name && (dns == "" || ns == "" || dns == ns) {
+				all = append(all, located{file: f, doc: i})
+			}
+		}
+	}
+	if len(all) < 2 {
+		return located{}, err
+	}
+	me := c.Snapshot.AppName()
+	want := placeOf(c.Snapshot.Application)
+	var match []located
+	for _, l := range all {
+		set, derr := yamlDoc(c.Repo[l.file], l.doc)
+		if derr != nil {
+			continue
+		}
+		res, rerr := appset.Resolve(set, appset.Options{Files: c.repoFiles(c.Repo), Cluster: c.Snapshot.Cluster})
+		if rerr != nil {
+			continue
+		}
+		for _, g := range res.Applications {
+			if drift.Str(g.Application, "metadata", "name") == me && drift.Equal(placeOf(g.Application), want) {
+				match = append(match, l)
+				break
+			}
+		}
+	}
+	if len(match) == 1 {
+		return match[0], nil
+	}
+	return located{}, fmt.Errorf("%w; %d of them make Application %s as the cluster has it", err, len(match), me)
+}
+
+// placeOf is what tells an Application's variants apart: its sources and
+// destination.
+func placeOf(app drift.Object) any {
+	spec := drift.Map(app, "spec")
+	return drift.NormalizeNumbers(map[string]any{"source": spec["source"], "sources": spec["sources"], "destination": spec["destination"]})
+}
