@@ -48,7 +48,15 @@ func writerWorld(t *testing.T, manager string) (*world, time.Time) {
 			delete(m, "subresource")
 		}
 	}
-	w.base.Cluster = nil // no HPA: nothing places the writer
+	// No HPA, in the cluster or in Git: nothing places the writer.
+	w.base.Cluster = nil
+	kept := s.Resources[:0]
+	for _, r := range s.Resources {
+		if r.Ref().Kind != "HorizontalPodAutoscaler" {
+			kept = append(kept, r)
+		}
+	}
+	s.Resources = kept
 	dir := filepath.Join(w.dir, "git")
 	u, err := githubtest.NewRepo(dir, "acme", "platform", map[string]string{"deploy/driftfix.yaml": platformPolicy})
 	if err != nil {

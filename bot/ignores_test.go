@@ -167,7 +167,7 @@ func TestIgnoreRuleHidingSomethingNoPR(t *testing.T) {
 
 // TestIgnoreRuleBroadNarrowingPR: a Synced application whose rule ignores
 // every container of every Deployment gets the narrow-ignore pull request
-// at once: the rule is replaced by one for the sidecar a webhook injects,
+// at once: the rule is replaced by one for the CPU limit a webhook writes,
 // and the image changed by hand shows again.
 func TestIgnoreRuleBroadNarrowingPR(t *testing.T) {
 	w, now := ignoresWorld(t, "remediations/testdata/app-narrow-ignore.yaml", "orders")
@@ -182,7 +182,7 @@ func TestIgnoreRuleBroadNarrowingPR(t *testing.T) {
 		t.Fatal(err)
 	}
 	ignoresGolden(t, "broad-narrowed.golden", after)
-	for _, want := range []string{"narrow a broad ignore rule in argocd/orders.yaml", "Argo CD will show what the rule hid", "policy-agent"} {
+	for _, want := range []string{"narrow a broad ignore rule in argocd/orders.yaml", "Argo CD will show what the rule hid", "/spec/template/spec/containers/0/resources/limits/cpu"} {
 		if !strings.Contains(pr.Title+pr.Body+after, want) {
 			t.Errorf("the PR does not say %q:\n%s\n%s", want, pr.Title, pr.Body)
 		}

@@ -105,6 +105,10 @@ func (w *world) setWebhookAppWith(name string, stuck bool, change func(*drift.Sn
 		change(s)
 	}
 	drift.Map(s.Application, "metadata")["name"] = name
+	if w.dry == nil {
+		w.dry = map[string]*drift.Snapshot{}
+	}
+	w.dry[name] = s
 	drift.Map(s.Application, "spec")["source"] = map[string]any{"repoURL": w.repoURL[name], "path": "apps/orders", "targetRevision": "main"}
 	st := drift.Map(s.Application, "status")
 	st["operationState"] = map[string]any{"phase": "Succeeded", "finishedAt": worldNow.Add(-time.Hour).Format(time.RFC3339)}
@@ -167,7 +171,7 @@ func TestPlatformPRStyles(t *testing.T) {
 					t.Errorf("%s: %d per-application PRs opened while the platform PR is open", a, n)
 				}
 			}
-			if !strings.Contains(pr.Body, "re-diagnosed all 3 applications with the new argocd-cm in their cluster context: 6 findings gone, no new difference") {
+			if !strings.Contains(pr.Body, "re-diagnosed all 3 applications with the new argocd-cm in their cluster context: 3 findings gone, no new difference") {
 				t.Errorf("the body does not say how it was verified:\n%s", pr.Body)
 			}
 			held := 0
@@ -269,17 +273,24 @@ func TestPlatformPRLifecycle(t *testing.T) {
 	}
 }
 
-// TestPlatformPRNeverHidesPrivilege: when what the webhook injects grants a
-// privilege (a privileged sidecar), no platform rule is proposed, whatever
-// the number of applications, and the cycle says why.
+// TestPlatformPRNeverHidesPrivilege: when what the webhook writes grants a
+// privilege (privileged: true over Git's false, as the dry run shows), no
+// platform rule is proposed, whatever the number of applications, and the
+// cycle says why.
 func TestPlatformPRNeverHidesPrivilege(t *testing.T) {
 	style := argocdCMStyles[0]
 	w, now := platformWorld(t, style.file, style.content)
 	for _, n := range apps3 {
 		w.addRepoFiles(n, w.base.Repo.Files)
 		w.setWebhookAppWith(n, true, func(s *drift.Snapshot) {
-			sidecar := drift.List(s.Resources[0].Live, "spec", "template", "spec", "containers")[1].(map[string]any)
-			sidecar["securityContext"] = map[string]any{"privileged": true}
+			r := &s.Resources[0]
+			drift.List(r.Target, "spec", "template", "spec", "containers")[0].(map[string]any)["securityContext"] = map[string]any{"privileged": false}
+			for _, o := range []drift.Object{r.Live, r.DryRun} {
+				drift.List(o, "spec", "template", "spec", "containers")[0].(map[string]any)["securityContext"] = map[string]any{"privileged": true}
+				mf := drift.List(o, "metadata", "managedFields")[0].(map[string]any)
+				owned := drift.Map(mf, "fieldsV1", "f:spec", "f:template", "f:spec", "f:containers", `k:{"name":"orders"}`)
+				owned["f:securityContext"] = map[string]any{".": map[string]any{}, "f:privileged": map[string]any{}}
+			}
 		})
 	}
 	out := w.cycle(&now)

@@ -30,12 +30,15 @@ import (
 // repositories (which Argo CD's side reads too), an emulated Slack, and a
 // state database on disk.
 type world struct {
-	t       testing.TB
-	dir     string
-	argo    *argocdtest.Server
-	gh      *githubtest.Server
-	slack   *slacktest.Server
-	base    *drift.Snapshot // the hpa-replicas snapshot every app copies
+	t     testing.TB
+	dir   string
+	argo  *argocdtest.Server
+	gh    *githubtest.Server
+	slack *slacktest.Server
+	base  *drift.Snapshot // the hpa-replicas snapshot every app copies
+	// dry holds, per application, the snapshot whose dry-run answers its
+	// cluster read adds (the base's when none).
+	dry     map[string]*drift.Snapshot
 	repoURL map[string]string
 	cfg     *config.Config
 	dbPath  string
@@ -161,7 +164,22 @@ func (w *world) runner() (*Runner, func()) {
 		w.t.Fatal(err)
 	}
 	in := cycle.Instance{Name: "main", URL: "https://argocd.example.com", Client: ac,
-		Cluster: func(*drift.Snapshot) []drift.Object { return w.base.Cluster },
+		Cluster: func(s *drift.Snapshot) []drift.Object {
+			// As with dryRunEvidence, the cluster read adds the API
+			// server's dry-run answers: here the application's snapshot's.
+			from := w.dry[s.AppName()]
+			if from == nil {
+				from = w.base
+			}
+			for i := range s.Resources {
+				for _, r := range from.Resources {
+					if r.DryRun != nil && r.Ref() == s.Resources[i].Ref() {
+						s.Resources[i].DryRun = r.DryRun
+					}
+				}
+			}
+			return w.base.Cluster
+		},
 		RepoFiles: func(ctx context.Context, s *drift.Snapshot) (map[string]string, error) {
 			src := drift.Sources(s.Application)[0]
 			return gitrepo.Files(ctx, src.RepoURL, src.TargetRevision, gitrepo.Limits{})

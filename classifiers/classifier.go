@@ -141,6 +141,12 @@ type Input struct {
 	admitted   map[*drift.Resource][]webhookMatch // matchingWebhooks' answer per resource
 	crds       map[string]drift.Object            // by group/Kind
 	apps       []drift.Object                     // Applications other than the snapshot's own
+	// scalers are the context's objects that name a scale target
+	// (spec.scaleTargetRef: autoscalers, KEDA's objects), by reference;
+	// desired are those of them Git declares (the application's desired
+	// state), their Git manifests by reference.
+	scalers map[drift.Ref]drift.Object
+	desired map[drift.Ref]drift.Object
 
 	writersOnce sync.Once
 	writerIdx   *writerIndex // programs, workloads and referrers of the context (writers)
@@ -149,7 +155,11 @@ type Input struct {
 // NewInput indexes the snapshot's cluster objects once for all cases.
 func NewInput(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison) *Input {
 	in := &Input{Snapshot: s, Settings: settings, Comparison: cmp,
-		namespaces: map[string]drift.Object{}, crds: map[string]drift.Object{}}
+		namespaces: map[string]drift.Object{}, crds: map[string]drift.Object{},
+		scalers: map[drift.Ref]drift.Object{}, desired: map[drift.Ref]drift.Object{}}
+	for i := range s.Resources {
+		in.addDesired(&s.Resources[i])
+	}
 	// Objects the application deploys itself (an HPA in the same chart as its
 	// Deployment, a webhook configuration, a CRD) act on the cluster exactly
 	// like those collected beside it: the live object where it exists, else
@@ -171,6 +181,9 @@ func NewInput(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison)
 // index files one object of the context under its kind.
 func (in *Input) index(o drift.Object) {
 	group, _ := drift.SplitAPIVersion(drift.Str(o, "apiVersion"))
+	if drift.Map(o, "spec", "scaleTargetRef") != nil {
+		in.scalers[drift.RefOf(o)] = o
+	}
 	switch drift.Str(o, "kind") {
 	case "Namespace":
 		if group == "" {
@@ -196,6 +209,13 @@ func (in *Input) index(o drift.Object) {
 	}
 }
 
+// addDesired records a resource Git declares that names a scale target.
+func (in *Input) addDesired(r *drift.Resource) {
+	if r.Target != nil && drift.Map(r.Target, "spec", "scaleTargetRef") != nil {
+		in.desired[r.Ref()] = r.Target
+	}
+}
+
 // Shared is an application's cluster context indexed once, for diagnoses
 // of parts of its resources (drift.Part): the collected objects and every
 // resource's (ContextOf), added in order. It holds what the classifiers
@@ -210,7 +230,8 @@ type Shared struct {
 // NewShared starts the shared context of an application with the
 // collected objects.
 func NewShared(app drift.Object, cluster []drift.Object) *Shared {
-	sh := &Shared{in: Input{Snapshot: &drift.Snapshot{Application: app}, namespaces: map[string]drift.Object{}, crds: map[string]drift.Object{}},
+	sh := &Shared{in: Input{Snapshot: &drift.Snapshot{Application: app}, namespaces: map[string]drift.Object{}, crds: map[string]drift.Object{},
+		scalers: map[drift.Ref]drift.Object{}, desired: map[drift.Ref]drift.Object{}},
 		seen: ClusterRefs(cluster), writers: newWriterIndex()}
 	for _, o := range cluster {
 		sh.add(o)
@@ -220,6 +241,7 @@ func NewShared(app drift.Object, cluster []drift.Object) *Shared {
 
 // Add adds a resource of the application, in order.
 func (sh *Shared) Add(r *drift.Resource) {
+	sh.in.addDesired(r)
 	if o := ContextOf(r); o != nil && !sh.seen[drift.RefOf(o)] {
 		sh.add(o)
 	}
@@ -242,7 +264,7 @@ func (sh *Shared) add(o drift.Object) {
 func NewInputShared(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison, sh *Shared) *Input {
 	in := &Input{Snapshot: s, Settings: settings, Comparison: cmp,
 		namespaces: sh.in.namespaces, hpas: sh.in.hpas, webhooks: sh.in.webhooks, parsed: sh.in.parsed,
-		crds: sh.in.crds, apps: sh.in.apps, writerIdx: sh.writers}
+		crds: sh.in.crds, apps: sh.in.apps, scalers: sh.in.scalers, desired: sh.in.desired, writerIdx: sh.writers}
 	if len(in.webhooks) > 0 {
 		if in.parsed == nil {
 			in.parsed = []*parsedWebhook{} // read already: configurations without webhooks

@@ -20,6 +20,9 @@ type snap struct {
 	live    string // its live state ("" = not in the cluster)
 	dryRun  string // optional: a server-side dry-run apply of target
 	cluster []string
+	// inGit are more resources of the application, each in Git and live
+	// alike (an HPA of the same chart, a KEDA ScaledObject).
+	inGit   []string
 	renders [][]string
 	files   map[string]string
 	writers []drift.Writer // the policy's writers
@@ -63,7 +66,11 @@ func (s snap) build(t *testing.T) *drift.Snapshot {
 	if s.dryRun != "" {
 		res["dryRun"] = parseYAML(t, s.dryRun)
 	}
-	doc := map[string]any{"apiVersion": "driftfix/v1", "kind": "Snapshot", "application": parseYAML(t, app), "resources": []any{res}}
+	resources := []any{res}
+	for _, o := range s.inGit {
+		resources = append(resources, map[string]any{"target": parseYAML(t, o), "live": parseYAML(t, o)})
+	}
+	doc := map[string]any{"apiVersion": "driftfix/v1", "kind": "Snapshot", "application": parseYAML(t, app), "resources": resources}
 	if len(s.cluster) > 0 {
 		var cl []any
 		for _, o := range s.cluster {

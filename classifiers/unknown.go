@@ -39,6 +39,7 @@ func classifyUnknown(c *Case) (Verdict, bool) {
 	default:
 		ev = append(ev, drift.Say(drift.EvidenceGit, fmt.Sprintf("the live object has %s, which Git does not declare", c.showLive())))
 	}
+	ev = append(ev, c.dryRunRefutes()...)
 	var unattributed []drift.Owner
 	for _, o := range d.NonArgoOwners() {
 		if !c.isPerson(o.Manager) { // a status update writes the metadata it owns too

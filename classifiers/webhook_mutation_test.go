@@ -2,8 +2,11 @@ package classifiers_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/classifiers"
@@ -160,7 +163,87 @@ func TestWebhookMutation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// A webhook the matchers admit is granted the path only where the
+			// dry run shows it writes the value: these rows are about the
+			// matchers, so each hand-over row gets the dry run such a webhook
+			// answers (the live object). TestWebhookGrantNeedsDryRun holds
+			// the rows without one or with a contradicting one.
+			if tt.want.fix == drift.FixIgnoreDifference {
+				tt.s.dryRun = dryRunOf(t, tt.s.live)
+			}
 			checkDiff(t, classifiers.WebhookMutation, tt.s, path, tt.want)
+		})
+	}
+}
+
+// dryRunOf is the dry-run answer that reproduces a live object: the object
+// without its managedFields, as the collector records it.
+func dryRunOf(t *testing.T, live string) string {
+	t.Helper()
+	obj, ok := parseYAML(t, live).(map[string]any)
+	if !ok {
+		t.Fatalf("live is not an object: %s", live)
+	}
+	delete(drift.Map(obj, "metadata"), "managedFields")
+	out, err := yaml.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// TestWebhookGrantNeedsDryRun: a matching webhook is granted a path only
+// where the snapshot's server-side dry run of Git's manifest reproduces the
+// live value. A dry run that holds Git's value refutes the webhook (another
+// writer changed it after admission, though Argo CD's own manager name is
+// on it); without a dry run a person decides, and the evidence says what
+// access would decide it.
+func TestWebhookGrantNeedsDryRun(t *testing.T) {
+	const path = "/metadata/labels/team"
+	cluster := []string{namespace(`enforce: "true"`), mutator(enforced, "{}", "deployments")}
+	overwritten := labelled("app: web, team: shop", argoOwnsLabels)
+	tests := []struct {
+		name   string
+		target string
+		live   string
+		dryRun string
+		want   want
+		proof  drift.Proof
+	}{
+		{"the dry run stores the live value: granted, with the proof", labelled("app: web, team: web", ""), overwritten, labelled("app: web, team: shop", ""),
+			want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation, evidence: []string{"stores the live value at /metadata/labels/team"}}, drift.ProofDryRunHolds},
+		{"the dry run holds Git's value: refuted, a client using Argo CD's name wrote it", labelled("app: web, team: web", ""), overwritten, labelled("app: web, team: web", ""),
+			want{claims: false, cause: drift.CauseUnknown}, drift.ProofDryRunRefutes},
+		{"the dry run adds no such label: refuted", labelled("app: web", ""), overwritten, labelled("app: web", ""),
+			want{claims: false, cause: drift.CauseUnknown}, drift.ProofDryRunRefutes},
+		{"no dry run: a person decides, and the evidence says which access decides", labelled("app: web, team: web", ""), overwritten, "",
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseWebhookMutation, evidence: []string{"dryRun=All under Argo CD's manager argocd-controller", "patch on Deployment"}}, drift.ProofDryRunMissing},
+		{"a person's manager and a refuting dry run: manual change", labelled("app: web, team: web", ""), labelled("app: web, team: shop", argoOwnsLabels+", "+kubectlOwnsTeam), labelled("app: web, team: web", ""),
+			want{claims: false, cause: drift.CauseManualChange}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := snap{app: ssaApp, target: tt.target, live: tt.live, dryRun: tt.dryRun, cluster: cluster}
+			checkDiff(t, classifiers.WebhookMutation, s, path, tt.want)
+			if tt.proof == "" {
+				return
+			}
+			in := diagnose(t, s.build(t))
+			for _, f := range classifiers.Run(in, classifiers.Registry) {
+				if f.Path.String() != path {
+					continue
+				}
+				if !slices.ContainsFunc(f.Evidence, func(e drift.Evidence) bool { return e.Kind == drift.EvidenceDryRun && e.Proof == tt.proof }) {
+					t.Errorf("%s finding records no dry-run evidence with proof %q: %+v", f.Cause, tt.proof, f.Evidence)
+				}
+				granted := f.Remediation.Grant != ""
+				if granted != (tt.proof == drift.ProofDryRunHolds) {
+					t.Errorf("grant %q with proof %q: only a reproducing dry run grants", f.Remediation.Grant, tt.proof)
+				}
+				if granted && !strings.Contains(f.Remediation.Grant, string(drift.ProofDryRunHolds)) {
+					t.Errorf("grant %q does not record its proof", f.Remediation.Grant)
+				}
+			}
 		})
 	}
 }
@@ -190,8 +273,53 @@ func TestWebhookFillsText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := snap{app: ssaApp, target: annotated(tt.git), live: annotated(tt.live), cluster: cluster}
+			s := snap{app: ssaApp, target: annotated(tt.git), live: annotated(tt.live), dryRun: annotated(tt.live), cluster: cluster}
 			checkDiff(t, classifiers.WebhookMutation, s, "/metadata/annotations/config", tt.want)
 		})
+	}
+}
+
+// TestArgoCDManagerNamesProveOnlyTheApply: a value that differs from Git
+// under any of Argo CD's own manager names (bot/drift/writers.yaml, part
+// argocd) proves only Argo CD's apply request; no other manager is never
+// read as "a webhook did it". Each name gets no grant without a dry run
+// that reproduces the value, and a dry run that holds Git's value names the
+// client that may have used the name.
+func TestArgoCDManagerNamesProveOnlyTheApply(t *testing.T) {
+	cluster := []string{namespace(`enforce: "true"`), mutator(enforced, "{}", "deployments")}
+	var names []string
+	for m := range drift.ArgoCDManagers {
+		names = append(names, m)
+	}
+	slices.Sort(names)
+	if len(names) < 2 {
+		t.Fatalf("Argo CD's manager names from the catalog: %q, want the controller's under both apply modes", names)
+	}
+	for _, m := range names {
+		owned := strings.ReplaceAll(argoOwnsLabels, "manager: argocd-controller", "manager: "+m)
+		live := labelled("app: web, team: shop", owned)
+		for _, row := range []struct {
+			name   string
+			dryRun string
+			want   want
+		}{
+			{"no dry run", "", want{claims: true, fix: drift.FixNone, cause: drift.CauseWebhookMutation,
+				evidence: []string{"recorded under " + m, "Argo CD's own manager: that proves only Argo CD's apply request"}}},
+			{"a dry run holding Git's value", labelled("app: web, team: web", ""), want{claims: false, cause: drift.CauseUnknown}},
+			{"a dry run reproducing the live value", labelled("app: web, team: shop", ""), want{claims: true, fix: drift.FixIgnoreDifference, cause: drift.CauseWebhookMutation}},
+		} {
+			t.Run(m+"/"+row.name, func(t *testing.T) {
+				s := snap{app: ssaApp, target: labelled("app: web, team: web", ""), live: live, dryRun: row.dryRun, cluster: cluster}
+				checkDiff(t, classifiers.WebhookMutation, s, "/metadata/labels/team", row.want)
+				if row.want.cause != drift.CauseUnknown {
+					return
+				}
+				for _, f := range classifiers.Run(diagnose(t, s.build(t)), classifiers.Registry) {
+					if f.Path.String() == "/metadata/labels/team" && !strings.Contains(drift.EvidenceText(f.Evidence, "\n"), "a client sending Argo CD's manager name") {
+						t.Errorf("the refuted finding does not say who may have used Argo CD's name:\n%s", drift.EvidenceText(f.Evidence, "\n"))
+					}
+				}
+			})
+		}
 	}
 }

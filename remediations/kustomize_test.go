@@ -37,7 +37,7 @@ func TestKustomizeBuildOptionsReachTheRender(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.Repo.Files["apps/shop/overlays/prod/kustomization.yaml"] = "namePrefix: prod-\nresources:\n  - ../../base/web.yaml\npatches:\n  - path: replicas.yaml\n"
+			s.Repo.Files["apps/shop/overlays/prod/kustomization.yaml"] = "namePrefix: prod-\nresources:\n  - ../../base/web.yaml\n  - ../../base/hpa.yaml\npatches:\n  - path: replicas.yaml\n"
 			if tc.cm != nil {
 				s.Cluster = append(s.Cluster, drift.Object{"apiVersion": "v1", "kind": "ConfigMap",
 					"metadata": map[string]any{"name": "argocd-cm", "namespace": "argocd"}, "data": tc.cm})

@@ -48,9 +48,9 @@ func TestPlatformVerify(t *testing.T) {
 		rule remediations.PlatformRule
 		want string // verified text, or why not
 	}{
-		{"the planned rule", rule, "re-diagnosed all 3 applications with the new argocd-cm in their cluster context: 6 findings gone, no new difference"},
-		{"a rule without the sidecar", remediations.PlatformRule{Group: "apps", Kind: "Deployment", JSONPointers: rule.JSONPointers},
-			"main/argocd/a: Deployment shop/orders /spec/template/spec/containers/1 still differs with the new argocd-cm"},
+		{"the planned rule", rule, "re-diagnosed all 3 applications with the new argocd-cm in their cluster context: 3 findings gone, no new difference"},
+		{"a rule at another label", remediations.PlatformRule{Group: "apps", Kind: "Deployment", JSONPointers: []string{"/metadata/labels/policy.example.com~1owner"}},
+			"main/argocd/a: Deployment shop/orders /metadata/labels/policy.example.com~1team still differs with the new argocd-cm"},
 		{"a rule for another kind", remediations.PlatformRule{Group: "apps", Kind: "StatefulSet", JSONPointers: rule.JSONPointers, JQPathExpressions: rule.JQPathExpressions},
 			"main/argocd/a: Deployment shop/orders /metadata/labels/policy.example.com~1team still differs"},
 	} {

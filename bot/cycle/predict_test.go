@@ -35,6 +35,16 @@ spec:
         image: nginx:1.27
 `
 
+const predictHPA = `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 2
+  maxReplicas: 5
+`
+
 // TestPredictorPullRequest: a pull request is predicted with the
 // Applications Argo CD lists on its repository at its base branch (the
 // repository holds no Application manifest) and the cluster context of
@@ -59,6 +69,11 @@ func TestPredictorPullRequest(t *testing.T) {
 	}
 	git("init", "-q", "-b", "main")
 	write(fmt.Sprintf(predictDeploy, ""))
+	// The HPA is the application's own: only an autoscaler in Git is
+	// granted spec.replicas.
+	if err := os.WriteFile(filepath.Join(dir, "apps/web/hpa.yaml"), []byte(predictHPA), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	git("add", ".")
 	git("commit", "-q", "-m", "base")
 	git("checkout", "-q", "-b", "scale")

@@ -77,6 +77,14 @@ const (
 	// ProofDryRunHolds: a server-side dry-run apply of Git's manifest
 	// stores the live value too, so a sync cannot change it.
 	ProofDryRunHolds Proof = "dry-run-holds-live"
+	// ProofDryRunRefutes: a server-side dry-run apply of Git's manifest
+	// (dryRun=All under Argo CD's manager, admission webhooks included)
+	// stores another value than the live one, Git's as a rule: no webhook
+	// wrote the live value at admission of Git's manifest.
+	ProofDryRunRefutes Proof = "dry-run-refutes-live"
+	// ProofDryRunMissing: the snapshot holds no dry-run answer, so what the
+	// API server and its webhooks store for Git's manifest is not known.
+	ProofDryRunMissing Proof = "no-dry-run"
 )
 
 // Evidence is one fact a finding rests on, with the sentence that says it.

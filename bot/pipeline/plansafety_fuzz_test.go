@@ -142,25 +142,47 @@ func leaves(v any, at drift.Pointer, out *[]drift.Pointer) {
 	}
 }
 
+// forgedManagers are the names a client can send to pass for Argo CD
+// (FuzzPlanSafety's extra bit 0): its controller's, its server's, and the
+// instance's.
+var forgedManagers = []string{"argocd-controller", "argocd-application-controller", "argocd-server"}
+
 // FuzzPlanSafety builds snapshots in which a field manager with any name
 // changes one path (or a webhook does), under client- or server-side apply,
 // with or without an ignore rule over it (a pointer, a jq selection by name,
 // the manager), and checks with the real planner the invariant of
 // TestHostile: no kept plan changes, removes or hides a protected path, no
-// rule a plan writes covers one, and an existing rule that covers one is flagged.
+// rule a plan writes covers one, and an existing rule that covers one is
+// flagged. extra adds what an attacker with namespace write access brings:
+// Argo CD's own manager name on the change (bit 0), the snapshot's dry run
+// of Git's manifest holding Git's value or reproducing the live one (bits
+// 1-2: none, Git's, live's), and an HPA only in the cluster targeting the
+// Deployment with a range holding the live count (bit 3). A change under
+// Argo CD's names alone that no dry run reproduces is protected on every
+// path, and so are replicas an HPA outside Git would take.
 func FuzzPlanSafety(f *testing.F) {
 	for i := range fuzzPaths {
-		f.Add("ops-toolbox", uint8(i), "evil.example.net/x:1", uint8(i*7), "", uint8(0))
-		f.Add("kube-controller-manager ", uint8(i), "0.0.0.0/0", uint8(i*13+1), "", uint8(0))
-		f.Add("helm", uint8(i), "evil.example.net/x:1", uint8(i*5), "apps.kruise.io", uint8(1))
-		f.Add("manager", uint8(i), "1", uint8(i*3), "serving.knative.dev", uint8(2))
+		f.Add("ops-toolbox", uint8(i), "evil.example.net/x:1", uint8(i*7), "", uint8(0), uint8(0))
+		f.Add("kube-controller-manager ", uint8(i), "0.0.0.0/0", uint8(i*13+1), "", uint8(0), uint8(0))
+		f.Add("helm", uint8(i), "evil.example.net/x:1", uint8(i*5), "apps.kruise.io", uint8(1), uint8(0))
+		f.Add("manager", uint8(i), "1", uint8(i*3), "serving.knative.dev", uint8(2), uint8(0))
+		f.Add("kubectl", uint8(i), "0.0.0.0/0", uint8(i*11), "", uint8(0), uint8(i%16))
+		f.Add(forgedManagers[i%len(forgedManagers)], uint8(i), "false", uint8(0x40|(i*2)), "", uint8(0), uint8(1|2|i%2<<2))
 	}
-	f.Add("cainjector", uint8(15), "R0lU", uint8(0b1000), "", uint8(0))
-	f.Add("argocd-controller", uint8(6), "proxy", uint8(0b11110), "", uint8(0))
-	f.Add("kustomize-controller", uint8(0), "x", uint8(0b1011), "argoproj.io", uint8(3))
+	f.Add("cainjector", uint8(15), "R0lU", uint8(0b1000), "", uint8(0), uint8(0))
+	f.Add("argocd-controller", uint8(6), "proxy", uint8(0b11110), "", uint8(0), uint8(0))
+	f.Add("kustomize-controller", uint8(0), "x", uint8(0b1011), "argoproj.io", uint8(3), uint8(0))
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, manager string, which uint8, value string, mode uint8, group string, kindSel uint8) {
+	f.Add("argocd-server", uint8(7), "1", uint8(0b0000001), "", uint8(0), uint8(0b1001))
+	f.Add("argocd-controller", uint8(3), "0.0.0.0/0", uint8(0b1000010), "", uint8(0), uint8(0b0010))
+	f.Add("argocd-application-controller", uint8(0), "evil.example.net/x:1", uint8(0b1000000), "", uint8(0), uint8(0b0101))
+	f.Fuzz(func(t *testing.T, manager string, which uint8, value string, mode uint8, group string, kindSel uint8, extra uint8) {
 		fp := fuzzPaths[int(which)%len(fuzzPaths)]
+		if extra&1 != 0 {
+			manager = forgedManagers[int(which)%len(forgedManagers)]
+		}
+		dryRun := (extra >> 1) & 3 // 0: none, 1: holds Git's value, 2: reproduces live
+		hpaOutside := extra&8 != 0
 		ssa := mode&1 != 0
 		owner := (mode >> 1) & 3 // 0: the manager, 1: argocd-controller (as a webhook's change is recorded), 2: nobody
 		ruleKind := (mode >> 3) & 3
@@ -206,6 +228,19 @@ func FuzzPlanSafety(f *testing.F) {
 		if fp.path != "/spec/template/spec/containers/1" {
 			setPath(live, path, v)
 		}
+		// Under Argo CD's own names alone (recorded for the request, or
+		// sent by the client), only a dry run that reproduces the live
+		// value shows another writer made it; and an HPA only in the
+		// cluster proves nothing of the replica count.
+		// (An ignore rule the application already has is its owners' own
+		// decision, flagged only where it covers a security-relevant path.)
+		argoOnly := owner == 1 || (owner == 0 && drift.ArgoCDManagers[manager])
+		if argoOnly && dryRun != 2 && ruleKind == 0 {
+			isProtected = true
+		}
+		if hpaOutside && fp.path == "/spec/replicas" && dryRun != 2 && ruleKind == 0 && (argoOnly || strings.HasPrefix(manager, "kubectl")) {
+			isProtected = true
+		}
 		argo := map[string]any{}
 		var ls []drift.Pointer
 		leaves(target, drift.Pointer{}, &ls)
@@ -227,6 +262,17 @@ func FuzzPlanSafety(f *testing.F) {
 			mfs = append(mfs, map[string]any{"manager": manager, "operation": "Update", "apiVersion": "v1", "time": "2026-11-20T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": own})
 		}
 		drift.Map(live, "metadata")["managedFields"] = mfs
+		var dry map[string]any
+		switch dryRun {
+		case 1, 3:
+			dry = drift.DeepCopy(target).(map[string]any)
+			drift.Map(dry, "metadata")["managedFields"] = []any{mfs[0]}
+		case 2:
+			dry = drift.DeepCopy(live).(map[string]any)
+			own := drift.DeepCopy(argo).(map[string]any)
+			fieldsFor(own, live, path)
+			drift.Map(dry, "metadata")["managedFields"] = []any{map[string]any{"manager": "argocd-controller", "operation": "Apply", "apiVersion": "v1", "time": "2026-11-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": own}}
+		}
 		appSpec := map[string]any{"project": "default", "destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": "app"},
 			"source": map[string]any{"repoURL": "https://git.example.com/app.git", "path": "apps/app", "targetRevision": "main"}}
 		if ssa {
@@ -258,10 +304,19 @@ func FuzzPlanSafety(f *testing.F) {
 					"webhooks": []any{map[string]any{"name": "any.example.com", "clientConfig": map[string]any{"service": map[string]any{"name": "w", "namespace": "w"}},
 						"rules": []any{map[string]any{"apiGroups": []any{"*"}, "apiVersions": []any{"*"}, "operations": []any{"CREATE", "UPDATE"}, "resources": []any{"*"}}}}}})
 		}
+		if hpaOutside && fp.kind == "Deployment" {
+			cluster = append(cluster, map[string]any{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+				"metadata": map[string]any{"name": ref.Name, "namespace": ref.Namespace},
+				"spec":     map[string]any{"scaleTargetRef": map[string]any{"apiVersion": target["apiVersion"], "kind": ref.Kind, "name": ref.Name}, "minReplicas": 1, "maxReplicas": 1000}})
+		}
 		manifest, _ := yaml.Marshal(target)
 		appFile, _ := yaml.Marshal(app)
+		res := map[string]any{"target": target, "live": live}
+		if dry != nil {
+			res["dryRun"] = dry
+		}
 		snap := map[string]any{"apiVersion": "driftfix/v1", "kind": "Snapshot", "application": app,
-			"resources": []any{map[string]any{"target": target, "live": live}},
+			"resources": []any{res},
 			"repo":      map[string]any{"files": map[string]any{"apps/app/resources.yaml": string(manifest), "argocd/app.yaml": string(appFile)}}}
 		if cluster != nil {
 			snap["cluster"] = cluster
