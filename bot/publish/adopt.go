@@ -72,7 +72,7 @@ func (r *run) branchPrefixes() []string {
 }
 
 // adoptIn adopts driftfix's own open PRs of one repository.
-func (r *run) adoptIn(host GitHost, repo githost.Repo, have map[string]bool) ([]state.PR, error) {
+func (r *run) adoptIn(host PullHost, repo githost.Repo, have map[string]bool) ([]state.PR, error) {
 	login, err := host.Login(r.ctx)
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ const dashboardNone = -1
 type dashboard struct {
 	*run
 	ctx    context.Context
-	host   GitHost
+	host   IssueHost
 	repo   githost.Repo
 	title  string
 	apps   []cycle.AppState // of this repository, dashboard enabled, sorted

@@ -40,12 +40,21 @@ func (r *run) proposeAll() {
 	}
 }
 
+// proposeHost is what publishing a fix pull request needs: its branch, the
+// pull request, its cooldown check and its comments.
+type proposeHost interface {
+	BranchHost
+	PullHost
+	CheckHost
+	SteerHost
+}
+
 // proposal is one proposed pull request being published, in its own context.
 type proposal struct {
 	*run
 	ctx      context.Context
 	pr       cycle.ProposedPR
-	host     GitHost
+	host     proposeHost
 	repo     githost.Repo
 	base     string
 	existing *githost.PullRequest
