@@ -146,16 +146,37 @@ func (h *memHost) Permission(context.Context, githost.Repo, string) (string, err
 	return githost.PermissionNone, nil
 }
 
-// memNotifier keeps the messages it is given, by channel.
+// memNotifier lays a digest out as one plain-text message, a line a
+// group, and keeps the messages it is given, by channel: a notifier of its
+// own format, behind the same port as Slack.
 type memNotifier struct {
 	mu   sync.Mutex
 	sent []string // "channel thread text"
 }
 
-func (n *memNotifier) PostOne(_ context.Context, channel, thread string, m templates.Message) (string, error) {
+func (n *memNotifier) Render(v templates.DigestView) ([]string, error) {
+	if v.Empty() {
+		return nil, nil
+	}
+	text := "digest for " + v.Instance
+	for _, l := range v.NewStuck {
+		text += fmt.Sprintf("\nNewly stuck: %s/%s", l.Namespace, l.App)
+	}
+	for _, g := range []struct {
+		what string
+		prs  []templates.PRLine
+	}{{"opened", v.Opened}, {"updated", v.Updated}, {"merged", v.Merged}, {"closed", v.Closed}} {
+		for _, l := range g.prs {
+			text += fmt.Sprintf("\nFix %s: %s %s", g.what, l.Title, l.URL)
+		}
+	}
+	return []string{text}, nil
+}
+
+func (n *memNotifier) Send(_ context.Context, channel, thread, m string) (string, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.sent = append(n.sent, channel+" "+thread+" "+m.Text+fmt.Sprint(m.Attachments))
+	n.sent = append(n.sent, channel+" "+thread+" "+m)
 	return fmt.Sprintf("m%d", len(n.sent)), nil
 }
 
@@ -225,7 +246,10 @@ func TestPublishThroughPorts(t *testing.T) {
 	}
 }
 
-var _ publish.GitHost = (*memHost)(nil)
+var (
+	_ publish.GitHost  = (*memHost)(nil)
+	_ publish.Notifier = (*memNotifier)(nil)
+)
 
 // The in-memory host's issues (the Drift Dashboard), kept beside its pull
 // requests in the same numbering.

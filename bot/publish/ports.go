@@ -156,9 +156,17 @@ type SignerHost interface {
 }
 
 // Notifier is the port to where digests are read (Slack today, by
-// bot/slack). A digest is a first message and its thread.
+// bot/slack). The publisher hands it the neutral digest view
+// (templates.DigestView: applications, findings, fix pull requests, links)
+// and never sees the notifier's own format: Render lays a digest out as the
+// messages it is sent as, which the publisher queues in the state store,
+// opaque, and Send sends one at a time, so a digest stopped half-way goes
+// on where it stopped. A digest is a first message and its thread.
 type Notifier interface {
-	// PostOne sends one message to channel, in thread unless it is empty,
-	// and returns the message's id (its thread, when it starts one).
-	PostOne(ctx context.Context, channel, thread string, m templates.Message) (string, error)
+	// Render lays a digest out as messages, in order: the first one, then
+	// the replies in its thread. An empty digest is no message.
+	Render(v templates.DigestView) ([]string, error)
+	// Send sends one message Render made to channel, in thread unless it is
+	// empty, and returns the message's id (its thread, when it starts one).
+	Send(ctx context.Context, channel, thread, message string) (string, error)
 }

@@ -59,8 +59,9 @@ type Published struct {
 	// RepoFiles are the repositories' own .github/driftfix.yaml files not
 	// used, each with its problems by line: the central policy applies there.
 	RepoFiles []string
-	// Digests are the messages posted, by channel.
-	Digests map[string][]templates.Message
+	// Digests are the messages posted, by channel, as the notifier laid
+	// them out.
+	Digests map[string][]string
 	Errors  []error
 }
 
@@ -134,7 +135,7 @@ func (p *Publisher) start(ctx context.Context, res *cycle.CycleResult, now time.
 	if p.PerPR == 0 {
 		p.PerPR = 2 * time.Minute
 	}
-	r := &run{Publisher: p, ctx: ctx, res: res, now: now, log: p.Log, out: &Published{Digests: map[string][]templates.Message{}},
+	r := &run{Publisher: p, ctx: ctx, res: res, now: now, log: p.Log, out: &Published{Digests: map[string][]string{}},
 		apps: map[string]cycle.AppState{}, proposed: map[string]cycle.ProposedPR{}, open: openCount{perRepo: map[string]int{}}, writers: map[string]bool{},
 		polled: map[string]*githost.PullRequest{}, sides: map[string]*repoSide{}}
 	if r.log == nil {
