@@ -10,11 +10,36 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
+
+// digestStore is what the digests remember: when each application was
+// first seen stuck, the digests queued and how far each was sent, and
+// the thread each fix's news goes in.
+type digestStore interface {
+	// FirstSeen is when an application was first seen stuck (now, the first time).
+	FirstSeen(ctx context.Context, app string, now time.Time) (time.Time, error)
+	// Cleared forgets that an application was stuck.
+	Cleared(ctx context.Context, app string) error
+	// Thread is the thread of the digest that announced a fix in a channel.
+	Thread(ctx context.Context, fingerprint, channel string) (string, error)
+	// SetThread remembers the thread that announced a fix.
+	SetThread(ctx context.Context, fingerprint, channel, ts string) error
+	// LastDigest is the fingerprint of the digest last posted to a cursor.
+	LastDigest(ctx context.Context, channel string) (string, error)
+	// Outboxes are the digests queued and not sent whole, oldest first.
+	Outboxes(ctx context.Context) ([]state.Outbox, error)
+	// QueueDigest queues a digest.
+	QueueDigest(ctx context.Context, o state.Outbox) error
+	// DigestPosted records how many of a queued digest's messages were sent, and its thread.
+	DigestPosted(ctx context.Context, id int64, thread string, posted int) error
+	// DigestDone drops a digest sent whole and remembers it as its cursor's last.
+	DigestDone(ctx context.Context, o state.Outbox, now time.Time) error
+}
 
 // digests gathers a cycle's digest lines, one view per channel and instance,
 // and posts them through the notifier.

@@ -16,6 +16,16 @@ import (
 	"github.com/driftfix/driftfix/bot/state"
 )
 
+// predictStore remembers the predictions published on pull request heads.
+type predictStore interface {
+	// PredictedFor is the prediction published on a head.
+	PredictedFor(ctx context.Context, repo, sha string) (state.Predicted, bool, error)
+	// SavePredicted remembers a prediction published on a head.
+	SavePredicted(ctx context.Context, repo, sha string, p state.Predicted) error
+	// ForgetPredictedBefore forgets predictions older than a time.
+	ForgetPredictedBefore(ctx context.Context, before time.Time) error
+}
+
 // DefaultPredictPerCycle is how many pull request heads one cycle predicts
 // when PredictPRs is given 0; the others wait for the next cycle.
 const DefaultPredictPerCycle = 20

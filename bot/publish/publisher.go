@@ -26,7 +26,9 @@ import (
 // Publisher publishes cycles' results. It is used by one cycle at a time.
 type Publisher struct {
 	Config *config.Config
-	Store  *state.Store
+	// Store is where what was published is remembered across cycles
+	// (bot/state's Store in the bot).
+	Store Store
 	// Hosts are the Git hosts pull requests are published to; an
 	// application's repository goes to the first host that reads its URL.
 	// None: pull requests are only reported.
@@ -46,6 +48,25 @@ type Publisher struct {
 	noRepoFile map[string]time.Time
 	forks      forkWork // forks' pull requests, predicted apart (predict.go)
 }
+
+// Store is what the publisher remembers across cycles: one small
+// interface per feature, each declared beside the feature that uses it.
+// bot/state's Store keeps them all in one database.
+type Store interface {
+	prStore
+	checkStore
+	requestStore
+	dashboardStore
+	digestStore
+	heldStore
+	snoozeStore
+	fightStore
+	ignoreStore
+	predictStore
+	listStore
+}
+
+var _ Store = (*state.Store)(nil)
 
 // Published is what one publishing step did.
 type Published struct {
