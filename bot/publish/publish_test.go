@@ -329,11 +329,13 @@ func TestDashboardUpdatedInPlace(t *testing.T) {
 	}
 }
 
-// TestNotifierGetsNeutralDigest: a notifier of any format gets the digest
-// as the neutral view through the path Slack's does (Render, the outbox,
-// Send): the newly stuck application and its opened fix PR with its link
-// and key, then, in the thread that announced the PR, its closing.
-func TestNotifierGetsNeutralDigest(t *testing.T) {
+// TestAddingANotifier (docs/development.md, "How to add a Git host or a
+// notifier"): a notifier of its own format, one type with Render and Send,
+// gets the digest as the neutral view through the path Slack's does
+// (Render, the outbox, Send): the newly stuck application and its opened
+// fix PR with its link and key, then, in the thread that announced the PR,
+// its closing.
+func TestAddingANotifier(t *testing.T) {
 	b := newBench(t)
 	out := b.clean(b.stuck(removeReplicas))
 	views := b.note.Views()
