@@ -180,6 +180,71 @@ func TestFixPROpenedOnceThenReused(t *testing.T) {
 	}
 }
 
+// TestClosedByAPersonNeverReopened: a fix PR a person closed unmerged is
+// their answer: the fix is remembered as turned down and not proposed
+// again, however often the cycle plans it.
+func TestClosedByAPersonNeverReopened(t *testing.T) {
+	b := newBench(t)
+	b.clean(b.stuck(removeReplicas))
+	pr := b.onlyPR()
+	b.host.Close(repo, pr.Number)
+
+	out := b.clean(b.stuck(removeReplicas))
+	if want := fmt.Sprintf("[acme/shop#%d]", pr.Number); fmt.Sprint(out.Rejected) != want || len(out.Opened) != 0 {
+		t.Fatalf("the PR closed by a person must count as turned down: %+v", out)
+	}
+	for range 2 {
+		out = b.clean(b.stuck(removeReplicas))
+		if len(out.Opened)+len(out.Updated) != 0 || !strings.Contains(strings.Join(out.Skipped, "\n"), "turned down before") {
+			t.Fatalf("a turned-down fix must not be proposed again: %+v", out)
+		}
+	}
+	if n := b.host.Calls("OpenPR"); n != 1 {
+		t.Errorf("OpenPR called %d times, want once", n)
+	}
+	if why, ok, err := b.st.Rejected(context.Background(), key); err != nil || !ok || !strings.Contains(why, "closed unmerged") {
+		t.Errorf("the state store must remember why: %q %v %v", why, ok, err)
+	}
+}
+
+// TestMergedThenFixed: a merged fix PR is followed until Argo CD syncs it:
+// merged is reported once, and when the application is Synced again the
+// PR says so once and the digest tells it in the thread that announced it.
+func TestMergedThenFixed(t *testing.T) {
+	b := newBench(t)
+	b.clean(b.stuck(removeReplicas))
+	pr := b.onlyPR()
+	b.host.Merge(repo, pr.Number)
+	ref := fmt.Sprintf("[acme/shop#%d]", pr.Number)
+
+	out := b.clean(b.stuck(removeReplicas)) // Argo CD has not synced the merge yet
+	if fmt.Sprint(out.Merged) != ref || len(out.Opened)+len(out.Fixed) != 0 {
+		t.Fatalf("the merge must be reported, nothing else: %+v", out)
+	}
+	for i := range 2 {
+		out = b.clean(b.synced())
+		if got, want := fmt.Sprint(out.Fixed), map[bool]string{true: ref, false: "[]"}[i == 0]; got != want {
+			t.Errorf("cycle %d after the sync: fixed %s, want %s", i+1, got, want)
+		}
+	}
+	var said int
+	for _, c := range b.host.CommentsOn(repo, pr.Number) {
+		if strings.Contains(c.Body, "Argo CD synced this change") {
+			said++
+		}
+	}
+	if said != 1 {
+		t.Errorf("the merged PR was told the outcome %d times, want once", said)
+	}
+	sent := b.note.Sent()
+	if last := sent[len(sent)-1]; last.Text != "synced again: argocd/shop" || last.Thread != sent[0].ID {
+		t.Errorf("the fix must be told in the thread that announced it (%q): %+v", sent[0].ID, last)
+	}
+	if rec, _, _ := b.st.PRFor(context.Background(), key); rec.State != state.PRFixed {
+		t.Errorf("the state store keeps %q, want %q", rec.State, state.PRFixed)
+	}
+}
+
 // TestCheckConclusion: the check published on a fix PR's head says what
 // the verification said: the plan's own check on the commit driftfix
 // pushed, then the cycle's check of that head once the cycle read it; the

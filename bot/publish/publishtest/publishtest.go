@@ -386,6 +386,19 @@ func (h *Host) Merge(repo string, number int) {
 	}
 }
 
+// Close closes an open pull request unmerged, as a person does.
+func (h *Host) Close(repo string, number int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.init()
+	for _, pr := range h.prs[repo] {
+		if pr.Number == number {
+			pr.HeadSHA = h.heads[repo+" "+pr.Branch]
+			pr.State = "closed"
+		}
+	}
+}
+
 // Comments are a pull request's comments, oldest first.
 func (h *Host) Comments(_ context.Context, r githost.Repo, number int) ([]githost.Comment, error) {
 	h.mu.Lock()
