@@ -6,7 +6,10 @@ import (
 	"github.com/driftfix/driftfix/bot/drift"
 )
 
-// DigestView is what changed in one cycle, for one channel.
+// DigestView is what changed in one cycle, for one channel: the neutral
+// digest every notifier is handed (publish.Notifier), plain values with no
+// notifier's format in them. Each notifier lays it out its own way; Slack's
+// Block Kit is built in bot/slack.
 type DigestView struct {
 	Instance  string // Argo CD instance name
 	ArgoCDURL string
@@ -27,8 +30,9 @@ type DigestView struct {
 	// Ignores are the ignore rules the inventory flags, posted at most
 	// once a week.
 	Ignores []IgnoreLine
-	// Buttons puts Open, Snooze and Recheck buttons under the lines of
-	// stuck applications and fix pull requests (digest_actions.go).
+	// Buttons asks for actions on the lines of stuck applications and fix
+	// pull requests, where the notifier has them (Slack's Open, Snooze and
+	// Recheck buttons, bot/slack/digest_actions.go).
 	Buttons bool `json:",omitempty"`
 }
 
