@@ -1,7 +1,10 @@
-// Package slack posts driftfix digests with the Slack Web API (slack-go): the
-// first message of a digest in the channel, the rest in its thread. It knows
-// nothing about causes; it sends what templates rendered. It also serves the
-// digest's buttons, Slack's signed interactivity requests (interact.go).
+// Package slack is driftfix's Slack notifier (publish.Notifier): it lays the
+// neutral digest view out as Block Kit messages (digest.go, with the
+// buttons of digest_actions.go) and posts them with the Slack Web API
+// (slack-go), the first message of a digest in the channel, the rest in its
+// thread. It knows nothing about causes; it lays out what the view says. It
+// also serves the digest's buttons, Slack's signed interactivity requests
+// (interact.go).
 package slack
 
 import (
