@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/appset"
+	"github.com/driftfix/driftfix/bot/diff"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations/yamledit"
 )
@@ -76,11 +77,13 @@ func (c *Context) ignoreInAppSet(o appOrigin, rule ignoreRule, respect bool, com
 			return nil, fmt.Sprintf("ApplicationSet %s in %s takes ignore rules from each element's %s, but a sync would write Git's value back without %s, which the element cannot set.", o.AppSet, loc.file, param, respectIgnore)
 		}
 	case !goTemplate:
-		return nil, fmt.Sprintf("ApplicationSet %s in %s makes %d Applications from one template and does not use goTemplate, so neither a templatePatch condition nor a per-element value the template reads can scope the rule to %s (turning goTemplate on changes how every Application renders); driftfix edits nothing.", o.AppSet, loc.file, len(before.Applications), o.App)
+		unscoped := fmt.Sprintf("ApplicationSet %s in %s makes %d Applications from one template and does not use goTemplate, so neither a templatePatch condition nor a per-element value the template reads can scope the rule to %s (turning goTemplate on changes how every Application renders)", o.AppSet, loc.file, len(before.Applications), o.App)
+		return c.ignoreByIdentity(o, loc, before, gen, rule, respect, comment, unscoped)
 	default:
 		cond, err := uniqueCondition(gen, before.Applications)
 		if err != nil {
-			return nil, fmt.Sprintf("ApplicationSet %s in %s makes %d Applications from one template, and %v, so a templatePatch cannot be scoped to %s.", o.AppSet, loc.file, len(before.Applications), err, o.App)
+			unscoped := fmt.Sprintf("ApplicationSet %s in %s makes %d Applications from one template, and %v, so a templatePatch cannot be scoped to %s", o.AppSet, loc.file, len(before.Applications), err, o.App)
+			return c.ignoreByIdentity(o, loc, before, gen, rule, respect, comment, unscoped)
 		}
 		block, err := patchBlock(cond, gen.Application, rule, respect, comment)
 		if err != nil {
@@ -480,4 +483,133 @@ func (c *Context) locateAppSet(name string) (located, error) {
 func placeOf(app drift.Object) any {
 	spec := drift.Map(app, "spec")
 	return drift.NormalizeNumbers(map[string]any{"source": spec["source"], "sources": spec["sources"], "destination": spec["destination"]})
+}
+
+// ignoreByIdentity writes the rule in the shared template of a set whose
+// Applications nothing else tells apart. An Argo CD ignore rule matches
+// only resources of the Application that carries it, by group, kind, name
+// and namespace: when no other Application the set makes manages a
+// resource of the drifting one's identity, the rule every one of them gains
+// matches nothing in theirs, and their comparison is unchanged. Each other
+// Application's resources are rendered from Git (or read from its copy in
+// the cluster); when one of them is unknown, or has that identity, the
+// instruction stays, saying which. unscoped says why no narrower scope was
+// found.
+func (c *Context) ignoreByIdentity(o appOrigin, loc located, before appset.Result, gen appset.Generated, rule ignoreRule, respect bool, comment, unscoped string) (*ignoreEdit, string) {
+	ref := drift.Ref{Group: rule.Group, Kind: rule.Kind, Namespace: rule.Namespace, Name: rule.Name}
+	if rule.Name == "" || strings.ContainsAny(rule.Group+rule.Kind, "*?[") {
+		return nil, unscoped + ", and the rule does not name one resource; driftfix edits nothing."
+	}
+	if len(before.Partial) > 0 {
+		return nil, fmt.Sprintf("%s; a rule in its template scoped to %s would be safe only if no other Application of the set manages that resource, and the set may make Applications Git alone does not show%s; driftfix edits nothing.", unscoped, ref, unresolvedText(before.Partial))
+	}
+	var others []drift.Object
+	for _, g := range before.Applications {
+		if drift.Str(g.Application, "metadata", "name") != o.App {
+			others = append(others, g.Application)
+		}
+	}
+	var lacking []string // the others a sync option added to the template would change
+	for _, other := range others {
+		name := drift.Str(other, "metadata", "name")
+		ids, err := c.managedIdentities(other)
+		if err != nil {
+			return nil, fmt.Sprintf("%s; a rule in its template scoped to %s would be safe only if no other Application of the set manages that resource, and driftfix cannot tell which resources Application %s manages (%v); driftfix edits nothing.", unscoped, ref, name, err)
+		}
+		for _, id := range ids {
+			if sameIdentity(rule, id) {
+				return nil, fmt.Sprintf("%s; and Application %s, which the set also makes, manages %s too (the same group, kind, namespace and name), so a rule in the shared template would hide its drift as well; driftfix edits nothing.", unscoped, name, id)
+			}
+		}
+		if respect && !hasOption(drift.List(other, "spec", "syncPolicy", "syncOptions"), respectIgnore) {
+			lacking = append(lacking, name)
+		}
+	}
+	addOption := respect && !hasOption(drift.List(gen.Application, "spec", "syncPolicy", "syncOptions"), respectIgnore)
+	optionNote := ""
+	if addOption && len(lacking) > 0 {
+		if why := respectHarmless(c.Snapshot.Cluster, others); why != "" {
+			return nil, fmt.Sprintf("%s; a rule in its template scoped to %s matches no resource of the other Applications, but a sync would write Git's value back without %s, and adding it to the shared template changes how Application %s syncs: %s; driftfix edits nothing.", unscoped, ref, respectIgnore, strings.Join(lacking, ", "), why)
+		}
+		optionNote = fmt.Sprintf(", and %s, added with it, has nothing to keep for them (argocd-cm declares no system-wide ignore rule and they have no ignore rule of their own)", respectIgnore)
+	}
+	var steps []func([]byte) ([]byte, error)
+	steps = append(steps, func(b []byte) ([]byte, error) {
+		return yamledit.AppendItem(b, loc.doc, drift.MustPointer("/spec/template/spec/ignoreDifferences"), rule, comment)
+	})
+	if addOption {
+		steps = append(steps, func(b []byte) ([]byte, error) {
+			return yamledit.AppendItem(b, loc.doc, drift.MustPointer("/spec/template/spec/syncPolicy/syncOptions"), respectIgnore, "")
+		})
+	}
+	how := "spec.template, scoped to " + ref.String() + " by the rule's name and namespace"
+	e, err := applyEdits(c.Repo, loc.file, steps...)
+	if errors.Is(err, errAlreadyApplied) {
+		return &ignoreEdit{already: true}, ""
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("%s; driftfix could not edit %s of ApplicationSet %s in %s: %v.", unscoped, how, o.AppSet, loc.file, err)
+	}
+	edited := Repo{}
+	for k, v := range c.Repo {
+		edited[k] = v
+	}
+	edited[loc.file] = e.After
+	set2, err := yamlDoc(e.After, loc.doc)
+	if err != nil {
+		return nil, fmt.Sprintf("the edit of %s breaks ApplicationSet %s: %v.", loc.file, o.AppSet, err)
+	}
+	after, err := appset.Resolve(set2, appset.Options{Files: c.repoFiles(edited), Cluster: c.Snapshot.Cluster})
+	if err != nil {
+		return nil, fmt.Sprintf("the edit of %s of ApplicationSet %s in %s makes a set Argo CD refuses: %v.", how, o.AppSet, loc.file, err)
+	}
+	mine, why := compareShared("ApplicationSet "+o.AppSet, o.App, appsOf(before.Applications), appsOf(after.Applications), rule, addOption)
+	if why != "" {
+		return nil, fmt.Sprintf("the edit of %s of ApplicationSet %s in %s was not used: %s.", how, o.AppSet, loc.file, why)
+	}
+	n := len(after.Applications) - 1
+	return &ignoreEdit{
+		edits: []Edit{e},
+		app:   mine,
+		checked: fmt.Sprintf("ApplicationSet %s resolved again from the edited %s: %s gains the rule; %s, and %s (%s resources rendered from Git or read from %s copy in the cluster), so it matches nothing there and %s comparison is unchanged",
+			o.AppSet, loc.file, o.App, map[bool]string{true: "the other Application it makes gains it too", false: fmt.Sprintf("the other %d Applications it makes gain it too", n)}[n == 1],
+			map[bool]string{true: "it does not manage " + ref.String(), false: "none of them manages " + ref.String()}[n == 1],
+			map[bool]string{true: "its", false: "each one's"}[n == 1], map[bool]string{true: "its", false: "its"}[n == 1], map[bool]string{true: "its", false: "their"}[n == 1]),
+		undo: undoText(loc.file),
+		note: fmt.Sprintf("the set makes %d Applications from one template that nothing tells apart, so the rule is in that template, on each of them: it names %s, which only %s manages, so on the others it is present but matches nothing%s", n+1, ref, o.App, optionNote),
+	}, ""
+}
+
+// sameIdentity reports whether an ignore rule would match a resource of
+// that identity, as Argo CD matches one: group and kind, then name, then
+// namespace when the rule names one. A resource whose namespace is unknown
+// (none in its manifest, none in the Application's destination) may be in
+// any.
+func sameIdentity(r ignoreRule, id drift.Ref) bool {
+	if r.Group != id.Group || r.Kind != id.Kind || (r.Name != "" && r.Name != id.Name) {
+		return false
+	}
+	return r.Namespace == "" || id.Namespace == "" || r.Namespace == id.Namespace
+}
+
+// respectHarmless says why adding RespectIgnoreDifferences to the other
+// Applications could change how they sync, or "" when it cannot: argocd-cm
+// is known and declares no system-wide ignore rule, and none of them has an
+// ignore rule of its own, so the option has nothing to keep.
+func respectHarmless(cluster []drift.Object, others []drift.Object) string {
+	st, sys, err := diff.ReadSettings(cluster)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("argocd-cm cannot be read (%v)", err)
+	case !st.FromConfigMap:
+		return "the snapshot holds no argocd-cm, so its system-wide ignore rules, which the option would also respect, are unknown"
+	case len(sys) > 0:
+		return "argocd-cm declares system-wide ignore rules, which the option would also respect for them"
+	}
+	for _, a := range others {
+		if len(drift.List(a, "spec", "ignoreDifferences")) > 0 {
+			return fmt.Sprintf("Application %s has ignore rules of its own, which a sync would then respect", drift.Str(a, "metadata", "name"))
+		}
+	}
+	return ""
 }
