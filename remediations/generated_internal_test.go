@@ -199,3 +199,10 @@ func TestTemplatedRuleRefused(t *testing.T) {
 		t.Fatalf("a rule holding {{ was written (%q)", why)
 	}
 }
+
+// ManagedIdentities exposes, to the corpus tests, the resources an
+// Application's sources in repo render (managedIdentities).
+func ManagedIdentities(app drift.Object, repo Repo) ([]drift.Ref, error) {
+	c := &Context{Snapshot: &drift.Snapshot{Application: app}, Repo: repo}
+	return c.managedIdentities(app)
+}

@@ -33,10 +33,11 @@ const generatedPerSource = 3 // applications tried per ApplicationSet or parent
 
 // floorGeneratedInSource is the share of the corpus's generated
 // applications whose plan is verified with its edit in the generating
-// source: 30 of 51 on 2026-12-07 (1 of 51 on the engine before, commit
-// 00fba2b; docs/accuracy.md). Every other one must be an instruction or a
-// refusal that says why.
-const floorGeneratedInSource = 0.58
+// source: 36 of 59 on 2026-12-07, with the rule scoped by the resource's
+// identity in templates nothing else scopes (29 of 59 before it;
+// docs/accuracy.md). Every other one must be an instruction or a refusal
+// that says why.
+const floorGeneratedInSource = 0.61
 
 type generatedCase struct {
 	repo, shape, source, app string
@@ -58,6 +59,7 @@ func TestRealRepoGeneratedPlans(t *testing.T) {
 	}
 	type tally struct{ cases, verified, inSource, refused, wrong int }
 	byShape := map[string]*tally{}
+	unshown := 0
 	reasons := map[string]int{}
 	for _, d := range dirs {
 		// A clone may be a symbolic link to a shared copy: follow it.
@@ -74,9 +76,17 @@ func TestRealRepoGeneratedPlans(t *testing.T) {
 			repo[f] = []byte(c)
 		}
 		for _, gc := range generatedCases(d.Name(), repo, template) {
-			_, plans, err := pipeline.Fix(gc.snap, repo, drift.Sensitivity{}, now, render.Limits{})
+			rep, plans, err := pipeline.Fix(gc.snap, repo, drift.Sensitivity{}, now, render.Limits{})
 			if err != nil {
 				t.Errorf("%s %s: %v", gc.repo, gc.app, err)
+				continue
+			}
+			if !showsDeploymentDrift(rep) {
+				// Argo CD would not show this drift: an Application that syncs
+				// with server-side apply is compared by a server-side dry run,
+				// which holds the webhook's write. Nothing to fix, so not scored.
+				unshown++
+				t.Logf("%s %s %s: the drift added does not show (%s)", gc.repo, gc.shape, gc.app, syncMode(gc.snap))
 				continue
 			}
 			for _, q := range plans {
@@ -162,7 +172,7 @@ func TestRealRepoGeneratedPlans(t *testing.T) {
 		rs = append(rs, fmt.Sprintf("%d× %s", n, r))
 	}
 	sort.Strings(rs)
-	t.Logf("total %d applications, %d verified in the generating source; refusals: %s", total, good, strings.Join(rs, "; "))
+	t.Logf("total %d applications, %d verified in the generating source; refusals: %s; %d more whose drift Argo CD would not show", total, good, strings.Join(rs, "; "), unshown)
 	if total == 0 || float64(good) < floorGeneratedInSource*float64(total) {
 		t.Errorf("%d of %d generated applications verified in the generating source, below the floor %.2f", good, total, floorGeneratedInSource)
 	}
@@ -176,6 +186,32 @@ func TestRealRepoGeneratedPlans(t *testing.T) {
 	}
 	docs.Hold(t, "generated-plans", "all", float64(good))
 	docs.Hold(t, "generated-plans", "all-of", float64(total))
+}
+
+// showsDeploymentDrift reports whether the diagnosis shows the drift added
+// to the Deployment: a finding on it, or a broad rule of the Application
+// that hides a difference of it.
+func showsDeploymentDrift(rep *drift.Report) bool {
+	for _, f := range rep.Findings {
+		if f.Resource.Kind == "Deployment" {
+			return true
+		}
+		for _, h := range f.Hides {
+			if h.Resource.Kind == "Deployment" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func syncMode(s *drift.Snapshot) string {
+	for _, o := range drift.List(s.Application, "spec", "syncPolicy", "syncOptions") {
+		if o == "ServerSideApply=true" {
+			return "server-side apply"
+		}
+	}
+	return "client-side apply"
 }
 
 // reasonClass shortens a refusal to its kind, for the tally.
@@ -291,6 +327,13 @@ func kustomizationIn(repo remediations.Repo, dir string) bool {
 // container to a Deployment) for another Application: the Deployment in
 // the Application's destination namespace, the parent (if any) among the
 // cluster objects, the repository's files.
+//
+// The drifting Deployment is one the Application's sources render (the
+// first, in the order they render), so the ignore rule names a resource it
+// really manages; only an Application that renders no Deployment from the
+// repository keeps the template's. The cluster objects hold argocd-cm as a
+// plain install of Argo CD has it (no system-wide ignore rule), as the
+// collector captures it.
 func caseSnapshot(template *drift.Snapshot, app, parent drift.Object, repo remediations.Repo) *drift.Snapshot {
 	s := *template
 	app["status"] = map[string]any{"sync": map[string]any{"status": "OutOfSync"}}
@@ -298,6 +341,18 @@ func caseSnapshot(template *drift.Snapshot, app, parent drift.Object, repo remed
 	ns := drift.Str(app, "spec", "destination", "namespace")
 	if ns == "" {
 		ns = "default"
+	}
+	name := ""
+	if ids, err := remediations.ManagedIdentities(app, repo); err == nil {
+		for _, id := range ids {
+			if id.Group == "apps" && id.Kind == "Deployment" && id.Name != "" {
+				name = id.Name
+				if id.Namespace != "" {
+					ns = id.Namespace
+				}
+				break
+			}
+		}
 	}
 	ssa := false
 	for _, o := range drift.List(app, "spec", "syncPolicy", "syncOptions") {
@@ -309,6 +364,17 @@ func caseSnapshot(template *drift.Snapshot, app, parent drift.Object, repo remed
 		r.Live = drift.DeepCopy(r.Live).(map[string]any)
 		drift.Map(r.Target, "metadata")["namespace"] = ns
 		drift.Map(r.Live, "metadata")["namespace"] = ns
+		if r.DryRun != nil {
+			r.DryRun = drift.DeepCopy(r.DryRun).(map[string]any)
+			drift.Map(r.DryRun, "metadata")["namespace"] = ns
+		}
+		if name != "" {
+			for _, o := range []drift.Object{r.Target, r.Live, r.DryRun} {
+				if o != nil {
+					drift.Map(o, "metadata")["name"] = name
+				}
+			}
+		}
 		if !ssa {
 			// Client-side apply compares what Git declares: the webhook
 			// rewrites a label Git sets, and the last apply recorded Git's.
@@ -330,6 +396,8 @@ func caseSnapshot(template *drift.Snapshot, app, parent drift.Object, repo remed
 		}
 		s.Cluster = append(s.Cluster, o)
 	}
+	s.Cluster = append(s.Cluster, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "argocd-cm", "namespace": "argocd", "labels": map[string]any{"app.kubernetes.io/part-of": "argocd"}}})
 	if parent != nil {
 		s.Cluster = append(s.Cluster, parent)
 	}
