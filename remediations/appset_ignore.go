@@ -613,3 +613,236 @@ func respectHarmless(cluster []drift.Object, others []drift.Object) string {
 	}
 	return ""
 }
+
+// narrowInAppSet narrows, in the ApplicationSet that owns the Application,
+// a broad rule its template writes literally: the rule is removed from
+// spec.template and the narrowed rules appended there. When the set makes
+// other Applications, they lose and gain the same rules, so the edit is
+// made only when neither the broad rule nor a narrowed one matches a
+// resource any of them manages (each rendered from Git or read from its
+// copy in the cluster): their comparison is then unchanged. It is verified
+// by resolving the set again.
+func (c *Context) narrowInAppSet(o appOrigin, broad any, keep []ignoreRule, comment string) (*ignoreEdit, string) {
+	for _, r := range keep {
+		if templated(r) {
+			return nil, fmt.Sprintf("A narrowed rule holds {{ or }}, which ApplicationSet %s would render as a template; driftfix writes it nowhere a template is read.", o.AppSet)
+		}
+	}
+	loc, err := c.locateAppSet(o.AppSet)
+	if err != nil {
+		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s: %v.", o.AppSet, err)
+	}
+	set, err := yamlDoc(c.Repo[loc.file], loc.doc)
+	if err != nil {
+		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s: read %s: %v.", o.AppSet, loc.file, err)
+	}
+	before, err := appset.Resolve(set, appset.Options{Files: c.repoFiles(c.Repo), Cluster: c.Snapshot.Cluster})
+	if err != nil {
+		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s in %s: %v.", o.AppSet, loc.file, err)
+	}
+	if len(before.Unresolved) > 0 || len(before.Partial) > 0 {
+		return nil, fmt.Sprintf("ApplicationSet %s in %s may make Applications Git alone does not show%s; driftfix cannot tell whether they rely on the rule.", o.AppSet, loc.file, unresolvedText(append(append([]appset.Unresolved{}, before.Unresolved...), before.Partial...)))
+	}
+	found := false
+	for _, g := range before.Applications {
+		found = found || drift.Str(g.Application, "metadata", "name") == o.App
+	}
+	if !found {
+		return nil, fmt.Sprintf("ApplicationSet %s in %s does not make Application %s from Git alone.", o.AppSet, loc.file, o.App)
+	}
+	want := drift.NormalizeNumbers(broad)
+	at := -1
+	for i, r := range drift.List(set, "spec", "template", "spec", "ignoreDifferences") {
+		if drift.Equal(drift.NormalizeNumbers(r), want) {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		for _, g := range before.Applications {
+			if drift.Str(g.Application, "metadata", "name") != o.App || !narrowed(g.Application, broad, keep) {
+				continue
+			}
+			return &ignoreEdit{already: true}, ""
+		}
+		return nil, fmt.Sprintf("the rule is not written as it is in spec.template.spec.ignoreDifferences of ApplicationSet %s in %s (a templatePatch or a parameter makes it), so driftfix cannot tell what to change.", o.AppSet, loc.file)
+	}
+	var names []string
+	for _, g := range before.Applications {
+		other := g.Application
+		name := drift.Str(other, "metadata", "name")
+		if name == o.App {
+			continue
+		}
+		names = append(names, name)
+		ids, err := c.managedIdentities(other)
+		if err != nil {
+			return nil, fmt.Sprintf("ApplicationSet %s in %s gives the rule to every Application it makes, and driftfix cannot tell which resources Application %s manages (%v), so whether it relies on the rule is unknown.", o.AppSet, loc.file, name, err)
+		}
+		for _, id := range ids {
+			if ruleMatches(broad, id) {
+				return nil, fmt.Sprintf("ApplicationSet %s in %s gives the rule to every Application it makes, and on Application %s it matches %s: narrowing it in the template would change that Application's comparison too; narrow it for %s with a templatePatch, or let a person decide for both.", o.AppSet, loc.file, name, id, o.App)
+			}
+			for _, r := range keep {
+				if sameIdentity(r, id) {
+					return nil, fmt.Sprintf("ApplicationSet %s in %s gives the rules to every Application it makes, and Application %s manages %s too, which a narrowed rule would hide there.", o.AppSet, loc.file, name, id)
+				}
+			}
+		}
+	}
+	steps := []func([]byte) ([]byte, error){
+		func(b []byte) ([]byte, error) {
+			return yamledit.Remove(b, loc.doc, drift.Pointer{"spec", "template", "spec", "ignoreDifferences", strconv.Itoa(at)})
+		},
+	}
+	for _, r := range keep {
+		r := r
+		steps = append(steps, func(b []byte) ([]byte, error) {
+			return yamledit.AppendItem(b, loc.doc, drift.MustPointer("/spec/template/spec/ignoreDifferences"), r, comment)
+		})
+	}
+	e, err := applyEdits(c.Repo, loc.file, steps...)
+	if errors.Is(err, errAlreadyApplied) {
+		return &ignoreEdit{already: true}, ""
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("driftfix could not edit spec.template of ApplicationSet %s in %s: %v.", o.AppSet, loc.file, err)
+	}
+	edited := Repo{}
+	for k, v := range c.Repo {
+		edited[k] = v
+	}
+	edited[loc.file] = e.After
+	set2, err := yamlDoc(e.After, loc.doc)
+	if err != nil {
+		return nil, fmt.Sprintf("the edit of %s breaks ApplicationSet %s: %v.", loc.file, o.AppSet, err)
+	}
+	after, err := appset.Resolve(set2, appset.Options{Files: c.repoFiles(edited), Cluster: c.Snapshot.Cluster})
+	if err != nil {
+		return nil, fmt.Sprintf("the edit of spec.template of ApplicationSet %s in %s makes a set Argo CD refuses: %v.", o.AppSet, loc.file, err)
+	}
+	mine, why := compareNarrowed("ApplicationSet "+o.AppSet, o.App, appsOf(before.Applications), appsOf(after.Applications), broad, keep)
+	if why != "" {
+		return nil, fmt.Sprintf("the edit of spec.template of ApplicationSet %s in %s was not used: %s.", o.AppSet, loc.file, why)
+	}
+	ie := &ignoreEdit{
+		edits:   []Edit{e},
+		app:     mine,
+		checked: fmt.Sprintf("ApplicationSet %s resolved again from the edited %s: %s has the narrowed rules in place of the broad one%s", o.AppSet, loc.file, o.App, othersSame(0)),
+		undo:    undoText(loc.file),
+	}
+	if len(names) > 0 {
+		sort.Strings(names)
+		ie.checked = fmt.Sprintf("ApplicationSet %s resolved again from the edited %s: every Application it makes has the narrowed rules in place of the broad one, and on %s neither matches a resource it manages (each one's resources rendered from Git or read from its copy in the cluster), so their comparison is unchanged", o.AppSet, loc.file, strings.Join(names, ", "))
+		ie.note = fmt.Sprintf("the set gives its template's rules to all %d Applications it makes; on the others the broad rule and the narrowed ones match nothing, so they are unchanged", len(names)+1)
+	}
+	return ie, ""
+}
+
+// narrowed reports whether an Application has the narrowed rules and not
+// the broad one.
+func narrowed(app drift.Object, broad any, keep []ignoreRule) bool {
+	want := drift.NormalizeNumbers(broad)
+	for _, r := range drift.List(app, "spec", "ignoreDifferences") {
+		if drift.Equal(drift.NormalizeNumbers(r), want) {
+			return false
+		}
+	}
+	for _, r := range keep {
+		if !hasRule(app, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// ruleMatches reports whether an ignore rule, as an Application holds it,
+// may match a resource of that identity. A group or kind with a wildcard is
+// taken to match any (more matches only make driftfix edit less).
+func ruleMatches(rule any, id drift.Ref) bool {
+	field := func(k, v string, glob bool) bool {
+		r := drift.Str(rule, k)
+		if glob && strings.ContainsAny(r, "*?[") {
+			return true
+		}
+		return r == "" && k != "group" && k != "kind" || r == v
+	}
+	ns := drift.Str(rule, "namespace")
+	return field("group", id.Group, true) && field("kind", id.Kind, true) && field("name", id.Name, false) &&
+		(ns == "" || id.Namespace == "" || ns == id.Namespace)
+}
+
+// compareNarrowed checks a template edit that replaces rule broad by keep
+// on every Application a source makes: each must be as before but for that,
+// none may appear or vanish. It returns app as made after the edit.
+func compareNarrowed(source, app string, before, after []drift.Object, broad any, keep []ignoreRule) (drift.Object, string) {
+	a := map[string]drift.Object{}
+	for _, x := range after {
+		a[drift.Str(x, "metadata", "name")] = x
+	}
+	if len(after) != len(before) || len(a) != len(after) {
+		return nil, fmt.Sprintf("%s makes %d Applications after it, %d before", source, len(after), len(before))
+	}
+	var mine drift.Object
+	for _, b := range before {
+		name := drift.Str(b, "metadata", "name")
+		got, ok := a[name]
+		if !ok {
+			return nil, fmt.Sprintf("%s no longer makes Application %s after it", source, name)
+		}
+		want := drift.DeepCopy(b).(map[string]any)
+		var rules []any
+		removed := false
+		for _, r := range drift.List(b, "spec", "ignoreDifferences") {
+			if !removed && drift.Equal(drift.NormalizeNumbers(r), drift.NormalizeNumbers(broad)) {
+				removed = true
+				continue
+			}
+			rules = append(rules, r)
+		}
+		for _, r := range keep {
+			rules = append(rules, toPlainYAML(r.object()))
+		}
+		spec := drift.Map(want, "spec")
+		if len(rules) == 0 {
+			delete(spec, "ignoreDifferences")
+		} else {
+			spec["ignoreDifferences"] = rules
+		}
+		if !removed || !drift.Equal(drift.NormalizeNumbers(want), drift.NormalizeNumbers(got)) {
+			return nil, fmt.Sprintf("Application %s as %s makes it after the edit is not the one before with the broad rule replaced by the narrowed ones", name, source)
+		}
+		if name == app {
+			mine = got
+		}
+	}
+	if mine == nil {
+		return nil, fmt.Sprintf("%s does not make Application %s", source, app)
+	}
+	return mine, ""
+}
+
+// narrowWhereGenerated makes a narrowing plan's edit in the ApplicationSet
+// that owns the Application (narrowInAppSet), or leaves the plan without
+// one when the set already makes it with the narrowed rules. It reports
+// false when it could not, with why, for the instruction that takes its
+// place.
+func (c *Context) narrowWhereGenerated(p *Plan, o appOrigin, broad any, keep []ignoreRule, comment string) (bool, string) {
+	ie, why := c.narrowInAppSet(o, broad, keep, comment)
+	if ie == nil {
+		return false, why
+	}
+	if ie.already {
+		return true, "" // no edit: the plan says the repository has the fix
+	}
+	p.Edits = append(p.Edits, ie.edits...)
+	p.checked = ie.checked
+	for _, e := range ie.edits {
+		p.reached = append(p.reached, e.File)
+	}
+	p.Rationale.Undo = ie.undo
+	if ie.note != "" {
+		p.Rationale.Why += "; " + ie.note
+	}
+	return true, ""
+}

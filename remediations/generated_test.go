@@ -87,6 +87,8 @@ func TestIgnoreWhereGenerated(t *testing.T) {
 		{scenario: "appset-ignore-gitdirs", edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-ignore-instruction", refusal: "cannot tell which resources Application payments manages"},
 		{scenario: "appset-ignore-identity", edits: "appsets/platform.yaml", verified: true},
+		{scenario: "appset-narrow-identity", kind: drift.FixNarrowIgnore, edits: "appsets/platform.yaml", verified: true},
+		{scenario: "appset-narrow-shared", kind: drift.FixNarrowIgnore, refusal: "on Application payments it matches Deployment shop/payments"},
 		{scenario: "appset-ignore-samename", refusal: "Application orders-west, which the set also makes, manages Deployment shop/orders too"},
 		{scenario: "overlay-ignore-patch", edits: "apps/overlays/prod/orders.yaml", verified: true, untouched: []string{"apps/base/orders.yaml"}},
 		{scenario: "overlay-ignore-json6902", edits: "apps/overlays/prod/orders-ops.yaml", verified: true, untouched: []string{"apps/base/orders.yaml"}},
