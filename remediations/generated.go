@@ -447,12 +447,105 @@ func keeps(after, before []any, extra int) bool {
 }
 
 // generatedReaders are the Applications the repository's ApplicationSets
-// make from Git (resolved as Argo CD's controller would), other than the
-// snapshot's, whose source is one of its repositories, with the files each
-// reads: the blast radius of an edit reaches them as it reaches an
-// Application whose manifest is in the repository. A set that does not
-// resolve adds none; its generators are named where the set is edited.
+// make from Git (resolved as Argo CD's controller would), and those the
+// charts and overlays of its Application manifests (and of the parents
+// among the cluster objects) render, other than the snapshot's, whose
+// source is one of its repositories, with the files each reads: the blast
+// radius of an edit reaches them as it reaches an Application whose
+// manifest is in the repository. A set that does not resolve, or a parent
+// that does not render, adds none; its generators are named where the set
+// is edited.
 func (c *Context) generatedReaders() []reader {
+	return append(c.setReaders(), c.childReaders()...)
+}
+
+// childReaders are the children the parents' charts and overlays render
+// (see generatedReaders). Only a source one of whose files declares an
+// Application is rendered.
+func (c *Context) childReaders() []reader {
+	me := drift.Str(c.Snapshot.Application, "metadata", "name")
+	myRepos := map[string]bool{}
+	for _, s := range drift.Sources(c.Snapshot.Application) {
+		myRepos[normRepo(s.RepoURL)] = true
+	}
+	type parent struct {
+		obj  drift.Object
+		file string
+	}
+	var parents []parent
+	for _, file := range sortedFiles(c.Repo) {
+		src := c.Repo[file]
+		if !strings.Contains(string(src), "argoproj.io") || !(strings.HasSuffix(file, ".yaml") || strings.HasSuffix(file, ".yml")) {
+			continue
+		}
+		docs, err := yamledit.Documents(src)
+		if err != nil {
+			continue
+		}
+		for _, d := range docs {
+			if m, _ := d.(map[string]any); isApplication(m) {
+				parents = append(parents, parent{m, file})
+			}
+		}
+	}
+	for _, a := range c.Snapshot.ClusterObjects("Application") {
+		parents = append(parents, parent{a, "as the cluster holds it"})
+	}
+	var out []reader
+	seen := map[string]bool{}
+	for _, pa := range parents {
+		name := drift.Str(pa.obj, "metadata", "name")
+		for _, src := range drift.Sources(pa.obj) {
+			if !myRepos[normRepo(src.RepoURL)] || src.Chart != "" || refOnly(src) || seen[name+"\x00"+src.Path] {
+				continue
+			}
+			seen[name+"\x00"+src.Path] = true
+			reads := map[string]bool{}
+			readsOf(c.Repo, src.Path, reads, 0)
+			declares := false
+			for f := range reads {
+				declares = declares || strings.Contains(string(c.Repo[f]), "Application")
+			}
+			if !declares {
+				continue
+			}
+			var objs []drift.Object
+			var err error
+			switch {
+			case kustomizationFile(c.Repo, src.Path) != "":
+				objs, err = render.KustomizeWithLimits(c.Repo, src.Path, c.Render)
+			case c.Repo[path.Join(src.Path, "Chart.yaml")] != nil:
+				opts := render.HelmOptionsFor(pa.obj, src)
+				opts.Limits = c.Render
+				objs, err = render.Helm(c.Repo, opts)
+			default:
+				continue // a directory's Applications are manifests otherReaders reads
+			}
+			if err != nil {
+				continue
+			}
+			for _, child := range objs {
+				cname := drift.Str(child, "metadata", "name")
+				if !isApplication(child) || cname == me {
+					continue
+				}
+				for _, s := range drift.Sources(child) {
+					if !myRepos[normRepo(s.RepoURL)] || s.Chart != "" || refOnly(s) {
+						continue
+					}
+					r := reader{app: cname, file: pa.file + ", rendered by Application " + name, path: s.Path, reads: map[string]bool{}}
+					readsOf(c.Repo, s.Path, r.reads, 0)
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// setReaders are the Applications the repository's ApplicationSets make
+// (see generatedReaders).
+func (c *Context) setReaders() []reader {
 	me := drift.Str(c.Snapshot.Application, "metadata", "name")
 	myRepos := map[string]bool{}
 	for _, s := range drift.Sources(c.Snapshot.Application) {

@@ -201,6 +201,15 @@ func TestAppSetBlastRadius(t *testing.T) {
 		{name: "the set makes only prod", change: map[string]string{
 			"argocd/shop.yaml": strings.Replace(string(remediations.RepoFromSnapshot(snap)["argocd/shop.yaml"]), "apps/shop/overlays/*", "apps/shop/overlays/prod", 1),
 		}},
+		{name: "a parent's chart makes staging", change: map[string]string{
+			"argocd/shop.yaml": strings.Replace(string(remediations.RepoFromSnapshot(snap)["argocd/shop.yaml"]), "apps/shop/overlays/*", "apps/shop/overlays/prod", 1),
+			"argocd/root.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: root, namespace: argocd}\nspec:\n  project: default\n" +
+				"  destination: {server: https://kubernetes.default.svc, namespace: argocd}\n  source: {repoURL: https://git.example.com/shop.git, path: charts/root, targetRevision: main}\n",
+			"charts/root/Chart.yaml":  "apiVersion: v2\nname: root\nversion: 1.0.0\n",
+			"charts/root/values.yaml": "envs: [staging]\n",
+			"charts/root/templates/apps.yaml": "{{- range .Values.envs }}\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: shop-{{ . }}\n  namespace: argocd\nspec:\n  project: default\n" +
+				"  destination: {server: https://kubernetes.default.svc, namespace: shop}\n  source: {repoURL: https://git.example.com/shop.git, path: apps/shop/overlays/{{ . }}, targetRevision: main}\n{{- end }}\n",
+		}, dropped: "Application shop-staging (argocd/root.yaml, rendered by Application root"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
