@@ -1,12 +1,15 @@
 package remediations
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/driftfix/driftfix/bot/appset"
 	"github.com/driftfix/driftfix/bot/diff"
@@ -845,4 +848,188 @@ func (c *Context) narrowWhereGenerated(p *Plan, o appOrigin, broad any, keep []i
 		p.Rationale.Why += "; " + ie.note
 	}
 	return true, ""
+}
+
+// jsonRule is an ignore rule as a JSON config file holds it, its fields in
+// the order people write them.
+type jsonRule struct {
+	Group                 string   `json:"group"`
+	Kind                  string   `json:"kind"`
+	Name                  string   `json:"name,omitempty"`
+	Namespace             string   `json:"namespace,omitempty"`
+	JSONPointers          []string `json:"jsonPointers,omitempty"`
+	JQPathExpressions     []string `json:"jqPathExpressions,omitempty"`
+	ManagedFieldsManagers []string `json:"managedFieldsManagers,omitempty"`
+}
+
+// jsonAppend appends item to the array under key of the JSON object src
+// (adding the key when it is absent), keeping every other byte: the new
+// element takes the indentation of the one before it, or one level more
+// than the key. It checks its own work: the result must decode to src's
+// object with item appended.
+func jsonAppend(src []byte, key string, item any) ([]byte, error) {
+	var orig map[string]any
+	if err := json.Unmarshal(src, &orig); err != nil {
+		return nil, fmt.Errorf("read the JSON object: %w", err)
+	}
+	if l, ok := orig[key]; ok {
+		if _, isList := l.([]any); !isList {
+			return nil, fmt.Errorf("%q is a %T, not a list", key, l)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(src))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("the file is not a JSON object")
+	}
+	keyAt, valEnd, firstKey := -1, -1, -1
+	for dec.More() {
+		start := int(dec.InputOffset())
+		if firstKey < 0 {
+			firstKey = start + bytes.IndexByte(src[start:], '"')
+		}
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("read the JSON object: %w", err)
+		}
+		k, _ := t.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fmt.Errorf("read %q: %w", k, err)
+		}
+		if k == key {
+			// Go's decoder keeps the last of duplicate keys: so does this.
+			keyAt = start + bytes.IndexByte(src[start:], '"')
+			valEnd = int(dec.InputOffset())
+		}
+	}
+	closeAt := int(dec.InputOffset()) // before the object's closing brace
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, fmt.Errorf("the JSON object does not close")
+	}
+	closeAt += bytes.IndexByte(src[closeAt:], '}')
+	pretty := bytes.Contains(src, []byte("\n"))
+	indentOf := func(at int) string {
+		ls := bytes.LastIndexByte(src[:at], '\n') + 1
+		n := ls
+		for n < at && (src[n] == ' ' || src[n] == '\t') {
+			n++
+		}
+		return string(src[ls:n])
+	}
+	render := func(prefix, unit string) ([]byte, error) {
+		if !pretty {
+			return json.Marshal(item)
+		}
+		return json.MarshalIndent(item, prefix, unit)
+	}
+	var out []byte
+	if keyAt < 0 {
+		// a new key before the closing brace, after the last member
+		last := bytes.LastIndexFunc(src[:closeAt], func(r rune) bool { return !unicode.IsSpace(r) })
+		unit, ind := "  ", "  "
+		if pretty {
+			if len(orig) > 0 {
+				ind = indentOf(last)
+				if ind != "" {
+					unit = ind
+				}
+			}
+		}
+		val, err := render(ind+unit, unit)
+		if err != nil {
+			return nil, err
+		}
+		k, _ := json.Marshal(key)
+		var ins []byte
+		sep := []byte{}
+		if len(orig) > 0 {
+			sep = []byte(",")
+		}
+		if pretty {
+			ins = fmt.Appendf(nil, "%s\n%s%s: [\n%s%s%s\n%s]", sep, ind, k, ind, unit, val, ind)
+		} else {
+			ins = fmt.Appendf(nil, "%s%s:[%s]", sep, k, val)
+		}
+		out = append(append(append([]byte{}, src[:last+1]...), ins...), src[last+1:]...)
+	} else {
+		valStart := valEnd - len(bytes.TrimLeftFunc(src[keyAt:valEnd], func(r rune) bool { return r != '[' }))
+		if valStart < keyAt || src[valStart] != '[' {
+			return nil, fmt.Errorf("%q is not a list", key)
+		}
+		closing := valEnd - 1
+		for closing > valStart && src[closing] != ']' {
+			closing--
+		}
+		last := bytes.LastIndexFunc(src[:closing], func(r rune) bool { return !unicode.IsSpace(r) })
+		empty := last == valStart
+		keyInd := indentOf(keyAt)
+		fileUnit := indentOf(firstKey)
+		if fileUnit == "" {
+			fileUnit = "  "
+		}
+		ind := keyInd + fileUnit
+		if !empty && bytes.IndexByte(src[valStart:closing], '\n') >= 0 {
+			// the indentation of the last element's first line
+			elemStart := last
+			depth := 0
+			for i := last; i > valStart; i-- {
+				switch src[i] {
+				case '}', ']':
+					depth++
+				case '{', '[':
+					depth--
+				}
+				if depth == 0 && (src[i] == '{' || src[i] == '"' || src[i] == '[') {
+					elemStart = i
+				}
+				if depth == 0 && src[i] == ',' {
+					break
+				}
+			}
+			ind = indentOf(elemStart)
+		}
+		unit := strings.TrimPrefix(ind, keyInd)
+		if unit == "" {
+			unit = "  "
+		}
+		val, err := render(ind, unit)
+		if err != nil {
+			return nil, err
+		}
+		var ins []byte
+		switch {
+		case !pretty && empty:
+			ins = val
+		case !pretty:
+			ins = append([]byte(","), val...)
+		case empty:
+			ins = fmt.Appendf(nil, "\n%s%s\n%s", ind, val, keyInd)
+			last = valStart
+			out = append(append(append([]byte{}, src[:last+1]...), ins...), src[closing:]...)
+		default:
+			ins = fmt.Appendf(nil, ",\n%s%s", ind, val)
+		}
+		if out == nil {
+			out = append(append(append([]byte{}, src[:last+1]...), ins...), src[last+1:]...)
+		}
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		return nil, fmt.Errorf("the edited file is not JSON: %w", err)
+	}
+	raw, err := json.Marshal(item)
+	if err != nil {
+		return nil, err
+	}
+	var plain any
+	if err := json.Unmarshal(raw, &plain); err != nil {
+		return nil, err
+	}
+	want := drift.DeepCopy(orig).(map[string]any)
+	l, _ := want[key].([]any)
+	want[key] = append(append([]any{}, l...), plain)
+	if !drift.Equal(got, want) {
+		return nil, fmt.Errorf("the edit of the JSON file changed more than %q", key)
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package remediations
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -205,4 +206,58 @@ func TestTemplatedRuleRefused(t *testing.T) {
 func ManagedIdentities(app drift.Object, repo Repo) ([]drift.Ref, error) {
 	c := &Context{Snapshot: &drift.Snapshot{Application: app}, Repo: repo}
 	return c.managedIdentities(app)
+}
+
+func TestJSONAppend(t *testing.T) {
+	rule := jsonRule{Group: "apps", Kind: "Deployment", Name: "orders", JSONPointers: []string{"/spec/replicas"}}
+	cases := []struct{ name, src, want string }{
+		{"list with an element", "{\n  \"name\": \"orders\",\n  \"ignoreDifferences\": [\n    {\"group\": \"\", \"kind\": \"Service\"}\n  ]\n}\n",
+			"{\n  \"name\": \"orders\",\n  \"ignoreDifferences\": [\n    {\"group\": \"\", \"kind\": \"Service\"},\n    {\n      \"group\": \"apps\",\n      \"kind\": \"Deployment\",\n      \"name\": \"orders\",\n      \"jsonPointers\": [\n        \"/spec/replicas\"\n      ]\n    }\n  ]\n}\n"},
+		{"empty list", "{\n    \"name\": \"orders\",\n    \"ignoreDifferences\": []\n}\n",
+			"{\n    \"name\": \"orders\",\n    \"ignoreDifferences\": [\n        {\n            \"group\": \"apps\",\n            \"kind\": \"Deployment\",\n            \"name\": \"orders\",\n            \"jsonPointers\": [\n                \"/spec/replicas\"\n            ]\n        }\n    ]\n}\n"},
+		{"no key", "{\n  \"name\": \"orders\"\n}\n",
+			"{\n  \"name\": \"orders\",\n  \"ignoreDifferences\": [\n    {\n      \"group\": \"apps\",\n      \"kind\": \"Deployment\",\n      \"name\": \"orders\",\n      \"jsonPointers\": [\n        \"/spec/replicas\"\n      ]\n    }\n  ]\n}\n"},
+		{"one line", `{"name":"orders","ignoreDifferences":[]}`,
+			`{"name":"orders","ignoreDifferences":[{"group":"apps","kind":"Deployment","name":"orders","jsonPointers":["/spec/replicas"]}]}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := jsonAppend([]byte(tc.src), "ignoreDifferences", rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{`[1]`, `{"ignoreDifferences": {"a": 1}}`, `{"ignoreDifferences": null}`, `{"a": `} {
+		if _, err := jsonAppend([]byte(bad), "ignoreDifferences", rule); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+// FuzzJSONAppend: on any input the editor either refuses or returns JSON
+// that is the input's object with the rule appended (jsonAppend checks it;
+// this checks it again, and that it never panics).
+func FuzzJSONAppend(f *testing.F) {
+	for _, s := range []string{"{}", "{\n  \"ignoreDifferences\": [\n    {}\n  ]\n}", `{"a":[1,2],"ignoreDifferences":[]}`, `{"ignoreDifferences":["x"], "ignoreDifferences": []}`, "{\"a\": \"[\", \"ignoreDifferences\" : [ ] }"} {
+		f.Add([]byte(s))
+	}
+	rule := jsonRule{Group: "apps", Kind: "Deployment", Name: "o", JSONPointers: []string{"/x"}}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		out, err := jsonAppend(src, "ignoreDifferences", rule)
+		if err != nil {
+			return
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		l, _ := m["ignoreDifferences"].([]any)
+		if len(l) == 0 || drift.Str(l[len(l)-1], "name") != "o" {
+			t.Fatalf("the rule is not last:\n%s", out)
+		}
+	})
 }
