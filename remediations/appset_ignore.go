@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"regexp"
 	"sort"
 	"strconv"
@@ -53,6 +54,7 @@ func (c *Context) ignoreInAppSet(o appOrigin, rule ignoreRule, respect bool, com
 	patch, hasPatch := spec["templatePatch"].(string)
 	var steps []func([]byte) ([]byte, error)
 	var how string
+	file := loc.file // the file edited: the set's, or a config file its git generator reads
 	switch {
 	case len(before.Applications) == 1 && len(before.Unresolved) == 0:
 		how = "spec.template, which makes this Application alone"
@@ -66,6 +68,35 @@ func (c *Context) ignoreInAppSet(o appOrigin, rule ignoreRule, respect bool, com
 		}
 	case len(before.Unresolved) > 0:
 		return nil, fmt.Sprintf("ApplicationSet %s in %s makes more Applications than Git alone shows%s; driftfix cannot scope a change to %s without knowing them all.", o.AppSet, loc.file, unresolvedText(before.Unresolved), o.App)
+	case hasPatch && elementParam(patch) != "" && configFile(gen.Params) != "":
+		// a git files generator: the element is a config file of the repository
+		param := elementParam(patch)
+		file = configFile(gen.Params)
+		if respect && !hasOption(drift.List(gen.Application, "spec", "syncPolicy", "syncOptions"), respectIgnore) {
+			return nil, fmt.Sprintf("ApplicationSet %s in %s takes ignore rules from each config file's %s, but a sync would write Git's value back without %s, which the file cannot set.", o.AppSet, loc.file, param, respectIgnore)
+		}
+		how = fmt.Sprintf("the %s of %s, the config file whose values make %s, which the set's templatePatch reads", param, file, o.App)
+		switch path.Ext(file) {
+		case ".json":
+			jr := jsonRule(rule)
+			steps = append(steps, func(b []byte) ([]byte, error) { return jsonAppend(b, param, jr) })
+		case ".yaml", ".yml":
+			steps = append(steps, func(b []byte) ([]byte, error) {
+				docs, err := yamledit.Documents(b)
+				if err != nil {
+					return nil, err
+				}
+				if len(docs) != 1 {
+					return nil, fmt.Errorf("it holds %d documents, not one", len(docs))
+				}
+				if _, ok := docs[0].(map[string]any); !ok {
+					return nil, fmt.Errorf("it is not one map of values (a list makes several Applications)")
+				}
+				return yamledit.AppendItem(b, 0, drift.Pointer{param}, rule, comment)
+			})
+		default:
+			return nil, fmt.Sprintf("ApplicationSet %s in %s reads each config file's %s, but driftfix edits only JSON and YAML files, not %s.", o.AppSet, loc.file, param, file)
+		}
 	case hasPatch && elementParam(patch) != "":
 		param := elementParam(patch)
 		el, err := listElement(set, gen, before.Applications)
@@ -105,7 +136,7 @@ func (c *Context) ignoreInAppSet(o appOrigin, rule ignoreRule, respect bool, com
 			return yamledit.SetBlock(b, loc.doc, drift.MustPointer("/spec/templatePatch"), text)
 		})
 	}
-	e, err := applyEdits(c.Repo, loc.file, steps...)
+	e, err := applyEdits(c.Repo, file, steps...)
 	if errors.Is(err, errAlreadyApplied) {
 		return &ignoreEdit{already: true}, ""
 	}
@@ -116,8 +147,8 @@ func (c *Context) ignoreInAppSet(o appOrigin, rule ignoreRule, respect bool, com
 	for k, v := range c.Repo {
 		edited[k] = v
 	}
-	edited[loc.file] = e.After
-	set2, err := yamlDoc(e.After, loc.doc)
+	edited[file] = e.After
+	set2, err := yamlDoc(edited[loc.file], loc.doc)
 	if err != nil {
 		return nil, fmt.Sprintf("the edit of %s breaks ApplicationSet %s: %v.", loc.file, o.AppSet, err)
 	}
@@ -129,12 +160,26 @@ func (c *Context) ignoreInAppSet(o appOrigin, rule ignoreRule, respect bool, com
 	if why != "" {
 		return nil, fmt.Sprintf("the edit of %s of ApplicationSet %s in %s was not used: %s.", how, o.AppSet, loc.file, why)
 	}
+	from := "the edited " + loc.file
+	if file != loc.file {
+		from = loc.file + " with the edited " + file
+	}
 	return &ignoreEdit{
 		edits:   []Edit{e},
 		app:     mine,
-		checked: fmt.Sprintf("ApplicationSet %s resolved again from the edited %s: %s gains the rule%s", o.AppSet, loc.file, o.App, othersSame(len(after.Applications)-1)),
-		undo:    undoText(loc.file),
+		checked: fmt.Sprintf("ApplicationSet %s resolved again from %s: %s gains the rule%s", o.AppSet, from, o.App, othersSame(len(after.Applications)-1)),
+		undo:    undoText(file),
 	}, ""
+}
+
+// configFile is the repository file a git files generator read the
+// parameters from (goTemplate's path.path and path.filename), or "".
+func configFile(params map[string]any) string {
+	dir, name := drift.Str(params, "path", "path"), drift.Str(params, "path", "filename")
+	if name == "" {
+		return ""
+	}
+	return path.Join(dir, name)
 }
 
 // repoFiles gives the git generators the repository's files when they name

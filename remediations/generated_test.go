@@ -86,6 +86,8 @@ func TestIgnoreWhereGenerated(t *testing.T) {
 		{scenario: "appset-ignore-element", edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-ignore-gitdirs", edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-ignore-instruction", refusal: "cannot tell which resources Application payments manages"},
+		{scenario: "appset-ignore-gitfiles-json", edits: "config/orders.json", verified: true, untouched: []string{"appsets/platform.yaml", "config/payments.json"}},
+		{scenario: "appset-ignore-gitfiles-yaml", edits: "config/orders.yaml", verified: true, untouched: []string{"appsets/platform.yaml", "config/payments.yaml"}},
 		{scenario: "appset-ignore-identity", edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-narrow-identity", kind: drift.FixNarrowIgnore, edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-narrow-shared", kind: drift.FixNarrowIgnore, refusal: "on Application payments it matches Deployment shop/payments"},
