@@ -557,6 +557,9 @@ func (c *Context) ignoreByIdentity(o appOrigin, loc located, before appset.Resul
 			others = append(others, g.Application)
 		}
 	}
+	if len(others) > maxRenderedOthers {
+		return nil, fmt.Sprintf("%s; a rule in its template scoped to %s would be safe only if no other Application of the set manages that resource, and driftfix renders at most %d of them to tell, not %d; driftfix edits nothing.", unscoped, ref, maxRenderedOthers, len(others))
+	}
 	var lacking []string // the others a sync option added to the template would change
 	for _, other := range others {
 		name := drift.Str(other, "metadata", "name")
@@ -627,6 +630,10 @@ func (c *Context) ignoreByIdentity(o appOrigin, loc located, before appset.Resul
 		note: fmt.Sprintf("the set makes %d Applications from one template that nothing tells apart, so the rule is in that template, on each of them: it names %s, which only %s manages, so on the others it is present but matches nothing%s", n+1, ref, o.App, optionNote),
 	}, ""
 }
+
+// maxRenderedOthers bounds the Applications of one set rendered to learn
+// what they manage, so that planning one fix stays within seconds.
+const maxRenderedOthers = 100
 
 // sameIdentity reports whether an ignore rule would match a resource of
 // that identity, as Argo CD matches one: group and kind, then name, then
@@ -714,6 +721,9 @@ func (c *Context) narrowInAppSet(o appOrigin, broad any, keep []ignoreRule, comm
 			return &ignoreEdit{already: true}, ""
 		}
 		return nil, fmt.Sprintf("the rule is not written as it is in spec.template.spec.ignoreDifferences of ApplicationSet %s in %s (a templatePatch or a parameter makes it), so driftfix cannot tell what to change.", o.AppSet, loc.file)
+	}
+	if len(before.Applications) > maxRenderedOthers+1 {
+		return nil, fmt.Sprintf("ApplicationSet %s in %s gives the rule to %d Applications, and driftfix renders at most %d of them to tell whether they rely on it.", o.AppSet, loc.file, len(before.Applications), maxRenderedOthers)
 	}
 	var names []string
 	for _, g := range before.Applications {

@@ -261,3 +261,43 @@ func FuzzJSONAppend(f *testing.F) {
 		}
 	})
 }
+
+// TestRuleIdentity: what a rule in a shared template may match on another
+// Application decides whether driftfix writes it there; a doubt must match.
+func TestRuleIdentity(t *testing.T) {
+	dep := drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "orders"}
+	cases := []struct {
+		name  string
+		rule  ignoreRule
+		id    drift.Ref
+		match bool
+	}{
+		{"the same resource", ignoreRule{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "orders"}, dep, true},
+		{"another namespace", ignoreRule{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "orders"}, drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "orders"}, false},
+		{"another kind of the same name", ignoreRule{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "orders"}, drift.Ref{Kind: "Service", Namespace: "shop", Name: "orders"}, false},
+		{"a cluster-scoped rule matches every namespace", ignoreRule{Group: "apps", Kind: "Deployment", Name: "orders"}, drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "orders"}, true},
+		{"a resource of unknown namespace may be anywhere", ignoreRule{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "orders"}, drift.Ref{Group: "apps", Kind: "Deployment", Name: "orders"}, true},
+	}
+	for _, tc := range cases {
+		if got := sameIdentity(tc.rule, tc.id); got != tc.match {
+			t.Errorf("sameIdentity %s = %v", tc.name, got)
+		}
+		if got := ruleMatches(toPlainYAML(tc.rule.object()), tc.id); got != tc.match {
+			t.Errorf("ruleMatches %s = %v", tc.name, got)
+		}
+	}
+	for _, tc := range []struct {
+		rule  map[string]any
+		match bool
+	}{
+		{map[string]any{"group": "apps", "kind": "Deployment"}, true},
+		{map[string]any{"group": "*", "kind": "Deployment", "name": "orders"}, true},
+		{map[string]any{"group": "apps", "kind": "Deploy*"}, true},
+		{map[string]any{"group": "", "kind": "Deployment"}, false},
+		{map[string]any{"group": "apps", "kind": "Deployment", "name": "payments"}, false},
+	} {
+		if got := ruleMatches(tc.rule, dep); got != tc.match {
+			t.Errorf("ruleMatches %v = %v, want %v", tc.rule, got, tc.match)
+		}
+	}
+}
