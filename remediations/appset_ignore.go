@@ -619,15 +619,16 @@ func (c *Context) ignoreByIdentity(o appOrigin, loc located, before appset.Resul
 		return nil, fmt.Sprintf("the edit of %s of ApplicationSet %s in %s was not used: %s.", how, o.AppSet, loc.file, why)
 	}
 	n := len(after.Applications) - 1
+	reach := fmt.Sprintf("the other %d Applications it makes gain it too, and none of them manages %s (each one's resources rendered from Git or read from its copy in the cluster), so it matches nothing there and their comparison is unchanged", n, ref)
+	if n == 1 {
+		reach = fmt.Sprintf("the other Application it makes gains it too, and it does not manage %s (its resources rendered from Git or read from its copy in the cluster), so it matches nothing there and its comparison is unchanged", ref)
+	}
 	return &ignoreEdit{
-		edits: []Edit{e},
-		app:   mine,
-		checked: fmt.Sprintf("ApplicationSet %s resolved again from the edited %s: %s gains the rule; %s, and %s (%s resources rendered from Git or read from %s copy in the cluster), so it matches nothing there and %s comparison is unchanged",
-			o.AppSet, loc.file, o.App, map[bool]string{true: "the other Application it makes gains it too", false: fmt.Sprintf("the other %d Applications it makes gain it too", n)}[n == 1],
-			map[bool]string{true: "it does not manage " + ref.String(), false: "none of them manages " + ref.String()}[n == 1],
-			map[bool]string{true: "its", false: "each one's"}[n == 1], map[bool]string{true: "its", false: "its"}[n == 1], map[bool]string{true: "its", false: "their"}[n == 1]),
-		undo: undoText(loc.file),
-		note: fmt.Sprintf("the set makes %d Applications from one template that nothing tells apart, so the rule is in that template, on each of them: it names %s, which only %s manages, so on the others it is present but matches nothing%s", n+1, ref, o.App, optionNote),
+		edits:   []Edit{e},
+		app:     mine,
+		checked: fmt.Sprintf("ApplicationSet %s resolved again from the edited %s: %s gains the rule; %s", o.AppSet, loc.file, o.App, reach),
+		undo:    undoText(loc.file),
+		note:    fmt.Sprintf("the set makes %d Applications from one template that nothing tells apart, so the rule is in that template, on each of them: it names %s, which only %s manages, so on the others it is present but matches nothing%s", n+1, ref, o.App, optionNote),
 	}, ""
 }
 
