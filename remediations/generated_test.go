@@ -91,6 +91,7 @@ func TestIgnoreWhereGenerated(t *testing.T) {
 		{scenario: "appset-ignore-identity", edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-narrow-identity", kind: drift.FixNarrowIgnore, edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-narrow-shared", kind: drift.FixNarrowIgnore, refusal: "on Application payments it matches Deployment shop/payments"},
+		{scenario: "appset-ignore-identity-cluster", edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-ignore-samename", refusal: "Application orders-west, which the set also makes, manages Deployment shop/orders too"},
 		{scenario: "overlay-ignore-patch", edits: "apps/overlays/prod/orders.yaml", verified: true, untouched: []string{"apps/base/orders.yaml"}},
 		{scenario: "overlay-ignore-json6902", edits: "apps/overlays/prod/orders-ops.yaml", verified: true, untouched: []string{"apps/base/orders.yaml"}},
@@ -283,5 +284,32 @@ func TestVendoredCopyNeverEdited(t *testing.T) {
 				t.Fatalf("verified %v, edits %v (dropped %q), want %s", p.Verified(), editFiles(p), p.Dropped, tc.edits)
 			}
 		})
+	}
+}
+
+// TestIdentityFromCluster: an Application of the set whose source is not at
+// hand is known by its copy in the cluster; when that copy lists the
+// drifting resource, the shared rule would hide its drift too, and the plan
+// stays an instruction naming it.
+func TestIdentityFromCluster(t *testing.T) {
+	snap, err := drift.LoadSnapshot("testdata/appset-ignore-identity-cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range snap.Cluster {
+		if drift.Str(o, "kind") == "Application" {
+			// payments runs on another cluster: the same Deployment there is
+			// not shared with orders, but a rule in the template would hide it
+			drift.Map(o, "spec", "destination")["server"] = "https://west.example.com"
+			drift.Map(o, "status")["resources"] = append(drift.List(o, "status", "resources"), map[string]any{"group": "apps", "kind": "Deployment", "namespace": "shop", "name": "orders"})
+		}
+	}
+	_, plans, err := pipeline.Fix(snap, remediations.RepoFromSnapshot(snap), drift.Sensitivity{}, now, render.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := planOf(t, plans, drift.FixIgnoreDifference)
+	if len(p.Edits) != 0 || !strings.Contains(p.Instructions, "Application payments, which the set also makes, manages Deployment shop/orders too") {
+		t.Errorf("want an instruction naming payments, got %d edits and %q", len(p.Edits), p.Instructions)
 	}
 }
