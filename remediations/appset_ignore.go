@@ -721,6 +721,9 @@ func (c *Context) narrowInAppSet(o appOrigin, broad any, keep []ignoreRule, comm
 			}
 			return &ignoreEdit{already: true}, ""
 		}
+		if patch, _ := drift.Map(set, "spec")["templatePatch"].(string); elementParam(patch) != "" {
+			return c.narrowInElement(o, loc, set, before, elementParam(patch), broad, keep, comment)
+		}
 		return nil, fmt.Sprintf("the rule is not written as it is in spec.template.spec.ignoreDifferences of ApplicationSet %s in %s (a templatePatch or a parameter makes it), so driftfix cannot tell what to change.", o.AppSet, loc.file)
 	}
 	if len(before.Applications) > maxRenderedOthers+1 {
@@ -796,6 +799,98 @@ func (c *Context) narrowInAppSet(o appOrigin, broad any, keep []ignoreRule, comm
 		ie.note = fmt.Sprintf("the set gives its template's rules to all %d Applications it makes; on the others the broad rule and the narrowed ones match nothing, so they are unchanged", len(names)+1)
 	}
 	return ie, ""
+}
+
+// narrowInElement narrows a broad rule the Application takes from its own
+// list generator element (the value the set's templatePatch reads): the
+// rule is removed from the element and the narrowed rules appended there,
+// so no other Application changes; verified by resolving the set again.
+func (c *Context) narrowInElement(o appOrigin, loc located, set map[string]any, before appset.Result, param string, broad any, keep []ignoreRule, comment string) (*ignoreEdit, string) {
+	var gen appset.Generated
+	for _, g := range before.Applications {
+		if drift.Str(g.Application, "metadata", "name") == o.App {
+			gen = g
+		}
+	}
+	el, err := listElement(set, gen, before.Applications)
+	if err != nil {
+		return nil, fmt.Sprintf("ApplicationSet %s in %s reads each element's %s in its templatePatch, but %v.", o.AppSet, loc.file, param, err)
+	}
+	list := append(append(drift.Pointer{}, el...), param)
+	items, _ := list.Get(set)
+	at := -1
+	for i, r := range drift.List(items) {
+		if drift.Equal(drift.NormalizeNumbers(r), drift.NormalizeNumbers(broad)) {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return nil, fmt.Sprintf("the rule is neither in spec.template nor in the %s of the element that makes %s (%s) of ApplicationSet %s in %s, so driftfix cannot tell what to change.", param, o.App, el, o.AppSet, loc.file)
+	}
+	steps := []func([]byte) ([]byte, error){
+		func(b []byte) ([]byte, error) {
+			return yamledit.Remove(b, loc.doc, append(append(drift.Pointer{}, list...), strconv.Itoa(at)))
+		},
+	}
+	for _, r := range keep {
+		r := r
+		steps = append(steps, func(b []byte) ([]byte, error) { return yamledit.AppendItem(b, loc.doc, list, r, comment) })
+	}
+	e, err := applyEdits(c.Repo, loc.file, steps...)
+	if err != nil {
+		return nil, fmt.Sprintf("driftfix could not edit the %s of the element that makes %s in %s: %v.", param, o.App, loc.file, err)
+	}
+	edited := Repo{}
+	for k, v := range c.Repo {
+		edited[k] = v
+	}
+	edited[loc.file] = e.After
+	set2, err := yamlDoc(e.After, loc.doc)
+	if err != nil {
+		return nil, fmt.Sprintf("the edit of %s breaks ApplicationSet %s: %v.", loc.file, o.AppSet, err)
+	}
+	after, err := appset.Resolve(set2, appset.Options{Files: c.repoFiles(edited), Cluster: c.Snapshot.Cluster})
+	if err != nil {
+		return nil, fmt.Sprintf("the edit of the element that makes %s makes ApplicationSet %s one Argo CD refuses: %v.", o.App, o.AppSet, err)
+	}
+	var mineBefore, mineAfter []drift.Object
+	var othersBefore, othersAfter []drift.Object
+	for _, g := range before.Applications {
+		if drift.Str(g.Application, "metadata", "name") == o.App {
+			mineBefore = append(mineBefore, g.Application)
+		} else {
+			othersBefore = append(othersBefore, g.Application)
+		}
+	}
+	for _, g := range after.Applications {
+		if drift.Str(g.Application, "metadata", "name") == o.App {
+			mineAfter = append(mineAfter, g.Application)
+		} else {
+			othersAfter = append(othersAfter, g.Application)
+		}
+	}
+	byName := map[string]drift.Object{}
+	for _, a := range othersAfter {
+		byName[drift.Str(a, "metadata", "name")] = a
+	}
+	for _, b := range othersBefore {
+		name := drift.Str(b, "metadata", "name")
+		if a, ok := byName[name]; len(othersAfter) != len(othersBefore) || !ok || !drift.Equal(drift.NormalizeNumbers(map[string]any(a)), drift.NormalizeNumbers(map[string]any(b))) {
+			return nil, fmt.Sprintf("the edit of the element that makes %s changes Application %s of ApplicationSet %s too.", o.App, name, o.AppSet)
+		}
+	}
+	mine, why := compareNarrowed("ApplicationSet "+o.AppSet, o.App, mineBefore, mineAfter, broad, keep)
+	if why != "" {
+		return nil, fmt.Sprintf("the edit of the element that makes %s in %s was not used: %s.", o.App, loc.file, why)
+	}
+	return &ignoreEdit{
+		edits:   []Edit{e},
+		app:     mine,
+		checked: fmt.Sprintf("ApplicationSet %s resolved again from the edited %s: %s has the narrowed rules in place of the broad one%s", o.AppSet, loc.file, o.App, othersSame(len(after.Applications)-1)),
+		undo:    undoText(loc.file),
+		note:    fmt.Sprintf("the rule is this Application's own, in the %s of the generator element that makes it (%s), which the set's templatePatch reads", param, el),
+	}, ""
 }
 
 // narrowed reports whether an Application has the narrowed rules and not

@@ -90,6 +90,7 @@ func TestIgnoreWhereGenerated(t *testing.T) {
 		{scenario: "appset-ignore-gitfiles-yaml", edits: "config/orders.yaml", verified: true, untouched: []string{"appsets/platform.yaml", "config/payments.yaml"}},
 		{scenario: "appset-ignore-identity", edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-narrow-identity", kind: drift.FixNarrowIgnore, edits: "appsets/platform.yaml", verified: true},
+		{scenario: "appset-narrow-element", kind: drift.FixNarrowIgnore, edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-narrow-shared", kind: drift.FixNarrowIgnore, refusal: "on Application payments it matches Deployment shop/payments"},
 		{scenario: "appset-ignore-identity-cluster", edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-ignore-samename", refusal: "Application orders-west, which the set also makes, manages Deployment shop/orders too"},
