@@ -43,6 +43,10 @@ type ignoreEdit struct {
 	already bool
 	// rendered is the parent application whose render was checked.
 	rendered string
+	// note is added to the plan's Why: what a reader of the edit needs to
+	// know about its reach (a rule on other Applications that matches
+	// nothing there).
+	note string
 }
 
 // ignoreWhereGenerated writes the rule in the source that generates the
@@ -89,6 +93,9 @@ func (c *Context) ignoreWhereGenerated(p *Plan, o appOrigin, rule ignoreRule, re
 		}
 	}
 	p.Rationale.Undo = ie.undo
+	if ie.note != "" {
+		p.Rationale.Why += "; " + ie.note
+	}
 	app := drift.DeepCopy(c.Snapshot.Application).(map[string]any)
 	spec := drift.Map(app, "spec")
 	if spec == nil {
@@ -186,6 +193,165 @@ func compareGenerated(source, app string, before, after []drift.Object, rule ign
 	return mine, ""
 }
 
+// compareShared checks an edit of a template every Application of a source
+// shares: each one, app included, must differ only by the rule (and, with
+// addOption, RespectIgnoreDifferences), none may appear or vanish. It
+// returns app as made after the edit, or why the edit is refused.
+func compareShared(source, app string, before, after []drift.Object, rule ignoreRule, addOption bool) (drift.Object, string) {
+	a := map[string]drift.Object{}
+	for _, x := range after {
+		a[drift.Str(x, "metadata", "name")] = x
+	}
+	if len(after) != len(before) || len(a) != len(after) {
+		return nil, fmt.Sprintf("%s makes %d Applications after it, %d before", source, len(after), len(before))
+	}
+	var mine drift.Object
+	for _, b := range before {
+		name := drift.Str(b, "metadata", "name")
+		got, ok := a[name]
+		if !ok {
+			return nil, fmt.Sprintf("%s no longer makes Application %s after it", source, name)
+		}
+		respect := addOption && !hasOption(drift.List(b, "spec", "syncPolicy", "syncOptions"), respectIgnore)
+		want := drift.DeepCopy(b).(map[string]any)
+		withRule(want, rule, respect)
+		if !sameApart(want, got) {
+			return nil, fmt.Sprintf("Application %s as %s makes it after the edit changes more than its ignoreDifferences and syncOptions", name, source)
+		}
+		if !keeps(drift.List(got, "spec", "ignoreDifferences"), drift.List(b, "spec", "ignoreDifferences"), 1) || !hasRule(got, rule) {
+			return nil, fmt.Sprintf("Application %s as %s makes it after the edit does not have exactly the new rule besides its own", name, source)
+		}
+		extra := 0
+		if respect {
+			extra = 1
+		}
+		opts := drift.List(got, "spec", "syncPolicy", "syncOptions")
+		if !keeps(opts, drift.List(b, "spec", "syncPolicy", "syncOptions"), extra) || len(opts) != len(drift.List(b, "spec", "syncPolicy", "syncOptions"))+extra {
+			return nil, fmt.Sprintf("Application %s as %s makes it after the edit changes its sync options more than planned", name, source)
+		}
+		if name == app {
+			mine = got
+		}
+	}
+	if mine == nil {
+		return nil, fmt.Sprintf("%s does not make Application %s", source, app)
+	}
+	return mine, ""
+}
+
+// managedIdentities are the resources an Application manages: its copy in
+// the cluster lists them (status.resources), and its sources in this
+// repository render them (a Helm chart, a kustomization, or a directory of
+// manifests, read whole: more files only make more resources, never fewer).
+// A resource without a namespace takes the Application's destination
+// namespace. It fails when neither tells: a source in another repository or
+// a chart from a chart repository with no copy in the cluster, or a source
+// that does not render.
+func (c *Context) managedIdentities(app drift.Object) ([]drift.Ref, error) {
+	name, ns := drift.Str(app, "metadata", "name"), drift.Str(app, "metadata", "namespace")
+	dest := drift.Str(app, "spec", "destination", "namespace")
+	var out []drift.Ref
+	live := false
+	for _, a := range c.Snapshot.ClusterObjects("Application") {
+		if drift.Str(a, "metadata", "name") != name || (ns != "" && drift.Str(a, "metadata", "namespace") != ns) {
+			continue
+		}
+		if rs, ok := drift.Lookup(a, "status", "resources").([]any); ok {
+			live = true
+			for _, r := range rs {
+				out = append(out, drift.Ref{Group: drift.Str(r, "group"), Kind: drift.Str(r, "kind"), Namespace: drift.Str(r, "namespace"), Name: drift.Str(r, "name")})
+			}
+		}
+	}
+	mine := map[string]bool{}
+	for _, s := range drift.Sources(c.Snapshot.Application) {
+		mine[normRepo(s.RepoURL)] = true
+	}
+	for _, src := range drift.Sources(app) {
+		if refOnly(src) {
+			continue
+		}
+		objs, err := c.renderSource(app, src, mine)
+		if err != nil {
+			if live {
+				continue // the cluster's list stands for what Git does not tell
+			}
+			return nil, err
+		}
+		for _, o := range objs {
+			r := drift.RefOf(o)
+			if r.Namespace == "" {
+				r.Namespace = dest
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// renderSource renders one source of an Application from the repository:
+// a Helm chart, a kustomization, or the manifests of a directory.
+func (c *Context) renderSource(app drift.Object, src drift.Source, mine map[string]bool) ([]drift.Object, error) {
+	switch {
+	case src.Chart != "":
+		return nil, fmt.Errorf("its source is chart %s of a chart repository, not at hand", src.Chart)
+	case !mine[normRepo(src.RepoURL)]:
+		return nil, fmt.Errorf("its source is in repository %s, not at hand", src.RepoURL)
+	case drift.Map(src.Spec)["plugin"] != nil:
+		return nil, fmt.Errorf("a Config Management Plugin renders its source %s", orDot(src.Path))
+	case kustomizationFile(c.Repo, src.Path) != "":
+		return render.KustomizeWithLimits(c.Repo, src.Path, c.Render)
+	case c.Repo[path.Join(src.Path, "Chart.yaml")] != nil:
+		opts := render.HelmOptionsFor(app, src)
+		opts.Limits = c.Render
+		return render.Helm(c.Repo, opts)
+	}
+	var out []drift.Object
+	found := false
+	for _, f := range sortedFiles(c.Repo) {
+		if src.Path != "" && !strings.HasPrefix(f, src.Path+"/") {
+			continue
+		}
+		switch path.Ext(f) {
+		case ".jsonnet", ".libsonnet":
+			return nil, fmt.Errorf("its source %s holds Jsonnet (%s)", orDot(src.Path), f)
+		case ".yaml", ".yml", ".json":
+		default:
+			continue
+		}
+		found = true
+		docs, err := yamledit.Documents(c.Repo[f])
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", f, err)
+		}
+		for _, d := range docs {
+			m, ok := d.(map[string]any)
+			if !ok || drift.Str(m, "kind") == "" {
+				continue
+			}
+			if strings.HasSuffix(drift.Str(m, "kind"), "List") {
+				for _, it := range drift.List(m, "items") {
+					if im, ok := it.(map[string]any); ok {
+						out = append(out, im)
+					}
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("its source %s holds no manifest in the repository", orDot(src.Path))
+	}
+	return out, nil
+}
+
+func orDot(p string) string {
+	if p == "" {
+		return "."
+	}
+	return p
+}
+
 // sameApart reports whether two Applications are equal but for their ignore
 // rules and sync options.
 func sameApart(a, b map[string]any) bool {
@@ -281,12 +447,105 @@ func keeps(after, before []any, extra int) bool {
 }
 
 // generatedReaders are the Applications the repository's ApplicationSets
-// make from Git (resolved as Argo CD's controller would), other than the
-// snapshot's, whose source is one of its repositories, with the files each
-// reads: the blast radius of an edit reaches them as it reaches an
-// Application whose manifest is in the repository. A set that does not
-// resolve adds none; its generators are named where the set is edited.
+// make from Git (resolved as Argo CD's controller would), and those the
+// charts and overlays of its Application manifests (and of the parents
+// among the cluster objects) render, other than the snapshot's, whose
+// source is one of its repositories, with the files each reads: the blast
+// radius of an edit reaches them as it reaches an Application whose
+// manifest is in the repository. A set that does not resolve, or a parent
+// that does not render, adds none; its generators are named where the set
+// is edited.
 func (c *Context) generatedReaders() []reader {
+	return append(c.setReaders(), c.childReaders()...)
+}
+
+// childReaders are the children the parents' charts and overlays render
+// (see generatedReaders). Only a source one of whose files declares an
+// Application is rendered.
+func (c *Context) childReaders() []reader {
+	me := drift.Str(c.Snapshot.Application, "metadata", "name")
+	myRepos := map[string]bool{}
+	for _, s := range drift.Sources(c.Snapshot.Application) {
+		myRepos[normRepo(s.RepoURL)] = true
+	}
+	type parent struct {
+		obj  drift.Object
+		file string
+	}
+	var parents []parent
+	for _, file := range sortedFiles(c.Repo) {
+		src := c.Repo[file]
+		if !strings.Contains(string(src), "argoproj.io") || !(strings.HasSuffix(file, ".yaml") || strings.HasSuffix(file, ".yml")) {
+			continue
+		}
+		docs, err := yamledit.Documents(src)
+		if err != nil {
+			continue
+		}
+		for _, d := range docs {
+			if m, _ := d.(map[string]any); isApplication(m) {
+				parents = append(parents, parent{m, file})
+			}
+		}
+	}
+	for _, a := range c.Snapshot.ClusterObjects("Application") {
+		parents = append(parents, parent{a, "as the cluster holds it"})
+	}
+	var out []reader
+	seen := map[string]bool{}
+	for _, pa := range parents {
+		name := drift.Str(pa.obj, "metadata", "name")
+		for _, src := range drift.Sources(pa.obj) {
+			if !myRepos[normRepo(src.RepoURL)] || src.Chart != "" || refOnly(src) || seen[name+"\x00"+src.Path] {
+				continue
+			}
+			seen[name+"\x00"+src.Path] = true
+			reads := map[string]bool{}
+			readsOf(c.Repo, src.Path, reads, 0)
+			declares := false
+			for f := range reads {
+				declares = declares || strings.Contains(string(c.Repo[f]), "Application")
+			}
+			if !declares {
+				continue
+			}
+			var objs []drift.Object
+			var err error
+			switch {
+			case kustomizationFile(c.Repo, src.Path) != "":
+				objs, err = render.KustomizeWithLimits(c.Repo, src.Path, c.Render)
+			case c.Repo[path.Join(src.Path, "Chart.yaml")] != nil:
+				opts := render.HelmOptionsFor(pa.obj, src)
+				opts.Limits = c.Render
+				objs, err = render.Helm(c.Repo, opts)
+			default:
+				continue // a directory's Applications are manifests otherReaders reads
+			}
+			if err != nil {
+				continue
+			}
+			for _, child := range objs {
+				cname := drift.Str(child, "metadata", "name")
+				if !isApplication(child) || cname == me {
+					continue
+				}
+				for _, s := range drift.Sources(child) {
+					if !myRepos[normRepo(s.RepoURL)] || s.Chart != "" || refOnly(s) {
+						continue
+					}
+					r := reader{app: cname, file: pa.file + ", rendered by Application " + name, path: s.Path, reads: map[string]bool{}}
+					readsOf(c.Repo, s.Path, r.reads, 0)
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// setReaders are the Applications the repository's ApplicationSets make
+// (see generatedReaders).
+func (c *Context) setReaders() []reader {
 	me := drift.Str(c.Snapshot.Application, "metadata", "name")
 	myRepos := map[string]bool{}
 	for _, s := range drift.Sources(c.Snapshot.Application) {

@@ -1,6 +1,7 @@
 package remediations
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -197,5 +198,106 @@ func TestTemplatedRuleRefused(t *testing.T) {
 	evil.JSONPointers = []string{"/spec/data/{{ .Env }}"}
 	if ie, why := c.ignoreInAppSet(o, evil, false, ""); ie != nil || !strings.Contains(why, "{{") {
 		t.Fatalf("a rule holding {{ was written (%q)", why)
+	}
+}
+
+// ManagedIdentities exposes, to the corpus tests, the resources an
+// Application's sources in repo render (managedIdentities).
+func ManagedIdentities(app drift.Object, repo Repo) ([]drift.Ref, error) {
+	c := &Context{Snapshot: &drift.Snapshot{Application: app}, Repo: repo}
+	return c.managedIdentities(app)
+}
+
+func TestJSONAppend(t *testing.T) {
+	rule := jsonRule{Group: "apps", Kind: "Deployment", Name: "orders", JSONPointers: []string{"/spec/replicas"}}
+	cases := []struct{ name, src, want string }{
+		{"list with an element", "{\n  \"name\": \"orders\",\n  \"ignoreDifferences\": [\n    {\"group\": \"\", \"kind\": \"Service\"}\n  ]\n}\n",
+			"{\n  \"name\": \"orders\",\n  \"ignoreDifferences\": [\n    {\"group\": \"\", \"kind\": \"Service\"},\n    {\n      \"group\": \"apps\",\n      \"kind\": \"Deployment\",\n      \"name\": \"orders\",\n      \"jsonPointers\": [\n        \"/spec/replicas\"\n      ]\n    }\n  ]\n}\n"},
+		{"empty list", "{\n    \"name\": \"orders\",\n    \"ignoreDifferences\": []\n}\n",
+			"{\n    \"name\": \"orders\",\n    \"ignoreDifferences\": [\n        {\n            \"group\": \"apps\",\n            \"kind\": \"Deployment\",\n            \"name\": \"orders\",\n            \"jsonPointers\": [\n                \"/spec/replicas\"\n            ]\n        }\n    ]\n}\n"},
+		{"no key", "{\n  \"name\": \"orders\"\n}\n",
+			"{\n  \"name\": \"orders\",\n  \"ignoreDifferences\": [\n    {\n      \"group\": \"apps\",\n      \"kind\": \"Deployment\",\n      \"name\": \"orders\",\n      \"jsonPointers\": [\n        \"/spec/replicas\"\n      ]\n    }\n  ]\n}\n"},
+		{"one line", `{"name":"orders","ignoreDifferences":[]}`,
+			`{"name":"orders","ignoreDifferences":[{"group":"apps","kind":"Deployment","name":"orders","jsonPointers":["/spec/replicas"]}]}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := jsonAppend([]byte(tc.src), "ignoreDifferences", rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+	for _, bad := range []string{`[1]`, `{"ignoreDifferences": {"a": 1}}`, `{"ignoreDifferences": null}`, `{"a": `} {
+		if _, err := jsonAppend([]byte(bad), "ignoreDifferences", rule); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
+
+// FuzzJSONAppend: on any input the editor either refuses or returns JSON
+// that is the input's object with the rule appended (jsonAppend checks it;
+// this checks it again, and that it never panics).
+func FuzzJSONAppend(f *testing.F) {
+	for _, s := range []string{"{}", "{\n  \"ignoreDifferences\": [\n    {}\n  ]\n}", `{"a":[1,2],"ignoreDifferences":[]}`, `{"ignoreDifferences":["x"], "ignoreDifferences": []}`, "{\"a\": \"[\", \"ignoreDifferences\" : [ ] }"} {
+		f.Add([]byte(s))
+	}
+	rule := jsonRule{Group: "apps", Kind: "Deployment", Name: "o", JSONPointers: []string{"/x"}}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		out, err := jsonAppend(src, "ignoreDifferences", rule)
+		if err != nil {
+			return
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out, &m); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		l, _ := m["ignoreDifferences"].([]any)
+		if len(l) == 0 || drift.Str(l[len(l)-1], "name") != "o" {
+			t.Fatalf("the rule is not last:\n%s", out)
+		}
+	})
+}
+
+// TestRuleIdentity: what a rule in a shared template may match on another
+// Application decides whether driftfix writes it there; a doubt must match.
+func TestRuleIdentity(t *testing.T) {
+	dep := drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "orders"}
+	cases := []struct {
+		name  string
+		rule  ignoreRule
+		id    drift.Ref
+		match bool
+	}{
+		{"the same resource", ignoreRule{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "orders"}, dep, true},
+		{"another namespace", ignoreRule{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "orders"}, drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "orders"}, false},
+		{"another kind of the same name", ignoreRule{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "orders"}, drift.Ref{Kind: "Service", Namespace: "shop", Name: "orders"}, false},
+		{"a cluster-scoped rule matches every namespace", ignoreRule{Group: "apps", Kind: "Deployment", Name: "orders"}, drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "web", Name: "orders"}, true},
+		{"a resource of unknown namespace may be anywhere", ignoreRule{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "orders"}, drift.Ref{Group: "apps", Kind: "Deployment", Name: "orders"}, true},
+	}
+	for _, tc := range cases {
+		if got := sameIdentity(tc.rule, tc.id); got != tc.match {
+			t.Errorf("sameIdentity %s = %v", tc.name, got)
+		}
+		if got := ruleMatches(toPlainYAML(tc.rule.object()), tc.id); got != tc.match {
+			t.Errorf("ruleMatches %s = %v", tc.name, got)
+		}
+	}
+	for _, tc := range []struct {
+		rule  map[string]any
+		match bool
+	}{
+		{map[string]any{"group": "apps", "kind": "Deployment"}, true},
+		{map[string]any{"group": "*", "kind": "Deployment", "name": "orders"}, true},
+		{map[string]any{"group": "apps", "kind": "Deploy*"}, true},
+		{map[string]any{"group": "", "kind": "Deployment"}, false},
+		{map[string]any{"group": "apps", "kind": "Deployment", "name": "payments"}, false},
+	} {
+		if got := ruleMatches(tc.rule, dep); got != tc.match {
+			t.Errorf("ruleMatches %v = %v, want %v", tc.rule, got, tc.match)
+		}
 	}
 }

@@ -85,7 +85,15 @@ func TestIgnoreWhereGenerated(t *testing.T) {
 		{scenario: "appset-ignore-templatepatch", edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-ignore-element", edits: "appsets/platform.yaml", verified: true},
 		{scenario: "appset-ignore-gitdirs", edits: "appsets/platform.yaml", verified: true},
-		{scenario: "appset-ignore-instruction", refusal: "does not use goTemplate"},
+		{scenario: "appset-ignore-instruction", refusal: "cannot tell which resources Application payments manages"},
+		{scenario: "appset-ignore-gitfiles-json", edits: "config/orders.json", verified: true, untouched: []string{"appsets/platform.yaml", "config/payments.json"}},
+		{scenario: "appset-ignore-gitfiles-yaml", edits: "config/orders.yaml", verified: true, untouched: []string{"appsets/platform.yaml", "config/payments.yaml"}},
+		{scenario: "appset-ignore-identity", edits: "appsets/platform.yaml", verified: true},
+		{scenario: "appset-narrow-identity", kind: drift.FixNarrowIgnore, edits: "appsets/platform.yaml", verified: true},
+		{scenario: "appset-narrow-element", kind: drift.FixNarrowIgnore, edits: "appsets/platform.yaml", verified: true},
+		{scenario: "appset-narrow-shared", kind: drift.FixNarrowIgnore, refusal: "on Application payments it matches Deployment shop/payments"},
+		{scenario: "appset-ignore-identity-cluster", edits: "appsets/platform.yaml", verified: true},
+		{scenario: "appset-ignore-samename", refusal: "Application orders-west, which the set also makes, manages Deployment shop/orders too"},
 		{scenario: "overlay-ignore-patch", edits: "apps/overlays/prod/orders.yaml", verified: true, untouched: []string{"apps/base/orders.yaml"}},
 		{scenario: "overlay-ignore-json6902", edits: "apps/overlays/prod/orders-ops.yaml", verified: true, untouched: []string{"apps/base/orders.yaml"}},
 		{scenario: "appofapps-chart-ignore-values", edits: "charts/apps/values.yaml", verified: true, untouched: []string{"charts/apps/templates/apps.yaml"}},
@@ -197,6 +205,15 @@ func TestAppSetBlastRadius(t *testing.T) {
 		{name: "the set makes only prod", change: map[string]string{
 			"argocd/shop.yaml": strings.Replace(string(remediations.RepoFromSnapshot(snap)["argocd/shop.yaml"]), "apps/shop/overlays/*", "apps/shop/overlays/prod", 1),
 		}},
+		{name: "a parent's chart makes staging", change: map[string]string{
+			"argocd/shop.yaml": strings.Replace(string(remediations.RepoFromSnapshot(snap)["argocd/shop.yaml"]), "apps/shop/overlays/*", "apps/shop/overlays/prod", 1),
+			"argocd/root.yaml": "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: root, namespace: argocd}\nspec:\n  project: default\n" +
+				"  destination: {server: https://kubernetes.default.svc, namespace: argocd}\n  source: {repoURL: https://git.example.com/shop.git, path: charts/root, targetRevision: main}\n",
+			"charts/root/Chart.yaml":  "apiVersion: v2\nname: root\nversion: 1.0.0\n",
+			"charts/root/values.yaml": "envs: [staging]\n",
+			"charts/root/templates/apps.yaml": "{{- range .Values.envs }}\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: shop-{{ . }}\n  namespace: argocd\nspec:\n  project: default\n" +
+				"  destination: {server: https://kubernetes.default.svc, namespace: shop}\n  source: {repoURL: https://git.example.com/shop.git, path: apps/shop/overlays/{{ . }}, targetRevision: main}\n{{- end }}\n",
+		}, dropped: "Application shop-staging (argocd/root.yaml, rendered by Application root"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -268,5 +285,32 @@ func TestVendoredCopyNeverEdited(t *testing.T) {
 				t.Fatalf("verified %v, edits %v (dropped %q), want %s", p.Verified(), editFiles(p), p.Dropped, tc.edits)
 			}
 		})
+	}
+}
+
+// TestIdentityFromCluster: an Application of the set whose source is not at
+// hand is known by its copy in the cluster; when that copy lists the
+// drifting resource, the shared rule would hide its drift too, and the plan
+// stays an instruction naming it.
+func TestIdentityFromCluster(t *testing.T) {
+	snap, err := drift.LoadSnapshot("testdata/appset-ignore-identity-cluster.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range snap.Cluster {
+		if drift.Str(o, "kind") == "Application" {
+			// payments runs on another cluster: the same Deployment there is
+			// not shared with orders, but a rule in the template would hide it
+			drift.Map(o, "spec", "destination")["server"] = "https://west.example.com"
+			drift.Map(o, "status")["resources"] = append(drift.List(o, "status", "resources"), map[string]any{"group": "apps", "kind": "Deployment", "namespace": "shop", "name": "orders"})
+		}
+	}
+	_, plans, err := pipeline.Fix(snap, remediations.RepoFromSnapshot(snap), drift.Sensitivity{}, now, render.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := planOf(t, plans, drift.FixIgnoreDifference)
+	if len(p.Edits) != 0 || !strings.Contains(p.Instructions, "Application payments, which the set also makes, manages Deployment shop/orders too") {
+		t.Errorf("want an instruction naming payments, got %d edits and %q", len(p.Edits), p.Instructions)
 	}
 }

@@ -92,10 +92,20 @@ func planNarrowIgnore(c *Context, group []drift.Finding) (Plan, *drift.Snapshot)
 		p.Dropped = why
 		return p, nil
 	}
+	var whyNot string
+	if o.AppSet != "" {
+		var done bool
+		if done, whyNot = c.narrowWhereGenerated(&p, o, rules[n], keep, fmt.Sprintf("driftfix %s: narrowed from ignoreDifferences[%d]", c.Now.UTC().Format("2006-01-02"), n)); done {
+			return p, changed
+		}
+	}
 	if !o.ok || o.AppSet != "" {
 		p.Instructions = o.where("spec.ignoreDifferences") + ", remove spec.ignoreDifferences[" + f.Path[2] + "]"
 		for _, r := range keep {
 			p.Instructions += " and add:\n" + snippet(r)
+		}
+		if whyNot != "" {
+			p.Instructions = strings.TrimRight(p.Instructions, "\n") + "\n" + whyNot + "\n"
 		}
 		return p, changed
 	}
