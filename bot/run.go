@@ -152,7 +152,7 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 		out.Published = r.Publisher.Publish(ctx, &out.Result, now)
 	}
 	if r.Publisher != nil && ctx.Err() == nil && r.PredictPerCycle >= 0 {
-		out.Predicted = r.Publisher.PredictPRs(ctx, cycle.NewPredictor(r.Config, r.Instances, &out.Result), r.PredictPerCycle, now)
+		out.Predicted = r.Publisher.PredictPRs(ctx, NewPredictor(r.Config, r.Instances, &out.Result), r.PredictPerCycle, now)
 		for _, err := range out.Predicted.Errors {
 			log.Warn("predict pull requests", "error", err.Error())
 		}

@@ -41,7 +41,7 @@ var ErrNoCycle = errors.New("no cycle has finished yet: the first cycle does it"
 // eventState is what the runner keeps for events between cycles.
 type eventState struct {
 	last      *cycle.CycleResult // the last cycle's, or nil before the first
-	predictor *cycle.Predictor   // reads with last, made once per cycle
+	predictor *Predictor         // reads with last, made once per cycle
 	soon      chan time.Duration // cycles asked for (CycleSoon)
 	closeOld  func()             // releases the parts the last reload replaced
 	pushDelay time.Duration      // 0: DefaultPushDelay
@@ -230,7 +230,7 @@ func (r *Runner) do(ctx context.Context, w events.Work) error {
 	switch w.Kind {
 	case events.Predict:
 		if r.ev.predictor == nil {
-			r.ev.predictor = cycle.NewPredictor(r.Config, r.Instances, res)
+			r.ev.predictor = NewPredictor(r.Config, r.Instances, res)
 		}
 		out, err := p.PredictPR(ctx, r.ev.predictor, w.RepoURL, w.Number, w.Rerun, now)
 		if len(out.Checked) > 0 {

@@ -8,14 +8,10 @@ import (
 
 	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/drift"
-	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
-
-// HeadCheck is the check of a fix pull request's head (memo.HeadCheck).
-type HeadCheck = memo.HeadCheck
 
 // checkHead checks the head of the fix's open pull request, when it has one:
 // the branch's files rendered and diagnosed against the live state.
@@ -47,7 +43,7 @@ func (pl planning) headCheck(r collect.ScanResult, c pipeline.Check, sha string)
 		Success: c.Success, Error: c.Error, Files: c.Files}
 	for _, row := range c.Rows {
 		cr := templates.CheckRow{Resource: row.Resource, Path: row.Path.String(), Cause: row.Cause, Status: row.Status,
-			Git: shownIn(row.Resource, row.Git, row.InGit), Live: shownIn(row.Resource, row.Live, row.InLive), Evidence: drift.EvidenceTexts(row.Evidence)}
+			Git: templates.ShownOf(row.Resource, row.Git, row.InGit), Live: templates.ShownOf(row.Resource, row.Live, row.InLive), Evidence: drift.EvidenceTexts(row.Evidence)}
 		v.Rows = append(v.Rows, cr)
 	}
 	summary, text, err := templates.CheckOutput(v)
@@ -58,14 +54,6 @@ func (pl planning) headCheck(r collect.ScanResult, c pipeline.Check, sha string)
 	sum := sha256.Sum256([]byte(fmt.Sprint(c.Success, "\x00", title, "\x00", summary, "\x00", text)))
 	return HeadCheck{SHA: sha, Success: c.Success, Title: title, Summary: summary, Text: text,
 		DetailsURL: templates.AppURL(pl.in.URL, r.App.Namespace, r.App.Name), Digest: hex.EncodeToString(sum[:8])}, nil
-}
-
-// shownIn shows a value of a resource, never a Secret's.
-func shownIn(ref drift.Ref, v any, present bool) string {
-	if ref.Group == "" && ref.Kind == "Secret" && present {
-		return "(Secret value not shown)"
-	}
-	return shown(v, present)
 }
 
 func shortSHA(sha string) string {

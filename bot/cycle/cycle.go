@@ -7,9 +7,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -23,7 +21,7 @@ import (
 	"github.com/driftfix/driftfix/bot/fights"
 	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/pipeline"
-	"github.com/driftfix/driftfix/classifiers"
+	"github.com/driftfix/driftfix/bot/proposal"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -48,10 +46,6 @@ type Instance struct {
 	// Nil: every candidate is refreshed.
 	GitCommit func(ctx context.Context, repoURL, revision string) (string, error)
 }
-
-// ProposedPR is a pull request a cycle would open or update (kept by the
-// memo, hence declared there).
-type ProposedPR = memo.ProposedPR
 
 // AppState is one listed application and whether the cycle found it stuck.
 type AppState struct {
@@ -105,11 +99,10 @@ type CycleResult struct {
 	Ignores   []IgnoreInventory
 	IgnorePRs []IgnorePR
 
-	// platformSnaps and platformReports are kept for planning and verifying
-	// platform fixes, by AppKey: the snapshots and whole reports of the
-	// applications with findings a platform fix may end.
-	platformSnaps   map[string]*drift.Snapshot
-	platformReports map[string]*drift.Report
+	// platform are kept for planning and verifying platform fixes, by
+	// AppKey: the snapshots and whole reports of the applications with
+	// findings a platform fix may end.
+	platform map[string]remediations.PlatformApp
 	// clusters are the cluster reads of the instances this cycle, by
 	// name, for predicting pull requests (predict.go).
 	clusters map[string]func(*drift.Snapshot) []drift.Object
@@ -436,66 +429,19 @@ func sortByKeys[T any](s []T, key func(T) [3]string) {
 
 // FleetMin is how many applications one source must drift before the
 // digest names it once, with one platform fix, instead of app by app.
-const FleetMin = 3
+const FleetMin = remediations.FleetMin
 
-// Fleet groups findings that share one source across applications: a
-// mutating webhook, or a controller (field manager) writing the same kind.
-// Fleets are per instance: one webhook name on two instances is two webhooks.
+// Fleet groups findings that share one source across applications
+// (remediations.Fleet).
 func Fleet(stuck []Stuck, min int) []templates.FleetLine {
-	type key struct {
-		instance, source string
-		cause            drift.Cause
-		by               classifiers.FleetBy
-		kind             string
-	}
-	apps := map[key]map[string]bool{}
-	paths := map[key]map[string]bool{}
-	for _, r := range stuck {
-		for _, f := range r.Findings {
-			source, ok := classifiers.FleetSource(f.Cause, f.Evidence, f.Writer)
-			if !ok {
-				continue
+	return remediations.Fleet(func(yield func(remediations.FleetApp) bool) {
+		for _, r := range stuck {
+			if !yield(remediations.FleetApp{Instance: r.Instance, App: r.App.Namespace + "/" + r.App.Name, Findings: r.Findings}) {
+				return
 			}
-			k := key{instance: r.Instance, source: source, cause: f.Cause, by: classifiers.Of(f.Cause).Fleet, kind: f.Resource.Kind}
-			if apps[k] == nil {
-				apps[k], paths[k] = map[string]bool{}, map[string]bool{}
-			}
-			apps[k][r.App.Namespace+"/"+r.App.Name] = true
-			paths[k][f.Path] = true
 		}
-	}
-	var out []templates.FleetLine
-	for k, set := range apps {
-		if len(set) < min {
-			continue
-		}
-		ps := slices.Sorted(maps.Keys(paths[k]))
-		var sug string
-		if k.by == classifiers.FleetWebhook {
-			sug = fmt.Sprintf("one argocd-cm entry resource.customizations.ignoreDifferences for %s listing %s (what the webhook sets), or make the webhook leave fields Git declares alone, instead of one fix per application", k.kind, strings.Join(ps, ", "))
-		} else {
-			mgr := strings.TrimPrefix(k.source, "controller ")
-			sug = fmt.Sprintf("one argocd-cm entry resource.customizations.ignoreDifferences for %s with managedFieldsManagers: [%s], instead of one fix per application", k.kind, mgr)
-		}
-		out = append(out, templates.FleetLine{Instance: k.instance, Cause: k.cause, Source: k.source + " on " + k.kind, Apps: len(set), Suggestion: sug})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Apps != out[j].Apps {
-			return out[i].Apps > out[j].Apps
-		}
-		return out[i].Source < out[j].Source
-	})
-	return out
+	}, min)
 }
-
-// KeyMarker ends a PR body with the fix's key and application, so its pull
-// request is found again from GitHub alone when the state database is lost.
-func KeyMarker(key, appKey string) string {
-	return "\n<!-- driftfix:key=" + key + " app=" + appKey + " -->\n"
-}
-
-// KeyMarkerRE reads the marker keyMarker writes.
-var KeyMarkerRE = regexp.MustCompile(`<!-- driftfix:key=([0-9a-f]+) app=(\S+) -->`)
 
 func inShard(shard, name string) bool {
 	if shard == "" {
@@ -524,11 +470,11 @@ func (res *CycleResult) join(part *CycleResult) {
 		}
 		res.clusters[k] = c
 	}
-	for k, s := range part.platformSnaps {
-		if res.platformSnaps == nil {
-			res.platformSnaps, res.platformReports = map[string]*drift.Snapshot{}, map[string]*drift.Report{}
+	for k, a := range part.platform {
+		if res.platform == nil {
+			res.platform = map[string]remediations.PlatformApp{}
 		}
-		res.platformSnaps[k], res.platformReports[k] = s, part.platformReports[k]
+		res.platform[k] = a
 	}
 	if part.Digest.Instance != "" {
 		res.Digest.Instance, res.Digest.ArgoCDURL = part.Digest.Instance, part.Digest.ArgoCDURL
@@ -658,7 +604,7 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 		part.Errors = append(part.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
 		return nil, false
 	}
-	fo := pipeline.FixOptions{Sensitivity: pol.Sensitivity(), Now: now, Render: RenderLimits(cfg.Limits), Decide: pol.Decide}
+	fo := pipeline.FixOptions{Sensitivity: pol.Sensitivity(), Now: now, Render: proposal.RenderLimits(cfg.Limits), Decide: pol.Decide}
 	_, plans, err := pipeline.FixWith(s, remediations.RepoFromSnapshot(s), fo)
 	if err != nil {
 		part.Errors = append(part.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
@@ -738,7 +684,7 @@ func leftForPeople(lines []templates.PersonLine, prs []ProposedPR) []templates.P
 func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediations.Plan) (ProposedPR, bool, error) {
 	app := r.App.Namespace + "/" + r.App.Name
 	appKey := AppKey(pl.in.Name, r.App.Namespace, r.App.Name)
-	key := FixKey(appKey, p)
+	key := remediations.FixKey(appKey, p)
 	// what was passed over first (a kind the policy does not allow, one
 	// that did not verify) is said before why this plan is not proposed
 	var passed string
@@ -757,15 +703,15 @@ func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediatio
 	if srcs := drift.Sources(r.Snapshot.Application); len(srcs) > 0 {
 		src = srcs[0]
 	}
-	v := PRView(r.App.Name, r.App.Namespace, pl.in.URL, p)
+	v := remediations.PRView(r.App.Name, r.App.Namespace, pl.in.URL, p)
 	body, err := templates.PRBody(v)
 	if err != nil {
 		return ProposedPR{}, false, err
 	}
-	pol = memo.PRPolicy(pol, p.Kind)
+	pol = proposal.PRPolicy(pol, p.Kind)
 	pr := ProposedPR{Instance: pl.in.Name, App: r.App.Name, Namespace: r.App.Namespace, Key: key, Fingerprint: v.Fingerprint,
 		RepoURL: src.RepoURL, Base: src.TargetRevision, Policy: pol,
-		Branch: Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, key), Title: templates.PRTitle(v), Body: body + KeyMarker(key, appKey), Plan: p}
+		Branch: templates.Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, key), Title: templates.PRTitle(v), Body: body + templates.KeyMarker(key, appKey), Plan: p}
 	pr.Planned, err = pl.headCheck(r, pipeline.CheckPlanned(p), "")
 	return pr, true, err
 }
@@ -778,4 +724,10 @@ func diagnoser(cfg *config.Config) func(*drift.Snapshot) (*drift.Report, *drift.
 		pol := cfg.For(drift.Str(app, "spec", "project"), drift.Str(app, "metadata", "name"), drift.Str(app, "metadata", "namespace"))
 		return pipeline.DiagnoseCompared(s, pol.Sensitivity())
 	}
+}
+
+// Cluster is the cluster read of an instance this cycle (nil when none),
+// for predicting pull requests with it.
+func (res *CycleResult) Cluster(instance string) func(*drift.Snapshot) []drift.Object {
+	return res.clusters[instance]
 }

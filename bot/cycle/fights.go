@@ -9,15 +9,10 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/fights"
-	"github.com/driftfix/driftfix/bot/memo"
 )
 
 // FightWindow is how far back self-heal syncs are counted (collect's).
 const FightWindow = collect.FightWindow
-
-// AppWrites is what one cycle saw of an examined application, to tell a
-// fight from (memo.AppWrites).
-type AppWrites = memo.AppWrites
 
 // observeWrites turns a diagnosed application into what fight detection
 // keeps; ok is false when nothing was read (no snapshot).

@@ -12,7 +12,7 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/memo"
-	"github.com/driftfix/driftfix/classifiers"
+	"github.com/driftfix/driftfix/remediations"
 )
 
 // What a cycle reuses of the memo (CycleOptions.Memo, bot/memo), and what
@@ -32,7 +32,7 @@ func reuser(m *memo.Memo, cfg *config.Config, in Instance, cluster func(*drift.S
 		if at, _ := datedAt(opts, key, now); !at.Equal(e.At) || watchKey(opts, key) != e.Watch {
 			return false
 		}
-		if cfg.Policy.IgnoreRules.Enabled || forPlatform(cfg, in.Name, e.Kept) {
+		if _, ok := cfg.Platform(in.Name); cfg.Policy.IgnoreRules.Enabled || ok && remediations.FeedsPlatform(e.Kept) {
 			return false
 		}
 		if e.Writes != nil && e.Writes.SelfHealSyncs > 0 {
@@ -159,20 +159,6 @@ func watchKey(opts CycleOptions, key string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-// forPlatform says an application's findings may feed a platform fix of
-// its instance, which needs its snapshot (keepForPlatform).
-func forPlatform(cfg *config.Config, instance string, kept []drift.Kept) bool {
-	if _, ok := cfg.Platform(instance); !ok {
-		return false
-	}
-	for _, f := range kept {
-		if classifiers.Of(f.Cause).Fleet != classifiers.FleetNone {
-			return true
-		}
-	}
-	return false
 }
 
 // probe is a snapshot of what the cluster context of an application is

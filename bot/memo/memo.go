@@ -1,8 +1,9 @@
 // Package memo keeps, from one cycle to the next, what each stuck
 // application's last diagnosis depended on and what came of it, and keeps
 // it between processes in sealed records of its own encoding. The cycle
-// (bot/cycle) decides when an entry may be reused; the memo holds entries,
-// counts cycles and writes and reads its records.
+// (bot/cycle) decides when an entry may be reused; what an entry keeps of
+// it are the cycle's values (bot/proposal). The memo holds entries, counts
+// cycles and writes and reads its records.
 package memo
 
 import (
@@ -12,6 +13,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/proposal"
 	"github.com/driftfix/driftfix/templates"
 )
 
@@ -91,7 +93,7 @@ type Entry struct {
 	Keys      []string
 	Diagnosed bool
 	Part      Part
-	Writes    *AppWrites
+	Writes    *proposal.AppWrites
 }
 
 // Part is what of a cycle's result planning one application gives, kept
@@ -99,7 +101,7 @@ type Entry struct {
 type Part struct {
 	NewStuck    []templates.AppLine
 	ForPeople   []templates.PersonLine
-	PRs         []ProposedPR
+	PRs         []proposal.ProposedPR
 	Skipped     []string
 	NotProposed map[string]string
 }

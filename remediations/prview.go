@@ -1,25 +1,22 @@
-package cycle
+package remediations
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
-	"regexp"
 	"sort"
-	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/classifiers"
-	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
 
 // Fingerprint identifies a fix with its content: what FixKey covers plus the
 // files and the content it writes. The same fix always has the same
 // fingerprint, across cycles, restarts and replicas; a changed fix has a new one.
-func Fingerprint(app string, p remediations.Plan) string {
+func Fingerprint(app string, p Plan) string {
 	h, write := identity(app, p)
-	edits := append([]remediations.Edit(nil), p.Edits...)
+	edits := append([]Edit(nil), p.Edits...)
 	sort.Slice(edits, func(i, j int) bool { return edits[i].File < edits[j].File })
 	for _, e := range edits {
 		write(e.File)
@@ -29,10 +26,10 @@ func Fingerprint(app string, p remediations.Plan) string {
 }
 
 // FixKey identifies a fix by what it fixes, not by what it writes: the
-// application (AppKey), the fix kind, the resource and the paths. It names the
-// fix's branch, so a fix whose content changes keeps its branch and pull
-// request; a fix for other paths gets another.
-func FixKey(appKey string, p remediations.Plan) string {
+// application (an AppKey), the fix kind, the resource and the paths. It
+// names the fix's branch, so a fix whose content changes keeps its branch
+// and pull request; a fix for other paths gets another.
+func FixKey(appKey string, p Plan) string {
 	h, _ := identity(appKey, p)
 	return hex.EncodeToString(h.Sum(nil))[:12]
 }
@@ -40,7 +37,7 @@ func FixKey(appKey string, p remediations.Plan) string {
 // identity hashes the application, kind, resource and fixed paths of a plan;
 // an Application's ignore rule counts by what it says, not its index, so a
 // rule that moved after another was narrowed keeps its fix's branch.
-func identity(app string, p remediations.Plan) (hash.Hash, func(string)) {
+func identity(app string, p Plan) (hash.Hash, func(string)) {
 	h := sha256.New()
 	write := func(s string) { h.Write([]byte(s)); h.Write([]byte{0}) }
 	write(app)
@@ -57,35 +54,21 @@ func identity(app string, p remediations.Plan) (hash.Hash, func(string)) {
 	return h, write
 }
 
-var branchUnsafe = regexp.MustCompile(`[^a-z0-9._-]+`)
-
-// Branch names the fix's branch: prefix/<app>/<cause>-<key>.
-func Branch(prefix, app string, cause drift.Cause, key string) string {
-	clean := func(s string) string {
-		return strings.Trim(branchUnsafe.ReplaceAllString(strings.ToLower(s), "-"), "-.")
-	}
-	return strings.TrimSuffix(prefix, "/") + "/" + clean(app) + "/" + clean(string(cause)) + "-" + key
-}
-
-// verification is what a plan's pull request says it was verified with: only
-// a verified plan (one that edits a file) says anything.
-func verification(p remediations.Plan) string {
-	if !p.Verified() {
-		return ""
-	}
-	return p.Verification
-}
-
-// PRView turns a verified plan into what its pull request says.
-func PRView(app, appNamespace, argoURL string, p remediations.Plan) templates.PRView {
+// PRView fills the view of a verified plan's pull request (templates
+// renders it): its remedy's title, its cause's doc, each finding's values
+// as a reviewer reads them and each edit's diff. Only a verified plan (one
+// that edits a file) says what it was verified with.
+func PRView(app, appNamespace, argoURL string, p Plan) templates.PRView {
 	v := templates.PRView{
 		App: app, AppNamespace: appNamespace, ArgoCDURL: argoURL,
 		Kind: p.Kind, Cause: p.Rationale.Cause, Resource: p.Resource,
 		Why: p.Rationale.Why, Risk: p.Rationale.Risk, Undo: p.Rationale.Undo,
-		Verification: verification(p), Instructions: p.Instructions,
-		Fingerprint: Fingerprint(app, p),
+		Instructions: p.Instructions, Fingerprint: Fingerprint(app, p),
 	}
-	if remedy, ok := remediations.Lookup(p.Kind); ok {
+	if p.Verified() {
+		v.Verification = p.Verification
+	}
+	if remedy, ok := Lookup(p.Kind); ok {
 		v.Action = remedy.Title
 	}
 	for _, c := range classifiers.Registry {
@@ -94,7 +77,8 @@ func PRView(app, appNamespace, argoURL string, p remediations.Plan) templates.PR
 		}
 	}
 	for _, f := range p.Findings {
-		fv := templates.FindingView{Resource: f.Resource, Path: f.Path.String(), Git: shown(f.Git, f.InGit), Live: shown(f.ShownLive(), f.InLive), Evidence: drift.EvidenceTexts(f.Evidence)}
+		fv := templates.FindingView{Resource: f.Resource, Path: f.Path.String(), Git: templates.Shown(f.Git, f.InGit),
+			Live: templates.Shown(f.ShownLive(), f.InLive), Evidence: drift.EvidenceTexts(f.Evidence)}
 		if len(f.Owners) > 0 {
 			o := f.Owners[len(f.Owners)-1]
 			fv.Owner = o.Manager
@@ -105,14 +89,7 @@ func PRView(app, appNamespace, argoURL string, p remediations.Plan) templates.PR
 		v.Findings = append(v.Findings, fv)
 	}
 	for _, e := range p.Edits {
-		v.Diffs = append(v.Diffs, templates.FileDiff{File: e.File, Diff: remediations.UnifiedDiff(e.File, e.Before, e.After)})
+		v.Diffs = append(v.Diffs, templates.FileDiff{File: e.File, Diff: UnifiedDiff(e.File, e.Before, e.After)})
 	}
 	return v
-}
-
-func shown(v any, present bool) string {
-	if !present {
-		return "absent"
-	}
-	return templates.Code(drift.Brief(v, 80))
 }

@@ -1,4 +1,11 @@
-package memo
+// Package proposal holds the values a cycle proposes for publishing: a
+// fix's pull request and the check of its head, what an examined
+// application showed for fights, the platform and ignore-rule pull
+// requests, and the prediction of a person's pull request. The cycle
+// (bot/cycle) fills them, the memo (bot/memo) keeps them from one cycle to
+// the next and the publisher (bot/publish) publishes them; none of the
+// three declares them, so each imports them from here.
+package proposal
 
 import (
 	"slices"
@@ -9,9 +16,6 @@ import (
 	"github.com/driftfix/driftfix/bot/fights"
 	"github.com/driftfix/driftfix/remediations"
 )
-
-// The values of a cycle's result an Entry keeps. bot/cycle names them as
-// its own (cycle.ProposedPR, cycle.HeadCheck, cycle.AppWrites).
 
 // ProposedPR is a pull request a cycle would open or update.
 type ProposedPR struct {

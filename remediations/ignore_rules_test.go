@@ -1,4 +1,4 @@
-package cycle
+package remediations_test
 
 import (
 	"strings"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/pipeline"
+	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestJudgeBothWordings(t *testing.T) {
 	for _, tc := range []struct {
 		name, rule string
-		broad      []string // in judgment.broad ("" means: empty)
+		broad      []string // in Judgment.Broad ("" means: empty)
 		sensitive  string
 		summary    []string
 		absent     []string
@@ -43,7 +44,7 @@ func TestJudgeBothWordings(t *testing.T) {
 			absent:  []string{"is broad:"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := drift.LoadSnapshot("../testdata/ignores/orders.yaml")
+			s, err := drift.LoadSnapshot("../bot/testdata/ignores/orders.yaml")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,28 +57,28 @@ func TestJudgeBothWordings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var js []judgment
+			var js []remediations.Judgment
 			for _, f := range rep.Findings {
 				if f.Cause == drift.CauseBroadIgnore && len(f.Evidence) > 0 {
-					js = append(js, judge(f.Evidence))
+					js = append(js, remediations.Judge(f.Evidence))
 				}
 			}
 			if len(js) != 1 {
 				t.Fatalf("%d broad-ignore findings, want 1: %+v", len(js), rep.Findings)
 			}
 			j := js[0]
-			if j.sensitive != tc.sensitive {
-				t.Errorf("sensitive %q, want %q", j.sensitive, tc.sensitive)
+			if j.Sensitive != tc.sensitive {
+				t.Errorf("sensitive %q, want %q", j.Sensitive, tc.sensitive)
 			}
-			if (j.broad == "") != (len(tc.broad) == 0) {
-				t.Errorf("broad %q, want it to hold %q", j.broad, tc.broad)
+			if (j.Broad == "") != (len(tc.broad) == 0) {
+				t.Errorf("broad %q, want it to hold %q", j.Broad, tc.broad)
 			}
 			for _, w := range tc.broad {
-				if !strings.Contains(j.broad, w) {
-					t.Errorf("broad %q lacks %q", j.broad, w)
+				if !strings.Contains(j.Broad, w) {
+					t.Errorf("broad %q lacks %q", j.Broad, w)
 				}
 			}
-			l := templates.IgnoreLine{Holder: "Application argocd/orders", Key: "spec.ignoreDifferences[0]", Broad: j.broad, NarrowSensitive: j.sensitive}
+			l := templates.IgnoreLine{Holder: "Application argocd/orders", Key: "spec.ignoreDifferences[0]", Broad: j.Broad, NarrowSensitive: j.Sensitive}
 			sum := l.Summary(func(x any) string { return "`" + x.(string) + "`" }, func(x any) string { return x.(string) })
 			for _, w := range tc.summary {
 				if !strings.Contains(sum, w) {
