@@ -73,4 +73,3 @@ func Fleet(apps iter.Seq[FleetApp], min int) []templates.FleetLine {
 	})
 	return out
 }
-
