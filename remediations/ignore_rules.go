@@ -107,6 +107,18 @@ type RuleChange struct {
 	View         templates.IgnorePRView
 }
 
+// SystemRules says argocd-cm declares ignore rules in one of the cluster
+// contexts: they may apply to any application, so the inventory reads
+// every application of the shard, not only those declaring rules.
+func SystemRules(clusters ...[]drift.Object) bool {
+	for _, c := range clusters {
+		if ignores.HasSystemRules(c) {
+			return true
+		}
+	}
+	return false
+}
+
 // RuleAt names a rule by its holder and place, as a narrow-ignore finding
 // names it (its resource and path).
 func RuleAt(holder drift.Ref, at drift.Pointer) string {

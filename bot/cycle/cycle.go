@@ -4,7 +4,6 @@
 package cycle
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"path"
@@ -391,40 +390,12 @@ type appName struct{ namespace, name string }
 // published does not depend on it (the lines left for people are put in
 // order by gatherPeople).
 func (res *CycleResult) sortForPublishing() {
-	// The keys are made once per line, not once per comparison.
-	sortByKeys(res.Digest.NewStuck, func(l templates.AppLine) [3]string {
-		return [3]string{AppKey(l.Instance, l.Namespace, l.App)}
-	})
+	templates.SortAppLines(res.Digest.NewStuck)
 	sort.Strings(res.Skipped)
 	sort.SliceStable(res.Errors, func(i, j int) bool { return res.Errors[i].Error() < res.Errors[j].Error() })
 	sort.SliceStable(res.PRs, func(i, j int) bool { return res.PRs[i].Branch < res.PRs[j].Branch })
 	sort.SliceStable(res.IgnorePRs, func(i, j int) bool { return res.IgnorePRs[i].Branch < res.IgnorePRs[j].Branch })
 	sort.SliceStable(res.Ignores, func(i, j int) bool { return res.Ignores[i].Instance < res.Ignores[j].Instance })
-}
-
-// sortByKeys sorts s stably by the keys key gives each element, compared
-// in order: the keys are made once per element, and the elements are
-// moved once, after their order is found.
-func sortByKeys[T any](s []T, key func(T) [3]string) {
-	keys := make([][3]string, len(s))
-	order := make([]int32, len(s))
-	for i, v := range s {
-		keys[i], order[i] = key(v), int32(i)
-	}
-	slices.SortFunc(order, func(i, j int32) int {
-		a, b := &keys[i], &keys[j]
-		for x := range a {
-			if c := strings.Compare(a[x], b[x]); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(i, j) // stable: equal keys keep their order
-	})
-	sorted := make([]T, len(s))
-	for i, o := range order {
-		sorted[i] = s[o]
-	}
-	copy(s, sorted)
 }
 
 // FleetMin is how many applications one source must drift before the
@@ -492,56 +463,12 @@ func joined[T any](to, part []T) []T {
 }
 
 // gatherPeople puts the lines left for people that were absorbed in
-// Digest.ForPeople, in order (peopleKey), copied once into a list of their
-// number (appending each application's would copy a fleet's lines again at
-// every growth). Each application's lines come sorted (planApp), so the
-// applications are put in order, not their lines.
+// Digest.ForPeople, in order (templates.GatherPeople).
 func (res *CycleResult) gatherPeople() {
-	groups := make([][]templates.PersonLine, 0, len(res.people)+1)
-	for _, g := range append([][]templates.PersonLine{res.Digest.ForPeople}, res.people...) {
-		if len(g) > 0 {
-			groups = append(groups, g)
-		}
+	if all := templates.GatherPeople(append([][]templates.PersonLine{res.Digest.ForPeople}, res.people...)); all != nil {
+		res.Digest.ForPeople = all
 	}
 	res.people = nil
-	if len(groups) == 0 {
-		return
-	}
-	keys := make([]string, len(groups))
-	order := make([]int32, len(groups))
-	whole := false // some application's lines are not one sorted group
-	for i, g := range groups {
-		keys[i], order[i] = AppKey(g[0].Instance, g[0].Namespace, g[0].App), int32(i)
-		for j := 1; j < len(g) && !whole; j++ {
-			whole = g[j].App != g[0].App || g[j].Namespace != g[0].Namespace || g[j].Instance != g[0].Instance
-		}
-	}
-	slices.SortFunc(order, func(i, j int32) int {
-		if c := strings.Compare(keys[i], keys[j]); c != 0 {
-			return c
-		}
-		return cmp.Compare(i, j)
-	})
-	for i := 1; i < len(order) && !whole; i++ {
-		whole = keys[order[i]] == keys[order[i-1]]
-	}
-	sorted := make([][]templates.PersonLine, len(groups))
-	for i, o := range order {
-		sorted[i] = groups[o]
-	}
-	res.Digest.ForPeople = slices.Concat(sorted...)
-	if whole {
-		sortPeople(res.Digest.ForPeople)
-	}
-}
-
-// sortPeople sorts lines left for people stably by peopleKey.
-func sortPeople(lines []templates.PersonLine) { sortByKeys(lines, peopleKey) }
-
-// peopleKey orders the lines left for people: by application, resource
-// and path.
-func peopleKey(l templates.PersonLine) [3]string {
-	return [3]string{AppKey(l.Instance, l.Namespace, l.App), l.Resource.String(), l.Path}
 }
 
 // absorb takes in what planning one application added.
@@ -633,7 +560,7 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 		part.PRs = append(part.PRs, pr)
 	}
 	part.Digest.ForPeople = leftForPeople(part.Digest.ForPeople, part.PRs)
-	sortPeople(part.Digest.ForPeople) // as gatherPeople expects
+	templates.SortPeople(part.Digest.ForPeople) // as gatherPeople expects
 	return keys, true
 }
 

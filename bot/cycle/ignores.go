@@ -10,7 +10,6 @@ import (
 	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
-	"github.com/driftfix/driftfix/bot/ignores"
 	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/bot/proposal"
 	"github.com/driftfix/driftfix/remediations"
@@ -59,10 +58,11 @@ func (res *CycleResult) inventory(ctx context.Context, cfg *config.Config, in In
 		res.Errors = append(res.Errors, fmt.Errorf("ignore-rule inventory of %s: %w", in.Name, err))
 		return
 	}
-	system := ignores.HasSystemRules([]drift.Object{settings.ConfigMap()})
+	clusters := [][]drift.Object{{settings.ConfigMap()}}
 	for _, k := range kept {
-		system = system || ignores.HasSystemRules(k.s.Cluster)
+		clusters = append(clusters, k.s.Cluster)
 	}
+	system := remediations.SystemRules(clusters...)
 	// The applications not diagnosed this cycle are read in inventoryReaders
 	// at once; the snapshots keep the list's order.
 	type read struct {
