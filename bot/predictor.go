@@ -10,9 +10,9 @@ import (
 
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/predict"
 	"github.com/driftfix/driftfix/bot/proposal"
 	"github.com/driftfix/driftfix/templates"
@@ -24,8 +24,8 @@ import (
 // cycle predicts its pull requests while forks' are predicted apart.
 type Predictor struct {
 	cfg       *config.Config
-	instances []cycle.Instance
-	res       *cycle.CycleResult
+	instances []plan.Instance
+	res       *plan.CycleResult
 	// cluster is the cluster read of an instance (res.Cluster).
 	cluster func(instance string) func(*drift.Snapshot) []drift.Object
 
@@ -39,7 +39,7 @@ type Predictor struct {
 }
 
 // NewPredictor predicts with a cycle's instances and result.
-func NewPredictor(cfg *config.Config, instances []cycle.Instance, res *cycle.CycleResult) *Predictor {
+func NewPredictor(cfg *config.Config, instances []plan.Instance, res *plan.CycleResult) *Predictor {
 	return &Predictor{cfg: cfg, instances: instances, res: res, cluster: res.Cluster, apps: map[string]drift.Object{}, maxApps: maxPRApplications}
 }
 
@@ -58,7 +58,7 @@ func (p *Predictor) Repositories() []string {
 	seen := map[string]bool{}
 	for _, a := range p.res.Apps {
 		u := a.App.RepoURL
-		if u == "" || seen[u] || !p.res.Owns(cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)) {
+		if u == "" || seen[u] || !p.res.Owns(plan.AppKey(a.Instance, a.App.Namespace, a.App.Name)) {
 			continue
 		}
 		dup := false
@@ -79,7 +79,7 @@ func (p *Predictor) Repositories() []string {
 // repository could not be read (the head is tried again next cycle); a
 // change that does not render gets a neutral check that says so.
 func (p *Predictor) Predict(ctx context.Context, h proposal.PRHead) (proposal.PRPrediction, error) {
-	var reader *cycle.Instance
+	var reader *plan.Instance
 	for i := range p.instances {
 		if p.instances[i].BranchFiles != nil {
 			reader = &p.instances[i]
@@ -102,7 +102,7 @@ func (p *Predictor) Predict(ctx context.Context, h proposal.PRHead) (proposal.PR
 	}
 	var known []drift.Object
 	var clusters map[string]func(*drift.Snapshot) []drift.Object
-	var servers map[string]*cycle.Instance
+	var servers map[string]*plan.Instance
 	if !h.Fork {
 		if known, clusters, servers, err = p.known(ctx, h); err != nil {
 			return proposal.PRPrediction{}, err
@@ -217,12 +217,12 @@ func overBudget(res *predict.Result, b *predict.BudgetError) proposal.PRPredicti
 // known are the Applications the cycle listed whose sources name the pull
 // request's repository at its base branch, read whole, with the cluster
 // read of the instance of each (by name; "" the first such instance's).
-func (p *Predictor) known(ctx context.Context, h proposal.PRHead) ([]drift.Object, map[string]func(*drift.Snapshot) []drift.Object, map[string]*cycle.Instance, error) {
+func (p *Predictor) known(ctx context.Context, h proposal.PRHead) ([]drift.Object, map[string]func(*drift.Snapshot) []drift.Object, map[string]*plan.Instance, error) {
 	clusters := map[string]func(*drift.Snapshot) []drift.Object{}
-	servers := map[string]*cycle.Instance{}
+	servers := map[string]*plan.Instance{}
 	var out []drift.Object
 	for _, a := range p.res.Apps {
-		key := cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)
+		key := plan.AppKey(a.Instance, a.App.Namespace, a.App.Name)
 		if a.App.RepoURL == "" || !predict.SameRepository(a.App.RepoURL, h.RepoURL) || !p.res.Owns(key) {
 			continue
 		}
@@ -284,7 +284,7 @@ func readsBase(app drift.Object, h proposal.PRHead) bool {
 	return false
 }
 
-func (p *Predictor) instance(name string) *cycle.Instance {
+func (p *Predictor) instance(name string) *plan.Instance {
 	for i := range p.instances {
 		if p.instances[i].Name == name {
 			return &p.instances[i]

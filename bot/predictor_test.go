@@ -14,10 +14,10 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/internal/gittest"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/proposal"
 )
 
@@ -99,15 +99,15 @@ func TestPredictorPullRequest(t *testing.T) {
 	}
 	hpa := map[string]any{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": map[string]any{"name": "web", "namespace": "shop"},
 		"spec": map[string]any{"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "minReplicas": int64(2), "maxReplicas": int64(5)}}
-	in := cycle.Instance{Name: "main", Client: ac,
+	in := plan.Instance{Name: "main", Client: ac,
 		BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
 			return gitrepo.Head(ctx, repoURL, branch, gitrepo.Limits{})
 		}}
-	res := &cycle.CycleResult{URLs: map[string]string{"main": ""}, Shards: map[string]string{"main": ""}}
+	res := &plan.CycleResult{URLs: map[string]string{"main": ""}, Shards: map[string]string{"main": ""}}
 	for _, n := range []string{"web", "web-canary", "web-staging"} {
-		res.Apps = append(res.Apps, cycle.AppState{Instance: "main", App: argocd.AppSummary{Name: n, Namespace: "argocd", RepoURL: repoURL}})
+		res.Apps = append(res.Apps, plan.AppState{Instance: "main", App: argocd.AppSummary{Name: n, Namespace: "argocd", RepoURL: repoURL}})
 	}
-	p := NewPredictor(&config.Config{}, []cycle.Instance{in}, res)
+	p := NewPredictor(&config.Config{}, []plan.Instance{in}, res)
 	p.cluster = func(string) func(*drift.Snapshot) []drift.Object {
 		return func(*drift.Snapshot) []drift.Object { return []drift.Object{hpa} }
 	}
@@ -207,11 +207,11 @@ func TestPredictorBudget(t *testing.T) {
 	git("commit", "-q", "-am", "replicas")
 	scale := git("rev-parse", "HEAD")
 
-	in := cycle.Instance{Name: "main", BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
+	in := plan.Instance{Name: "main", BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
 		return gitrepo.Head(ctx, repoURL, branch, gitrepo.Limits{})
 	}}
 	cfg := &config.Config{Limits: config.Limits{PredictPerPullRequest: 2 * time.Second, PredictPerCycle: time.Hour, RenderTimeout: time.Minute}}
-	p := NewPredictor(cfg, []cycle.Instance{in}, &cycle.CycleResult{})
+	p := NewPredictor(cfg, []plan.Instance{in}, &plan.CycleResult{})
 
 	start := time.Now()
 	out, err := p.Predict(context.Background(), proposal.PRHead{RepoURL: repoURL, Number: 1, Base: "main", DefaultBranch: "main", HeadSHA: slow, Fork: true})

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 )
 
@@ -140,7 +140,7 @@ func TestCommandsRecheckOnceAfterLostDatabase(t *testing.T) {
 	w.cycle(&now) // 12:00
 	w.cycle(&now) // 12:15
 	pr := w.open("shop")[0]
-	m := cycle.KeyMarkerRE.FindStringSubmatch(pr.Body)
+	m := plan.KeyMarkerRE.FindStringSubmatch(pr.Body)
 	if m == nil {
 		t.Fatalf("no key marker in the body:\n%s", pr.Body)
 	}
@@ -215,7 +215,7 @@ func TestIgnoreLabelOnlyFromWriters(t *testing.T) {
 	if len(w.open("shop")) != 0 || len(out.Published.Rejected) != 1 {
 		t.Fatalf("a maintainer's label must stop the fix: %+v", out.Published)
 	}
-	m := cycle.KeyMarkerRE.FindStringSubmatch(prs[0].Body)
+	m := plan.KeyMarkerRE.FindStringSubmatch(prs[0].Body)
 	if m == nil {
 		t.Fatalf("no key marker in the body:\n%s", prs[0].Body)
 	}

@@ -1,7 +1,7 @@
 // Package memo keeps, from one cycle to the next, what each stuck
 // application's last diagnosis depended on and what came of it, and keeps
 // it between processes in sealed records of its own encoding. The cycle
-// (bot/cycle) decides when an entry may be reused; what an entry keeps of
+// (bot/plan) decides when an entry may be reused; what an entry keeps of
 // it are the cycle's values (bot/proposal). The memo holds entries, counts
 // cycles and writes and reads its records.
 package memo
@@ -20,7 +20,7 @@ import (
 // Memo keeps, from one cycle to the next, what each stuck application's
 // last diagnosis depended on and what came of it, so that a cycle reuses
 // both for an application none of it changed for, without reading or
-// diagnosing it again (cycle.CycleOptions.Memo). What a diagnosis depends on:
+// diagnosing it again (plan.CycleOptions.Memo). What a diagnosis depends on:
 //
 //   - what Argo CD's list says of the application (its spec, sync status
 //     and compared revision, last operation, its resources' sync

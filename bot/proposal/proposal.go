@@ -2,7 +2,7 @@
 // fix's pull request and the check of its head, what an examined
 // application showed for fights, the platform and ignore-rule pull
 // requests, and the prediction of a person's pull request. The cycle
-// (bot/cycle) fills them, the memo (bot/memo) keeps them from one cycle to
+// (bot/plan) fills them, the memo (bot/memo) keeps them from one cycle to
 // the next and the publisher (bot/publish) publishes them; none of the
 // three declares them, so each imports them from here.
 package proposal
@@ -53,7 +53,7 @@ type HeadCheck struct {
 // path, the causes the diagnosis found there, and the self-heal syncs in
 // Argo CD's history. The cycle keeps nothing; the publisher records it.
 type AppWrites struct {
-	App string // cycle.AppKey
+	App string // plan.AppKey
 	// At is when the writes were observed: publishing records each write
 	// at At, whatever its own At says (a reused application's writes are
 	// the ones last observed, shared with the memo, observed again now).

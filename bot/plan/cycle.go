@@ -1,7 +1,11 @@
-// Package cycle runs one cycle of the pipeline over every Argo CD instance:
-// collect the stuck applications, diagnose them, plan their fixes under the
-// policy and say what should be published. It publishes nothing itself.
-package cycle
+// Package plan is the planning stage run over every Argo CD instance, one
+// cycle at a time: it collects the stuck applications (bot/collect),
+// diagnoses them (bot/pipeline), has their fixes planned under the policy
+// (remediations), with the platform and ignore-rule pull requests, and
+// says what should be published (bot/proposal, the digest). It reads
+// Argo CD and Git through the instances it is given, reuses last cycle's
+// diagnoses from the memo (reuse.go), and publishes nothing itself.
+package plan
 
 import (
 	"context"
