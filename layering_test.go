@@ -151,7 +151,7 @@ func TestStageImports(t *testing.T) {
 		// The proposed values are filled by the planning stage, kept by the
 		// memo and published by the publisher; they read nothing and import
 		// none of the three.
-		{"bot/proposal", []string{mod + "bot/argocd", mod + "bot/kube", mod + "bot/gitrepo", mod + "bot/github", mod + "bot/slack", mod + "bot/state", mod + "bot/collect", mod + "bot/plan", mod + "bot/publish", mod + "bot/pipeline", mod + "bot/memo"}, false},
+		{"bot/proposals", []string{mod + "bot/argocd", mod + "bot/kube", mod + "bot/gitrepo", mod + "bot/github", mod + "bot/slack", mod + "bot/state", mod + "bot/collect", mod + "bot/plan", mod + "bot/publish", mod + "bot/pipeline", mod + "bot/memo"}, false},
 		// Fights are told from what the caller kept across cycles; telling
 		// them reads nothing.
 		{"bot/fights", []string{mod + "bot/argocd", mod + "bot/kube", mod + "bot/gitrepo", mod + "bot/github", mod + "bot/slack", mod + "bot/state", mod + "bot/collect", mod + "bot/plan", mod + "bot/publish", mod + "bot/pipeline", mod + "bot/config", mod + "classifiers", mod + "remediations"}, false},

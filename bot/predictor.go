@@ -14,7 +14,7 @@ import (
 	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/predict"
-	"github.com/driftfix/driftfix/bot/proposal"
+	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/templates"
 )
 
@@ -78,7 +78,7 @@ func (p *Predictor) Repositories() []string {
 // will stay OutOfSync after a sync of the change. An error says the
 // repository could not be read (the head is tried again next cycle); a
 // change that does not render gets a neutral check that says so.
-func (p *Predictor) Predict(ctx context.Context, h proposal.PRHead) (proposal.PRPrediction, error) {
+func (p *Predictor) Predict(ctx context.Context, h proposals.PRHead) (proposals.PRPrediction, error) {
 	var reader *plan.Instance
 	for i := range p.instances {
 		if p.instances[i].BranchFiles != nil {
@@ -87,33 +87,33 @@ func (p *Predictor) Predict(ctx context.Context, h proposal.PRHead) (proposal.PR
 		}
 	}
 	if reader == nil {
-		return proposal.PRPrediction{}, errors.New("no instance reads repositories: pull requests cannot be predicted")
+		return proposals.PRPrediction{}, errors.New("no instance reads repositories: pull requests cannot be predicted")
 	}
 	baseFiles, _, err := reader.BranchFiles(ctx, h.RepoURL, h.Base)
 	if err != nil {
-		return proposal.PRPrediction{}, fmt.Errorf("read %s at the base branch %s: %w", h.RepoURL, h.Base, err)
+		return proposals.PRPrediction{}, fmt.Errorf("read %s at the base branch %s: %w", h.RepoURL, h.Base, err)
 	}
 	headFiles, sha, err := reader.BranchFiles(ctx, h.RepoURL, h.HeadSHA)
 	if err != nil {
-		return proposal.PRPrediction{}, fmt.Errorf("read %s at the head %s of #%d: %w", h.RepoURL, short(h.HeadSHA), h.Number, err)
+		return proposals.PRPrediction{}, fmt.Errorf("read %s at the head %s of #%d: %w", h.RepoURL, short(h.HeadSHA), h.Number, err)
 	}
 	if sha != h.HeadSHA {
-		return proposal.PRPrediction{}, fmt.Errorf("read %s at %s: got commit %s", h.RepoURL, short(h.HeadSHA), short(sha))
+		return proposals.PRPrediction{}, fmt.Errorf("read %s at %s: got commit %s", h.RepoURL, short(h.HeadSHA), short(sha))
 	}
 	var known []drift.Object
 	var clusters map[string]func(*drift.Snapshot) []drift.Object
 	var servers map[string]*plan.Instance
 	if !h.Fork {
 		if known, clusters, servers, err = p.known(ctx, h); err != nil {
-			return proposal.PRPrediction{}, err
+			return proposals.PRPrediction{}, err
 		}
 	}
 	rctx, cancel, err := p.budget(ctx)
 	if err != nil {
-		return proposal.PRPrediction{}, err
+		return proposals.PRPrediction{}, err
 	}
 	defer cancel()
-	opt := predict.Options{Applications: known, Repositories: []string{h.RepoURL}, Suggest: true, Render: proposal.RenderLimits(p.cfg.Limits), MaxApplications: p.maxApps}
+	opt := predict.Options{Applications: known, Repositories: []string{h.RepoURL}, Suggest: true, Render: proposals.RenderLimits(p.cfg.Limits), MaxApplications: p.maxApps}
 	if !h.Fork {
 		// Argo CD renders what predict cannot (remote and OCI charts,
 		// plugins, other repositories) at the base branch and the head
@@ -150,26 +150,26 @@ func (p *Predictor) Predict(ctx context.Context, h proposal.PRHead) (proposal.PR
 	if errors.As(err, &over) && res != nil {
 		if over.Setting == cycleBudgetKey {
 			// cut by the cycle's budget, not its own: tried again next cycle
-			return proposal.PRPrediction{}, fmt.Errorf("predict #%d: %w", h.Number, proposal.ErrCycleBudget)
+			return proposals.PRPrediction{}, fmt.Errorf("predict #%d: %w", h.Number, proposals.ErrCycleBudget)
 		}
 		return overBudget(res, over), nil
 	}
 	if err != nil && ctx.Err() != nil {
-		return proposal.PRPrediction{}, fmt.Errorf("predict #%d: %w", h.Number, err)
+		return proposals.PRPrediction{}, fmt.Errorf("predict #%d: %w", h.Number, err)
 	}
 	if errors.Is(err, predict.ErrNoApplication) {
 		res, err = &predict.Result{}, nil
 	}
 	if errors.Is(err, predict.ErrTooManyApplications) {
-		return proposal.PRPrediction{Check: githost.Check{Name: predict.CheckName, Neutral: true, Title: "driftfix did not predict this change",
+		return proposals.PRPrediction{Check: githost.Check{Name: predict.CheckName, Neutral: true, Title: "driftfix did not predict this change",
 			Summary: fmt.Sprintf("The change touches more than %d applications: the bot predicts up to %d per pull request (each is rendered up to four times). Run %s in CI to predict them all.",
 				p.maxApps, p.maxApps, templates.Code("driftfix predict --repo . --base "+h.Base))}}, nil
 	}
 	if err != nil {
-		return proposal.PRPrediction{Check: githost.Check{Name: predict.CheckName, Neutral: true, Title: "driftfix could not predict this change",
+		return proposals.PRPrediction{Check: githost.Check{Name: predict.CheckName, Neutral: true, Title: "driftfix could not predict this change",
 			Summary: "The change could not be predicted: " + templates.Text(err.Error()) + ". Argo CD may not render it either."}}, nil
 	}
-	out := proposal.PRPrediction{Check: predict.Check(res), Review: predict.Review(res, base, head, h.HeadSHA), Predictions: len(res.Predictions), Applications: res.Applications}
+	out := proposals.PRPrediction{Check: predict.Check(res), Review: predict.Review(res, base, head, h.HeadSHA), Predictions: len(res.Predictions), Applications: res.Applications}
 	if h.Fork {
 		out.Check.Text += "\nThis pull request comes from a fork: it was predicted from Git alone (the repository's Application manifests), without Argo CD's Applications or the cluster's HorizontalPodAutoscalers, webhooks and CRDs.\n"
 	}
@@ -184,14 +184,14 @@ const (
 
 // budget is the context one pull request's renders run under: done when
 // its own budget runs out, or the cycle's, whichever comes first (the cause
-// a *predict.BudgetError naming it). A spent cycle budget is proposal.ErrCycleBudget.
+// a *predict.BudgetError naming it). A spent cycle budget is proposals.ErrCycleBudget.
 func (p *Predictor) budget(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	perPR, perCycle := p.cfg.Limits.PredictBudgets()
 	p.mu.Lock()
 	left := perCycle - p.spent
 	p.mu.Unlock()
 	if left <= 0 {
-		return nil, nil, proposal.ErrCycleBudget
+		return nil, nil, proposals.ErrCycleBudget
 	}
 	b := &predict.BudgetError{Of: "per pull request", Budget: perPR, Setting: prBudgetKey}
 	d := perPR
@@ -205,19 +205,19 @@ func (p *Predictor) budget(ctx context.Context) (context.Context, context.Cancel
 // overBudget is the neutral check of a head whose renders ran past their
 // budget: it names the budget and the key that raises it, keeps what was
 // predicted in time as annotations, and lists what was not.
-func overBudget(res *predict.Result, b *predict.BudgetError) proposal.PRPrediction {
+func overBudget(res *predict.Result, b *predict.BudgetError) proposals.PRPrediction {
 	ck := predict.Check(res)
 	ck.Neutral, ck.Success = true, false
 	ck.Title = "driftfix stopped predicting this change: over its render budget"
 	ck.Summary = fmt.Sprintf("Rendering this change took longer than driftfix's render budget %s (%s, the policy key %s): the renders were stopped and the check is neutral. %d %s predicted in time, %d not. Argo CD may take as long to render it.",
 		b.Of, b.Budget, templates.Code(b.Setting), len(res.Applications), plural(len(res.Applications), "application was", "applications were"), len(res.NotPredicted))
-	return proposal.PRPrediction{Check: ck, Predictions: len(res.Predictions), Applications: res.Applications}
+	return proposals.PRPrediction{Check: ck, Predictions: len(res.Predictions), Applications: res.Applications}
 }
 
 // known are the Applications the cycle listed whose sources name the pull
 // request's repository at its base branch, read whole, with the cluster
 // read of the instance of each (by name; "" the first such instance's).
-func (p *Predictor) known(ctx context.Context, h proposal.PRHead) ([]drift.Object, map[string]func(*drift.Snapshot) []drift.Object, map[string]*plan.Instance, error) {
+func (p *Predictor) known(ctx context.Context, h proposals.PRHead) ([]drift.Object, map[string]func(*drift.Snapshot) []drift.Object, map[string]*plan.Instance, error) {
 	clusters := map[string]func(*drift.Snapshot) []drift.Object{}
 	servers := map[string]*plan.Instance{}
 	var out []drift.Object
@@ -271,7 +271,7 @@ func (p *Predictor) known(ctx context.Context, h proposal.PRHead) ([]drift.Objec
 // readsBase says whether an Application reads the pull request's repository
 // at its base branch: a source of that repository whose targetRevision is
 // the base, or HEAD (or empty) when the base is the default branch.
-func readsBase(app drift.Object, h proposal.PRHead) bool {
+func readsBase(app drift.Object, h proposals.PRHead) bool {
 	for _, src := range drift.Sources(app) {
 		if !predict.SameRepository(src.RepoURL, h.RepoURL) {
 			continue

@@ -18,7 +18,7 @@ import (
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/internal/gittest"
 	"github.com/driftfix/driftfix/bot/plan"
-	"github.com/driftfix/driftfix/bot/proposal"
+	"github.com/driftfix/driftfix/bot/proposals"
 )
 
 const predictDeploy = `apiVersion: apps/v1
@@ -135,7 +135,7 @@ func TestPredictorPullRequest(t *testing.T) {
 			if p.maxApps == 0 {
 				p.maxApps = maxPRApplications
 			}
-			out, err := p.Predict(context.Background(), proposal.PRHead{RepoURL: repoURL, Number: 1, Base: tc.base, DefaultBranch: "main", HeadSHA: head, Fork: tc.fork})
+			out, err := p.Predict(context.Background(), proposals.PRHead{RepoURL: repoURL, Number: 1, Base: tc.base, DefaultBranch: "main", HeadSHA: head, Fork: tc.fork})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +214,7 @@ func TestPredictorBudget(t *testing.T) {
 	p := NewPredictor(cfg, []plan.Instance{in}, &plan.CycleResult{})
 
 	start := time.Now()
-	out, err := p.Predict(context.Background(), proposal.PRHead{RepoURL: repoURL, Number: 1, Base: "main", DefaultBranch: "main", HeadSHA: slow, Fork: true})
+	out, err := p.Predict(context.Background(), proposals.PRHead{RepoURL: repoURL, Number: 1, Base: "main", DefaultBranch: "main", HeadSHA: slow, Fork: true})
 	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func TestPredictorBudget(t *testing.T) {
 		t.Errorf("the prediction over its 2s budget took %v: its render was not stopped", took)
 	}
 
-	out, err = p.Predict(context.Background(), proposal.PRHead{RepoURL: repoURL, Number: 2, Base: "main", DefaultBranch: "main", HeadSHA: scale, Fork: true})
+	out, err = p.Predict(context.Background(), proposals.PRHead{RepoURL: repoURL, Number: 2, Base: "main", DefaultBranch: "main", HeadSHA: scale, Fork: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestPredictorBudget(t *testing.T) {
 	p.mu.Lock()
 	p.spent = time.Hour
 	p.mu.Unlock()
-	if _, err := p.Predict(context.Background(), proposal.PRHead{RepoURL: repoURL, Number: 2, Base: "main", DefaultBranch: "main", HeadSHA: scale, Fork: true}); !errors.Is(err, proposal.ErrCycleBudget) {
+	if _, err := p.Predict(context.Background(), proposals.PRHead{RepoURL: repoURL, Number: 2, Base: "main", DefaultBranch: "main", HeadSHA: scale, Fork: true}); !errors.Is(err, proposals.ErrCycleBudget) {
 		t.Errorf("after the cycle's budget is spent: err = %v, want ErrCycleBudget", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
 	"github.com/driftfix/driftfix/bot/plan"
+	"github.com/driftfix/driftfix/templates"
 )
 
 const worldConfig = `
@@ -767,7 +768,7 @@ func TestLongDiffWithinBodyLimit(t *testing.T) {
 	if n := utf8.RuneCountInString(body); n > 65536 {
 		t.Fatalf("a body of %d characters got past the emulator", n)
 	}
-	if !strings.Contains(body, "the full change is in this pull request's branch") || !plan.KeyMarkerRE.MatchString(body[len(body)-200:]) {
+	if !strings.Contains(body, "the full change is in this pull request's branch") || !templates.KeyMarkerRE.MatchString(body[len(body)-200:]) {
 		t.Errorf("the body must say the diff is cut and end with its key marker:\n%s", body[len(body)-600:])
 	}
 	if fixed, err := w.gh.File("acme", "shop", prs[0].Head, "apps/shop/web.yaml"); err != nil || strings.Contains(fixed, "replicas:") || len(fixed) > len(files["apps/shop/web.yaml"])-4*30000 {

@@ -2,7 +2,7 @@
 // application's last diagnosis depended on and what came of it, and keeps
 // it between processes in sealed records of its own encoding. The cycle
 // (bot/plan) decides when an entry may be reused; what an entry keeps of
-// it are the cycle's values (bot/proposal). The memo holds entries, counts
+// it are the cycle's values (bot/proposals). The memo holds entries, counts
 // cycles and writes and reads its records.
 package memo
 
@@ -13,7 +13,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
-	"github.com/driftfix/driftfix/bot/proposal"
+	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/templates"
 )
 
@@ -93,7 +93,7 @@ type Entry struct {
 	Keys      []string
 	Diagnosed bool
 	Part      Part
-	Writes    *proposal.AppWrites
+	Writes    *proposals.AppWrites
 }
 
 // Part is what of a cycle's result planning one application gives, kept
@@ -101,7 +101,7 @@ type Entry struct {
 type Part struct {
 	NewStuck    []templates.AppLine
 	ForPeople   []templates.PersonLine
-	PRs         []proposal.ProposedPR
+	PRs         []proposals.ProposedPR
 	Skipped     []string
 	NotProposed map[string]string
 }

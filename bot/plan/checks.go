@@ -9,13 +9,14 @@ import (
 	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/pipeline"
+	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
 
 // checkHead checks the head of the fix's open pull request, when it has one:
 // the branch's files rendered and diagnosed against the live state.
-func (pl planning) checkHead(ctx context.Context, part *CycleResult, pr *ProposedPR, r collect.ScanResult, fo pipeline.FixOptions) {
+func (pl planning) checkHead(ctx context.Context, part *CycleResult, pr *proposals.ProposedPR, r collect.ScanResult, fo pipeline.FixOptions) {
 	if pl.opts.Open == nil || pl.in.BranchFiles == nil || !pl.opts.Open(pr.Key) {
 		return
 	}
@@ -38,7 +39,7 @@ func (pl planning) checkHead(ctx context.Context, part *CycleResult, pr *Propose
 }
 
 // headCheck renders a check for a commit (empty: the plan's own).
-func (pl planning) headCheck(r collect.ScanResult, c pipeline.Check, sha string) (HeadCheck, error) {
+func (pl planning) headCheck(r collect.ScanResult, c pipeline.Check, sha string) (proposals.HeadCheck, error) {
 	v := templates.CheckView{App: r.App.Name, AppNamespace: r.App.Namespace, ArgoCDURL: pl.in.URL, Head: shortSHA(sha), Planned: sha == "",
 		Success: c.Success, Error: c.Error, Files: c.Files}
 	for _, row := range c.Rows {
@@ -48,11 +49,11 @@ func (pl planning) headCheck(r collect.ScanResult, c pipeline.Check, sha string)
 	}
 	summary, text, err := templates.CheckOutput(v)
 	if err != nil {
-		return HeadCheck{}, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err)
+		return proposals.HeadCheck{}, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err)
 	}
 	title := templates.CheckTitle(v)
 	sum := sha256.Sum256([]byte(fmt.Sprint(c.Success, "\x00", title, "\x00", summary, "\x00", text)))
-	return HeadCheck{SHA: sha, Success: c.Success, Title: title, Summary: summary, Text: text,
+	return proposals.HeadCheck{SHA: sha, Success: c.Success, Title: title, Summary: summary, Text: text,
 		DetailsURL: templates.AppURL(pl.in.URL, r.App.Namespace, r.App.Name), Digest: hex.EncodeToString(sum[:8])}, nil
 }
 

@@ -2,7 +2,7 @@
 // cycle at a time: it collects the stuck applications (bot/collect),
 // diagnoses them (bot/pipeline), has their fixes planned under the policy
 // (remediations), with the platform and ignore-rule pull requests, and
-// says what should be published (bot/proposal, the digest). It reads
+// says what should be published (bot/proposals, the digest). It reads
 // Argo CD and Git through the instances it is given, reuses last cycle's
 // diagnoses from the memo (reuse.go), and publishes nothing itself.
 package plan
@@ -24,7 +24,7 @@ import (
 	"github.com/driftfix/driftfix/bot/fights"
 	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/pipeline"
-	"github.com/driftfix/driftfix/bot/proposal"
+	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -70,7 +70,7 @@ type CycleResult struct {
 	Scanned int
 	Apps    []AppState // every application of every instance that answered
 	Stuck   []Stuck
-	PRs     []ProposedPR
+	PRs     []proposals.ProposedPR
 	Skipped []string // plans not proposed, and why
 	// NotProposed are the fixes planned this cycle but not proposed (they
 	// could not be made or verified, or they are to do by hand), by fix key,
@@ -85,13 +85,13 @@ type CycleResult struct {
 	// Shards are the instances' application name patterns, by name.
 	Shards map[string]string
 	// Writes are what each examined application showed, for fights (fights.go).
-	Writes []AppWrites
+	Writes []proposals.AppWrites
 	// Reused counts the stuck applications whose last diagnosis was reused
 	// (CycleOptions.Memo): neither read nor diagnosed again.
 	Reused int
 	// Platform are the platform pull requests (platform.go): one argocd-cm
 	// change per finding many applications share.
-	Platform []PlatformPR
+	Platform []proposals.PlatformPR
 	// PlatformShared are the keys of every shared finding of an instance
 	// with a platform repository this cycle, proposed or not: a platform PR
 	// whose key is not among them is no longer needed.
@@ -100,7 +100,7 @@ type CycleResult struct {
 	// when the policy sets ignoreRules; IgnorePRs the pull requests that
 	// remove stale rules and narrow broad ones, one per file.
 	Ignores   []IgnoreInventory
-	IgnorePRs []IgnorePR
+	IgnorePRs []proposals.IgnorePR
 
 	// platform are kept for planning and verifying platform fixes, by
 	// AppKey: the snapshots and whole reports of the applications with
@@ -296,7 +296,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 		keys, ok := planning{cfg: cfg, in: in, opts: opts, kept: kept}.planApp(ctx, &part, *r, at)
 		p := planned{keys, ok, first, r.Report != nil, kept}
 		if opts.Memo != nil && ok && err == nil && len(part.Errors) == 0 && r.Snapshot != nil {
-			var writes *AppWrites
+			var writes *proposals.AppWrites
 			if aw.App != "" {
 				writes = &aw
 			}
@@ -535,7 +535,7 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 		part.Errors = append(part.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
 		return nil, false
 	}
-	fo := pipeline.FixOptions{Sensitivity: pol.Sensitivity(), Now: now, Render: proposal.RenderLimits(cfg.Limits), Decide: pol.Decide}
+	fo := pipeline.FixOptions{Sensitivity: pol.Sensitivity(), Now: now, Render: proposals.RenderLimits(cfg.Limits), Decide: pol.Decide}
 	_, plans, err := pipeline.FixWith(s, remediations.RepoFromSnapshot(s), fo)
 	if err != nil {
 		part.Errors = append(part.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
@@ -591,7 +591,7 @@ func byHand(r collect.ScanResult, instance string, p remediations.Plan) []templa
 
 // leftForPeople drops the lines left for people that a proposed fix carries
 // after all (a change made by hand that the policy adopts into Git).
-func leftForPeople(lines []templates.PersonLine, prs []ProposedPR) []templates.PersonLine {
+func leftForPeople(lines []templates.PersonLine, prs []proposals.ProposedPR) []templates.PersonLine {
 	covered := map[string]bool{}
 	for _, pr := range prs {
 		for _, f := range pr.Plan.Findings {
@@ -612,7 +612,7 @@ func leftForPeople(lines []templates.PersonLine, prs []ProposedPR) []templates.P
 
 // propose turns a plan into the pull request that carries it; a plan that
 // is not proposed comes back with its key and why in Body.
-func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediations.Plan) (ProposedPR, bool, error) {
+func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediations.Plan) (proposals.ProposedPR, bool, error) {
 	app := r.App.Namespace + "/" + r.App.Name
 	appKey := AppKey(pl.in.Name, r.App.Namespace, r.App.Name)
 	key := remediations.FixKey(appKey, p)
@@ -624,11 +624,11 @@ func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediatio
 	}
 	switch {
 	case p.Dropped != "":
-		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %s%s", app, p.Kind, p.Resource, passed, p.Dropped)}, false, nil
+		return proposals.ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %s%s", app, p.Kind, p.Resource, passed, p.Dropped)}, false, nil
 	case len(p.Edits) == 0:
-		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sto do by hand (not verified: driftfix edits no file for it): %s", app, p.Kind, p.Resource, passed, p.Instructions)}, false, nil
+		return proposals.ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sto do by hand (not verified: driftfix edits no file for it): %s", app, p.Kind, p.Resource, passed, p.Instructions)}, false, nil
 	case !p.Verified():
-		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sthe plan was not verified", app, p.Kind, p.Resource, passed)}, false, nil
+		return proposals.ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sthe plan was not verified", app, p.Kind, p.Resource, passed)}, false, nil
 	}
 	var src drift.Source
 	if srcs := drift.Sources(r.Snapshot.Application); len(srcs) > 0 {
@@ -637,10 +637,10 @@ func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediatio
 	v := remediations.PRView(r.App.Name, r.App.Namespace, pl.in.URL, p)
 	body, err := templates.PRBody(v)
 	if err != nil {
-		return ProposedPR{}, false, err
+		return proposals.ProposedPR{}, false, err
 	}
-	pol = proposal.PRPolicy(pol, p.Kind)
-	pr := ProposedPR{Instance: pl.in.Name, App: r.App.Name, Namespace: r.App.Namespace, Key: key, Fingerprint: v.Fingerprint,
+	pol = proposals.PRPolicy(pol, p.Kind)
+	pr := proposals.ProposedPR{Instance: pl.in.Name, App: r.App.Name, Namespace: r.App.Namespace, Key: key, Fingerprint: v.Fingerprint,
 		RepoURL: src.RepoURL, Base: src.TargetRevision, Policy: pol,
 		Branch: templates.Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, key), Title: templates.PRTitle(v), Body: body + templates.KeyMarker(key, appKey), Plan: p}
 	pr.Planned, err = pl.headCheck(r, pipeline.CheckPlanned(p), "")

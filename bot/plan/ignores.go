@@ -11,7 +11,7 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/pipeline"
-	"github.com/driftfix/driftfix/bot/proposal"
+	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -143,7 +143,7 @@ func (res *CycleResult) judgeRules(ctx context.Context, cfg *config.Config, in I
 	if in.RepoFiles != nil {
 		inv.Fix = func(s *drift.Snapshot) ([]remediations.Plan, error) {
 			pol := policyOf(cfg, s)
-			fo := pipeline.FixOptions{Sensitivity: pol.Sensitivity(), Now: now, Render: proposal.RenderLimits(cfg.Limits), Decide: pol.Decide}
+			fo := pipeline.FixOptions{Sensitivity: pol.Sensitivity(), Now: now, Render: proposals.RenderLimits(cfg.Limits), Decide: pol.Decide}
 			_, plans, err := pipeline.FixWith(s, remediations.RepoFromSnapshot(s), fo)
 			return plans, err
 		}
@@ -171,9 +171,9 @@ func (res *CycleResult) judgeRules(ctx context.Context, cfg *config.Config, in I
 
 // planRules reads one file that declares rules and plans its pull request;
 // a change that is not proposed comes back with why.
-func planRules(ctx context.Context, cfg *config.Config, in Instance, inv *remediations.RuleInventory, f *remediations.RuleFile) (IgnorePR, string, error) {
+func planRules(ctx context.Context, cfg *config.Config, in Instance, inv *remediations.RuleInventory, f *remediations.RuleFile) (proposals.IgnorePR, string, error) {
 	if in.BranchFiles == nil {
-		return IgnorePR{}, "the repository cannot be read (no Git access configured)", nil
+		return proposals.IgnorePR{}, "the repository cannot be read (no Git access configured)", nil
 	}
 	base := f.Base
 	if base == "" {
@@ -181,18 +181,18 @@ func planRules(ctx context.Context, cfg *config.Config, in Instance, inv *remedi
 	}
 	files, _, err := in.BranchFiles(ctx, f.Repo, base)
 	if err != nil {
-		return IgnorePR{}, "", fmt.Errorf("read %s: %w", f.Repo, err)
+		return proposals.IgnorePR{}, "", fmt.Errorf("read %s: %w", f.Repo, err)
 	}
 	src, ok := files[f.File]
 	if !ok {
-		return IgnorePR{}, fmt.Sprintf("%s has no file %s", f.Repo, f.File), nil
+		return proposals.IgnorePR{}, fmt.Sprintf("%s has no file %s", f.Repo, f.File), nil
 	}
 	c, why, err := inv.Change(f, src)
 	if err != nil || why != "" {
-		return IgnorePR{}, why, err
+		return proposals.IgnorePR{}, why, err
 	}
 	pol := cfg.Policy
-	return IgnorePR{Instance: in.Name, Key: c.Key, Fingerprint: c.Fingerprint, RepoURL: f.Repo, Base: f.Base,
+	return proposals.IgnorePR{Instance: in.Name, Key: c.Key, Fingerprint: c.Fingerprint, RepoURL: f.Repo, Base: f.Base,
 		Branch: templates.IgnoreBranch(pol.BranchPrefix, in.Name, c.Key), Title: templates.IgnorePRTitle(c.View),
 		Body: templates.IgnorePRBody(c.View) + templates.IgnoreMarker(c.Key), Policy: pol, File: f.File, Before: c.Before, After: c.After, Rules: c.Rules, Holds: c.Holds}, "", nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/pipeline"
+	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -78,19 +79,19 @@ func (res *CycleResult) planPlatform(ctx context.Context, cfg *config.Config, in
 			}
 		}
 	}
-	slices.SortFunc(res.Platform, func(a, b PlatformPR) int { return strings.Compare(a.Branch, b.Branch) })
+	slices.SortFunc(res.Platform, func(a, b proposals.PlatformPR) int { return strings.Compare(a.Branch, b.Branch) })
 }
 
 // planGroup plans, edits and verifies one shared finding's platform fix
 // (remediations.FleetGroup), reading the platform repository's file; a fix
 // that is not proposed comes back with why.
-func (res *CycleResult) planGroup(ctx context.Context, cfg *config.Config, in Instance, repo config.PlatformRepo, g *remediations.FleetGroup, apps map[string]remediations.PlatformApp) (PlatformPR, string, error) {
+func (res *CycleResult) planGroup(ctx context.Context, cfg *config.Config, in Instance, repo config.PlatformRepo, g *remediations.FleetGroup, apps map[string]remediations.PlatformApp) (proposals.PlatformPR, string, error) {
 	rule, why := g.Rule(apps)
 	if why != "" {
-		return PlatformPR{}, why, nil
+		return proposals.PlatformPR{}, why, nil
 	}
 	if in.BranchFiles == nil {
-		return PlatformPR{}, "the platform repository cannot be read (no Git access configured)", nil
+		return proposals.PlatformPR{}, "the platform repository cannot be read (no Git access configured)", nil
 	}
 	base := repo.Branch
 	if base == "" {
@@ -98,22 +99,22 @@ func (res *CycleResult) planGroup(ctx context.Context, cfg *config.Config, in In
 	}
 	files, _, err := in.BranchFiles(ctx, repo.URL, base)
 	if err != nil {
-		return PlatformPR{}, "", fmt.Errorf("read platform repository %s: %w", repo.URL, err)
+		return proposals.PlatformPR{}, "", fmt.Errorf("read platform repository %s: %w", repo.URL, err)
 	}
 	src, ok := files[repo.File]
 	if !ok {
-		return PlatformPR{}, fmt.Sprintf("%s has no file %s", repo.URL, repo.File), nil
+		return proposals.PlatformPR{}, fmt.Sprintf("%s has no file %s", repo.URL, repo.File), nil
 	}
 	edit, verified, why, err := g.Edit(repo.File, []byte(src), rule, apps, pipeline.Diagnose)
 	if err != nil || why != "" {
-		return PlatformPR{}, why, err
+		return proposals.PlatformPR{}, why, err
 	}
 	return res.proposePlatform(cfg, in, repo, g, edit, verified)
 }
 
 // proposePlatform turns a verified change into its pull request and holds
 // back the per-application fixes of the same finding.
-func (res *CycleResult) proposePlatform(cfg *config.Config, in Instance, repo config.PlatformRepo, g *remediations.FleetGroup, e remediations.PlatformEdit, verified string) (PlatformPR, string, error) {
+func (res *CycleResult) proposePlatform(cfg *config.Config, in Instance, repo config.PlatformRepo, g *remediations.FleetGroup, e remediations.PlatformEdit, verified string) (proposals.PlatformPR, string, error) {
 	key, apps := g.Key(), g.Apps()
 	h := sha256.New()
 	for _, s := range append([]string{key, repo.URL, e.File, string(e.After)}, apps...) { // a new application changes the body
@@ -136,9 +137,9 @@ func (res *CycleResult) proposePlatform(cfg *config.Config, in Instance, repo co
 	}
 	body, err := templates.PlatformPRBody(v)
 	if err != nil {
-		return PlatformPR{}, "", err
+		return proposals.PlatformPR{}, "", err
 	}
-	pr := PlatformPR{Instance: in.Name, Key: key, Fingerprint: fp, Source: g.Name(), RepoURL: repo.URL, Base: repo.Branch,
+	pr := proposals.PlatformPR{Instance: in.Name, Key: key, Fingerprint: fp, Source: g.Name(), RepoURL: repo.URL, Base: repo.Branch,
 		Branch: templates.PlatformBranch(cfg.Policy.BranchPrefix, in.Name, g.Cause, key), Title: templates.PlatformPRTitle(v),
 		Body: body + templates.PlatformMarker(key), Policy: cfg.Policy, Edit: e, Apps: apps}
 	for _, p := range res.PRs {

@@ -12,6 +12,7 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/memo"
+	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/remediations"
 )
 
@@ -78,7 +79,7 @@ func headsUnchanged(ctx context.Context, in Instance, opts CycleOptions, e *memo
 
 // entryFor builds the memo entry of a diagnosed application: r carries its
 // snapshot; part is what planning it gave.
-func entryFor(r *collect.ScanResult, cluster func(*drift.Snapshot) []drift.Object, at time.Time, watch string, p planned, part *CycleResult, writes *AppWrites) *memo.Entry {
+func entryFor(r *collect.ScanResult, cluster func(*drift.Snapshot) []drift.Object, at time.Time, watch string, p planned, part *CycleResult, writes *proposals.AppWrites) *memo.Entry {
 	e := &memo.Entry{Project: r.App.Project, Namespace: r.App.Namespace, Name: r.App.Name, Listed: r.App.Listed, Settings: r.Settings, At: at, Watch: watch,
 		Refs: make([]drift.Ref, len(r.Snapshot.Resources)),
 		Kept: slices.Clip(p.findings), Keys: slices.Clip(p.keys), Diagnosed: p.diagnosed, Writes: writes}
@@ -125,10 +126,10 @@ func replay(e *memo.Entry, why string, opts CycleOptions) CycleResult {
 
 // replayWrites is what observing the application's writes again at now
 // gives: its live objects are the ones observed, so only the time moves
-// (AppWrites.At; the writes themselves are the memo's, not copied).
-func replayWrites(e *memo.Entry, now time.Time) (AppWrites, bool) {
+// (proposals.AppWrites.At; the writes themselves are the memo's, not copied).
+func replayWrites(e *memo.Entry, now time.Time) (proposals.AppWrites, bool) {
 	if e.Writes == nil {
-		return AppWrites{}, false
+		return proposals.AppWrites{}, false
 	}
 	aw := *e.Writes
 	aw.At = now

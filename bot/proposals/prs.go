@@ -1,4 +1,4 @@
-package proposal
+package proposals
 
 import (
 	"errors"

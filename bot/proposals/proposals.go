@@ -1,11 +1,11 @@
-// Package proposal holds the values a cycle proposes for publishing: a
+// Package proposals holds the values a cycle proposes for publishing: a
 // fix's pull request and the check of its head, what an examined
 // application showed for fights, the platform and ignore-rule pull
-// requests, and the prediction of a person's pull request. The cycle
-// (bot/plan) fills them, the memo (bot/memo) keeps them from one cycle to
-// the next and the publisher (bot/publish) publishes them; none of the
-// three declares them, so each imports them from here.
-package proposal
+// requests, and the prediction of a person's pull request. The planning
+// stage (bot/plan) fills them, the memo (bot/memo) keeps them from one
+// cycle to the next and the publisher (bot/publish) publishes them; none of
+// the three declares them, so each imports them from here.
+package proposals
 
 import (
 	"slices"
