@@ -107,7 +107,7 @@ type CycleResult struct {
 	// findings a platform fix may end.
 	platform map[string]remediations.PlatformApp
 	// clusters are the cluster reads of the instances this cycle, by
-	// name, for predicting pull requests (predict.go).
+	// name, for predicting pull requests (bot's Predictor, through Cluster).
 	clusters map[string]func(*drift.Snapshot) []drift.Object
 	// people are the applications' lines left for people, as absorbed:
 	// put in Digest.ForPeople once, at the cycle's end (gatherPeople).
