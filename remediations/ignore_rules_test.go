@@ -3,6 +3,7 @@ package remediations_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -89,6 +90,67 @@ func TestJudgeBothWordings(t *testing.T) {
 				if strings.Contains(sum, w) {
 					t.Errorf("summary %q says %q", sum, w)
 				}
+			}
+		})
+	}
+}
+
+// TestRuleInventoryRemovesStaleRule: the orders application declares two
+// rules in its own manifest; the one naming a Service it does not have
+// hides nothing. Idle for less than staleAfter it is flagged but no file is
+// changed; idle for longer, its file's change removes exactly it, with the
+// manifest's comments kept, verified by diagnosing the application without
+// it, and it holds back the application's own fix of that rule.
+func TestRuleInventoryRemovesStaleRule(t *testing.T) {
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		idle  time.Duration
+		files int
+	}{
+		{"idle 13 days", 13 * 24 * time.Hour, 0},
+		{"idle 15 days", 15 * 24 * time.Hour, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := drift.LoadSnapshot("../bot/testdata/ignores/orders.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			inv := &remediations.RuleInventory{Instance: "main", Snaps: []remediations.RuleSnap{{Snapshot: s}}, Now: now, Stale: 14 * 24 * time.Hour,
+				Complete: true, Diagnose: pipeline.Diagnose,
+				RuleIdle: func(rule string, idle bool) time.Time {
+					if !idle {
+						return time.Time{}
+					}
+					return now.Add(-tc.idle)
+				}}
+			rep, err := inv.Judge()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Lines) != 1 || !rep.Lines[0].Stale || rep.Lines[0].Where == "" {
+				t.Fatalf("lines %+v, want the one stale rule, with where it is declared", rep.Lines)
+			}
+			if len(rep.Keys) != 1 || len(rep.Files) != tc.files {
+				t.Fatalf("keys %v, files %d; want its file's key and %d files to change", rep.Keys, len(rep.Files), tc.files)
+			}
+			if tc.files == 0 {
+				return
+			}
+			f := rep.Files[0]
+			c, why, err := inv.Change(f, s.Repo.Files[f.File])
+			if err != nil || why != "" {
+				t.Fatalf("change not made: %v %s", err, why)
+			}
+			after := string(c.After)
+			if strings.Contains(after, "orders-legacy") || !strings.Contains(after, "# the autoscaler owns replicas") || !strings.Contains(after, "- /spec/replicas") {
+				t.Errorf("the change does not remove exactly the stale rule, comments kept:\n%s", after)
+			}
+			if c.Key != f.Key || len(c.Rules) != 1 || len(c.Holds) != 1 || !strings.Contains(c.View.Verification, "no new difference") {
+				t.Errorf("change %+v", c)
+			}
+			if again, why, _ := inv.Change(f, after); why == "" {
+				t.Errorf("a file that has the change already changed again: %s", again.After)
 			}
 		})
 	}
