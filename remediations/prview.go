@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"hash"
 	"sort"
+	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/classifiers"
@@ -92,4 +93,25 @@ func PRView(app, appNamespace, argoURL string, p Plan) templates.PRView {
 		v.Diffs = append(v.Diffs, templates.FileDiff{File: e.File, Diff: UnifiedDiff(e.File, e.Before, e.After)})
 	}
 	return v
+}
+
+// ByHand are the digest and dashboard lines of a plan that is an instruction
+// (it edits no file, so it is never verified and opens no pull request): one
+// per finding, saying where the change is to be made. Any other plan gives
+// none.
+func ByHand(p Plan, instance, namespace, app string) []templates.PersonLine {
+	if p.Dropped != "" || len(p.Edits) > 0 || p.Instructions == "" {
+		return nil
+	}
+	where, _, more := strings.Cut(strings.TrimSpace(p.Instructions), "\n")
+	why := "to do by hand, not verified (driftfix edits no file for it): " + where
+	if more {
+		why += " (the whole change: driftfix fix)"
+	}
+	out := make([]templates.PersonLine, 0, len(p.Findings))
+	for _, f := range p.Findings {
+		out = append(out, templates.PersonLine{App: app, Namespace: namespace, Instance: instance,
+			Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Why: why})
+	}
+	return out
 }

@@ -8,6 +8,7 @@ package memo
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -117,6 +118,27 @@ func VersionsSum(refs []drift.Ref, version func(drift.Ref) (string, bool)) [32]b
 		} else {
 			h.Write([]byte{0})
 			h.Write([]byte(rv))
+		}
+		h.Write([]byte{'\n'})
+	}
+	return [32]byte(h.Sum(nil))
+}
+
+// ClusterSum digests the cluster objects an application's diagnosis
+// consults: each by its uid and resourceVersion, or whole when it has none.
+func ClusterSum(objs []drift.Object) [32]byte {
+	h := sha256.New()
+	for _, o := range objs {
+		uid, rv := drift.Str(o, "metadata", "uid"), drift.Str(o, "metadata", "resourceVersion")
+		if uid == "" || rv == "" {
+			b, _ := json.Marshal(o)
+			h.Write(b)
+			h.Write([]byte{'\n'})
+			continue
+		}
+		for _, s := range []string{drift.Str(o, "apiVersion"), drift.Str(o, "kind"), drift.Str(o, "metadata", "namespace"), drift.Str(o, "metadata", "name"), uid, rv} {
+			h.Write([]byte(s))
+			h.Write([]byte{0})
 		}
 		h.Write([]byte{'\n'})
 	}

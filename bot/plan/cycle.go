@@ -550,7 +550,7 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 		}
 		if !ok {
 			part.Skipped = append(part.Skipped, pr.Body)
-			part.Digest.ForPeople = append(part.Digest.ForPeople, byHand(r, in.Name, p)...)
+			part.Digest.ForPeople = append(part.Digest.ForPeople, remediations.ByHand(p, in.Name, r.App.Namespace, r.App.Name)...)
 			if pr.Key != "" {
 				if part.NotProposed == nil {
 					part.NotProposed = map[string]string{}
@@ -566,27 +566,6 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 	part.Digest.ForPeople = leftForPeople(part.Digest.ForPeople, part.PRs)
 	templates.SortPeople(part.Digest.ForPeople) // as gatherPeople expects
 	return keys, true
-}
-
-// byHand are the digest and dashboard lines of a plan that is an instruction
-// (it edits no file, so it is never verified and opens no pull request): one
-// per finding, saying where the change is to be made. Any other plan gives
-// none.
-func byHand(r collect.ScanResult, instance string, p remediations.Plan) []templates.PersonLine {
-	if p.Dropped != "" || len(p.Edits) > 0 || p.Instructions == "" {
-		return nil
-	}
-	where, _, more := strings.Cut(strings.TrimSpace(p.Instructions), "\n")
-	why := "to do by hand, not verified (driftfix edits no file for it): " + where
-	if more {
-		why += " (the whole change: driftfix fix)"
-	}
-	out := make([]templates.PersonLine, 0, len(p.Findings))
-	for _, f := range p.Findings {
-		out = append(out, templates.PersonLine{App: r.App.Name, Namespace: r.App.Namespace, Instance: instance,
-			Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Why: why})
-	}
-	return out
 }
 
 // leftForPeople drops the lines left for people that a proposed fix carries

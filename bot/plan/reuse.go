@@ -2,8 +2,6 @@ package plan
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -39,7 +37,7 @@ func reuser(m *memo.Memo, cfg *config.Config, in Instance, cluster func(*drift.S
 		if e.Writes != nil && e.Writes.SelfHealSyncs > 0 {
 			return false // its count of recent syncs changes as time passes
 		}
-		if cluster != nil && clusterSum(cluster, probe(r, e.Refs)) != e.Cluster {
+		if cluster != nil && memo.ClusterSum(cluster(probe(r, e.Refs))) != e.Cluster {
 			return false
 		}
 		if !headsUnchanged(ctx, in, opts, e) {
@@ -96,7 +94,7 @@ func entryFor(r *collect.ScanResult, cluster func(*drift.Snapshot) []drift.Objec
 		return drift.Str(o, "metadata", "resourceVersion"), ok
 	})
 	if cluster != nil {
-		e.Cluster = clusterSum(cluster, probe(r, e.Refs))
+		e.Cluster = memo.ClusterSum(cluster(probe(r, e.Refs)))
 	}
 	e.Part = memo.Part{NewStuck: slices.Clip(part.Digest.NewStuck), ForPeople: slices.Clip(part.Digest.ForPeople),
 		PRs: slices.Clip(part.PRs), Skipped: slices.Clip(part.Skipped), NotProposed: part.NotProposed}
@@ -179,28 +177,4 @@ func probe(r *collect.ScanResult, refs []drift.Ref) *drift.Snapshot {
 		s.Resources = append(s.Resources, drift.Resource{Target: drift.Object{"apiVersion": api, "kind": ref.Kind, "metadata": md}})
 	}
 	return s
-}
-
-// clusterSum digests the cluster objects an application's diagnosis
-// consults: each by its uid and resourceVersion, or whole when it has none.
-func clusterSum(cluster func(*drift.Snapshot) []drift.Object, s *drift.Snapshot) [32]byte {
-	if cluster == nil {
-		return [32]byte{}
-	}
-	h := sha256.New()
-	for _, o := range cluster(s) {
-		uid, rv := drift.Str(o, "metadata", "uid"), drift.Str(o, "metadata", "resourceVersion")
-		if uid == "" || rv == "" {
-			b, _ := json.Marshal(o)
-			h.Write(b)
-			h.Write([]byte{'\n'})
-			continue
-		}
-		for _, s := range []string{drift.Str(o, "apiVersion"), drift.Str(o, "kind"), drift.Str(o, "metadata", "namespace"), drift.Str(o, "metadata", "name"), uid, rv} {
-			h.Write([]byte(s))
-			h.Write([]byte{0})
-		}
-		h.Write([]byte{'\n'})
-	}
-	return [32]byte(h.Sum(nil))
 }
