@@ -7,31 +7,31 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/events"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 )
 
-// DiagnoseApp diagnoses one application (by cycle.AppKey) now, as a cycle
+// DiagnoseApp diagnoses one application (by plan.AppKey) now, as a cycle
 // would (the policy's stuckAfter decides whether it is stuck), reading
 // only that application: its instance's client lists it alone, from the
 // watch stream or the last list. The result publishes nothing: pull
 // requests and the digest come from whole cycles.
-func DiagnoseApp(ctx context.Context, cfg *config.Config, instances []cycle.Instance, appKey string, now time.Time) (cycle.CycleResult, error) {
-	id := cycle.ParseAppKey(appKey)
+func DiagnoseApp(ctx context.Context, cfg *config.Config, instances []plan.Instance, appKey string, now time.Time) (plan.CycleResult, error) {
+	id := plan.ParseAppKey(appKey)
 	for _, in := range instances {
 		if in.Name != id.Instance {
 			continue
 		}
 		view, ok := in.Client.Only(id.Namespace, id.Name)
 		if !ok {
-			return cycle.CycleResult{}, fmt.Errorf("application %s: its instance does not show it (yet): %w", appKey, publish.ErrNotWatched)
+			return plan.CycleResult{}, fmt.Errorf("application %s: its instance does not show it (yet): %w", appKey, publish.ErrNotWatched)
 		}
 		in.Client = view
-		res := cycle.Cycle(ctx, cfg, []cycle.Instance{in}, now, cycle.CycleOptions{})
+		res := plan.Cycle(ctx, cfg, []plan.Instance{in}, now, plan.CycleOptions{})
 		return res, errors.Join(res.Errors...)
 	}
-	return cycle.CycleResult{}, fmt.Errorf("application %s: no instance %q in the policy: %w", appKey, id.Instance, publish.ErrNotWatched)
+	return plan.CycleResult{}, fmt.Errorf("application %s: no instance %q in the policy: %w", appKey, id.Instance, publish.ErrNotWatched)
 }
 
 // doApp diagnoses the application an App unit names; a stuck one with a

@@ -12,8 +12,8 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/events"
+	"github.com/driftfix/driftfix/bot/plan"
 )
 
 type syncBuffer struct {
@@ -61,7 +61,7 @@ func TestAppUnit(t *testing.T) {
 				t.Fatal(err)
 			}
 			var logs syncBuffer
-			r := &Runner{Config: cfg, Instances: []cycle.Instance{{Name: "main", Client: c}}, Log: slog.New(slog.NewTextHandler(&logs, nil))}
+			r := &Runner{Config: cfg, Instances: []plan.Instance{{Name: "main", Client: c}}, Log: slog.New(slog.NewTextHandler(&logs, nil))}
 			lists := c.Calls()["GET /api/v1/applications"]
 			if err := r.Do(context.Background(), events.Work{Kind: events.App, App: tc.app, At: now.Add(-time.Hour)}); err != nil {
 				t.Fatal(err)

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -82,7 +82,7 @@ func (w *world) tickWriter(login, manager, action string) {
 	w.t.Helper()
 	d := w.dashboard("shop")
 	words := map[string]string{templates.ActionController: "a controller", templates.ActionPerson: "a person"}[action]
-	line := fmt.Sprintf("  - [x] %s <!-- driftfix:do=%s key=%s -->", words, action, cycle.WriterKey(manager))
+	line := fmt.Sprintf("  - [x] %s <!-- driftfix:do=%s key=%s -->", words, action, plan.WriterKey(manager))
 	if err := w.gh.EditIssueAs("acme", "shop", d.Number, login, d.Body+"\n"+line+"\n"); err != nil {
 		w.t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestDashboardWriterBoxes(t *testing.T) {
 			out := w.cycle(&now)
 			d := w.dashboard("shop")
 			if !strings.Contains(d.Body, "**Writers driftfix could not place**") || !strings.Contains(d.Body, templates.Code(tc.manager)) ||
-				!strings.Contains(d.Body, "key="+cycle.WriterKey(tc.manager)) || len(out.Result.Stuck) != 1 {
+				!strings.Contains(d.Body, "key="+plan.WriterKey(tc.manager)) || len(out.Result.Stuck) != 1 {
 				t.Fatalf("the writer must be listed with its boxes:\n%s", d.Body)
 			}
 			rest := strings.NewReplacer(templates.Code(tc.manager), "", templates.Text(tc.manager), "").Replace(d.Body) // code, and escaped text in the evidence
@@ -141,7 +141,7 @@ func TestDashboardWriterBoxes(t *testing.T) {
 			}
 			is := map[string]drift.WriterKind{templates.ActionController: drift.WriterController, templates.ActionPerson: drift.WriterPerson}[tc.is]
 			checkPolicyWriter(t, file, tc.manager, is)
-			if d := w.dashboard("shop"); strings.Contains(d.Body, "key="+cycle.WriterKey(tc.manager)) || !strings.Contains(d.Body, fmt.Sprintf("proposed in acme/platform#%d", prs[0].Number)) {
+			if d := w.dashboard("shop"); strings.Contains(d.Body, "key="+plan.WriterKey(tc.manager)) || !strings.Contains(d.Body, fmt.Sprintf("proposed in acme/platform#%d", prs[0].Number)) {
 				t.Errorf("while its pull request is open, the writer shows it instead of boxes:\n%s", d.Body)
 			}
 
@@ -348,7 +348,7 @@ func TestDashboardWriterChangedMind(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.cycle(&now)
-	if d := w.dashboard("shop"); !strings.Contains(d.Body, "- [ ] a person <!-- driftfix:do=writer-person key="+cycle.WriterKey("replica-tuner")) {
+	if d := w.dashboard("shop"); !strings.Contains(d.Body, "- [ ] a person <!-- driftfix:do=writer-person key="+plan.WriterKey("replica-tuner")) {
 		t.Fatalf("with its pull request closed, the writer's boxes are back:\n%s", d.Body)
 	}
 	w.tickWriter("maintainer", "replica-tuner", templates.ActionController)

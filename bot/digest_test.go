@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/slack/slacktest"
@@ -47,7 +47,7 @@ func TestDigestResumesExactlyOnce(t *testing.T) {
 		lines = append(lines, templates.PersonLine{App: fmt.Sprintf("app-%03d", i), Namespace: "argocd", Instance: "main", Path: "/spec/replicas",
 			Resource: drift.Ref{Kind: "Deployment", Name: "web"}, Cause: drift.CauseManualChange, Why: strings.Repeat("changed by hand ", 5)})
 	}
-	res := &cycle.CycleResult{URLs: map[string]string{"main": "https://argocd.example.com"}, Digest: templates.DigestView{ForPeople: lines}}
+	res := &plan.CycleResult{URLs: map[string]string{"main": "https://argocd.example.com"}, Digest: templates.DigestView{ForPeople: lines}}
 	want := slack.Digest(templates.DigestView{Instance: "main", ArgoCDURL: "https://argocd.example.com", ForPeople: lines})
 	if len(want) < 4 {
 		t.Fatalf("the digest has %d messages; the test needs a split one", len(want))

@@ -21,10 +21,10 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/internal/corpus"
 	"github.com/driftfix/driftfix/bot/memo"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 )
 
@@ -114,7 +114,7 @@ func benchSteady(b *testing.B, apps, stuck int, inProcess bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ins := []cycle.Instance{{Name: "main", Client: c}}
+	ins := []plan.Instance{{Name: "main", Client: c}}
 	mem := memo.New(0)
 	// Each cycle saves what changed in the memo, as the bot does.
 	st, err := state.Open(context.Background(), filepath.Join(b.TempDir(), "state.db"))
@@ -126,8 +126,8 @@ func benchSteady(b *testing.B, apps, stuck int, inProcess bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	run := func() cycle.CycleResult {
-		res := cycle.Cycle(context.Background(), cfg, ins, now, cycle.CycleOptions{Memo: mem})
+	run := func() plan.CycleResult {
+		res := plan.Cycle(context.Background(), cfg, ins, now, plan.CycleOptions{Memo: mem})
 		if len(res.Errors) > 0 {
 			b.Fatal(res.Errors[0])
 		}
@@ -404,7 +404,7 @@ func benchFleet(b *testing.B, instances, apps, stuck int) {
 	cpu0 := processCPU()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		var ins []cycle.Instance
+		var ins []plan.Instance
 		var clients []*argocd.Client
 		for j, srv := range servers {
 			c, err := argocd.New(argocd.Config{BaseURL: srv.URL, Token: "bench-token"})
@@ -412,9 +412,9 @@ func benchFleet(b *testing.B, instances, apps, stuck int) {
 				b.Fatal(err)
 			}
 			clients = append(clients, c)
-			ins = append(ins, cycle.Instance{Name: fmt.Sprintf("i%d", j), Client: c})
+			ins = append(ins, plan.Instance{Name: fmt.Sprintf("i%d", j), Client: c})
 		}
-		res := cycle.Cycle(context.Background(), cfg, ins, now, cycle.CycleOptions{})
+		res := plan.Cycle(context.Background(), cfg, ins, now, plan.CycleOptions{})
 		if len(res.Errors) > 0 {
 			b.Fatal(res.Errors[0])
 		}

@@ -19,9 +19,9 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/memo"
+	"github.com/driftfix/driftfix/bot/plan"
 )
 
 // The simulated hour of BenchmarkFleetHour: four periods of fifteen
@@ -88,7 +88,7 @@ func fleetHour(b *testing.B, watch bool) (time.Duration, []time.Duration, hourEx
 	if err != nil {
 		b.Fatal(err)
 	}
-	ins := []cycle.Instance{{Name: "main", Client: c}}
+	ins := []plan.Instance{{Name: "main", Client: c}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var extra hourExtra
@@ -110,7 +110,7 @@ func fleetHour(b *testing.B, watch bool) (time.Duration, []time.Duration, hourEx
 				case <-ctx.Done():
 					return
 				case a := <-turned:
-					key := cycle.AppKey("main", a.Namespace, a.Name)
+					key := plan.AppKey("main", a.Namespace, a.Name)
 					res, err := DiagnoseApp(ctx, cfg, ins, key, time.Now())
 					if err != nil && ctx.Err() == nil {
 						b.Errorf("diagnose %s: %v", key, err)
@@ -132,7 +132,7 @@ func fleetHour(b *testing.B, watch bool) (time.Duration, []time.Duration, hourEx
 		}
 		waitFor(b, "the list answered from the stream", func() bool { return c.WatchStats().Live })
 	} else {
-		if res := cycle.Cycle(ctx, cfg, ins, time.Now(), cycle.CycleOptions{Memo: mem}); len(res.Errors) > 0 || len(res.Stuck) != hourStuck {
+		if res := plan.Cycle(ctx, cfg, ins, time.Now(), plan.CycleOptions{Memo: mem}); len(res.Errors) > 0 || len(res.Stuck) != hourStuck {
 			b.Fatalf("first cycle: %d stuck, errors %v", len(res.Stuck), res.Errors)
 		}
 	}
@@ -173,14 +173,14 @@ func fleetHour(b *testing.B, watch bool) (time.Duration, []time.Duration, hourEx
 			continue
 		}
 		start := time.Now()
-		res := cycle.Cycle(ctx, cfg, ins, time.Now(), cycle.CycleOptions{Memo: mem})
+		res := plan.Cycle(ctx, cfg, ins, time.Now(), plan.CycleOptions{Memo: mem})
 		took := time.Since(start)
 		if len(res.Errors) > 0 {
 			b.Fatal(res.Errors[0])
 		}
 		stuck := map[string]bool{}
 		for _, s := range res.Stuck {
-			stuck[cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name)] = true
+			stuck[plan.AppKey(s.Instance, s.App.Namespace, s.App.Name)] = true
 		}
 		for _, t := range turns {
 			if !stuck[t.key] {
@@ -194,7 +194,7 @@ func fleetHour(b *testing.B, watch bool) (time.Duration, []time.Duration, hourEx
 	if watch {
 		// The safety-net cycle, with the list answered from the stream.
 		cpu0 := processCPU()
-		if res := cycle.Cycle(ctx, cfg, ins, time.Now(), cycle.CycleOptions{Memo: mem}); len(res.Errors) > 0 {
+		if res := plan.Cycle(ctx, cfg, ins, time.Now(), plan.CycleOptions{Memo: mem}); len(res.Errors) > 0 {
 			b.Fatal(res.Errors[0])
 		}
 		extra.net = processCPU() - cpu0

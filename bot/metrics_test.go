@@ -15,9 +15,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/events"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 )
 
@@ -35,7 +35,7 @@ func exported(t *testing.T) map[string]bool {
 	m.SetBuild("1.2.3", "abc")
 	m.SetLeader(true)
 	m.Watch("argocd", "main", counted{})
-	o := Outcome{Result: cycle.CycleResult{Scanned: 2, Stuck: []cycle.Stuck{{Findings: []drift.Kept{{Cause: drift.Cause("hpa-replicas")}}}}}, Duration: time.Second,
+	o := Outcome{Result: plan.CycleResult{Scanned: 2, Stuck: []plan.Stuck{{Findings: []drift.Kept{{Cause: drift.Cause("hpa-replicas")}}}}}, Duration: time.Second,
 		Published: publish.Published{Opened: []string{"acme/web#1"}, Errors: []error{errors.New("publish failed")}}}
 	m.observe(o, time.Now(), true)
 	m.Delivery("pull_request", "queued")

@@ -16,9 +16,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
+	"github.com/driftfix/driftfix/bot/plan"
+	"github.com/driftfix/driftfix/templates"
 )
 
 const worldConfig = `
@@ -152,7 +153,7 @@ func TestTagTargetRevision(t *testing.T) {
 	w, now := stuckWorld(t, worldConfig, "shop")
 	r, closeDB := w.runner()
 	defer closeDB()
-	res := cycle.Cycle(context.Background(), w.cfg, r.Instances, now, cycle.CycleOptions{})
+	res := plan.Cycle(context.Background(), w.cfg, r.Instances, now, plan.CycleOptions{})
 	if len(res.PRs) != 1 {
 		t.Fatalf("proposals %+v", res.PRs)
 	}
@@ -280,7 +281,7 @@ func TestStopMidPublish(t *testing.T) {
 	}
 	r, closeDB := w.runner()
 	defer closeDB()
-	res := cycle.Cycle(context.Background(), w.cfg, r.Instances, now, cycle.CycleOptions{})
+	res := plan.Cycle(context.Background(), w.cfg, r.Instances, now, plan.CycleOptions{})
 	out := r.Publisher.Publish(ctx, &res, now)
 	if len(out.Opened) != 1 {
 		t.Fatalf("the PR in flight must be finished and no other started: %+v", out)
@@ -620,7 +621,7 @@ func TestNoRevertNoForcePush(t *testing.T) {
 	ctx := context.Background()
 
 	// alice commits to the file on main between the sync and the publish.
-	res := cycle.Cycle(ctx, w.cfg, r.Instances, now, cycle.CycleOptions{})
+	res := plan.Cycle(ctx, w.cfg, r.Instances, now, plan.CycleOptions{})
 	if len(res.PRs) != 1 {
 		t.Fatalf("proposals %+v", res.PRs)
 	}
@@ -767,7 +768,7 @@ func TestLongDiffWithinBodyLimit(t *testing.T) {
 	if n := utf8.RuneCountInString(body); n > 65536 {
 		t.Fatalf("a body of %d characters got past the emulator", n)
 	}
-	if !strings.Contains(body, "the full change is in this pull request's branch") || !cycle.KeyMarkerRE.MatchString(body[len(body)-200:]) {
+	if !strings.Contains(body, "the full change is in this pull request's branch") || !templates.KeyMarkerRE.MatchString(body[len(body)-200:]) {
 		t.Errorf("the body must say the diff is cut and end with its key marker:\n%s", body[len(body)-600:])
 	}
 	if fixed, err := w.gh.File("acme", "shop", prs[0].Head, "apps/shop/web.yaml"); err != nil || strings.Contains(fixed, "replicas:") || len(fixed) > len(files["apps/shop/web.yaml"])-4*30000 {

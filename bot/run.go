@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/memo"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/robfig/cron/v3"
 )
@@ -22,7 +22,7 @@ import (
 // Runner runs cycles: scan, plan, publish. Never two at once.
 type Runner struct {
 	Config    *config.Config
-	Instances []cycle.Instance
+	Instances []plan.Instance
 	Publisher *publish.Publisher // nil: plan only (dry run)
 	Metrics   *Metrics           // nil: none
 	Log       *slog.Logger
@@ -72,7 +72,7 @@ type Health struct {
 
 // Outcome is one cycle's result and what was published.
 type Outcome struct {
-	Result    cycle.CycleResult
+	Result    plan.CycleResult
 	Published publish.Published
 	// Predicted is what driftfix/predict published on open pull requests.
 	Predicted publish.PredictedPRs
@@ -122,7 +122,7 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 		log.Warn("the publisher's store keeps no webhook deliveries, snoozes or memo: they are off; give it bot/state's store")
 	}
 	start := time.Now()
-	var opts cycle.CycleOptions
+	var opts plan.CycleOptions
 	opts.Memo = r.memo
 	if opts.Memo == nil && r.memoStore() != nil {
 		// One cycle, as a CronJob's driftfix once: it goes on from the
@@ -147,7 +147,7 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 			opts.RunNow = r.Publisher.RunNow(ctx)
 		}
 	}
-	out := Outcome{Result: cycle.Cycle(ctx, r.Config, r.Instances, now, opts)}
+	out := Outcome{Result: plan.Cycle(ctx, r.Config, r.Instances, now, opts)}
 	for _, err := range out.Result.Errors {
 		log.Warn("cycle", "error", err.Error())
 	}
@@ -155,7 +155,7 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 		out.Published = r.Publisher.Publish(ctx, &out.Result, now)
 	}
 	if r.Publisher != nil && ctx.Err() == nil && r.PredictPerCycle >= 0 {
-		out.Predicted = r.Publisher.PredictPRs(ctx, cycle.NewPredictor(r.Config, r.Instances, &out.Result), r.PredictPerCycle, now)
+		out.Predicted = r.Publisher.PredictPRs(ctx, NewPredictor(r.Config, r.Instances, &out.Result), r.PredictPerCycle, now)
 		for _, err := range out.Predicted.Errors {
 			log.Warn("predict pull requests", "error", err.Error())
 		}

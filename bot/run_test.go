@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 )
 
@@ -16,12 +16,12 @@ func TestOutcomeIncomplete(t *testing.T) {
 		o    Outcome
 		want string // "" complete
 	}{
-		{"everything done", Outcome{Result: cycle.CycleResult{Scanned: 3}}, ""},
-		{"an application failed", Outcome{Result: cycle.CycleResult{Scanned: 3, Errors: []error{errors.New("application argocd/web: read repository")}}}, ""},
-		{"an instance down", Outcome{Result: cycle.CycleResult{FailedInstances: []string{"prod"}}}, "could not scan Argo CD instance prod"},
-		{"two instances down", Outcome{Result: cycle.CycleResult{FailedInstances: []string{"prod", "stage"}}}, "could not scan Argo CD instances prod, stage"},
+		{"everything done", Outcome{Result: plan.CycleResult{Scanned: 3}}, ""},
+		{"an application failed", Outcome{Result: plan.CycleResult{Scanned: 3, Errors: []error{errors.New("application argocd/web: read repository")}}}, ""},
+		{"an instance down", Outcome{Result: plan.CycleResult{FailedInstances: []string{"prod"}}}, "could not scan Argo CD instance prod"},
+		{"two instances down", Outcome{Result: plan.CycleResult{FailedInstances: []string{"prod", "stage"}}}, "could not scan Argo CD instances prod, stage"},
 		{"publishing failed", Outcome{Published: publish.Published{Errors: []error{errors.New("a"), errors.New("b")}}}, "2 publishing steps failed"},
-		{"both", Outcome{Result: cycle.CycleResult{FailedInstances: []string{"prod"}}, Published: publish.Published{Errors: []error{errors.New("a")}}},
+		{"both", Outcome{Result: plan.CycleResult{FailedInstances: []string{"prod"}}, Published: publish.Published{Errors: []error{errors.New("a")}}},
 			"could not scan Argo CD instance prod; 1 publishing step failed"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/events"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/state"
 )
@@ -122,9 +122,9 @@ func (r *Runner) recheck(ctx context.Context, w events.Work, now time.Time) erro
 
 // setAppRepos records the repository each application of the last cycle
 // reads. The caller holds mu.
-func (r *Runner) setAppRepos(res *cycle.CycleResult) {
+func (r *Runner) setAppRepos(res *plan.CycleResult) {
 	r.appRepos = make(map[string]string, len(res.Apps))
 	for _, a := range res.Apps {
-		r.appRepos[cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)] = a.App.RepoURL
+		r.appRepos[plan.AppKey(a.Instance, a.App.Namespace, a.App.Name)] = a.App.RepoURL
 	}
 }

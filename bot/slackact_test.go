@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/events"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/slack/slacktest"
 	"github.com/driftfix/driftfix/bot/state"
@@ -271,8 +271,8 @@ func TestSlackButtonRecheck(t *testing.T) {
 // TestButtonKeyIsAppKey: the buttons carry an application's key as the bot
 // names it, so a press finds its application.
 func TestButtonKeyIsAppKey(t *testing.T) {
-	for _, id := range []cycle.AppID{{Instance: "main", Namespace: "argocd", Name: "shop"}, {Instance: "https://argocd.example.com", Namespace: "team-a", Name: "web.v2"}} {
-		if got, want := slack.ButtonKey(id.Instance, id.Namespace, id.Name), cycle.AppKey(id.Instance, id.Namespace, id.Name); got != want {
+	for _, id := range []plan.AppID{{Instance: "main", Namespace: "argocd", Name: "shop"}, {Instance: "https://argocd.example.com", Namespace: "team-a", Name: "web.v2"}} {
+		if got, want := slack.ButtonKey(id.Instance, id.Namespace, id.Name), plan.AppKey(id.Instance, id.Namespace, id.Name); got != want {
 			t.Errorf("ButtonKey %q, AppKey %q", got, want)
 		}
 	}

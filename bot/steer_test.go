@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/state"
+	"github.com/driftfix/driftfix/templates"
 )
 
 // TestCommandsOnlyFromWriters: on a public repository anyone can comment, so
@@ -140,7 +140,7 @@ func TestCommandsRecheckOnceAfterLostDatabase(t *testing.T) {
 	w.cycle(&now) // 12:00
 	w.cycle(&now) // 12:15
 	pr := w.open("shop")[0]
-	m := cycle.KeyMarkerRE.FindStringSubmatch(pr.Body)
+	m := templates.KeyMarkerRE.FindStringSubmatch(pr.Body)
 	if m == nil {
 		t.Fatalf("no key marker in the body:\n%s", pr.Body)
 	}
@@ -215,7 +215,7 @@ func TestIgnoreLabelOnlyFromWriters(t *testing.T) {
 	if len(w.open("shop")) != 0 || len(out.Published.Rejected) != 1 {
 		t.Fatalf("a maintainer's label must stop the fix: %+v", out.Published)
 	}
-	m := cycle.KeyMarkerRE.FindStringSubmatch(prs[0].Body)
+	m := templates.KeyMarkerRE.FindStringSubmatch(prs[0].Body)
 	if m == nil {
 		t.Fatalf("no key marker in the body:\n%s", prs[0].Body)
 	}

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/events"
 	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/memo"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/state"
 )
@@ -25,7 +25,7 @@ import (
 // file changes (Runner.Reload).
 type Parts struct {
 	Config    *config.Config
-	Instances []cycle.Instance
+	Instances []plan.Instance
 	Publisher *publish.Publisher // nil: plan only (dry run)
 	MemoSeal  *memo.Seal
 	// Metrics holds the new parts' clients, which the runner's metrics count from then on.
@@ -40,8 +40,8 @@ var ErrNoCycle = errors.New("no cycle has finished yet: the first cycle does it"
 
 // eventState is what the runner keeps for events between cycles.
 type eventState struct {
-	last      *cycle.CycleResult // the last cycle's, or nil before the first
-	predictor *cycle.Predictor   // reads with last, made once per cycle
+	last      *plan.CycleResult  // the last cycle's, or nil before the first
+	predictor *Predictor         // reads with last, made once per cycle
 	soon      chan time.Duration // cycles asked for (CycleSoon)
 	closeOld  func()             // releases the parts the last reload replaced
 	pushDelay time.Duration      // 0: DefaultPushDelay
@@ -95,7 +95,7 @@ func (r *Runner) soonC() chan time.Duration {
 
 // keepLast remembers a finished cycle's result for the events after it.
 // The caller holds busy.
-func (r *Runner) keepLast(res *cycle.CycleResult) {
+func (r *Runner) keepLast(res *plan.CycleResult) {
 	r.ev.last, r.ev.predictor = res, nil
 }
 
@@ -175,7 +175,7 @@ func repoKey(u string) (string, bool) {
 }
 
 // setWatched records the repositories the last cycle's applications read.
-func (r *Runner) setWatched(res *cycle.CycleResult) {
+func (r *Runner) setWatched(res *plan.CycleResult) {
 	repos := map[string]bool{}
 	for _, a := range res.Apps {
 		if k, ok := repoKey(a.App.RepoURL); ok {
@@ -249,7 +249,7 @@ func (r *Runner) do(ctx context.Context, w events.Work) error {
 	switch w.Kind {
 	case events.Predict:
 		if r.ev.predictor == nil {
-			r.ev.predictor = cycle.NewPredictor(r.Config, r.Instances, res)
+			r.ev.predictor = NewPredictor(r.Config, r.Instances, res)
 		}
 		out, err := p.PredictPR(ctx, r.ev.predictor, w.RepoURL, w.Number, w.Rerun, now)
 		if len(out.Checked) > 0 {
@@ -328,7 +328,7 @@ func (r *Runner) sameInstallation(ctx context.Context, w events.Work) error {
 }
 
 // tracks reports whether an application of res reads the branch a push moved.
-func tracks(res *cycle.CycleResult, w events.Work) bool {
+func tracks(res *plan.CycleResult, w events.Work) bool {
 	want, ok := repoKey(w.RepoURL)
 	if !ok {
 		return false
@@ -411,7 +411,7 @@ func (r *Runner) Close() {
 
 // ArgoCD returns the Argo CD instances the runner scans now (a policy
 // reload replaces them).
-func (r *Runner) ArgoCD() []cycle.Instance {
+func (r *Runner) ArgoCD() []plan.Instance {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.Instances

@@ -13,12 +13,12 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/internal/corpus"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/slack/slacktest"
@@ -163,7 +163,7 @@ func (w *world) runner() (*Runner, func()) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	in := cycle.Instance{Name: "main", URL: "https://argocd.example.com", Client: ac,
+	in := plan.Instance{Name: "main", URL: "https://argocd.example.com", Client: ac,
 		Cluster: func(s *drift.Snapshot) []drift.Object {
 			// As with dryRunEvidence, the cluster read adds the API
 			// server's dry-run answers: here the application's snapshot's.
@@ -187,7 +187,7 @@ func (w *world) runner() (*Runner, func()) {
 		BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
 			return gitrepo.Head(ctx, repoURL, branch, gitrepo.Limits{})
 		}}
-	r := &Runner{Config: w.cfg, Instances: []cycle.Instance{in}, Metrics: NewMetrics(), Log: log,
+	r := &Runner{Config: w.cfg, Instances: []plan.Instance{in}, Metrics: NewMetrics(), Log: log,
 		Publisher: &publish.Publisher{Config: w.cfg, Store: st, Hosts: []publish.GitHost{gh}, Notifier: sl, Log: log}}
 	r.Metrics.Watch("argocd", "main", ac)
 	r.Metrics.Watch("github", "", gh)

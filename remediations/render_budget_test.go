@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/pipeline"
+	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
 )
@@ -60,7 +60,7 @@ func TestPolicyRenderLimitReachesVerification(t *testing.T) {
 		dropped bool
 	}{
 		{"default limits", render.Limits{}, false},
-		{"policy renderedBytes 64", cycle.RenderLimits(config.Limits{RenderedBytes: 64}), true},
+		{"policy renderedBytes 64", proposals.RenderLimits(config.Limits{RenderedBytes: 64}), true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			snap, err := drift.LoadSnapshot("testdata/helm-set-value.yaml")

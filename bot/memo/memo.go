@@ -1,24 +1,27 @@
 // Package memo keeps, from one cycle to the next, what each stuck
 // application's last diagnosis depended on and what came of it, and keeps
 // it between processes in sealed records of its own encoding. The cycle
-// (bot/cycle) decides when an entry may be reused; the memo holds entries,
-// counts cycles and writes and reads its records.
+// (bot/plan) decides when an entry may be reused; what an entry keeps of
+// it are the cycle's values (bot/proposals). The memo holds entries, counts
+// cycles and writes and reads its records.
 package memo
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"sync"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/templates"
 )
 
 // Memo keeps, from one cycle to the next, what each stuck application's
 // last diagnosis depended on and what came of it, so that a cycle reuses
 // both for an application none of it changed for, without reading or
-// diagnosing it again (cycle.CycleOptions.Memo). What a diagnosis depends on:
+// diagnosing it again (plan.CycleOptions.Memo). What a diagnosis depends on:
 //
 //   - what Argo CD's list says of the application (its spec, sync status
 //     and compared revision, last operation, its resources' sync
@@ -91,7 +94,7 @@ type Entry struct {
 	Keys      []string
 	Diagnosed bool
 	Part      Part
-	Writes    *AppWrites
+	Writes    *proposals.AppWrites
 }
 
 // Part is what of a cycle's result planning one application gives, kept
@@ -99,7 +102,7 @@ type Entry struct {
 type Part struct {
 	NewStuck    []templates.AppLine
 	ForPeople   []templates.PersonLine
-	PRs         []ProposedPR
+	PRs         []proposals.ProposedPR
 	Skipped     []string
 	NotProposed map[string]string
 }
@@ -115,6 +118,27 @@ func VersionsSum(refs []drift.Ref, version func(drift.Ref) (string, bool)) [32]b
 		} else {
 			h.Write([]byte{0})
 			h.Write([]byte(rv))
+		}
+		h.Write([]byte{'\n'})
+	}
+	return [32]byte(h.Sum(nil))
+}
+
+// ClusterSum digests the cluster objects an application's diagnosis
+// consults: each by its uid and resourceVersion, or whole when it has none.
+func ClusterSum(objs []drift.Object) [32]byte {
+	h := sha256.New()
+	for _, o := range objs {
+		uid, rv := drift.Str(o, "metadata", "uid"), drift.Str(o, "metadata", "resourceVersion")
+		if uid == "" || rv == "" {
+			b, _ := json.Marshal(o)
+			h.Write(b)
+			h.Write([]byte{'\n'})
+			continue
+		}
+		for _, s := range []string{drift.Str(o, "apiVersion"), drift.Str(o, "kind"), drift.Str(o, "metadata", "namespace"), drift.Str(o, "metadata", "name"), uid, rv} {
+			h.Write([]byte(s))
+			h.Write([]byte{0})
 		}
 		h.Write([]byte{'\n'})
 	}

@@ -3,8 +3,6 @@ package memo_test
 import (
 	"context"
 	"fmt"
-	"github.com/driftfix/driftfix/bot/cycle"
-	"github.com/driftfix/driftfix/bot/memo"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -14,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/driftfix/driftfix/bot/memo"
+	"github.com/driftfix/driftfix/bot/plan"
 
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
@@ -80,12 +81,12 @@ func newMemoFleet(t testing.TB, now time.Time) *memoFleet {
 	return f
 }
 
-func (f *memoFleet) instance(t testing.TB) cycle.Instance {
+func (f *memoFleet) instance(t testing.TB) plan.Instance {
 	c, err := argocd.New(argocd.Config{BaseURL: f.srv.URL, Token: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cycle.Instance{Name: "main", URL: "https://argocd.example.com", Client: c,
+	return plan.Instance{Name: "main", URL: "https://argocd.example.com", Client: c,
 		Cluster: func(s *drift.Snapshot) []drift.Object {
 			f.mu.Lock()
 			defer f.mu.Unlock()
@@ -194,7 +195,7 @@ func setPath(o map[string]any, p []string, v string) {
 }
 
 // seen is what a cycle says and would publish, as text to compare.
-func seen(res cycle.CycleResult) []string {
+func seen(res plan.CycleResult) []string {
 	var out []string
 	for _, r := range res.Stuck {
 		out = append(out, fmt.Sprintf("stuck %s %s/%s why=%q diagnosed=%v err=%v findings=%+v", r.Instance, r.App.Namespace, r.App.Name, r.Why, r.Diagnosed, r.Err, r.Findings))
@@ -243,15 +244,15 @@ func seen(res cycle.CycleResult) []string {
 // peopleKey is the order the cycle keeps the lines left for people in: by
 // application, resource and path.
 func peopleKey(l templates.PersonLine) [3]string {
-	return [3]string{cycle.AppKey(l.Instance, l.Namespace, l.App), l.Resource.String(), l.Path}
+	return [3]string{plan.AppKey(l.Instance, l.Namespace, l.App), l.Resource.String(), l.Path}
 }
 
 // sameCycle fails the test where a cycle that reused from a memo (who)
 // says or proposes other than a full one, or either puts the lines left for
 // people out of order.
-func sameCycle(t *testing.T, step, who string, got, want cycle.CycleResult) {
+func sameCycle(t *testing.T, step, who string, got, want plan.CycleResult) {
 	t.Helper()
-	for _, res := range []cycle.CycleResult{got, want} {
+	for _, res := range []plan.CycleResult{got, want} {
 		// What seen does not say: the order people read lines in.
 		if !slices.IsSortedFunc(res.Digest.ForPeople, func(a, b templates.PersonLine) int {
 			ka, kb := peopleKey(a), peopleKey(b)
@@ -297,14 +298,14 @@ func TestMemoCycleAsFull(t *testing.T) {
 	// Each step's cycles run a minute after the last step's: what a reused
 	// application gives is dated by the cycle, not by when it was kept.
 	at := now
-	memoCycle := func() cycle.CycleResult {
+	memoCycle := func() plan.CycleResult {
 		at = at.Add(time.Minute)
-		return cycle.Cycle(context.Background(), cfg, []cycle.Instance{in}, at, cycle.CycleOptions{FirstSeen: first, Memo: mem, HardRefreshes: 1 << 20})
+		return plan.Cycle(context.Background(), cfg, []plan.Instance{in}, at, plan.CycleOptions{FirstSeen: first, Memo: mem, HardRefreshes: 1 << 20})
 	}
-	fullCycle := func() cycle.CycleResult {
-		return cycle.Cycle(context.Background(), cfg, []cycle.Instance{in}, at, cycle.CycleOptions{FirstSeen: first, HardRefreshes: 1 << 20})
+	fullCycle := func() plan.CycleResult {
+		return plan.Cycle(context.Background(), cfg, []plan.Instance{in}, at, plan.CycleOptions{FirstSeen: first, HardRefreshes: 1 << 20})
 	}
-	compare := func(step string, got, want cycle.CycleResult) {
+	compare := func(step string, got, want plan.CycleResult) {
 		t.Helper()
 		sameCycle(t, step, "the memo cycle", got, want)
 	}
@@ -357,7 +358,7 @@ func TestMemoFullEvery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := cycle.Instance{Name: "main", Client: c}
+	in := plan.Instance{Name: "main", Client: c}
 	cfg, err := config.Parse([]byte("argocd: [{server: https://argocd.example.com, tokenEnv: T}]\nfullCycleEvery: 3\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -365,7 +366,7 @@ func TestMemoFullEvery(t *testing.T) {
 	mem := memo.New(0)
 	var reused []int
 	for range 7 {
-		res := cycle.Cycle(context.Background(), cfg, []cycle.Instance{in}, now, cycle.CycleOptions{Memo: mem})
+		res := plan.Cycle(context.Background(), cfg, []plan.Instance{in}, now, plan.CycleOptions{Memo: mem})
 		if len(res.Stuck) != 1 {
 			t.Fatalf("stuck %d, want 1; errors %v", len(res.Stuck), res.Errors)
 		}
@@ -379,7 +380,7 @@ func TestMemoFullEvery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := cycle.Cycle(context.Background(), again, []cycle.Instance{in}, now, cycle.CycleOptions{Memo: mem}); res.Reused != 0 {
+	if res := plan.Cycle(context.Background(), again, []plan.Instance{in}, now, plan.CycleOptions{Memo: mem}); res.Reused != 0 {
 		t.Errorf("a reloaded config reused %d diagnoses", res.Reused)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/fights"
+	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -306,7 +307,7 @@ func appendEntry(b []byte, e *Entry) ([]byte, error) {
 	return w.b, w.err
 }
 
-func (w *recWriter) pr(pr *ProposedPR) {
+func (w *recWriter) pr(pr *proposals.ProposedPR) {
 	for _, s := range []string{pr.Instance, pr.App, pr.Namespace, pr.Key, pr.Fingerprint, pr.RepoURL, pr.Base, pr.Branch, pr.Title, pr.Body} {
 		w.str(s)
 	}
@@ -369,7 +370,7 @@ func (w *recWriter) pr(pr *ProposedPR) {
 	}
 }
 
-func (w *recWriter) check(c HeadCheck) {
+func (w *recWriter) check(c proposals.HeadCheck) {
 	w.str(c.SHA)
 	w.bool(c.Success)
 	w.str(c.Title)
@@ -440,7 +441,7 @@ func decodeEntry(b []byte, cfg *config.Config) (*Entry, error) {
 		}
 	}
 	if r.bool() {
-		aw := &AppWrites{App: r.str(), At: r.time(), Policy: pol.Fights}
+		aw := &proposals.AppWrites{App: r.str(), At: r.time(), Policy: pol.Fights}
 		for range r.count(8) {
 			aw.Writes = append(aw.Writes, fights.Write{Resource: r.ref(), Path: r.str(), At: r.time(), Value: r.str(), Manager: r.str()})
 		}
@@ -458,8 +459,8 @@ func decodeEntry(b []byte, cfg *config.Config) (*Entry, error) {
 	return e, nil
 }
 
-func (r *recReader) pr(pol config.Policy) ProposedPR {
-	pr := ProposedPR{Instance: r.str(), App: r.str(), Namespace: r.str(), Key: r.str(), Fingerprint: r.str(), RepoURL: r.str(),
+func (r *recReader) pr(pol config.Policy) proposals.ProposedPR {
+	pr := proposals.ProposedPR{Instance: r.str(), App: r.str(), Namespace: r.str(), Key: r.str(), Fingerprint: r.str(), RepoURL: r.str(),
 		Base: r.str(), Branch: r.str(), Title: r.str(), Body: r.str()}
 	p := &pr.Plan
 	p.Kind, p.Resource = drift.FixKind(r.str()), r.ref()
@@ -484,7 +485,7 @@ func (r *recReader) pr(pol config.Policy) ProposedPR {
 	for range r.count(2) {
 		p.Passed = append(p.Passed, remediations.Attempt{Kind: drift.FixKind(r.str()), Why: r.str()})
 	}
-	pr.Policy = PRPolicy(pol, p.Kind)
+	pr.Policy = proposals.PRPolicy(pol, p.Kind)
 	pr.Planned = r.check()
 	if r.bool() {
 		c := r.check()
@@ -493,8 +494,8 @@ func (r *recReader) pr(pol config.Policy) ProposedPR {
 	return pr
 }
 
-func (r *recReader) check() HeadCheck {
-	return HeadCheck{SHA: r.str(), Success: r.bool(), Title: r.str(), Summary: r.str(), Text: r.str(), DetailsURL: r.str(), Digest: r.str()}
+func (r *recReader) check() proposals.HeadCheck {
+	return proposals.HeadCheck{SHA: r.str(), Success: r.bool(), Title: r.str(), Summary: r.str(), Text: r.str(), DetailsURL: r.str(), Digest: r.str()}
 }
 
 func (r *recReader) kept() []drift.Kept {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/driftfix/driftfix/bot/cycle"
-	"github.com/driftfix/driftfix/bot/memo"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -14,6 +12,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/driftfix/driftfix/bot/memo"
+	"github.com/driftfix/driftfix/bot/plan"
 
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
@@ -130,7 +131,7 @@ func TestMemoRecordsReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem := memo.New(0)
-	res := cycle.Cycle(context.Background(), cfg, []cycle.Instance{f.instance(t)}, now, cycle.CycleOptions{Memo: mem, HardRefreshes: 1 << 20})
+	res := plan.Cycle(context.Background(), cfg, []plan.Instance{f.instance(t)}, now, plan.CycleOptions{Memo: mem, HardRefreshes: 1 << 20})
 	if len(res.PRs) == 0 {
 		t.Fatal("no pull request proposed: nothing of one is checked")
 	}
@@ -192,10 +193,10 @@ func TestMemoAcrossRestarts(t *testing.T) {
 	}
 	first := func(string) time.Time { return now.Add(-2 * time.Hour) }
 	at := now
-	run := func(mem *memo.Memo) cycle.CycleResult {
-		return cycle.Cycle(ctx, cfg, []cycle.Instance{in}, at, cycle.CycleOptions{FirstSeen: first, Memo: mem, HardRefreshes: 1 << 20})
+	run := func(mem *memo.Memo) plan.CycleResult {
+		return plan.Cycle(ctx, cfg, []plan.Instance{in}, at, plan.CycleOptions{FirstSeen: first, Memo: mem, HardRefreshes: 1 << 20})
 	}
-	compare := func(step string, got, want cycle.CycleResult) {
+	compare := func(step string, got, want plan.CycleResult) {
 		t.Helper()
 		sameCycle(t, step, "the restarted memo's cycle", got, want)
 	}
@@ -339,7 +340,7 @@ func TestMemoCountAcrossLoads(t *testing.T) {
 		if _, err := mem.Load(ctx, st, seal, cfg); err != nil {
 			t.Fatal(err)
 		}
-		res := cycle.Cycle(ctx, cfg, []cycle.Instance{in}, now.Add(time.Duration(i)*time.Minute), cycle.CycleOptions{Memo: mem, HardRefreshes: 1 << 20,
+		res := plan.Cycle(ctx, cfg, []plan.Instance{in}, now.Add(time.Duration(i)*time.Minute), plan.CycleOptions{Memo: mem, HardRefreshes: 1 << 20,
 			FirstSeen: func(string) time.Time { return now.Add(-2 * time.Hour) }})
 		if err := mem.Save(ctx, st, seal); err != nil {
 			t.Fatal(err)
@@ -385,7 +386,7 @@ func keptEntries(tb testing.TB, cfg *config.Config) []*memo.Entry {
 	now := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 	f := newMemoFleet(tb, now)
 	mem := memo.New(0)
-	cycle.Cycle(context.Background(), cfg, []cycle.Instance{f.instance(tb)}, now, cycle.CycleOptions{Memo: mem, HardRefreshes: 1 << 20})
+	plan.Cycle(context.Background(), cfg, []plan.Instance{f.instance(tb)}, now, plan.CycleOptions{Memo: mem, HardRefreshes: 1 << 20})
 	var out []*memo.Entry
 	for _, k := range slices.Sorted(maps.Keys(mem.Apps())) {
 		out = append(out, mem.Apps()[k])

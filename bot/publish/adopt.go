@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 )
 
@@ -155,7 +155,7 @@ func (r *run) unlisted(known []state.PR) map[string]bool {
 	may := map[string]bool{}
 	counted := map[string]int{}
 	for _, k := range known {
-		if k.State != state.PROpen || listed[k.App] || !r.res.Owns(k.App) || shrunk[cycle.ParseAppKey(k.App).Instance] {
+		if k.State != state.PROpen || listed[k.App] || !r.res.Owns(k.App) || shrunk[plan.ParseAppKey(k.App).Instance] {
 			continue
 		}
 		if _, ok := counted[k.App]; !ok {

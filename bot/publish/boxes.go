@@ -10,8 +10,8 @@ import (
 	"regexp"
 	"slices"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -100,7 +100,7 @@ func (d *dashboard) runNow(key, editor string) error {
 	}
 	d.log.Info("dashboard request", "action", templates.ActionRunNow, "by", editor, "dashboard", ref(d.repo, d.issue.Number), "apps", len(d.apps))
 	for _, a := range d.apps {
-		if err := d.Store.Request(d.ctx, cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name), state.ActionRunNow, d.now); err != nil {
+		if err := d.Store.Request(d.ctx, plan.AppKey(a.Instance, a.App.Namespace, a.App.Name), state.ActionRunNow, d.now); err != nil {
 			return err
 		}
 	}
@@ -172,7 +172,7 @@ func (d *dashboard) bothWriterBoxes(ticks []templates.Tick) []templates.Tick {
 func (d *dashboard) unplacedWriters() []templates.DashboardWriter {
 	byManager := map[string]*templates.DashboardWriter{}
 	for _, s := range d.res.Stuck {
-		if !d.has(cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name)) {
+		if !d.has(plan.AppKey(s.Instance, s.App.Namespace, s.App.Name)) {
 			continue
 		}
 		for _, f := range s.Findings {
@@ -182,7 +182,7 @@ func (d *dashboard) unplacedWriters() []templates.DashboardWriter {
 				}
 				w := byManager[m]
 				if w == nil {
-					w = &templates.DashboardWriter{Manager: m, Key: cycle.WriterKey(m)}
+					w = &templates.DashboardWriter{Manager: m, Key: plan.WriterKey(m)}
 					byManager[m] = w
 				}
 				if len(w.Fields) < 3 {
@@ -211,7 +211,7 @@ func (d *dashboard) boxesView(v *templates.DashboardView) error {
 		return err
 	}
 	for _, a := range d.apps {
-		if _, ok := asked[cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)]; ok {
+		if _, ok := asked[plan.AppKey(a.Instance, a.App.Namespace, a.App.Name)]; ok {
 			v.RunAsked = true
 		}
 	}
@@ -245,7 +245,7 @@ func (r *run) openWriterPRs() map[string]string {
 		r.log.Warn("writers pull requests: reach the policy's repository", "error", err.Error())
 		return r.writerPRs
 	}
-	prs, err := fr.host.OpenPRs(r.ctx, fr.repo, cycle.WriterBranchPrefix(r.Config.Policy.BranchPrefix))
+	prs, err := fr.host.OpenPRs(r.ctx, fr.repo, plan.WriterBranchPrefix(r.Config.Policy.BranchPrefix))
 	if err != nil {
 		r.log.Warn("writers pull requests: list the open ones", "repo", fr.repo.String(), "error", err.Error())
 		return r.writerPRs
@@ -305,8 +305,8 @@ func (d *dashboard) placeWriter(key string, is drift.WriterKind, editor string) 
 		skip(fmt.Sprintf("there is no %s on %s of %s (policyRepo)", pr.File, base, fr.repo))
 		return nil
 	}
-	w, err := cycle.PlanWriterPR(d.Config.Policy.BranchPrefix, pr.File, src, manager, is, where, editor)
-	if errors.Is(err, cycle.ErrWriterPlaced) {
+	w, err := plan.PlanWriterPR(d.Config.Policy.BranchPrefix, pr.File, src, manager, is, where, editor)
+	if errors.Is(err, plan.ErrWriterPlaced) {
 		skip(fmt.Sprintf("%s on %s of %s places it already: %v", pr.File, base, fr.repo, err))
 		return nil
 	}
@@ -318,7 +318,7 @@ func (d *dashboard) placeWriter(key string, is drift.WriterKind, editor string) 
 	d.log.Info("dashboard request", "action", "writer-"+string(is), "writer", w.Key, "by", editor, "dashboard", where)
 	open := d.openWriterPRs()
 	c := fileChange{Branch: w.Branch, Base: base, Title: w.Title, Body: w.Body, Policy: d.Config.Policy,
-		File: pr.File, Before: w.Before, After: w.After, Marker: cycle.WriterMarker(w.Key), Fingerprint: w.Fingerprint,
+		File: pr.File, Before: w.Before, After: w.After, Marker: plan.WriterMarker(w.Key), Fingerprint: w.Fingerprint,
 		Message: w.Title + "\n\nAs placed on the Drift Dashboard " + where + ".\n\ndriftfix-writers: " + w.Key,
 		What:    "writers pull request", Waits: "driftfix reads the merged policy when it is deployed again", Dropped: "not proposed again"}
 	return fr.propose(c, func(number int, _ string, merged bool) {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -62,7 +62,7 @@ func (p *proposal) publishCheck(head string, pushed bool) error {
 }
 
 // OpenPRs says whether a fix (by key) has an open pull request driftfix
-// knows of, for cycle.CycleOptions.Open: the cycle reads and checks its head.
+// knows of, for plan.CycleOptions.Open: the cycle reads and checks its head.
 func (p *Publisher) OpenPRs(ctx context.Context) func(key string) bool {
 	return func(key string) bool {
 		if p.Store == nil || len(p.Hosts) == 0 {
@@ -85,12 +85,12 @@ func (p *proposal) coolingDown(seen state.Sighting) (string, error) {
 	if now, err := p.Store.Requested(p.ctx, p.pr.Key, state.ActionOpenNow); err != nil || now {
 		return "", err // a person ticked "open the fix PR now" on the dashboard
 	}
-	if now, err := p.Store.Requested(p.ctx, cycle.AppKey(p.pr.Instance, p.pr.Namespace, p.pr.App), state.ActionRunNow); err != nil || now {
+	if now, err := p.Store.Requested(p.ctx, plan.AppKey(p.pr.Instance, p.pr.Namespace, p.pr.App), state.ActionRunNow); err != nil || now {
 		return "", err // a person ticked "run again now" on the dashboard
 	}
 	wait, cycles := p.pr.Policy.Cooldown()
 	since := seen.First
-	if a, ok := p.apps[cycle.AppKey(p.pr.Instance, p.pr.Namespace, p.pr.App)]; ok && !a.App.OperationFinished.IsZero() && a.App.OperationFinished.Before(since) {
+	if a, ok := p.apps[plan.AppKey(p.pr.Instance, p.pr.Namespace, p.pr.App)]; ok && !a.App.OperationFinished.IsZero() && a.App.OperationFinished.Before(since) {
 		since = a.App.OperationFinished
 	}
 	if stuck := p.now.Sub(since); stuck < wait || seen.Cycles < cycles {

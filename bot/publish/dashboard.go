@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -45,7 +45,7 @@ type dashboard struct {
 	host   IssueHost
 	repo   githost.Repo
 	title  string
-	apps   []cycle.AppState // of this repository, dashboard enabled, sorted
+	apps   []plan.AppState // of this repository, dashboard enabled, sorted
 	marker string
 	scope  string
 	issue  *githost.Issue
@@ -69,7 +69,7 @@ func (r *run) dashboards() {
 	scope := r.dashboardScope()
 	groups := map[string]*dashboard{}
 	for _, a := range r.res.Apps {
-		key := cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)
+		key := plan.AppKey(a.Instance, a.App.Namespace, a.App.Name)
 		pol := r.Config.For(a.App.Project, a.App.Name, a.App.Namespace)
 		if !pol.Dashboard.On() || (pol.DryRun != nil && *pol.DryRun) || !r.res.Owns(key) {
 			continue
@@ -90,8 +90,8 @@ func (r *run) dashboards() {
 			return
 		}
 		d := groups[k]
-		slices.SortFunc(d.apps, func(a, b cycle.AppState) int {
-			return strings.Compare(cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name), cycle.AppKey(b.Instance, b.App.Namespace, b.App.Name))
+		slices.SortFunc(d.apps, func(a, b plan.AppState) int {
+			return strings.Compare(plan.AppKey(a.Instance, a.App.Namespace, a.App.Name), plan.AppKey(b.Instance, b.App.Namespace, b.App.Name))
 		})
 		d.title = r.Config.For(d.apps[0].App.Project, d.apps[0].App.Name, d.apps[0].App.Namespace).Dashboard.IssueTitle()
 		ctx, cancel := r.perPR()
@@ -209,7 +209,7 @@ func (d *dashboard) anything() bool {
 		return true
 	}
 	for _, a := range d.apps {
-		if a.Stuck || len(d.fightLines[cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)]) > 0 {
+		if a.Stuck || len(d.fightLines[plan.AppKey(a.Instance, a.App.Namespace, a.App.Name)]) > 0 {
 			return true
 		}
 	}
@@ -227,7 +227,7 @@ func (d *dashboard) anything() bool {
 func (d *dashboard) ignoreLines() []templates.IgnoreLine {
 	apps := map[string]bool{}
 	for _, a := range d.apps {
-		apps[cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)] = true
+		apps[plan.AppKey(a.Instance, a.App.Namespace, a.App.Name)] = true
 	}
 	return d.ignoreLinesFor(apps)
 }
@@ -235,7 +235,7 @@ func (d *dashboard) ignoreLines() []templates.IgnoreLine {
 // has reports whether an application (by AppKey) is on this dashboard.
 func (d *dashboard) has(appKey string) bool {
 	for _, a := range d.apps {
-		if cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name) == appKey {
+		if plan.AppKey(a.Instance, a.App.Namespace, a.App.Name) == appKey {
 			return true
 		}
 	}
@@ -328,7 +328,7 @@ func (d *dashboard) act(t templates.Tick, editor string) error {
 	}
 	hasPR = hasPR && open.State == state.PROpen && d.has(open.App)
 	prop, proposed := d.proposed[t.Key]
-	proposed = proposed && d.has(cycle.AppKey(prop.Instance, prop.Namespace, prop.App))
+	proposed = proposed && d.has(plan.AppKey(prop.Instance, prop.Namespace, prop.App))
 	where := ref(d.repo, d.issue.Number)
 	switch {
 	case t.Action == state.ActionRecheck && hasPR, t.Action == state.ActionOpenNow && proposed && !hasPR:
@@ -345,7 +345,7 @@ func (d *dashboard) act(t templates.Tick, editor string) error {
 		}
 		return f.stopFromDashboard(where)
 	case t.Action == "stop" && proposed:
-		return d.Store.Reject(d.ctx, t.Key, cycle.AppKey(prop.Instance, prop.Namespace, prop.App), "asked to stop on the Drift Dashboard "+where, d.now)
+		return d.Store.Reject(d.ctx, t.Key, plan.AppKey(prop.Instance, prop.Namespace, prop.App), "asked to stop on the Drift Dashboard "+where, d.now)
 	}
 	return nil
 }
@@ -403,7 +403,7 @@ func (d *dashboard) view() (templates.DashboardView, error) {
 		return v, err
 	}
 	for _, a := range d.apps {
-		key := cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)
+		key := plan.AppKey(a.Instance, a.App.Namespace, a.App.Name)
 		av := templates.DashboardApp{App: a.App.Name, Namespace: a.App.Namespace, Instance: a.Instance, ArgoCDURL: d.res.URLs[a.Instance], Stuck: a.Stuck}
 		if a.Stuck {
 			if av.Since = a.FirstSeen; av.Since.IsZero() {
@@ -412,7 +412,7 @@ func (d *dashboard) view() (templates.DashboardView, error) {
 				}
 			}
 			for _, l := range d.res.Digest.NewStuck {
-				if cycle.AppKey(l.Instance, l.Namespace, l.App) == key {
+				if plan.AppKey(l.Instance, l.Namespace, l.App) == key {
 					av.Causes, av.Note = l.Causes, l.Note
 				}
 			}
@@ -451,7 +451,7 @@ func (d *dashboard) view() (templates.DashboardView, error) {
 			av.Rejected = append(av.Rejected, templates.DashboardRejection{Key: rj.Fix, Title: d.proposed[rj.Fix].Title, Reason: rj.Reason, At: rj.At})
 		}
 		for _, p := range d.res.PRs {
-			if cycle.AppKey(p.Instance, p.Namespace, p.App) != key || opened[p.Key] || rejected[p.Key] {
+			if plan.AppKey(p.Instance, p.Namespace, p.App) != key || opened[p.Key] || rejected[p.Key] {
 				continue
 			}
 			if rec, ok, err := d.Store.PRFor(d.ctx, p.Key); err != nil {
@@ -472,7 +472,7 @@ func (d *dashboard) view() (templates.DashboardView, error) {
 			av.Waiting = append(av.Waiting, templates.DashboardFix{Key: p.Key, Title: p.Title, Why: why, OpenNowAsked: asked})
 		}
 		for _, l := range d.res.Digest.ForPeople {
-			if cycle.AppKey(l.Instance, l.Namespace, l.App) == key {
+			if plan.AppKey(l.Instance, l.Namespace, l.App) == key {
 				f := findings[key+"\x00"+l.Resource.String()+"\x00"+l.Path]
 				av.ForPeople = append(av.ForPeople, templates.DashboardFinding{Resource: l.Resource, Path: l.Path, Cause: l.Cause, Why: l.Why, Evidence: drift.EvidenceTexts(f.Evidence)})
 			}
@@ -499,7 +499,7 @@ func (d *dashboard) stillDiffers(k state.PR, appKey string) templates.DashboardM
 		m.Revision = m.Revision[:12]
 	}
 	for _, s := range d.res.Stuck {
-		if cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey {
+		if plan.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey {
 			continue
 		}
 		for _, f := range s.Findings {
@@ -513,7 +513,7 @@ func (d *dashboard) stillDiffers(k state.PR, appKey string) templates.DashboardM
 func (d *dashboard) findings() map[string]drift.Kept {
 	out := map[string]drift.Kept{}
 	for _, s := range d.res.Stuck {
-		key := cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name)
+		key := plan.AppKey(s.Instance, s.App.Namespace, s.App.Name)
 		for _, f := range s.Findings {
 			out[key+"\x00"+f.Resource.String()+"\x00"+f.Path] = f
 		}
@@ -525,7 +525,7 @@ func (d *dashboard) findings() map[string]drift.Kept {
 func (d *dashboard) broadIgnores(appKey string) []drift.Kept {
 	var out []drift.Kept
 	for _, s := range d.res.Stuck {
-		if cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey {
+		if plan.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey {
 			continue
 		}
 		for _, f := range s.Findings {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -51,7 +51,7 @@ type digests struct {
 // forApp is the view an application's lines go in (a throwaway one when
 // its digest goes nowhere).
 func (d *digests) forApp(appKey string) *templates.DigestView {
-	id := cycle.ParseAppKey(appKey)
+	id := plan.ParseAppKey(appKey)
 	ch := d.channel(d.apps[appKey], id)
 	if ch == "" {
 		return &templates.DigestView{}
@@ -68,7 +68,7 @@ func (d *digests) forChannel(ch, instance string) *templates.DigestView {
 }
 
 // channel is where an application's digest lines go.
-func (d *digests) channel(a cycle.AppState, id cycle.AppID) string {
+func (d *digests) channel(a plan.AppState, id plan.AppID) string {
 	if ch := d.Config.For(a.App.Project, id.Name, id.Namespace).SlackChannel; ch != "" {
 		return ch
 	}
@@ -119,13 +119,13 @@ func (r *run) stuckNews() {
 		newStuck[key] = first.Equal(r.now)
 	}
 	for _, l := range r.res.Digest.NewStuck {
-		if k := cycle.AppKey(l.Instance, l.Namespace, l.App); newStuck[k] {
+		if k := plan.AppKey(l.Instance, l.Namespace, l.App); newStuck[k] {
 			v := r.digests.forApp(k)
 			v.NewStuck = append(v.NewStuck, l)
 		}
 	}
 	for _, l := range r.res.Digest.ForPeople {
-		v := r.digests.forApp(cycle.AppKey(l.Instance, l.Namespace, l.App))
+		v := r.digests.forApp(plan.AppKey(l.Instance, l.Namespace, l.App))
 		v.ForPeople = append(v.ForPeople, l)
 	}
 	if ch := r.Config.Slack.Channel; ch != "" {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 )
 
@@ -98,7 +98,7 @@ func (p *Publisher) PredictPR(ctx context.Context, pr Predictor, webURL string, 
 // FollowPR follows one of driftfix's open pull requests as a cycle does
 // (merged, closed, its /driftfix commands and label), against what the last
 // cycle (res) found. A pull request driftfix did not open is ErrNotWatched.
-func (p *Publisher) FollowPR(ctx context.Context, res *cycle.CycleResult, webURL string, number int, now time.Time) (Published, error) {
+func (p *Publisher) FollowPR(ctx context.Context, res *plan.CycleResult, webURL string, number int, now time.Time) (Published, error) {
 	k, err := p.knownPR(ctx, webURL, number)
 	if err != nil {
 		return Published{}, err
@@ -131,7 +131,7 @@ func (p *Publisher) knownPR(ctx context.Context, webURL string, number int) (sta
 // Dashboard as a cycle does, against what the last cycle (res) found; the
 // next cycle writes the dashboard again and honours what the boxes asked
 // (Pending says whether there is such a request).
-func (p *Publisher) DashboardTicks(ctx context.Context, res *cycle.CycleResult, webURL string, now time.Time) (Published, error) {
+func (p *Publisher) DashboardTicks(ctx context.Context, res *plan.CycleResult, webURL string, now time.Time) (Published, error) {
 	_, repo, _, err := p.repoOf(webURL, nil)
 	if err != nil {
 		return Published{}, err

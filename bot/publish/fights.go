@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/fights"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -148,7 +148,7 @@ func fightKey(app string, l templates.FightLine) string {
 // within the last hour, see collect.SelfHealSyncs) or at more than that rate
 // an hour across cycles, against the writers the diagnosis named at its
 // differing paths (none named yet: not told yet).
-func (r *run) fightsOf(aw cycle.AppWrites) ([]templates.FightLine, error) {
+func (r *run) fightsOf(aw plan.AppWrites) ([]templates.FightLine, error) {
 	var ps []state.PathWrite
 	for _, w := range aw.Writes {
 		ps = append(ps, state.PathWrite{App: aw.App, Resource: refKey(w.Resource), Path: w.Path, At: aw.At, Value: w.Value, Manager: w.Manager})
@@ -175,7 +175,7 @@ func (r *run) fightsOf(aw cycle.AppWrites) ([]templates.FightLine, error) {
 	if err != nil {
 		return nil, err
 	}
-	id := cycle.ParseAppKey(aw.App)
+	id := plan.ParseAppKey(aw.App)
 	base := templates.FightLine{App: id.Name, Namespace: id.Namespace, Instance: id.Instance, Syncs: aw.SelfHealSyncs, PerHour: perHour}
 	var out []templates.FightLine
 	for _, f := range fights.Detect(ws, aw.Policy.Flips()) {
@@ -196,7 +196,7 @@ func (r *run) fightsOf(aw cycle.AppWrites) ([]templates.FightLine, error) {
 	}
 	var groups []*group
 	for _, c := range causes {
-		if r.now.Sub(c.At) > cycle.FightWindow || c.Writer == SelfHealManager {
+		if r.now.Sub(c.At) > plan.FightWindow || c.Writer == SelfHealManager {
 			continue
 		}
 		i := slices.IndexFunc(groups, func(g *group) bool { return g.res == c.Resource && g.writer == c.Writer })
@@ -258,11 +258,11 @@ func otherCause(causes []state.PathCause, res string, paths []string, writers [2
 // syncs an hour since the oldest count of the same revision within the last
 // hour (at least a minute ago); 0 when no such count is kept, or Argo CD's
 // count started again.
-func (r *run) selfHealRate(aw cycle.AppWrites) (int, error) {
+func (r *run) selfHealRate(aw plan.AppWrites) (int, error) {
 	if aw.SelfHealSyncs == 0 {
 		return 0, nil
 	}
-	before, err := r.Store.SelfHealSince(r.ctx, aw.App, r.now.Add(-cycle.FightWindow))
+	before, err := r.Store.SelfHealSince(r.ctx, aw.App, r.now.Add(-plan.FightWindow))
 	if err != nil {
 		return 0, err
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/templates"
 )
 
@@ -158,7 +158,7 @@ func (r *run) ignoreLinesFor(apps map[string]bool) []templates.IgnoreLine {
 		for _, l := range inv.Lines {
 			for _, a := range l.Apps {
 				ns, name, _ := strings.Cut(a, "/")
-				if apps[cycle.AppKey(inv.Instance, ns, name)] {
+				if apps[plan.AppKey(inv.Instance, ns, name)] {
 					out = append(out, l)
 					break
 				}
@@ -191,7 +191,7 @@ func (p *ignoreRun) publish() error {
 			open = true // what the rules hide is not known: nothing is closed
 			continue
 		}
-		prefix := cycle.IgnoreBranch(p.Config.Policy.BranchPrefix, inv.Instance, "")
+		prefix := plan.IgnoreBranch(p.Config.Policy.BranchPrefix, inv.Instance, "")
 		prefix = prefix[:strings.LastIndex(prefix, "/")+1]
 		prs, err := p.host.OpenPRs(p.ctx, p.repo, prefix)
 		if err != nil {
@@ -218,7 +218,7 @@ func (p *ignoreRun) publish() error {
 // found notes an open ignore-rule pull request: the flagged rules' lines
 // name it, and an application's own narrow-ignore fix of a rule it changes
 // is held back.
-func (p *ignoreRun) found(pr cycle.IgnorePR, url string, number int) {
+func (p *ignoreRun) found(pr plan.IgnorePR, url string, number int) {
 	for _, id := range pr.Rules {
 		p.urls[id] = url
 	}
@@ -227,7 +227,7 @@ func (p *ignoreRun) found(pr cycle.IgnorePR, url string, number int) {
 			continue
 		}
 		for _, f := range fix.Plan.Findings {
-			if slices.Contains(pr.Holds, cycle.RuleAt(f.Resource, f.Path)) {
+			if slices.Contains(pr.Holds, plan.RuleAt(f.Resource, f.Path)) {
 				p.ignoreHold[fix.Key] = ref(p.repo, number)
 			}
 		}
@@ -245,9 +245,9 @@ func (r *run) ignoreHeld(fixKey string) string {
 
 // propose opens or updates one ignore-rule pull request, unless policy or
 // a person says not to.
-func (p *ignoreRun) propose(pr cycle.IgnorePR) error {
+func (p *ignoreRun) propose(pr plan.IgnorePR) error {
 	c := fileChange{Branch: pr.Branch, Base: pr.Base, Title: pr.Title, Body: pr.Body, Policy: pr.Policy,
-		File: pr.File, Before: pr.Before, After: pr.After, Marker: cycle.IgnoreMarker(pr.Key), Fingerprint: pr.Fingerprint,
+		File: pr.File, Before: pr.Before, After: pr.After, Marker: plan.IgnoreMarker(pr.Key), Fingerprint: pr.Fingerprint,
 		Message: pr.Title + "\n\nPlanned and verified by driftfix for instance " + pr.Instance + ".\n\ndriftfix-ignores: " + pr.Key,
 		What:    "pull request", Waits: "waiting for Argo CD to read it", Dropped: "not proposed again"}
 	return p.fileRun.propose(c, func(number int, url string, merged bool) {

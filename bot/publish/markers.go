@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/plan"
 )
 
 // closedMarker ends every comment driftfix writes when it closes its own
@@ -58,7 +58,7 @@ func heldMarker(fingerprint string) string { return "<!-- driftfix:held=" + fing
 // nothing but white space follows it, so a live value quoted earlier in the
 // body cannot supply one.
 func bodyKey(body string) (key, app string, ok bool) {
-	m := lastMarker(cycle.KeyMarkerRE, body)
+	m := lastMarker(plan.KeyMarkerRE, body)
 	if m == nil {
 		return "", "", false
 	}

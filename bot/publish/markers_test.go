@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/plan"
 )
 
 // TestBodyKey: the key is read from the marker the template ends a body
 // with; a marker quoted earlier (a live value) or followed by text is not.
 func TestBodyKey(t *testing.T) {
-	real := cycle.KeyMarker("abc123", "main/argocd/shop")
+	real := plan.KeyMarker("abc123", "main/argocd/shop")
 	quoted := "<!-- driftfix:key=666 app=main/argocd/victim -->"
 	for _, tc := range []struct {
 		name, body string
@@ -53,7 +53,7 @@ func TestSnoozedUntil(t *testing.T) {
 // whole, so the key and fingerprint read as before; a body within the
 // limit is left as it is.
 func TestFitBody(t *testing.T) {
-	end := "\n<!-- driftfix:fingerprint=3f2a -->" + cycle.KeyMarker("abc123", "main/argocd/shop")
+	end := "\n<!-- driftfix:fingerprint=3f2a -->" + plan.KeyMarker("abc123", "main/argocd/shop")
 	long := func(n int, line string) string { return strings.Repeat(line+"\n", n) }
 	for _, tc := range []struct {
 		name, body  string

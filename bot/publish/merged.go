@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -21,7 +21,7 @@ func (r *run) afterMerge(k state.PR) {
 	if !listed || a.Failed {
 		return
 	}
-	id := cycle.ParseAppKey(k.App)
+	id := plan.ParseAppKey(k.App)
 	app := templates.Code(id.Namespace + "/" + id.Name)
 	var msg string
 	switch {
@@ -123,7 +123,7 @@ func revision(rev string) string {
 func (r *run) stillDiffering(appKey string) string {
 	var b strings.Builder
 	for _, s := range r.res.Stuck {
-		if cycle.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey {
+		if plan.AppKey(s.Instance, s.App.Namespace, s.App.Name) != appKey {
 			continue
 		}
 		for _, f := range s.Findings {

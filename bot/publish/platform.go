@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/plan"
 )
 
 // platformMarkerRE reads the marker a platform PR's body ends with.
@@ -79,7 +79,7 @@ func (p *platformRun) publish() error {
 	if err := p.connect(p.url); err != nil {
 		return err
 	}
-	prefix := cycle.PlatformBranch(p.Config.Policy.BranchPrefix, p.instance, "x", "")
+	prefix := plan.PlatformBranch(p.Config.Policy.BranchPrefix, p.instance, "x", "")
 	prefix = prefix[:strings.LastIndex(prefix, "/")+1]
 	open, err := p.host.OpenPRs(p.ctx, p.repo, prefix)
 	if err != nil {
@@ -103,9 +103,9 @@ func (p *platformRun) publish() error {
 
 // propose opens or updates one platform pull request, unless policy or a
 // person says not to.
-func (p *platformRun) propose(pr cycle.PlatformPR) error {
+func (p *platformRun) propose(pr plan.PlatformPR) error {
 	c := fileChange{Branch: pr.Branch, Base: pr.Base, Title: pr.Title, Body: pr.Body, Policy: pr.Policy,
-		File: pr.Edit.File, Before: pr.Edit.Before, After: pr.Edit.After, Marker: cycle.PlatformMarker(pr.Key), Fingerprint: pr.Fingerprint,
+		File: pr.Edit.File, Before: pr.Edit.Before, After: pr.Edit.After, Marker: plan.PlatformMarker(pr.Key), Fingerprint: pr.Fingerprint,
 		Message: pr.Title + "\n\nPlanned and verified by driftfix for " + fmt.Sprint(len(pr.Apps)) + " applications of instance " + pr.Instance + ".\n\ndriftfix-platform: " + pr.Key,
 		What:    "platform pull request", Waits: "waiting for Argo CD to read argocd-cm", Dropped: "not proposed again, the per-application fixes go ahead"}
 	return p.fileRun.propose(c, func(number int, url string, merged bool) {
@@ -119,7 +119,7 @@ func (p *platformRun) propose(pr cycle.PlatformPR) error {
 
 // hold holds back the per-application fixes a platform pull request covers
 // and points the digest's line of its shared finding to it.
-func (p *platformRun) hold(pr cycle.PlatformPR, what, url string) {
+func (p *platformRun) hold(pr plan.PlatformPR, what, url string) {
 	for _, k := range pr.Held {
 		p.platformHold[k] = what
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 )
 
@@ -33,13 +33,13 @@ const DefaultPredictPerCycle = 20
 // predictedKept is how long a checked head is remembered.
 const predictedKept = 30 * 24 * time.Hour
 
-// Predictor predicts pull requests' heads: cycle.Predictor, with what the
+// Predictor predicts pull requests' heads: plan.Predictor, with what the
 // cycle read.
 type Predictor interface {
 	// Repositories are the repositories of the applications the cycle listed.
 	Repositories() []string
 	// Predict predicts one pull request's head.
-	Predict(ctx context.Context, h cycle.PRHead) (cycle.PRPrediction, error)
+	Predict(ctx context.Context, h plan.PRHead) (plan.PRPrediction, error)
 }
 
 // predictHost is what predicting a repository's open pull requests needs:
@@ -159,9 +159,9 @@ func (p *Publisher) predictRepo(ctx context.Context, host predictHost, repo gith
 		}
 		done++
 		if err := p.predictOne(ctx, host, repo, url, def, login, o, pr, now, out); err != nil {
-			if errors.Is(err, cycle.ErrCycleBudget) {
+			if errors.Is(err, plan.ErrCycleBudget) {
 				// nothing else is rendered this cycle: the rest wait for the next
-				out.Skipped = append(out.Skipped, fmt.Sprintf("%s and the pull requests after it: %v", ref(repo, o.Number), cycle.ErrCycleBudget))
+				out.Skipped = append(out.Skipped, fmt.Sprintf("%s and the pull requests after it: %v", ref(repo, o.Number), plan.ErrCycleBudget))
 				return done - 1, true
 			}
 			out.Errors = append(out.Errors, fmt.Errorf("predict %s: %w", ref(repo, o.Number), err))
@@ -287,7 +287,7 @@ func (p *Publisher) WaitForks() { p.forks.wg.Wait() }
 func (p *Publisher) predictHead(ctx context.Context, host CheckHost, repo githost.Repo, url, def, login string, o githost.PullRequest, pr Predictor, now time.Time, out *PredictedPRs) error {
 	ctx, cancel := context.WithTimeout(ctx, p.perPRTimeout())
 	defer cancel()
-	res, err := pr.Predict(ctx, cycle.PRHead{RepoURL: url, Number: o.Number, Base: o.Base, DefaultBranch: def, HeadSHA: o.HeadSHA,
+	res, err := pr.Predict(ctx, plan.PRHead{RepoURL: url, Number: o.Number, Base: o.Base, DefaultBranch: def, HeadSHA: o.HeadSHA,
 		Fork: !strings.EqualFold(o.HeadRepo, repo.String())})
 	if err != nil {
 		return err

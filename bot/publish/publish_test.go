@@ -11,9 +11,9 @@ import (
 
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/publish/publishtest"
 	"github.com/driftfix/driftfix/bot/state"
@@ -74,14 +74,14 @@ func newBench(t *testing.T) *bench {
 // fix is the fix a cycle proposes for the stuck application shop.
 type fix struct {
 	fingerprint, title, after string
-	planned                   bool             // the plan's verification passed
-	check                     *cycle.HeadCheck // the cycle's check of the open PR's head, if it read one
+	planned                   bool            // the plan's verification passed
+	check                     *plan.HeadCheck // the cycle's check of the open PR's head, if it read one
 }
 
 var removeReplicas = fix{fingerprint: "a1", title: "driftfix(shop): Stop declaring /spec/replicas", after: "spec:\n  template: {}\n", planned: true}
 
 // stuck is a cycle's result with shop stuck and f proposed for it.
-func (b *bench) stuck(f fix) *cycle.CycleResult {
+func (b *bench) stuck(f fix) *plan.CycleResult {
 	res := b.synced()
 	res.Apps[0].Stuck, res.Apps[0].Keys = true, []string{key}
 	res.Apps[0].App.SyncStatus = "OutOfSync"
@@ -89,27 +89,27 @@ func (b *bench) stuck(f fix) *cycle.CycleResult {
 	if !f.planned {
 		conclusion = "failed"
 	}
-	res.PRs = []cycle.ProposedPR{{Instance: "main", App: "shop", Namespace: "argocd", Key: key, Fingerprint: f.fingerprint,
+	res.PRs = []plan.ProposedPR{{Instance: "main", App: "shop", Namespace: "argocd", Key: key, Fingerprint: f.fingerprint,
 		RepoURL: repoURL, Base: "main", Branch: branch, Title: f.title,
 		Body:   "Stops declaring what the HPA scales.\n\n<!-- driftfix:key=" + key + " -->\n<!-- driftfix:fingerprint=" + f.fingerprint + " -->",
 		Policy: b.cfg.For("default", "shop", "argocd"),
 		Plan: remediations.Plan{Kind: drift.FixRemoveField, Edits: []remediations.Edit{{File: file, Before: []byte(before), After: []byte(f.after)}},
 			Verification: "re-diagnosed with the change: 1 finding gone"},
-		Planned: cycle.HeadCheck{Success: f.planned, Title: "verification " + conclusion, Summary: "re-diagnosed", Digest: f.fingerprint + conclusion},
+		Planned: plan.HeadCheck{Success: f.planned, Title: "verification " + conclusion, Summary: "re-diagnosed", Digest: f.fingerprint + conclusion},
 		Check:   f.check}}
 	res.Digest.NewStuck = []templates.AppLine{{App: "shop", Namespace: "argocd", Instance: "main", Causes: []drift.Cause{drift.CauseHPAReplicas}}}
 	return res
 }
 
 // synced is a cycle's result with shop Synced: nothing to fix.
-func (b *bench) synced() *cycle.CycleResult {
-	return &cycle.CycleResult{Scanned: 1, URLs: map[string]string{"main": "https://argocd.example.com"},
-		Apps: []cycle.AppState{{Instance: "main", App: argocd.AppSummary{Name: "shop", Namespace: "argocd", Project: "default", RepoURL: repoURL,
+func (b *bench) synced() *plan.CycleResult {
+	return &plan.CycleResult{Scanned: 1, URLs: map[string]string{"main": "https://argocd.example.com"},
+		Apps: []plan.AppState{{Instance: "main", App: argocd.AppSummary{Name: "shop", Namespace: "argocd", Project: "default", RepoURL: repoURL,
 			SyncStatus: "Synced", Revision: "c0ffee"}}}}
 }
 
 // publish publishes one cycle's result; the next cycle is 15 minutes later.
-func (b *bench) publish(res *cycle.CycleResult) publish.Published {
+func (b *bench) publish(res *plan.CycleResult) publish.Published {
 	b.t.Helper()
 	out := b.p.Publish(context.Background(), res, b.now)
 	b.now = b.now.Add(15 * time.Minute)
@@ -117,7 +117,7 @@ func (b *bench) publish(res *cycle.CycleResult) publish.Published {
 }
 
 // clean publishes and fails on any error.
-func (b *bench) clean(res *cycle.CycleResult) publish.Published {
+func (b *bench) clean(res *plan.CycleResult) publish.Published {
 	b.t.Helper()
 	out := b.publish(res)
 	if len(out.Errors) > 0 {
@@ -274,7 +274,7 @@ func TestCheckConclusion(t *testing.T) {
 			if !tc.cycleSays {
 				says = "failed"
 			}
-			f.check = &cycle.HeadCheck{SHA: head, Success: tc.cycleSays, Title: "verification " + says, Digest: f.fingerprint + says}
+			f.check = &plan.HeadCheck{SHA: head, Success: tc.cycleSays, Title: "verification " + says, Digest: f.fingerprint + says}
 			out := b.clean(b.stuck(f))
 			checks = b.host.Checks(head)
 			var titles []string

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -90,13 +90,13 @@ type Published struct {
 type run struct {
 	*Publisher
 	ctx context.Context
-	res *cycle.CycleResult
+	res *plan.CycleResult
 	now time.Time
 	log *slog.Logger
 	out *Published
 
-	apps     map[string]cycle.AppState   // by AppKey
-	proposed map[string]cycle.ProposedPR // by fix key
+	apps     map[string]plan.AppState   // by AppKey
+	proposed map[string]plan.ProposedPR // by fix key
 	digests  *digests
 	mayClose map[string]bool // unlisted applications whose PRs may close
 	// limited says a host's rate limit is used up: the rest waits for the next cycle.
@@ -136,7 +136,7 @@ type openCount struct {
 
 // Publish reconciles the pull requests driftfix opened before, publishes
 // the cycle's proposals and posts the digests.
-func (p *Publisher) Publish(ctx context.Context, res *cycle.CycleResult, now time.Time) Published {
+func (p *Publisher) Publish(ctx context.Context, res *plan.CycleResult, now time.Time) Published {
 	r := p.start(ctx, res, now)
 	r.platforms()
 	r.fights()
@@ -149,7 +149,7 @@ func (p *Publisher) Publish(ctx context.Context, res *cycle.CycleResult, now tim
 	return *r.out
 }
 
-func (p *Publisher) start(ctx context.Context, res *cycle.CycleResult, now time.Time) *run {
+func (p *Publisher) start(ctx context.Context, res *plan.CycleResult, now time.Time) *run {
 	if p.IgnoreLabel == "" {
 		p.IgnoreLabel = "driftfix/ignore"
 	}
@@ -157,7 +157,7 @@ func (p *Publisher) start(ctx context.Context, res *cycle.CycleResult, now time.
 		p.PerPR = 2 * time.Minute
 	}
 	r := &run{Publisher: p, ctx: ctx, res: res, now: now, log: p.Log, out: &Published{Digests: map[string][]string{}},
-		apps: map[string]cycle.AppState{}, proposed: map[string]cycle.ProposedPR{}, open: openCount{perRepo: map[string]int{}}, writers: map[string]bool{},
+		apps: map[string]plan.AppState{}, proposed: map[string]plan.ProposedPR{}, open: openCount{perRepo: map[string]int{}}, writers: map[string]bool{},
 		polled: map[string]*githost.PullRequest{}, sides: map[string]*repoSide{}}
 	if r.log == nil {
 		r.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -166,7 +166,7 @@ func (p *Publisher) start(ctx context.Context, res *cycle.CycleResult, now time.
 		// Nothing about the pull requests of an application Argo CD cannot
 		// compare can be concluded this cycle (it is not Synced again).
 		a.Failed = a.Failed || a.App.CannotCompare
-		r.apps[cycle.AppKey(a.Instance, a.App.Namespace, a.App.Name)] = a
+		r.apps[plan.AppKey(a.Instance, a.App.Namespace, a.App.Name)] = a
 	}
 	for _, pr := range res.PRs {
 		r.proposed[pr.Key] = pr

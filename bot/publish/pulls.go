@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -75,7 +75,7 @@ type proposeHost interface {
 type proposal struct {
 	*run
 	ctx      context.Context
-	pr       cycle.ProposedPR
+	pr       plan.ProposedPR
 	host     proposeHost
 	repo     githost.Repo
 	base     string
@@ -175,7 +175,7 @@ func (p *proposal) locate() error {
 			return err
 		}
 	}
-	p.rec = state.PR{Fingerprint: p.pr.Key, App: cycle.AppKey(p.pr.Instance, p.pr.Namespace, p.pr.App), Repo: p.repo.Key(), Branch: p.pr.Branch, State: state.PROpen, Updated: p.now}
+	p.rec = state.PR{Fingerprint: p.pr.Key, App: plan.AppKey(p.pr.Instance, p.pr.Namespace, p.pr.App), Repo: p.repo.Key(), Branch: p.pr.Branch, State: state.PROpen, Updated: p.now}
 	return nil
 }
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -147,7 +147,7 @@ func (c *followed) save(st string) error {
 
 // report puts the pull request's news in its application's digest.
 func (c *followed) report(kind, note string) {
-	id := cycle.ParseAppKey(c.k.App)
+	id := plan.ParseAppKey(c.k.App)
 	c.digests.prLine(c.k.App, kind, templates.PRLine{App: id.Name, Namespace: id.Namespace, Instance: id.Instance, Title: c.pr.Title + note, URL: c.pr.URL, Key: c.k.Fingerprint})
 }
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -38,7 +38,7 @@ func (r *run) dropSnoozed() {
 		return
 	}
 	off := func(instance, namespace, app string) bool {
-		_, ok := snoozed[cycle.AppKey(instance, namespace, app)]
+		_, ok := snoozed[plan.AppKey(instance, namespace, app)]
 		return ok
 	}
 	apps := func(lines []templates.AppLine) []templates.AppLine {
@@ -76,7 +76,7 @@ func (r *run) dropSnoozed() {
 // digest, or "" when it is not: while it is, its fix pull request is
 // neither opened nor updated (an open one stays open).
 func (p *proposal) appSnoozed() (string, error) {
-	s, on, err := p.Store.AppSnoozed(p.ctx, cycle.AppKey(p.pr.Instance, p.pr.Namespace, p.pr.App), p.now)
+	s, on, err := p.Store.AppSnoozed(p.ctx, plan.AppKey(p.pr.Instance, p.pr.Namespace, p.pr.App), p.now)
 	if err != nil || !on {
 		return "", err
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/argocd"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/events"
+	"github.com/driftfix/driftfix/bot/plan"
 )
 
 // watchFlags are run's flags for Argo CD's application watch stream and
@@ -68,7 +68,7 @@ func watchArgoCD(ctx context.Context, r *bot.Runner, q *events.Queue, f watchFla
 	for {
 		// Only the replica that runs cycles follows the streams: a
 		// standby would hold them open for nothing.
-		var ins []cycle.Instance
+		var ins []plan.Instance
 		if leading == nil || leading.Load() {
 			ins = r.ArgoCD()
 		}
@@ -84,7 +84,7 @@ func watchArgoCD(ctx context.Context, r *bot.Runner, q *events.Queue, f watchFla
 				go (&argocd.Watcher{Client: in.Client, Instance: in.Name, Log: log, Relist: f.relist,
 					State: func(s string) { r.Metrics.WatchState(in.Name, s) },
 					OutOfSync: func(a argocd.AppSummary) {
-						w := events.Work{Kind: events.App, App: cycle.AppKey(in.Name, a.Namespace, a.Name), At: a.OperationFinished, Delivery: "argocd watch"}
+						w := events.Work{Kind: events.App, App: plan.AppKey(in.Name, a.Namespace, a.Name), At: a.OperationFinished, Delivery: "argocd watch"}
 						if _, err := q.Add(w); err != nil {
 							log.Warn("application event dropped: the next cycle catches up", "app", w.App, "error", err.Error())
 						}
@@ -102,7 +102,7 @@ func watchArgoCD(ctx context.Context, r *bot.Runner, q *events.Queue, f watchFla
 	}
 }
 
-func sameClients(ins []cycle.Instance, watched []*argocd.Client) bool {
+func sameClients(ins []plan.Instance, watched []*argocd.Client) bool {
 	if len(ins) != len(watched) {
 		return false
 	}

@@ -16,9 +16,9 @@ import (
 	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/events"
+	"github.com/driftfix/driftfix/bot/plan"
 )
 
 type unitLog struct {
@@ -59,7 +59,7 @@ func TestWatchEventsBecomeUnits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &bot.Runner{Instances: []cycle.Instance{{Name: "main", Client: c}}, Metrics: bot.NewMetrics()}
+	r := &bot.Runner{Instances: []plan.Instance{{Name: "main", Client: c}}, Metrics: bot.NewMetrics()}
 	units := &unitLog{}
 	q := &events.Queue{Handler: units}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -100,7 +100,7 @@ func TestWatchOnlyWhileLeading(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &bot.Runner{Instances: []cycle.Instance{{Name: "main", Client: c}}, Metrics: bot.NewMetrics()}
+	r := &bot.Runner{Instances: []plan.Instance{{Name: "main", Client: c}}, Metrics: bot.NewMetrics()}
 	var leading atomic.Bool
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -126,7 +126,7 @@ func TestWatchRefusedSaysSo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &bot.Runner{Instances: []cycle.Instance{{Name: "main", Client: c}}, Metrics: bot.NewMetrics()}
+	r := &bot.Runner{Instances: []plan.Instance{{Name: "main", Client: c}}, Metrics: bot.NewMetrics()}
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logs.Write(p) }), nil))

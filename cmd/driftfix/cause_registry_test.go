@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/argocd"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/pipeline"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/predict"
 	"github.com/driftfix/driftfix/classifiers"
 	"github.com/driftfix/driftfix/remediations"
@@ -90,13 +90,13 @@ func TestOneValuePerCause(t *testing.T) {
 	}
 
 	// Grouped by the writer across applications, as a fleet.
-	var stuck []cycle.Stuck
+	var stuck []plan.Stuck
 	for _, a := range []string{"web", "shop", "cart"} {
-		stuck = append(stuck, cycle.Stuck{Instance: "prod", App: argocd.AppSummary{Name: a, Namespace: "argocd"}, Diagnosed: true,
+		stuck = append(stuck, plan.Stuck{Instance: "prod", App: argocd.AppSummary{Name: a, Namespace: "argocd"}, Diagnosed: true,
 			Findings: []drift.Kept{{Resource: drift.Ref{Group: "apps", Kind: "Deployment", Namespace: a, Name: "web"}, Path: "/spec/replicas",
 				Cause: name, Fix: drift.FixNone, Writer: "stamper"}}})
 	}
-	lines := cycle.Fleet(stuck, cycle.FleetMin)
+	lines := plan.Fleet(stuck, plan.FleetMin)
 	if len(lines) != 1 || lines[0].Cause != name || lines[0].Apps != 3 || lines[0].Source != "controller stamper on Deployment" {
 		t.Errorf("fleet lines %+v, want one naming controller stamper on Deployment in 3 applications", lines)
 	}

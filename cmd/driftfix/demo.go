@@ -19,11 +19,11 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
 	"github.com/driftfix/driftfix/bot/gitrepo"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/slack/slacktest"
@@ -171,7 +171,7 @@ policy: {labels: [driftfix], dashboard: {enabled: true}}
 		return exitUsage, err
 	}
 	defer db.Close()
-	in := cycle.Instance{Name: "demo", URL: "https://argocd.example.com", Client: ac,
+	in := plan.Instance{Name: "demo", URL: "https://argocd.example.com", Client: ac,
 		Cluster: func(s *drift.Snapshot) []drift.Object { return cluster[drift.Str(s.Application, "metadata", "name")] },
 		RepoFiles: func(ctx context.Context, s *drift.Snapshot) (map[string]string, error) {
 			src := drift.Sources(s.Application)[0]
@@ -180,7 +180,7 @@ policy: {labels: [driftfix], dashboard: {enabled: true}}
 		BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
 			return gitrepo.Head(ctx, repoURL, branch, gitrepo.Limits{})
 		}}
-	r := &bot.Runner{Config: cfg, Instances: []cycle.Instance{in}, Metrics: bot.NewMetrics(), Log: log,
+	r := &bot.Runner{Config: cfg, Instances: []plan.Instance{in}, Metrics: bot.NewMetrics(), Log: log,
 		Publisher: &publish.Publisher{Config: cfg, Store: db, Hosts: []publish.GitHost{gc}, Notifier: sc, Log: log}}
 	start := time.Now()
 	out, err := r.Once(ctx, now)

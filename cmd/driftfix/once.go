@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/slack"
 )
 
@@ -105,7 +105,7 @@ func once(ctx context.Context, bf botFlags, dryRun bool, stdout, stderr io.Write
 // instance builds one Argo CD instance's clients; its repositories are read
 // through git (its limits and credentials). The cluster context is read
 // once per cycle.
-func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Reader, stderr io.Writer) (cycle.Instance, error) {
+func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Reader, stderr io.Writer) (plan.Instance, error) {
 	ns := a.Namespace
 	if ns == "" {
 		ns = "argocd"
@@ -115,9 +115,9 @@ func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Reader, stderr i
 		dryRunEvidence: a.DryRunEvidence, dryRunBudget: a.DryRunBudget}
 	c, err := af.client()
 	if err != nil {
-		return cycle.Instance{}, fmt.Errorf("argocd %s: %w", a.Name, err)
+		return plan.Instance{}, fmt.Errorf("argocd %s: %w", a.Name, err)
 	}
-	in := cycle.Instance{Name: a.Name, URL: a.Server, Client: c, Shard: a.Shard,
+	in := plan.Instance{Name: a.Name, URL: a.Server, Client: c, Shard: a.Shard,
 		RepoFiles: func(ctx context.Context, s *drift.Snapshot) (map[string]string, error) {
 			srcs := drift.Sources(s.Application)
 			if len(srcs) == 0 {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/driftfix/driftfix/bot"
 	"github.com/driftfix/driftfix/bot/config"
-	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/kube"
@@ -68,7 +67,7 @@ func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *
 	if err != nil {
 		return nil, nil, err
 	}
-	git := gitrepo.Reader{Limits: cycle.GitLimits(cfg.Limits), Access: access}
+	git := gitrepo.Reader{Limits: gitrepo.Limits{MaxFetchBytes: cfg.Limits.RepoFetchBytes, MaxTotalBytes: cfg.Limits.RepoBytes}, Access: access}
 	notes := newLineLogger(log, slog.LevelWarn) // plain-text notes become log lines
 	for _, a := range cfg.ArgoCD {
 		in, err := instance(ctx, a, git, notes)

@@ -1,9 +1,7 @@
-package cycle
+package plan
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -12,7 +10,8 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/memo"
-	"github.com/driftfix/driftfix/classifiers"
+	"github.com/driftfix/driftfix/bot/proposals"
+	"github.com/driftfix/driftfix/remediations"
 )
 
 // What a cycle reuses of the memo (CycleOptions.Memo, bot/memo), and what
@@ -32,13 +31,13 @@ func reuser(m *memo.Memo, cfg *config.Config, in Instance, cluster func(*drift.S
 		if at, _ := datedAt(opts, key, now); !at.Equal(e.At) || watchKey(opts, key) != e.Watch {
 			return false
 		}
-		if cfg.Policy.IgnoreRules.Enabled || forPlatform(cfg, in.Name, e.Kept) {
+		if _, ok := cfg.Platform(in.Name); cfg.Policy.IgnoreRules.Enabled || ok && remediations.FeedsPlatform(e.Kept) {
 			return false
 		}
 		if e.Writes != nil && e.Writes.SelfHealSyncs > 0 {
 			return false // its count of recent syncs changes as time passes
 		}
-		if cluster != nil && clusterSum(cluster, probe(r, e.Refs)) != e.Cluster {
+		if cluster != nil && memo.ClusterSum(cluster(probe(r, e.Refs))) != e.Cluster {
 			return false
 		}
 		if !headsUnchanged(ctx, in, opts, e) {
@@ -78,7 +77,7 @@ func headsUnchanged(ctx context.Context, in Instance, opts CycleOptions, e *memo
 
 // entryFor builds the memo entry of a diagnosed application: r carries its
 // snapshot; part is what planning it gave.
-func entryFor(r *collect.ScanResult, cluster func(*drift.Snapshot) []drift.Object, at time.Time, watch string, p planned, part *CycleResult, writes *AppWrites) *memo.Entry {
+func entryFor(r *collect.ScanResult, cluster func(*drift.Snapshot) []drift.Object, at time.Time, watch string, p planned, part *CycleResult, writes *proposals.AppWrites) *memo.Entry {
 	e := &memo.Entry{Project: r.App.Project, Namespace: r.App.Namespace, Name: r.App.Name, Listed: r.App.Listed, Settings: r.Settings, At: at, Watch: watch,
 		Refs: make([]drift.Ref, len(r.Snapshot.Resources)),
 		Kept: slices.Clip(p.findings), Keys: slices.Clip(p.keys), Diagnosed: p.diagnosed, Writes: writes}
@@ -95,7 +94,7 @@ func entryFor(r *collect.ScanResult, cluster func(*drift.Snapshot) []drift.Objec
 		return drift.Str(o, "metadata", "resourceVersion"), ok
 	})
 	if cluster != nil {
-		e.Cluster = clusterSum(cluster, probe(r, e.Refs))
+		e.Cluster = memo.ClusterSum(cluster(probe(r, e.Refs)))
 	}
 	e.Part = memo.Part{NewStuck: slices.Clip(part.Digest.NewStuck), ForPeople: slices.Clip(part.Digest.ForPeople),
 		PRs: slices.Clip(part.PRs), Skipped: slices.Clip(part.Skipped), NotProposed: part.NotProposed}
@@ -125,10 +124,10 @@ func replay(e *memo.Entry, why string, opts CycleOptions) CycleResult {
 
 // replayWrites is what observing the application's writes again at now
 // gives: its live objects are the ones observed, so only the time moves
-// (AppWrites.At; the writes themselves are the memo's, not copied).
-func replayWrites(e *memo.Entry, now time.Time) (AppWrites, bool) {
+// (proposals.AppWrites.At; the writes themselves are the memo's, not copied).
+func replayWrites(e *memo.Entry, now time.Time) (proposals.AppWrites, bool) {
 	if e.Writes == nil {
-		return AppWrites{}, false
+		return proposals.AppWrites{}, false
 	}
 	aw := *e.Writes
 	aw.At = now
@@ -161,20 +160,6 @@ func watchKey(opts CycleOptions, key string) string {
 	return b.String()
 }
 
-// forPlatform says an application's findings may feed a platform fix of
-// its instance, which needs its snapshot (keepForPlatform).
-func forPlatform(cfg *config.Config, instance string, kept []drift.Kept) bool {
-	if _, ok := cfg.Platform(instance); !ok {
-		return false
-	}
-	for _, f := range kept {
-		if classifiers.Of(f.Cause).Fleet != classifiers.FleetNone {
-			return true
-		}
-	}
-	return false
-}
-
 // probe is a snapshot of what the cluster context of an application is
 // chosen by: the Application's name and namespace and its resources' refs.
 func probe(r *collect.ScanResult, refs []drift.Ref) *drift.Snapshot {
@@ -192,28 +177,4 @@ func probe(r *collect.ScanResult, refs []drift.Ref) *drift.Snapshot {
 		s.Resources = append(s.Resources, drift.Resource{Target: drift.Object{"apiVersion": api, "kind": ref.Kind, "metadata": md}})
 	}
 	return s
-}
-
-// clusterSum digests the cluster objects an application's diagnosis
-// consults: each by its uid and resourceVersion, or whole when it has none.
-func clusterSum(cluster func(*drift.Snapshot) []drift.Object, s *drift.Snapshot) [32]byte {
-	if cluster == nil {
-		return [32]byte{}
-	}
-	h := sha256.New()
-	for _, o := range cluster(s) {
-		uid, rv := drift.Str(o, "metadata", "uid"), drift.Str(o, "metadata", "resourceVersion")
-		if uid == "" || rv == "" {
-			b, _ := json.Marshal(o)
-			h.Write(b)
-			h.Write([]byte{'\n'})
-			continue
-		}
-		for _, s := range []string{drift.Str(o, "apiVersion"), drift.Str(o, "kind"), drift.Str(o, "metadata", "namespace"), drift.Str(o, "metadata", "name"), uid, rv} {
-			h.Write([]byte(s))
-			h.Write([]byte{0})
-		}
-		h.Write([]byte{'\n'})
-	}
-	return [32]byte(h.Sum(nil))
 }

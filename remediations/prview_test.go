@@ -1,4 +1,4 @@
-package cycle
+package remediations_test
 
 import (
 	"strings"
@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/driftfix/driftfix/bot/drift"
-	"github.com/driftfix/driftfix/bot/internal/corpus"
 	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
@@ -14,13 +13,13 @@ import (
 )
 
 func TestPRViewAndFingerprint(t *testing.T) {
-	s := corpus.Load(t, "remediations/testdata/plain-remove-hpa.yaml")
+	s := load(t, "testdata/plain-remove-hpa.yaml")
 	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
 	_, plans, err := pipeline.Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now, render.Limits{})
 	if err != nil || len(plans) != 1 {
 		t.Fatalf("plans %d, %v", len(plans), err)
 	}
-	v := PRView("shop", "argocd", "https://argocd.example.com", plans[0])
+	v := remediations.PRView("shop", "argocd", "https://argocd.example.com", plans[0])
 	if v.CauseDoc == "" || len(v.Findings) != 1 || v.Findings[0].Owner != "kube-controller-manager (scale)" || v.Findings[0].Git != "`2`" || len(v.Diffs) != 1 {
 		t.Fatalf("view = %+v", v)
 	}
@@ -30,19 +29,19 @@ func TestPRViewAndFingerprint(t *testing.T) {
 	}
 	// The same fix has the same fingerprint in a later cycle; another fix does not.
 	_, again, _ := pipeline.Fix(s, remediations.RepoFromSnapshot(s), drift.Sensitivity{}, now.Add(time.Hour), render.Limits{})
-	if Fingerprint("shop", again[0]) != v.Fingerprint {
+	if remediations.Fingerprint("shop", again[0]) != v.Fingerprint {
 		t.Error("the fingerprint of an unchanged fix changed")
 	}
-	if Fingerprint("other-app", plans[0]) == v.Fingerprint {
+	if remediations.Fingerprint("other-app", plans[0]) == v.Fingerprint {
 		t.Error("another application's fix has the same fingerprint")
 	}
 	changed := plans[0]
 	changed.Edits = append([]remediations.Edit(nil), changed.Edits...)
 	changed.Edits[0].After = append([]byte("# edited by hand\n"), changed.Edits[0].After...)
-	if Fingerprint("shop", changed) == v.Fingerprint {
+	if remediations.Fingerprint("shop", changed) == v.Fingerprint {
 		t.Error("a fix that writes something else must get a new fingerprint")
 	}
-	if b := Branch("driftfix/", "Shop Web", drift.CauseHPAReplicas, v.Fingerprint); b != "driftfix/shop-web/hpa-replicas-"+v.Fingerprint {
+	if b := templates.Branch("driftfix/", "Shop Web", drift.CauseHPAReplicas, v.Fingerprint); b != "driftfix/shop-web/hpa-replicas-"+v.Fingerprint {
 		t.Errorf("branch %q", b)
 	}
 }
@@ -59,8 +58,18 @@ func TestFixKeyFollowsAMovedRule(t *testing.T) {
 		return remediations.Plan{Kind: drift.FixNarrowIgnore, Resource: app, Findings: []drift.Finding{
 			{Resource: app, Path: drift.Pointer{"spec", "ignoreDifferences", i}, Cause: drift.CauseBroadIgnore, Git: rule, InGit: true}}}
 	}
-	merged, second := FixKey("argocd/shop", plan("0", cm)), FixKey("argocd/shop", plan("1", dep))
-	if got := FixKey("argocd/shop", plan("0", dep)); got != second || got == merged {
+	merged, second := remediations.FixKey("argocd/shop", plan("0", cm)), remediations.FixKey("argocd/shop", plan("1", dep))
+	if got := remediations.FixKey("argocd/shop", plan("0", dep)); got != second || got == merged {
 		t.Errorf("the moved rule's fix key is %s; want its own %s, not the merged fix's %s", got, second, merged)
 	}
+}
+
+// load reads a snapshot of the corpora.
+func load(t testing.TB, file string) *drift.Snapshot {
+	t.Helper()
+	s, err := drift.LoadSnapshot(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -1,4 +1,4 @@
-package cycle
+package bot
 
 import (
 	"context"
@@ -12,39 +12,11 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/predict"
+	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/templates"
 )
-
-// PRHead is an open pull request whose head commit is to be predicted.
-type PRHead struct {
-	// RepoURL is the repository as Argo CD's Applications name it.
-	RepoURL string
-	Number  int
-	// Base is the branch the pull request merges into; DefaultBranch the
-	// repository's (an Application's HEAD or empty targetRevision).
-	Base, DefaultBranch string
-	HeadSHA             string
-	// Fork says the head is in another repository: it is predicted from
-	// Git alone, with the repository's own Application manifests and
-	// without the cluster context or Argo CD's Applications, so nothing
-	// read from the cluster is shown to an author outside the repository.
-	Fork bool
-}
-
-// PRPrediction is what predicting a pull request's head gave.
-type PRPrediction struct {
-	// Check is driftfix/predict's check of the head: failed with an
-	// annotation per prediction, or neutral.
-	Check githost.Check
-	// Review carries a suggestion for each prediction whose fix is one
-	// line's edit on a line of the change; nil when there is none.
-	Review *githost.Review
-	// Predictions counts the fields predicted; Applications the
-	// applications predicted.
-	Predictions  int
-	Applications []string
-}
 
 // Predictor predicts pull requests' heads with what the cycle read: the
 // Applications its instances list on the repository (read whole, once per
@@ -52,8 +24,10 @@ type PRPrediction struct {
 // cycle predicts its pull requests while forks' are predicted apart.
 type Predictor struct {
 	cfg       *config.Config
-	instances []Instance
-	res       *CycleResult
+	instances []plan.Instance
+	res       *plan.CycleResult
+	// cluster is the cluster read of an instance (res.Cluster).
+	cluster func(instance string) func(*drift.Snapshot) []drift.Object
 
 	mu   sync.Mutex
 	apps map[string]drift.Object // AppKey → the Application, read once
@@ -64,13 +38,9 @@ type Predictor struct {
 	spent time.Duration
 }
 
-// ErrCycleBudget says the cycle's prediction budget (limits.predictPerCycle)
-// is spent: the pull request waits for the next cycle, unpredicted.
-var ErrCycleBudget = errors.New("this cycle's prediction budget (limits.predictPerCycle) is spent: the next cycle predicts it")
-
 // NewPredictor predicts with a cycle's instances and result.
-func NewPredictor(cfg *config.Config, instances []Instance, res *CycleResult) *Predictor {
-	return &Predictor{cfg: cfg, instances: instances, res: res, apps: map[string]drift.Object{}, maxApps: maxPRApplications}
+func NewPredictor(cfg *config.Config, instances []plan.Instance, res *plan.CycleResult) *Predictor {
+	return &Predictor{cfg: cfg, instances: instances, res: res, cluster: res.Cluster, apps: map[string]drift.Object{}, maxApps: maxPRApplications}
 }
 
 // maxPRApplications bounds the applications one pull request's prediction
@@ -88,7 +58,7 @@ func (p *Predictor) Repositories() []string {
 	seen := map[string]bool{}
 	for _, a := range p.res.Apps {
 		u := a.App.RepoURL
-		if u == "" || seen[u] || !p.res.Owns(AppKey(a.Instance, a.App.Namespace, a.App.Name)) {
+		if u == "" || seen[u] || !p.res.Owns(plan.AppKey(a.Instance, a.App.Namespace, a.App.Name)) {
 			continue
 		}
 		dup := false
@@ -108,8 +78,8 @@ func (p *Predictor) Repositories() []string {
 // will stay OutOfSync after a sync of the change. An error says the
 // repository could not be read (the head is tried again next cycle); a
 // change that does not render gets a neutral check that says so.
-func (p *Predictor) Predict(ctx context.Context, h PRHead) (PRPrediction, error) {
-	var reader *Instance
+func (p *Predictor) Predict(ctx context.Context, h proposals.PRHead) (proposals.PRPrediction, error) {
+	var reader *plan.Instance
 	for i := range p.instances {
 		if p.instances[i].BranchFiles != nil {
 			reader = &p.instances[i]
@@ -117,33 +87,33 @@ func (p *Predictor) Predict(ctx context.Context, h PRHead) (PRPrediction, error)
 		}
 	}
 	if reader == nil {
-		return PRPrediction{}, errors.New("no instance reads repositories: pull requests cannot be predicted")
+		return proposals.PRPrediction{}, errors.New("no instance reads repositories: pull requests cannot be predicted")
 	}
 	baseFiles, _, err := reader.BranchFiles(ctx, h.RepoURL, h.Base)
 	if err != nil {
-		return PRPrediction{}, fmt.Errorf("read %s at the base branch %s: %w", h.RepoURL, h.Base, err)
+		return proposals.PRPrediction{}, fmt.Errorf("read %s at the base branch %s: %w", h.RepoURL, h.Base, err)
 	}
 	headFiles, sha, err := reader.BranchFiles(ctx, h.RepoURL, h.HeadSHA)
 	if err != nil {
-		return PRPrediction{}, fmt.Errorf("read %s at the head %s of #%d: %w", h.RepoURL, short(h.HeadSHA), h.Number, err)
+		return proposals.PRPrediction{}, fmt.Errorf("read %s at the head %s of #%d: %w", h.RepoURL, short(h.HeadSHA), h.Number, err)
 	}
 	if sha != h.HeadSHA {
-		return PRPrediction{}, fmt.Errorf("read %s at %s: got commit %s", h.RepoURL, short(h.HeadSHA), short(sha))
+		return proposals.PRPrediction{}, fmt.Errorf("read %s at %s: got commit %s", h.RepoURL, short(h.HeadSHA), short(sha))
 	}
 	var known []drift.Object
 	var clusters map[string]func(*drift.Snapshot) []drift.Object
-	var servers map[string]*Instance
+	var servers map[string]*plan.Instance
 	if !h.Fork {
 		if known, clusters, servers, err = p.known(ctx, h); err != nil {
-			return PRPrediction{}, err
+			return proposals.PRPrediction{}, err
 		}
 	}
 	rctx, cancel, err := p.budget(ctx)
 	if err != nil {
-		return PRPrediction{}, err
+		return proposals.PRPrediction{}, err
 	}
 	defer cancel()
-	opt := predict.Options{Applications: known, Repositories: []string{h.RepoURL}, Suggest: true, Render: RenderLimits(p.cfg.Limits), MaxApplications: p.maxApps}
+	opt := predict.Options{Applications: known, Repositories: []string{h.RepoURL}, Suggest: true, Render: proposals.RenderLimits(p.cfg.Limits), MaxApplications: p.maxApps}
 	if !h.Fork {
 		// Argo CD renders what predict cannot (remote and OCI charts,
 		// plugins, other repositories) at the base branch and the head
@@ -180,26 +150,26 @@ func (p *Predictor) Predict(ctx context.Context, h PRHead) (PRPrediction, error)
 	if errors.As(err, &over) && res != nil {
 		if over.Setting == cycleBudgetKey {
 			// cut by the cycle's budget, not its own: tried again next cycle
-			return PRPrediction{}, fmt.Errorf("predict #%d: %w", h.Number, ErrCycleBudget)
+			return proposals.PRPrediction{}, fmt.Errorf("predict #%d: %w", h.Number, proposals.ErrCycleBudget)
 		}
 		return overBudget(res, over), nil
 	}
 	if err != nil && ctx.Err() != nil {
-		return PRPrediction{}, fmt.Errorf("predict #%d: %w", h.Number, err)
+		return proposals.PRPrediction{}, fmt.Errorf("predict #%d: %w", h.Number, err)
 	}
 	if errors.Is(err, predict.ErrNoApplication) {
 		res, err = &predict.Result{}, nil
 	}
 	if errors.Is(err, predict.ErrTooManyApplications) {
-		return PRPrediction{Check: githost.Check{Name: predict.CheckName, Neutral: true, Title: "driftfix did not predict this change",
+		return proposals.PRPrediction{Check: githost.Check{Name: predict.CheckName, Neutral: true, Title: "driftfix did not predict this change",
 			Summary: fmt.Sprintf("The change touches more than %d applications: the bot predicts up to %d per pull request (each is rendered up to four times). Run %s in CI to predict them all.",
 				p.maxApps, p.maxApps, templates.Code("driftfix predict --repo . --base "+h.Base))}}, nil
 	}
 	if err != nil {
-		return PRPrediction{Check: githost.Check{Name: predict.CheckName, Neutral: true, Title: "driftfix could not predict this change",
+		return proposals.PRPrediction{Check: githost.Check{Name: predict.CheckName, Neutral: true, Title: "driftfix could not predict this change",
 			Summary: "The change could not be predicted: " + templates.Text(err.Error()) + ". Argo CD may not render it either."}}, nil
 	}
-	out := PRPrediction{Check: predict.Check(res), Review: predict.Review(res, base, head, h.HeadSHA), Predictions: len(res.Predictions), Applications: res.Applications}
+	out := proposals.PRPrediction{Check: predict.Check(res), Review: predict.Review(res, base, head, h.HeadSHA), Predictions: len(res.Predictions), Applications: res.Applications}
 	if h.Fork {
 		out.Check.Text += "\nThis pull request comes from a fork: it was predicted from Git alone (the repository's Application manifests), without Argo CD's Applications or the cluster's HorizontalPodAutoscalers, webhooks and CRDs.\n"
 	}
@@ -214,14 +184,14 @@ const (
 
 // budget is the context one pull request's renders run under: done when
 // its own budget runs out, or the cycle's, whichever comes first (the cause
-// a *predict.BudgetError naming it). A spent cycle budget is ErrCycleBudget.
+// a *predict.BudgetError naming it). A spent cycle budget is proposals.ErrCycleBudget.
 func (p *Predictor) budget(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	perPR, perCycle := p.cfg.Limits.PredictBudgets()
 	p.mu.Lock()
 	left := perCycle - p.spent
 	p.mu.Unlock()
 	if left <= 0 {
-		return nil, nil, ErrCycleBudget
+		return nil, nil, proposals.ErrCycleBudget
 	}
 	b := &predict.BudgetError{Of: "per pull request", Budget: perPR, Setting: prBudgetKey}
 	d := perPR
@@ -235,24 +205,24 @@ func (p *Predictor) budget(ctx context.Context) (context.Context, context.Cancel
 // overBudget is the neutral check of a head whose renders ran past their
 // budget: it names the budget and the key that raises it, keeps what was
 // predicted in time as annotations, and lists what was not.
-func overBudget(res *predict.Result, b *predict.BudgetError) PRPrediction {
+func overBudget(res *predict.Result, b *predict.BudgetError) proposals.PRPrediction {
 	ck := predict.Check(res)
 	ck.Neutral, ck.Success = true, false
 	ck.Title = "driftfix stopped predicting this change: over its render budget"
 	ck.Summary = fmt.Sprintf("Rendering this change took longer than driftfix's render budget %s (%s, the policy key %s): the renders were stopped and the check is neutral. %d %s predicted in time, %d not. Argo CD may take as long to render it.",
 		b.Of, b.Budget, templates.Code(b.Setting), len(res.Applications), plural(len(res.Applications), "application was", "applications were"), len(res.NotPredicted))
-	return PRPrediction{Check: ck, Predictions: len(res.Predictions), Applications: res.Applications}
+	return proposals.PRPrediction{Check: ck, Predictions: len(res.Predictions), Applications: res.Applications}
 }
 
 // known are the Applications the cycle listed whose sources name the pull
 // request's repository at its base branch, read whole, with the cluster
 // read of the instance of each (by name; "" the first such instance's).
-func (p *Predictor) known(ctx context.Context, h PRHead) ([]drift.Object, map[string]func(*drift.Snapshot) []drift.Object, map[string]*Instance, error) {
+func (p *Predictor) known(ctx context.Context, h proposals.PRHead) ([]drift.Object, map[string]func(*drift.Snapshot) []drift.Object, map[string]*plan.Instance, error) {
 	clusters := map[string]func(*drift.Snapshot) []drift.Object{}
-	servers := map[string]*Instance{}
+	servers := map[string]*plan.Instance{}
 	var out []drift.Object
 	for _, a := range p.res.Apps {
-		key := AppKey(a.Instance, a.App.Namespace, a.App.Name)
+		key := plan.AppKey(a.Instance, a.App.Namespace, a.App.Name)
 		if a.App.RepoURL == "" || !predict.SameRepository(a.App.RepoURL, h.RepoURL) || !p.res.Owns(key) {
 			continue
 		}
@@ -276,12 +246,12 @@ func (p *Predictor) known(ctx context.Context, h PRHead) ([]drift.Object, map[st
 			p.apps[key] = obj
 			p.mu.Unlock()
 		}
-		if !tracks(obj, h) {
+		if !readsBase(obj, h) {
 			continue
 		}
 		out = append(out, obj)
 		servers[drift.Str(obj, "metadata", "namespace")+"/"+drift.Str(obj, "metadata", "name")] = in
-		c := p.res.clusters[a.Instance]
+		c := p.cluster(a.Instance)
 		clusters[a.App.Name] = c
 		if clusters[""] == nil {
 			clusters[""] = c
@@ -289,7 +259,7 @@ func (p *Predictor) known(ctx context.Context, h PRHead) ([]drift.Object, map[st
 	}
 	if clusters[""] == nil {
 		for _, in := range p.instances {
-			if c := p.res.clusters[in.Name]; c != nil {
+			if c := p.cluster(in.Name); c != nil {
 				clusters[""] = c
 				break
 			}
@@ -298,10 +268,10 @@ func (p *Predictor) known(ctx context.Context, h PRHead) ([]drift.Object, map[st
 	return out, clusters, servers, nil
 }
 
-// tracks says whether an Application reads the pull request's repository
+// readsBase says whether an Application reads the pull request's repository
 // at its base branch: a source of that repository whose targetRevision is
 // the base, or HEAD (or empty) when the base is the default branch.
-func tracks(app drift.Object, h PRHead) bool {
+func readsBase(app drift.Object, h proposals.PRHead) bool {
 	for _, src := range drift.Sources(app) {
 		if !predict.SameRepository(src.RepoURL, h.RepoURL) {
 			continue
@@ -314,7 +284,7 @@ func tracks(app drift.Object, h PRHead) bool {
 	return false
 }
 
-func (p *Predictor) instance(name string) *Instance {
+func (p *Predictor) instance(name string) *plan.Instance {
 	for i := range p.instances {
 		if p.instances[i].Name == name {
 			return &p.instances[i]

@@ -1,4 +1,4 @@
-package cycle
+package plan
 
 import (
 	"fmt"
@@ -9,21 +9,17 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/fights"
-	"github.com/driftfix/driftfix/bot/memo"
+	"github.com/driftfix/driftfix/bot/proposals"
 )
 
 // FightWindow is how far back self-heal syncs are counted (collect's).
 const FightWindow = collect.FightWindow
 
-// AppWrites is what one cycle saw of an examined application, to tell a
-// fight from (memo.AppWrites).
-type AppWrites = memo.AppWrites
-
 // observeWrites turns a diagnosed application into what fight detection
 // keeps; ok is false when nothing was read (no snapshot).
-func observeWrites(cfg *config.Config, in Instance, r *collect.ScanResult, now time.Time, opts CycleOptions) (AppWrites, bool, error) {
+func observeWrites(cfg *config.Config, in Instance, r *collect.ScanResult, now time.Time, opts CycleOptions) (proposals.AppWrites, bool, error) {
 	if r.Snapshot == nil || r.Report == nil {
-		return AppWrites{}, false, nil
+		return proposals.AppWrites{}, false, nil
 	}
 	key := AppKey(in.Name, r.App.Namespace, r.App.Name)
 	var watch []fights.Key
@@ -37,10 +33,10 @@ func observeWrites(cfg *config.Config, in Instance, r *collect.ScanResult, now t
 	} else {
 		var err error
 		if ws, err = fights.Observe(r.Snapshot, now, watch); err != nil {
-			return AppWrites{}, false, fmt.Errorf("application %s/%s: read who writes its differing paths: %w", r.App.Namespace, r.App.Name, err)
+			return proposals.AppWrites{}, false, fmt.Errorf("application %s/%s: read who writes its differing paths: %w", r.App.Namespace, r.App.Name, err)
 		}
 	}
-	aw := AppWrites{App: key, At: now, Writes: ws, Synced: r.Fight, Policy: cfg.For(r.App.Project, r.App.Name, r.App.Namespace).Fights}
+	aw := proposals.AppWrites{App: key, At: now, Writes: ws, Synced: r.Fight, Policy: cfg.For(r.App.Project, r.App.Name, r.App.Namespace).Fights}
 	aw.SelfHealSyncs, aw.Revision, aw.LastSync = collect.SelfHealSyncs(r.Snapshot.Application, now, collect.FightWindow)
 	aw.Causes = keepFindings(r.Report.Findings, ws)
 	return aw, true, nil

@@ -1,4 +1,4 @@
-package cycle
+package plan
 
 import (
 	"context"

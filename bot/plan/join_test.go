@@ -1,10 +1,11 @@
-package cycle
+package plan
 
 import (
 	"reflect"
 	"testing"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
 
@@ -36,11 +37,11 @@ func TestJoinKeepsEveryField(t *testing.T) {
 	}
 	part.Digest.Instance, part.Digest.NewStuck = "main", make([]templates.AppLine, 1)
 	part.Digest.ForPeople = make([]templates.PersonLine, 1)
-	part.platformSnaps = map[string]*drift.Snapshot{"main/argocd/web": {}}
+	part.platform = map[string]remediations.PlatformApp{"main/argocd/web": {Snapshot: &drift.Snapshot{}}}
 	var res CycleResult
 	res.join(&part)
 	res.gatherPeople() // as Cycle does once every part is joined
-	if len(res.platformSnaps) != 1 {
+	if len(res.platform) != 1 {
 		t.Error("join drops the snapshots kept for platform fixes")
 	}
 	got := reflect.ValueOf(res)

@@ -1,15 +1,16 @@
-// Package cycle runs one cycle of the pipeline over every Argo CD instance:
-// collect the stuck applications, diagnose them, plan their fixes under the
-// policy and say what should be published. It publishes nothing itself.
-package cycle
+// Package plan is the planning stage run over every Argo CD instance, one
+// cycle at a time: it collects the stuck applications (bot/collect),
+// diagnoses them (bot/pipeline), has their fixes planned under the policy
+// (remediations), with the platform and ignore-rule pull requests, and
+// says what should be published (bot/proposals, the digest). It reads
+// Argo CD and Git through the instances it is given, reuses last cycle's
+// diagnoses from the memo (reuse.go), and publishes nothing itself.
+package plan
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"path"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -23,7 +24,7 @@ import (
 	"github.com/driftfix/driftfix/bot/fights"
 	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/pipeline"
-	"github.com/driftfix/driftfix/classifiers"
+	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -49,10 +50,6 @@ type Instance struct {
 	GitCommit func(ctx context.Context, repoURL, revision string) (string, error)
 }
 
-// ProposedPR is a pull request a cycle would open or update (kept by the
-// memo, hence declared there).
-type ProposedPR = memo.ProposedPR
-
 // AppState is one listed application and whether the cycle found it stuck.
 type AppState struct {
 	Instance string
@@ -73,7 +70,7 @@ type CycleResult struct {
 	Scanned int
 	Apps    []AppState // every application of every instance that answered
 	Stuck   []Stuck
-	PRs     []ProposedPR
+	PRs     []proposals.ProposedPR
 	Skipped []string // plans not proposed, and why
 	// NotProposed are the fixes planned this cycle but not proposed (they
 	// could not be made or verified, or they are to do by hand), by fix key,
@@ -88,13 +85,13 @@ type CycleResult struct {
 	// Shards are the instances' application name patterns, by name.
 	Shards map[string]string
 	// Writes are what each examined application showed, for fights (fights.go).
-	Writes []AppWrites
+	Writes []proposals.AppWrites
 	// Reused counts the stuck applications whose last diagnosis was reused
 	// (CycleOptions.Memo): neither read nor diagnosed again.
 	Reused int
 	// Platform are the platform pull requests (platform.go): one argocd-cm
 	// change per finding many applications share.
-	Platform []PlatformPR
+	Platform []proposals.PlatformPR
 	// PlatformShared are the keys of every shared finding of an instance
 	// with a platform repository this cycle, proposed or not: a platform PR
 	// whose key is not among them is no longer needed.
@@ -103,15 +100,14 @@ type CycleResult struct {
 	// when the policy sets ignoreRules; IgnorePRs the pull requests that
 	// remove stale rules and narrow broad ones, one per file.
 	Ignores   []IgnoreInventory
-	IgnorePRs []IgnorePR
+	IgnorePRs []proposals.IgnorePR
 
-	// platformSnaps and platformReports are kept for planning and verifying
-	// platform fixes, by AppKey: the snapshots and whole reports of the
-	// applications with findings a platform fix may end.
-	platformSnaps   map[string]*drift.Snapshot
-	platformReports map[string]*drift.Report
+	// platform are kept for planning and verifying platform fixes, by
+	// AppKey: the snapshots and whole reports of the applications with
+	// findings a platform fix may end.
+	platform map[string]remediations.PlatformApp
 	// clusters are the cluster reads of the instances this cycle, by
-	// name, for predicting pull requests (predict.go).
+	// name, for predicting pull requests (bot's Predictor, through Cluster).
 	clusters map[string]func(*drift.Snapshot) []drift.Object
 	// people are the applications' lines left for people, as absorbed:
 	// put in Digest.ForPeople once, at the cycle's end (gatherPeople).
@@ -300,7 +296,7 @@ func (res *CycleResult) scanInstance(ctx context.Context, cfg *config.Config, in
 		keys, ok := planning{cfg: cfg, in: in, opts: opts, kept: kept}.planApp(ctx, &part, *r, at)
 		p := planned{keys, ok, first, r.Report != nil, kept}
 		if opts.Memo != nil && ok && err == nil && len(part.Errors) == 0 && r.Snapshot != nil {
-			var writes *AppWrites
+			var writes *proposals.AppWrites
 			if aw.App != "" {
 				writes = &aw
 			}
@@ -398,10 +394,7 @@ type appName struct{ namespace, name string }
 // published does not depend on it (the lines left for people are put in
 // order by gatherPeople).
 func (res *CycleResult) sortForPublishing() {
-	// The keys are made once per line, not once per comparison.
-	sortByKeys(res.Digest.NewStuck, func(l templates.AppLine) [3]string {
-		return [3]string{AppKey(l.Instance, l.Namespace, l.App)}
-	})
+	templates.SortAppLines(res.Digest.NewStuck)
 	sort.Strings(res.Skipped)
 	sort.SliceStable(res.Errors, func(i, j int) bool { return res.Errors[i].Error() < res.Errors[j].Error() })
 	sort.SliceStable(res.PRs, func(i, j int) bool { return res.PRs[i].Branch < res.PRs[j].Branch })
@@ -409,93 +402,21 @@ func (res *CycleResult) sortForPublishing() {
 	sort.SliceStable(res.Ignores, func(i, j int) bool { return res.Ignores[i].Instance < res.Ignores[j].Instance })
 }
 
-// sortByKeys sorts s stably by the keys key gives each element, compared
-// in order: the keys are made once per element, and the elements are
-// moved once, after their order is found.
-func sortByKeys[T any](s []T, key func(T) [3]string) {
-	keys := make([][3]string, len(s))
-	order := make([]int32, len(s))
-	for i, v := range s {
-		keys[i], order[i] = key(v), int32(i)
-	}
-	slices.SortFunc(order, func(i, j int32) int {
-		a, b := &keys[i], &keys[j]
-		for x := range a {
-			if c := strings.Compare(a[x], b[x]); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(i, j) // stable: equal keys keep their order
-	})
-	sorted := make([]T, len(s))
-	for i, o := range order {
-		sorted[i] = s[o]
-	}
-	copy(s, sorted)
-}
-
 // FleetMin is how many applications one source must drift before the
 // digest names it once, with one platform fix, instead of app by app.
-const FleetMin = 3
+const FleetMin = remediations.FleetMin
 
-// Fleet groups findings that share one source across applications: a
-// mutating webhook, or a controller (field manager) writing the same kind.
-// Fleets are per instance: one webhook name on two instances is two webhooks.
+// Fleet groups findings that share one source across applications
+// (remediations.Fleet).
 func Fleet(stuck []Stuck, min int) []templates.FleetLine {
-	type key struct {
-		instance, source string
-		cause            drift.Cause
-		by               classifiers.FleetBy
-		kind             string
-	}
-	apps := map[key]map[string]bool{}
-	paths := map[key]map[string]bool{}
-	for _, r := range stuck {
-		for _, f := range r.Findings {
-			source, ok := classifiers.FleetSource(f.Cause, f.Evidence, f.Writer)
-			if !ok {
-				continue
+	return remediations.Fleet(func(yield func(remediations.FleetApp) bool) {
+		for _, r := range stuck {
+			if !yield(remediations.FleetApp{Instance: r.Instance, App: r.App.Namespace + "/" + r.App.Name, Findings: r.Findings}) {
+				return
 			}
-			k := key{instance: r.Instance, source: source, cause: f.Cause, by: classifiers.Of(f.Cause).Fleet, kind: f.Resource.Kind}
-			if apps[k] == nil {
-				apps[k], paths[k] = map[string]bool{}, map[string]bool{}
-			}
-			apps[k][r.App.Namespace+"/"+r.App.Name] = true
-			paths[k][f.Path] = true
 		}
-	}
-	var out []templates.FleetLine
-	for k, set := range apps {
-		if len(set) < min {
-			continue
-		}
-		ps := slices.Sorted(maps.Keys(paths[k]))
-		var sug string
-		if k.by == classifiers.FleetWebhook {
-			sug = fmt.Sprintf("one argocd-cm entry resource.customizations.ignoreDifferences for %s listing %s (what the webhook sets), or make the webhook leave fields Git declares alone, instead of one fix per application", k.kind, strings.Join(ps, ", "))
-		} else {
-			mgr := strings.TrimPrefix(k.source, "controller ")
-			sug = fmt.Sprintf("one argocd-cm entry resource.customizations.ignoreDifferences for %s with managedFieldsManagers: [%s], instead of one fix per application", k.kind, mgr)
-		}
-		out = append(out, templates.FleetLine{Instance: k.instance, Cause: k.cause, Source: k.source + " on " + k.kind, Apps: len(set), Suggestion: sug})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Apps != out[j].Apps {
-			return out[i].Apps > out[j].Apps
-		}
-		return out[i].Source < out[j].Source
-	})
-	return out
+	}, min)
 }
-
-// KeyMarker ends a PR body with the fix's key and application, so its pull
-// request is found again from GitHub alone when the state database is lost.
-func KeyMarker(key, appKey string) string {
-	return "\n<!-- driftfix:key=" + key + " app=" + appKey + " -->\n"
-}
-
-// KeyMarkerRE reads the marker keyMarker writes.
-var KeyMarkerRE = regexp.MustCompile(`<!-- driftfix:key=([0-9a-f]+) app=(\S+) -->`)
 
 func inShard(shard, name string) bool {
 	if shard == "" {
@@ -524,11 +445,11 @@ func (res *CycleResult) join(part *CycleResult) {
 		}
 		res.clusters[k] = c
 	}
-	for k, s := range part.platformSnaps {
-		if res.platformSnaps == nil {
-			res.platformSnaps, res.platformReports = map[string]*drift.Snapshot{}, map[string]*drift.Report{}
+	for k, a := range part.platform {
+		if res.platform == nil {
+			res.platform = map[string]remediations.PlatformApp{}
 		}
-		res.platformSnaps[k], res.platformReports[k] = s, part.platformReports[k]
+		res.platform[k] = a
 	}
 	if part.Digest.Instance != "" {
 		res.Digest.Instance, res.Digest.ArgoCDURL = part.Digest.Instance, part.Digest.ArgoCDURL
@@ -546,56 +467,12 @@ func joined[T any](to, part []T) []T {
 }
 
 // gatherPeople puts the lines left for people that were absorbed in
-// Digest.ForPeople, in order (peopleKey), copied once into a list of their
-// number (appending each application's would copy a fleet's lines again at
-// every growth). Each application's lines come sorted (planApp), so the
-// applications are put in order, not their lines.
+// Digest.ForPeople, in order (templates.GatherPeople).
 func (res *CycleResult) gatherPeople() {
-	groups := make([][]templates.PersonLine, 0, len(res.people)+1)
-	for _, g := range append([][]templates.PersonLine{res.Digest.ForPeople}, res.people...) {
-		if len(g) > 0 {
-			groups = append(groups, g)
-		}
+	if all := templates.GatherPeople(append([][]templates.PersonLine{res.Digest.ForPeople}, res.people...)); all != nil {
+		res.Digest.ForPeople = all
 	}
 	res.people = nil
-	if len(groups) == 0 {
-		return
-	}
-	keys := make([]string, len(groups))
-	order := make([]int32, len(groups))
-	whole := false // some application's lines are not one sorted group
-	for i, g := range groups {
-		keys[i], order[i] = AppKey(g[0].Instance, g[0].Namespace, g[0].App), int32(i)
-		for j := 1; j < len(g) && !whole; j++ {
-			whole = g[j].App != g[0].App || g[j].Namespace != g[0].Namespace || g[j].Instance != g[0].Instance
-		}
-	}
-	slices.SortFunc(order, func(i, j int32) int {
-		if c := strings.Compare(keys[i], keys[j]); c != 0 {
-			return c
-		}
-		return cmp.Compare(i, j)
-	})
-	for i := 1; i < len(order) && !whole; i++ {
-		whole = keys[order[i]] == keys[order[i-1]]
-	}
-	sorted := make([][]templates.PersonLine, len(groups))
-	for i, o := range order {
-		sorted[i] = groups[o]
-	}
-	res.Digest.ForPeople = slices.Concat(sorted...)
-	if whole {
-		sortPeople(res.Digest.ForPeople)
-	}
-}
-
-// sortPeople sorts lines left for people stably by peopleKey.
-func sortPeople(lines []templates.PersonLine) { sortByKeys(lines, peopleKey) }
-
-// peopleKey orders the lines left for people: by application, resource
-// and path.
-func peopleKey(l templates.PersonLine) [3]string {
-	return [3]string{AppKey(l.Instance, l.Namespace, l.App), l.Resource.String(), l.Path}
 }
 
 // absorb takes in what planning one application added.
@@ -658,7 +535,7 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 		part.Errors = append(part.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
 		return nil, false
 	}
-	fo := pipeline.FixOptions{Sensitivity: pol.Sensitivity(), Now: now, Render: RenderLimits(cfg.Limits), Decide: pol.Decide}
+	fo := pipeline.FixOptions{Sensitivity: pol.Sensitivity(), Now: now, Render: proposals.RenderLimits(cfg.Limits), Decide: pol.Decide}
 	_, plans, err := pipeline.FixWith(s, remediations.RepoFromSnapshot(s), fo)
 	if err != nil {
 		part.Errors = append(part.Errors, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err))
@@ -673,7 +550,7 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 		}
 		if !ok {
 			part.Skipped = append(part.Skipped, pr.Body)
-			part.Digest.ForPeople = append(part.Digest.ForPeople, byHand(r, in.Name, p)...)
+			part.Digest.ForPeople = append(part.Digest.ForPeople, remediations.ByHand(p, in.Name, r.App.Namespace, r.App.Name)...)
 			if pr.Key != "" {
 				if part.NotProposed == nil {
 					part.NotProposed = map[string]string{}
@@ -687,34 +564,13 @@ func (pl planning) planApp(ctx context.Context, part *CycleResult, r collect.Sca
 		part.PRs = append(part.PRs, pr)
 	}
 	part.Digest.ForPeople = leftForPeople(part.Digest.ForPeople, part.PRs)
-	sortPeople(part.Digest.ForPeople) // as gatherPeople expects
+	templates.SortPeople(part.Digest.ForPeople) // as gatherPeople expects
 	return keys, true
-}
-
-// byHand are the digest and dashboard lines of a plan that is an instruction
-// (it edits no file, so it is never verified and opens no pull request): one
-// per finding, saying where the change is to be made. Any other plan gives
-// none.
-func byHand(r collect.ScanResult, instance string, p remediations.Plan) []templates.PersonLine {
-	if p.Dropped != "" || len(p.Edits) > 0 || p.Instructions == "" {
-		return nil
-	}
-	where, _, more := strings.Cut(strings.TrimSpace(p.Instructions), "\n")
-	why := "to do by hand, not verified (driftfix edits no file for it): " + where
-	if more {
-		why += " (the whole change: driftfix fix)"
-	}
-	out := make([]templates.PersonLine, 0, len(p.Findings))
-	for _, f := range p.Findings {
-		out = append(out, templates.PersonLine{App: r.App.Name, Namespace: r.App.Namespace, Instance: instance,
-			Resource: f.Resource, Path: f.Path.String(), Cause: f.Cause, Why: why})
-	}
-	return out
 }
 
 // leftForPeople drops the lines left for people that a proposed fix carries
 // after all (a change made by hand that the policy adopts into Git).
-func leftForPeople(lines []templates.PersonLine, prs []ProposedPR) []templates.PersonLine {
+func leftForPeople(lines []templates.PersonLine, prs []proposals.ProposedPR) []templates.PersonLine {
 	covered := map[string]bool{}
 	for _, pr := range prs {
 		for _, f := range pr.Plan.Findings {
@@ -735,10 +591,10 @@ func leftForPeople(lines []templates.PersonLine, prs []ProposedPR) []templates.P
 
 // propose turns a plan into the pull request that carries it; a plan that
 // is not proposed comes back with its key and why in Body.
-func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediations.Plan) (ProposedPR, bool, error) {
+func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediations.Plan) (proposals.ProposedPR, bool, error) {
 	app := r.App.Namespace + "/" + r.App.Name
 	appKey := AppKey(pl.in.Name, r.App.Namespace, r.App.Name)
-	key := FixKey(appKey, p)
+	key := remediations.FixKey(appKey, p)
 	// what was passed over first (a kind the policy does not allow, one
 	// that did not verify) is said before why this plan is not proposed
 	var passed string
@@ -747,25 +603,25 @@ func (pl planning) propose(r collect.ScanResult, pol config.Policy, p remediatio
 	}
 	switch {
 	case p.Dropped != "":
-		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %s%s", app, p.Kind, p.Resource, passed, p.Dropped)}, false, nil
+		return proposals.ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %s%s", app, p.Kind, p.Resource, passed, p.Dropped)}, false, nil
 	case len(p.Edits) == 0:
-		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sto do by hand (not verified: driftfix edits no file for it): %s", app, p.Kind, p.Resource, passed, p.Instructions)}, false, nil
+		return proposals.ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sto do by hand (not verified: driftfix edits no file for it): %s", app, p.Kind, p.Resource, passed, p.Instructions)}, false, nil
 	case !p.Verified():
-		return ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sthe plan was not verified", app, p.Kind, p.Resource, passed)}, false, nil
+		return proposals.ProposedPR{Key: key, Body: fmt.Sprintf("%s %s %s: %sthe plan was not verified", app, p.Kind, p.Resource, passed)}, false, nil
 	}
 	var src drift.Source
 	if srcs := drift.Sources(r.Snapshot.Application); len(srcs) > 0 {
 		src = srcs[0]
 	}
-	v := PRView(r.App.Name, r.App.Namespace, pl.in.URL, p)
+	v := remediations.PRView(r.App.Name, r.App.Namespace, pl.in.URL, p)
 	body, err := templates.PRBody(v)
 	if err != nil {
-		return ProposedPR{}, false, err
+		return proposals.ProposedPR{}, false, err
 	}
-	pol = memo.PRPolicy(pol, p.Kind)
-	pr := ProposedPR{Instance: pl.in.Name, App: r.App.Name, Namespace: r.App.Namespace, Key: key, Fingerprint: v.Fingerprint,
+	pol = proposals.PRPolicy(pol, p.Kind)
+	pr := proposals.ProposedPR{Instance: pl.in.Name, App: r.App.Name, Namespace: r.App.Namespace, Key: key, Fingerprint: v.Fingerprint,
 		RepoURL: src.RepoURL, Base: src.TargetRevision, Policy: pol,
-		Branch: Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, key), Title: templates.PRTitle(v), Body: body + KeyMarker(key, appKey), Plan: p}
+		Branch: templates.Branch(pol.BranchPrefix, r.App.Name, p.Rationale.Cause, key), Title: templates.PRTitle(v), Body: body + templates.KeyMarker(key, appKey), Plan: p}
 	pr.Planned, err = pl.headCheck(r, pipeline.CheckPlanned(p), "")
 	return pr, true, err
 }
@@ -778,4 +634,10 @@ func diagnoser(cfg *config.Config) func(*drift.Snapshot) (*drift.Report, *drift.
 		pol := cfg.For(drift.Str(app, "spec", "project"), drift.Str(app, "metadata", "name"), drift.Str(app, "metadata", "namespace"))
 		return pipeline.DiagnoseCompared(s, pol.Sensitivity())
 	}
+}
+
+// Cluster is the cluster read of an instance this cycle (nil when none),
+// for predicting pull requests with it.
+func (res *CycleResult) Cluster(instance string) func(*drift.Snapshot) []drift.Object {
+	return res.clusters[instance]
 }

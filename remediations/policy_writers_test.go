@@ -1,4 +1,4 @@
-package cycle
+package remediations_test
 
 import (
 	"errors"
@@ -8,7 +8,18 @@ import (
 
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/remediations"
 )
+
+// policyWriters reads a policy file's writers with the policy's own parser,
+// as the bot does.
+func policyWriters(src []byte) ([]drift.Writer, error) {
+	cfg, err := config.Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	return cfg.Policy.Writers, nil
+}
 
 // policyFile is a policy as platform leads write it: comments, blank
 // lines, a quoted key, writers already listed.
@@ -53,14 +64,14 @@ func TestAddPolicyWriter(t *testing.T) {
 		{name: "YAML and Markdown syntax", src: policyFile, manager: "x\n  is: person\n- manager: '*'\"#`@admin <b>", is: drift.WriterController},
 		{name: "YAML words", src: policyFile, manager: "null", is: drift.WriterController},
 		{name: "control and invisible characters", src: policyFile, manager: "tool\x1b[31m\u202e\u2028\ufeff\t", is: drift.WriterController},
-		{name: "placed already", src: policyFile, manager: "acme-operator", is: drift.WriterPerson, err: ErrWriterPlaced},
+		{name: "placed already", src: policyFile, manager: "acme-operator", is: drift.WriterPerson, err: remediations.ErrWriterPlaced},
 		{name: "an invalid policy", src: "policy: {}\n", manager: "x", is: drift.WriterPerson, refused: "read the policy file"},
 		{name: "a flow-style policy", src: "argocd: [{name: main, server: https://a.example.com, tokenEnv: T}]\npolicy: {labels: [driftfix]}\n", manager: "x", is: drift.WriterPerson, refused: "cannot edit in place"},
 		{name: "not a kind", src: policyFile, manager: "x", is: "client", refused: "write controller or person"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := AddPolicyWriter([]byte(tt.src), tt.manager, tt.is, "placed on the Drift Dashboard acme/shop#1")
+			out, err := remediations.AddPolicyWriter([]byte(tt.src), policyWriters, tt.manager, tt.is, "placed on the Drift Dashboard acme/shop#1")
 			if tt.err != nil || tt.refused != "" {
 				if err == nil || (tt.err != nil && !errors.Is(err, tt.err)) || !strings.Contains(err.Error(), tt.refused) || out != nil {
 					t.Fatalf("want refused (%v %q), got %v and %d bytes", tt.err, tt.refused, err, len(out))
@@ -74,12 +85,12 @@ func TestAddPolicyWriter(t *testing.T) {
 			if !strings.Contains(string(out), "# placed on the Drift Dashboard acme/shop#1\n") {
 				t.Errorf("the comment is not above the entry:\n%s", out)
 			}
-			if _, err := AddPolicyWriter(out, tt.manager, tt.is, ""); !errors.Is(err, ErrWriterPlaced) {
+			if _, err := remediations.AddPolicyWriter(out, policyWriters, tt.manager, tt.is, ""); !errors.Is(err, remediations.ErrWriterPlaced) {
 				t.Errorf("adding the same writer twice: %v", err)
 			}
 		})
 	}
-	out, err := AddPolicyWriter([]byte(policyFile), "replica-tuner", drift.WriterController, "")
+	out, err := remediations.AddPolicyWriter([]byte(policyFile), policyWriters, "replica-tuner", drift.WriterController, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,12 +140,12 @@ func FuzzAddPolicyWriter(f *testing.F) {
 		if controller {
 			is = drift.WriterController
 		}
-		out, err := AddPolicyWriter([]byte(policyFile), manager, is, "fuzz")
+		out, err := remediations.AddPolicyWriter([]byte(policyFile), policyWriters, manager, is, "fuzz")
 		if err != nil {
 			if out != nil {
 				t.Fatal("a refused edit returned a file")
 			}
-			if strings.TrimSpace(manager) != "" && utf8.ValidString(manager) && manager != "acme-operator" && !errors.Is(err, ErrWriterPlaced) {
+			if strings.TrimSpace(manager) != "" && utf8.ValidString(manager) && manager != "acme-operator" && !errors.Is(err, remediations.ErrWriterPlaced) {
 				t.Fatalf("a valid name was refused: %v", err)
 			}
 			return

@@ -1,4 +1,4 @@
-package cycle
+package bot
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
 	"github.com/driftfix/driftfix/bot/internal/gittest"
+	"github.com/driftfix/driftfix/bot/plan"
+	"github.com/driftfix/driftfix/bot/proposals"
 )
 
 const predictDeploy = `apiVersion: apps/v1
@@ -97,16 +99,18 @@ func TestPredictorPullRequest(t *testing.T) {
 	}
 	hpa := map[string]any{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": map[string]any{"name": "web", "namespace": "shop"},
 		"spec": map[string]any{"scaleTargetRef": map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "minReplicas": int64(2), "maxReplicas": int64(5)}}
-	in := Instance{Name: "main", Client: ac,
+	in := plan.Instance{Name: "main", Client: ac,
 		BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
 			return gitrepo.Head(ctx, repoURL, branch, gitrepo.Limits{})
 		}}
-	res := &CycleResult{URLs: map[string]string{"main": ""}, Shards: map[string]string{"main": ""},
-		clusters: map[string]func(*drift.Snapshot) []drift.Object{"main": func(*drift.Snapshot) []drift.Object { return []drift.Object{hpa} }}}
+	res := &plan.CycleResult{URLs: map[string]string{"main": ""}, Shards: map[string]string{"main": ""}}
 	for _, n := range []string{"web", "web-canary", "web-staging"} {
-		res.Apps = append(res.Apps, AppState{Instance: "main", App: argocd.AppSummary{Name: n, Namespace: "argocd", RepoURL: repoURL}})
+		res.Apps = append(res.Apps, plan.AppState{Instance: "main", App: argocd.AppSummary{Name: n, Namespace: "argocd", RepoURL: repoURL}})
 	}
-	p := NewPredictor(&config.Config{}, []Instance{in}, res)
+	p := NewPredictor(&config.Config{}, []plan.Instance{in}, res)
+	p.cluster = func(string) func(*drift.Snapshot) []drift.Object {
+		return func(*drift.Snapshot) []drift.Object { return []drift.Object{hpa} }
+	}
 	if got := p.Repositories(); len(got) != 1 || got[0] != repoURL {
 		t.Fatalf("repositories %v", got)
 	}
@@ -131,7 +135,7 @@ func TestPredictorPullRequest(t *testing.T) {
 			if p.maxApps == 0 {
 				p.maxApps = maxPRApplications
 			}
-			out, err := p.Predict(context.Background(), PRHead{RepoURL: repoURL, Number: 1, Base: tc.base, DefaultBranch: "main", HeadSHA: head, Fork: tc.fork})
+			out, err := p.Predict(context.Background(), proposals.PRHead{RepoURL: repoURL, Number: 1, Base: tc.base, DefaultBranch: "main", HeadSHA: head, Fork: tc.fork})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,14 +207,14 @@ func TestPredictorBudget(t *testing.T) {
 	git("commit", "-q", "-am", "replicas")
 	scale := git("rev-parse", "HEAD")
 
-	in := Instance{Name: "main", BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
+	in := plan.Instance{Name: "main", BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
 		return gitrepo.Head(ctx, repoURL, branch, gitrepo.Limits{})
 	}}
 	cfg := &config.Config{Limits: config.Limits{PredictPerPullRequest: 2 * time.Second, PredictPerCycle: time.Hour, RenderTimeout: time.Minute}}
-	p := NewPredictor(cfg, []Instance{in}, &CycleResult{})
+	p := NewPredictor(cfg, []plan.Instance{in}, &plan.CycleResult{})
 
 	start := time.Now()
-	out, err := p.Predict(context.Background(), PRHead{RepoURL: repoURL, Number: 1, Base: "main", DefaultBranch: "main", HeadSHA: slow, Fork: true})
+	out, err := p.Predict(context.Background(), proposals.PRHead{RepoURL: repoURL, Number: 1, Base: "main", DefaultBranch: "main", HeadSHA: slow, Fork: true})
 	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +229,7 @@ func TestPredictorBudget(t *testing.T) {
 		t.Errorf("the prediction over its 2s budget took %v: its render was not stopped", took)
 	}
 
-	out, err = p.Predict(context.Background(), PRHead{RepoURL: repoURL, Number: 2, Base: "main", DefaultBranch: "main", HeadSHA: scale, Fork: true})
+	out, err = p.Predict(context.Background(), proposals.PRHead{RepoURL: repoURL, Number: 2, Base: "main", DefaultBranch: "main", HeadSHA: scale, Fork: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +240,7 @@ func TestPredictorBudget(t *testing.T) {
 	p.mu.Lock()
 	p.spent = time.Hour
 	p.mu.Unlock()
-	if _, err := p.Predict(context.Background(), PRHead{RepoURL: repoURL, Number: 2, Base: "main", DefaultBranch: "main", HeadSHA: scale, Fork: true}); !errors.Is(err, ErrCycleBudget) {
+	if _, err := p.Predict(context.Background(), proposals.PRHead{RepoURL: repoURL, Number: 2, Base: "main", DefaultBranch: "main", HeadSHA: scale, Fork: true}); !errors.Is(err, proposals.ErrCycleBudget) {
 		t.Errorf("after the cycle's budget is spent: err = %v, want ErrCycleBudget", err)
 	}
 }

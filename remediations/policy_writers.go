@@ -1,4 +1,4 @@
-package cycle
+package remediations
 
 import (
 	"crypto/sha256"
@@ -10,9 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
-	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/yamledit"
 	"github.com/driftfix/driftfix/templates"
 )
@@ -24,6 +22,11 @@ var ErrWriterPlaced = errors.New("the policy's writers place this manager alread
 // writersPath is where AddPolicyWriter adds an entry: the global policy's writers.
 var writersPath = drift.Pointer{"policy", "writers"}
 
+// PolicyWriters reads a policy file's writers (its global policy's): the
+// caller passes the policy's own parser, so that an edit is checked by what
+// driftfix will read, while planning reads no policy itself.
+type PolicyWriters func(src []byte) ([]drift.Writer, error)
+
 // AddPolicyWriter returns the policy file src with one more entry at the
 // end of the global policy's writers: manager, placed as is (controller or
 // person, with no owns). The file is edited in place (yamledit): every
@@ -32,10 +35,10 @@ var writersPath = drift.Pointer{"policy", "writers"}
 // double-quoted scalar with the glob characters of a writers entry (* ? [ \)
 // escaped: the entry names exactly that manager. comment, if any, goes on a
 // line above the entry; it must not hold cluster text. The result is read
-// back with the policy's own parser and returned only when it is a valid
+// back with the policy's own parser (writers) and returned only when it is a valid
 // policy whose writers place manager as is; the file as it was must be one
 // too. ErrWriterPlaced: its writers place the manager already.
-func AddPolicyWriter(src []byte, manager string, is drift.WriterKind, comment string) ([]byte, error) {
+func AddPolicyWriter(src []byte, writers PolicyWriters, manager string, is drift.WriterKind, comment string) ([]byte, error) {
 	if is != drift.WriterController && is != drift.WriterPerson {
 		return nil, fmt.Errorf("add %q to the policy's writers: is %q: write controller or person", manager, is)
 	}
@@ -45,11 +48,11 @@ func AddPolicyWriter(src []byte, manager string, is drift.WriterKind, comment st
 	if strings.ContainsAny(comment, "\r\n") {
 		return nil, fmt.Errorf("add %q to the policy's writers: the comment must be one line", manager)
 	}
-	before, err := config.Parse(src)
+	before, err := writers(src)
 	if err != nil {
 		return nil, fmt.Errorf("read the policy file before adding a writer: %w", err)
 	}
-	for _, w := range before.Policy.Writers {
+	for _, w := range before {
 		if w.MatchesManager(manager) {
 			return nil, fmt.Errorf("%w (%s, as a %s)", ErrWriterPlaced, w.Source, w.Is)
 		}
@@ -64,13 +67,12 @@ func AddPolicyWriter(src []byte, manager string, is drift.WriterKind, comment st
 	if err != nil {
 		return nil, fmt.Errorf("add %q to the policy's writers: %w", manager, err)
 	}
-	after, err := config.Parse(out)
+	ws, err := writers(out)
 	if err != nil {
 		return nil, fmt.Errorf("add %q to the policy's writers: the edited file is not a valid policy: %w", manager, err)
 	}
-	ws := after.Policy.Writers
-	if len(ws) != len(before.Policy.Writers)+1 {
-		return nil, fmt.Errorf("add %q to the policy's writers: the edited file has %d writers, not %d", manager, len(ws), len(before.Policy.Writers)+1)
+	if len(ws) != len(before)+1 {
+		return nil, fmt.Errorf("add %q to the policy's writers: the edited file has %d writers, not %d", manager, len(ws), len(before)+1)
 	}
 	for _, w := range ws {
 		if w.MatchesManager(manager) {
@@ -115,27 +117,19 @@ func WriterKey(manager string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
-// WriterMarker ends a writers pull request's body.
-func WriterMarker(key string) string { return "\n<!-- driftfix:writers=" + key + " -->\n" }
-
-// WriterBranchPrefix is where the writers pull requests' branches are.
-func WriterBranchPrefix(prefix string) string {
-	return strings.TrimSuffix(prefix, "/") + "/policy-writers/"
-}
-
 // PlanWriterPR plans the pull request that adds manager, placed as is, to
 // the policy file (its path file, its content src) of the branch prefix's
-// bot, as the account by ticked on the dashboard issue (owner/name#number).
-// Its errors are AddPolicyWriter's.
-func PlanWriterPR(prefix, file string, src []byte, manager string, is drift.WriterKind, dashboard, by string) (WriterPR, error) {
-	after, err := AddPolicyWriter(src, manager, is, fmt.Sprintf("a %s, as placed on the Drift Dashboard %s", is, dashboard))
+// bot, as the account by ticked on the dashboard issue (owner/name#number),
+// checked with the policy's parser writers. Its errors are AddPolicyWriter's.
+func PlanWriterPR(prefix, file string, src []byte, writers PolicyWriters, manager string, is drift.WriterKind, dashboard, by string) (WriterPR, error) {
+	after, err := AddPolicyWriter(src, writers, manager, is, fmt.Sprintf("a %s, as placed on the Drift Dashboard %s", is, dashboard))
 	if err != nil {
 		return WriterPR{}, err
 	}
 	key := WriterKey(manager)
 	sum := sha256.Sum256([]byte(file + "\x00" + string(is) + "\x00" + string(after)))
 	v := templates.WriterPRView{Manager: manager, Is: string(is), File: file, Dashboard: dashboard, By: by,
-		Diff: remediations.UnifiedDiff(file, src, after), Fingerprint: hex.EncodeToString(sum[:6])}
-	return WriterPR{Key: key, Branch: WriterBranchPrefix(prefix) + key + "-" + string(is), Title: templates.WriterPRTitle(v), Body: templates.WriterPRBody(v) + WriterMarker(key),
+		Diff: UnifiedDiff(file, src, after), Fingerprint: hex.EncodeToString(sum[:6])}
+	return WriterPR{Key: key, Branch: templates.WriterBranchPrefix(prefix) + key + "-" + string(is), Title: templates.WriterPRTitle(v), Body: templates.WriterPRBody(v) + templates.WriterMarker(key),
 		Fingerprint: v.Fingerprint, Before: src, After: after}, nil
 }

@@ -1,4 +1,11 @@
-package memo
+// Package proposals holds the values a cycle proposes for publishing: a
+// fix's pull request and the check of its head, what an examined
+// application showed for fights, the platform and ignore-rule pull
+// requests, and the prediction of a person's pull request. The planning
+// stage (bot/plan) fills them, the memo (bot/memo) keeps them from one
+// cycle to the next and the publisher (bot/publish) publishes them; none of
+// the three declares them, so each imports them from here.
+package proposals
 
 import (
 	"slices"
@@ -9,9 +16,6 @@ import (
 	"github.com/driftfix/driftfix/bot/fights"
 	"github.com/driftfix/driftfix/remediations"
 )
-
-// The values of a cycle's result an Entry keeps. bot/cycle names them as
-// its own (cycle.ProposedPR, cycle.HeadCheck, cycle.AppWrites).
 
 // ProposedPR is a pull request a cycle would open or update.
 type ProposedPR struct {
@@ -49,7 +53,7 @@ type HeadCheck struct {
 // path, the causes the diagnosis found there, and the self-heal syncs in
 // Argo CD's history. The cycle keeps nothing; the publisher records it.
 type AppWrites struct {
-	App string // cycle.AppKey
+	App string // plan.AppKey
 	// At is when the writes were observed: publishing records each write
 	// at At, whatever its own At says (a reused application's writes are
 	// the ones last observed, shared with the memo, observed again now).

@@ -1,4 +1,4 @@
-package cycle
+package plan
 
 import (
 	"context"
@@ -8,18 +8,15 @@ import (
 
 	"github.com/driftfix/driftfix/bot/collect"
 	"github.com/driftfix/driftfix/bot/drift"
-	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/pipeline"
+	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
 )
 
-// HeadCheck is the check of a fix pull request's head (memo.HeadCheck).
-type HeadCheck = memo.HeadCheck
-
 // checkHead checks the head of the fix's open pull request, when it has one:
 // the branch's files rendered and diagnosed against the live state.
-func (pl planning) checkHead(ctx context.Context, part *CycleResult, pr *ProposedPR, r collect.ScanResult, fo pipeline.FixOptions) {
+func (pl planning) checkHead(ctx context.Context, part *CycleResult, pr *proposals.ProposedPR, r collect.ScanResult, fo pipeline.FixOptions) {
 	if pl.opts.Open == nil || pl.in.BranchFiles == nil || !pl.opts.Open(pr.Key) {
 		return
 	}
@@ -42,30 +39,22 @@ func (pl planning) checkHead(ctx context.Context, part *CycleResult, pr *Propose
 }
 
 // headCheck renders a check for a commit (empty: the plan's own).
-func (pl planning) headCheck(r collect.ScanResult, c pipeline.Check, sha string) (HeadCheck, error) {
+func (pl planning) headCheck(r collect.ScanResult, c pipeline.Check, sha string) (proposals.HeadCheck, error) {
 	v := templates.CheckView{App: r.App.Name, AppNamespace: r.App.Namespace, ArgoCDURL: pl.in.URL, Head: shortSHA(sha), Planned: sha == "",
 		Success: c.Success, Error: c.Error, Files: c.Files}
 	for _, row := range c.Rows {
 		cr := templates.CheckRow{Resource: row.Resource, Path: row.Path.String(), Cause: row.Cause, Status: row.Status,
-			Git: shownIn(row.Resource, row.Git, row.InGit), Live: shownIn(row.Resource, row.Live, row.InLive), Evidence: drift.EvidenceTexts(row.Evidence)}
+			Git: templates.ShownOf(row.Resource, row.Git, row.InGit), Live: templates.ShownOf(row.Resource, row.Live, row.InLive), Evidence: drift.EvidenceTexts(row.Evidence)}
 		v.Rows = append(v.Rows, cr)
 	}
 	summary, text, err := templates.CheckOutput(v)
 	if err != nil {
-		return HeadCheck{}, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err)
+		return proposals.HeadCheck{}, fmt.Errorf("application %s/%s: %w", r.App.Namespace, r.App.Name, err)
 	}
 	title := templates.CheckTitle(v)
 	sum := sha256.Sum256([]byte(fmt.Sprint(c.Success, "\x00", title, "\x00", summary, "\x00", text)))
-	return HeadCheck{SHA: sha, Success: c.Success, Title: title, Summary: summary, Text: text,
+	return proposals.HeadCheck{SHA: sha, Success: c.Success, Title: title, Summary: summary, Text: text,
 		DetailsURL: templates.AppURL(pl.in.URL, r.App.Namespace, r.App.Name), Digest: hex.EncodeToString(sum[:8])}, nil
-}
-
-// shownIn shows a value of a resource, never a Secret's.
-func shownIn(ref drift.Ref, v any, present bool) string {
-	if ref.Group == "" && ref.Kind == "Secret" && present {
-		return "(Secret value not shown)"
-	}
-	return shown(v, present)
 }
 
 func shortSHA(sha string) string {

@@ -1,4 +1,4 @@
-package cycle
+package remediations_test
 
 import (
 	"strings"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
-	"github.com/driftfix/driftfix/bot/internal/corpus"
 	"github.com/driftfix/driftfix/bot/pipeline"
 	"github.com/driftfix/driftfix/remediations"
 )
@@ -15,26 +14,24 @@ import (
 // each application with the new argocd-cm ends every one of its shared
 // findings; a rule that misses one says which application and path.
 func TestPlatformVerify(t *testing.T) {
-	cfg := &config.Config{Policy: config.Defaults()}
-	res := &CycleResult{platformSnaps: map[string]*drift.Snapshot{}}
-	g := &fleetGroup{instance: "main", source: "MutatingWebhookConfiguration policy-mutator", kind: "Deployment", cause: drift.CauseWebhookMutation, findings: map[string][]drift.Finding{}}
+	sens := config.Defaults().Sensitivity()
+	apps := map[string]remediations.PlatformApp{}
+	g := &remediations.FleetGroup{Instance: "main", Source: "MutatingWebhookConfiguration policy-mutator", Kind: "Deployment", Cause: drift.CauseWebhookMutation, Findings: map[string][]drift.Finding{}}
 	var pfs []remediations.PlatformFinding
-	var apps []string
 	for _, name := range []string{"a", "b", "c"} {
-		s := corpus.Load(t, "remediations/testdata/app-ignore-webhook.yaml")
+		s := load(t, "testdata/app-ignore-webhook.yaml")
 		drift.Map(s.Application, "metadata")["name"] = name
 		rep, err := pipeline.Diagnose(s, drift.Sensitivity{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		app := AppKey("main", "argocd", name)
-		apps = append(apps, app)
-		res.platformSnaps[app] = s
+		app := "main/argocd/" + name
+		apps[app] = remediations.PlatformApp{Snapshot: s, Report: rep, Sensitivity: sens}
 		for _, f := range rep.Findings {
-			if src, ok := fleetSource(f); !ok || src != g.source {
+			if src, ok := remediations.PlatformSource(f); !ok || src != g.Source {
 				t.Fatalf("unexpected finding %s %s (%s)", f.Resource, f.Path, f.Cause)
 			}
-			g.findings[app] = append(g.findings[app], f)
+			g.Findings[app] = append(g.Findings[app], f)
 			pf := remediations.PlatformFinding{App: app, Finding: f, Target: s.Resources[0].Target, Live: s.Resources[0].Live}
 			pfs = append(pfs, pf)
 		}
@@ -55,7 +52,7 @@ func TestPlatformVerify(t *testing.T) {
 			"main/argocd/a: Deployment shop/orders /metadata/labels/policy.example.com~1team still differs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			verified, why, err := res.verifyPlatform(cfg, g, apps, remediations.PlatformEdit{Rule: tc.rule})
+			verified, why, err := g.Verify(apps, remediations.PlatformEdit{Rule: tc.rule}, pipeline.Diagnose)
 			if err != nil {
 				t.Fatal(err)
 			}
