@@ -1,0 +1,525 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/driftfix/driftfix/bot/argocd"
+	"github.com/driftfix/driftfix/bot/github/githubtest"
+	"github.com/driftfix/driftfix/deploy"
+)
+
+// The events scenarios run `driftfix run` on the real stack with its
+// schedule a year away: whatever it does within the test, an event made it
+// do. Each checks the process ran one cycle only (the one at start).
+
+// yearly is a schedule whose next cycle is months away.
+const yearly = `"0 0 1 1 *"`
+
+// startEventBot starts `driftfix run` on env's policy with the schedule a
+// year away and no jitter, with args added; it returns the process and the
+// address of its /metrics. The process is killed when the test ends.
+func startEventBot(t *testing.T, env *botEnv, args ...string) (*replica, string) {
+	t.Helper()
+	raw, err := os.ReadFile(env.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(env.dir, "events.yaml")
+	if err := os.WriteFile(cfg, append(raw, []byte("schedule: "+yearly+"\njitter: 0s\n")...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	r := &replica{name: "events"}
+	r.cmd = exec.Command(env.bin, append([]string{"run", "--config", cfg, "--listen", addr}, args...)...)
+	r.cmd.Stdout, r.cmd.Stderr = r, r
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.cmd.Process.Kill()
+		r.cmd.Wait()
+	})
+	return r, addr
+}
+
+// logLines are the process's JSON log lines so far.
+func logLines(r *replica) []map[string]any {
+	var out []map[string]any
+	for _, l := range strings.Split(r.text(), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// count is how many log lines have msg.
+func count(r *replica, msg string) int {
+	n := 0
+	for _, l := range logLines(r) {
+		if l["msg"] == msg {
+			n++
+		}
+	}
+	return n
+}
+
+// cyclesBefore is how many cycles finished before the first log line until
+// accepts (a diagnosis with a fix asks for a cycle, which may follow it).
+func cyclesBefore(r *replica, until func(map[string]any) bool) int {
+	n := 0
+	for _, l := range logLines(r) {
+		if until(l) {
+			break
+		}
+		if l["msg"] == "cycle done" {
+			n++
+		}
+	}
+	return n
+}
+
+// waitLog waits up to within for a log line ok accepts, and returns it and
+// when it was seen (polled every 50ms).
+func waitLog(t *testing.T, r *replica, within time.Duration, what string, ok func(map[string]any) bool) (map[string]any, time.Time) {
+	t.Helper()
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, l := range logLines(r) {
+			if ok(l) {
+				return l, time.Now()
+			}
+		}
+	}
+	t.Fatalf("no log line %s within %s:\n%s", what, within, r.text())
+	return nil, time.Time{}
+}
+
+// metric returns the value of the metric line that starts with series
+// ("name{labels}"), or "" when /metrics at addr has none.
+func metric(t *testing.T, addr, series string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, series+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// randomSecret is a shared secret, written to a 0600 file in dir.
+func randomSecret(t *testing.T, dir, name string) (string, string) {
+	t.Helper()
+	b := make([]byte, 20)
+	rand.Read(b)
+	sec := hex.EncodeToString(b)
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(sec+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return sec, p
+}
+
+// diagnosedBy is the "application diagnosed" line of app that came through via.
+func diagnosedBy(app, via string) func(map[string]any) bool {
+	return func(l map[string]any) bool {
+		return l["msg"] == "application diagnosed" && l["app"] == app && l["delivery"] == via
+	}
+}
+
+// TestEventPullRequestCheck: a pull request opened on the emulated GitHub,
+// its pull_request delivery signed with the App's webhook secret and sent
+// to the running bot's receiver, gets its driftfix/predict check within
+// the issue's bound (10 s), predicted against the real Argo CD: failed,
+// annotated at the replicas line an HPA would take. The delivery is
+// acknowledged at once, and no scheduled cycle ran meanwhile.
+func TestEventPullRequestCheck(t *testing.T) {
+	s := newStack(t)
+	const name = "e2e-events-pr"
+	env := newBotEnv(t, s, name, "events-pr.db")
+	gh := env.gh
+	s.application(t, name, env.repo, "app", name, "")
+	secret, secretFile := randomSecret(t, env.dir, "github-webhook-secret")
+	hook := freeAddr(t)
+	bot, _ := startEventBot(t, env, "--webhook-secret-file", secretFile, "--webhook-listen", hook, "--argocd-watch=false")
+	cycleDone(t, bot) // a check needs what a cycle read (the applications, Argo CD's settings)
+
+	for path, content := range map[string]string{
+		"app/deployment.yaml": strings.Replace(deployment, "replicas: 2", "replicas: 3", 1),
+		"app/hpa.yaml":        predictHPA,
+	} {
+		if err := gh.CommitFile("acme", name, "autoscale", path, content, "person"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head := gh.Head("acme", name, "autoscale")
+	// The App's webhook: GitHub sends pull_request events from now on.
+	gh.SetWebhook("http://"+hook+"/webhook", secret, "pull_request")
+	start := time.Now()
+	number, err := gh.AddPR("acme", name, githubtest.PullRequest{Title: "autoscale", Head: "autoscale", Base: "main", Author: "person"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []githubtest.CheckRun
+	for deadline := start.Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if runs = predictRuns(gh, name, head); len(runs) == 1 && runs[0].Status == "completed" {
+			break
+		}
+	}
+	took := time.Since(start)
+	if len(runs) != 1 || runs[0].Status != "completed" {
+		t.Fatalf("no completed driftfix/predict check on %s within 60 s: %+v\n%s", short(head), runs, bot.text())
+	}
+	gh.WaitDeliveries()
+	var opened githubtest.Delivery
+	for _, d := range gh.Deliveries() {
+		if d.Event == "pull_request" && d.Action == "opened" {
+			opened = d
+		}
+	}
+	t.Logf("pull request #%d opened -> driftfix/predict %s in %s; the delivery %s answered %v in %s: %q",
+		number, runs[0].Conclusion, took.Round(time.Millisecond), opened.ID, opened.Statuses, opened.Took.Round(time.Millisecond), strings.TrimSpace(opened.Answer))
+	if opened.ID == "" || opened.Status() != http.StatusAccepted || opened.Took > time.Second {
+		t.Errorf("the pull_request delivery: %+v; want 202 within 1 s", opened)
+	}
+	if took > 10*time.Second {
+		t.Errorf("the check came %s after the pull request was opened, more than 10 s", took.Round(time.Millisecond))
+	}
+	if runs[0].Conclusion != "failure" || len(runs[0].Annotations) != 1 || runs[0].Annotations[0].Path != "app/deployment.yaml" || runs[0].Annotations[0].StartLine != 6 {
+		t.Errorf("the check: %s with annotations %+v; want a failure at app/deployment.yaml:6 (replicas)", runs[0].Conclusion, runs[0].Annotations)
+	}
+	// The delivery did it: the log names it, and only the cycle at start ran.
+	predicted := func(l map[string]any) bool { return l["msg"] == "pull request predicted" && l["delivery"] == opened.ID }
+	waitLog(t, bot, 5*time.Second, "naming the delivery", predicted)
+	if n := cyclesBefore(bot, predicted); n != 1 {
+		t.Errorf("%d cycles ran, want only the one at start:\n%s", n, bot.text())
+	}
+}
+
+// hpaTakesReplicas lets an HPA take the replicas of the application's
+// Deployment and returns when Argo CD reports it OutOfSync.
+func (s *stack) hpaTakesReplicas(t *testing.T, name string) time.Time {
+	t.Helper()
+	s.kubectl(t, predictHPA, "-n", name, "apply", "-f", "-")
+	s.waitFor(t, name, outOfSync, "OutOfSync after an HPA took its replicas")
+	return time.Now()
+}
+
+// TestEventArgoCDNotification runs Argo CD's own notifications controller
+// (the stack's argocd binary as argocd-notifications) with
+// deploy/argocd/argocd-notifications-webhook-patch.yaml applied as shipped,
+// but for the service's url (the test's receiver instead of the in-cluster
+// Service), and the shared secret in argocd-notifications-secret. driftfix
+// runs without the watch stream, as where none can stay open: when the
+// application turns OutOfSync after its sync, the controller's POST
+// /argocd, authenticated by the X-Driftfix-Secret header the template
+// renders, gets it diagnosed within a minute, with no cycle.
+func TestEventArgoCDNotification(t *testing.T) {
+	s := newStack(t)
+	const name = "e2e-events-notify"
+	env := newBotEnv(t, s, name, "events-notify.db")
+	s.application(t, name, env.repo, "app", name, "")
+	secret, secretFile := randomSecret(t, env.dir, "argocd-notify-secret")
+	hook := freeAddr(t)
+	bot, metrics := startEventBot(t, env, "--argocd-notify-secret-file", secretFile, "--webhook-listen", hook, "--argocd-watch=false")
+	cycleDone(t, bot) // the application is Synced: nothing to diagnose
+
+	patch, err := os.ReadFile("../deploy/argocd/argocd-notifications-webhook-patch.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const shippedURL = "url: http://driftfix.driftfix.svc:8081/argocd"
+	if strings.Count(string(patch), shippedURL) != 1 {
+		t.Fatalf("the shipped patch no longer has %q", shippedURL)
+	}
+	s.kubectl(t, strings.Replace(string(patch), shippedURL, "url: http://"+hook+"/argocd", 1), "apply", "-f", "-")
+	s.kubectl(t, "", "-n", "argocd", "create", "secret", "generic", "argocd-notifications-secret", "--from-literal=driftfix-notify-secret="+secret)
+	t.Cleanup(func() {
+		s.kubectl(t, "", "-n", "argocd", "delete", "configmap", "argocd-notifications-cm", "--ignore-not-found")
+		s.kubectl(t, "", "-n", "argocd", "delete", "secret", "argocd-notifications-secret", "--ignore-not-found")
+	})
+	_, port, _ := net.SplitHostPort(freeAddr(t))
+	ctrl := &replica{name: "argocd-notifications"}
+	ctrl.cmd = exec.Command(filepath.Join(s.root, "bin", "argocd"), "--kubeconfig", s.kubeconfig, "--namespace", "argocd",
+		"--metrics-port", port, "--argocd-repo-server", "127.0.0.1:8081", "--loglevel", "debug")
+	ctrl.cmd.Env = append(os.Environ(), "ARGOCD_BINARY_NAME=argocd-notifications")
+	ctrl.cmd.Stdout, ctrl.cmd.Stderr = ctrl, ctrl
+	if err := ctrl.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctrl.cmd.Process.Kill()
+		ctrl.cmd.Wait()
+		if t.Failed() {
+			t.Logf("argocd-notifications log:\n%s", ctrl.text())
+		}
+	})
+	// The controller sends the successful sync it finds at start: the
+	// application is Synced, so driftfix answers it is ignored.
+	for deadline := time.Now().Add(60 * time.Second); metric(t, metrics, `driftfix_webhook_deliveries_total{event="argocd",outcome="ignored"}`) == ""; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no notification of the successful sync reached driftfix within 60 s\ndriftfix:\n%s\nargocd-notifications:\n%s", bot.text(), ctrl.text())
+		}
+	}
+
+	out := s.hpaTakesReplicas(t, name)
+	diagnosed := diagnosedBy("e2e/argocd/"+name, "argocd notification argocd-notifications")
+	_, seen := waitLog(t, bot, time.Minute, "diagnosing the application from the notification", diagnosed)
+	t.Logf("OutOfSync -> diagnosed from Argo CD's notification in %s", seen.Sub(out).Round(time.Millisecond))
+	if v := metric(t, metrics, `driftfix_webhook_deliveries_total{event="argocd",outcome="queued"}`); v == "" {
+		t.Errorf("driftfix counted no queued notification")
+	}
+	if n := cyclesBefore(bot, diagnosed); n != 1 {
+		t.Errorf("%d cycles ran before the diagnosis, want only the one at start:\n%s", n, bot.text())
+	}
+}
+
+// TestEventWatchStream: with the watch stream on (the default) and the
+// schedule a year away, an application that Argo CD syncs to a new commit
+// while driftfix runs, and that then turns OutOfSync (an HPA takes its
+// replicas), is diagnosed from the stream within a minute, with no cycle.
+func TestEventWatchStream(t *testing.T) {
+	s := newStack(t)
+	const name = "e2e-events-watch"
+	env := newBotEnv(t, s, name, "events-watch.db")
+	s.application(t, name, env.repo, "app", name, "")
+	bot, metrics := startEventBot(t, env)
+	cycleDone(t, bot)
+	for deadline := time.Now().Add(30 * time.Second); metric(t, metrics, `driftfix_argocd_watch{instance="e2e",state="streaming"}`) != "1"; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the watch stream is not streaming after 30 s:\n%s", bot.text())
+		}
+	}
+
+	// A sync while driftfix watches: a new image in Git.
+	if err := env.gh.CommitFile("acme", name, "main", "app/deployment.yaml", strings.Replace(deployment, "web:1.0.0", "web:1.0.1", 1), "person"); err != nil {
+		t.Fatal(err)
+	}
+	headSHA := env.gh.Head("acme", name, "main")
+	s.kubectl(t, "", "-n", "argocd", "annotate", "application", name, "argocd.argoproj.io/refresh=normal", "--overwrite")
+	s.waitFor(t, name, func(a argocd.AppSummary) bool {
+		return a.Revision == headSHA && a.SyncStatus == "Synced" && a.OperationPhase == "Succeeded"
+	}, "Synced at "+short(headSHA))
+
+	out := s.hpaTakesReplicas(t, name)
+	diagnosed := diagnosedBy("e2e/argocd/"+name, "argocd watch")
+	_, seen := waitLog(t, bot, time.Minute, "diagnosing the application from the stream", diagnosed)
+	t.Logf("OutOfSync -> diagnosed from the watch stream in %s", seen.Sub(out).Round(time.Millisecond))
+	if n := cyclesBefore(bot, diagnosed); n != 1 {
+		t.Errorf("%d cycles ran before the diagnosis, want only the one at start:\n%s", n, bot.text())
+	}
+}
+
+// TestPolicyReloadGoesLive: the README's install (a dry run) with Helm on
+// the stack, its Deployment's container run as the kubelet would, its
+// ConfigMap mounted as a kubelet mounts one (the file a symbolic link into
+// a ..data directory that is swapped whole). The dry run proposes the fix
+// and opens nothing. Then the README's go-live line, `helm upgrade ...
+// --set dryRun=false`, as written: the kubelet's swap of the changed
+// ConfigMap reaches the running process, which takes the new policy without
+// a restart and opens the fix at its next cycle. The upgrade also changes
+// the pod template's checksum/config, so on a cluster the Deployment rolls
+// the pod as well (this stack has no kubelet to show that part).
+func TestPolicyReloadGoesLive(t *testing.T) {
+	s := newStack(t)
+	const name = "e2e-reload"
+	env := newBotEnv(t, s, name, "unused.db")
+	s.hpaDrift(t, name, env.repo)
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(prefix string) []string {
+		t.Helper()
+		words, err := deploy.READMECommand(readme, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return words
+	}
+	repoRoot, _ := filepath.Abs("..")
+	run := func(dir string, words []string, extra ...string) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(s.root, "bin", words[0]), append(append([]string{"--kubeconfig", s.kubeconfig}, words[1:]...), extra...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
+		}
+	}
+	work := t.TempDir()
+	token, _ := os.ReadFile(filepath.Join(s.root, "run", "argocd-token"))
+	for file, content := range map[string][]byte{"argocd-token": token, "github-app.pem": env.gh.PrivateKeyPEM} {
+		if err := os.WriteFile(filepath.Join(work, file), content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.kubectl(t, "", "delete", "namespace", "driftfix", "--ignore-not-found", "--timeout=60s")
+	run(work, line("kubectl create namespace driftfix"))
+	t.Cleanup(func() { s.kubectl(t, "", "delete", "namespace", "driftfix", "--ignore-not-found", "--timeout=60s") })
+	run(work, line("kubectl -n driftfix create secret generic driftfix "))
+	// The README's install, with this stack's addresses, a stuck threshold
+	// a test can wait for, and a cycle every minute.
+	run(repoRoot, line("helm install driftfix deploy/chart "),
+		"--set", "argocd.server="+argoURL, "--set", "argocd.insecurePlaintext=true",
+		"--set", "github.appID="+strconv.FormatInt(env.gh.AppID, 10), "--set", "github.baseURL="+env.gh.API,
+		"--set", "policy.stuckAfter=1s", "--set", "policy.minStuckFor=0s", "--set", "schedule=* * * * *", "--set", "jitter=0s")
+	t.Cleanup(func() {
+		exec.Command(filepath.Join(s.root, "bin", "helm"), "--kubeconfig", s.kubeconfig, "uninstall", "driftfix", "-n", "driftfix").Run()
+	})
+	sum := func() string {
+		return s.kubectl(t, "", "-n", "driftfix", "get", "deployment", "driftfix", "-o", `jsonpath={.spec.template.metadata.annotations.checksum/config}`)
+	}
+	before := sum()
+
+	pod, project := s.runMounted(t, env)
+	first := cycleDone(t, pod)
+	if proposed, _ := first["proposed"].(float64); proposed < 1 || first["opened"] != 0.0 {
+		t.Fatalf("the README's dry run: %v\n%s", first, pod.text())
+	}
+	if prs := env.gh.PullRequests("acme", name); len(prs) != 0 {
+		t.Fatalf("the dry run opened pull requests: %+v", prs)
+	}
+
+	run(repoRoot, line("helm upgrade driftfix deploy/chart -n driftfix --reuse-values --set dryRun=false"))
+	if after := sum(); after == before || len(after) != 64 {
+		t.Errorf("checksum/config %q before the upgrade, %q after: want a new sum, so a cluster rolls the pod too", before, after)
+	}
+	changed := time.Now()
+	project()
+	_, took := waitLog(t, pod, 30*time.Second, "taking the changed policy", func(l map[string]any) bool {
+		return l["msg"] == "policy changed: the new one is used from now on" && l["dry_run"] == false
+	})
+	t.Logf("the changed ConfigMap was taken %s after the kubelet's swap", took.Sub(changed).Round(time.Millisecond))
+	// The next cycle (within a minute) opens the fix.
+	waitLog(t, pod, 150*time.Second, "of a cycle that opened the fix", func(l map[string]any) bool {
+		opened, _ := l["opened"].(float64)
+		return l["msg"] == "cycle done" && opened >= 1
+	})
+	prs := env.gh.PullRequests("acme", name)
+	if len(prs) != 1 || !strings.HasPrefix(prs[0].Head, "driftfix/"+name+"/hpa-replicas-") {
+		t.Fatalf("after going live, the pull requests: %+v\n%s", prs, pod.text())
+	}
+	if n := count(pod, "driftfix running"); n != 1 || pod.cmd.ProcessState != nil {
+		t.Errorf("the process was restarted (%d starts) or stopped", n)
+	}
+	pod.stop(t)
+}
+
+// runMounted runs the installed Deployment's container as the kubelet
+// would: its args, its service account's identity, its Secret as files, and
+// its ConfigMap mounted as the kubelet's atomic writer does (driftfix.yaml
+// a link to ..data/driftfix.yaml, ..data a link to a timestamped directory
+// swapped by a rename). It returns the pod and project, which writes the
+// ConfigMap's current content into the mount as the kubelet's sync does.
+func (s *stack) runMounted(t *testing.T, env *botEnv) (*replica, func()) {
+	t.Helper()
+	root := t.TempDir()
+	mount := filepath.Join(root, "config")
+	for _, d := range []string{mount, filepath.Join(root, "secrets"), filepath.Join(root, "state")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	project := func() {
+		t.Helper()
+		cfg := s.kubectl(t, "", "-n", "driftfix", "get", "configmap", "driftfix", "-o", `jsonpath={.data.driftfix\.yaml}`)
+		cfg = strings.NewReplacer("/var/run/secrets/driftfix/", root+"/secrets/", "/var/lib/driftfix/", root+"/state/").Replace(cfg)
+		n++
+		ts := fmt.Sprintf("..%s_%d", time.Now().UTC().Format("2006_01_02_15_04_05"), n)
+		if err := os.Mkdir(filepath.Join(mount, ts), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(mount, ts, "driftfix.yaml"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(ts, filepath.Join(mount, "..data_tmp")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(mount, "..data_tmp"), filepath.Join(mount, "..data")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(filepath.Join(mount, "driftfix.yaml")); os.IsNotExist(err) {
+			if err := os.Symlink(filepath.Join("..data", "driftfix.yaml"), filepath.Join(mount, "driftfix.yaml")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	project()
+	for _, key := range []string{"argocd-token", "github-app.pem"} {
+		b64 := s.kubectl(t, "", "-n", "driftfix", "get", "secret", "driftfix", "-o", "jsonpath={.data."+strings.ReplaceAll(key, ".", `\.`)+"}")
+		raw, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "secrets", key), raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(s.kubectl(t, "", "-n", "driftfix", "get", "deployment", "driftfix", "-o", "jsonpath={.spec.template.spec.containers[0].args}")), &args); err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range args {
+		switch {
+		case a == "--config=/etc/driftfix/driftfix.yaml":
+			args[i] = "--config=" + filepath.Join(mount, "driftfix.yaml")
+		case strings.HasPrefix(a, "--listen="):
+			args[i] = "--listen=" + freeAddr(t)
+		}
+	}
+	kc, err := os.ReadFile(s.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kcObj map[string]any
+	if err := yaml.Unmarshal(kc, &kcObj); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range kcObj["users"].([]any) {
+		u.(map[string]any)["user"].(map[string]any)["as"] = "system:serviceaccount:driftfix:driftfix"
+	}
+	saKC, _ := yaml.Marshal(kcObj)
+	saFile := filepath.Join(root, "sa-kubeconfig")
+	if err := os.WriteFile(saFile, saKC, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pod := &replica{name: "pod"}
+	pod.cmd = exec.Command(env.bin, args...)
+	pod.cmd.Env = append(os.Environ(), "KUBECONFIG="+saFile, "POD_NAMESPACE=driftfix")
+	pod.cmd.Stdout, pod.cmd.Stderr = pod, pod
+	if err := pod.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if pod.cmd.ProcessState == nil {
+			pod.cmd.Process.Kill()
+			pod.cmd.Wait()
+		}
+	})
+	return pod, project
+}
