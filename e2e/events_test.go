@@ -221,12 +221,24 @@ func TestEventPullRequestCheck(t *testing.T) {
 }
 
 // hpaTakesReplicas lets an HPA take the replicas of the application's
-// Deployment and returns when Argo CD reports it OutOfSync.
+// Deployment and waits until Argo CD reports it OutOfSync; it returns when
+// the HPA was applied.
 func (s *stack) hpaTakesReplicas(t *testing.T, name string) time.Time {
 	t.Helper()
+	applied := time.Now()
 	s.kubectl(t, predictHPA, "-n", name, "apply", "-f", "-")
 	s.waitFor(t, name, outOfSync, "OutOfSync after an HPA took its replicas")
-	return time.Now()
+	return applied
+}
+
+// logTime is when the process logged l.
+func logTime(t *testing.T, l map[string]any) time.Time {
+	t.Helper()
+	at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(l["time"]))
+	if err != nil {
+		t.Fatalf("log line %v: %v", l, err)
+	}
+	return at
 }
 
 // TestEventArgoCDNotification runs Argo CD's own notifications controller
@@ -286,10 +298,10 @@ func TestEventArgoCDNotification(t *testing.T) {
 		}
 	}
 
-	out := s.hpaTakesReplicas(t, name)
+	applied := s.hpaTakesReplicas(t, name)
 	diagnosed := diagnosedBy("e2e/argocd/"+name, "argocd notification argocd-notifications")
-	_, seen := waitLog(t, bot, time.Minute, "diagnosing the application from the notification", diagnosed)
-	t.Logf("OutOfSync -> diagnosed from Argo CD's notification in %s", seen.Sub(out).Round(time.Millisecond))
+	l, _ := waitLog(t, bot, time.Minute, "diagnosing the application from the notification", diagnosed)
+	t.Logf("HPA applied -> OutOfSync -> notified -> diagnosed in %s (the HPA's scale and Argo CD's comparison included)", logTime(t, l).Sub(applied).Round(time.Millisecond))
 	if v := metric(t, metrics, `driftfix_webhook_deliveries_total{event="argocd",outcome="queued"}`); v == "" {
 		t.Errorf("driftfix counted no queued notification")
 	}
@@ -325,10 +337,10 @@ func TestEventWatchStream(t *testing.T) {
 		return a.Revision == headSHA && a.SyncStatus == "Synced" && a.OperationPhase == "Succeeded"
 	}, "Synced at "+short(headSHA))
 
-	out := s.hpaTakesReplicas(t, name)
+	applied := s.hpaTakesReplicas(t, name)
 	diagnosed := diagnosedBy("e2e/argocd/"+name, "argocd watch")
-	_, seen := waitLog(t, bot, time.Minute, "diagnosing the application from the stream", diagnosed)
-	t.Logf("OutOfSync -> diagnosed from the watch stream in %s", seen.Sub(out).Round(time.Millisecond))
+	l, _ := waitLog(t, bot, time.Minute, "diagnosing the application from the stream", diagnosed)
+	t.Logf("HPA applied -> OutOfSync -> streamed -> diagnosed in %s (the HPA's scale and Argo CD's comparison included)", logTime(t, l).Sub(applied).Round(time.Millisecond))
 	if n := cyclesBefore(bot, diagnosed); n != 1 {
 		t.Errorf("%d cycles ran before the diagnosis, want only the one at start:\n%s", n, bot.text())
 	}
@@ -348,7 +360,17 @@ func TestPolicyReloadGoesLive(t *testing.T) {
 	s := newStack(t)
 	const name = "e2e-reload"
 	env := newBotEnv(t, s, name, "unused.db")
-	s.hpaDrift(t, name, env.repo)
+	// The HPA is the application's own, in Git with the replicas it takes:
+	// what makes removing them a fix driftfix proposes.
+	if err := env.gh.CommitFile("acme", name, "main", "app/hpa.yaml", predictHPA, "person"); err != nil {
+		t.Fatal(err)
+	}
+	s.kubectl(t, "", "-n", "argocd", "delete", "application", name, "--ignore-not-found", "--timeout=60s")
+	s.kubectl(t, "", "delete", "namespace", name, "--ignore-not-found", "--timeout=60s")
+	s.kubectl(t, "", "create", "namespace", name)
+	s.applicationIn(t, name, env.repo, "app", name, "", false)
+	s.waitFor(t, name, func(a argocd.AppSummary) bool { return outOfSync(a) && a.OperationPhase == "Succeeded" }, "OutOfSync after a successful sync (its HPA took the replicas)")
+	time.Sleep(2 * time.Second) // past stuckAfter
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
