@@ -437,10 +437,11 @@ func TestPolicyReloadGoesLive(t *testing.T) {
 	})
 	t.Logf("the changed ConfigMap was taken %s after the kubelet's swap", took.Sub(changed).Round(time.Millisecond))
 	// The next cycle (within a minute) opens the fix.
-	waitLog(t, pod, 150*time.Second, "of a cycle that opened the fix", func(l map[string]any) bool {
+	live, _ := waitLog(t, pod, 150*time.Second, "of a cycle that opened the fix", func(l map[string]any) bool {
 		opened, _ := l["opened"].(float64)
 		return l["msg"] == "cycle done" && opened >= 1
 	})
+	t.Logf("the fix opened %s after the swap, by the next scheduled cycle (every minute here)", logTime(t, live).Sub(changed).Round(time.Millisecond))
 	prs := env.gh.PullRequests("acme", name)
 	if len(prs) != 1 || !strings.HasPrefix(prs[0].Head, "driftfix/"+name+"/hpa-replicas-") {
 		t.Fatalf("after going live, the pull requests: %+v\n%s", prs, pod.text())
@@ -544,4 +545,45 @@ func (s *stack) runMounted(t *testing.T, env *botEnv) (*replica, func()) {
 		}
 	})
 	return pod, project
+}
+
+// TestDeployReceiverOptions applies, as a server-side dry run, the chart
+// with the receiver on for GitHub and Argo CD Notifications (the shared
+// secret given as a value: the chart's own Secret, mounted alone) and an
+// overlay of the Kustomize base with its receiver components, built by the
+// real kubectl: the API server takes every object, the Secret's volume
+// with its one key included.
+func TestDeployReceiverOptions(t *testing.T) {
+	s := newStack(t)
+	chart, _ := filepath.Abs("../deploy/chart")
+	kust, _ := filepath.Abs("../deploy/kustomize")
+	overlay := t.TempDir()
+	rel, err := filepath.Rel(overlay, kust)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte("resources: ["+rel+"]\ncomponents: ["+rel+"/components/receiver, "+rel+"/components/github-webhook, "+rel+"/components/argocd-notifications]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.kubectl(t, "", "delete", "namespace", "driftfix", "--ignore-not-found", "--timeout=60s")
+	s.kubectl(t, "", "create", "namespace", "driftfix")
+	t.Cleanup(func() { s.kubectl(t, "", "delete", "namespace", "driftfix", "--ignore-not-found", "--timeout=60s") })
+	for name, manifests := range map[string]string{
+		"chart": s.run(t, "helm", "template", "driftfix", chart, "-n", "driftfix", "--kube-version", s.serverVersion(t),
+			"--set", "webhook.enabled=true", "--set", "argocd.notifications.enabled=true", "--set", "argocd.notifications.secretValue=e2e-shared-secret"),
+		"kustomize overlay": s.kubectl(t, "", "kustomize", overlay),
+	} {
+		for _, want := range []string{"--webhook-listen=:8081", "--argocd-notify-secret-file=", "--webhook-secret-file="} {
+			if !strings.Contains(manifests, want) {
+				t.Errorf("%s: the Deployment lacks %s", name, want)
+			}
+		}
+		out := s.kubectl(t, manifests, "apply", "--dry-run=server", "-f", "-")
+		if !strings.Contains(out, "secret/driftfix-argocd-notify created (server dry run)") && name == "chart" {
+			t.Errorf("%s: the chart's notification Secret was not taken: %s", name, out)
+		}
+		if !strings.Contains(out, "deployment.apps/driftfix created (server dry run)") || !strings.Contains(out, "service/driftfix created (server dry run)") {
+			t.Errorf("%s: %s", name, out)
+		}
+	}
 }
