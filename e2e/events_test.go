@@ -218,6 +218,21 @@ func TestEventPullRequestCheck(t *testing.T) {
 	if n := cyclesBefore(bot, predicted); n != 1 {
 		t.Errorf("%d cycles ran, want only the one at start:\n%s", n, bot.text())
 	}
+
+	// The same delivery again (GitHub's Redeliver, or a replay by whoever
+	// captured it): answered 200, not acted on, no second check.
+	updates := predictRuns(gh, name, head)[0].Updates
+	again, err := gh.Redeliver(opened.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Status() != http.StatusOK || !strings.Contains(again.Answer, "already received") {
+		t.Errorf("the delivery sent again: %d %q, want 200 already received", again.Status(), again.Answer)
+	}
+	time.Sleep(2 * time.Second)
+	if runs := predictRuns(gh, name, head); len(runs) != 1 || runs[0].Updates != updates {
+		t.Errorf("after the replay, the checks on %s: %+v; want the one, not updated again (%d updates before)", short(head), runs, updates)
+	}
 }
 
 // hpaTakesReplicas lets an HPA take the replicas of the application's
@@ -298,6 +313,27 @@ func TestEventArgoCDNotification(t *testing.T) {
 		}
 	}
 
+	// Anyone else who reaches the port: no header, or another secret, is
+	// refused before the body is read, and does nothing.
+	forged := `{"app": "` + name + `", "namespace": "argocd", "syncStatus": "OutOfSync", "finishedAt": "", "trigger": "forged"}`
+	for _, header := range []string{"", "not-" + secret} {
+		req, err := http.NewRequest(http.MethodPost, "http://"+hook+"/argocd", strings.NewReader(forged))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if header != "" {
+			req.Header.Set("X-Driftfix-Secret", header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("a notification with secret header %q: %d, want 401", header, resp.StatusCode)
+		}
+	}
+
 	applied := s.hpaTakesReplicas(t, name)
 	diagnosed := diagnosedBy("e2e/argocd/"+name, "argocd notification argocd-notifications")
 	l, _ := waitLog(t, bot, time.Minute, "diagnosing the application from the notification", diagnosed)
@@ -307,6 +343,11 @@ func TestEventArgoCDNotification(t *testing.T) {
 	}
 	if n := cyclesBefore(bot, diagnosed); n != 1 {
 		t.Errorf("%d cycles ran before the diagnosis, want only the one at start:\n%s", n, bot.text())
+	}
+	for _, l := range logLines(bot) {
+		if d, _ := l["delivery"].(string); strings.Contains(d, "forged") {
+			t.Errorf("a forged notification was acted on: %v", l)
+		}
 	}
 }
 
