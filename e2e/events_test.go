@@ -467,6 +467,23 @@ func TestPolicyReloadGoesLive(t *testing.T) {
 		t.Fatalf("the dry run opened pull requests: %+v", prs)
 	}
 
+	// First a hand edit of the ConfigMap that breaks the policy: refused,
+	// logged with its line, counted, and the dry run goes on.
+	cm := s.kubectl(t, "", "-n", "driftfix", "get", "configmap", "driftfix", "-o", `jsonpath={.data.driftfix\.yaml}`)
+	if !strings.Contains(cm, "dryRun: true\n") {
+		t.Fatalf("the chart's policy has no dryRun: true line:\n%s", cm)
+	}
+	bad, _ := json.Marshal(map[string]any{"data": map[string]string{"driftfix.yaml": strings.Replace(cm, "dryRun: true\n", "dryRun: sometimes\n", 1)}})
+	s.kubectl(t, "", "-n", "driftfix", "patch", "configmap", "driftfix", "--type", "merge", "-p", string(bad))
+	project()
+	waitLog(t, pod, 30*time.Second, "refusing the broken policy", func(l map[string]any) bool {
+		return l["msg"] == "changed policy refused: the policy in use stays" && l["key"] == "dryRun"
+	})
+	if v := metric(t, podAddr(t, pod), "driftfix_policy_invalid"); v != "1" {
+		t.Errorf("driftfix_policy_invalid is %q after a refused policy, want 1", v)
+	}
+
+	// Then the README's go-live line: Helm writes its ConfigMap over the edit.
 	run(repoRoot, line("helm upgrade driftfix deploy/chart -n driftfix --reuse-values --set dryRun=false"))
 	if after := sum(); after == before || len(after) != 64 {
 		t.Errorf("checksum/config %q before the upgrade, %q after: want a new sum, so a cluster rolls the pod too", before, after)
@@ -477,6 +494,14 @@ func TestPolicyReloadGoesLive(t *testing.T) {
 		return l["msg"] == "policy changed: the new one is used from now on" && l["dry_run"] == false
 	})
 	t.Logf("the changed ConfigMap was taken %s after the kubelet's swap", took.Sub(changed).Round(time.Millisecond))
+	if v := metric(t, podAddr(t, pod), "driftfix_policy_invalid"); v != "0" {
+		t.Errorf("driftfix_policy_invalid is %q once a valid policy is taken, want 0", v)
+	}
+	for _, l := range logLines(pod) {
+		if l["msg"] == "cycle done" && l["opened"] != 0.0 && logTime(t, l).Before(took) {
+			t.Errorf("a cycle published before the valid policy was taken: %v", l)
+		}
+	}
 	// The next cycle (within a minute) opens the fix.
 	live, _ := waitLog(t, pod, 150*time.Second, "of a cycle that opened the fix", func(l map[string]any) bool {
 		opened, _ := l["opened"].(float64)
@@ -491,6 +516,18 @@ func TestPolicyReloadGoesLive(t *testing.T) {
 		t.Errorf("the process was restarted (%d starts) or stopped", n)
 	}
 	pod.stop(t)
+}
+
+// podAddr is the address a pod serves /metrics on (its --listen).
+func podAddr(t *testing.T, pod *replica) string {
+	t.Helper()
+	for _, a := range pod.cmd.Args {
+		if v, ok := strings.CutPrefix(a, "--listen="); ok {
+			return v
+		}
+	}
+	t.Fatalf("the pod has no --listen: %q", pod.cmd.Args)
+	return ""
 }
 
 // runMounted runs the installed Deployment's container as the kubelet
