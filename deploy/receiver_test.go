@@ -166,6 +166,7 @@ func TestChartArgoCDNotifications(t *testing.T) {
 	}{
 		{notifications(map[string]any{"enabled": true, "secretValue": "x", "existingSecret": "y"}), "existingSecret or secretValue, not both"},
 		{map[string]any{"mode": "cronjob", "argocd": map[string]any{"notifications": map[string]any{"enabled": true}}}, "needs mode: deployment"},
+		{map[string]any{"mode": "cronjob", "networkPolicy": map[string]any{"enabled": false}, "argocd": map[string]any{"notifications": map[string]any{"enabled": true}}}, "needs mode: deployment"},
 	} {
 		if _, err := renderChart(t, tc.vals); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error saying %q", tc.vals, err, tc.want)

@@ -46,23 +46,23 @@ seccompProfile: {type: RuntimeDefault}
 {{/*
 "true" when the pods run the receiver: GitHub's deliveries (webhook.enabled)
 or Argo CD's notifications (argocd.notifications.enabled), on webhook.port.
-A CronJob has none: asking for notifications with one is an error.
+A CronJob has none (driftfix.notifySecret refuses notifications with one).
 */}}
 {{- define "driftfix.receiver" -}}
-{{- $n := .Values.argocd.notifications }}
-{{- if and $n.enabled (ne .Values.mode "deployment") }}
-{{- fail "argocd.notifications.enabled: needs mode: deployment (a CronJob runs no receiver for Argo CD to post to)" }}
-{{- end }}
-{{- if and (eq .Values.mode "deployment") (or .Values.webhook.enabled $n.enabled) }}true{{ end }}
+{{- if and (eq .Values.mode "deployment") (or .Values.webhook.enabled .Values.argocd.notifications.enabled) }}true{{ end }}
 {{- end }}
 
 {{/*
 The Secret holding Argo CD Notifications' shared secret when it is not a key
 of existingSecret (already mounted): the chart's own (secretValue) or
-argocd.notifications.existingSecret; "" otherwise.
+argocd.notifications.existingSecret; "" otherwise. Every mode renders the
+pod's volumes through it, so it refuses notifications with a CronJob.
 */}}
 {{- define "driftfix.notifySecret" -}}
 {{- $n := .Values.argocd.notifications }}
+{{- if and $n.enabled (ne .Values.mode "deployment") }}
+{{- fail "argocd.notifications.enabled: needs mode: deployment (a CronJob runs no receiver for Argo CD to post to)" }}
+{{- end }}
 {{- if and $n.enabled $n.secretValue $n.existingSecret }}
 {{- fail "argocd.notifications: give existingSecret or secretValue, not both" }}
 {{- end }}
