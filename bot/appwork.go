@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/events"
 	"github.com/driftfix/driftfix/bot/plan"
@@ -29,7 +30,12 @@ func DiagnoseApp(ctx context.Context, cfg *config.Config, instances []plan.Insta
 		}
 		in.Client = view
 		res := plan.Cycle(ctx, cfg, []plan.Instance{in}, now, plan.CycleOptions{})
-		return res, errors.Join(res.Errors...)
+		err := errors.Join(res.Errors...)
+		if errors.Is(err, argocd.ErrNotFound) && len(res.Stuck) == 0 {
+			// Read afresh (no stream open), argocd-server does not show it.
+			return res, fmt.Errorf("application %s: Argo CD does not show it: %w", appKey, publish.ErrNotWatched)
+		}
+		return res, err
 	}
 	return plan.CycleResult{}, fmt.Errorf("application %s: no instance %q in the policy: %w", appKey, id.Instance, publish.ErrNotWatched)
 }

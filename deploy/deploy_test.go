@@ -72,17 +72,13 @@ func byKey(objs []drift.Object) map[string]drift.Object {
 	return out
 }
 
-func TestChartAndKustomizeRenderTheSameObjects(t *testing.T) {
-	chart, err := renderChart(t, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kust, err := render.Kustomize(files(t, "kustomize"), "kustomize")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The Kustomize base is not installed by Helm: it carries the standard
-	// labels but Helm's own two.
+// withoutHelm is the chart's objects by key as the Kustomize base renders
+// them: the Kustomize base is not installed by Helm, so it carries the
+// standard labels but Helm's own two, and it has no template to sum for
+// checksum/config (the chart rolls its pods when what it renders changes,
+// TestChartWebhook).
+func withoutHelm(t *testing.T, chart []drift.Object) map[string]drift.Object {
+	t.Helper()
 	for _, o := range chart {
 		for _, labels := range labelSets(o) {
 			for _, l := range helmOnlyLabels {
@@ -93,10 +89,7 @@ func TestChartAndKustomizeRenderTheSameObjects(t *testing.T) {
 			}
 		}
 	}
-	c, k := byKey(chart), byKey(kust)
-	// The chart rolls its pods when what it renders changes
-	// (checksum/config, TestChartWebhook); the Kustomize base has no
-	// template to sum.
+	c := byKey(chart)
 	if md := drift.Map(c["Deployment driftfix/driftfix"], "spec", "template", "metadata"); md != nil {
 		if a, _ := md["annotations"].(map[string]any); a != nil {
 			delete(a, "checksum/config")
@@ -105,6 +98,19 @@ func TestChartAndKustomizeRenderTheSameObjects(t *testing.T) {
 			}
 		}
 	}
+	return c
+}
+
+func TestChartAndKustomizeRenderTheSameObjects(t *testing.T) {
+	chart, err := renderChart(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kust, err := render.Kustomize(files(t, "kustomize"), "kustomize")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, k := withoutHelm(t, chart), byKey(kust)
 	var keys []string
 	for key := range c {
 		keys = append(keys, key)
@@ -548,6 +554,12 @@ func TestChartNotes(t *testing.T) {
 		{name: "live", values: map[string]any{"github": map[string]any{"tokenMode": true}, "slack": map[string]any{"channel": "#drift"}},
 			want:    []string{"Live", "--set dryRun=true", "kubectl -n driftfix logs deploy/driftfix", "github-token", "slack-token", "#drift"},
 			notWant: []string{"--set dryRun=false", "No GitHub credential"}},
+		{name: "notifications", values: map[string]any{"argocd": map[string]any{"notifications": map[string]any{"enabled": true}}},
+			want:    []string{"and driftfix-notify-secret (Argo CD Notifications' shared secret)", "http://driftfix.driftfix.svc:8081/argocd", "argocd-notifications-webhook-patch.yaml"},
+			notWant: []string{"of the Secret"}},
+		{name: "notifications secretValue", values: map[string]any{"argocd": map[string]any{"notifications": map[string]any{"enabled": true, "secretValue": "s"}}},
+			want:    []string{"of the Secret driftfix/driftfix-argocd-notify (key driftfix-notify-secret)"},
+			notWant: []string{"Argo CD Notifications' shared secret)"}},
 		{name: "cronjob", values: map[string]any{"mode": "cronjob", "dryRun": true, "fullnameOverride": "bot"},
 			want:    []string{"kubectl -n driftfix create job --from=cronjob/bot bot-now", "kubectl -n driftfix logs -f job/bot-now", "--set dryRun=false", "No GitHub credential"},
 			notWant: []string{"deploy/bot", "svc/bot"}},

@@ -168,6 +168,9 @@ func (l *listResponse) add(it *listItem, sum [sha256.Size]byte) {
 // as before is not decoded again), so the slice is shared: callers must
 // not modify it, and copy it first to change it.
 func (c *Client) ListApplications(ctx context.Context) ([]AppSummary, error) {
+	if c.fresh[1] != "" {
+		return c.readOne(ctx)
+	}
 	if apps, ok := c.fromWatch(); ok {
 		return apps, nil
 	}

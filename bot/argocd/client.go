@@ -105,8 +105,10 @@ type Client struct {
 	// watch is what the application watch stream keeps between lists
 	// (watch.go); nil while no Watcher runs.
 	watch *watchState
-	// only is the one application a client from Only lists.
-	only []AppSummary
+	// only is the one application a client from Only lists; fresh
+	// (namespace, name) the one it reads again when it lists.
+	only  []AppSummary
+	fresh [2]string
 }
 
 // Errors a caller branches on.

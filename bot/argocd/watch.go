@@ -531,34 +531,49 @@ func (c *Client) sameAsListed(key string, a AppSummary) bool {
 }
 
 // Only returns a client that lists the one application namespace/name,
-// as the stream or the last list shows it, and reads everything else as c
-// does (a unit of work diagnoses one application with it); false when
-// neither knows it.
+// as the open stream or the list read under it shows it, and reads
+// everything else as c does (a unit of work diagnoses one application with
+// it); false when the open stream does not know it. Without an open stream
+// (no Watcher, or a refused or broken one: an Argo CD Notifications
+// delivery) the last list is stale, so the client reads that application
+// again from argocd-server when it lists.
 func (c *Client) Only(namespace, name string) (*Client, bool) {
 	key := namespace + "/" + name
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var app AppSummary
-	found := false
-	if w := c.watch; w != nil {
-		if ch, ok := w.changes[key]; ok {
-			app, found = ch, ch.Name != ""
-			if !found {
-				return nil, false // deleted
-			}
+	view := func(only []AppSummary, fresh [2]string) *Client {
+		return &Client{filter: c.filter, base: c.base, token: c.token, http: c.http, retries: c.retries, backoff: c.backoff, log: c.log,
+			calls: map[string]int{}, errs: map[string]int{}, only: only, fresh: fresh}
+	}
+	w := c.watch
+	if w == nil || !w.live || w.listed != w.epoch || c.listed == nil {
+		return view(nil, [2]string{namespace, name}), true
+	}
+	if ch, ok := w.changes[key]; ok {
+		if ch.Name == "" {
+			return nil, false // deleted
+		}
+		return view([]AppSummary{ch}, [2]string{}), true
+	}
+	for _, a := range c.listed {
+		if a.Namespace == namespace && a.Name == name {
+			return view([]AppSummary{a}, [2]string{}), true
 		}
 	}
-	if !found {
-		for _, a := range c.listed {
-			if a.Namespace == namespace && a.Name == name {
-				app, found = a, true
-				break
-			}
-		}
+	return nil, false
+}
+
+// readOne lists the one application a client from Only reads afresh: its
+// summary from argocd-server's GET of it, decoded as a stream event is.
+func (c *Client) readOne(ctx context.Context) ([]AppSummary, error) {
+	ns, name := c.fresh[0], c.fresh[1]
+	var raw json.RawMessage
+	if err := c.get(ctx, "GET /api/v1/applications/{name}", appPath(name, ""), appQuery(ns), &raw); err != nil {
+		return nil, err
 	}
-	if !found {
-		return nil, false
+	a, _, err := decodeWatchApp(raw)
+	if err != nil {
+		return nil, fmt.Errorf("argocd: application %s/%s: %w", ns, name, err)
 	}
-	return &Client{filter: c.filter, base: c.base, token: c.token, http: c.http, retries: c.retries, backoff: c.backoff, log: c.log,
-		calls: map[string]int{}, errs: map[string]int{}, only: []AppSummary{app}}, true
+	return []AppSummary{a}, nil
 }

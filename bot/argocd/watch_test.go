@@ -239,3 +239,60 @@ func FuzzStreamLine(f *testing.F) {
 		})
 	})
 }
+
+// TestOnlyWithoutStream: a unit of work from Argo CD Notifications comes
+// with no stream open, so the one application it names is read again from
+// argocd-server: the last list, which showed it Synced, is stale. With the
+// stream open, the stream's view is used and nothing more is read.
+func TestOnlyWithoutStream(t *testing.T) {
+	synced := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	srv := argocdtest.NewServer(token, watchApp("web", "Synced", synced), watchApp("api", "Synced", synced))
+	t.Cleanup(srv.Close)
+	c := client(t, srv.URL, nil)
+	if _, err := c.ListApplications(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	later := synced.Add(time.Hour)
+	srv.Add(watchApp("web", "OutOfSync", later))
+	view, ok := c.Only("argocd", "web")
+	if !ok {
+		t.Fatal("Only does not show web")
+	}
+	apps, err := view.ListApplications(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(apps) != 1 || apps[0].Name != "web" || apps[0].SyncStatus != "OutOfSync" || !apps[0].OperationFinished.Equal(later) {
+		t.Fatalf("without a stream Only lists %+v, want web as argocd-server shows it now (OutOfSync, synced at %s)", apps, later)
+	}
+	if n := view.Calls()["GET /api/v1/applications/{name}"]; n != 1 {
+		t.Errorf("the application was read %d times, want once", n)
+	}
+	if _, err := func() ([]AppSummary, error) {
+		v, _ := c.Only("argocd", "gone")
+		return v.ListApplications(context.Background())
+	}(); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an application argocd-server does not have: %v, want ErrNotFound", err)
+	}
+
+	// With the stream open, its view: no call.
+	startWatcher(t, c)
+	eventually(t, "the stream opens", func() bool { return srv.StreamsOpened() == 1 })
+	if _, err := c.ListApplications(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the list is answered from the stream", func() bool { return c.WatchStats().Live })
+	view, ok = c.Only("argocd", "web")
+	if !ok {
+		t.Fatal("Only does not show web with the stream open")
+	}
+	if apps, err := view.ListApplications(context.Background()); err != nil || len(apps) != 1 || apps[0].SyncStatus != "OutOfSync" {
+		t.Fatalf("with the stream, Only lists %+v, %v", apps, err)
+	}
+	if len(view.Calls()) != 0 {
+		t.Errorf("with the stream open, Only's list made calls: %v", view.Calls())
+	}
+	if _, ok := c.Only("argocd", "unknown"); ok {
+		t.Error("with the stream open, Only shows an application neither the stream nor the list knows")
+	}
+}

@@ -43,11 +43,54 @@ capabilities: {drop: [ALL]}
 seccompProfile: {type: RuntimeDefault}
 {{- end }}
 
+{{/*
+"true" when the pods run the receiver: GitHub's deliveries (webhook.enabled)
+or Argo CD's notifications (argocd.notifications.enabled), on webhook.port.
+A CronJob has none (driftfix.notifySecret refuses notifications with one).
+*/}}
+{{- define "driftfix.receiver" -}}
+{{- if and (eq .Values.mode "deployment") (or .Values.webhook.enabled .Values.argocd.notifications.enabled) }}true{{ end }}
+{{- end }}
+
+{{/*
+The Secret holding Argo CD Notifications' shared secret when it is not a key
+of existingSecret (already mounted): the chart's own (secretValue) or
+argocd.notifications.existingSecret; "" otherwise. Every mode renders the
+pod's volumes through it, so it refuses notifications with a CronJob.
+*/}}
+{{- define "driftfix.notifySecret" -}}
+{{- $n := .Values.argocd.notifications }}
+{{- if and $n.enabled (ne .Values.mode "deployment") }}
+{{- fail "argocd.notifications.enabled: needs mode: deployment (a CronJob runs no receiver for Argo CD to post to)" }}
+{{- end }}
+{{- if and $n.enabled $n.secretValue $n.existingSecret }}
+{{- fail "argocd.notifications: give existingSecret or secretValue, not both" }}
+{{- end }}
+{{- if and $n.enabled $n.secretValue }}{{ include "driftfix.fullname" . }}-argocd-notify
+{{- else if and $n.enabled $n.existingSecret (ne $n.existingSecret .Values.existingSecret) }}{{ $n.existingSecret }}
+{{- end }}
+{{- end }}
+
+{{/* The file the pods read Argo CD Notifications' shared secret from. */}}
+{{- define "driftfix.notifySecretFile" -}}
+{{- if include "driftfix.notifySecret" . -}}
+/var/run/secrets/driftfix-argocd-notify/{{ .Values.argocd.notifications.secretKey }}
+{{- else -}}
+/var/run/secrets/driftfix/{{ .Values.argocd.notifications.secretKey }}
+{{- end }}
+{{- end }}
+
 {{- define "driftfix.volumes" -}}
 - name: config
   configMap: {name: {{ include "driftfix.fullname" . }}}
 - name: secrets
   secret: {secretName: {{ .Values.existingSecret }}}
+{{- with include "driftfix.notifySecret" . }}
+- name: argocd-notify
+  secret:
+    secretName: {{ . }}
+    items: [{key: {{ $.Values.argocd.notifications.secretKey }}, path: {{ $.Values.argocd.notifications.secretKey }}}]
+{{- end }}
 - name: state
 {{- if .Values.persistence.enabled }}
   persistentVolumeClaim: {claimName: {{ include "driftfix.fullname" . }}-state}
@@ -69,6 +112,9 @@ imagePullSecrets:
 {{- define "driftfix.mounts" -}}
 - {name: config, mountPath: /etc/driftfix, readOnly: true}
 - {name: secrets, mountPath: /var/run/secrets/driftfix, readOnly: true}
+{{- if include "driftfix.notifySecret" . }}
+- {name: argocd-notify, mountPath: /var/run/secrets/driftfix-argocd-notify, readOnly: true}
+{{- end }}
 - {name: state, mountPath: /var/lib/driftfix}
 {{- with .Values.extraVolumeMounts }}
 {{ toYaml . }}
