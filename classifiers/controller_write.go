@@ -22,7 +22,7 @@ func classifyControllerWrite(c *Case) (Verdict, bool) {
 	d := c.Diff
 	if cause, ev, ok := c.missing(); ok && cause == drift.CauseControllerWrite { // deleted without a person (graph.go)
 		return Verdict{Evidence: ev, Fix: drift.FixNone,
-			Reason: "a controller deleted it as Git's own manifest asks; whether Git should ask for that (a hook with a delete policy instead of a TTL, no owner reference, no add-on manager label) is a person's choice"}, true
+			Reason: "a controller, or the application's own automation, deleted it as Git's manifests allow; whether Git should (a hook with a delete policy instead of a TTL, no owner reference, no add-on manager label, no job that deletes it) is a person's choice"}, true
 	}
 	if d == nil || len(d.Path) == 0 {
 		return Verdict{}, false

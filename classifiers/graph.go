@@ -229,12 +229,15 @@ func pluralOf(o drift.Object) string {
 	return k + "s"
 }
 
-// labelledBy returns the component that manages the live object by a label
-// it carries, and the label's value.
+// labelledBy returns the component that manages the object by a label it
+// carries, and the label's value. The label must be in Git's manifest as
+// well as live: anyone may label a live object, so a label only live has
+// would let a hand edit pass for the component's.
 func (c *Case) labelledBy() (drift.LabelledManager, string, bool) {
-	live := c.Resource().Live
+	r := c.Resource()
 	for _, lm := range drift.Graph.Labelled {
-		if v, ok := drift.Labels(live)[lm.Label]; ok && slices.Contains(lm.Values, v) {
+		v, ok := drift.Labels(r.Live)[lm.Label]
+		if ok && slices.Contains(lm.Values, v) && drift.Labels(r.Target)[lm.Label] == v {
 			return lm, v, true
 		}
 	}

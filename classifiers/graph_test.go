@@ -169,6 +169,8 @@ spec:
 	}{
 		{"kubectl under the add-on manager's label is the add-on manager", snap{target: git, live: cm("addonmanager.kubernetes.io/mode: Reconcile", "kubectl-client-side-apply")}, "/data/a",
 			classifiers.ControllerWrite, want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{"managed by the cluster's add-on manager"}}},
+		{"a label only live has is anyone's: kubectl is a person", snap{target: replaceOnce(git, "addonmanager.kubernetes.io/mode: Reconcile", "app: dns"), live: cm("addonmanager.kubernetes.io/mode: Reconcile", "kubectl-client-side-apply")}, "/data/a",
+			classifiers.ManualChange, want{claims: true, fix: drift.FixNone, cause: drift.CauseManualChange}},
 		{"kubectl without the label is a person", snap{target: replaceOnce(git, "addonmanager.kubernetes.io/mode: Reconcile", "app: dns"), live: cm("app: dns", "kubectl-client-side-apply")}, "/data/a",
 			classifiers.ManualChange, want{claims: true, fix: drift.FixNone, cause: drift.CauseManualChange}},
 		{"the dashboard's own Secret, by the role that names it", snap{target: gitSecret, live: secret("dashboard"), inGit: []string{role, binding, ui}}, "/data/csrf",
