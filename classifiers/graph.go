@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
@@ -45,6 +46,10 @@ func (c *Case) missing() (cause drift.Cause, ev []drift.Evidence, ok bool) {
 			}
 			ruledOut = append(ruledOut, fmt.Sprintf("every owner its %s names exists", del.Field))
 		default:
+			if why := c.notElapsed(v); why != "" {
+				ruledOut = append(ruledOut, fmt.Sprintf("%s (%s): %s", del.Field, del.Component, why))
+				continue
+			}
 			return drift.CauseControllerWrite, []drift.Evidence{{Kind: drift.EvidenceDeletion, Path: del.Field.String(),
 				Text: fmt.Sprintf("Git's manifest sets %s: %s; the object is gone as that field asks (%s)", del.Field, del.Component, del.Source)}}, true
 		}
@@ -436,4 +441,26 @@ func (c *Case) gatedFieldDropped() (Verdict, bool) {
 		drift.Say(drift.EvidenceGit, fmt.Sprintf("Git declares %s; the API server stored no %s, and no writer owns it", c.show(d.Git), d.Path)),
 	}, Fix: drift.FixNone,
 		Reason: fmt.Sprintf("Git's intent is not in effect while %s is off; removing the field would change what the object asks for once the gate is on: a person decides (turn the gate on, upgrade, or drop the field)", fg.Gate)}, true
+}
+
+// notElapsed says why a deletion after a number of seconds (a TTL) cannot
+// explain the object's absence: the Application's last comparison came less
+// than that long after its last sync finished, so the object cannot yet
+// have run and then expired. "" when it may have, or when the snapshot
+// does not tell.
+func (c *Case) notElapsed(seconds any) string {
+	n, ok := seconds.(int64)
+	if f, isFloat := seconds.(float64); isFloat {
+		n, ok = int64(f), true
+	}
+	if !ok {
+		return ""
+	}
+	app := c.Snapshot.Application
+	synced, err1 := time.Parse(time.RFC3339, drift.Str(app, "status", "operationState", "finishedAt"))
+	compared, err2 := time.Parse(time.RFC3339, drift.Str(app, "status", "reconciledAt"))
+	if err1 != nil || err2 != nil || compared.Sub(synced) >= time.Duration(n)*time.Second {
+		return ""
+	}
+	return fmt.Sprintf("the last sync finished at %s and the comparison ran at %s, less than %d seconds later, so it had not expired yet", synced.Format(time.RFC3339), compared.Format(time.RFC3339), n)
 }

@@ -88,6 +88,8 @@ func TestMissingObjects(t *testing.T) {
 	}{
 		{"a Job's TTL deleted it", snap{app: appSynced("batch Job migrate"), target: ttlJob}, classifiers.ControllerWrite,
 			want{claims: true, fix: drift.FixNone, cause: drift.CauseControllerWrite, evidence: []string{"sets /spec/ttlSecondsAfterFinished", "TTL-after-finished controller"}}},
+		{"a TTL that cannot have expired yet explains nothing", snap{app: strings.Replace(appSynced("batch Job migrate"), "    phase: Succeeded\n", "    phase: Succeeded\n    finishedAt: \"2025-01-01T10:00:00Z\"\n", 1) + "  reconciledAt: \"2025-01-01T10:00:30Z\"\n", target: ttlJob}, classifiers.ManualChange,
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseManualChange, evidence: []string{"ruled out: /spec/ttlSecondsAfterFinished", "less than 100 seconds later"}}},
 		{"nothing explains it: a person, by elimination", snap{app: appSynced("- ConfigMap settings"), target: plainCM}, classifiers.ManualChange,
 			want{claims: true, fix: drift.FixNone, cause: drift.CauseManualChange, evidence: []string{"the last sync applied", "ruled out: Git's manifest has no /metadata/ownerReferences", "ruled out: no label addonmanager.kubernetes.io/mode", "a person"}}},
 		{"never applied by the last sync: not established", snap{target: plainCM}, classifiers.ManualChange,
