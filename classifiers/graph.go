@@ -418,7 +418,7 @@ func (c *Case) inProcessAdmission() (Verdict, bool) {
 	d := c.Diff
 	ev := []drift.Evidence{
 		{Kind: drift.EvidenceAdmission, Path: d.Path.String(), Detail: a.Annotation,
-			Text: fmt.Sprintf("%s; %s rewrites %s at admission, with no webhook configuration to list (%s)", why, a.Component, d.Path, a.Source)},
+			Text: fmt.Sprintf("%s. Rewritten at admission by %s; no webhook configuration of it can be listed (%s)", capitalize(why), a.Component, a.Source)},
 		{Kind: drift.EvidenceManager, Text: fmt.Sprintf("%s is owned by Argo CD's request alone: a mutation at admission is recorded under the requester's manager", d.Path)},
 	}
 	if d.InGit {
@@ -463,4 +463,12 @@ func (c *Case) notElapsed(seconds any) string {
 		return ""
 	}
 	return fmt.Sprintf("the last sync finished at %s and the comparison ran at %s, less than %d seconds later, so it had not expired yet", synced.Format(time.RFC3339), compared.Format(time.RFC3339), n)
+}
+
+// capitalize upper-cases a sentence's first letter.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
