@@ -240,7 +240,7 @@ spec:
 	}
 	git := replaceOnce(replaceOnce(dep("10m", ""), "  managedFields:\n  - {manager: argocd-controller, operation: Update, apiVersion: apps/v1, time: \"2025-01-01T00:00:00Z\", fieldsV1: {f:spec: {f:template: {f:spec: {f:containers: {}}}}}}\n", ""), "  annotations: {}\n", "")
 	checkDiff(t, classifiers.WebhookMutation, snap{target: git, live: dep("250m", `autopilot.gke.io/resource-adjustment: '{"modified":true}'`)}, "/spec/template/spec/containers/0/resources/requests/cpu",
-		want{claims: true, fix: drift.FixNone, cause: drift.CauseWebhookMutation, evidence: []string{"the object carries the annotation autopilot.gke.io/resource-adjustment", "GKE Autopilot"}})
+		want{claims: true, fix: drift.FixNone, cause: drift.CauseWebhookMutation, evidence: []string{"The object carries the annotation autopilot.gke.io/resource-adjustment", "GKE Autopilot"}})
 	checkDiff(t, classifiers.WebhookMutation, snap{target: git, live: dep("250m", "")}, "/spec/template/spec/containers/0/resources/requests/cpu",
 		want{claims: false, cause: drift.CauseUnknown})
 }
