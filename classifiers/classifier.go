@@ -147,6 +147,12 @@ type Input struct {
 	// state), their Git manifests by reference.
 	scalers map[drift.Ref]drift.Object
 	desired map[drift.Ref]drift.Object
+	// own are the application's RBAC objects and workloads as Git declares
+	// them; objects the kind/name of every context object; version the
+	// oldest kubelet version of the context's nodes (graph.go).
+	own     []drift.Object
+	objects map[string]bool
+	version *drift.Version
 
 	writersOnce sync.Once
 	writerIdx   *writerIndex // programs, workloads and referrers of the context (writers)
@@ -156,7 +162,7 @@ type Input struct {
 func NewInput(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison) *Input {
 	in := &Input{Snapshot: s, Settings: settings, Comparison: cmp,
 		namespaces: map[string]drift.Object{}, crds: map[string]drift.Object{},
-		scalers: map[drift.Ref]drift.Object{}, desired: map[drift.Ref]drift.Object{}}
+		scalers: map[drift.Ref]drift.Object{}, desired: map[drift.Ref]drift.Object{}, objects: map[string]bool{}}
 	for i := range s.Resources {
 		in.addDesired(&s.Resources[i])
 	}
@@ -180,6 +186,7 @@ func NewInput(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison)
 
 // index files one object of the context under its kind.
 func (in *Input) index(o drift.Object) {
+	in.indexGraph(o)
 	group, _ := drift.SplitAPIVersion(drift.Str(o, "apiVersion"))
 	if drift.Map(o, "spec", "scaleTargetRef") != nil {
 		in.scalers[drift.RefOf(o)] = o
@@ -211,6 +218,7 @@ func (in *Input) index(o drift.Object) {
 
 // addDesired records a resource Git declares that names a scale target.
 func (in *Input) addDesired(r *drift.Resource) {
+	in.addOwn(r)
 	if r.Target != nil && drift.Map(r.Target, "spec", "scaleTargetRef") != nil {
 		in.desired[r.Ref()] = r.Target
 	}
@@ -231,7 +239,7 @@ type Shared struct {
 // collected objects.
 func NewShared(app drift.Object, cluster []drift.Object) *Shared {
 	sh := &Shared{in: Input{Snapshot: &drift.Snapshot{Application: app}, namespaces: map[string]drift.Object{}, crds: map[string]drift.Object{},
-		scalers: map[drift.Ref]drift.Object{}, desired: map[drift.Ref]drift.Object{}},
+		scalers: map[drift.Ref]drift.Object{}, desired: map[drift.Ref]drift.Object{}, objects: map[string]bool{}},
 		seen: ClusterRefs(cluster), writers: newWriterIndex()}
 	for _, o := range cluster {
 		sh.add(o)
@@ -264,7 +272,8 @@ func (sh *Shared) add(o drift.Object) {
 func NewInputShared(s *drift.Snapshot, settings drift.Settings, cmp *drift.Comparison, sh *Shared) *Input {
 	in := &Input{Snapshot: s, Settings: settings, Comparison: cmp,
 		namespaces: sh.in.namespaces, hpas: sh.in.hpas, webhooks: sh.in.webhooks, parsed: sh.in.parsed,
-		crds: sh.in.crds, apps: sh.in.apps, scalers: sh.in.scalers, desired: sh.in.desired, writerIdx: sh.writers}
+		crds: sh.in.crds, apps: sh.in.apps, scalers: sh.in.scalers, desired: sh.in.desired, writerIdx: sh.writers,
+		own: sh.in.own, objects: sh.in.objects, version: sh.in.version}
 	if len(in.webhooks) > 0 {
 		if in.parsed == nil {
 			in.parsed = []*parsedWebhook{} // read already: configurations without webhooks

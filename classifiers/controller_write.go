@@ -20,16 +20,25 @@ var ControllerWrite = Classifier{
 
 func classifyControllerWrite(c *Case) (Verdict, bool) {
 	d := c.Diff
+	if cause, ev, ok := c.missing(); ok && cause == drift.CauseControllerWrite { // deleted without a person (graph.go)
+		return Verdict{Evidence: ev, Fix: drift.FixNone,
+			Reason: "a controller, or the application's own automation, deleted it as Git's manifests allow; whether Git should (a hook with a delete policy instead of a TTL, no owner reference, no add-on manager label, no job that deletes it) is a person's choice"}, true
+	}
 	if d == nil || len(d.Path) == 0 {
 		return Verdict{}, false
 	}
 	var writers []drift.Owner
 	for _, o := range d.NonArgoOwners() {
-		if !c.isPerson(o.Manager) { // a status update writes the metadata it owns too
+		if !c.writesAsPerson(o.Manager) { // a status update writes the metadata it owns too
 			writers = append(writers, o)
 		}
 	}
 	if len(writers) == 0 {
+		if lm, v, ok := c.labelledBy(); ok && d.InGit && !d.InLive {
+			return Verdict{Evidence: []drift.Evidence{labelledEvidence(lm, v),
+				drift.Say(drift.EvidenceGit, fmt.Sprintf("Git declares %s; the live object has no %s: the manager re-applied its own version of the object without it", c.show(d.Git), d.Path))},
+				Fix: drift.FixNone, Reason: "Argo CD and the component that manages the object by its label overwrite each other; a person decides which of them owns it"}, true
+		}
 		return Verdict{}, false
 	}
 	w := writers[len(writers)-1]

@@ -19,9 +19,15 @@ func classifyManualChange(c *Case) (Verdict, bool) {
 	if d == nil {
 		return Verdict{}, false
 	}
+	if cause, ev, ok := c.missing(); ok { // deleted: by a person only where nothing else explains it (graph.go)
+		if cause != drift.CauseManualChange {
+			return Verdict{}, false
+		}
+		return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: manualReasons[c.revertedWhen()]}, true
+	}
 	var manual []drift.Owner
 	for _, o := range d.NonArgoOwners() {
-		if c.isPerson(o.Manager) {
+		if c.writesAsPerson(o.Manager) {
 			manual = append(manual, o)
 		}
 	}

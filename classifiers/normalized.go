@@ -25,6 +25,9 @@ func classifyNormalized(c *Case) (Verdict, bool) {
 	if d == nil || len(d.Path) == 0 {
 		return Verdict{}, false
 	}
+	if v, ok := c.gatedFieldDropped(); ok { // a feature gate that is off (graph.go)
+		return v, true
+	}
 	res := c.Resource()
 	crd := c.CRD(d.Resource)
 	version := ""

@@ -25,6 +25,9 @@ func classifyWebhookMutation(c *Case) (Verdict, bool) {
 	if len(d.NonArgoOwners()) > 0 {
 		return Verdict{}, false // another manager wrote it through the API, not at admission
 	}
+	if v, ok := c.inProcessAdmission(); ok { // no webhook object to list (graph.go)
+		return v, true
+	}
 	matches := c.matchingWebhooks(d.Resource, c.Resource())
 	if len(matches) == 0 {
 		return Verdict{}, false

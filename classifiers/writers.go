@@ -3,6 +3,7 @@ package classifiers
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -76,6 +77,12 @@ func (p placement) evidence() []string {
 func (c *Case) place(o drift.Owner) placement {
 	var p placement
 	d := c.Diff
+	if lm, v, ok := c.labelledBy(); ok && c.isPerson(o.Manager) {
+		return placement{is: drift.WriterController, shown: []string{labelledEvidence(lm, v).Text}}
+	}
+	if s := c.shownByRBAC(o.Manager); s != "" && c.isPerson(o.Manager) {
+		return placement{is: drift.WriterController, shown: []string{s}}
+	}
 	w := lookupWriter(c.Sensitivity.Writers, o.Manager)
 	var op drift.OwnedPath
 	owns := false
@@ -316,6 +323,35 @@ func (x *writerIndex) add(o drift.Object) {
 	for _, field := range []string{"workloadRef", "scaleTargetRef"} {
 		if t := drift.Map(o, "spec", field); t != nil {
 			k := referent{drift.Str(t, "kind"), drift.Str(o, "metadata", "namespace"), drift.Str(t, "name")}
+			x.referrers[k] = append(x.referrers[k], referrer{referrerObject(o), "spec." + field})
+		}
+	}
+	// The catalog's object graph: a field of this kind naming another object.
+	kind := drift.KindOf(o)
+	for _, ref := range drift.Graph.References {
+		if ref.From != kind {
+			continue
+		}
+		name, to := "", ref.To
+		v, set := ref.Field.Get(map[string]any(o))
+		switch t := v.(type) {
+		case string:
+			name = t
+		case map[string]any:
+			name = drift.Str(t, "name")
+			if k := drift.Str(t, "kind"); k != "" {
+				to = "/" + k
+			}
+		}
+		if !set && ref.Default == "name" {
+			name = drift.Str(o, "metadata", "name")
+		}
+		if name == "" {
+			continue
+		}
+		field := strings.ReplaceAll(strings.TrimPrefix(ref.Field.String(), "/"), "/", ".")
+		k := referent{to[strings.Index(to, "/")+1:], drift.Str(o, "metadata", "namespace"), name}
+		if !slices.ContainsFunc(x.referrers[k], func(r referrer) bool { return r.field == field && drift.RefOf(r.o) == drift.RefOf(o) }) {
 			x.referrers[k] = append(x.referrers[k], referrer{referrerObject(o), field})
 		}
 	}
@@ -385,7 +421,7 @@ func (c *Case) keepsAReferrer(manager string) string {
 	for _, r := range c.writers().referrers[referent{ref.Kind, ref.Namespace, ref.Name}] {
 		for _, e := range managedEntries(r.o, manager) {
 			if drift.Str(e, "subresource") == "status" || drift.Map(e, "fieldsV1", "f:status") != nil {
-				return fmt.Sprintf("%s writes the status of %s, whose spec.%s names this object: the controller of that object keeps this one", manager, drift.RefOf(r.o), r.field)
+				return fmt.Sprintf("%s writes the status of %s, whose %s names this object: the controller of that object keeps this one", manager, drift.RefOf(r.o), r.field)
 			}
 		}
 	}

@@ -492,12 +492,15 @@ spec:
 		exp = append(exp, causeExpect{mech: mechPush, app: push.name, ref: cm("cz-push", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
 	}
 
-	// Resources deleted by hand: Kubernetes keeps no record of who.
+	// Resources deleted by hand: Kubernetes keeps no record of who, but
+	// nothing else explains it (no TTL, owner or add-on label, no role of
+	// the application may delete them) after the last sync applied them: a
+	// person, by elimination (issue #45).
 	del := add(czApp{name: "cz-deleted", ns: "cz-deleted"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("gone-%02d", i)
 		del.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechDeleted, app: del.name, ref: cm("cz-deleted", n), path: "", cause: drift.CauseUnknown, evidence: []string{"in Git but not in the cluster"}})
+		exp = append(exp, causeExpect{mech: mechDeleted, app: del.name, ref: cm("cz-deleted", n), path: "", cause: drift.CauseManualChange, evidence: []string{"no longer in the cluster", "ruled out"}})
 	}
 	// A chart that renders a random value: a hard refresh renders it anew.
 	rnd := add(czApp{name: "cz-render", ns: "cz-render"})

@@ -58,13 +58,31 @@ const (
 	// EvidenceSearched says what was looked at where nothing explained the
 	// difference.
 	EvidenceSearched EvidenceKind = "searched"
+	// EvidenceReferrer is another object whose field names this one and
+	// whose status the writer keeps (Object is the referrer, Path its
+	// field): the object graph of the writer catalog.
+	EvidenceReferrer EvidenceKind = "referrer"
+	// EvidenceDeletion is what deletes an object that is missing without a
+	// person: a field of Git's manifest (a TTL), an owner that does not
+	// exist, a label a manager prunes by (Path is the field or label).
+	EvidenceDeletion EvidenceKind = "deletion"
+	// EvidenceAdmission is admission with no webhook object to list, known
+	// by the annotation it leaves or that asks for it (Detail).
+	EvidenceAdmission EvidenceKind = "admission"
+	// EvidenceRuledOut is an explanation looked for and ruled out (Detail
+	// names it), where a cause is established by elimination.
+	EvidenceRuledOut EvidenceKind = "ruled-out"
+	// EvidenceFeatureGate is a feature gate the API server drops a field
+	// without (Detail names the gate).
+	EvidenceFeatureGate EvidenceKind = "feature-gate"
 )
 
 // EvidenceKinds lists every kind above. Records that keep evidence (the
 // cycle's memo) write a kind as its place here: a new kind is appended.
 var EvidenceKinds = []EvidenceKind{EvidenceManager, EvidenceWebhook, EvidenceOwner, EvidenceHPA, EvidenceDryRun,
 	EvidenceRender, EvidenceTracking, EvidenceGit, EvidenceAPIServer, EvidenceDefault, EvidenceAllocation,
-	EvidenceBroadRule, EvidenceSensitiveRule, EvidenceHidden, EvidenceAudit, EvidenceConsequence, EvidenceSearched}
+	EvidenceBroadRule, EvidenceSensitiveRule, EvidenceHidden, EvidenceAudit, EvidenceConsequence, EvidenceSearched,
+	EvidenceReferrer, EvidenceDeletion, EvidenceAdmission, EvidenceRuledOut, EvidenceFeatureGate}
 
 // Proof names what reproduces a piece of evidence, beyond what the
 // snapshot records: a question asked of the cluster and its answer.

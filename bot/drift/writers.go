@@ -52,6 +52,12 @@ type catalogFile struct {
 		Owns      []string `yaml:"owns"`
 		Source    string   `yaml:"source"`
 	} `yaml:"writers"`
+	// The object graph's sections, read by ParseGraph (graph.go).
+	References   yaml.Node `yaml:"references"`
+	Labelled     yaml.Node `yaml:"labelled"`
+	Deletions    yaml.Node `yaml:"deletions"`
+	Admission    yaml.Node `yaml:"admission"`
+	FeatureGates yaml.Node `yaml:"featureGates"`
 }
 
 // ParseCatalog reads a writer catalog; every entry needs a component and a

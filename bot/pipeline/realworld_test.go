@@ -159,6 +159,14 @@ func scoreCorpus(t *testing.T, fl corpusFloors) {
 	for key, v := range map[string]int{"cases": len(inputs), "findings": total.tp + total.fn, "right": total.tp, "fix-right": fixesRight, "fix-of": fixes} {
 		docs.Hold(t, fl.figure, key, float64(v))
 	}
+	for _, c := range causes { // per cause, where the pages state one
+		s := scores[drift.Cause(c)]
+		for key, v := range map[string]float64{"precision/" + c: s.precision(), "recall/" + c: s.recall()} {
+			if _, _, err := docs.Stated(fl.figure, key); err == nil {
+				docs.Hold(t, fl.figure, key, v)
+			}
+		}
+	}
 	docs.Hold(t, fl.figure, "precision", total.precision())
 	docs.Hold(t, fl.figure, "recall", total.recall())
 	docs.HoldCeiling(t, fl.figure, "wrong", float64(total.fp))

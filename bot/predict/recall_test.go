@@ -83,7 +83,9 @@ func inGit(s *drift.Snapshot, e corpus.Entry, diag *drift.Finding) bool {
 			return false
 		}
 		for _, ev := range diag.Evidence {
-			if ev.Kind == drift.EvidenceAllocation {
+			// An allocation, or a field dropped while its feature gate is
+			// off (the cluster's configuration, not Git's), is not Git's.
+			if ev.Kind == drift.EvidenceAllocation || ev.Kind == drift.EvidenceFeatureGate {
 				return false
 			}
 			if ev.Kind == drift.EvidenceDefault {
@@ -92,7 +94,9 @@ func inGit(s *drift.Snapshot, e corpus.Entry, diag *drift.Finding) bool {
 		}
 		return diag.InGit
 	case drift.CauseHPAReplicas:
-		return diag != nil && diag.InGit
+		// What diagnose finds after sync: an autoscaler it names (replicas
+		// KEDA sets with no HPA collected it calls a controller's write).
+		return diag != nil && diag.InGit && diag.Cause == drift.CauseHPAReplicas
 	case drift.CauseNondeterministicRender:
 		return len(s.Renders) > 0 || rendersCharts(s)
 	case drift.CauseTrackingClash:
