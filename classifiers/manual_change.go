@@ -19,6 +19,9 @@ func classifyManualChange(c *Case) (Verdict, bool) {
 	if d == nil {
 		return Verdict{}, false
 	}
+	if v, ok := c.auditManualChange(); ok {
+		return v, true // the audit log names a person (audit.go)
+	}
 	var manual []drift.Owner
 	for _, o := range d.NonArgoOwners() {
 		if c.isPerson(o.Manager) {

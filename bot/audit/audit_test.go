@@ -180,11 +180,11 @@ func TestNothingSecretKept(t *testing.T) {
 
 func TestManagerOfUserAgent(t *testing.T) {
 	for ua, want := range map[string]string{
-		"kubectl-client-side-apply/v1.37.0 (linux/amd64) kubernetes/0e1a2b3": "kubectl-client-side-apply",
+		"kubectl-client-side-apply/v1.37.0 (linux/amd64) kubernetes/0e1a2b3":                                                       "kubectl-client-side-apply",
 		"kube-controller-manager/v1.37.0 (linux/amd64) kubernetes/0e1a2b3/system:serviceaccount:kube-system:replicaset-controller": "kube-controller-manager",
-		"Go-http-client/2.0": "Go-http-client",
-		"":                   "",
-		"tab\there/1":        "tabhere",
+		"Go-http-client/2.0":            "Go-http-client",
+		"":                              "",
+		"tab\there/1":                   "tabhere",
 		strings.Repeat("a", 200) + "/1": strings.Repeat("a", 128),
 	} {
 		if got := ManagerOfUserAgent(ua); got != want {
