@@ -251,6 +251,10 @@ func runBot(ctx context.Context, stderr io.Writer, bf botFlags, listen string, d
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go checkPolicy(ctx, r, wh.policyEvery)
+	if err := wh.audit.start(ctx, cfg, log); err != nil {
+		return fail(err)
+	}
+	r.Instances, pw.audit = withAudit(r.Instances, wh.audit.store), wh.audit.store
 	var leading atomic.Bool
 	leading.Store(!leaderElect)
 	whSrv, err := serveWebhooks(ctx, r, wh, &leading, log)
