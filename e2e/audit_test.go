@@ -40,8 +40,12 @@ func startAudit(t *testing.T, s *stack) *audit.Store {
 	if err != nil {
 		t.Fatalf("listen for the API server's audit events: %v", err)
 	}
+	// The API server sends its token only over TLS: the receiver serves
+	// the stack's webhook certificate, as driftfix run does with
+	// --audit-tls-cert-file.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
+	pki := filepath.Join(s.root, "run", "pki")
+	go srv.ServeTLS(ln, filepath.Join(pki, "webhook.crt"), filepath.Join(pki, "webhook.key"))
 	t.Cleanup(func() { srv.Close() })
 	return store
 }

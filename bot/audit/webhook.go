@@ -17,12 +17,18 @@ const DefaultMaxBody = 8 << 20
 // Handler serves the API server's audit webhook backend
 // (--audit-webhook-config-file): POST, an audit.k8s.io/v1 EventList in
 // JSON, authenticated by a bearer token (the token of the kubeconfig's
-// user). Each refusal's body says why; the API server retries a batch it
-// could not deliver.
+// user) or by a client certificate the server's TLS configuration verified
+// and ClientCert accepts. The API server sends either only over HTTPS. Each
+// refusal's body says why; the API server retries a batch it could not
+// deliver.
 type Handler struct {
 	// Token is the shared bearer token, read when a request comes (a
 	// rotated file needs no restart); "" accepts no token.
 	Token func() string
+	// ClientCert, when set, accepts a request whose client certificate the
+	// TLS server verified (tls.Config.ClientCAs) if it approves the
+	// certificate's subject common name.
+	ClientCert func(commonName string) bool
 	// MaxBody bounds a request's body (default DefaultMaxBody): larger is 413.
 	MaxBody int64
 	// Store keeps the writes.
@@ -47,8 +53,13 @@ func (h *Handler) seen(outcome string) {
 	}
 }
 
-// authorized reports whether the request carries the bearer token.
+// authorized reports whether the request carries the bearer token or a
+// verified client certificate ClientCert approves.
 func (h *Handler) authorized(r *http.Request) bool {
+	if h.ClientCert != nil && r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 &&
+		h.ClientCert(r.TLS.VerifiedChains[0][0].Subject.CommonName) {
+		return true
+	}
 	if h.Token == nil {
 		return false
 	}
@@ -66,8 +77,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !h.authorized(r) {
-		h.log().Warn("audit events refused: no valid bearer token", "remote", r.RemoteAddr)
-		http.Error(w, "audit events need the bearer token of the audit webhook's kubeconfig", http.StatusUnauthorized)
+		h.log().Warn("audit events refused: no valid bearer token or client certificate", "remote", r.RemoteAddr)
+		http.Error(w, "audit events need the bearer token of the audit webhook's kubeconfig or an accepted client certificate", http.StatusUnauthorized)
 		h.seen("unauthorized")
 		return
 	}

@@ -2,7 +2,16 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -113,5 +122,120 @@ func TestAuditOfRun(t *testing.T) {
 	}
 	if strings.Contains(log, "audit-s3cret") {
 		t.Error("the audit token appeared in the log")
+	}
+}
+
+// writePKI writes a CA, a serving certificate for 127.0.0.1 and a client
+// certificate named cn into dir, as PEM files: ca.crt, server.crt/key,
+// client.crt/key.
+func writePKI(t *testing.T, dir, cn string) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "audit-test-ca"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	write := func(name, typ string, der []byte) {
+		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("ca.crt", "CERTIFICATE", caDER)
+	for i, c := range []struct {
+		name, cn string
+		usage    x509.ExtKeyUsage
+	}{{"server", "driftfix", x509.ExtKeyUsageServerAuth}, {"client", cn, x509.ExtKeyUsageClientAuth}} {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(int64(i + 2)), Subject: pkix.Name{CommonName: c.cn}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			ExtKeyUsage: []x509.ExtKeyUsage{c.usage}, KeyUsage: x509.KeyUsageDigitalSignature, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kd, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(c.name+".crt", "CERTIFICATE", der)
+		write(c.name+".key", "EC PRIVATE KEY", kd)
+	}
+}
+
+// TestAuditTLSOfRun: with --audit-tls-cert-file the receiver has its own
+// TLS listener (the API server sends credentials only over HTTPS) and
+// takes the API server's client certificate by its name; a request
+// without one is refused, and nothing is served on --webhook-listen.
+func TestAuditTLSOfRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts driftfix as a process")
+	}
+	srv, tokenFile := liveServer(t, time.Now())
+	dir := t.TempDir()
+	writePKI(t, dir, "kube-apiserver")
+	cfg := writePolicy(t, dir, "dryRun: true\n", argoEntry{"test", srv.URL, tokenFile, ""})
+	addr, auditAddr := freeAddr(t), freeAddr(t)
+	p := startDriftfix(t, "run", "--config", cfg, "--listen", addr, "--audit-listen", auditAddr,
+		"--audit-tls-cert-file", filepath.Join(dir, "server.crt"), "--audit-tls-key-file", filepath.Join(dir, "server.key"),
+		"--audit-client-ca-file", filepath.Join(dir, "ca.crt"))
+	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	client, err := tls.LoadX509KeyPair(filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(withCert bool) int {
+		cfg := &tls.Config{RootCAs: pool}
+		if withCert {
+			cfg.Certificates = []tls.Certificate{client}
+		}
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}, Timeout: 5 * time.Second}
+		resp, err := c.Post("https://"+auditAddr+"/audit", "application/json", strings.NewReader(auditBatch(time.Now())))
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	waitFor(t, "the TLS audit receiver", 20*time.Second, p, func() bool { return post(true) != 0 })
+	if code := post(true); code != http.StatusOK {
+		t.Errorf("the API server's client certificate: %d", code)
+	}
+	if code := post(false); code != http.StatusUnauthorized {
+		t.Errorf("no client certificate: %d", code)
+	}
+	if err := p.stop(t); err != nil {
+		t.Fatalf("exit: %v; log:\n%s", err, p.stderr.String())
+	}
+	if log := p.stderr.String(); !strings.Contains(log, "audit receiver listening over TLS") {
+		t.Errorf("the log does not say where the audit receiver listens:\n%s", log)
+	}
+}
+
+// TestAuditFlagsRefused: a TLS receiver that would take events from
+// anyone, or client certificates without TLS, is refused at start.
+func TestAuditFlagsRefused(t *testing.T) {
+	for _, tt := range []struct {
+		a    auditFlags
+		want string
+	}{
+		{auditFlags{certFile: "c", keyFile: "k", store: audit.NewStore(audit.Options{})}, "takes no unauthenticated events"},
+		{auditFlags{clientCA: "ca", tokenFile: "", logFile: "x", store: audit.NewStore(audit.Options{})}, "needs --audit-tls-cert-file"},
+	} {
+		if _, err := tt.a.receiver(nil); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: error %v, want %q", tt.a, err, tt.want)
+		}
 	}
 }

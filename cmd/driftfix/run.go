@@ -261,6 +261,10 @@ func runBot(ctx context.Context, stderr io.Writer, bf botFlags, listen string, d
 	if err != nil {
 		return fail(err)
 	}
+	auditSrv, err := wh.audit.serveTLS(log)
+	if err != nil {
+		return fail(err)
+	}
 	r.RunAtStart = atStart
 	r.Metrics.SetBuild(version, buildRevision())
 	r.Metrics.SetLeader(!leaderElect)
@@ -285,6 +289,9 @@ func runBot(ctx context.Context, stderr io.Writer, bf botFlags, listen string, d
 	srv.Shutdown(sctx)
 	if whSrv != nil {
 		whSrv.Shutdown(sctx)
+	}
+	if auditSrv != nil {
+		auditSrv.Shutdown(sctx)
 	}
 	if err != nil {
 		return fail(err)

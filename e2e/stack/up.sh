@@ -6,7 +6,7 @@
 # local account "driftfix" with an API key), run/kubeconfig-alice (a person,
 # client certificate user alice, with no rights until a scenario binds some),
 # and run/audit-token (the bearer token the API server's audit webhook sends
-# to 127.0.0.1:9471/audit). Stop it with down.sh.
+# to https://127.0.0.1:9471/audit). Stop it with down.sh.
 # DRIFTFIX_NETNS names the network namespace (default driftfix-e2e).
 set -euo pipefail
 K=$(cd "$(dirname "$0")" && pwd)
@@ -80,7 +80,9 @@ KC
 sed -e "s|name: admin|name: alice|; s|admin.crt|alice.crt|; s|admin.key|alice.key|; s|user: admin|user: alice|" "$R/kubeconfig" >"$R/kubeconfig-alice"
 
 # --- audit: the API server sends every write (Metadata level) to driftfix's
-# audit endpoint on 127.0.0.1:9471 in batches. Nothing listens there unless a
+# audit endpoint on https://127.0.0.1:9471 (served with pki/webhook.crt) in
+# batches, with the bearer token in run/audit-token (client-go sends a token
+# only over TLS). Nothing listens there unless a
 # scenario starts it: batch mode drops what it cannot deliver after a short
 # retry and never holds a request, so other scenarios are not slowed.
 AUDIT_TOKEN=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
@@ -106,7 +108,7 @@ apiVersion: v1
 kind: Config
 clusters:
 - name: driftfix
-  cluster: {server: http://127.0.0.1:9471/audit}
+  cluster: {server: https://127.0.0.1:9471/audit, certificate-authority: $P/ca.crt}
 users:
 - name: kube-apiserver
   user: {token: $AUDIT_TOKEN}
