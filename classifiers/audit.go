@@ -26,7 +26,9 @@ import (
 // that wrote it: same object, same field manager (the request's
 // fieldManager, else its user agent's first word, as the API server
 // derives it), same subresource, a verb the operation allows, and a time
-// within auditTolerance of the request. The authenticated identity of that
+// within auditTolerance of the request. An entry the API server records
+// without a time (writes through the scale subresource) is matched to the
+// newest such request the audit context holds. The authenticated identity of that
 // request then decides, where the manager name alone cannot:
 //
 //   - a person's identity (neither a service account nor a system:
@@ -81,6 +83,9 @@ type auditWrite struct {
 	ev      auditv1.Event
 	manager string // the manager the request wrote under
 	program string // the user agent's first word
+	// timeless says the managedFields entry has no time: the request is
+	// the newest under its name the audit log holds.
+	timeless bool
 }
 
 // identity renders who made the request: "oidc:alice", or
@@ -143,16 +148,15 @@ func (c *Case) auditedWrite() (auditWrite, bool) {
 	if d == nil || len(d.Owners) == 0 || len(c.Snapshot.Cluster) == 0 {
 		return auditWrite{}, false
 	}
-	// The last writer: the owner with the latest time.
-	last, at := drift.Owner{}, time.Time{}
+	// The last writer: the owner with the latest time. An entry the API
+	// server records without a time (a write through the scale
+	// subresource has none) is the last writer when no owner has a time.
+	last, at := d.Owners[len(d.Owners)-1], time.Time{}
 	for _, o := range d.Owners {
 		t, err := time.Parse(time.RFC3339, o.Time)
 		if err == nil && !t.Before(at) {
 			last, at = o, t
 		}
-	}
-	if at.IsZero() {
-		return auditWrite{}, false
 	}
 	events := c.auditEvents()
 	if len(events) == 0 {
@@ -176,6 +180,12 @@ func (c *Case) auditedWrite() (auditWrite, bool) {
 		if to.Before(from) {
 			to = from
 		}
+		if at.IsZero() {
+			// No time to match: the requests under the entry's name,
+			// the newest first (dist orders them backwards).
+			cands = append(cands, cand{w, time.Duration(-to.UnixNano())})
+			continue
+		}
 		var dist time.Duration
 		switch {
 		case at.Before(from):
@@ -189,6 +199,22 @@ func (c *Case) auditedWrite() (auditWrite, bool) {
 	}
 	if len(cands) == 0 {
 		return auditWrite{}, false
+	}
+	if at.IsZero() {
+		// The newest request under the name made the entry as it is; one
+		// of another identity within the tolerance of it leaves no proof.
+		sort.SliceStable(cands, func(i, j int) bool { return cands[i].dist < cands[j].dist })
+		newest := cands[0].w
+		newest.timeless = true
+		for _, x := range cands[1:] {
+			if newest.ev.StageTimestamp.Sub(x.w.ev.StageTimestamp.Time) > auditTolerance {
+				break
+			}
+			if x.w.identity() != newest.identity() {
+				return auditWrite{}, false
+			}
+		}
+		return newest, true
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].dist < cands[j].dist })
 	for _, x := range cands[1:] {
@@ -260,6 +286,9 @@ func (w *auditWrite) auditLine(d *drift.Difference) drift.Evidence {
 	}
 	text := fmt.Sprintf("the API server's audit log names who wrote %s: %s%s, a %s, sent %s%s at %s with user agent %q under field manager %s",
 		d.Path, w.identity(), groups, identityNoun(w.kind()), ev.Verb, sub, ev.StageTimestamp.Time.UTC().Format(time.RFC3339), ev.UserAgent, w.manager)
+	if w.timeless {
+		text += "; managedFields records no time for this entry, so this is the newest request under that name the audit log holds"
+	}
 	return drift.Evidence{Kind: drift.EvidenceAudit, Manager: w.manager, Detail: w.identity(), Text: text}
 }
 

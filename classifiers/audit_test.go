@@ -119,6 +119,37 @@ func TestAuditIdentity(t *testing.T) {
 	}
 }
 
+// TestAuditTimelessEntry: the API server records a write through the
+// scale subresource without a time; the newest request under the entry's
+// name is its write, and two identities at once prove nothing.
+func TestAuditTimelessEntry(t *testing.T) {
+	live := strings.Replace(webLive(5, "kube-controller-manager", "Update", "scale"), "    time: \"2026-10-02T08:30:00Z\"\n", "", 1)
+	if strings.Contains(live, "08:30") {
+		t.Fatal("the entry still has its time")
+	}
+	person := auditEvent("alice", "", kubectlUA, "patch", "scale", "fieldManager=kube-controller-manager", "2026-10-02T08:31:00")
+	hpaEarly := auditEvent(hpaSA, "", kcmUA, "update", "scale", "", "2026-10-02T08:20:00")
+	hpaLate := auditEvent(hpaSA, "", kcmUA, "update", "scale", "", "2026-10-02T08:40:00")
+	hpaAtOnce := auditEvent(hpaSA, "", kcmUA, "update", "scale", "", "2026-10-02T08:31:01")
+	tests := []struct {
+		name   string
+		events []string
+		want   want
+	}{
+		{"the person wrote last", []string{hpaEarly, person},
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseManualChange, evidence: []string{"alice", "managedFields records no time for this entry"}}},
+		{"the autoscaler wrote after the person", []string{person, hpaLate},
+			want{claims: false, cause: drift.CauseControllerWrite}},
+		{"both within a second", []string{person, hpaAtOnce},
+			want{claims: false, cause: drift.CauseControllerWrite}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkDiff(t, classifiers.ManualChange, snap{target: webTarget(2), live: live, cluster: []string{auditList(tt.events...)}}, "/spec/replicas", tt.want)
+		})
+	}
+}
+
 // TestAuditEvidenceFields: the audit evidence carries the identity and the
 // manager as fields, which outputs and the memo keep without reading text.
 func TestAuditEvidenceFields(t *testing.T) {
