@@ -39,7 +39,7 @@ type auditFlags struct {
 }
 
 func (a *auditFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&a.tokenFile, "audit-token-file", "", "the bearer token in the kubeconfig of the API server's audit webhook (a file, read again when it changes): serves POST "+auditPath+" on --webhook-listen")
+	fs.StringVar(&a.tokenFile, "audit-token-file", "", "the bearer token in the kubeconfig of the API server's audit webhook (a file, read again when it changes): serves POST "+auditPath+" on --webhook-listen, or over TLS on --audit-listen with --audit-tls-cert-file")
 	fs.StringVar(&a.tokenEnv, "audit-token-env", "", "environment variable holding the audit webhook's token, instead of --audit-token-file")
 	fs.StringVar(&a.logFile, "audit-log-file", "", "an audit log file to follow, as the API server writes it in JSON lines (rotation-safe)")
 	fs.Int64Var(&a.maxBody, "audit-max-body", audit.DefaultMaxBody, "largest audit batch read, in bytes (larger is refused with 413)")
