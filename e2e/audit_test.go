@@ -128,14 +128,23 @@ metadata:
   name: settings
 data:
   mode: normal
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: limits
+data:
+  level: info
 `
 
 // TestAuditImpersonation: a person (client certificate user alice) writes
 // under Argo CD's field manager name and under the controller manager's,
-// with kubectl --field-manager. The API server sends its audit events to
-// driftfix's receiver; with them driftfix names both writes manual changes
-// by alice and says the manager names are contradicted, where the names
-// alone say nothing (Argo CD's) or a controller (the controller manager's).
+// with kubectl --field-manager, and the cluster admin writes as the
+// autoscaler's service account (kubectl --as) under Argo CD's name. The
+// API server sends its audit events to driftfix's receiver; with them
+// driftfix names each write a manual change by the person who sent it and
+// says the manager names are contradicted, where the names alone say
+// nothing (Argo CD's) or a controller (the controller manager's).
 func TestAuditImpersonation(t *testing.T) {
 	s := newStack(t)
 	store := startAudit(t, s)
@@ -151,23 +160,32 @@ func TestAuditImpersonation(t *testing.T) {
 		"-p", `{"data":{"mode":"debug"}}`, "--field-manager=argocd-controller")
 	s.kubectl(t, "", "--kubeconfig", alice, "-n", ns, "patch", "deployment", "web", "--subresource=scale", "--type=merge",
 		"-p", `{"spec":{"replicas":5}}`, "--field-manager=kube-controller-manager")
+	// The cluster admin (client certificate user admin) acting as the
+	// autoscaler's service account, under Argo CD's name: the one who sent
+	// the request is a person.
+	s.kubectl(t, "", "-n", ns, "patch", "configmap", "limits", "--type=merge", "-p", `{"data":{"level":"debug"}}`,
+		"--field-manager=argocd-controller", "--as=system:serviceaccount:kube-system:horizontal-pod-autoscaler")
 	s.waitFor(t, "e2e-audit", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after alice's writes")
 	waitWrite(t, store, audit.Key{Resource: "configmaps", Namespace: ns, Name: "settings"}, "alice", "")
 	waitWrite(t, store, audit.Key{Group: "apps", Resource: "deployments", Namespace: ns, Name: "web"}, "alice", "scale")
+	waitWrite(t, store, audit.Key{Resource: "configmaps", Namespace: ns, Name: "limits"}, "admin", "")
 
 	var with, without *drift.Report
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
 		with, without = s.diagnoseAudited(t, "e2e-audit", store)
-		if len(with.Findings) >= 2 {
+		if len(with.Findings) >= 3 {
 			break
 		}
 	}
 	for _, c := range []struct {
 		kind, path, manager, claimed string
 		nameAlone                    drift.Cause
+		who, groups                  string
 	}{
-		{"ConfigMap", "/data/mode", "argocd-controller", "Argo CD's application controller", drift.CauseUnknown},
-		{"Deployment", "/spec/replicas", "kube-controller-manager", "the name of", drift.CauseControllerWrite},
+		{"ConfigMap", "/data/mode", "argocd-controller", "Argo CD's application controller", drift.CauseUnknown, "alice", "e2e-people, system:authenticated"},
+		{"Deployment", "/spec/replicas", "kube-controller-manager", "the name of", drift.CauseControllerWrite, "alice", "e2e-people, system:authenticated"},
+		{"ConfigMap", "/data/level", "argocd-controller", "Argo CD's application controller", drift.CauseUnknown,
+			"admin as system:serviceaccount:kube-system:horizontal-pod-autoscaler", "system:masters, system:authenticated"},
 	} {
 		if got := finding(t, without, c.kind, c.path).Cause; got != c.nameAlone {
 			t.Errorf("%s %s without the audit log: cause %s, want %s (what the manager name alone says)", c.kind, c.path, got, c.nameAlone)
@@ -182,11 +200,11 @@ func TestAuditImpersonation(t *testing.T) {
 			if e.Kind != drift.EvidenceAudit {
 				continue
 			}
-			named = named || (e.Detail == "alice" && e.Manager == c.manager && strings.Contains(e.Text, "alice (groups e2e-people, system:authenticated)"))
+			named = named || (e.Detail == c.who && e.Manager == c.manager && strings.Contains(e.Text, c.who+" (groups "+c.groups+")"))
 			contradicted = contradicted || (strings.Contains(e.Text, c.claimed) && strings.Contains(e.Text, "the authenticated identity contradicts"))
 		}
 		if !named || !contradicted {
-			t.Errorf("%s %s: the audit evidence does not name alice under %s and the contradicted name: %q", c.kind, c.path, c.manager, drift.EvidenceTexts(f.Evidence))
+			t.Errorf("%s %s: the audit evidence does not name %s under %s and the contradicted name: %q", c.kind, c.path, c.who, c.manager, drift.EvidenceTexts(f.Evidence))
 		}
 		if f.Remediation.Kind != drift.FixNone {
 			t.Errorf("%s %s: fix %s, want none (a person's change is never handed over)", c.kind, c.path, f.Remediation.Kind)
