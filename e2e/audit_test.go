@@ -152,6 +152,7 @@ func TestAuditImpersonation(t *testing.T) {
 	repo := gitRepo(t, map[string]string{"app/deployment.yaml": deployment, "app/configmap.yaml": settingsConfigMap})
 	s.application(t, "e2e-audit", repo, "app", ns, "")
 	s.kubectl(t, "", "-n", ns, "create", "rolebinding", "alice-edit", "--clusterrole=edit", "--user=alice")
+	s.kubectl(t, "", "-n", ns, "create", "rolebinding", "hpa-edit", "--clusterrole=edit", "--serviceaccount=kube-system:horizontal-pod-autoscaler")
 	// Argo CD's own sync wrote under argocd-controller just now: a person's
 	// write in the same seconds would leave two identities for one entry.
 	time.Sleep(3 * time.Second)
