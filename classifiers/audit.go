@@ -334,10 +334,11 @@ func (c *Case) auditManualChange() (Verdict, bool) {
 	if whose != "" && (w.program == w.manager || drift.ArgoCDManagers[w.manager] && drift.ArgoCDManagers[w.program]) {
 		return Verdict{}, false // the client names itself as that controller: its credentials are a user's
 	}
-	ev := []drift.Evidence{
-		{Kind: drift.EvidenceManager, Manager: w.owner.Manager, Text: fmt.Sprintf("%s is owned by %s: the name the request wrote under", d.Path, w.owner)},
-		w.auditLine(d),
+	owned := fmt.Sprintf("%s is owned by %s: the name the request wrote under", d.Path, w.owner)
+	if cw := lookupWriter(c.Sensitivity.Writers, w.manager); cw != nil && cw.Is == drift.WriterPerson && cw.How != "" {
+		owned = fmt.Sprintf("%s is owned by %s: changed by hand with %s", d.Path, w.owner, cw.How)
 	}
+	ev := []drift.Evidence{{Kind: drift.EvidenceManager, Manager: w.owner.Manager, Text: owned}, w.auditLine(d)}
 	if whose != "" {
 		ev = append(ev, drift.Evidence{Kind: drift.EvidenceAudit, Manager: w.manager, Detail: w.identity(),
 			Text: fmt.Sprintf("the field manager %s is the name of %s, but the request came from %s with %s: a person wrote under that name, which the authenticated identity contradicts", w.manager, whose, w.identity(), w.program)})

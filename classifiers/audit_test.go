@@ -77,7 +77,7 @@ func TestAuditIdentity(t *testing.T) {
 		{"a person's kubectl edit, named", classifiers.ManualChange,
 			snap{target: webTarget(2), live: webLive(5, "kubectl-edit", "Update", ""),
 				cluster: []string{auditList(auditEvent("oidc:bob", "", "kubectl-edit/v1.37.0", "patch", "", "", written))}},
-			want{claims: true, fix: drift.FixNone, cause: drift.CauseManualChange, evidence: []string{"oidc:bob"}, absent: []string{"contradicts"}}},
+			want{claims: true, fix: drift.FixNone, cause: drift.CauseManualChange, evidence: []string{"oidc:bob", "changed by hand with kubectl edit"}, absent: []string{"contradicts"}}},
 		{"Argo CD run with a user's credentials names itself consistently: no decision", classifiers.ManualChange,
 			snap{target: webTarget(2), live: webLive(5, "argocd-controller", "Update", ""),
 				cluster: []string{auditList(auditEvent("admin", "", argoUA, "patch", "", "fieldManager=argocd-controller", written))}},
