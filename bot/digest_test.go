@@ -48,7 +48,7 @@ func TestDigestResumesExactlyOnce(t *testing.T) {
 			Resource: drift.Ref{Kind: "Deployment", Name: "web"}, Cause: drift.CauseManualChange, Why: strings.Repeat("changed by hand ", 5)})
 	}
 	res := &cycle.CycleResult{URLs: map[string]string{"main": "https://argocd.example.com"}, Digest: templates.DigestView{ForPeople: lines}}
-	want := templates.Digest(templates.DigestView{Instance: "main", ArgoCDURL: "https://argocd.example.com", ForPeople: lines})
+	want := slack.Digest(templates.DigestView{Instance: "main", ArgoCDURL: "https://argocd.example.com", ForPeople: lines})
 	if len(want) < 4 {
 		t.Fatalf("the digest has %d messages; the test needs a split one", len(want))
 	}
@@ -163,7 +163,7 @@ func TestCannotCompareInDigest(t *testing.T) {
 // digestText is the mrkdwn text of a posted digest's blocks, one block a line.
 func digestText(t *testing.T, post map[string]string) string {
 	t.Helper()
-	var atts []templates.Attachment
+	var atts []slack.Attachment
 	if err := json.Unmarshal([]byte(post["attachments"]), &atts); err != nil {
 		t.Fatal(err)
 	}

@@ -118,6 +118,9 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 	defer r.busy.Unlock()
 	r.reload(ctx)
 	log := r.log()
+	if r.Publisher != nil && r.Publisher.Store != nil && r.store() == nil {
+		log.Warn("the publisher's store keeps no webhook deliveries, snoozes or memo: they are off; give it bot/state's store")
+	}
 	start := time.Now()
 	var opts cycle.CycleOptions
 	opts.Memo = r.memo
@@ -192,10 +195,13 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 
 // memoStore is where the memo is kept, or nil when it is not.
 func (r *Runner) memoStore() memo.Store {
-	if r.MemoSeal == nil || r.Publisher == nil || r.Publisher.Store == nil {
+	if r.MemoSeal == nil {
 		return nil
 	}
-	return r.Publisher.Store
+	if st := r.store(); st != nil {
+		return st
+	}
+	return nil
 }
 
 // loadMemo returns a memo holding what the state store kept, when it keeps

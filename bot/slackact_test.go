@@ -16,7 +16,6 @@ import (
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/slack/slacktest"
 	"github.com/driftfix/driftfix/bot/state"
-	"github.com/driftfix/driftfix/templates"
 )
 
 const signingSecret = "slack-signing-secret-of-the-test"
@@ -116,7 +115,7 @@ func (b *buttonWorld) snoozes() map[string]state.AppSnooze {
 func TestSlackButtonRefusals(t *testing.T) {
 	b := newButtonWorld(t, 64<<10)
 	shop := b.appKey("shop")
-	payload := b.slack.Payload(slacktest.BlockAction{User: "U0ALICE", ActionID: templates.ButtonSnooze, Value: shop})
+	payload := b.slack.Payload(slacktest.BlockAction{User: "U0ALICE", ActionID: slack.ButtonSnooze, Value: shop})
 	body := []byte(url.Values{"payload": {string(payload)}}.Encode())
 	now := time.Now()
 	big := []byte(url.Values{"payload": {string(payload)}, "pad": {strings.Repeat("x", 64<<10)}}.Encode())
@@ -151,7 +150,7 @@ func TestSlackButtonRefusals(t *testing.T) {
 		t.Errorf("refused requests got replies: %v", rs)
 	}
 	// The same signed request twice within five minutes: the copy is refused.
-	pressed := b.slack.Payload(slacktest.BlockAction{User: "U0EVE", ActionID: templates.ButtonRecheck, Value: shop})
+	pressed := b.slack.Payload(slacktest.BlockAction{User: "U0EVE", ActionID: slack.ButtonRecheck, Value: shop})
 	signed := []byte(url.Values{"payload": {string(pressed)}}.Encode())
 	for i, want := range []int{http.StatusOK, http.StatusUnauthorized} {
 		resp, err := slacktest.InteractRaw(b.client, b.srv.URL+"/slack/actions", strconv.FormatInt(now.Unix(), 10), slacktest.Sign(signingSecret, now, signed), signed)
@@ -172,7 +171,7 @@ func TestSlackButtonRefusals(t *testing.T) {
 		{"U0EVE", "U0EVE is not mapped to a GitHub account in the policy's slack.people"},
 		{"U0BOB", "your GitHub account bob has read access"},
 	} {
-		code, text := b.press(tt.user, templates.ButtonSnooze, shop)
+		code, text := b.press(tt.user, slack.ButtonSnooze, shop)
 		if code != http.StatusOK || !strings.Contains(text, tt.says) || !strings.Contains(text, "none of the user groups") {
 			t.Errorf("%s: answered %d, replied %q; want a reply saying %q", tt.user, code, text, tt.says)
 		}
@@ -194,12 +193,12 @@ func TestSlackButtonRefusals(t *testing.T) {
 func TestSlackButtonSnooze(t *testing.T) {
 	b := newButtonWorld(t, 0)
 	web := b.appKey("web")
-	code, text := b.press("U0ALICE", templates.ButtonSnooze, web)
+	code, text := b.press("U0ALICE", slack.ButtonSnooze, web)
 	if code != http.StatusOK || !strings.Contains(text, "Snoozed "+web+" until 2026-12-09 12:00 UTC") {
 		t.Fatalf("answered %d, replied %q", code, text)
 	}
 	got := b.snoozes()
-	if s, ok := got[web]; len(got) != 1 || !ok || !s.Until.Equal(worldNow.Add(templates.SnoozeFor)) || !strings.Contains(s.By, "alice") {
+	if s, ok := got[web]; len(got) != 1 || !ok || !s.Until.Equal(worldNow.Add(slack.SnoozeFor)) || !strings.Contains(s.By, "alice") {
 		t.Fatalf("snoozes = %+v, want %s for 7 days by alice", got, web)
 	}
 	// web and a new application, api, become stuck: the digest tells api only.
@@ -243,7 +242,7 @@ func TestSlackButtonSnooze(t *testing.T) {
 func TestSlackButtonRecheck(t *testing.T) {
 	b := newButtonWorld(t, 0)
 	shop := b.appKey("shop")
-	code, text := b.press("U0CAROL", templates.ButtonRecheck, shop)
+	code, text := b.press("U0CAROL", slack.ButtonRecheck, shop)
 	if code != http.StatusOK || !strings.Contains(text, "A recheck of "+shop+" is queued") {
 		t.Fatalf("answered %d, replied %q", code, text)
 	}
@@ -264,7 +263,7 @@ func TestSlackButtonRecheck(t *testing.T) {
 		t.Error("the recheck asked for no cycle")
 	}
 	// A press for an application driftfix never saw does nothing.
-	if _, text := b.press("U0CAROL", templates.ButtonRecheck, "main/argocd/nope"); !strings.Contains(text, "did not see") {
+	if _, text := b.press("U0CAROL", slack.ButtonRecheck, "main/argocd/nope"); !strings.Contains(text, "did not see") {
 		t.Errorf("unknown application: replied %q", text)
 	}
 }
@@ -273,7 +272,7 @@ func TestSlackButtonRecheck(t *testing.T) {
 // names it, so a press finds its application.
 func TestButtonKeyIsAppKey(t *testing.T) {
 	for _, id := range []cycle.AppID{{Instance: "main", Namespace: "argocd", Name: "shop"}, {Instance: "https://argocd.example.com", Namespace: "team-a", Name: "web.v2"}} {
-		if got, want := templates.ButtonKey(id.Instance, id.Namespace, id.Name), cycle.AppKey(id.Instance, id.Namespace, id.Name); got != want {
+		if got, want := slack.ButtonKey(id.Instance, id.Namespace, id.Name), cycle.AppKey(id.Instance, id.Namespace, id.Name); got != want {
 			t.Errorf("ButtonKey %q, AppKey %q", got, want)
 		}
 	}
@@ -285,7 +284,7 @@ func TestSlackButtonOnStandby(t *testing.T) {
 	b := newButtonWorld(t, 0)
 	b.in.Actions = SlackActions{Runner: b.r, Queue: b.q, Leading: func() bool { return false }}
 	shop := b.appKey("shop")
-	for _, action := range []string{templates.ButtonSnooze, templates.ButtonRecheck} {
+	for _, action := range []string{slack.ButtonSnooze, slack.ButtonRecheck} {
 		if _, text := b.press("U0ALICE", action, shop); !strings.Contains(text, "standby") {
 			t.Errorf("%s on a standby: replied %q", action, text)
 		}

@@ -99,14 +99,33 @@ func (r *Runner) keepLast(res *cycle.CycleResult) {
 	r.ev.last, r.ev.predictor = res, nil
 }
 
-// store is the state store deliveries are remembered in, or nil in a dry run.
-func (r *Runner) store() *state.Store {
+// runnerStore is what the runner keeps in the publisher's state store
+// beside what publishing keeps (publish.Store): webhook deliveries, the
+// digest's snoozes and the memo. bot/state's Store keeps them all.
+type runnerStore interface {
+	publish.Store
+	memo.Store
+	// FirstDelivery records a webhook delivery; false when it was seen.
+	FirstDelivery(ctx context.Context, id string, now time.Time) (bool, error)
+	// ForgetDelivery forgets a webhook delivery, so a redelivery is done.
+	ForgetDelivery(ctx context.Context, id string) error
+	// SnoozeApp holds an application's digest lines and fixes back until a time.
+	SnoozeApp(ctx context.Context, app string, until time.Time, by string) error
+}
+
+var _ runnerStore = (*state.Store)(nil)
+
+// store is the state store deliveries, snoozes and the memo are kept in,
+// or nil in a dry run (or with a publisher's store that keeps only what
+// publishing needs, which Once warns of).
+func (r *Runner) store() runnerStore {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.Publisher == nil {
 		return nil
 	}
-	return r.Publisher.Store
+	st, _ := r.Publisher.Store.(runnerStore)
+	return st
 }
 
 // FirstDelivery records a webhook delivery in the state store and reports

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/driftfix/driftfix/templates"
+	"github.com/driftfix/driftfix/bot/slack"
 )
 
 // TestFightHPAAgainstSelfHeal: Git declares replicas 2, an HPA's minimum is 4,
@@ -93,7 +93,7 @@ func TestFightHPAAgainstSelfHeal(t *testing.T) {
 		time.Sleep(10 * time.Second)
 	}
 	for _, p := range env.sl.Posts() {
-		var atts []templates.Attachment
+		var atts []slack.Attachment
 		if err := json.Unmarshal([]byte(p["attachments"]), &atts); err != nil {
 			t.Fatal(err)
 		}

@@ -52,6 +52,11 @@ func shown(s string) string { return visible(s, "\n\r\t") }
 // itself: a URL with a scheme, a host starting with www., an e-mail address.
 var linkRE = regexp.MustCompile(`(?i)[a-z][a-z0-9+.-]*://[^\s/?#]*|www\.[^\s/?#]*|[a-z0-9._%+-]+@[a-z0-9_-]+(?:\.[a-z0-9_-]+)+`)
 
+// Unlinked is unlinked for the renderers outside this package (bot/slack's
+// Block Kit): a value with every link broken, on one line, every invisible
+// character shown.
+func Unlinked(s string) string { return unlinked(s) }
+
 // unlinked is inert with every URL, www. host and e-mail address broken
 // where it stays readable, the way security advisories write them
 // (https[:]//evil[.]example, www[.]evil[.]example, a@evil[.]example): no
@@ -103,17 +108,6 @@ var markdownText = strings.NewReplacer(
 
 // Text renders a value as plain Markdown text on one line.
 func Text(v any) string { return markdownText.Replace(unlinked(fmt.Sprint(v))) }
-
-// slackText escapes a value for Slack's mrkdwn: &, < and > as Slack asks
-// (so no <!channel>, <@user> or <url|link> can be formed), and a backtick
-// as a look-alike, as mrkdwn has no escape for it and it would end a code
-// span. Bold and italic marks are left: at worst they restyle the value.
-var slackText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "`", "ˋ")
-
-func escape(s string) string { return slackText.Replace(unlinked(s)) }
-
-// slackCode renders a value as an inline code span in mrkdwn.
-func slackCode(v any) string { return "`" + escape(fmt.Sprint(v)) + "`" }
 
 // Terminal renders a value for a terminal, on one line (see inert): it can
 // neither move the cursor, recolour, retitle the window, split a table

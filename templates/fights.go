@@ -78,17 +78,5 @@ func joinCode(ps []string, code func(any) string) string {
 	return strings.Join(out, ", ")
 }
 
-// fightGroup is the digest's group of newly found fights.
-func fightGroup(v DigestView, link func(app, ns string) string) []group {
-	if len(v.Fights) == 0 {
-		return nil
-	}
-	g := group{title: "Writers fighting over a field (new)", color: colorDegraded}
-	for _, f := range v.Fights {
-		g.lines = append(g.lines, fmt.Sprintf("• %s %s: %s", link(f.App, f.Namespace), slackCode(f.Resource), f.Summary(slackCode)))
-	}
-	return []group{g}
-}
-
 // MarkdownSummary is Summary for GitHub markdown (the Drift Dashboard).
 func (f FightLine) MarkdownSummary() string { return f.Summary(Code) }

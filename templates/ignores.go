@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxIgnoreReason bounds a reason quoted in an ignore-rule line, so each
@@ -69,22 +70,6 @@ func (l IgnoreLine) Summary(code, text func(any) string) string {
 		s += " (" + code(l.Where) + ")"
 	}
 	return s + " " + strings.Join(parts, "; ")
-}
-
-// ignoreGroup is the digest's weekly group of flagged ignore rules.
-func ignoreGroup(v DigestView) []group {
-	if len(v.Ignores) == 0 {
-		return nil
-	}
-	g := group{title: "Ignore rules to look at (weekly)", color: colorDegraded}
-	for _, l := range v.Ignores {
-		line := "• " + l.Summary(slackCode, func(x any) string { return escape(fmt.Sprint(x)) })
-		if l.PR != "" {
-			line += fmt.Sprintf(". Pull request: <%s|%s>", l.PR, escape(l.PR))
-		}
-		g.lines = append(g.lines, line)
-	}
-	return []group{g}
 }
 
 // MarkdownSummary is Summary for GitHub markdown (the Drift Dashboard).
@@ -183,4 +168,14 @@ func IgnorePRBody(v IgnorePRView) string {
 	b.WriteString("### How to undo\nRevert the commit (git revert).\n\n" + CommandsSection(OtherPR) + "\n---\n<sub>Opened by driftfix. Close this pull request without merging and driftfix will not propose it again.</sub>\n")
 	fmt.Fprintf(&b, "<!-- driftfix:fingerprint=%s -->\n", v.Fingerprint)
 	return b.String()
+}
+
+// cut shortens text that can never fit, saying so rather than dropping it silently.
+func cut(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	const suffix = " …(shortened)"
+	r := []rune(s)
+	return string(r[:max-utf8.RuneCountInString(suffix)]) + suffix
 }

@@ -1,6 +1,8 @@
 // Package templates renders what driftfix writes for people: pull request
-// titles and bodies, and Slack digests. It renders view structs only; what a
-// view says is decided elsewhere.
+// titles and bodies, checks and the Drift Dashboard, and holds the neutral
+// digest view each notifier lays out in its own format (bot/slack builds
+// Slack's). It renders view structs only; what a view says is decided
+// elsewhere.
 package templates
 
 import (

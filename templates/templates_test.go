@@ -1,13 +1,10 @@
 package templates
 
 import (
-	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/driftfix/driftfix/bot/drift"
 )
@@ -64,83 +61,5 @@ func TestPR(t *testing.T) {
 	again, _ := PRBody(pr)
 	if again != body {
 		t.Error("the body is not deterministic")
-	}
-}
-
-func TestDigestSmall(t *testing.T) {
-	if Digest(DigestView{}) != nil {
-		t.Fatal("an empty digest is not sent")
-	}
-	v := DigestView{Instance: "main", ArgoCDURL: "https://argocd.example.com",
-		NewStuck:  []AppLine{{App: "web", Namespace: "argocd", Causes: []drift.Cause{drift.CauseHPAReplicas}}},
-		Opened:    []PRLine{{App: "web", Namespace: "argocd", Title: "driftfix(web): Stop declaring /spec/replicas", URL: "https://github.com/example-org/shop/pull/7"}},
-		Fixed:     []AppLine{{App: "orders", Namespace: "argocd", Note: "after #6 merged"}},
-		ForPeople: []PersonLine{{App: "reports", Namespace: "argocd", Resource: drift.Ref{Kind: "ConfigMap", Namespace: "reports", Name: "cfg"}, Path: "/data/LOG_LEVEL", Cause: drift.CauseManualChange, Why: "changed with kubectl edit <alice>"}},
-		Fleet:     []FleetLine{{Cause: drift.CauseWebhookMutation, Source: "MutatingWebhookConfiguration istio-sidecar-injector", Apps: 40, Suggestion: "one system-level ignore rule for the injected container"}},
-		CannotCompare: []AppLine{{App: "payments", Namespace: "argocd", Note: "Failed to load target state: failed to generate manifest for source 1 of 1: rpc error: code = Unknown desc = permission denied"},
-			{App: "ghost", Namespace: "argocd"}},
-	}
-	msgs := Digest(v)
-	if len(msgs) != 1 {
-		t.Fatalf("%d messages", len(msgs))
-	}
-	raw, err := json.MarshalIndent(msgs, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(raw), "<alice>") {
-		t.Error("text is not escaped for Slack")
-	}
-	golden(t, "digest_small.json", append(raw, '\n'))
-}
-
-// TestDigestSplits builds a digest too big for one message: every message
-// stays within Slack's limits and every line appears exactly once.
-func TestDigestSplits(t *testing.T) {
-	var v DigestView
-	for i := 0; i < 600; i++ {
-		v.ForPeople = append(v.ForPeople, PersonLine{App: fmt.Sprintf("app-%03d", i), Namespace: "argocd",
-			Resource: drift.Ref{Kind: "Deployment", Namespace: "ns", Name: "web"}, Path: "/spec/replicas", Cause: drift.CauseManualChange,
-			Why: strings.Repeat("changed by hand ", 4)})
-	}
-	v.ForPeople = append(v.ForPeople, PersonLine{App: "huge", Namespace: "argocd", Path: "/x", Cause: drift.CauseUnknown, Why: strings.Repeat("y", 5000)})
-	msgs := Digest(v)
-	if len(msgs) < 2 {
-		t.Fatalf("%d messages for 601 lines", len(msgs))
-	}
-	seen := map[string]int{}
-	for i, m := range msgs {
-		n := 0
-		for _, a := range m.Attachments {
-			for _, b := range a.Blocks {
-				n++
-				if b["type"] != "section" {
-					continue
-				}
-				text := b["text"].(map[string]any)["text"].(string)
-				if utf8.RuneCountInString(text) > maxSectionText {
-					t.Fatalf("message %d has a section of %d characters", i, utf8.RuneCountInString(text))
-				}
-				for _, l := range strings.Split(text, "\n") {
-					if strings.HasPrefix(l, "• ") {
-						seen[l[:strings.Index(l, ":")]]++
-					}
-				}
-			}
-		}
-		if n > maxBlocks {
-			t.Fatalf("message %d has %d blocks", i, n)
-		}
-		if !strings.HasSuffix(m.Text, fmt.Sprintf("(%d/%d)", i+1, len(msgs))) {
-			t.Errorf("message %d is not numbered: %q", i, m.Text)
-		}
-	}
-	if len(seen) != 601 {
-		t.Fatalf("%d distinct lines, want 601", len(seen))
-	}
-	for l, n := range seen {
-		if n != 1 {
-			t.Fatalf("%s appears %d times", l, n)
-		}
 	}
 }

@@ -170,7 +170,10 @@ func TestResourceTreeAndEvents(t *testing.T) {
 	}}
 	c := client(t, srv.URL, nil)
 	nodes, err := c.ResourceTree(context.Background(), "argocd", "queue")
-	if err != nil || len(nodes) != 1 || nodes[0].Kind != "StatefulSet" || nodes[0].Health != "Healthy" || nodes[0].Version != "v1" {
+	// The case's application holds its StatefulSet and the HPA that scales it
+	// (the HPA is in Git): the tree lists both, each with its health.
+	if err != nil || len(nodes) != 2 || nodes[0].Kind != "StatefulSet" || nodes[0].Health != "Healthy" || nodes[0].Version != "v1" ||
+		nodes[1].Kind != "HorizontalPodAutoscaler" || nodes[1].Version != "v2" {
 		t.Fatalf("tree = %+v, %v", nodes, err)
 	}
 	evs, err := c.Events(context.Background(), "argocd", "queue")

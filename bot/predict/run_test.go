@@ -204,11 +204,20 @@ func TestPredictKinds(t *testing.T) {
 			want: []want{{"Deployment shop/web", "/spec/replicas", drift.CauseHPAReplicas, drift.FixRemoveField, "apps/web/deploy.yaml", 6}},
 		},
 		{
-			name:    "replicas added to a workload an HPA of the cluster context scales",
+			name: "replicas added to a workload the application's own HPA scales",
+			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("", "500m"), "apps/web/hpa.yaml": webHPA},
+			head: map[string]string{"apps/web/deploy.yaml": deployment("  replicas: 3\n", "500m")},
+			want: []want{{"Deployment shop/web", "/spec/replicas", drift.CauseHPAReplicas, drift.FixRemoveField, "apps/web/deploy.yaml", 6}},
+		},
+		{
+			// An HPA only the cluster holds is no proof the field is the
+			// autoscaler's: anyone who may write to the namespace can make one.
+			// The drift is predicted; what to do is a person's decision.
+			name:    "replicas added to a workload an HPA only of the cluster context scales: predicted, no fix",
 			base:    map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("", "500m")},
 			head:    map[string]string{"apps/web/deploy.yaml": deployment("  replicas: 3\n", "500m")},
 			cluster: "- " + strings.ReplaceAll(strings.Replace(strings.TrimSpace(webHPA), "name: web\n", "name: web\n  namespace: shop\n", 1), "\n", "\n  ") + "\n",
-			want:    []want{{"Deployment shop/web", "/spec/replicas", drift.CauseHPAReplicas, drift.FixRemoveField, "apps/web/deploy.yaml", 6}},
+			want:    []want{{"Deployment shop/web", "/spec/replicas", drift.CauseHPAReplicas, drift.FixNone, "apps/web/deploy.yaml", 6}},
 		},
 		{
 			name: "a quantity Argo CD re-encodes in a built-in kind is hidden",

@@ -23,12 +23,17 @@ func TestSuggestionsAndReview(t *testing.T) {
 		comments    []string     // the review's comments: file:line and the suggestion block's content
 	}{
 		{
-			name:        "replicas the change adds under an HPA of the cluster: the line removed",
-			base:        map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("", "500m")},
+			name:        "replicas the change adds under the application's own HPA: the line removed",
+			base:        map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("", "500m"), "apps/web/hpa.yaml": webHPA},
 			head:        map[string]string{"apps/web/deploy.yaml": deployment("  replicas: 3\n", "500m")},
-			cluster:     hpaInCluster,
 			suggestions: []Suggestion{{File: "apps/web/deploy.yaml", Line: 6, Old: "  replicas: 3", Remove: true}},
 			comments:    []string{"apps/web/deploy.yaml:6 ```suggestion\n```"},
+		},
+		{
+			name:    "replicas the change adds under an HPA only the cluster holds: no suggestion (the HPA proves nothing)",
+			base:    map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("", "500m")},
+			head:    map[string]string{"apps/web/deploy.yaml": deployment("  replicas: 3\n", "500m")},
+			cluster: hpaInCluster,
 		},
 		{
 			name:        "an HPA added beside replicas the change leaves alone: a suggestion off the diff, no comment",

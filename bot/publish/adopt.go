@@ -1,16 +1,33 @@
 package publish
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/githost"
 	"github.com/driftfix/driftfix/bot/state"
 )
+
+// listStore remembers each instance's application list and the
+// applications missing from it, whose pull requests may close.
+type listStore interface {
+	// ListSize is the number of applications an instance listed last.
+	ListSize(ctx context.Context, instance string) (int, bool, error)
+	// SetListSize remembers how many applications an instance listed.
+	SetListSize(ctx context.Context, instance string, n int, now time.Time) error
+	// Unlisted counts one more cycle an application was missing from its list and returns the count.
+	Unlisted(ctx context.Context, app string, now time.Time) (int, error)
+	// UnlistedApps are the applications missing from their lists, with counts.
+	UnlistedApps(ctx context.Context) (map[string]int, error)
+	// Relisted forgets that an application was missing.
+	Relisted(ctx context.Context, app string) error
+}
 
 // adopt finds driftfix's open pull requests that the state store does not
 // know (a lost or fresh database), by the key marker in their body, in the
@@ -72,7 +89,7 @@ func (r *run) branchPrefixes() []string {
 }
 
 // adoptIn adopts driftfix's own open PRs of one repository.
-func (r *run) adoptIn(host GitHost, repo githost.Repo, have map[string]bool) ([]state.PR, error) {
+func (r *run) adoptIn(host PullHost, repo githost.Repo, have map[string]bool) ([]state.PR, error) {
 	login, err := host.Login(r.ctx)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,14 @@ import (
 	"github.com/driftfix/driftfix/templates"
 )
 
+// checkStore remembers the check published on each fix pull request's head.
+type checkStore interface {
+	// CheckFor is the check last published on a fix's pull request head.
+	CheckFor(ctx context.Context, fingerprint string) (state.Checked, bool, error)
+	// SaveCheck remembers the check published on a fix's pull request head.
+	SaveCheck(ctx context.Context, fingerprint string, c state.Checked, now time.Time) error
+}
+
 // publishCheck publishes the check of the pull request's head commit: the
 // cycle's check when it read that very commit, or the plan's own check when
 // driftfix has just made the branch hold the plan's files (pushed). A head

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -13,6 +14,27 @@ import (
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
+
+// requestStore remembers what people asked for, by comment, label or
+// dashboard tick, and which of their comments were followed.
+type requestStore interface {
+	// Request records that a person asked for action on a fix.
+	Request(ctx context.Context, fix, action string, at time.Time) error
+	// Requested reports whether action was asked for a fix and not cleared since.
+	Requested(ctx context.Context, fix, action string) (bool, error)
+	// Requests are the fixes one action was asked for, with when.
+	Requests(ctx context.Context, action string) (map[string]time.Time, error)
+	// ClearRequest forgets a request once acted on.
+	ClearRequest(ctx context.Context, fix, action string) error
+	// Followed records that a command comment was acted on; true when it had been already.
+	Followed(ctx context.Context, repo string, comment int64, now time.Time) (bool, error)
+	// WasFollowed reports whether a comment was followed.
+	WasFollowed(ctx context.Context, repo string, comment int64) (bool, error)
+	// Rejections are the fixes people turned down.
+	Rejections(ctx context.Context) ([]state.Rejection, error)
+	// Unreject forgets that a fix was turned down; false when it was not.
+	Unreject(ctx context.Context, fingerprint string) (bool, error)
+}
 
 // commandRE is a /driftfix command at the start of a line (its indent
 // already removed): its verb and first argument.

@@ -17,6 +17,14 @@ import (
 	"github.com/driftfix/driftfix/templates"
 )
 
+// dashboardStore remembers each repository's Drift Dashboard issue.
+type dashboardStore interface {
+	// Dashboard is the dashboard issue of a repository and scope (0: none yet).
+	Dashboard(ctx context.Context, repo, scope string) (int, error)
+	// SetDashboard remembers the dashboard issue of a repository and scope.
+	SetDashboard(ctx context.Context, repo, scope string, number int) error
+}
+
 // The Drift Dashboard is one issue per repository that driftfix reads,
 // for the applications whose policy enables it: what is stuck and since
 // when, the open fix PRs with their check, the fixes not opened yet, what
@@ -34,7 +42,7 @@ const dashboardNone = -1
 type dashboard struct {
 	*run
 	ctx    context.Context
-	host   GitHost
+	host   IssueHost
 	repo   githost.Repo
 	title  string
 	apps   []cycle.AppState // of this repository, dashboard enabled, sorted

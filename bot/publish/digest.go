@@ -10,11 +10,36 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
+
+// digestStore is what the digests remember: when each application was
+// first seen stuck, the digests queued and how far each was sent, and
+// the thread each fix's news goes in.
+type digestStore interface {
+	// FirstSeen is when an application was first seen stuck (now, the first time).
+	FirstSeen(ctx context.Context, app string, now time.Time) (time.Time, error)
+	// Cleared forgets that an application was stuck.
+	Cleared(ctx context.Context, app string) error
+	// Thread is the thread of the digest that announced a fix in a channel.
+	Thread(ctx context.Context, fingerprint, channel string) (string, error)
+	// SetThread remembers the thread that announced a fix.
+	SetThread(ctx context.Context, fingerprint, channel, ts string) error
+	// LastDigest is the fingerprint of the digest last posted to a cursor.
+	LastDigest(ctx context.Context, channel string) (string, error)
+	// Outboxes are the digests queued and not sent whole, oldest first.
+	Outboxes(ctx context.Context) ([]state.Outbox, error)
+	// QueueDigest queues a digest.
+	QueueDigest(ctx context.Context, o state.Outbox) error
+	// DigestPosted records how many of a queued digest's messages were sent, and its thread.
+	DigestPosted(ctx context.Context, id int64, thread string, posted int) error
+	// DigestDone drops a digest sent whole and remembers it as its cursor's last.
+	DigestDone(ctx context.Context, o state.Outbox, now time.Time) error
+}
 
 // digests gathers a cycle's digest lines, one view per channel and instance,
 // and posts them through the notifier.
@@ -166,9 +191,13 @@ func (r *run) sendDigests() {
 // reply posts the news for each digest thread, in thread order.
 func (r *run) reply(ch string, replies map[string]*templates.DigestView) {
 	for _, ts := range slices.Sorted(maps.Keys(replies)) {
-		msgs := templates.Digest(*replies[ts])
+		msgs, err := r.Notifier.Render(*replies[ts])
+		if err != nil {
+			r.fail(fmt.Errorf("lay out the news for %s: %w", ch, err))
+			continue
+		}
 		for i, m := range msgs {
-			if _, err := r.Notifier.PostOne(context.WithoutCancel(r.ctx), ch, ts, m); err != nil {
+			if _, err := r.Notifier.Send(context.WithoutCancel(r.ctx), ch, ts, m); err != nil {
 				r.fail(fmt.Errorf("post message %d of %d to %s: %w", i+1, len(msgs), ch, err))
 				break
 			}
@@ -247,12 +276,8 @@ func (r *run) queue(ch string, v *templates.DigestView) error {
 		}
 	}
 	ob := state.Outbox{Cursor: cursor, Digest: digest, Channel: ch}
-	for _, m := range templates.Digest(*v) {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return fmt.Errorf("encode the digest for %s: %w", ch, err)
-		}
-		ob.Messages = append(ob.Messages, string(b))
+	if ob.Messages, err = r.Notifier.Render(*v); err != nil {
+		return fmt.Errorf("lay out the digest for %s: %w", ch, err)
 	}
 	for _, l := range v.Opened {
 		ob.Opened = append(ob.Opened, l.Key)
@@ -283,11 +308,8 @@ func (r *run) flush(cursor string) map[string]error {
 // post sends a queued digest from its first unposted message.
 func (r *run) post(o state.Outbox) error {
 	for i := o.Posted; i < len(o.Messages); i++ {
-		var m templates.Message
-		if err := json.Unmarshal([]byte(o.Messages[i]), &m); err != nil {
-			return fmt.Errorf("read the queued digest for %s: %w", o.Channel, err)
-		}
-		ts, err := r.Notifier.PostOne(context.WithoutCancel(r.ctx), o.Channel, o.Thread, m)
+		m := o.Messages[i]
+		ts, err := r.Notifier.Send(context.WithoutCancel(r.ctx), o.Channel, o.Thread, m)
 		if err != nil {
 			return fmt.Errorf("post message %d of %d to %s (the rest follows next cycle): %w", i+1, len(o.Messages), o.Channel, err)
 		}

@@ -16,6 +16,33 @@ import (
 	"github.com/driftfix/driftfix/templates"
 )
 
+// fightStore keeps what telling fights needs across cycles: the causes,
+// writes and self-heal syncs seen, and the fights already told.
+type fightStore interface {
+	// Causes are the causes last seen on an application's paths.
+	Causes(ctx context.Context, app string) ([]state.PathCause, error)
+	// RecordCauses records the causes seen on paths.
+	RecordCauses(ctx context.Context, cs []state.PathCause) error
+	// PruneCauses forgets causes seen before a time.
+	PruneCauses(ctx context.Context, before time.Time) error
+	// FightIsReported remembers that a fight was told.
+	FightIsReported(ctx context.Context, fight, app string, at time.Time) error
+	// FightReported reports whether and when a fight was told.
+	FightReported(ctx context.Context, fight string) (time.Time, bool, error)
+	// RecordSelfHeal records an application's self-heal count.
+	RecordSelfHeal(ctx context.Context, app string, c state.SelfHealCount) error
+	// SelfHealSince are an application's self-heal counts since a time.
+	SelfHealSince(ctx context.Context, app string, since time.Time) ([]state.SelfHealCount, error)
+	// PruneSelfHeal forgets self-heal counts before a time.
+	PruneSelfHeal(ctx context.Context, before time.Time) error
+	// Writes are the writes seen on an application's paths since a time.
+	Writes(ctx context.Context, app string, since time.Time) ([]state.PathWrite, error)
+	// RecordWrites records writes seen on paths.
+	RecordWrites(ctx context.Context, ws []state.PathWrite) error
+	// PruneWrites forgets writes seen before a time.
+	PruneWrites(ctx context.Context, before time.Time) error
+}
+
 // FightHistory is how long the writes seen at each path are kept to tell a
 // fight from.
 const FightHistory = 24 * time.Hour

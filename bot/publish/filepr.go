@@ -10,13 +10,21 @@ import (
 	"github.com/driftfix/driftfix/bot/githost"
 )
 
+// fileHost is what a one-file pull request needs: its branch, the pull
+// request and its comments.
+type fileHost interface {
+	BranchHost
+	PullHost
+	SteerHost
+}
+
 // fileRun publishes, to one repository, pull requests that each change one
 // file and are found again by their branch: the platform and ignore-rule
 // pull requests.
 type fileRun struct {
 	*run
 	ctx   context.Context
-	host  GitHost
+	host  fileHost
 	repo  githost.Repo
 	login string
 }

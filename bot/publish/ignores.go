@@ -14,6 +14,25 @@ import (
 	"github.com/driftfix/driftfix/templates"
 )
 
+// ignoreStore keeps what the ignore-rule inventory and its pull requests
+// need across cycles.
+type ignoreStore interface {
+	// SectionPosted is when a weekly digest section was last posted.
+	SectionPosted(ctx context.Context, section string) (time.Time, bool, error)
+	// SetSectionPosted remembers when a weekly section was posted.
+	SetSectionPosted(ctx context.Context, section string, at time.Time) error
+	// IgnorePRRepos are the repositories with an open ignore-rule pull request.
+	IgnorePRRepos(ctx context.Context) ([]string, error)
+	// SetIgnorePRRepo remembers whether a repository has one open.
+	SetIgnorePRRepo(ctx context.Context, repo string, open bool, now time.Time) error
+	// RuleIdle records that an ignore rule hid nothing this cycle and returns since when it has hidden nothing.
+	RuleIdle(ctx context.Context, rule, instance string, now time.Time) (time.Time, error)
+	// RuleBusy marks an ignore rule as hiding something.
+	RuleBusy(ctx context.Context, rule string) error
+	// ForgetRulesBefore forgets the rules of an instance not seen since a time.
+	ForgetRulesBefore(ctx context.Context, instance string, before time.Time) error
+}
+
 // IgnoreSectionEvery is how often the digest's section of flagged ignore
 // rules is posted, per instance.
 const IgnoreSectionEvery = 7 * 24 * time.Hour

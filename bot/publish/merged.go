@@ -89,7 +89,7 @@ var commitSHA = regexp.MustCompile(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`)
 // the result on the merged pull request: the state store forgets it with a
 // lost database, which learns of the merged PR again from GitHub. A person
 // who pastes the marker says nothing for driftfix.
-func (r *run) saidAfterMerge(host GitHost, repo githost.Repo, number int) (bool, error) {
+func (r *run) saidAfterMerge(host SteerHost, repo githost.Repo, number int) (bool, error) {
 	login, err := host.Login(r.ctx)
 	if err != nil {
 		return false, err

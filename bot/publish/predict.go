@@ -16,6 +16,16 @@ import (
 	"github.com/driftfix/driftfix/bot/state"
 )
 
+// predictStore remembers the predictions published on pull request heads.
+type predictStore interface {
+	// PredictedFor is the prediction published on a head.
+	PredictedFor(ctx context.Context, repo, sha string) (state.Predicted, bool, error)
+	// SavePredicted remembers a prediction published on a head.
+	SavePredicted(ctx context.Context, repo, sha string, p state.Predicted) error
+	// ForgetPredictedBefore forgets predictions older than a time.
+	ForgetPredictedBefore(ctx context.Context, before time.Time) error
+}
+
 // DefaultPredictPerCycle is how many pull request heads one cycle predicts
 // when PredictPRs is given 0; the others wait for the next cycle.
 const DefaultPredictPerCycle = 20
@@ -32,7 +42,14 @@ type Predictor interface {
 	Predict(ctx context.Context, h cycle.PRHead) (cycle.PRPrediction, error)
 }
 
-// ReviewHost is a GitHost that can post pull request reviews with comments
+// predictHost is what predicting a repository's open pull requests needs:
+// listing them and checking their heads.
+type predictHost interface {
+	PullHost
+	CheckHost
+}
+
+// ReviewHost is a CheckHost that can post pull request reviews with comments
 // on lines of the change (GitHub's pull request reviews). On a host that
 // cannot, predictions are in the check only.
 type ReviewHost interface {
@@ -95,7 +112,7 @@ func (p *Publisher) PredictPRs(ctx context.Context, pr Predictor, perCycle int, 
 
 // predictRepo predicts the open pull requests of one repository; it returns
 // how many heads it predicted and whether the host's rate limit is spent.
-func (p *Publisher) predictRepo(ctx context.Context, host GitHost, repo githost.Repo, url string, pr Predictor, budget int, now time.Time, out *PredictedPRs) (int, bool) {
+func (p *Publisher) predictRepo(ctx context.Context, host predictHost, repo githost.Repo, url string, pr Predictor, budget int, now time.Time, out *PredictedPRs) (int, bool) {
 	fail := func(err error) (int, bool) {
 		out.Errors = append(out.Errors, err)
 		return 0, errors.Is(err, githost.ErrRateLimited)
@@ -159,7 +176,7 @@ func (p *Publisher) predictRepo(ctx context.Context, host GitHost, repo githost.
 // predictOn says whether predict runs in a repository: the central policy
 // with what the repository's own file may decide (config.RepoFilePath on
 // its default branch, read where the host can read a file).
-func (p *Publisher) predictOn(ctx context.Context, host GitHost, repo githost.Repo, def string) (bool, string, error) {
+func (p *Publisher) predictOn(ctx context.Context, host RepoHost, repo githost.Repo, def string) (bool, string, error) {
 	pol := p.Config.Policy
 	var own *config.RepoFile
 	if fh, ok := host.(FileHost); ok && pol.RepoFile.Reads() {
@@ -183,7 +200,7 @@ func (p *Publisher) predictOn(ctx context.Context, host GitHost, repo githost.Re
 // predictOne predicts one head, publishes its check and review, and
 // remembers it. A fork's head is anyone's code: it is predicted apart (see
 // forkWork), and predictOne returns at once.
-func (p *Publisher) predictOne(ctx context.Context, host GitHost, repo githost.Repo, url, def, login string, o githost.PullRequest, pr Predictor, now time.Time, out *PredictedPRs) error {
+func (p *Publisher) predictOne(ctx context.Context, host CheckHost, repo githost.Repo, url, def, login string, o githost.PullRequest, pr Predictor, now time.Time, out *PredictedPRs) error {
 	if !strings.EqualFold(o.HeadRepo, repo.String()) {
 		at := fmt.Sprintf("%s@%s", ref(repo, o.Number), short(o.HeadSHA))
 		if p.forks.add(repo.Key()+"@"+o.HeadSHA, func() {
@@ -267,7 +284,7 @@ func (p *Publisher) WaitForks() { p.forks.wg.Wait() }
 
 // predictHead predicts one head, publishes its check and review, and
 // remembers it.
-func (p *Publisher) predictHead(ctx context.Context, host GitHost, repo githost.Repo, url, def, login string, o githost.PullRequest, pr Predictor, now time.Time, out *PredictedPRs) error {
+func (p *Publisher) predictHead(ctx context.Context, host CheckHost, repo githost.Repo, url, def, login string, o githost.PullRequest, pr Predictor, now time.Time, out *PredictedPRs) error {
 	ctx, cancel := context.WithTimeout(ctx, p.perPRTimeout())
 	defer cancel()
 	res, err := pr.Predict(ctx, cycle.PRHead{RepoURL: url, Number: o.Number, Base: o.Base, DefaultBranch: def, HeadSHA: o.HeadSHA,

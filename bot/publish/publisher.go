@@ -26,7 +26,9 @@ import (
 // Publisher publishes cycles' results. It is used by one cycle at a time.
 type Publisher struct {
 	Config *config.Config
-	Store  *state.Store
+	// Store is where what was published is remembered across cycles
+	// (bot/state's Store in the bot).
+	Store Store
 	// Hosts are the Git hosts pull requests are published to; an
 	// application's repository goes to the first host that reads its URL.
 	// None: pull requests are only reported.
@@ -47,6 +49,25 @@ type Publisher struct {
 	forks      forkWork // forks' pull requests, predicted apart (predict.go)
 }
 
+// Store is what the publisher remembers across cycles: one small
+// interface per feature, each declared beside the feature that uses it.
+// bot/state's Store keeps them all in one database.
+type Store interface {
+	prStore
+	checkStore
+	requestStore
+	dashboardStore
+	digestStore
+	heldStore
+	snoozeStore
+	fightStore
+	ignoreStore
+	predictStore
+	listStore
+}
+
+var _ Store = (*state.Store)(nil)
+
 // Published is what one publishing step did.
 type Published struct {
 	Opened, Updated, Unchanged, Closed, Merged, Rejected, Fixed []string // "owner/name#number"
@@ -59,8 +80,9 @@ type Published struct {
 	// RepoFiles are the repositories' own .github/driftfix.yaml files not
 	// used, each with its problems by line: the central policy applies there.
 	RepoFiles []string
-	// Digests are the messages posted, by channel.
-	Digests map[string][]templates.Message
+	// Digests are the messages posted, by channel, as the notifier laid
+	// them out.
+	Digests map[string][]string
 	Errors  []error
 }
 
@@ -134,7 +156,7 @@ func (p *Publisher) start(ctx context.Context, res *cycle.CycleResult, now time.
 	if p.PerPR == 0 {
 		p.PerPR = 2 * time.Minute
 	}
-	r := &run{Publisher: p, ctx: ctx, res: res, now: now, log: p.Log, out: &Published{Digests: map[string][]templates.Message{}},
+	r := &run{Publisher: p, ctx: ctx, res: res, now: now, log: p.Log, out: &Published{Digests: map[string][]string{}},
 		apps: map[string]cycle.AppState{}, proposed: map[string]cycle.ProposedPR{}, open: openCount{perRepo: map[string]int{}}, writers: map[string]bool{},
 		polled: map[string]*githost.PullRequest{}, sides: map[string]*repoSide{}}
 	if r.log == nil {

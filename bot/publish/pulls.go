@@ -13,6 +13,28 @@ import (
 	"github.com/driftfix/driftfix/templates"
 )
 
+// prStore is what publishing a fix pull request remembers: the pull
+// request of each fix, the fixes people turned down or held back, and how
+// often a fix was proposed (its cooldown).
+type prStore interface {
+	// SavePR records or updates the pull request of a fix.
+	SavePR(ctx context.Context, pr state.PR) error
+	// PRs are the pull requests in the given states, oldest first.
+	PRs(ctx context.Context, states ...string) ([]state.PR, error)
+	// PRFor is the pull request of a fix, if one was recorded.
+	PRFor(ctx context.Context, fingerprint string) (state.PR, bool, error)
+	// Reject remembers that a person turned a fix down.
+	Reject(ctx context.Context, fingerprint, app, reason string, now time.Time) error
+	// Rejected reports whether a person turned a fix down, and why.
+	Rejected(ctx context.Context, fingerprint string) (string, bool, error)
+	// Seen counts a cycle that proposed a fix and returns its sightings.
+	Seen(ctx context.Context, fingerprint string, now time.Time) (state.Sighting, error)
+	// Snooze holds a fix back until a time, with why.
+	Snooze(ctx context.Context, fingerprint string, until time.Time, reason string) error
+	// Snoozed reports whether a fix is held back at now, until when and why.
+	Snoozed(ctx context.Context, fingerprint string, now time.Time) (time.Time, string, bool, error)
+}
+
 // proposeAll publishes this cycle's proposals, each in its own context.
 func (r *run) proposeAll() {
 	for _, pr := range r.res.PRs {
@@ -40,12 +62,21 @@ func (r *run) proposeAll() {
 	}
 }
 
+// proposeHost is what publishing a fix pull request needs: its branch, the
+// pull request, its cooldown check and its comments.
+type proposeHost interface {
+	BranchHost
+	PullHost
+	CheckHost
+	SteerHost
+}
+
 // proposal is one proposed pull request being published, in its own context.
 type proposal struct {
 	*run
 	ctx      context.Context
 	pr       cycle.ProposedPR
-	host     GitHost
+	host     proposeHost
 	repo     githost.Repo
 	base     string
 	existing *githost.PullRequest

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,6 +11,16 @@ import (
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
+
+// heldStore keeps the digests quiet hours hold back.
+type heldStore interface {
+	// HeldDigests are the digests held, by cursor.
+	HeldDigests(ctx context.Context) (map[string]state.Held, error)
+	// Hold holds a digest (replacing the one held for its cursor).
+	Hold(ctx context.Context, h state.Held) error
+	// Release drops a held digest once it is queued.
+	Release(ctx context.Context, cursor string) error
+}
 
 // holdDigests keeps this cycle's digests for after the quiet hours, each
 // merged into what earlier quiet cycles held for its channel and instance.

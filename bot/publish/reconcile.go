@@ -85,11 +85,18 @@ func (r *run) reconcileOpen(k state.PR) bool {
 	return done
 }
 
+// followHost is what following up an open pull request needs: reading
+// and closing it, and the comments and labels people steer it with.
+type followHost interface {
+	PullHost
+	SteerHost
+}
+
 // followed is one open pull request being reconciled, in its own context.
 type followed struct {
 	*run
 	ctx  context.Context
-	host GitHost
+	host followHost
 	repo githost.Repo
 	k    state.PR
 	pr   *githost.PullRequest

@@ -40,7 +40,7 @@ type repoSide struct {
 }
 
 // side reads a repository's own file once a cycle.
-func (r *run) side(ctx context.Context, host GitHost, repo githost.Repo) *repoSide {
+func (r *run) side(ctx context.Context, host RepoHost, repo githost.Repo) *repoSide {
 	if s, ok := r.sides[repo.Key()]; ok {
 		return s
 	}
@@ -87,7 +87,7 @@ func (s *repoSide) policy(repo githost.Repo, pol config.Policy) config.RepoPolic
 // Commits: as its policy says, or, under auto, as most of its default
 // branch's newest commits are (driftfix's own left out). A host that
 // cannot list commits gets plain titles.
-func (r *run) conventional(ctx context.Context, host GitHost, repo githost.Repo, s *repoSide, style config.TitleStyle) (bool, error) {
+func (r *run) conventional(ctx context.Context, host RepoHost, repo githost.Repo, s *repoSide, style config.TitleStyle) (bool, error) {
 	switch style {
 	case config.TitleConventional:
 		return true, nil
@@ -150,7 +150,7 @@ func styled(title, message string, conventional bool) (string, string) {
 
 // signOff is the Signed-off-by line of driftfix's commits to a repository:
 // the name and address the host writes as their author.
-func (r *run) signOff(ctx context.Context, host GitHost, repo githost.Repo, s *repoSide) (string, error) {
+func (r *run) signOff(ctx context.Context, host RepoHost, repo githost.Repo, s *repoSide) (string, error) {
 	if s.signer != "" {
 		return s.signer, nil
 	}
@@ -200,7 +200,7 @@ type repoTerms struct {
 // it is a fix pull request, which a repository can turn off. During quiet
 // hours, held says so and the rest is still filled in, for a pull request
 // that is only updated.
-func (r *run) terms(ctx context.Context, host GitHost, repo githost.Repo, pol config.Policy, fix bool, title, message string) (repoTerms, error) {
+func (r *run) terms(ctx context.Context, host RepoHost, repo githost.Repo, pol config.Policy, fix bool, title, message string) (repoTerms, error) {
 	s := r.side(ctx, host, repo)
 	if s.err != nil {
 		return repoTerms{}, s.err

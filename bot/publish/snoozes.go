@@ -1,12 +1,22 @@
 package publish
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/driftfix/driftfix/bot/cycle"
+	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
+
+// snoozeStore reads the applications snoozed from the digest.
+type snoozeStore interface {
+	// AppSnoozes are the applications snoozed at now, by key.
+	AppSnoozes(ctx context.Context, now time.Time) (map[string]state.AppSnooze, error)
+	// AppSnoozed reports whether an application is snoozed at now.
+	AppSnoozed(ctx context.Context, app string, now time.Time) (state.AppSnooze, bool, error)
+}
 
 // buttons reports whether digests carry Open, Snooze and Recheck buttons:
 // when the policy names someone who may press them.

@@ -12,7 +12,7 @@ import (
 // with these associations (an owner, an organization member through a
 // team, a collaborator), so others are refused without asking; for these the
 // host's permission API decides, asked once per account and cycle.
-func (r *run) steers(ctx context.Context, host GitHost, repo githost.Repo, c githost.Comment) (bool, error) {
+func (r *run) steers(ctx context.Context, host RepoHost, repo githost.Repo, c githost.Comment) (bool, error) {
 	switch strings.ToUpper(c.Association) {
 	case "OWNER", "MEMBER", "COLLABORATOR":
 	default:
@@ -23,7 +23,7 @@ func (r *run) steers(ctx context.Context, host GitHost, repo githost.Repo, c git
 
 // canWrite reports whether an account can write to the repository, as the
 // host's permission API says, asked once per account and cycle.
-func (r *run) canWrite(ctx context.Context, host GitHost, repo githost.Repo, login string) (bool, error) {
+func (r *run) canWrite(ctx context.Context, host RepoHost, repo githost.Repo, login string) (bool, error) {
 	key := repo.Key() + " " + strings.ToLower(login)
 	if ok, seen := r.writers[key]; seen {
 		return ok, nil

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
-
-	"github.com/driftfix/driftfix/templates"
 )
 
 // DefaultMaxInteraction bounds an interactivity request's body. Slack's
@@ -214,7 +212,7 @@ func (in *Interactions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, a := range cb.ActionCallback.BlockActions {
-		if a.ActionID != templates.ButtonSnooze && a.ActionID != templates.ButtonRecheck {
+		if a.ActionID != ButtonSnooze && a.ActionID != ButtonRecheck {
 			continue // the Open link, which Slack also reports, or not a driftfix button
 		}
 		select {
@@ -255,12 +253,12 @@ func (in *Interactions) act(ctx context.Context, user, action, app string) strin
 		return why
 	}
 	switch action {
-	case templates.ButtonSnooze:
+	case ButtonSnooze:
 		now := time.Now
 		if in.Now != nil {
 			now = in.Now
 		}
-		until := now().Add(templates.SnoozeFor)
+		until := now().Add(SnoozeFor)
 		if err := in.Actions.Snooze(ctx, app, until, who); err != nil {
 			in.seen(name, "failed")
 			log.Warn("slack snooze failed", "error", err.Error())

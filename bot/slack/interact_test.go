@@ -13,7 +13,6 @@ import (
 
 	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/slack/slacktest"
-	"github.com/driftfix/driftfix/templates"
 )
 
 // actions records what the buttons asked; every application is known and
@@ -85,18 +84,18 @@ func TestInteractionsRequests(t *testing.T) {
 	if code, _ := send([]byte(`{"type":"view_submission","user":{"id":"U0ALICE"}}`)); code != http.StatusOK {
 		t.Errorf("another interaction type: %d", code)
 	}
-	if code, _ := send(sl.Payload(slacktest.BlockAction{User: "U0ALICE", ActionID: templates.ButtonOpenPR})); code != http.StatusOK {
+	if code, _ := send(sl.Payload(slacktest.BlockAction{User: "U0ALICE", ActionID: slack.ButtonOpenPR})); code != http.StatusOK {
 		t.Errorf("the Open link: %d", code)
 	}
 	if len(acts.asked) != 0 || len(sl.Responses()) != 0 {
 		t.Errorf("acted or replied on what asks nothing: %v %v", acts.asked, sl.Responses())
 	}
-	code, _ := send(sl.Payload(slacktest.BlockAction{User: "U0ALICE", ActionID: templates.ButtonSnooze, Value: "main/argocd/shop", ResponseURL: elsewhere.URL + "/x"}))
+	code, _ := send(sl.Payload(slacktest.BlockAction{User: "U0ALICE", ActionID: slack.ButtonSnooze, Value: "main/argocd/shop", ResponseURL: elsewhere.URL + "/x"}))
 	if code != http.StatusOK || len(acts.asked) != 1 || acts.asked[0] != "snooze main/argocd/shop 2026-12-14T12:00:00Z U0ALICE (GitHub alice)" {
 		t.Errorf("press with a foreign response_url: %d, asked %v", code, acts.asked)
 	}
 	secret = ""
-	if code, body := send(sl.Payload(slacktest.BlockAction{User: "U0ALICE", ActionID: templates.ButtonRecheck, Value: "main/argocd/shop"})); code != http.StatusServiceUnavailable || !strings.Contains(body, "no Slack signing secret") {
+	if code, body := send(sl.Payload(slacktest.BlockAction{User: "U0ALICE", ActionID: slack.ButtonRecheck, Value: "main/argocd/shop"})); code != http.StatusServiceUnavailable || !strings.Contains(body, "no Slack signing secret") {
 		t.Errorf("no signing secret: %d %q", code, body)
 	}
 }
@@ -119,7 +118,7 @@ func TestInteractionsUserGroups(t *testing.T) {
 	srv := httptest.NewServer(in)
 	defer srv.Close()
 	press := func(user string) string {
-		resp, err := slacktest.Interact(http.DefaultClient, srv.URL, "signing", time.Now(), sl.Payload(slacktest.BlockAction{User: user, ActionID: templates.ButtonRecheck, Value: "main/argocd/shop"}))
+		resp, err := slacktest.Interact(http.DefaultClient, srv.URL, "signing", time.Now(), sl.Payload(slacktest.BlockAction{User: user, ActionID: slack.ButtonRecheck, Value: "main/argocd/shop"}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +148,7 @@ func TestInteractionsUserGroups(t *testing.T) {
 func FuzzInteractions(f *testing.F) {
 	sl := slacktest.NewServer(token)
 	defer sl.Close()
-	f.Add([]byte("payload=" + string(sl.Payload(slacktest.BlockAction{User: "U0ALICE", ActionID: templates.ButtonSnooze, Value: "a/b/c"}))))
+	f.Add([]byte("payload=" + string(sl.Payload(slacktest.BlockAction{User: "U0ALICE", ActionID: slack.ButtonSnooze, Value: "a/b/c"}))))
 	f.Add([]byte(`payload={"type":"block_actions","actions":[{"action_id":"driftfix_recheck","value":""}]}`))
 	f.Add([]byte("payload=%zz"))
 	f.Add([]byte(`payload={"type":"block_actions","actions":{}}`))

@@ -1,7 +1,10 @@
-// Package slack posts driftfix digests with the Slack Web API (slack-go): the
-// first message of a digest in the channel, the rest in its thread. It knows
-// nothing about causes; it sends what templates rendered. It also serves the
-// digest's buttons, Slack's signed interactivity requests (interact.go).
+// Package slack is driftfix's Slack notifier (publish.Notifier): it lays the
+// neutral digest view out as Block Kit messages (digest.go, with the
+// buttons of digest_actions.go) and posts them with the Slack Web API
+// (slack-go), the first message of a digest in the channel, the rest in its
+// thread. It knows nothing about causes; it lays out what the view says. It
+// also serves the digest's buttons, Slack's signed interactivity requests
+// (interact.go).
 package slack
 
 import (
@@ -17,9 +20,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slack-go/slack"
-
 	"github.com/driftfix/driftfix/templates"
+	"github.com/slack-go/slack"
 )
 
 // Notifier posts digests.
@@ -94,15 +96,40 @@ func New(cfg Config) (*Notifier, error) {
 	return n, nil
 }
 
+// Render lays a digest out as Block Kit messages (Digest), each encoded as
+// the JSON Send reads back: the publisher keeps them, opaque, until each is
+// sent. An empty digest is no message.
+func (n *Notifier) Render(v templates.DigestView) ([]string, error) {
+	var out []string
+	for _, m := range Digest(v) {
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("slack: encode the digest: %w", err)
+		}
+		out = append(out, string(raw))
+	}
+	return out, nil
+}
+
+// Send posts one message Render made to channel, in thread unless it is
+// empty, and returns its timestamp (the thread, when it starts one).
+func (n *Notifier) Send(ctx context.Context, channel, thread, message string) (string, error) {
+	var m Message
+	if err := json.Unmarshal([]byte(message), &m); err != nil {
+		return "", fmt.Errorf("slack: read a rendered message for %s: %w", channel, err)
+	}
+	return n.PostOne(ctx, channel, thread, m)
+}
+
 // Post sends a digest to a channel: the first message in the channel, the
 // others as replies in its thread. It returns the thread's timestamp.
-func (n *Notifier) Post(ctx context.Context, channel string, msgs []templates.Message) (string, error) {
+func (n *Notifier) Post(ctx context.Context, channel string, msgs []Message) (string, error) {
 	return n.Reply(ctx, channel, "", msgs)
 }
 
 // Reply sends messages as replies in the thread of message ts in channel
 // (with ts empty, as Post does). It returns the thread's timestamp.
-func (n *Notifier) Reply(ctx context.Context, channel, ts string, msgs []templates.Message) (string, error) {
+func (n *Notifier) Reply(ctx context.Context, channel, ts string, msgs []Message) (string, error) {
 	thread := ts
 	for i, m := range msgs {
 		ts, err := n.PostOne(ctx, channel, thread, m)
@@ -118,7 +145,7 @@ func (n *Notifier) Reply(ctx context.Context, channel, ts string, msgs []templat
 
 // PostOne sends one message to channel, in thread unless it is empty, and
 // returns the message's timestamp.
-func (n *Notifier) PostOne(ctx context.Context, channel, thread string, m templates.Message) (string, error) {
+func (n *Notifier) PostOne(ctx context.Context, channel, thread string, m Message) (string, error) {
 	opts, err := options(m)
 	if err != nil {
 		return "", err
@@ -188,7 +215,7 @@ func transient(err error) bool {
 
 // options turns a rendered message into slack-go options: fallback text and
 // coloured attachments holding Block Kit blocks.
-func options(m templates.Message) ([]slack.MsgOption, error) {
+func options(m Message) ([]slack.MsgOption, error) {
 	var atts []slack.Attachment
 	for _, a := range m.Attachments {
 		raw, err := json.Marshal(a.Blocks)

@@ -19,13 +19,13 @@ import (
 
 const token = "xoxb-test-0000-secret"
 
-func digest(lines int) []templates.Message {
+func digest(lines int) []slack.Message {
 	var v templates.DigestView
 	for i := 0; i < lines; i++ {
 		v.ForPeople = append(v.ForPeople, templates.PersonLine{App: fmt.Sprintf("app-%03d", i), Namespace: "argocd", Path: "/spec/replicas",
 			Resource: drift.Ref{Kind: "Deployment", Name: "web"}, Cause: drift.CauseManualChange, Why: strings.Repeat("changed by hand ", 5)})
 	}
-	return templates.Digest(v)
+	return slack.Digest(v)
 }
 
 func TestPostThreadsAndRetries(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/driftfix/driftfix/bot/cycle"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
-	"github.com/driftfix/driftfix/templates"
+	"github.com/driftfix/driftfix/bot/slack"
 )
 
 // cmdOnce runs one cycle from a policy file (for a CronJob): it opens,
@@ -73,7 +73,7 @@ func once(ctx context.Context, bf botFlags, dryRun bool, stdout, stderr io.Write
 	}
 	// The cycle's and the publisher's errors are in the log already.
 	if dry {
-		if msgs := templates.Digest(res.Digest); len(msgs) > 0 {
+		if msgs := slack.Digest(res.Digest); len(msgs) > 0 {
 			raw, err := json.MarshalIndent(msgs, "", "  ")
 			if err != nil {
 				return fail(exitFailed, err)

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/driftfix/driftfix/bot/slack"
 	"github.com/driftfix/driftfix/bot/slack/slacktest"
-	"github.com/driftfix/driftfix/templates"
 )
 
 // TestSlackButtonsOfRun: run with a Slack signing secret and no webhook
@@ -36,7 +36,7 @@ func TestSlackButtonsOfRun(t *testing.T) {
 	client := &http.Client{Timeout: 5 * time.Second}
 	press := func(secret string) (int, string) {
 		resp, err := slacktest.Interact(client, "http://"+hook+"/slack/actions", secret, time.Now(),
-			sl.Payload(slacktest.BlockAction{User: "U0ALICE", ActionID: templates.ButtonRecheck, Value: "test/argocd/shop"}))
+			sl.Payload(slacktest.BlockAction{User: "U0ALICE", ActionID: slack.ButtonRecheck, Value: "test/argocd/shop"}))
 		if err != nil {
 			return 0, err.Error()
 		}

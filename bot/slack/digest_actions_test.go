@@ -1,4 +1,4 @@
-package templates
+package slack
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/templates"
 )
 
 // TestDigestButtons: with buttons, each newly stuck application and each
@@ -14,11 +15,11 @@ import (
 // carrying its key, and a pull request an Open link; merged and closed
 // ones get none, and without buttons the digest has no actions block.
 func TestDigestButtons(t *testing.T) {
-	v := DigestView{
+	v := templates.DigestView{
 		Instance: "prod",
-		NewStuck: []AppLine{{App: "cart", Namespace: "shop", Instance: "prod", Causes: []drift.Cause{"hpa-replicas"}}},
-		Opened:   []PRLine{{App: "web", Namespace: "shop", Instance: "prod", Title: "fix web", URL: "https://github.example/o/r/pull/7"}},
-		Merged:   []PRLine{{App: "old", Namespace: "shop", Instance: "prod", Title: "fix old", URL: "https://github.example/o/r/pull/3"}},
+		NewStuck: []templates.AppLine{{App: "cart", Namespace: "shop", Instance: "prod", Causes: []drift.Cause{"hpa-replicas"}}},
+		Opened:   []templates.PRLine{{App: "web", Namespace: "shop", Instance: "prod", Title: "fix web", URL: "https://github.example/o/r/pull/7"}},
+		Merged:   []templates.PRLine{{App: "old", Namespace: "shop", Instance: "prod", Title: "fix old", URL: "https://github.example/o/r/pull/3"}},
 	}
 	if n := len(actionBlocks(Digest(v))); n != 0 {
 		t.Fatalf("without buttons the digest has %d actions blocks", n)
@@ -72,9 +73,9 @@ func actionBlocks(msgs []Message) []map[string]any {
 // TestDigestButtonsBounded: a group of many lines gets MaxButtonRows rows
 // of buttons and a note saying the rest have none; every line is still there.
 func TestDigestButtonsBounded(t *testing.T) {
-	v := DigestView{Instance: "prod", Buttons: true}
+	v := templates.DigestView{Instance: "prod", Buttons: true}
 	for i := 0; i < 40; i++ {
-		v.NewStuck = append(v.NewStuck, AppLine{App: fmt.Sprintf("app-%02d", i), Namespace: "argocd", Instance: "prod"})
+		v.NewStuck = append(v.NewStuck, templates.AppLine{App: fmt.Sprintf("app-%02d", i), Namespace: "argocd", Instance: "prod"})
 	}
 	msgs := Digest(v)
 	if n := len(actionBlocks(msgs)); n != MaxButtonRows {

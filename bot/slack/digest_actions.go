@@ -1,9 +1,11 @@
-package templates
+package slack
 
 import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/driftfix/driftfix/templates"
 )
 
 // The action IDs of the digest's buttons: the interactivity endpoint
@@ -37,7 +39,7 @@ const MaxButtonRows = 15
 // application: Open (with the pull request's URL, when there is one),
 // Snooze and Recheck. Each button names the application, since the block
 // comes after its group's lines.
-func (v DigestView) buttons(blocks []map[string]any, instance, namespace, app, prURL string) []map[string]any {
+func buttons(v templates.DigestView, blocks []map[string]any, instance, namespace, app, prURL string) []map[string]any {
 	switch {
 	case !v.Buttons || len(blocks) > MaxButtonRows:
 		return blocks
