@@ -109,6 +109,15 @@ func (w *auditWrite) kind() identityKind { return kindOfIdentity(w.ev.User.Usern
 // auditEvents returns the snapshot's audit events about the case's
 // resource, decoded; nil without an EventList.
 func (c *Case) auditEvents() []auditv1.Event {
+	var lists []drift.Object
+	for _, o := range c.Snapshot.Cluster {
+		if drift.Str(o, "kind") == "EventList" && drift.Str(o, "apiVersion") == "audit.k8s.io/v1" {
+			lists = append(lists, o)
+		}
+	}
+	if len(lists) == 0 {
+		return nil
+	}
 	ref := c.Diff.Resource
 	var plural string
 	if crd := c.CRD(ref); crd != nil {
@@ -118,10 +127,7 @@ func (c *Case) auditEvents() []auditv1.Event {
 		plural = gvr.Resource
 	}
 	var out []auditv1.Event
-	for _, o := range c.Snapshot.Cluster {
-		if drift.Str(o, "apiVersion") != "audit.k8s.io/v1" || drift.Str(o, "kind") != "EventList" {
-			continue
-		}
+	for _, o := range lists {
 		for _, it := range drift.List(o, "items") {
 			if drift.Str(it, "objectRef", "name") != ref.Name || drift.Str(it, "objectRef", "namespace") != ref.Namespace ||
 				drift.Str(it, "objectRef", "apiGroup") != ref.Group || drift.Str(it, "objectRef", "resource") != plural {
@@ -145,7 +151,11 @@ func (c *Case) auditEvents() []auditv1.Event {
 // a matching event, or when events of more than one identity match.
 func (c *Case) auditedWrite() (auditWrite, bool) {
 	d := c.Diff
-	if d == nil || len(d.Owners) == 0 || len(c.Snapshot.Cluster) == 0 {
+	if d == nil || len(d.Owners) == 0 {
+		return auditWrite{}, false
+	}
+	events := c.auditEvents()
+	if len(events) == 0 {
 		return auditWrite{}, false
 	}
 	// The last writer: the owner with the latest time. An entry the API
@@ -157,10 +167,6 @@ func (c *Case) auditedWrite() (auditWrite, bool) {
 		if err == nil && !t.Before(at) {
 			last, at = o, t
 		}
-	}
-	events := c.auditEvents()
-	if len(events) == 0 {
-		return auditWrite{}, false
 	}
 	type cand struct {
 		w    auditWrite
