@@ -193,25 +193,6 @@ func TestManagerOfUserAgent(t *testing.T) {
 	}
 }
 
-func TestServiceAccount(t *testing.T) {
-	for user, want := range map[string]string{
-		"system:serviceaccount:kube-system:horizontal-pod-autoscaler": "kube-system/horizontal-pod-autoscaler",
-		"system:serviceaccount:argocd:":                               "",
-		"system:serviceaccount:argocd":                                "",
-		"oidc:alice":                                                  "",
-		"system:kube-controller-manager":                              "",
-	} {
-		ns, name, ok := ServiceAccount(user)
-		got := ""
-		if ok {
-			got = ns + "/" + name
-		}
-		if got != want {
-			t.Errorf("ServiceAccount(%q) = %q, want %q", user, got, want)
-		}
-	}
-}
-
 // FuzzAuditEvent: whatever a document holds, decoding and keeping it
 // never panics, and what is handed on is a Metadata-level EventList that
 // holds no body.

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/url"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -307,15 +306,4 @@ func (r *Record) Event() auditv1.Event {
 		ev.ResponseStatus = &metav1.Status{Code: r.Code}
 	}
 	return ev
-}
-
-// ServiceAccount returns the namespace and name of a service account's
-// user name (system:serviceaccount:NS:NAME), and whether it is one.
-func ServiceAccount(user string) (namespace, name string, ok bool) {
-	rest, ok := strings.CutPrefix(user, "system:serviceaccount:")
-	if !ok {
-		return "", "", false
-	}
-	namespace, name, ok = strings.Cut(rest, ":")
-	return namespace, name, ok && namespace != "" && name != ""
 }
