@@ -44,7 +44,8 @@ func classifyControllerWrite(c *Case) (Verdict, bool) {
 	w := writers[len(writers)-1]
 	pl := c.place(w)
 	if pl.is != drift.WriterController {
-		return Verdict{}, false // unattributed: nothing shows the writer is a controller
+		// unattributed unless the audit log shows a controller's identity wrote it (audit.go)
+		return c.auditControllerWrite(w)
 	}
 	ev := []drift.Evidence{{Kind: drift.EvidenceManager, Manager: w.Manager,
 		Text: fmt.Sprintf("%s is owned by %s, not by Argo CD: a controller wrote it after the sync", d.Path, ownersText(writers))}}

@@ -25,6 +25,9 @@ func classifyManualChange(c *Case) (Verdict, bool) {
 		}
 		return Verdict{Evidence: ev, Fix: drift.FixNone, Reason: manualReasons[c.revertedWhen()]}, true
 	}
+	if v, ok := c.auditManualChange(); ok {
+		return v, true // the audit log names a person (audit.go)
+	}
 	var manual []drift.Owner
 	for _, o := range d.NonArgoOwners() {
 		if c.writesAsPerson(o.Manager) {

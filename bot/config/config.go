@@ -38,6 +38,7 @@ type Config struct {
 	PlatformRepos  []PlatformRepo // repositories holding Applications and argocd-cm (platform.go)
 	Unlisted       Unlisted       // when PRs of applications no longer listed are closed
 	Limits         Limits         // what one repository's fetch and renders may cost
+	Audit          Audit          // what is kept of the API server's audit events (audit.go)
 	// RepoCredentials name, by file, how repositories off the GitHub App's
 	// host (or any, by URL prefix) are read (repocreds.go).
 	RepoCredentials []RepoCredential
@@ -245,6 +246,7 @@ func Parse(b []byte) (*Config, error) {
 		},
 		"unlisted": func(k string, n *yaml.Node) { c.Unlisted = p.unlisted(k, n) },
 		"limits":   func(k string, n *yaml.Node) { c.Limits = p.limits(k, n) },
+		"audit":    func(k string, n *yaml.Node) { c.Audit = p.audit(k, n) },
 		"repoCredentials": func(k string, n *yaml.Node) {
 			p.list(k, n, func(k string, n *yaml.Node) { c.RepoCredentials = append(c.RepoCredentials, p.repoCredential(k, n)) })
 		},

@@ -133,6 +133,11 @@ var Schema = []Key{
 	{"limits.predictPerPullRequest", "duration", "2m", "every render predicting one pull request's head together; over it, driftfix/predict is neutral and says so"},
 	{"limits.predictPerCycle", "duration", "10m", "every prediction of one cycle together; pull requests not reached wait for the next cycle"},
 
+	{"audit", "mapping", "", "what driftfix run keeps of the API server's audit events (fed by --audit-token-file or --audit-log-file; docs/audit.md)"},
+	{"audit.retention", "duration", "2h", "how long a write is kept: longer than a cycle and stuckAfter together"},
+	{"audit.maxRecords", "number", "100000", "at most this many writes kept; the oldest go first"},
+	{"audit.maxBytes", "size", "64Mi", "at most this much memory for the kept writes, roughly; the oldest go first"},
+
 	{"repoCredentials", "list", "", "how repositories are read that the GitHub App's token does not cover; the longest matching urlPrefix wins"},
 	{"repoCredentials[].urlPrefix", "URL prefix", "", "https://host/path, ssh://user@host/path or user@host:path; never http:// or credentials in the URL"},
 	{"repoCredentials[].tokenFile", "path", "", "HTTPS: a token sent as the basic-auth password"},

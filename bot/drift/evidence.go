@@ -50,7 +50,9 @@ const (
 	// (Object and Path), or how many it hides.
 	EvidenceHidden EvidenceKind = "hidden"
 	// EvidenceAudit is an API server audit event naming the request that
-	// wrote the field (reserved for the audit trail).
+	// wrote the field (classifiers/audit.go): Manager is the field manager
+	// it wrote under, Detail the authenticated identity (and whom it
+	// impersonated).
 	EvidenceAudit EvidenceKind = "audit"
 	// EvidenceConsequence says what a sync or a fix does given the rest:
 	// reasoning from the evidence, not an observation.

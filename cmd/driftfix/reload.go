@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/driftfix/driftfix/bot"
+	"github.com/driftfix/driftfix/bot/audit"
 	"github.com/driftfix/driftfix/bot/config"
 )
 
@@ -24,6 +25,7 @@ type policyWatch struct {
 	dryRun  bool // --dry-run: whatever the policy says, nothing is written
 	log     *slog.Logger
 	metrics *bot.Metrics
+	audit   *audit.Store // the audit events kept, bounded by the policy's audit key (nil without)
 
 	mu   sync.Mutex
 	used [32]byte // the content in use
@@ -75,5 +77,8 @@ func (p *policyWatch) reload(ctx context.Context) (*bot.Parts, error) {
 	}
 	p.used, p.bad = h, [32]byte{}
 	p.metrics.PolicyReload(true)
-	return &bot.Parts{Config: r.Config, Instances: r.Instances, Publisher: r.Publisher, MemoSeal: r.MemoSeal, Metrics: r.Metrics, Close: closeAll}, nil
+	if p.audit != nil {
+		p.audit.SetOptions(auditOptions(cfg.Audit))
+	}
+	return &bot.Parts{Config: r.Config, Instances: withAudit(r.Instances, p.audit), Publisher: r.Publisher, MemoSeal: r.MemoSeal, Metrics: r.Metrics, Close: closeAll}, nil
 }

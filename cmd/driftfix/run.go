@@ -250,9 +250,17 @@ func runBot(ctx context.Context, stderr io.Writer, bf botFlags, listen string, d
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go checkPolicy(ctx, r, wh.policyEvery)
+	if err := wh.audit.start(ctx, cfg, log); err != nil {
+		return fail(err)
+	}
+	r.Instances, pw.audit = withAudit(r.Instances, wh.audit.store), wh.audit.store
 	var leading atomic.Bool
 	leading.Store(!leaderElect)
 	whSrv, err := serveWebhooks(ctx, r, wh, &leading, log)
+	if err != nil {
+		return fail(err)
+	}
+	auditSrv, err := wh.audit.serveTLS(log)
 	if err != nil {
 		return fail(err)
 	}
@@ -280,6 +288,9 @@ func runBot(ctx context.Context, stderr io.Writer, bf botFlags, listen string, d
 	srv.Shutdown(sctx)
 	if whSrv != nil {
 		whSrv.Shutdown(sctx)
+	}
+	if auditSrv != nil {
+		auditSrv.Shutdown(sctx)
 	}
 	if err != nil {
 		return fail(err)

@@ -30,6 +30,7 @@ type webhookFlags struct {
 	slackSecretFile, slackSecretEnv string
 	slackMaxBody                    int64
 	argo                            watchFlags
+	audit                           auditFlags
 }
 
 func (w *webhookFlags) register(fs *pflag.FlagSet) {
@@ -44,6 +45,7 @@ func (w *webhookFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&w.slackSecretEnv, "slack-signing-secret-env", "", "environment variable holding the Slack signing secret, instead of --slack-signing-secret-file")
 	fs.Int64Var(&w.slackMaxBody, "slack-max-body", slack.DefaultMaxInteraction, "largest Slack interactivity request read, in bytes (larger is refused with 413)")
 	w.argo.register(fs)
+	w.audit.register(fs)
 }
 
 // checkPolicy compares the policy file with the one in use every interval
@@ -98,8 +100,12 @@ func serveWebhooks(ctx context.Context, r *bot.Runner, w webhookFlags, leading *
 	if err != nil {
 		return nil, err
 	}
+	auditH, err := w.audit.handler(log)
+	if err != nil {
+		return nil, err
+	}
 	q := &events.Queue{Handler: leaderOnly{r, leading, log}, Max: w.queue, Log: log}
-	if !hooks && !buttons && notify == nil {
+	if !hooks && !buttons && notify == nil && auditH == nil {
 		if w.argo.watch {
 			go q.Run(ctx)
 			go watchArgoCD(ctx, r, q, w.argo, leading, log)
@@ -135,6 +141,10 @@ func serveWebhooks(ctx context.Context, r *bot.Runner, w webhookFlags, leading *
 		mux.Handle("/argocd", &events.Notifications{Secret: notify, Instances: func() []string { return instanceNames(r) }, Queue: q, Log: log, Seen: r.Metrics.Delivery})
 		paths = append(paths, "/argocd")
 	}
+	if auditH != nil {
+		mux.Handle(auditPath, auditH)
+		paths = append(paths, auditPath)
+	}
 	ln, err := net.Listen("tcp", w.listen)
 	if err != nil {
 		return nil, fmt.Errorf("--webhook-listen %s: %w", w.listen, err)
@@ -144,12 +154,12 @@ func serveWebhooks(ctx context.Context, r *bot.Runner, w webhookFlags, leading *
 		go watchArgoCD(ctx, r, q, w.argo, leading, log)
 	}
 	mux.HandleFunc("/", func(rw http.ResponseWriter, _ *http.Request) {
-		http.Error(rw, "driftfix receives GitHub's webhook deliveries at POST /webhook, Slack's button presses at POST "+slackActionsPath+" and Argo CD's notifications at POST /argocd (each when its secret is configured)", http.StatusNotFound)
+		http.Error(rw, "driftfix receives GitHub's webhook deliveries at POST /webhook, Slack's button presses at POST "+slackActionsPath+" and Argo CD's notifications at POST /argocd and the API server's audit events at POST "+auditPath+" (each when its secret is configured)", http.StatusNotFound)
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	go srv.Serve(ln)
-	log.Info("webhook receiver listening", "listen", ln.Addr().String(), "paths", strings.Join(paths, ","), "github", hooks, "slack_buttons", buttons, "argocd_notifications", notify != nil)
+	log.Info("webhook receiver listening", "listen", ln.Addr().String(), "paths", strings.Join(paths, ","), "github", hooks, "slack_buttons", buttons, "argocd_notifications", notify != nil, "audit", auditH != nil)
 	return srv, nil
 }
 

@@ -3,7 +3,10 @@
 # etcd, kube-apiserver, kube-controller-manager, Redis, and Argo CD's
 # repo-server, application-controller and server (with real authentication).
 # Writes run/kubeconfig (cluster admin) and run/argocd-token (a read-only
-# local account "driftfix" with an API key). Stop it with down.sh.
+# local account "driftfix" with an API key), run/kubeconfig-alice (a person,
+# client certificate user alice, with no rights until a scenario binds some),
+# and run/audit-token (the bearer token the API server's audit webhook sends
+# to https://127.0.0.1:9471/audit). Stop it with down.sh.
 # DRIFTFIX_NETNS names the network namespace (default driftfix-e2e).
 set -euo pipefail
 K=$(cd "$(dirname "$0")" && pwd)
@@ -56,6 +59,9 @@ P=$R/pki
   printf 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n' > client.ext
   openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out admin.crt -days 30 -extfile client.ext 2>/dev/null
   openssl genrsa -out sa.key 2048 2>/dev/null; openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+  # a person of the cluster (client certificate user alice), for the audit scenarios
+  openssl req -newkey rsa:2048 -nodes -keyout alice.key -out alice.csr -subj "/O=e2e-people/CN=alice" 2>/dev/null
+  openssl x509 -req -in alice.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out alice.crt -days 30 -extfile client.ext 2>/dev/null
 )
 cat >"$R/kubeconfig" <<KC
 apiVersion: v1
@@ -71,6 +77,50 @@ contexts:
   context: {cluster: e2e, user: admin}
 current-context: e2e
 KC
+sed -e "s|name: admin|name: alice|; s|admin.crt|alice.crt|; s|admin.key|alice.key|; s|user: admin|user: alice|" "$R/kubeconfig" >"$R/kubeconfig-alice"
+
+# --- audit: the API server sends every write (Metadata level) to driftfix's
+# audit endpoint on https://127.0.0.1:9471 (served with pki/webhook.crt) in
+# batches, with the bearer token in run/audit-token (client-go sends a token
+# only over TLS). Nothing listens there unless a
+# scenario starts it: batch mode drops what it cannot deliver after a short
+# retry and never holds a request, so other scenarios are not slowed.
+AUDIT_TOKEN=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
+(umask 077; printf '%s' "$AUDIT_TOKEN" >"$R/audit-token")
+cat >"$R/audit-policy.yaml" <<'POLICY'
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: None
+  verbs: [get, list, watch]
+- level: None
+  resources:
+  - {group: coordination.k8s.io, resources: [leases]}
+  - {group: "", resources: [events]}
+  - {group: events.k8s.io, resources: [events]}
+  - {group: authentication.k8s.io}
+  - {group: authorization.k8s.io}
+- level: Metadata
+POLICY
+(umask 077; cat >"$R/audit-webhook.kubeconfig" <<AUDITKC
+apiVersion: v1
+kind: Config
+clusters:
+- name: driftfix
+  cluster: {server: https://127.0.0.1:9471/audit, certificate-authority: $P/ca.crt}
+users:
+- name: kube-apiserver
+  user: {token: $AUDIT_TOKEN}
+contexts:
+- name: audit
+  context: {cluster: driftfix, user: kube-apiserver}
+current-context: audit
+AUDITKC
+)
+AUDIT_FLAGS=(--audit-policy-file="$R/audit-policy.yaml" --audit-webhook-config-file="$R/audit-webhook.kubeconfig"
+  --audit-webhook-mode=batch --audit-webhook-batch-max-wait=1s --audit-webhook-initial-backoff=200ms)
+
 export KUBECONFIG=$R/kubeconfig
 KC="$NS $B/kubectl"
 
@@ -88,7 +138,7 @@ bg kube-apiserver "$B/kube-apiserver" --etcd-servers=http://127.0.0.1:2379 \
   --service-account-issuer=https://kubernetes.default.svc.cluster.local \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --service-cluster-ip-range=10.0.0.0/24 --endpoint-reconciler-type=none \
-  --authorization-mode=Node,RBAC --allow-privileged=true --cert-dir="$R/apiserver-certs"
+  --authorization-mode=Node,RBAC --allow-privileged=true --cert-dir="$R/apiserver-certs" "${AUDIT_FLAGS[@]}"
 wait_http https://127.0.0.1:6443/readyz --cacert "$P/ca.crt"; echo "kube-apiserver ready in $(since $t)s"
 
 t=$(date +%s.%N)
