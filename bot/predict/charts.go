@@ -80,12 +80,14 @@ func fetch(opt Options, ref render.ChartRef) (string, []byte, error) {
 // render.DependencyKey; none without opt.Charts (the render then names
 // the first one as not fetched).
 func fetchDependencies(files map[string][]byte, dir string, opt Options) (map[string][]byte, error) {
-	if opt.Charts == nil {
-		return nil, nil
-	}
 	deps, err := render.RemoteDependencies(files, dir)
 	if err != nil || len(deps) == 0 {
 		return nil, nil // the render says what is wrong with the chart
+	}
+	if opt.Charts == nil {
+		d := deps[0]
+		return nil, &render.NotLocalError{What: "dependency " + d.Chart + " of " + path.Join(dir, "Chart.yaml"), Repository: d.Repository, Chart: d.Chart,
+			Why: "is not vendored under charts/ but in " + d.Repository, NotFetched: notFetched(opt)}
 	}
 	out := map[string][]byte{}
 	for _, d := range deps {
