@@ -99,7 +99,7 @@ func TestPredictRemoteCharts(t *testing.T) {
 `),
 		"apps/umbrella.yaml": chartApp("umbrella", `  source: {repoURL: https://git.example.com/shop.git, path: charts/umbrella, targetRevision: main}
 `),
-		"charts/umbrella/Chart.yaml": "apiVersion: v2\nname: umbrella\nversion: 0.1.0\ndependencies:\n- {name: db, version: ~0.4.0, repository: \"" + repo.URL + "\"}\n",
+		"charts/umbrella/Chart.yaml":  "apiVersion: v2\nname: umbrella\nversion: 0.1.0\ndependencies:\n- {name: db, version: ~0.4.0, repository: \"" + repo.URL + "\"}\n",
 		"charts/umbrella/values.yaml": "db: {replicas: 3}\n",
 		"apps/gone.yaml": chartApp("gone", `  source: {repoURL: "`+dead.URL+`", chart: gone, targetRevision: 1.0.0}
 `),
@@ -160,7 +160,7 @@ func TestForkHeadFetchesOnlyWhatBaseNames(t *testing.T) {
 `)
 	base := Revision{Name: "main", Files: map[string]string{"apps/web.yaml": web}}
 	head := Revision{Name: "fork", Files: map[string]string{
-		"apps/web.yaml":  strings.Replace(web, "1.0.0", "1.1.0", 1),
+		"apps/web.yaml": strings.Replace(web, "1.0.0", "1.1.0", 1),
 		"apps/evil.yaml": chartApp("evil", `  source: {repoURL: "`+other.URL+`/", chart: evil, targetRevision: 1.0.0}
 `),
 		"apps/dep.yaml":          chartApp("dep", "  source: {repoURL: https://git.example.com/shop.git, path: charts/dep, targetRevision: main}\n"),
