@@ -50,6 +50,17 @@ func remoteChart(src drift.Source) bool {
 	return src.Chart != "" || strings.HasPrefix(src.RepoURL, "oci://")
 }
 
+// hasRemoteChart says whether one of the application's sources is a chart
+// of a chart repository or an OCI registry.
+func hasRemoteChart(app drift.Object) bool {
+	for _, src := range drift.Sources(app) {
+		if remoteChart(src) {
+			return true
+		}
+	}
+	return false
+}
+
 // notFetched says why charts are not fetched in this run.
 func notFetched(opt Options) string {
 	if opt.NotFetched != "" {

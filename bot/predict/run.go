@@ -223,7 +223,9 @@ func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error)
 		}
 		specChanged := was == nil || !reflect.DeepEqual(was.obj, a.obj)
 		k := known[appKey(a.obj)]
-		remote := len(missing) > 0 && argoRenders(opt, head, k, a.obj)
+		// Argo CD, where it is at hand, renders what is not in the
+		// repository: the fetched charts are for when it is not.
+		remote := (len(missing) > 0 || hasRemoteChart(a.obj)) && argoRenders(opt, head, k, a.obj)
 		if (len(srcs) == 0 || len(missing) > 0) && !remote {
 			// a render without one of its sources is not the application's
 			if specChanged || opt.All || touches(a.obj, srcs, changed, rr, base, head, opt.Repositories) || readsRef(a.obj, changed) {
