@@ -47,7 +47,7 @@ type predictFlags struct {
 
 // chartFlags are the flags of predict's chart fetching.
 type chartFlags struct {
-	offline                                 bool
+	offline, fromBase                       bool
 	cache, repositoryConfig, registryConfig string
 	maxBytes, maxIndexBytes, maxTotalBytes  int64
 	timeout                                 time.Duration
@@ -56,6 +56,7 @@ type chartFlags struct {
 func (cf *chartFlags) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.BoolVar(&cf.offline, "offline", false, "fetch no chart: an application whose chart (or a chart's dependency) is in a Helm chart repository or an OCI registry is listed as not predicted")
+	fs.BoolVar(&cf.fromBase, "charts-from-base", false, "fetch only from the chart repositories and registries --base names (for a workflow that predicts an untrusted head with the base's privileges, e.g. pull_request_target)")
 	fs.StringVar(&cf.cache, "chart-cache", defaultChartCache(), "the folder fetched chart archives are kept in, by repository, chart and version (\"\": none)")
 	fs.StringVar(&cf.repositoryConfig, "helm-repository-config", os.Getenv("HELM_REPOSITORY_CONFIG"), "Helm's repositories.yaml, for the credentials and TLS files of chart repositories (default $HELM_REPOSITORY_CONFIG; unset: no credentials)")
 	fs.StringVar(&cf.registryConfig, "helm-registry-config", os.Getenv("HELM_REGISTRY_CONFIG"), "Helm's registry config.json (as `helm registry login` writes it), for the credentials of OCI registries (default $HELM_REGISTRY_CONFIG; unset: no credentials)")
@@ -292,6 +293,7 @@ func (c *cli) runPredict(f *predictFlags, args []string) (*predict.Result, map[s
 	if opt.Charts, err = f.charts.fetcher(ctx); err != nil {
 		return nil, nil, err
 	}
+	opt.ChartsFromBase = f.charts.fromBase
 	if f.argo.named() {
 		if err := argocdAtHand(ctx, &f.argo, &opt); err != nil {
 			return nil, nil, err

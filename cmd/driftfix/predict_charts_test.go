@@ -60,6 +60,16 @@ func TestPredictFetchesCharts(t *testing.T) {
 	if code != exitClean || !strings.Contains(out, "Not predicted (1):") || !strings.Contains(out, "--offline") {
 		t.Fatalf("--offline: exit %d\n%s", code, out)
 	}
+	// A head that names a new repository fetches nothing from it with
+	// --charts-from-base.
+	other := helmrepotest.NewRepo(t, helmrepotest.Package(t, "web", "1.1.0", map[string]string{"templates/deploy.yaml": strings.Replace(deploy, "%s", "replicas: 3", 1), "templates/hpa.yaml": hpa}))
+	if err := os.WriteFile(filepath.Join(dir, "web.yaml"), []byte(strings.Replace(strings.Replace(app, "%s", "1.1.0", 1), repo.URL, other.URL, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runCLI("predict", "--repo", dir, "--base", "main", "--chart-cache", "", "--charts-from-base")
+	if code != exitClean || other.Requests.Load() != 0 || !strings.Contains(out, "is not named at main") {
+		t.Fatalf("--charts-from-base: exit %d, %d requests to the head's repository\n%s", code, other.Requests.Load(), out)
+	}
 	code, _, stderr = runCLI("predict", "--repo", dir, "--base", "main", "--chart-max-bytes", "0")
 	if code != exitUsage || !strings.Contains(stderr, "--chart-max-bytes") {
 		t.Fatalf("--chart-max-bytes 0: exit %d, %s", code, stderr)
