@@ -259,7 +259,7 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, ref render.ChartRef) (fetched, 
 	if err != nil {
 		return fetched{}, fmt.Errorf("the index's URL for %s %s: %w", ref.Chart, cv.Version, err)
 	}
-	a, err := f.get(ctx, ref.Repository, u, "chart archive "+u, f.opt.MaxArchiveBytes, "--chart-max-bytes")
+	a, err := f.get(ctx, ref.Repository, u, "the chart archive "+u, f.opt.MaxArchiveBytes, "--chart-max-bytes")
 	if err != nil {
 		return fetched{}, err
 	}
@@ -288,7 +288,7 @@ func (f *Fetcher) index(ctx context.Context, repoURL string) (*Index, error) {
 			e.err = fmt.Errorf("repository URL %s: %w", repoURL, err)
 			return
 		}
-		data, err := f.get(ctx, repoURL, u.String(), "index "+u.String(), f.opt.MaxIndexBytes, "--chart-max-index-bytes")
+		data, err := f.get(ctx, repoURL, u.String(), "the index "+u.String(), f.opt.MaxIndexBytes, "--chart-max-index-bytes")
 		if err != nil {
 			e.err = err
 			return
@@ -440,7 +440,7 @@ func (f *Fetcher) get(ctx context.Context, repoURL, u, what string, max int64, f
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, fmt.Errorf("get %s: %w", u, err)
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	entry := f.entry(repoURL)
 	client, err := f.client(entry, max, flag)
@@ -455,11 +455,11 @@ func (f *Fetcher) get(ctx context.Context, repoURL, u, what string, max int64, f
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("get %s: %w", u, err)
+		return nil, fmt.Errorf("read %s: %w", kindOfWhat(what), err) // the error names the URL
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("get %s: %s", u, resp.Status)
+		return nil, fmt.Errorf("read %s: %s", what, resp.Status)
 	}
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -468,9 +468,18 @@ func (f *Fetcher) get(ctx context.Context, repoURL, u, what string, max int64, f
 			le.What = what
 			return nil, le
 		}
-		return nil, fmt.Errorf("get %s: %w", u, err)
+		return nil, fmt.Errorf("read %s: %w", what, err)
 	}
 	return data, nil
+}
+
+// kindOfWhat is what a download is without its URL ("index", "chart
+// archive").
+func kindOfWhat(what string) string {
+	if i := strings.LastIndex(what, " "); i > 0 {
+		return what[:i]
+	}
+	return what
 }
 
 // entry is repositories.yaml's entry for the repository's URL, if any.
