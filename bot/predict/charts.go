@@ -69,9 +69,15 @@ func notFetched(opt Options) string {
 	return "this run does not fetch charts"
 }
 
-// chartRef is the chart a remote source names.
+// chartRef is the chart a remote source names. An oci:// repoURL is the
+// artifact itself (Argo CD's OCI source, which its repo-server takes before
+// a chart: a chart field beside it is not read).
 func chartRef(src drift.Source) render.ChartRef {
-	return render.ChartRef{Repository: src.RepoURL, Chart: src.Chart, Version: src.TargetRevision}
+	ref := render.ChartRef{Repository: src.RepoURL, Chart: src.Chart, Version: src.TargetRevision}
+	if strings.HasPrefix(src.RepoURL, "oci://") {
+		ref.Chart = ""
+	}
+	return ref
 }
 
 // fetch fetches one chart through opt.Charts, its error a *ChartFetchError.
@@ -128,7 +134,7 @@ func renderRemoteChart(app drift.Object, src drift.Source, files map[string][]by
 	if err != nil {
 		return nil, err
 	}
-	name := src.Chart
+	name := ref.Chart
 	if name == "" {
 		name = path.Base(strings.TrimPrefix(src.RepoURL, "oci://"))
 	}
@@ -148,7 +154,7 @@ func renderRemoteChart(app drift.Object, src drift.Source, files map[string][]by
 	// Argo CD's OCI source reads its path within the artifact; a chart
 	// repository's chart is the chart itself.
 	opts.ChartDir = dir
-	if src.Chart == "" && src.Path != "" {
+	if ref.Chart == "" && src.Path != "" {
 		opts.ChartDir = path.Join(dir, src.Path)
 	}
 	if len(opts.APIVersions) == 0 {
