@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -90,6 +91,8 @@ type Fetcher struct {
 	charts  map[string]*once[fetched]
 	clients map[string]*http.Client
 	oci     map[bool]*registry.Client
+
+	cacheWarn sync.Once
 }
 
 type fetched struct {
@@ -137,11 +140,6 @@ func New(o Options) (*Fetcher, error) {
 	if o.RegistryConfig != "" {
 		if _, err := os.Stat(o.RegistryConfig); err != nil {
 			return nil, fmt.Errorf("read the Helm registry config %s: %w", o.RegistryConfig, err)
-		}
-	}
-	if o.CacheDir != "" {
-		if err := os.MkdirAll(o.CacheDir, 0o700); err != nil {
-			return nil, fmt.Errorf("make the chart cache %s: %w", o.CacheDir, err)
 		}
 	}
 	return f, nil
@@ -556,8 +554,13 @@ func (f *Fetcher) keep(ref render.ChartRef, version string, data []byte) {
 		return
 	}
 	p := f.cachePath(ref, version)
+	if err := os.MkdirAll(f.opt.CacheDir, 0o700); err != nil {
+		f.warnCache(err)
+		return
+	}
 	tmp, err := os.CreateTemp(f.opt.CacheDir, ".tmp-*")
 	if err != nil {
+		f.warnCache(err)
 		return
 	}
 	_, werr := tmp.Write(data)
@@ -565,6 +568,13 @@ func (f *Fetcher) keep(ref render.ChartRef, version string, data []byte) {
 	if werr != nil || cerr != nil || os.Rename(tmp.Name(), p) != nil {
 		os.Remove(tmp.Name())
 	}
+}
+
+// warnCache logs, once per Fetcher, that the cache cannot be written.
+func (f *Fetcher) warnCache(err error) {
+	f.cacheWarn.Do(func() {
+		slog.Warn("fetched charts are not kept: the chart cache cannot be written", "dir", f.opt.CacheDir, "err", err)
+	})
 }
 
 // cachePath is the cache file of (repository, chart, version).

@@ -145,10 +145,8 @@ func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Reader, stderr i
 func botCharts(ctx context.Context, stderr io.Writer) predict.FetchCharts {
 	f, err := helmrepo.New(helmrepo.Options{CacheDir: defaultChartCache()})
 	if err != nil {
-		if f, err = helmrepo.New(helmrepo.Options{}); err != nil {
-			fmt.Fprintf(stderr, "driftfix: charts of pull requests are not fetched: %v\n", err)
-			return nil
-		}
+		fmt.Fprintf(stderr, "driftfix: charts of pull requests are not fetched: %v\n", err)
+		return nil
 	}
 	return func(ref render.ChartRef) (string, []byte, error) { return f.Fetch(ctx, ref) }
 }
