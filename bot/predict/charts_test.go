@@ -17,7 +17,8 @@ import (
 // name carries the chart's version.
 func scaledChart(t *testing.T, name, version string) []byte {
 	return helmrepotest.Package(t, name, version, map[string]string{
-		"values.yaml": "replicas: 2\n",
+		"values.yaml":      "replicas: 2\n",
+		"values-prod.yaml": "minReplicas: 1\n",
 		"templates/deploy.yaml": `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -89,7 +90,7 @@ func TestPredictRemoteCharts(t *testing.T) {
 	dead.Close()
 	files := map[string]string{
 		"apps/web.yaml": chartApp("web", `  sources:
-  - {repoURL: "`+repo.URL+`", chart: web, targetRevision: "1.2.*", helm: {valueFiles: [$values/values/web.yaml]}}
+  - {repoURL: "`+repo.URL+`", chart: web, targetRevision: "1.2.*", helm: {valueFiles: [values-prod.yaml, $values/values/web.yaml]}}
   - {repoURL: https://git.example.com/shop.git, targetRevision: main, ref: values}
 `),
 		"values/web.yaml": "replicas: 4\n",
@@ -116,8 +117,14 @@ func TestPredictRemoteCharts(t *testing.T) {
 		t.Errorf("predicted %s\nwant      %s\nnot predicted: %+v", got, want, res.NotPredicted)
 	}
 	for _, p := range res.Predictions {
-		if p.Application == "web" && fmt.Sprint(p.Git) != "4" {
+		if p.Application != "web" {
+			continue
+		}
+		if fmt.Sprint(p.Git) != "4" {
 			t.Errorf("web: replicas %v in Git, want 4 from the repository's $values file", p.Git)
+		}
+		if !strings.Contains(fmt.Sprint(p.Evidence), "minReplicas 1") {
+			t.Errorf("web: evidence %v, want the HPA's minReplicas 1 from the chart's own values-prod.yaml", p.Evidence)
 		}
 	}
 	if len(res.NotPredicted) != 1 || res.NotPredicted[0].Application != "gone" ||
