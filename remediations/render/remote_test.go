@@ -76,6 +76,14 @@ func TestChartArchiveFiles(t *testing.T) {
 	if !errors.As(err, &le) || le.Limit != "MaxChartBytes" {
 		t.Fatalf("err = %v, want the unpacked chart over MaxChartBytes", err)
 	}
+	evil := tgz(t, map[string]string{"web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n", "web/../../etc/passwd": "x"})
+	if files, err := ChartArchiveFiles(evil, "d", Limits{}); err == nil {
+		for name := range files {
+			if !strings.HasPrefix(name, "d/") || strings.Contains(name, "..") {
+				t.Fatalf("an archive's path outside its chart was kept as %q", name)
+			}
+		}
+	}
 	if _, err := ChartArchiveFiles(tgz(t, map[string]string{"web/values.yaml": "a: 1\n"}), "d", Limits{}); err == nil || !strings.Contains(err.Error(), "Chart.yaml") {
 		t.Fatalf("err = %v, want an archive without Chart.yaml refused", err)
 	}
