@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -274,4 +276,28 @@ func FuzzParseIndex(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFetchWithCredentials reads a repository's credentials from Helm's
+// repositories.yaml (RepositoryConfig) only when named: without it the
+// repository's 401 is the error.
+func TestFetchWithCredentials(t *testing.T) {
+	repo := helmrepotest.NewRepo(t, web(t, "1.0.0"))
+	repo.RequireAuth("ci", "s3cret")
+	ref := render.ChartRef{Repository: repo.URL, Chart: "web", Version: "1.0.0"}
+	_, _, err := newFetcher(t, helmrepo.Options{}).Fetch(context.Background(), ref)
+	if err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("without credentials: err = %v, want the repository's 401", err)
+	}
+	cfg := filepath.Join(t.TempDir(), "repositories.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: \"\"\nrepositories:\n- name: ci\n  url: "+repo.URL+"/\n  username: ci\n  password: s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := newFetcher(t, helmrepo.Options{RepositoryConfig: cfg}).Fetch(context.Background(), ref)
+	if err != nil || v != "1.0.0" {
+		t.Fatalf("with repositories.yaml: %s, %v", v, err)
+	}
+	if _, err := helmrepo.New(helmrepo.Options{RepositoryConfig: filepath.Join(t.TempDir(), "missing.yaml")}); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Fatalf("a missing repositories.yaml: err = %v", err)
+	}
 }

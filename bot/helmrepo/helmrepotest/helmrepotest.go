@@ -70,6 +70,9 @@ type Repo struct {
 
 	srv *httptest.Server
 	mu  sync.Mutex
+	// user and password, when set (RequireAuth), are required of every
+	// request.
+	user, password string
 	// archives by file name; digests by "name version" as the index
 	// gives them (changed by SetDigest).
 	archives map[string][]byte
@@ -120,6 +123,14 @@ func (r *Repo) SetDigest(name, version, digest string) {
 	}
 }
 
+// RequireAuth makes the repository answer 401 to a request without
+// this basic authentication.
+func (r *Repo) RequireAuth(user, password string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.user, r.password = user, password
+}
+
 // Close stops the server: a dead repository.
 func (r *Repo) Close() { r.srv.Close() }
 
@@ -127,6 +138,10 @@ func (r *Repo) serve(w http.ResponseWriter, req *http.Request) {
 	r.Requests.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if u, p, ok := req.BasicAuth(); r.user != "" && (!ok || u != r.user || p != r.password) {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
 	if req.URL.Path == "/index.yaml" {
 		_, _ = io.WriteString(w, r.index())
 		return
