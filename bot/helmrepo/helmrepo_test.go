@@ -297,6 +297,15 @@ func TestFetchWithCredentials(t *testing.T) {
 	if err != nil || v != "1.0.0" {
 		t.Fatalf("with repositories.yaml: %s, %v", v, err)
 	}
+	// An archive the index places on another host gets no credentials.
+	mirror := helmrepotest.NewRepo(t, web(t, "1.0.0"))
+	repo.ArchivesAt(mirror.URL)
+	if _, _, err := newFetcher(t, helmrepo.Options{RepositoryConfig: cfg}).Fetch(context.Background(), ref); err != nil {
+		t.Fatal(err)
+	}
+	if mirror.Requests.Load() != 1 || mirror.Authorized.Load() != 0 {
+		t.Fatalf("the other host got %d requests, %d with credentials; want 1 without", mirror.Requests.Load(), mirror.Authorized.Load())
+	}
 	if _, err := helmrepo.New(helmrepo.Options{RepositoryConfig: filepath.Join(t.TempDir(), "missing.yaml")}); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Fatalf("a missing repositories.yaml: err = %v", err)
 	}

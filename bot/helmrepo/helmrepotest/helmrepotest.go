@@ -65,14 +65,18 @@ func Package(t testing.TB, name, version string, files map[string]string) []byte
 type Repo struct {
 	// URL is the repository's URL (no trailing slash).
 	URL string
-	// Requests counts every request the server was sent.
-	Requests atomic.Int64
+	// Requests counts every request the server was sent; Authorized those
+	// that carried an Authorization header.
+	Requests, Authorized atomic.Int64
 
 	srv *httptest.Server
 	mu  sync.Mutex
 	// user and password, when set (RequireAuth), are required of every
 	// request.
 	user, password string
+	// archivesAt, when set (ArchivesAt), is the base URL the index gives
+	// for archives: absolute URLs instead of relative ones.
+	archivesAt string
 	// archives by file name; digests by "name version" as the index
 	// gives them (changed by SetDigest).
 	archives map[string][]byte
@@ -131,11 +135,22 @@ func (r *Repo) RequireAuth(user, password string) {
 	r.user, r.password = user, password
 }
 
+// ArchivesAt makes the index give the archives' URLs on another server
+// (base URL), absolute.
+func (r *Repo) ArchivesAt(base string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.archivesAt = base
+}
+
 // Close stops the server: a dead repository.
 func (r *Repo) Close() { r.srv.Close() }
 
 func (r *Repo) serve(w http.ResponseWriter, req *http.Request) {
 	r.Requests.Add(1)
+	if req.Header.Get("Authorization") != "" {
+		r.Authorized.Add(1)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if u, p, ok := req.BasicAuth(); r.user != "" && (!ok || u != r.user || p != r.password) {
@@ -171,7 +186,11 @@ func (r *Repo) index() string {
 	for _, n := range names {
 		fmt.Fprintf(&b, "  %s:\n", n)
 		for _, e := range byName[n] {
-			fmt.Fprintf(&b, "  - apiVersion: v2\n    name: %s\n    version: %s\n    urls:\n    - charts/%s\n    digest: %s\n", e.name, e.version, e.file, e.digest)
+			u := "charts/" + e.file
+			if r.archivesAt != "" {
+				u = r.archivesAt + "/" + u
+			}
+			fmt.Fprintf(&b, "  - apiVersion: v2\n    name: %s\n    version: %s\n    urls:\n    - %s\n    digest: %s\n", e.name, e.version, u, e.digest)
 		}
 	}
 	b.WriteString("generated: \"2026-01-01T00:00:00Z\"\n")
