@@ -59,7 +59,7 @@ func (cf *chartFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&cf.fromBase, "charts-from-base", false, "fetch only from the chart repositories and registries --base names (for a workflow that predicts an untrusted head with the base's privileges, e.g. pull_request_target)")
 	fs.StringVar(&cf.cache, "chart-cache", defaultChartCache(), "the folder fetched chart archives are kept in, by repository, chart and version (\"\": none)")
 	fs.StringVar(&cf.repositoryConfig, "helm-repository-config", os.Getenv("HELM_REPOSITORY_CONFIG"), "Helm's repositories.yaml, for the credentials and TLS files of chart repositories (default $HELM_REPOSITORY_CONFIG; unset: no credentials)")
-	fs.StringVar(&cf.registryConfig, "helm-registry-config", os.Getenv("HELM_REGISTRY_CONFIG"), "Helm's registry config.json (as `helm registry login` writes it), for the credentials of OCI registries (default $HELM_REGISTRY_CONFIG; unset: no credentials)")
+	fs.StringVar(&cf.registryConfig, "helm-registry-config", os.Getenv("HELM_REGISTRY_CONFIG"), "Helm's registry config.json (as helm registry login writes it), for the credentials of OCI registries (default $HELM_REGISTRY_CONFIG; unset: no credentials)")
 	fs.Int64Var(&cf.maxBytes, "chart-max-bytes", helmrepo.DefaultMaxArchiveBytes, "the largest chart archive (and OCI registry response) fetched")
 	fs.Int64Var(&cf.maxIndexBytes, "chart-max-index-bytes", helmrepo.DefaultMaxIndexBytes, "the largest index.yaml of a chart repository read")
 	fs.Int64Var(&cf.maxTotalBytes, "chart-max-total-bytes", helmrepo.DefaultMaxTotalBytes, "the most bytes fetched from chart repositories and registries in one run")
@@ -117,6 +117,12 @@ is found as NAME too. A revision that is not in the clone (a shallow
 pull-request checkout) is fetched from --remote, only that commit and at most
 --fetch-depth commits of its history, with the git binary and the checkout's
 own credentials; never the whole history. --no-fetch fetches nothing.
+
+Charts of Helm chart repositories and OCI registries (an Application's chart,
+a chart's dependency that charts/ lacks) are fetched by this process, as Argo
+CD's repo-server fetches them, and kept in --chart-cache; the renders run on
+the fetched archives without network. --offline fetches none: such an
+application is listed as not predicted.
 
 -o json and -o sarif always write a whole document, also when the run fails
 (then with the error in it, and exit code 2).
