@@ -114,6 +114,9 @@ func (p *Predictor) Predict(ctx context.Context, h proposals.PRHead) (proposals.
 	}
 	defer cancel()
 	opt := predict.Options{Applications: known, Repositories: []string{h.RepoURL}, Suggest: true, Render: proposals.RenderLimits(p.cfg.Limits), MaxApplications: p.maxApps}
+	// Charts are fetched only from the repositories the base branch names:
+	// a pull request (a fork's above all) never chooses a URL the bot reads.
+	opt.Charts, opt.ChartsFromBase, opt.NotFetched = reader.Charts, true, "the bot fetches no chart here"
 	if !h.Fork {
 		// Argo CD renders what predict cannot (remote and OCI charts,
 		// plugins, other repositories) at the base branch and the head

@@ -77,7 +77,7 @@ func (d *discovery) declaredClusters() []declaredSecret {
 		if !isLocalDestination(a.obj) {
 			continue
 		}
-		srcs, _ := localSources(a.obj, d.rev.Files, d.opt.Repositories)
+		srcs, _ := localSources(a.obj, d.rev.Files, d.opt)
 		for _, src := range srcs {
 			if !d.rr.sourceReadsText(d.rev, src, clusterSecretLabel) {
 				continue

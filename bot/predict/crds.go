@@ -103,7 +103,7 @@ func (r *renderer) crdIndex(rev Revision, opt Options) []installedCRD {
 	}
 	var out []installedCRD
 	for _, a := range s.apps[rev.Name] {
-		srcs, _ := localSources(a.obj, rev.Files, opt.Repositories)
+		srcs, _ := localSources(a.obj, rev.Files, opt)
 		for _, src := range srcs {
 			if !r.sourceReadsText(rev, src, "CustomResourceDefinition") {
 				continue

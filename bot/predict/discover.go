@@ -386,7 +386,7 @@ func (d *discovery) parents() {
 		i := queue[0]
 		queue = queue[1:]
 		a := d.apps[i]
-		srcs, notes := localSources(a.obj, d.rev.Files, d.opt.Repositories)
+		srcs, notes := localSources(a.obj, d.rev.Files, d.opt)
 		for _, src := range srcs {
 			used[src.Path] = true
 		}

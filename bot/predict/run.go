@@ -72,6 +72,22 @@ type Options struct {
 	// the local renderer cannot render: a chart from a Helm or OCI
 	// repository, another repository's source, a Config Management Plugin.
 	Remote func(app drift.Object, rev Revision) ([]drift.Object, error)
+	// Charts, when set, fetches charts from Helm chart repositories and
+	// OCI registries, as Argo CD's repo-server and `helm dependency build`
+	// do: an Application's chart source and the remote dependencies of a
+	// chart that charts/ lacks. The fetching is the caller's (the CLI's
+	// own process); renders run on the fetched archives, without network.
+	// Nil: such applications are listed as not predicted (NotFetched says
+	// why).
+	Charts FetchCharts
+	// ChartsFromBase fetches only from the chart repositories and
+	// registries the base revision names (see chartRepositoriesOf): a pull
+	// request's head, which may come from a fork, names any URL it likes
+	// and must not choose what is fetched.
+	ChartsFromBase bool
+	// NotFetched says why charts are not fetched when Charts is nil, as a
+	// not-predicted application's reason says it ("--offline").
+	NotFetched string
 }
 
 // DefaultTimeout is how long the renders of one run of driftfix predict
@@ -144,11 +160,19 @@ func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error)
 		opt.Render.Stop = ctx.Done()
 	}
 	rr := newRenderer()
+	// The base first: what it names bounds what the head may fetch.
+	bd, _ := findApplications(base, opt, rr)
+	if opt.Charts != nil && opt.ChartsFromBase {
+		var baseApps []application
+		if bd != nil {
+			baseApps = bd.apps
+		}
+		opt.Charts = fromBase(opt.Charts, base.Name, chartRepositoriesOf(baseApps, base.Files))
+	}
 	hd, err := findApplications(head, opt, rr)
 	if err != nil {
 		return nil, err
 	}
-	bd, _ := findApplications(base, opt, rr)
 	apps := withKnown(hd.apps, opt.Applications)
 	var baseApps []application
 	if bd != nil {
@@ -193,13 +217,15 @@ func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error)
 		a := &apps[i]
 		name := drift.Str(a.obj, "metadata", "name")
 		was := findDefinition(baseApps, *a)
-		srcs, missing := planSources(a.obj, head.Files, opt.Repositories)
+		srcs, missing := planSourcesWith(a.obj, head.Files, opt)
 		for _, e := range missing {
 			res.Notes = append(res.Notes, fmt.Sprintf("application %s: %v", name, e))
 		}
 		specChanged := was == nil || !reflect.DeepEqual(was.obj, a.obj)
 		k := known[appKey(a.obj)]
-		remote := len(missing) > 0 && argoRenders(opt, head, k, a.obj)
+		// Argo CD, where it is at hand, renders what is not in the
+		// repository: the fetched charts are for when it is not.
+		remote := (len(missing) > 0 || hasRemoteChart(a.obj)) && argoRenders(opt, head, k, a.obj)
 		if (len(srcs) == 0 || len(missing) > 0) && !remote {
 			// a render without one of its sources is not the application's
 			if specChanged || opt.All || touches(a.obj, srcs, changed, rr, base, head, opt.Repositories) || readsRef(a.obj, changed) {
@@ -222,7 +248,7 @@ func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error)
 		j := &job{a: a, srcs: srcs, remote: remote}
 		if was != nil && !opt.All {
 			j.was = was
-			j.bsrcs, _ = planSources(was.obj, base.Files, opt.Repositories)
+			j.bsrcs, _ = planSourcesWith(was.obj, base.Files, opt)
 		}
 		jobs = append(jobs, j)
 	}
@@ -368,7 +394,14 @@ func needsFor(err error) string {
 	var limit *render.LimitError
 	var unread *render.UnreadError
 	var budget *BudgetError
+	var fetchErr *ChartFetchError
 	switch {
+	case errors.As(err, &fetchErr) && errors.Is(err, ErrNotNamedByBase):
+		return "the chart repository named by the base branch first (merge that alone), or Argo CD at hand"
+	case errors.As(err, &fetchErr):
+		return "the chart repository reachable from here (its URL, network, credentials: --helm-repository-config, --helm-registry-config), or Argo CD at hand"
+	case errors.As(err, &notLocal) && notLocal.NotFetched != "":
+		return "the chart fetched (driftfix predict without --offline), or Argo CD at hand (--argocd-server)"
 	case errors.As(err, &budget):
 		return "a larger render budget (" + budget.Setting + ")"
 	case errors.Is(err, context.Canceled):
@@ -470,6 +503,14 @@ func withKnown(apps []application, known []drift.Object) []application {
 // component outside the source path) at base or head.
 func touches(app drift.Object, srcs []drift.Source, changed []string, rr *renderer, base, head Revision, repos []string) bool {
 	for _, src := range srcs {
+		if remoteChart(src) {
+			// Its files are the fetched chart's: only the Application
+			// (its version, its options) and its $ref value files touch it.
+			if readsRef(drift.Object{"spec": map[string]any{"sources": []any{src.Spec}}}, changed) {
+				return true
+			}
+			continue
+		}
 		var reads []map[string]bool
 		var dirs []string
 		for _, rev := range []Revision{base, head} {

@@ -22,6 +22,9 @@ var generators = regexp.MustCompile(`\b(rand[A-Za-z]*|uuidv4|now|date[A-Za-z]*|g
 // archive (charts/*.tgz), whose templates are not read here, is taken as
 // one that may vary; so is one whose file:// dependency has such a template.
 func mayVary(src drift.Source, files map[string]string) bool {
+	if remoteChart(src) {
+		return true // its templates are the fetched archive's, not read here
+	}
 	if !isHelm(src, files) {
 		return false
 	}
@@ -83,6 +86,9 @@ func renderSourceWith(app drift.Object, src drift.Source, files map[string][]byt
 // *render.NotLocalError). A file the revision's read budget left out is
 // named as such by the render that needs it.
 func renderSourceIn(app drift.Object, src drift.Source, files map[string][]byte, rev Revision, cluster []drift.Object, opt Options) ([]drift.Object, error) {
+	if remoteChart(src) {
+		return renderRemoteChart(app, src, files, cluster, opt)
+	}
 	typ, err := sourceType(src, rev.Files)
 	if err != nil {
 		return nil, err
@@ -96,6 +102,9 @@ func renderSourceIn(app drift.Object, src drift.Source, files map[string][]byte,
 			opts.APIVersions = clusterAPIVersions(cluster)
 		}
 		opts.Limits = opt.Render
+		if opts.Dependencies, err = fetchDependencies(files, opts.ChartDir, opt); err != nil {
+			return nil, err
+		}
 		return render.Helm(files, opts)
 	case typeKustomize:
 		build, err := diff.KustomizeBuildOptions(cluster, app, src.Path)
@@ -159,16 +168,26 @@ func clusterAPIVersions(cluster []drift.Object) []string {
 // file parameters (a $ref's from this repository included) and its
 // file:// dependencies. A change to one of them changes the application.
 func sourceReads(app drift.Object, src drift.Source, files map[string]string, repos []string) []string {
+	if remoteChart(src) {
+		var out []string
+		for _, vf := range src.ValueFiles {
+			if strings.HasPrefix(vf, "$") {
+				out = append(out, valueFilePath("", vf))
+			}
+		}
+		return out
+	}
 	if !isHelm(src, files) {
 		return nil
 	}
 	return render.HelmReads(files, helmOptions(app, src, repos))
 }
 
-// localSources are the application's sources that are in this repository:
-// a path with files under it. The others are noted (see planSources).
-func localSources(app drift.Object, files map[string]string, repos []string) ([]drift.Source, []string) {
-	srcs, errs := planSources(app, files, repos)
+// localSources are the application's sources that are in this repository
+// (a path with files under it) or charts opt.Charts fetches. The others
+// are noted (see planSourcesWith).
+func localSources(app drift.Object, files map[string]string, opt Options) ([]drift.Source, []string) {
+	srcs, errs := planSourcesWith(app, files, opt)
 	var notes []string
 	for _, err := range errs {
 		notes = append(notes, err.Error())
@@ -184,6 +203,15 @@ func localSources(app drift.Object, files map[string]string, repos []string) ([]
 // refuses. A multi-source application's ref-only source (ref, no path, no
 // chart) renders nothing in Argo CD, and is neither.
 func planSources(app drift.Object, files map[string]string, repos []string) ([]drift.Source, []error) {
+	return planSourcesWith(app, files, Options{Repositories: repos})
+}
+
+// planSourcesWith is planSources where opt.Charts fetches charts: a chart
+// from a chart repository or an OCI registry is then a source to render
+// (fetched when it renders); without opt.Charts it is a
+// *render.NotLocalError that says fetching is off.
+func planSourcesWith(app drift.Object, files map[string]string, opt Options) ([]drift.Source, []error) {
+	repos := opt.Repositories
 	all := drift.Sources(app)
 	refs := map[string]bool{}
 	for _, src := range all {
@@ -201,12 +229,14 @@ func planSources(app drift.Object, files map[string]string, repos []string) ([]d
 		switch {
 		case len(all) > 1 && src.Ref != "" && drift.Str(src.Spec, "path") == "" && src.Chart == "" && !strings.HasPrefix(src.RepoURL, "oci://"):
 			// Only files for the others' $ref value files.
-		case src.Chart != "" || strings.HasPrefix(src.RepoURL, "oci://"):
+		case remoteChart(src) && opt.Charts != nil:
+			out = append(out, src)
+		case remoteChart(src):
 			why := "is not in this repository: not rendered"
 			if usesRef(src) {
 				why = "is not in this repository (with value files from a ref source): not rendered"
 			}
-			errs = append(errs, &render.NotLocalError{What: "source chart " + src.Chart + " from " + src.RepoURL, Repository: src.RepoURL, Chart: src.Chart, Why: why})
+			errs = append(errs, &render.NotLocalError{What: "source chart " + src.Chart + " from " + src.RepoURL, Repository: src.RepoURL, Chart: src.Chart, Why: why, NotFetched: notFetched(opt)})
 		case len(repos) > 0 && src.RepoURL != "" && !SameRepository(src.RepoURL, repos...):
 			errs = append(errs, &render.NotLocalError{What: "source " + src.RepoURL, Repository: src.RepoURL, Why: "is another repository: not rendered"})
 		case !hasFiles(files, src.Path):

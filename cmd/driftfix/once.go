@@ -12,8 +12,11 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
+	"github.com/driftfix/driftfix/bot/helmrepo"
 	"github.com/driftfix/driftfix/bot/plan"
+	"github.com/driftfix/driftfix/bot/predict"
 	"github.com/driftfix/driftfix/bot/slack"
+	"github.com/driftfix/driftfix/remediations/render"
 )
 
 // cmdOnce runs one cycle from a policy file (for a CronJob): it opens,
@@ -117,7 +120,7 @@ func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Reader, stderr i
 	if err != nil {
 		return plan.Instance{}, fmt.Errorf("argocd %s: %w", a.Name, err)
 	}
-	in := plan.Instance{Name: a.Name, URL: a.Server, Client: c, Shard: a.Shard,
+	in := plan.Instance{Name: a.Name, URL: a.Server, Client: c, Shard: a.Shard, Charts: botCharts(ctx, stderr),
 		RepoFiles: func(ctx context.Context, s *drift.Snapshot) (map[string]string, error) {
 			srcs := drift.Sources(s.Application)
 			if len(srcs) == 0 {
@@ -133,4 +136,17 @@ func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Reader, stderr i
 			return af.cluster(ctx, stderr)
 		}}
 	return in, nil
+}
+
+// botCharts is the bot's chart fetcher for predicting pull requests (only
+// from the repositories a base branch names; see cycle.Instance.Charts),
+// with predict's default bounds and cache; nil, said on stderr, when it
+// cannot be made.
+func botCharts(ctx context.Context, stderr io.Writer) predict.FetchCharts {
+	f, err := helmrepo.New(helmrepo.Options{CacheDir: defaultChartCache()})
+	if err != nil {
+		fmt.Fprintf(stderr, "driftfix: charts of pull requests are not fetched: %v\n", err)
+		return nil
+	}
+	return func(ref render.ChartRef) (string, []byte, error) { return f.Fetch(ctx, ref) }
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/gitrepo"
+	"github.com/driftfix/driftfix/bot/helmrepo"
 	"github.com/driftfix/driftfix/bot/predict"
 	"github.com/driftfix/driftfix/remediations/render"
 	"github.com/driftfix/driftfix/templates"
@@ -40,6 +41,59 @@ type predictFlags struct {
 	// argo reaches argocd-server, when a server is named, for what the
 	// local renderer cannot render (see argocdAtHand).
 	argo argoFlags
+	// charts: fetching charts of Helm chart repositories and OCI registries.
+	charts chartFlags
+}
+
+// chartFlags are the flags of predict's chart fetching.
+type chartFlags struct {
+	offline, fromBase                       bool
+	cache, repositoryConfig, registryConfig string
+	maxBytes, maxIndexBytes, maxTotalBytes  int64
+	timeout                                 time.Duration
+}
+
+func (cf *chartFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.BoolVar(&cf.offline, "offline", false, "fetch no chart: an application whose chart (or a chart's dependency) is in a Helm chart repository or an OCI registry is listed as not predicted")
+	fs.BoolVar(&cf.fromBase, "charts-from-base", false, "fetch only from the chart repositories and registries --base names (for a workflow that predicts an untrusted head with the base's privileges, e.g. pull_request_target)")
+	fs.StringVar(&cf.cache, "chart-cache", defaultChartCache(), "the folder fetched chart archives are kept in, by repository, chart and version (\"\": none)")
+	fs.StringVar(&cf.repositoryConfig, "helm-repository-config", os.Getenv("HELM_REPOSITORY_CONFIG"), "Helm's repositories.yaml, for the credentials and TLS files of chart repositories (default $HELM_REPOSITORY_CONFIG; unset: no credentials)")
+	fs.StringVar(&cf.registryConfig, "helm-registry-config", os.Getenv("HELM_REGISTRY_CONFIG"), "Helm's registry config.json (as helm registry login writes it), for the credentials of OCI registries (default $HELM_REGISTRY_CONFIG; unset: no credentials)")
+	fs.Int64Var(&cf.maxBytes, "chart-max-bytes", helmrepo.DefaultMaxArchiveBytes, "the largest chart archive (and OCI registry response) fetched")
+	fs.Int64Var(&cf.maxIndexBytes, "chart-max-index-bytes", helmrepo.DefaultMaxIndexBytes, "the largest index.yaml of a chart repository read")
+	fs.Int64Var(&cf.maxTotalBytes, "chart-max-total-bytes", helmrepo.DefaultMaxTotalBytes, "the most bytes fetched from chart repositories and registries in one run")
+	fs.DurationVar(&cf.timeout, "chart-timeout", helmrepo.DefaultTimeout, "the longest one request to a chart repository or registry may take")
+	_ = cmd.MarkFlagDirname("chart-cache")
+}
+
+// defaultChartCache is --chart-cache's default: driftfix/charts in the
+// user's cache folder, "" where there is none.
+func defaultChartCache() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "driftfix", "charts")
+}
+
+// fetcher is the chart fetcher the flags ask for; nil with --offline.
+func (cf *chartFlags) fetcher(ctx context.Context) (predict.FetchCharts, error) {
+	if cf.offline {
+		return nil, nil
+	}
+	switch {
+	case cf.maxBytes <= 0, cf.maxIndexBytes <= 0, cf.maxTotalBytes <= 0:
+		return nil, errors.New("--chart-max-bytes, --chart-max-index-bytes and --chart-max-total-bytes must be positive")
+	case cf.timeout <= 0:
+		return nil, fmt.Errorf("--chart-timeout %s: want a duration greater than zero", cf.timeout)
+	}
+	f, err := helmrepo.New(helmrepo.Options{CacheDir: cf.cache, MaxArchiveBytes: cf.maxBytes, MaxIndexBytes: cf.maxIndexBytes,
+		MaxTotalBytes: cf.maxTotalBytes, Timeout: cf.timeout, RepositoryConfig: cf.repositoryConfig, RegistryConfig: cf.registryConfig})
+	if err != nil {
+		return nil, err
+	}
+	return func(ref render.ChartRef) (string, []byte, error) { return f.Fetch(ctx, ref) }, nil
 }
 
 // predictFormats are predict's output formats, the default first.
@@ -63,6 +117,12 @@ is found as NAME too. A revision that is not in the clone (a shallow
 pull-request checkout) is fetched from --remote, only that commit and at most
 --fetch-depth commits of its history, with the git binary and the checkout's
 own credentials; never the whole history. --no-fetch fetches nothing.
+
+Charts of Helm chart repositories and OCI registries (an Application's chart,
+a chart's dependency that charts/ lacks) are fetched by this process, as Argo
+CD's repo-server fetches them, and kept in --chart-cache; the renders run on
+the fetched archives without network. --offline fetches none: such an
+application is listed as not predicted.
 
 -o json and -o sarif always write a whole document, also when the run fails
 (then with the error in it, and exit code 2).
@@ -92,6 +152,7 @@ or (--strict) an application not predicted.`,
 	fs.DurationVar(&f.timeout, "timeout", predict.DefaultTimeout, "the time every render of the run may take together; applications not reached by then are listed as not predicted (Ctrl-C stops at once)")
 	f.output = c.addOutput(cmd, predictFormats...)
 	f.argo.registerServer(cmd)
+	f.charts.register(cmd)
 	_ = cmd.MarkFlagDirname("repo")
 	_ = cmd.MarkFlagFilename("cluster", "yaml", "yml", "json")
 	_ = cmd.RegisterFlagCompletionFunc("app", completeAppPath)
@@ -230,10 +291,15 @@ func (c *cli) runPredict(f *predictFlags, args []string) (*predict.Result, map[s
 		}
 		head = predict.Revision{Name: "the work tree", Files: tree.Files, Unread: predict.Unread(tree.Skipped)}
 	}
-	opt := predict.Options{All: f.all, App: f.app, Cluster: cluster, Render: render.Limits{}, Repositories: co.remoteURLs()}
-	// Argo CD's renders (--argocd-server) count against --timeout too.
+	opt := predict.Options{All: f.all, App: f.app, Cluster: cluster, Render: render.Limits{}, Repositories: co.remoteURLs(), NotFetched: "--offline"}
+	// Argo CD's renders (--argocd-server) and chart fetches count against
+	// --timeout too.
 	ctx, cancel := context.WithTimeoutCause(c.ctx, f.timeout, &predict.BudgetError{Of: "of this run", Budget: f.timeout, Setting: "--timeout"})
 	defer cancel()
+	if opt.Charts, err = f.charts.fetcher(ctx); err != nil {
+		return nil, nil, err
+	}
+	opt.ChartsFromBase = f.charts.fromBase
 	if f.argo.named() {
 		if err := argocdAtHand(ctx, &f.argo, &opt); err != nil {
 			return nil, nil, err

@@ -76,6 +76,11 @@ type HelmOptions struct {
 	// Env is the build environment value files and parameters may name
 	// ($ARGOCD_APP_NAME, ...), as Argo CD sets it.
 	Env map[string]string
+	// Dependencies are the archives of the remote dependencies `helm
+	// dependency build` downloads (see RemoteDependencies), fetched by the
+	// caller, by DependencyKey; a remote dependency the build needs that
+	// is not here is a *RemoteError.
+	Dependencies map[string][]byte
 	// Limits bound the render; zero fields take DefaultLimits.
 	Limits Limits
 }
@@ -271,7 +276,7 @@ func helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 		loader.MaxDecompressedChartSize = min(loader.MaxDecompressedChartSize, lim.MaxChartBytes)
 		loader.MaxDecompressedFileSize = min(loader.MaxDecompressedFileSize, lim.MaxChartBytes)
 	}
-	chart, err := loadChart(files, dir)
+	chart, err := loadChartWith(files, dir, opts.Dependencies)
 	if err != nil {
 		return nil, err
 	}

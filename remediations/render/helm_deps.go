@@ -93,6 +93,13 @@ func (f fileInfo) Sys() any           { return nil }
 // Versions of dependencies are checked as helm checks them (see
 // buildDependencies).
 func loadChart(files map[string][]byte, dir string) (*chart.Chart, error) {
+	return loadChartWith(files, dir, nil)
+}
+
+// loadChartWith is loadChart where the caller fetched the remote
+// dependencies the build downloads (HelmOptions.Dependencies, by
+// DependencyKey): the build adds each archive as it adds a download.
+func loadChartWith(files map[string][]byte, dir string, fetched map[string][]byte) (*chart.Chart, error) {
 	buf, err := loadDirFiles(files, dir)
 	if err != nil {
 		return nil, err
@@ -105,7 +112,7 @@ func loadChart(files map[string][]byte, dir string) (*chart.Chart, error) {
 	if len(missing) == 0 {
 		return c, nil
 	}
-	return buildDependencies(files, dir, buf, c, missing)
+	return buildDependencies(files, dir, buf, c, missing, fetched)
 }
 
 func loadFiles(buf []*loader.BufferedFile, dir string) (*chart.Chart, error) {
@@ -141,7 +148,7 @@ func missingDependencies(c *chart.Chart) []*chart.Dependency {
 // dependency has the version it locks. A dependency from a chart
 // repository or an OCI registry, which the build would download, is a
 // *RemoteError.
-func buildDependencies(files map[string][]byte, dir string, buf []*loader.BufferedFile, c *chart.Chart, missing []*chart.Dependency) (*chart.Chart, error) {
+func buildDependencies(files map[string][]byte, dir string, buf []*loader.BufferedFile, c *chart.Chart, missing []*chart.Dependency, fetched map[string][]byte) (*chart.Chart, error) {
 	chartYAML := path.Join(dir, "Chart.yaml")
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%s: helm dependency build (for the missing %s): %s", chartYAML, names(missing), fmt.Sprintf(format, args...))
@@ -212,7 +219,10 @@ func buildDependencies(files map[string][]byte, dir string, buf []*loader.Buffer
 		}
 	}
 	for _, d := range append(append([]*chart.Dependency{}, missing...), deps...) {
-		if d == nil || d.Repository == "" || strings.HasPrefix(d.Repository, "file://") {
+		if d == nil || !remoteDependency(d) {
+			continue
+		}
+		if _, ok := fetchedFor(fetched, deps, d); ok {
 			continue
 		}
 		why := "dependency " + d.Name + " is not vendored under charts/"
@@ -220,12 +230,29 @@ func buildDependencies(files map[string][]byte, dir string, buf []*loader.Buffer
 			why = "`helm dependency build` (for the missing " + names(missing) + ") fetches dependency " + d.Name
 		}
 		return nil, &RemoteError{File: chartYAML, URL: d.Repository,
-			Why: why + "; dependencies are not fetched by the CLI (Argo CD renders the chart where it is at hand)"}
+			Why: why + "; it was not fetched (the CLI fetches it unless --offline; Argo CD renders the chart where it is at hand)"}
 	}
 	var built []*chart.Chart
 	local := map[string]bool{}
 	for _, d := range deps {
 		if d == nil {
+			continue
+		}
+		if remoteDependency(d) {
+			// What the build downloads: the fetched archive, of a version
+			// that meets the constraint.
+			a, _ := fetchedFor(fetched, deps, d)
+			dc, err := loader.LoadArchive(bytes.NewReader(a))
+			if err != nil {
+				return nil, fail("read the fetched archive of dependency %s (%s): %v", d.Name, d.Repository, err)
+			}
+			if dc.Metadata == nil || dc.Metadata.Name != d.Name {
+				return nil, fail("the fetched archive of dependency %s (%s) is chart %q", d.Name, d.Repository, dc.Name())
+			}
+			if !chartutil.IsCompatibleRange(d.Version, dc.Metadata.Version) {
+				return nil, fail("the fetched dependency %s at version %s does not satisfy the constraint %s", d.Name, dc.Metadata.Version, d.Version)
+			}
+			built = append(built, dc)
 			continue
 		}
 		if d.Repository == "" {

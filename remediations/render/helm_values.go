@@ -43,6 +43,10 @@ type NotLocalError struct {
 	// Why says where it is in the user's terms; "" says it from Repository
 	// and Chart.
 	Why string
+	// NotFetched, for a chart that is fetched where fetching is on, says
+	// why it was not ("--offline"); "" for another Git repository, which
+	// only Argo CD reads.
+	NotFetched string
 }
 
 func (e *NotLocalError) Error() string {
@@ -53,6 +57,9 @@ func (e *NotLocalError) Error() string {
 			where = "chart " + e.Chart + " of " + e.Repository
 		}
 		why = "is not in this repository but in " + where
+	}
+	if e.NotFetched != "" {
+		return fmt.Sprintf("%s %s: not fetched (%s; needs the chart fetched, or Argo CD at hand)", e.What, why, e.NotFetched)
 	}
 	return fmt.Sprintf("%s %s: the CLI does not fetch it (needs Argo CD at hand)", e.What, why)
 }
