@@ -18,9 +18,10 @@ import (
 //go:embed sensitive_handovers.yaml
 var handOversYAML []byte
 
-// handOvers is the built-in allow-list, read once; a malformed table stops
-// the program at start with the entry it names.
-var handOvers = mustHandOvers(handOversYAML)
+// handOvers is the built-in allow-list and platformNever the kinds no
+// platform rule may cover, read once; a malformed table stops the program at
+// start with the entry it names.
+var handOvers, platformNever = mustHandOvers(handOversYAML)
 
 // GrantKind is the kind of proof a hand-over rests on.
 type GrantKind string
@@ -79,30 +80,74 @@ type handOverSpec struct {
 	Source  string    `yaml:"source"`
 }
 
+// platformKind is a platformNever entry: kinds no platform rule may cover.
+type platformKind struct {
+	scopes      []Scope
+	why, source string
+}
+
+// platformKindSpec is a platformNever entry as written.
+type platformKindSpec struct {
+	Scope  ScopeList `yaml:"scope"`
+	Why    string    `yaml:"why"`
+	Source string    `yaml:"source"`
+}
+
 // parseHandOvers reads the allow-list strictly: an unknown key, an unknown
 // grant kind, a scope or pattern that does not parse, a missing writer,
-// reason or https source is an error naming the entry.
-func parseHandOvers(data []byte) ([]HandOver, error) {
+// reason or https source is an error naming the entry. The kinds no
+// platform rule may cover come with it.
+func parseHandOvers(data []byte) ([]HandOver, []platformKind, error) {
 	var f struct {
-		HandOvers []handOverSpec `yaml:"handOvers"`
+		HandOvers     []handOverSpec     `yaml:"handOvers"`
+		PlatformNever []platformKindSpec `yaml:"platformNever"`
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("read the allow-list of hand-overs: %w", err)
+		return nil, nil, fmt.Errorf("read the allow-list of hand-overs: %w", err)
 	}
 	if len(f.HandOvers) == 0 {
-		return nil, errors.New("read the allow-list of hand-overs: it has no handOvers")
+		return nil, nil, errors.New("read the allow-list of hand-overs: it has no handOvers")
 	}
 	out := make([]HandOver, 0, len(f.HandOvers))
 	for i, s := range f.HandOvers {
 		h, err := s.compile()
 		if err != nil {
-			return nil, fmt.Errorf("hand-over entry %d (%s %s %s): %w", i+1, s.Grant, strings.Join(s.Scope, ","), s.Pattern, err)
+			return nil, nil, fmt.Errorf("hand-over entry %d (%s %s %s): %w", i+1, s.Grant, strings.Join(s.Scope, ","), s.Pattern, err)
 		}
 		out = append(out, h)
 	}
-	return out, nil
+	var never []platformKind
+	for i, s := range f.PlatformNever {
+		pk := platformKind{why: s.Why, source: s.Source}
+		err := error(nil)
+		if len(s.Scope) == 0 {
+			err = errors.New("scope is empty: name the kinds")
+		}
+		for _, raw := range s.Scope {
+			sc, ok, perr := parseScope(strings.TrimSpace(raw))
+			switch {
+			case perr != nil:
+				err = perr
+			case !ok || sc.Pod || sc.Custom:
+				err = fmt.Errorf("scope %q: name kinds (group/Kind, core/Kind, group/*)", raw)
+			}
+			pk.scopes = append(pk.scopes, sc)
+		}
+		switch {
+		case err != nil:
+		case strings.TrimSpace(s.Why) == "":
+			err = errors.New("why is empty: say what the kinds carry")
+		case !strings.HasPrefix(s.Source, "https://"):
+			err = errors.New("source must be an https:// URL")
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("platformNever entry %d (%s): %w", i+1, strings.Join(s.Scope, ","), err)
+		}
+		never = append(never, pk)
+	}
+	return out, never, nil
 }
 
 func (s handOverSpec) compile() (HandOver, error) {
@@ -163,12 +208,28 @@ func (s handOverSpec) compile() (HandOver, error) {
 	return h, nil
 }
 
-func mustHandOvers(data []byte) []HandOver {
-	h, err := parseHandOvers(data)
+func mustHandOvers(data []byte) ([]HandOver, []platformKind) {
+	h, n, err := parseHandOvers(data)
 	if err != nil {
 		panic(err)
 	}
-	return h
+	return h, n
+}
+
+// PlatformRuleRefused says why no platform rule may cover a kind: it
+// carries identity, routing or access (platformNever in
+// sensitive_handovers.yaml), so a rule hiding a path on every object of the
+// kind, in every application and later ones, is left to each application's
+// own rule or a person.
+func PlatformRuleRefused(ref Ref) (string, bool) {
+	for _, pk := range platformNever {
+		for _, sc := range pk.scopes {
+			if sc.appliesTo(Ref{Group: ref.Group, Kind: ref.Kind}) {
+				return fmt.Sprintf("a platform rule would hide its paths on every %s of every application: %s is a kind of %s (%s), so each application's own rule or a person decides", ref.Kind, ref.Kind, pk.why, pk.source), true
+			}
+		}
+	}
+	return "", false
 }
 
 // HandOverAt returns the entry of the allow-list that lets a writer of

@@ -90,7 +90,7 @@ func TestHandOverWithoutGrant(t *testing.T) {
 // error naming the entry and what is wrong.
 func TestHandOverTableRefusesMalformed(t *testing.T) {
 	good := "- {grant: hpa, scope: apps/Deployment, pattern: /spec/replicas, mode: whole, writer: the HPA controller, why: it scales, source: \"https://kubernetes.io/x\"}\n"
-	if h, err := parseHandOvers([]byte("handOvers:\n" + good)); err != nil || len(h) != 1 {
+	if h, _, err := parseHandOvers([]byte("handOvers:\n" + good)); err != nil || len(h) != 1 {
 		t.Fatalf("a well-formed table: %v", err)
 	}
 	for _, tc := range []struct{ entry, want string }{
@@ -108,13 +108,13 @@ func TestHandOverTableRefusesMalformed(t *testing.T) {
 		{"- {grant: webhook, scope: apps/Deployment, pattern: /spec/replicas, writer: w, source: \"https://x\"}", "why is empty"},
 		{"- {grant: webhook, scope: apps/Deployment, pattern: /spec/replicas, writer: w, why: y, source: \"http://x\"}", "source must be an https:// URL"},
 	} {
-		_, err := parseHandOvers([]byte("handOvers:\n" + good + tc.entry + "\n"))
+		_, _, err := parseHandOvers([]byte("handOvers:\n" + good + tc.entry + "\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one saying %q", tc.entry, err, tc.want)
 		}
 	}
 	for _, doc := range []string{"", "handOvers: []\n", "paths: []\n"} {
-		if _, err := parseHandOvers([]byte(doc)); err == nil {
+		if _, _, err := parseHandOvers([]byte(doc)); err == nil {
 			t.Errorf("%q: read as an allow-list, want an error", doc)
 		}
 	}
@@ -126,7 +126,7 @@ func FuzzParseHandOvers(f *testing.F) {
 	f.Add(string(handOversYAML))
 	f.Add("handOvers:\n- {grant: webhook, scope: [pod, custom], pattern: \"/a|b/*/c*\", mode: whole, writer: w, why: y, source: \"https://x\"}\n")
 	f.Fuzz(func(t *testing.T, data string) {
-		list, err := parseHandOvers([]byte(data))
+		list, never, err := parseHandOvers([]byte(data))
 		if err != nil {
 			return
 		}
@@ -134,5 +134,53 @@ func FuzzParseHandOvers(f *testing.F) {
 			handOverIn(list, k, deploy, MustPointer("/spec/template/spec/containers/0/resources"))
 			handOverIn(list, k, Ref{Group: "example.com", Kind: "Thing", Name: "t"}, MustPointer("/spec/replicas"))
 		}
+		for _, pk := range never {
+			for _, sc := range pk.scopes {
+				sc.appliesTo(deploy)
+			}
+		}
 	})
+}
+
+// TestPlatformRuleRefused: no platform rule covers a kind that carries
+// identity, routing or access, in any application; workloads may have one.
+func TestPlatformRuleRefused(t *testing.T) {
+	for _, tc := range []struct {
+		ref     Ref
+		refused bool
+	}{
+		{core("ServiceAccount"), true},
+		{core("Secret"), true},
+		{core("Service"), true},
+		{Ref{Group: "networking.k8s.io", Kind: "Ingress"}, true},
+		{Ref{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute"}, true},
+		{Ref{Group: "route.openshift.io", Kind: "Route"}, true},
+		{Ref{Group: "security.istio.io", Kind: "AuthorizationPolicy"}, true},
+		{Ref{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}, true},
+		{Ref{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}, true},
+		{Ref{Group: "networking.k8s.io", Kind: "NetworkPolicy"}, true},
+		{deploy, false},
+		{Ref{Group: "apps", Kind: "StatefulSet"}, false},
+		{core("ConfigMap"), false},
+		{Ref{Group: "example.com", Kind: "Service"}, false}, // a custom kind named like a built-in one
+	} {
+		why, refused := PlatformRuleRefused(tc.ref)
+		if refused != tc.refused {
+			t.Errorf("%s/%s: refused %v (%s), want %v", tc.ref.Group, tc.ref.Kind, refused, why, tc.refused)
+		}
+		if refused && !strings.Contains(why, "each application's own rule or a person decides") {
+			t.Errorf("%s: reason %q", tc.ref.Kind, why)
+		}
+	}
+	for _, tc := range []struct{ entry, want string }{
+		{"platformNever:\n- {scope: [pod], why: w, source: \"https://x\"}", "scope \"pod\": name kinds"},
+		{"platformNever:\n- {scope: [core/Secret], source: \"https://x\"}", "why is empty"},
+		{"platformNever:\n- {scope: [core/Secret], why: w}", "source must be"},
+		{"platformNever:\n- {scope: [core/Secret], why: w, source: \"https://x\", kinds: x}", "field kinds not found"},
+	} {
+		good := "handOvers:\n- {grant: hpa, scope: apps/Deployment, pattern: /spec/replicas, writer: w, why: y, source: \"https://x\"}\n"
+		if _, _, err := parseHandOvers([]byte(good + tc.entry + "\n")); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one saying %q", tc.entry, err, tc.want)
+		}
+	}
 }
