@@ -87,6 +87,9 @@ func classifyHPAReplicas(c *Case) (Verdict, bool) {
 	ev = append(ev, drift.Evidence{Kind: drift.EvidenceOwner, Object: &ref, Detail: proof.text, Text: "the autoscaler is the application's own: " + proof.text})
 	ev = append(ev, drift.Say(drift.EvidenceConsequence, "every sync resets the replica count the HPA chose until Git stops declaring it"))
 	grant := fmt.Sprintf("HorizontalPodAutoscaler %s/%s scales this %s: the HPA controller owns spec.replicas of its scale target (proof: %s)", ref.Namespace, ref.Name, d.Resource.Kind, proof.text)
+	if h, ok := drift.HandOverAt(drift.GrantHPA, d.Resource, d.Path); ok {
+		grant += fmt.Sprintf("; the allow-list of hand-overs lets %s keep %s (%s)", h.Writer, h.Pattern(), h.Source)
+	}
 	return Verdict{Evidence: ev, Fix: drift.FixRemoveField, Grant: grant}, true
 }
 

@@ -156,25 +156,6 @@ func classifyNormalized(c *Case) (Verdict, bool) {
 	return Verdict{}, false
 }
 
-// allocation is a field the API server allocates when the object is created
-// and Git leaves it empty: no client writes it, so no field manager but the
-// creator's request owns it.
-type allocation struct {
-	group, kind string
-	path        drift.Pointer // "*" matches any list index
-	by, source  string
-}
-
-// allocations are the fields the API server (or, for a Route, OpenShift's
-// API server) allocates, each with where it is documented.
-var allocations = []allocation{
-	{"", "Service", drift.MustPointer("/spec/clusterIP"), "the Service IP allocator", "https://kubernetes.io/docs/concepts/services-networking/cluster-ip-allocation/"},
-	{"", "Service", drift.MustPointer("/spec/clusterIPs"), "the Service IP allocator", "https://kubernetes.io/docs/concepts/services-networking/cluster-ip-allocation/"},
-	{"", "Service", drift.MustPointer("/spec/ports/*/nodePort"), "the NodePort allocator", "https://kubernetes.io/docs/concepts/services-networking/service/#type-nodeport"},
-	{"", "Service", drift.MustPointer("/spec/healthCheckNodePort"), "the NodePort allocator (externalTrafficPolicy: Local)", "https://kubernetes.io/docs/concepts/services-networking/service/#external-traffic-policy"},
-	{"route.openshift.io", "Route", drift.MustPointer("/spec/host"), "OpenShift's API server, which generates a host from the route's name, namespace and the ingress domain", "https://docs.openshift.com/container-platform/4.14/networking/routes/route-configuration.html"},
-}
-
 // allocatedByServer explains a value the API server allocated at creation
 // where Git declares none, or an empty one: removing Git's empty value
 // changes nothing; a value Git does not declare is the server's to keep.
@@ -183,17 +164,18 @@ func (c *Case) allocatedByServer() (Verdict, bool) {
 	if !d.InLive || (d.InGit && !drift.IsEmpty(d.Git)) || len(d.NonArgoOwners()) > 0 {
 		return Verdict{}, false
 	}
-	for _, a := range allocations {
-		if a.group != d.Resource.Group || a.kind != d.Resource.Kind || !d.Path.Matches(a.path) {
-			continue
-		}
-		ev := []drift.Evidence{drift.Say(drift.EvidenceAllocation, fmt.Sprintf("%s allocates %s when the object is created and Git leaves it empty (%s); the live object has %s", a.by, d.Path, a.source, c.show(d.Live))),
-			drift.Say(drift.EvidenceManager, "no field manager other than Argo CD's own request owns it: no one edited the object")}
-		if d.InGit {
-			ev = append(ev, drift.Say(drift.EvidenceAPIServer, fmt.Sprintf("Git declares %s = %s, which asks for nothing: removing it changes nothing in the cluster", d.Path, drift.Brief(d.Git, 20))))
-			return Verdict{Evidence: ev, Fix: drift.FixRemoveField}, true
-		}
-		return Verdict{Evidence: ev, Fix: drift.FixIgnoreDifference, Grant: a.by + " allocates it"}, true
+	// The fields the API server (or, for a Route, OpenShift's) allocates
+	// are the allocation entries of the allow-list of hand-overs, each with
+	// where it is documented.
+	a, ok := drift.HandOverAt(drift.GrantAllocation, d.Resource, d.Path)
+	if !ok {
+		return Verdict{}, false
 	}
-	return Verdict{}, false
+	ev := []drift.Evidence{drift.Say(drift.EvidenceAllocation, fmt.Sprintf("%s allocates %s when the object is created and Git leaves it empty (%s); the live object has %s", a.Writer, d.Path, a.Source, c.show(d.Live))),
+		drift.Say(drift.EvidenceManager, "no field manager other than Argo CD's own request owns it: no one edited the object")}
+	if d.InGit {
+		ev = append(ev, drift.Say(drift.EvidenceAPIServer, fmt.Sprintf("Git declares %s = %s, which asks for nothing: removing it changes nothing in the cluster", d.Path, drift.Brief(d.Git, 20))))
+		return Verdict{Evidence: ev, Fix: drift.FixRemoveField}, true
+	}
+	return Verdict{Evidence: ev, Fix: drift.FixIgnoreDifference, Grant: a.Writer + " allocates it"}, true
 }

@@ -62,6 +62,11 @@ func classifyWebhookMutation(c *Case) (Verdict, bool) {
 	ev = append(ev, drift.Evidence{Kind: drift.EvidenceDryRun, Proof: drift.ProofDryRunHolds, Path: d.Path.String(),
 		Text: fmt.Sprintf("a server-side dry-run apply of Git's manifest under argocd-controller (dryRun in the snapshot) stores the live value at %s: the API server's admission writes it on every apply", d.Path)})
 	grant := fmt.Sprintf("MutatingWebhookConfiguration %s (webhook %s) admits this object, as the API server's own matchers decide, and a server-side dry run of Git's manifest (proof %s) stores the live value at %s: the webhook writes it on every apply", m.config, m.webhook, drift.ProofDryRunHolds, d.Path)
+	// The path must also be one a webhook may keep: Refuse asks the
+	// allow-list of hand-overs, and the grant names the entry it rests on.
+	if h, ok := drift.HandOverAt(drift.GrantWebhook, d.Resource, d.Path); ok {
+		grant += fmt.Sprintf("; the allow-list of hand-overs lets %s keep %s: %s (%s)", h.Writer, h.Pattern(), h.Why, h.Source)
+	}
 	if d.InGit && drift.EditedText(d.Git, d.Live) {
 		ev = append(ev, drift.Say(drift.EvidenceConsequence, fmt.Sprintf("the webhook rewrote part of the text Git declares at %s and kept the rest: what it substituted is its own content, not a form of Git's value, so it is not written into Git", d.Path)))
 		return Verdict{Evidence: ev, Fix: drift.FixIgnoreDifference, Grant: grant}, true

@@ -243,6 +243,11 @@ func TestWebhookGrantNeedsDryRun(t *testing.T) {
 				if granted && !strings.Contains(f.Remediation.Grant, string(drift.ProofDryRunHolds)) {
 					t.Errorf("grant %q does not record its proof", f.Remediation.Grant)
 				}
+				// A workload's label is on the allow-list of hand-overs: the
+				// grant names the entry and its source.
+				if granted && !strings.Contains(f.Remediation.Grant, "the allow-list of hand-overs lets a labelling webhook keep /metadata/labels") {
+					t.Errorf("grant %q does not name the allow-list entry it rests on", f.Remediation.Grant)
+				}
 			}
 		})
 	}

@@ -30,8 +30,14 @@ const e2eSlackToken = "xoxb-e2e-cycle-token"
 
 func newBotEnv(t *testing.T, s *stack, repoName, stateName string) *botEnv {
 	t.Helper()
+	return newBotEnvWith(t, s, repoName, stateName, map[string]string{"app/deployment.yaml": deployment})
+}
+
+// newBotEnvWith is newBotEnv over a repository holding files on main.
+func newBotEnvWith(t *testing.T, s *stack, repoName, stateName string, files map[string]string) *botEnv {
+	t.Helper()
 	dir := t.TempDir()
-	repo, err := githubtest.NewRepo(dir, "acme", repoName, map[string]string{"app/deployment.yaml": deployment})
+	repo, err := githubtest.NewRepo(dir, "acme", repoName, files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,28 +78,57 @@ policy: {stuckAfter: 1s, minStuckFor: 0s, labels: [driftfix]}
 	return &botEnv{dir: dir, bin: bin, cfg: cfg, repo: repo, gh: gh, sl: sl}
 }
 
-// hpaDrift deploys the application and lets an HPA own its replicas.
-func (s *stack) hpaDrift(t *testing.T, name, repo string) {
-	t.Helper()
-	s.application(t, name, repo, "app", name, "")
-	s.scaleByHPA(t, name)
-}
+// hpaApp is an application's Git whose Deployment web declares replicas 2
+// beside the HorizontalPodAutoscaler that scales it, part of the same
+// desired state: Argo CD syncs both and the autoscaler's minimum of 4
+// takes the replica count Git declares. The HPA is in Git, as a team that
+// autoscales keeps it; one only in the cluster, which anyone who may write
+// to the namespace can create, proves nothing and gets no fix.
+var hpaApp = map[string]string{"app/deployment.yaml": deployment, "app/hpa.yaml": hpaManifest}
 
-// scaleByHPA lets an HPA own the replicas of the application's Deployment
-// web (in the namespace of the application's name) and waits until the
-// application is stuck OutOfSync.
-func (s *stack) scaleByHPA(t *testing.T, name string) {
-	t.Helper()
-	s.kubectl(t, `apiVersion: autoscaling/v2
+const hpaManifest = `apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
-metadata: {name: web, namespace: `+name+`}
+metadata:
+  name: web
 spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
   minReplicas: 4
   maxReplicas: 6
-  metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
-`, "apply", "-f", "-")
-	s.waitFor(t, name, func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after the HPA scaled it")
+  metrics:
+    - type: Resource
+      resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}
+`
+
+// hpaDrift deploys the application, whose repository is hpaApp's, and
+// waits until its HPA owns the replicas.
+func (s *stack) hpaDrift(t *testing.T, name, repo string) {
+	t.Helper()
+	s.kubectl(t, "", "-n", "argocd", "delete", "application", name, "--ignore-not-found", "--timeout=60s")
+	s.kubectl(t, "", "delete", "namespace", name, "--ignore-not-found", "--timeout=60s")
+	s.kubectl(t, "", "create", "namespace", name)
+	// Not waiting for Synced: the HPA may scale the Deployment before Argo
+	// CD reports the sync, and the application is never Synced again.
+	s.applicationIn(t, name, repo, "app", name, "", false)
+	s.scaledByHPA(t, name)
+}
+
+// scaledByHPA waits until the HPA of Git has scaled the application's
+// Deployment web (in the namespace of the application's name) to its
+// minimum and the application is stuck OutOfSync after a successful sync.
+func (s *stack) scaledByHPA(t *testing.T, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(time.Second) {
+		out := s.kubectl(t, "", "-n", name, "get", "deployment", "web", "--ignore-not-found", "-o", "jsonpath={.spec.replicas}")
+		if out == "4" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the HPA of Git never scaled deployment %s/web to 4 (replicas %q):\n%s", name, out,
+				s.kubectl(t, "", "-n", name, "get", "hpa", "-o", "yaml"))
+		}
+	}
+	s.waitFor(t, name, func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" && a.OperationPhase == "Succeeded" },
+		"OutOfSync after a successful sync, the HPA having scaled it")
 	time.Sleep(2 * time.Second) // past stuckAfter
 }
 
@@ -105,7 +140,7 @@ spec:
 // Synced and the digest says so.
 func TestFullCycle(t *testing.T) {
 	s := newStack(t)
-	env := newBotEnv(t, s, "e2e-cycle", "driftfix.db")
+	env := newBotEnvWith(t, s, "e2e-cycle", "driftfix.db", hpaApp)
 	gh, sl, bin, cfg := env.gh, env.sl, env.bin, env.cfg
 	const slackToken = e2eSlackToken
 	once := func() string {

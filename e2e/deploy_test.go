@@ -146,7 +146,7 @@ func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 // account's identity.
 func TestInstallAsREADME(t *testing.T) {
 	s := newStack(t)
-	env := newBotEnv(t, s, "e2e-install", "unused.db")
+	env := newBotEnvWith(t, s, "e2e-install", "unused.db", hpaApp)
 	s.hpaDrift(t, "e2e-install", env.repo)
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {

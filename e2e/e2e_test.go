@@ -277,7 +277,7 @@ func TestManualScale(t *testing.T) {
 
 func TestHPAReplicas(t *testing.T) {
 	s := newStack(t)
-	s.hpaDrift(t, "e2e-hpa", gitRepo(t, map[string]string{"app/deployment.yaml": deployment}))
+	s.hpaDrift(t, "e2e-hpa", gitRepo(t, hpaApp))
 	rep := s.diagnose(t, "e2e-hpa")
 	expectFinding(t, rep, "Deployment", "/spec/replicas", drift.CauseHPAReplicas)
 	// The fix, planned from the repository Argo CD reads, removes replicas and verifies.

@@ -24,7 +24,7 @@ import (
 // cost, once.
 func TestFightHPAAgainstSelfHeal(t *testing.T) {
 	s := newStack(t)
-	env := newBotEnv(t, s, "e2e-fight", "driftfix.db")
+	env := newBotEnvWith(t, s, "e2e-fight", "driftfix.db", hpaApp)
 	raw, err := os.ReadFile(env.cfg)
 	if err != nil {
 		t.Fatal(err)

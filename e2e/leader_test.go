@@ -49,7 +49,7 @@ func freeAddr(t *testing.T) string {
 // the leader's PR on GitHub and opens no duplicate.
 func TestLeaderElection(t *testing.T) {
 	s := newStack(t)
-	env := newBotEnv(t, s, "e2e-leader", "a.db")
+	env := newBotEnvWith(t, s, "e2e-leader", "a.db", hpaApp)
 	s.kubectl(t, "", "-n", "default", "delete", "lease", "driftfix-e2e", "--ignore-not-found")
 	s.hpaDrift(t, "e2e-leader", env.repo)
 

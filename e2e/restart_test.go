@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/driftfix/driftfix/bot/argocd"
 )
 
 // TestRestartGoesOnFromKeptDiagnoses restarts `driftfix run` against the
@@ -20,7 +18,7 @@ import (
 // run opens a second pull request.
 func TestRestartGoesOnFromKeptDiagnoses(t *testing.T) {
 	s := newStack(t)
-	env := newBotEnv(t, s, "e2e-restart", "restart.db")
+	env := newBotEnvWith(t, s, "e2e-restart", "restart.db", hpaApp)
 	// Synced by a person, not automatically: an application Argo CD synced
 	// automatically within the last hour is diagnosed every cycle, as its
 	// count of recent self-heal syncs changes with time alone.
@@ -41,8 +39,7 @@ spec:
 		s.kubectl(t, "", "delete", "namespace", name, "--ignore-not-found", "--timeout=60s")
 	})
 	s.argocdCLI(t, "app", "sync", name)
-	s.waitFor(t, name, func(a argocd.AppSummary) bool { return a.SyncStatus == "Synced" && a.OperationPhase == "Succeeded" }, "Synced after a sync")
-	s.scaleByHPA(t, name)
+	s.scaledByHPA(t, name) // the sync created the HPA of Git, which scales the Deployment
 
 	// run starts driftfix, waits for its first cycle and stops it; it
 	// returns that cycle's line and the line saying what was read back.

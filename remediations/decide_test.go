@@ -75,11 +75,13 @@ func TestPlanSkipsKindsThatDoNotApply(t *testing.T) {
 	}
 }
 
-// TestSetValueNeverCommitsWhatAWebhookFilledIn: a policy that allows only
-// set-value for webhook mutations still never writes into Git what a webhook
-// wrote that is not Git's value in another form: a substitution into a text
-// Git declares (a credential filled into a config file), or a whole value of
-// its own.
+// TestSetValueNeverCommitsWhatAWebhookFilledIn: what a webhook wrote that
+// is not Git's value in another form (a substitution into a text Git
+// declares, such as a credential filled into a config file, or a whole value
+// of its own) is never written into Git. A ConfigMap's data is on no entry
+// of the allow-list of hand-overs, so the finding goes to a person and no
+// plan is made even under a policy that allows only set-value; set-value
+// itself refuses the webhook's value too.
 func TestSetValueNeverCommitsWhatAWebhookFilledIn(t *testing.T) {
 	for _, tc := range []struct{ snapshot, secret, why string }{
 		{"testdata/plain-webhook-fills-text.yaml", "s3cr3t-from-store", "would commit what it substituted"},
@@ -93,9 +95,29 @@ func TestSetValueNeverCommitsWhatAWebhookFilledIn(t *testing.T) {
 						t.Fatalf("%s writes the webhook's value into %s:\n%s", p.Kind, e.File, e.After)
 					}
 				}
+				if len(p.Edits) != 0 {
+					t.Fatalf("a plan edits files for a write no entry of the allow-list hands over:\n%s", summary(plans))
+				}
 			}
-			if len(plans) != 1 || len(plans[0].Edits) != 0 || !strings.Contains(plans[0].Dropped, tc.why) {
-				t.Fatalf("want the one plan dropped with the reason:\n%s", summary(plans))
+			s, err := drift.LoadSnapshot(tc.snapshot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := pipeline.Diagnose(s, drift.Sensitivity{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var found *drift.Finding
+			for i := range rep.Findings {
+				if rep.Findings[i].Cause == drift.CauseWebhookMutation {
+					found = &rep.Findings[i]
+				}
+			}
+			if found == nil || found.Remediation.Kind != drift.FixNone || !strings.Contains(found.Remediation.Reason, "allow-list of hand-overs") {
+				t.Fatalf("want the webhook's write left to a person by the allow-list of hand-overs: %+v", found)
+			}
+			if why := remediations.SetValue.Applies(nil, *found); !strings.Contains(why, tc.why) {
+				t.Fatalf("set-value applies to the webhook's value (%q), want refused with %q", why, tc.why)
 			}
 		})
 	}

@@ -80,14 +80,20 @@ func (r PlatformRule) Value() string {
 // PlanPlatformRule builds the one rule that ends every finding given (all of
 // one cause and kind): exactly their paths (for a webhook, a named list item
 // selected by name), never a field manager. It returns why
-// not when a finding is of another kind or cause, when its diagnosis leaves
-// it for a person, or when ignoring it would hide a security-relevant path,
-// as Sensitivity.Refuse judges an application's ignore-difference.
+// not when the kind carries identity, routing or access
+// (drift.PlatformRuleRefused), when a finding is of another kind or cause,
+// when its diagnosis leaves it for a person, or when ignoring it would hide
+// a security-relevant path or hand it over without each application's own
+// proven grant on the allow-list, as Sensitivity.Refuse judges an
+// application's ignore-difference.
 func PlanPlatformRule(fs []PlatformFinding, sens drift.Sensitivity) (PlatformRule, string) {
 	if len(fs) == 0 {
 		return PlatformRule{}, "no finding to end"
 	}
 	first := fs[0].Finding
+	if why, refused := drift.PlatformRuleRefused(first.Resource); refused {
+		return PlatformRule{}, why // a kind of identity, routing or access (#43)
+	}
 	r := PlatformRule{Group: first.Resource.Group, Kind: first.Resource.Kind}
 	for _, pf := range fs {
 		f := pf.Finding

@@ -44,6 +44,14 @@ func TestPlanPlatformRule(t *testing.T) {
 		}()}, "a: left for a person (find the autoscaler first)"},
 		{"Argo CD's own manager is refused", []PlatformFinding{controller("a", "argocd-controller")}, "the field manager argocd-controller"},
 		{"a security-relevant path is refused", []PlatformFinding{webhook("a", "/metadata/labels/team"), webhook("b", "/spec/template/spec/containers/0/image")}, "b: ignoring"},
+		{"a kind of routing is refused, whatever each application proved", []PlatformFinding{func() PlatformFinding {
+			pf := webhook("a", "/metadata/annotations/team")
+			pf.Finding.Resource = drift.Ref{Kind: "Service", Namespace: "shop", Name: "web"}
+			return pf
+		}()}, "a platform rule would hide its paths on every Service"},
+		{"a webhook write off the allow-list in one application is refused", []PlatformFinding{webhook("a", "/metadata/labels/team"), func() PlatformFinding {
+			return webhook("b", "/spec/minReadySeconds")
+		}()}, "b: ignoring it would hand /spec/minReadySeconds to another writer (webhook grant), and no entry of the allow-list of hand-overs"},
 		{"two kinds are refused", []PlatformFinding{webhook("a", "/metadata/labels/team"), {App: "b", Finding: drift.Finding{Resource: drift.Ref{Kind: "Service"}, Path: drift.MustPointer("/spec/x"), Cause: drift.CauseWebhookMutation}}}, "findings on"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

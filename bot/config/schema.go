@@ -74,7 +74,7 @@ var Schema = []Key{
 	{"policy.sensitivePaths[].mode", "subtree or whole", "subtree", "the path and all beneath it, or the path as one item"},
 	{"policy.sensitivePaths[].reason", "string", "policy", "the category users see: privilege, image, what runs, host access, identity, secret, RBAC, admission, API registration, network exposure, pod security, policy or node placement"},
 	{"policy.sensitivePaths[].what", "string", "the entry as written", "what the path controls, shown with the reason"},
-	{"policy.sensitivePaths[].hidden", "string", "present", "which content found only in live, inside an item a rule would hide, makes hiding it dangerous: present, never, true, false, equals:VALUE, names:FIELD, escalates-container, escalates-pod, reads-secret-env, reads-secret-envfrom or risky-mounts"},
+	{"policy.sensitivePaths[].hidden", "string", "present", "which content found only in live, inside an item a rule would hide, makes hiding it dangerous: present, never, true, false, equals:VALUE, names:FIELD, escalates-container, escalates-pod, reads-secret-env, reads-secret-envfrom, risky-mounts or risky-volume"},
 	{"policy.sensitivePaths[].allow", "string", "", "only in the built-in table: a policy entry naming a fix its path still allows is refused, as an entry only adds protection"},
 	{"policy.sensitivePaths[].source", "string", "the key and line", "where the path is documented as security-relevant"},
 	{"policy.writers", "list", "", "the platform's own field managers: a controller with the paths it owns, or a person"},

@@ -373,13 +373,19 @@ func (s Sensitivity) Hides(ref Ref, p, gp Pointer, target, live Object) (string,
 		}
 		return "", false
 	}
+	var pod map[string]any // the live pod spec, which an injected mount's volume is read from
+	if at, ok := builtin.podSpecOf(ref); ok {
+		if v, ok := at.Get(live); ok {
+			pod = Map(v)
+		}
+	}
 	var why string
 	s.Beneath(ref, p, liveVal, func(m Match, v any) bool {
-		judge := present
+		judge := alone(present)
 		if m.entry != nil && m.entry.hidden != nil {
 			judge = m.entry.hidden
 		}
-		if what, bad := judge(v); bad {
+		if what, bad := judge(v, pod); bad {
 			why = fmt.Sprintf("%s: %s in live", m, what)
 			return false
 		}
@@ -490,29 +496,38 @@ func (s Sensitivity) Guard(f *Finding, target, live Object) {
 
 // handOverRefused is the allow-list of hand-overs: a fix that lets another
 // writer keep a field (remove-field takes it out of Git, ignore-difference
-// stops Argo CD comparing it) goes ahead on a finding only where a rule says
-// that writer legitimately owns the field, which the classifier that named the
-// cause records as the remediation's Grant (an HPA that targets the workload,
-// a catalog or policy writer that owns the path, a webhook the API server's
-// matchers send the object to, a field Kubernetes itself fills). A finding
-// about the stored form of Git's own value (normalized) hands nothing over,
-// and a paths judged for a plan's side effects (no cause) are judged by the
-// sensitive paths alone.
+// stops Argo CD comparing it) goes ahead on a finding only where the
+// classifier that named the cause recorded a grant with its proof (the
+// remediation's Grant: an autoscaler of the application's desired state, a
+// server-side dry run reproducing a webhook's write, a catalog or policy
+// writer that owns the path, an allocation where Git is empty), and, for
+// the kinds of grant sensitive_handovers.yaml covers, an entry there allows
+// that kind of writer the path. A finding about the stored form of Git's
+// own value (normalized, without a grant) hands nothing over, and a path
+// judged for a plan's side effects (no cause) is judged by the sensitive
+// paths alone.
 func handOverRefused(k FixKind, f *Finding) (string, bool) {
 	if k != FixRemoveField && k != FixIgnoreDifference {
 		return "", false
 	}
-	switch f.Cause {
-	case "", CauseNormalized:
-		return "", false
-	}
-	if f.Remediation.Grant != "" {
-		return "", false
+	switch {
+	case f.Cause == "", f.Cause == CauseNormalized && f.Remediation.Grant == "":
+		return "", false // no cause, or the stored form of Git's own value: nothing handed over
 	}
 	if dropsEmpty(k, f) {
 		return "", false
 	}
 	verb := map[FixKind]string{FixRemoveField: "removing it from Git", FixIgnoreDifference: "ignoring it"}[k]
+	if f.Remediation.Grant != "" {
+		gk, listed := GrantKindOf(f.Cause)
+		if !listed {
+			return "", false // a controller's grant: its catalog or policy entry names the paths it owns
+		}
+		if _, ok := HandOverAt(gk, f.Resource, f.Path); ok {
+			return "", false
+		}
+		return fmt.Sprintf("%s would hand %s to another writer (%s grant), and no entry of the allow-list of hand-overs lets a %s grant keep that path: a person must decide", verb, f.Path, gk, gk), true
+	}
 	return fmt.Sprintf("%s would hand %s to another writer, and no rule says a writer legitimately owns it (the evidence names a writer, but only a documented owner, an autoscaler, an admitting webhook or the policy's writers may keep a field): a person must decide", verb, f.Path), true
 }
 

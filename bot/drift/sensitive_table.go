@@ -119,7 +119,7 @@ type SensitivePath struct {
 	// rule would hide it as part of a larger item Git does not declare (an
 	// injected sidecar): it returns what makes the content dangerous. Nil
 	// means any content is dangerous.
-	hidden func(v any) (string, bool)
+	hidden liveJudge
 	// allow names the one fix that may still touch the path, and when.
 	allow *allowance
 	// builtin says the entry is the built-in table's. A policy's entry only
@@ -490,13 +490,23 @@ func mustTable(data []byte) *sensitiveTable {
 	return t
 }
 
+// liveJudge decides whether content found only in live is dangerous to hide,
+// and says what makes it so. pod is the live pod spec the content lies in
+// (nil outside one): a mount is judged by the volume it mounts.
+type liveJudge func(v any, pod map[string]any) (string, bool)
+
+// alone is a judge that needs nothing but the content.
+func alone(f func(any) (string, bool)) liveJudge {
+	return func(v any, _ map[string]any) (string, bool) { return f(v) }
+}
+
 // hiddenCheck returns the judge an entry's hidden names.
-func hiddenCheck(name string) (func(any) (string, bool), error) {
+func hiddenCheck(name string) (liveJudge, error) {
 	if v, ok := strings.CutPrefix(name, "equals:"); ok && v != "" {
-		return equals(v), nil
+		return alone(equals(v)), nil
 	}
 	if v, ok := strings.CutPrefix(name, "names:"); ok && fieldRe.MatchString(v) {
-		return field(v), nil
+		return alone(field(v)), nil
 	}
 	if h, ok := hiddenChecks[name]; ok {
 		return h, nil
@@ -510,18 +520,19 @@ func sortedNames[V any](m map[string]V) []string {
 
 // hiddenChecks are the judges of content found only in live that cannot be
 // data.
-var hiddenChecks = map[string]func(any) (string, bool){
-	"never": func(any) (string, bool) { return "", false },
+var hiddenChecks = map[string]liveJudge{
+	"never": alone(func(any) (string, bool) { return "", false }),
 	// a boolean switched on, or off
-	"true":  func(v any) (string, bool) { return fmt.Sprint(v), v == true },
-	"false": func(v any) (string, bool) { return fmt.Sprint(v), v == false },
+	"true":  alone(func(v any) (string, bool) { return fmt.Sprint(v), v == true }),
+	"false": alone(func(v any) (string, bool) { return fmt.Sprint(v), v == false }),
 	// any value at all
-	"present":              present,
-	"reads-secret-env":     readsSecretEnv,
-	"reads-secret-envfrom": readsSecretEnvFrom,
+	"present":              alone(present),
+	"reads-secret-env":     alone(readsSecretEnv),
+	"reads-secret-envfrom": alone(readsSecretEnvFrom),
 	"risky-mounts":         riskyMounts,
-	"escalates-container":  escalatesContainer,
-	"escalates-pod":        escalatesPod,
+	"risky-volume":         alone(riskyVolume),
+	"escalates-container":  alone(escalatesContainer),
+	"escalates-pod":        alone(escalatesPod),
 }
 
 // present: any value at all.
@@ -588,21 +599,87 @@ func readsSecretEnvFrom(v any) (string, bool) {
 	return "", false
 }
 
-// riskyMounts returns a mount of an injected container under
-// /var/run/secrets, where the service-account token and, by convention,
-// mounted Secrets live, or one whose propagation is Bidirectional (mounts
-// it makes reach the node). The mountPropagation entry beneath cannot judge
-// that itself: the volumeMounts subtree is judged as one.
-func riskyMounts(v any) (string, bool) {
+// riskyMounts returns a mount of an injected container that reaches what
+// the pod must keep to itself, judged by what the mounted volume is, not by
+// where it is mounted: a volume riskyVolume refuses (a Secret, a projected
+// service-account token, a host path, a network or claimed volume), a
+// volume the pod spec does not declare (nothing says what it is), or a
+// mount whose propagation is Bidirectional (mounts it makes reach the
+// node). The mountPropagation entry beneath cannot judge that itself: the
+// volumeMounts subtree is judged as one.
+func riskyMounts(v any, pod map[string]any) (string, bool) {
 	for _, m := range List(v) {
-		if p := Str(m, "mountPath"); strings.HasPrefix(p, "/var/run/secrets") || strings.HasPrefix(p, "/run/secrets") {
-			return fmt.Sprintf("it mounts %s at %s", Str(m, "name"), p), true
-		}
+		name, at := Str(m, "name"), Str(m, "mountPath")
 		if strings.EqualFold(Str(m, "mountPropagation"), "Bidirectional") {
-			return fmt.Sprintf("it mounts %s at %s with Bidirectional propagation", Str(m, "name"), Str(m, "mountPath")), true
+			return fmt.Sprintf("it mounts %s at %s with Bidirectional propagation", name, at), true
+		}
+		var vol any
+		for _, cand := range List(pod, "volumes") {
+			if Str(cand, "name") == name {
+				vol = cand
+				break
+			}
+		}
+		if vol == nil {
+			return fmt.Sprintf("it mounts %s at %s, a volume the pod spec does not declare, so what it is cannot be judged", name, at), true
+		}
+		if what, bad := riskyVolume(vol); bad {
+			return fmt.Sprintf("it mounts %s at %s, %s", name, at, what), true
 		}
 	}
 	return "", false
+}
+
+// riskyVolume says what a volume is when it is more than scratch space or
+// the pod's own description: only an emptyDir, a ConfigMap, the downward
+// API, and a projected volume of those (and cluster trust bundles, which
+// hold public certificates) are harmless to hide. A Secret, a projected
+// service-account token, a host path, a network volume (NFS, iSCSI, Ceph,
+// …), a claim, a CSI or an image volume, and any kind not named here reach
+// data or credentials the pod must keep to itself.
+func riskyVolume(v any) (string, bool) {
+	m := Map(v)
+	if m == nil {
+		return "", false
+	}
+	for _, k := range SortedKeys(m) {
+		switch k {
+		case "name", "emptyDir", "configMap", "downwardAPI":
+			continue
+		case "projected":
+			for _, src := range List(m, "projected", "sources") {
+				for _, sk := range SortedKeys(Map(src)) {
+					switch sk {
+					case "configMap", "downwardAPI", "clusterTrustBundle":
+					case "serviceAccountToken":
+						return "a projected service-account token (audience " + orUnset(Str(src, "serviceAccountToken", "audience")) + ")", true
+					case "secret":
+						return "a projected Secret " + Str(src, "secret", "name"), true
+					default:
+						return "a projected " + sk + " source", true
+					}
+				}
+			}
+			continue
+		case "secret":
+			return "a Secret volume of " + Str(m, "secret", "secretName"), true
+		case "hostPath":
+			return "a hostPath volume of " + Str(m, "hostPath", "path"), true
+		case "nfs":
+			return "an NFS volume " + Str(m, "nfs", "server") + ":" + Str(m, "nfs", "path"), true
+		case "persistentVolumeClaim":
+			return "the volume claim " + Str(m, "persistentVolumeClaim", "claimName"), true
+		}
+		return "a " + k + " volume", true
+	}
+	return "", false
+}
+
+func orUnset(s string) string {
+	if s == "" {
+		return "unset"
+	}
+	return s
 }
 
 // escalatesContainer returns what in a container securityContext grants more

@@ -163,6 +163,31 @@ func TestSensitiveTable(t *testing.T) {
 		{Ref{Group: "apps.kruise.io", Kind: "StatefulSet", Name: "s"}, ps + "/shareProcessNamespace", ReasonPrivilege},
 		{Ref{Group: "serving.knative.dev", Kind: "Service", Name: "s"}, "/spec/template/spec/runtimeClassName", ReasonPrivilege},
 
+		// Identity, probes, network exposure and volumes a webhook grant must never take (#43).
+		{deploy, ps + "/containers/0/livenessProbe/exec/command/0", ReasonWhatRuns},
+		{deploy, ps + "/containers/0/readinessProbe/httpGet/path", ReasonWhatRuns},
+		{deploy, ps + "/initContainers/0/lifecycle/preStop/exec", ReasonWhatRuns},
+		{deploy, ps + "/volumes/2/projected/sources/0/serviceAccountToken/audience", ReasonIdentity},
+		{deploy, ps + "/volumes/1/nfs/server", ReasonSecret},
+		{deploy, "/spec/template/metadata/annotations/vault.hashicorp.com~1role", ReasonIdentity},
+		{deploy, "/spec/template/metadata/annotations/eks.amazonaws.com~1role-arn", ReasonIdentity},
+		{deploy, ps + "/priorityClassName", ReasonPlacement},
+		{core("Service"), "/spec/ports/0/targetPort", ReasonNetwork},
+		{core("Service"), "/spec/externalTrafficPolicy", ReasonNetwork},
+		{core("Service"), "/metadata/annotations/service.beta.kubernetes.io~1aws-load-balancer-scheme", ReasonNetwork},
+		{Ref{Group: "networking.k8s.io", Kind: "Ingress", Name: "i"}, "/spec/tls/0/secretName", ReasonNetwork},
+		{Ref{Group: "networking.k8s.io", Kind: "Ingress", Name: "i"}, "/metadata/annotations/alb.ingress.kubernetes.io~1scheme", ReasonNetwork},
+		{Ref{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Name: "r"}, "/spec/rules/0/backendRefs/0/name", ReasonNetwork},
+		{Ref{Group: "gateway.networking.k8s.io", Kind: "GRPCRoute", Name: "r"}, "/spec/hostnames/0", ReasonNetwork},
+		{Ref{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Name: "r"}, "/spec/parentRefs/0/name", ReasonNetwork},
+		{Ref{Group: "gateway.networking.k8s.io", Kind: "HTTPRoute", Name: "r"}, "/spec/parentRefs/0/kind", ""},
+		{Ref{Group: "gateway.networking.k8s.io", Kind: "Gateway", Name: "g"}, "/spec/listeners/0/allowedRoutes", ReasonNetwork},
+		{Ref{Group: "route.openshift.io", Kind: "Route", Name: "r"}, "/spec/tls/termination", ReasonNetwork},
+		{Ref{Group: "networking.istio.io", Kind: "VirtualService", Name: "v"}, "/spec/http/0/route", ReasonNetwork},
+		{Ref{Group: "cert-manager.io", Kind: "Certificate", Name: "c"}, "/spec/dnsNames/0", ReasonNetwork},
+		{core("ServiceAccount"), "/metadata/annotations/iam.gke.io~1gcp-service-account", ReasonIdentity},
+		{Ref{Group: "kafka.strimzi.io", Kind: "KafkaUser", Name: "u"}, "/spec/authorization/acls/0", ReasonPolicy},
+
 		// Negatives: fields other owners legitimately write, and look-alikes.
 		{deploy, "/spec/replicas", ""},
 		{deploy, "/spec/template/metadata/annotations/checksum~1config", ""},
@@ -176,6 +201,12 @@ func TestSensitiveTable(t *testing.T) {
 		{core("ConfigMap"), "/data/rules", ""},
 		{core("Service"), "/spec/clusterIP", ""},
 		{core("Service"), "/spec/ports/0/protocol", ""},
+		{core("Service"), "/spec/ports/0/nodePort", ""},
+		{Ref{Group: "route.openshift.io", Kind: "Route", Name: "r"}, "/spec/host", ""},
+		{deploy, ps + "/containers/0/resources/limits/cpu", ""},
+		{deploy, ps + "/containers/0/readinessProbe/periodSeconds", ""},
+		{deploy, ps + "/containers/0/livenessProbe/httpGet/scheme", ""},
+		{core("Service"), "/spec/sessionAffinity", ""},
 		{vwc, "/webhooks/0/timeoutSeconds", ""},
 		{vwc, "/webhooks/0/sideEffects", ""},
 		{Ref{Kind: "Namespace", Name: "shop"}, "/metadata/labels/istio-injection-note", ""},
@@ -231,6 +262,14 @@ func TestRefuse(t *testing.T) {
 		return obj(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": ctrs}}}})
 	}
 	target := podT(ctr("web", nil))
+	// withVolumes is a pod template whose spec also declares volumes.
+	withVolumes := func(o Object, vols ...any) Object {
+		Map(o, "spec", "template", "spec")["volumes"] = vols
+		return o
+	}
+	mounting := func(vol any) Object { // an injected sidecar mounting vol at /data, away from /var/run/secrets
+		return withVolumes(podT(ctr("web", nil), ctr("proxy", map[string]any{"volumeMounts": []any{map[string]any{"name": Str(vol, "name"), "mountPath": "/data"}}})), vol)
+	}
 	sidecar := podT(ctr("web", nil), ctr("proxy", map[string]any{"securityContext": map[string]any{"privileged": false, "runAsUser": 1337}}))
 	privileged := podT(ctr("web", nil), ctr("proxy", map[string]any{"securityContext": map[string]any{"privileged": true}}))
 	caps := podT(ctr("web", nil), ctr("proxy", map[string]any{"securityContext": map[string]any{"capabilities": map[string]any{"add": []any{"NET_ADMIN"}}}}))
@@ -263,7 +302,29 @@ func TestRefuse(t *testing.T) {
 			podT(ctr("web", nil), ctr("proxy", map[string]any{"volumeMounts": []any{map[string]any{"name": "token", "mountPath": "/var/run/secrets/tokens"}}})), "mounts token at /var/run/secrets/tokens"},
 		{"ignore an injected sidecar with a plain env and a scratch mount", FixIgnoreDifference,
 			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target,
-			podT(ctr("web", nil), ctr("proxy", map[string]any{"env": []any{map[string]any{"name": "LOG", "value": "info"}}, "volumeMounts": []any{map[string]any{"name": "tmp", "mountPath": "/tmp"}}})), ""},
+			withVolumes(podT(ctr("web", nil), ctr("proxy", map[string]any{"env": []any{map[string]any{"name": "LOG", "value": "info"}}, "volumeMounts": []any{map[string]any{"name": "tmp", "mountPath": "/tmp"}}})),
+				map[string]any{"name": "tmp", "emptyDir": map[string]any{}}), ""},
+		{"ignore an injected sidecar mounting a ConfigMap and the downward API", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target,
+			mounting(map[string]any{"name": "conf", "projected": map[string]any{"sources": []any{map[string]any{"configMap": map[string]any{"name": "mesh"}}, map[string]any{"downwardAPI": map[string]any{}}}}}), ""},
+		{"ignore an injected sidecar mounting the application's Secret volume outside /var/run/secrets", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target,
+			mounting(map[string]any{"name": "creds", "secret": map[string]any{"secretName": "db-creds"}}), "a Secret volume of db-creds"},
+		{"ignore an injected sidecar mounting a projected service-account token", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target,
+			mounting(map[string]any{"name": "tok", "projected": map[string]any{"sources": []any{map[string]any{"serviceAccountToken": map[string]any{"audience": "vault", "path": "token"}}}}}), "projected service-account token (audience vault)"},
+		{"ignore an injected sidecar mounting an NFS volume", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target,
+			mounting(map[string]any{"name": "share", "nfs": map[string]any{"server": "10.0.0.9", "path": "/exports"}}), "NFS volume 10.0.0.9:/exports"},
+		{"ignore an injected sidecar mounting a host path", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target,
+			mounting(map[string]any{"name": "root", "hostPath": map[string]any{"path": "/"}}), "hostPath volume of /"},
+		{"ignore an injected projected token volume", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/volumes/0"), InLive: true}, target,
+			withVolumes(podT(ctr("web", nil)), map[string]any{"name": "tok", "projected": map[string]any{"sources": []any{map[string]any{"serviceAccountToken": map[string]any{"path": "t"}}}}}), "projected service-account token"},
+		{"ignore an injected NFS volume", FixIgnoreDifference,
+			Finding{Resource: deploy, Path: MustPointer(ps + "/volumes/0"), InLive: true}, target,
+			withVolumes(podT(ctr("web", nil)), map[string]any{"name": "share", "nfs": map[string]any{"server": "nas", "path": "/x"}}), "NFS"},
 		{"ignore an injected privileged sidecar", FixIgnoreDifference,
 			Finding{Resource: deploy, Path: MustPointer(ps + "/containers/1"), InLive: true}, target, privileged, "privileged: true"},
 		{"ignore an injected sidecar with a Bidirectional mount", FixIgnoreDifference,
