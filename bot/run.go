@@ -56,6 +56,9 @@ type Runner struct {
 	// appRepos is the repository of each application of the last cycle,
 	// by key (slackact.go).
 	appRepos map[string]string
+	// policySwap tells Serve a reload swapped the policy (timingC).
+	policySwap chan struct{}
+	clk        clock // nil: the real time
 }
 
 // Health is what the last finished cycles say about the bot.
@@ -237,49 +240,139 @@ func (r *Runner) log() *slog.Logger {
 }
 
 // Serve runs a cycle at every tick of the config's cron schedule, each after
-// a random delay up to the jitter (and at once with RunAtStart), until ctx ends; a tick that comes while a
-// cycle runs is skipped. When ctx ends it waits for the cycle in flight,
-// which stops cleanly.
+// a random delay up to the jitter (and at once with RunAtStart), until ctx
+// ends; a tick that comes while a cycle runs is skipped. A reloaded policy's
+// schedule and jitter take effect at once: the next tick is computed again
+// from the new schedule and logged; a schedule cron cannot read is refused,
+// logged with its key, and the one in use keeps running. When ctx ends it
+// waits for the cycle in flight, which stops cleanly.
 func (r *Runner) Serve(ctx context.Context) error {
-	sched, err := cron.ParseStandard(r.Config.Schedule)
+	spec, jitter := r.timing()
+	sched, err := cron.ParseStandard(spec)
 	if err != nil {
-		return fmt.Errorf("schedule %q: %w", r.Config.Schedule, err)
+		return fmt.Errorf("read the schedule %q: %w", spec, err)
 	}
 	log := r.log()
+	clk := r.clock()
 	r.busy.Lock()
 	r.memo = r.loadMemo(ctx)
 	r.busy.Unlock()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	next := sched.Next(time.Now())
-	if r.RunAtStart {
-		next = time.Now()
+	changed := r.timingC()
+	refused := "" // the last schedule refused, not logged again
+	next := sched.Next(clk.Now())
+	atStart := r.RunAtStart // the pending tick is the one at start, which a change keeps
+	if atStart {
+		next = clk.Now()
 	}
+	at := next.Add(draw(jitter))
+	log.Info("next cycle", "at", next.UTC().Format(time.RFC3339))
 	for {
-		log.Info("next cycle", "at", next.UTC().Format(time.RFC3339))
-		delay := time.Until(next)
-		if j := r.jitter(); j > 0 {
-			delay += rand.N(j)
-		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(delay):
+		case <-changed:
+			spec2, jitter2 := r.timing()
+			if spec2 == spec && jitter2 == jitter {
+				continue
+			}
+			if spec2 != spec {
+				s, err := cron.ParseStandard(spec2)
+				if err != nil {
+					if spec2 != refused {
+						log.Error("changed schedule refused: the schedule in use stays", "key", "schedule", "schedule", spec2, "in_use", spec, "error", err.Error())
+						refused = spec2
+					}
+					if jitter2 == jitter {
+						continue
+					}
+					spec2 = spec
+				} else {
+					sched, refused = s, ""
+					if !atStart {
+						next = sched.Next(clk.Now())
+					}
+				}
+			}
+			at = next.Add(draw(jitter2))
+			log.Info("schedule changed", "from", spec, "to", spec2, "jitter_from", jitter.String(), "jitter_to", jitter2.String(),
+				"next_cycle", next.UTC().Format(time.RFC3339))
+			spec, jitter = spec2, jitter2
+			continue
+		case <-clk.After(at.Sub(clk.Now())):
 		case d := <-r.soonC(): // an event asked for a cycle
 			log.Info("cycle asked for by an event", "in", d.String())
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-time.After(d):
+			case <-clk.After(d):
 			}
 		}
+		atStart = false
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := r.Once(ctx, time.Now()); err == ErrBusy {
+			if _, err := r.Once(ctx, clk.Now()); err == ErrBusy {
 				log.Warn("skipping a tick: the previous cycle is still running")
 			}
 		}()
-		next = sched.Next(time.Now())
+		next = sched.Next(clk.Now())
+		at = next.Add(draw(jitter))
+		log.Info("next cycle", "at", next.UTC().Format(time.RFC3339))
 	}
+}
+
+// draw is a random delay up to the jitter (none for 0).
+func draw(jitter time.Duration) time.Duration {
+	if jitter <= 0 {
+		return 0
+	}
+	return rand.N(jitter)
+}
+
+// timing is the policy's schedule and jitter, read under the lock a reload
+// swaps the policy under.
+func (r *Runner) timing() (string, time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Config.Schedule, r.Config.Jitter
+}
+
+// timingC is the channel a reload tells Serve on that the policy changed,
+// so it reads the schedule and jitter again.
+func (r *Runner) timingC() chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.policySwap == nil {
+		r.policySwap = make(chan struct{}, 1)
+	}
+	return r.policySwap
+}
+
+// policyChanged tells Serve, without waiting, that a reload swapped the
+// policy.
+func (r *Runner) policyChanged() {
+	select {
+	case r.timingC() <- struct{}{}:
+	default: // one already waits
+	}
+}
+
+// clock is the time Serve waits on: the real one, or a test's.
+type clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+func (r *Runner) clock() clock {
+	if r.clk == nil {
+		return realClock{}
+	}
+	return r.clk
 }

@@ -370,15 +370,8 @@ func (r *Runner) reload(ctx context.Context) {
 	r.mu.Unlock()
 	r.ev.predictor = nil
 	r.Metrics.adopt(p.Metrics)
+	r.policyChanged() // Serve reads the schedule and jitter again
 	r.log().Info("policy changed: the new one is used from now on", "dry_run", r.Publisher == nil || r.Config.DryRun)
-}
-
-// jitter is the policy's jitter, read under the lock a reload swaps the
-// policy under (Serve reads it while units run).
-func (r *Runner) jitter() time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.Config.Jitter
 }
 
 // CheckPolicy takes a changed policy now, unless a cycle or unit is

@@ -118,6 +118,8 @@ func TestParseErrors(t *testing.T) {
 		{"token inline", "argocd: [{server: https://a.example.com, token: abc}]\n", "argocd[0].token", 1, "never written in the config"},
 		{"github private key inline", "argocd: [{server: https://a.example.com, tokenFile: t}]\ngithub:\n  privateKey: xyz\n", "github.privateKey", 3, "privateKeyFile"},
 		{"bad schedule", "schedule: every day\nargocd: [{server: https://a.example.com, tokenFile: t}]\n", "schedule", 1, "not a cron schedule"},
+		{"schedule minute out of range", "argocd: [{server: https://a.example.com, tokenFile: t}]\nschedule: '99 * * * *'\n", "schedule", 2, "above maximum"},
+		{"schedule step of zero", "schedule: '*/0 * * * *'\nargocd: [{server: https://a.example.com, tokenFile: t}]\n", "schedule", 1, "not a cron schedule"},
 		{"no full cycles", "fullCycleEvery: 0\nargocd: [{server: https://a.example.com, tokenFile: t}]\n", "fullCycleEvery", 1, "must be a whole number above 0"},
 		{"bad duration", "argocd: [{server: https://a.example.com, tokenFile: t}]\npolicy:\n  stuckAfter: ten minutes\n", "policy.stuckAfter", 3, "duration"},
 		{"manual change fixes", "argocd: [{server: https://a.example.com, tokenFile: t}]\npolicy:\n  fixes:\n    manual-change: [ignore-difference]\n", "policy.fixes.manual-change", 4, "never fixes"},

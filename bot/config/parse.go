@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robfig/cron/v3"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/driftfix/driftfix/bot/drift"
@@ -162,6 +163,8 @@ func (p *parser) schedule(key string, n *yaml.Node) string {
 		}
 		if !ok {
 			p.fail(key, n.Line, fmt.Sprintf("%q is not a cron schedule (five fields, e.g. \"*/15 * * * *\", or @every 15m)", s))
+		} else if _, err := cron.ParseStandard(s); err != nil {
+			p.fail(key, n.Line, fmt.Sprintf("%q is not a cron schedule: %v", s, err))
 		}
 	}
 	return s

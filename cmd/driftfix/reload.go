@@ -18,7 +18,9 @@ import (
 // mounted ConfigMap is swapped through a symbolic link, so its content is
 // what is compared, not a file event). A valid new policy is built into
 // the bot's parts (clients, instances, publisher, state), which the runner
-// takes at its next cycle or unit of work; an invalid one is logged once,
+// takes at its next cycle or unit of work (and its scheduler at once: a
+// changed schedule or jitter moves the pending cycle); an invalid one, such
+// as a schedule cron cannot read, is logged once with its key and line,
 // counted (driftfix_policy_invalid), and the last good policy stays.
 type policyWatch struct {
 	file    string

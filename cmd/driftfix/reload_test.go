@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -171,4 +172,64 @@ func sign(secret string, body []byte) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write(body)
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// TestScheduleChangeOnARunningProcess: a running driftfix run whose policy
+// file changes its schedule waits for the new schedule's next tick, and
+// says so; a schedule cron cannot read (a step of zero) is refused at
+// reload with its key and line, and the schedule in use keeps running.
+func TestScheduleChangeOnARunningProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts driftfix as a process")
+	}
+	srv, tokenFile := liveServer(t, time.Now())
+	work := t.TempDir()
+	base := readFile(t, writePolicy(t, work, "", argoEntry{"test", srv.URL, tokenFile, ""}))
+	cm := &configMapDir{t: t, dir: t.TempDir()}
+	cm.write("dryRun: true\nschedule: '0 0 1 1 *'\n" + base)
+	p := startDriftfix(t, "run", "--config", filepath.Join(cm.dir, "driftfix.yaml"), "--listen", freeAddr(t), "--policy-check", "100ms")
+	waitFor(t, "the first cycle", 30*time.Second, p, func() bool { return strings.Contains(p.stderr.String(), `"msg":"cycle done"`) })
+
+	cm.write("dryRun: true\nschedule: '*/0 * * * *'\n" + base)
+	waitFor(t, "the refusal", 10*time.Second, p, func() bool {
+		return strings.Contains(p.stderr.String(), `"msg":"changed policy refused: the policy in use stays"`)
+	})
+	log := p.stderr.String()
+	if !strings.Contains(log, `"key":"schedule"`) || !strings.Contains(log, `"line":2`) {
+		t.Errorf("the refusal does not name the key and line:\n%s", log)
+	}
+	if strings.Contains(log, `"msg":"schedule changed"`) {
+		t.Errorf("a refused schedule was taken:\n%s", log)
+	}
+
+	cm.write("dryRun: true\nschedule: '*/5 * * * *'\n" + base)
+	var change struct{ From, To, Next string }
+	waitFor(t, "the schedule change", 10*time.Second, p, func() bool {
+		for _, line := range strings.Split(p.stderr.String(), "\n") {
+			var l struct {
+				Msg  string `json:"msg"`
+				From string `json:"from"`
+				To   string `json:"to"`
+				Next string `json:"next_cycle"`
+			}
+			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "schedule changed" {
+				change.From, change.To, change.Next = l.From, l.To, l.Next
+				return true
+			}
+		}
+		return false
+	})
+	if change.From != "0 0 1 1 *" || change.To != "*/5 * * * *" {
+		t.Errorf("schedule changed from %q to %q, want from the old to the new", change.From, change.To)
+	}
+	next, err := time.Parse(time.RFC3339, change.Next)
+	if err != nil {
+		t.Fatalf("next cycle %q: %v", change.Next, err)
+	}
+	if until := time.Until(next); until <= -time.Minute || until > 5*time.Minute || next.Minute()%5 != 0 || next.Second() != 0 {
+		t.Errorf("next cycle at %s, %s from now: not the new schedule's next tick", next, until)
+	}
+	if err := p.stop(t); err != nil {
+		t.Fatalf("exit: %v; log:\n%s", err, p.stderr.String())
+	}
 }
