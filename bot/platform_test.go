@@ -171,6 +171,20 @@ func TestPlatformPRStyles(t *testing.T) {
 					t.Errorf("%s: %d per-application PRs opened while the platform PR is open", a, n)
 				}
 			}
+			// Each application's item lists its own proof: the webhook,
+			// the dry run's digest and the allow-list entry.
+			items := strings.Split(pr.Body, "\n- [")
+			for _, a := range apps3 {
+				proved := false
+				for _, it := range items {
+					it, _, _ = strings.Cut(it, "\n\n")
+					proved = proved || (strings.HasPrefix(it, "`argocd/"+a+"`") && strings.Contains(it, "`MutatingWebhookConfiguration policy-mutator` (webhook `") &&
+						strings.Contains(it, "stores the live value (both `sha256:") && strings.Contains(it, "by the allow-list of hand-overs, "))
+				}
+				if !proved {
+					t.Errorf("the body does not list the proof of %s:\n%s", a, pr.Body)
+				}
+			}
 			if !strings.Contains(pr.Body, "re-diagnosed all 3 applications with the new argocd-cm in their cluster context: 3 findings gone, no new difference") {
 				t.Errorf("the body does not say how it was verified:\n%s", pr.Body)
 			}

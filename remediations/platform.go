@@ -26,6 +26,11 @@ type PlatformFinding struct {
 	App          string // the application, as the cycle names it
 	Finding      drift.Finding
 	Target, Live drift.Object
+	// DryRun is the API server's answer to a server-side dry run of the
+	// resource's Git manifest, as the snapshot holds it (nil: none).
+	DryRun drift.Object
+	// Writers are the application's policy writers (its Sensitivity's).
+	Writers []drift.Writer
 }
 
 // PlatformRule is the argocd-cm entry
@@ -82,10 +87,11 @@ func (r PlatformRule) Value() string {
 // selected by name), never a field manager. It returns why
 // not when the kind carries identity, routing or access
 // (drift.PlatformRuleRefused), when a finding is of another kind or cause,
-// when its diagnosis leaves it for a person, or when ignoring it would hide
+// when its diagnosis leaves it for a person, when ignoring it would hide
 // a security-relevant path or hand it over without each application's own
 // proven grant on the allow-list, as Sensitivity.Refuse judges an
-// application's ignore-difference.
+// application's ignore-difference, or when the application's finding does
+// not carry the proof its grant rests on (PlatformProof).
 func PlanPlatformRule(fs []PlatformFinding, sens drift.Sensitivity) (PlatformRule, string) {
 	if len(fs) == 0 {
 		return PlatformRule{}, "no finding to end"
@@ -133,6 +139,9 @@ func PlanPlatformRule(fs []PlatformFinding, sens drift.Sensitivity) (PlatformRul
 			r.JSONPointers = addString(r.JSONPointers, f.Path.String())
 		default:
 			return PlatformRule{}, fmt.Sprintf("%s is not a cause one platform rule ends", f.Cause)
+		}
+		if _, why := PlatformProof(pf); why != "" {
+			return PlatformRule{}, why // each application proves its own grant (#43)
 		}
 	}
 	slices.Sort(r.JSONPointers)

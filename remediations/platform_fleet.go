@@ -112,26 +112,16 @@ func (g *FleetGroup) Apps() []string { return slices.Sorted(maps.Keys(g.Findings
 // kept, the group's among them), not only those it fixes. A rule that is
 // not planned comes back with why.
 func (g *FleetGroup) Rule(apps map[string]PlatformApp) (PlatformRule, string) {
+	pfs, why := g.platformFindings(apps)
+	if why != "" {
+		return PlatformRule{}, why
+	}
 	var sens drift.Sensitivity
-	var pfs []PlatformFinding
 	var resources []drift.Resource
 	for _, app := range g.Apps() {
-		a, ok := apps[app]
-		if !ok || a.Snapshot == nil {
-			return PlatformRule{}, "the snapshot of " + app + " was not kept, so the change cannot be verified"
-		}
-		s := a.Snapshot
+		a := apps[app]
 		sens.Extra = append(sens.Extra, a.Sensitivity.Extra...)
-		resources = append(resources, s.Resources...)
-		for _, f := range g.Findings[app] {
-			pf := PlatformFinding{App: app, Finding: f}
-			for i := range s.Resources {
-				if s.Resources[i].Ref() == f.Resource {
-					pf.Target, pf.Live = s.Resources[i].Target, s.Resources[i].Live
-				}
-			}
-			pfs = append(pfs, pf)
-		}
+		resources = append(resources, a.Snapshot.Resources...)
 	}
 	for app, a := range apps {
 		if g.Findings[app] == nil && a.Snapshot != nil {

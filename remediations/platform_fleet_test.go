@@ -32,7 +32,7 @@ func TestPlatformVerify(t *testing.T) {
 				t.Fatalf("unexpected finding %s %s (%s)", f.Resource, f.Path, f.Cause)
 			}
 			g.Findings[app] = append(g.Findings[app], f)
-			pf := remediations.PlatformFinding{App: app, Finding: f, Target: s.Resources[0].Target, Live: s.Resources[0].Live}
+			pf := remediations.PlatformFinding{App: app, Finding: f, Target: s.Resources[0].Target, Live: s.Resources[0].Live, DryRun: s.Resources[0].DryRun}
 			pfs = append(pfs, pf)
 		}
 	}

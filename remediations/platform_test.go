@@ -13,14 +13,26 @@ func TestPlanPlatformRule(t *testing.T) {
 		map[string]any{"name": "web", "image": "web:1"}, map[string]any{"name": "policy-agent", "image": "agent:0.9"}}}}}}
 	target := drift.Object{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"containers": []any{
 		map[string]any{"name": "web", "image": "web:1"}}}}}}
+	mwc := drift.Ref{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration", Name: "policy-agent"}
 	webhook := func(app, p string) PlatformFinding {
-		return PlatformFinding{App: app, Target: target, Live: live, Finding: drift.Finding{Resource: dep, Path: drift.MustPointer(p), Cause: drift.CauseWebhookMutation, InLive: true,
+		return PlatformFinding{App: app, Target: target, Live: live, DryRun: live, Finding: drift.Finding{Resource: dep, Path: drift.MustPointer(p), Cause: drift.CauseWebhookMutation, InLive: true,
+			Evidence: []drift.Evidence{{Kind: drift.EvidenceWebhook, Object: &mwc, Webhook: "inject.policy.example.com", Text: "the webhook admits it"},
+				{Kind: drift.EvidenceDryRun, Proof: drift.ProofDryRunHolds, Path: p, Text: "a dry run stores it"}},
 			Remediation: drift.Remediation{Kind: drift.FixIgnoreDifference, Grant: "webhook policy-agent admits it"}}}
 	}
+	rollouts := []drift.Writer{{Manager: "rollouts", Is: drift.WriterController, Policy: true, Source: "platform team",
+		Owns: []drift.OwnedPath{{Path: drift.MustPointer("/spec/replicas"), Text: "/spec/replicas"}}}}
 	controller := func(app, mgr string) PlatformFinding {
 		f := webhook(app, "/spec/replicas").Finding
 		f.Cause, f.Owners = drift.CauseControllerWrite, []drift.Owner{{Manager: mgr}}
-		return PlatformFinding{App: app, Finding: f}
+		f.Evidence = []drift.Evidence{{Kind: drift.EvidenceManager, Manager: mgr, Text: "it writes it"}}
+		return PlatformFinding{App: app, Finding: f, Writers: rollouts}
+	}
+	// change is a finding changed by fn.
+	change := func(pf PlatformFinding, fn func(*PlatformFinding)) PlatformFinding {
+		pf.Finding.Evidence = append([]drift.Evidence(nil), pf.Finding.Evidence...)
+		fn(&pf)
+		return pf
 	}
 	for _, tc := range []struct {
 		name  string
@@ -52,6 +64,26 @@ func TestPlanPlatformRule(t *testing.T) {
 		{"a webhook write off the allow-list in one application is refused", []PlatformFinding{webhook("a", "/metadata/labels/team"), func() PlatformFinding {
 			return webhook("b", "/spec/minReadySeconds")
 		}()}, "b: ignoring it would hand /spec/minReadySeconds to another writer (webhook grant), and no entry of the allow-list of hand-overs"},
+		{"an application whose webhook grant records no dry run is refused, though the others prove theirs", []PlatformFinding{webhook("a", "/metadata/labels/team"),
+			change(webhook("b", "/metadata/labels/team"), func(pf *PlatformFinding) { pf.Finding.Evidence = pf.Finding.Evidence[:1] })},
+			"b: no server-side dry run of Git's manifest is recorded as storing the live value at /metadata/labels/team"},
+		{"a recorded dry run the snapshot's answer contradicts is refused", []PlatformFinding{webhook("a", "/metadata/labels/team"),
+			change(webhook("b", "/metadata/labels/team"), func(pf *PlatformFinding) {
+				pf.Live = drift.Object{"metadata": map[string]any{"labels": map[string]any{"team": "attacker"}}}
+				pf.DryRun = drift.Object{"metadata": map[string]any{"labels": map[string]any{"team": "payments"}}}
+			})},
+			"b: the snapshot's server-side dry run of Git's manifest does not store the live value at /metadata/labels/team"},
+		{"a webhook finding with no webhook recorded is refused", []PlatformFinding{
+			change(webhook("a", "/metadata/labels/team"), func(pf *PlatformFinding) { pf.Finding.Evidence = pf.Finding.Evidence[1:] })},
+			"a: no mutating webhook recorded as admitting"},
+		{"a controller grant in one application only is refused in the other", []PlatformFinding{controller("a", "rollouts"),
+			change(controller("b", "rollouts"), func(pf *PlatformFinding) { pf.Writers = nil })},
+			"b: neither the writer catalog nor the policy's writers name rollouts"},
+		{"a controller whose entry owns another path is refused", []PlatformFinding{
+			change(controller("a", "rollouts"), func(pf *PlatformFinding) {
+				pf.Writers = []drift.Writer{{Manager: "rollouts", Is: drift.WriterController, Policy: true, Owns: []drift.OwnedPath{{Path: drift.MustPointer("/status"), Text: "/status"}}}}
+			})},
+			"a: no writer entry lets rollouts keep /spec/replicas"},
 		{"two kinds are refused", []PlatformFinding{webhook("a", "/metadata/labels/team"), {App: "b", Finding: drift.Finding{Resource: drift.Ref{Kind: "Service"}, Path: drift.MustPointer("/spec/x"), Cause: drift.CauseWebhookMutation}}}, "findings on"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -25,10 +25,36 @@ type PlatformPRView struct {
 }
 
 // PlatformAppView is one application the change fixes, with the paths that
-// stop drifting.
+// stop drifting and the proof, in this application, that the writer the
+// rule hands them to produced each value.
 type PlatformAppView struct {
 	App, Namespace string
 	Paths          []string
+	Proofs         []PlatformProofView
+}
+
+// PlatformProofView is what one application's grant of one path rests on,
+// filled from typed evidence and the application's snapshot (never from
+// evidence text): for a webhook, the configuration and webhook that admit
+// the object and the digest of the value a server-side dry run of Git's
+// manifest stores; for a controller, the field manager; for both, the
+// reviewed entry (allow-list of hand-overs, writer catalog or the policy's
+// writers) that lets that writer keep the path.
+type PlatformProofView struct {
+	Resource, Path string
+	// Webhook grants.
+	WebhookConfig string // "MutatingWebhookConfiguration policy-mutator"
+	Webhook       string // the webhook's name within it
+	DryRunManager string // the manager the dry run applied under
+	DryRunDigest  string // "sha256:…" of the value the dry run stores, the live value's too
+	// Controller grants.
+	Manager string
+	// The reviewed entry the grant rests on.
+	EntryFrom    string // "the allow-list of hand-overs", "the writer catalog", "the policy's writers"
+	EntryWriter  string
+	EntryPattern string
+	EntryWhy     string
+	EntrySource  string
 }
 
 // AppURL links to an application of the view in Argo CD's UI; its namespace

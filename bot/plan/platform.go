@@ -109,12 +109,17 @@ func (res *CycleResult) planGroup(ctx context.Context, cfg *config.Config, in In
 	if err != nil || why != "" {
 		return proposals.PlatformPR{}, why, err
 	}
-	return res.proposePlatform(cfg, in, repo, g, edit, verified)
+	proofs, why := g.Proofs(apps)
+	if why != "" {
+		return proposals.PlatformPR{}, why, nil
+	}
+	return res.proposePlatform(cfg, in, repo, g, edit, verified, proofs)
 }
 
-// proposePlatform turns a verified change into its pull request and holds
+// proposePlatform turns a verified change into its pull request, listing
+// each application's proof (remediations.FleetGroup.Proofs), and holds
 // back the per-application fixes of the same finding.
-func (res *CycleResult) proposePlatform(cfg *config.Config, in Instance, repo config.PlatformRepo, g *remediations.FleetGroup, e remediations.PlatformEdit, verified string) (proposals.PlatformPR, string, error) {
+func (res *CycleResult) proposePlatform(cfg *config.Config, in Instance, repo config.PlatformRepo, g *remediations.FleetGroup, e remediations.PlatformEdit, verified string, proofs map[string][]templates.PlatformProofView) (proposals.PlatformPR, string, error) {
 	key, apps := g.Key(), g.Apps()
 	h := sha256.New()
 	for _, s := range append([]string{key, repo.URL, e.File, string(e.After)}, apps...) { // a new application changes the body
@@ -128,7 +133,7 @@ func (res *CycleResult) proposePlatform(cfg *config.Config, in Instance, repo co
 	fixed := map[string]bool{}
 	for _, app := range apps {
 		id := ParseAppKey(app)
-		av := templates.PlatformAppView{App: id.Name, Namespace: id.Namespace}
+		av := templates.PlatformAppView{App: id.Name, Namespace: id.Namespace, Proofs: proofs[app]}
 		for _, f := range g.Findings[app] {
 			av.Paths = append(av.Paths, f.Resource.String()+" "+f.Path.String())
 			fixed[app+"\x00"+f.Resource.String()+"\x00"+f.Path.String()] = true
