@@ -321,3 +321,33 @@ func TestPlatformPRNeverHidesPrivilege(t *testing.T) {
 		t.Fatalf("the cycle does not say why no platform PR: %v", out.Result.Skipped)
 	}
 }
+
+// TestPlatformPRCoversApplicationSetApps: an application an ApplicationSet
+// generates (its ownerReferences) is in a platform rule's reach like any
+// other: it counts toward the fleet, is judged and verified with the rest,
+// and the pull request lists it with its own proof.
+func TestPlatformPRCoversApplicationSetApps(t *testing.T) {
+	style := argocdCMStyles[0]
+	w, now := platformWorld(t, style.file, style.content, "billing", "orders")
+	w.addRepoFiles("search", w.base.Repo.Files)
+	w.setWebhookAppWith("search", true, func(s *drift.Snapshot) {
+		drift.Map(s.Application, "metadata")["ownerReferences"] = []any{map[string]any{
+			"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet", "name": "platform-apps", "uid": "5c1d", "controller": true}}
+	})
+	out := w.cycle(&now)
+	prs := w.open("argocd-config")
+	if len(prs) != 1 || len(out.Result.Platform) != 1 {
+		t.Fatalf("two applications and one an ApplicationSet generates: want one platform PR, got %d; skipped %v", len(prs), out.Result.Skipped)
+	}
+	if got := out.Result.Platform[0].Apps; len(got) != 3 || !strings.Contains(strings.Join(got, " "), "main/argocd/search") {
+		t.Fatalf("the platform fix covers %v, want the generated application too", got)
+	}
+	proved := false
+	for _, it := range strings.Split(prs[0].Body, "\n- [") {
+		it, _, _ = strings.Cut(it, "\n\n")
+		proved = proved || (strings.HasPrefix(it, "`argocd/search`") && strings.Contains(it, "stores the live value (both `sha256:"))
+	}
+	if !proved || !strings.Contains(prs[0].Body, "re-diagnosed all 3 applications") {
+		t.Errorf("the body does not list the generated application with its proof, verified:\n%s", prs[0].Body)
+	}
+}
