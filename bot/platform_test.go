@@ -172,14 +172,15 @@ func TestPlatformPRStyles(t *testing.T) {
 				}
 			}
 			// Each application's item lists its own proof: the webhook,
-			// the dry run's digest and the allow-list entry.
+			// the dry run that reproduced the live value (never the value,
+			// which is the webhook's) and the allow-list entry.
 			items := strings.Split(pr.Body, "\n- [")
 			for _, a := range apps3 {
 				proved := false
 				for _, it := range items {
 					it, _, _ = strings.Cut(it, "\n\n")
 					proved = proved || (strings.HasPrefix(it, "`argocd/"+a+"`") && strings.Contains(it, "`MutatingWebhookConfiguration policy-mutator` (webhook `") &&
-						strings.Contains(it, "stores the live value (both `sha256:") && strings.Contains(it, "by the allow-list of hand-overs, "))
+						strings.Contains(it, "stores the live value at this path (no value is shown") && strings.Contains(it, "by the allow-list of hand-overs, "))
 				}
 				if !proved {
 					t.Errorf("the body does not list the proof of %s:\n%s", a, pr.Body)
@@ -345,7 +346,7 @@ func TestPlatformPRCoversApplicationSetApps(t *testing.T) {
 	proved := false
 	for _, it := range strings.Split(prs[0].Body, "\n- [") {
 		it, _, _ = strings.Cut(it, "\n\n")
-		proved = proved || (strings.HasPrefix(it, "`argocd/search`") && strings.Contains(it, "stores the live value (both `sha256:"))
+		proved = proved || (strings.HasPrefix(it, "`argocd/search`") && strings.Contains(it, "stores the live value at this path (no value is shown"))
 	}
 	if !proved || !strings.Contains(prs[0].Body, "re-diagnosed all 3 applications") {
 		t.Errorf("the body does not list the generated application with its proof, verified:\n%s", prs[0].Body)

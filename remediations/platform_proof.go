@@ -2,9 +2,6 @@ package remediations
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -49,7 +46,7 @@ func PlatformProof(pf PlatformFinding) (templates.PlatformProofView, string) {
 		if pf.DryRun == nil || inDry != inLive || !drift.Equal(dry, live) {
 			return v, pf.App + ": the snapshot's server-side dry run of Git's manifest does not store the live value at " + v.Path + ": the recorded proof does not hold"
 		}
-		v.DryRunManager, v.DryRunDigest = dryRunManager, digestOf(live)
+		v.DryRunManager = dryRunManager
 		h, ok := drift.HandOverAt(drift.GrantWebhook, f.Resource, f.Path)
 		if !ok {
 			return v, pf.App + ": no entry of the allow-list of hand-overs lets a webhook keep " + v.Path
@@ -98,17 +95,6 @@ func writerEntry(policy []drift.Writer, m string) *drift.Writer {
 		}
 	}
 	return drift.CatalogWriter(m)
-}
-
-// digestOf names a value by the SHA-256 of its JSON form, so a reviewer can
-// compare it with a dry run of their own without the value being shown.
-func digestOf(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b = []byte(fmt.Sprint(v))
-	}
-	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])[:16]
 }
 
 // platformFindings are the group's findings with their resources' objects

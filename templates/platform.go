@@ -46,7 +46,6 @@ type PlatformProofView struct {
 	WebhookConfig string // "MutatingWebhookConfiguration policy-mutator"
 	Webhook       string // the webhook's name within it
 	DryRunManager string // the manager the dry run applied under
-	DryRunDigest  string // "sha256:…" of the value the dry run stores, the live value's too
 	// Controller grants.
 	Manager string
 	// The reviewed entry the grant rests on.

@@ -18,7 +18,7 @@ func TestHostileValuesInertInPlatformPRBody(t *testing.T) {
 			Rule: "jsonPointers:\n- /metadata/labels/" + h + "\n", Diff: "+  - /metadata/labels/" + h + "\n",
 			Apps: []PlatformAppView{{App: h, Namespace: "argocd", Paths: []string{"/metadata/labels/" + h},
 				Proofs: []PlatformProofView{{Resource: "Deployment shop/" + h, Path: "/metadata/labels/" + h, WebhookConfig: "MutatingWebhookConfiguration " + h, Webhook: h,
-					DryRunManager: "argocd-controller", DryRunDigest: "sha256:00", EntryFrom: "the writer catalog", EntryWriter: h, EntryPattern: h, EntryWhy: h, EntrySource: h}}},
+					DryRunManager: "argocd-controller", EntryFrom: "the writer catalog", EntryWriter: h, EntryPattern: h, EntryWhy: h, EntrySource: h}}},
 				{App: "web", Namespace: "argocd", Paths: []string{"/spec/x"}, Proofs: []PlatformProofView{{Resource: "Deployment shop/web", Path: "/spec/x", Manager: h,
 					EntryFrom: "the policy's writers", EntryWriter: h, EntryPattern: "/spec/x", EntrySource: h}}}},
 			Verification: "re-diagnosed", Fingerprint: "abc"}
@@ -58,8 +58,8 @@ func TestHostileValuesInertInPlatformPRBody(t *testing.T) {
 
 // TestPlatformPRBodyGolden: the platform pull request lists, under each
 // application, the proof its own grant rests on: for a webhook the
-// configuration, the webhook and the digest of the value a dry run of
-// Git's manifest stores; for a controller its field manager; for both the
+// configuration, the webhook and the manager a dry run of Git's manifest
+// reproduced the live value under (never the value: it is not Git's); for a controller its field manager; for both the
 // reviewed entry that lets the writer keep the path.
 func TestPlatformPRBodyGolden(t *testing.T) {
 	entry := func(p PlatformProofView) PlatformProofView {
@@ -67,9 +67,9 @@ func TestPlatformPRBodyGolden(t *testing.T) {
 		p.EntryWhy, p.EntrySource = "labels a policy engine adds for ownership", "https://kyverno.io/docs/writing-policies/mutate/"
 		return p
 	}
-	hook := func(res, digest string) PlatformProofView {
+	hook := func(res string) PlatformProofView {
 		return entry(PlatformProofView{Resource: res, Path: "/metadata/labels/policy.example.com~1team", WebhookConfig: "MutatingWebhookConfiguration policy-mutator",
-			Webhook: "team.policy.example.com", DryRunManager: "argocd-controller", DryRunDigest: digest})
+			Webhook: "team.policy.example.com", DryRunManager: "argocd-controller"})
 	}
 	v := PlatformPRView{Instance: "main", ArgoCDURL: "https://argocd.example.com", Source: "MutatingWebhookConfiguration policy-mutator on Deployment",
 		Cause: drift.CauseWebhookMutation, Key: "resource.customizations.ignoreDifferences.apps_Deployment", File: "argocd/argocd-cm.yaml", Style: "ConfigMap manifest",
@@ -77,9 +77,9 @@ func TestPlatformPRBodyGolden(t *testing.T) {
 		Diff: "--- a/argocd/argocd-cm.yaml\n+++ b/argocd/argocd-cm.yaml\n@@ -9 +9,3 @@\n+  resource.customizations.ignoreDifferences.apps_Deployment: |\n+    jsonPointers:\n+    - /metadata/labels/policy.example.com~1team\n",
 		Apps: []PlatformAppView{
 			{App: "billing", Namespace: "argocd", Paths: []string{"Deployment shop/billing /metadata/labels/policy.example.com~1team"},
-				Proofs: []PlatformProofView{hook("Deployment shop/billing", "sha256:5d41402abc4b2a76")}},
+				Proofs: []PlatformProofView{hook("Deployment shop/billing")}},
 			{App: "orders", Namespace: "argocd", Paths: []string{"Deployment shop/orders /metadata/labels/policy.example.com~1team"},
-				Proofs: []PlatformProofView{hook("Deployment shop/orders", "sha256:7d793037a0760186")}},
+				Proofs: []PlatformProofView{hook("Deployment shop/orders")}},
 			{App: "search", Namespace: "team-search", Paths: []string{"Deployment search/api /spec/replicas"},
 				Proofs: []PlatformProofView{{Resource: "Deployment search/api", Path: "/spec/replicas", Manager: "rollouts-controller",
 					EntryFrom: "the policy's writers", EntryWriter: "rollouts-controller", EntryPattern: "/spec/replicas", EntrySource: "platform team, ADR-7"}}},
@@ -99,7 +99,7 @@ func TestPlatformPRBodyGolden(t *testing.T) {
 			}
 		}
 		for _, p := range a.Proofs {
-			for _, want := range []string{p.Path, p.DryRunDigest, p.Manager, p.EntryPattern, p.Webhook} {
+			for _, want := range []string{p.Path, p.Manager, p.EntryPattern, p.Webhook} {
 				if want != "" && !strings.Contains(item, want) {
 					t.Errorf("the item of %s does not show %q:\n%s", a.App, want, item)
 				}
