@@ -1,9 +1,6 @@
 package drift
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 )
 
@@ -40,23 +37,20 @@ func semanticSame(a, b any) bool {
 	return ok
 }
 
-// MaskValue renders a value outputs do not show: its kind, its length and
-// the first 12 hex digits of its SHA-256, so a person who knows a value can
-// check it.
+// MaskValue renders a value outputs do not show: its kind and length only.
+// No digest of it either: a short value (a PIN, a flag, a label) is found
+// again from any hash of it by trying the few values it can be.
 func MaskValue(v any) string {
-	raw, _ := json.Marshal(v)
-	sum := sha256.Sum256(raw)
 	what := "a value"
 	switch x := v.(type) {
 	case string:
 		what = fmt.Sprintf("a %d-byte string", len(x))
-		sum = sha256.Sum256([]byte(x))
 	case map[string]any:
 		what = fmt.Sprintf("an object of %d keys", len(x))
 	case []any:
 		what = fmt.Sprintf("a list of %d items", len(x))
 	}
-	return fmt.Sprintf("(not shown: %s another writer put there, sha256 %s)", what, hex.EncodeToString(sum[:6]))
+	return fmt.Sprintf("(not shown: %s another writer put there)", what)
 }
 
 // ShownLive returns the finding's live value as outputs may show it: the
