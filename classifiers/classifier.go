@@ -308,7 +308,7 @@ func (in *Input) CRD(ref drift.Ref) drift.Object { return in.crds[ref.Group+"/"+
 
 // showLive renders the difference's live value for evidence: masked as
 // Secret data is where another writer's value could carry a secret
-// (drift.LiveShowable).
+// (drift.LiveShown: by origin and schema type, never by the value's look).
 func (c *Case) showLive() string {
 	if m, ok := maskedLive(c.Diff); ok {
 		return m
@@ -320,7 +320,7 @@ func (c *Case) showLive() string {
 // and whether it is masked: another writer's value that could carry a
 // secret. Secret data has its own mask.
 func maskedLive(d *drift.Difference) (string, bool) {
-	if !d.InLive || isSecretData(d.Resource, d.Path) || drift.LiveShowable(d.Path, d.Git, d.InGit, d.Live) {
+	if !d.InLive || isSecretData(d.Resource, d.Path) || drift.LiveShown(d.SchemaScalar, d.Git, d.InGit, d.Live) {
 		return "", false
 	}
 	return drift.MaskValue(d.Live), true

@@ -90,7 +90,7 @@ func RunEach(in *Input, registry []Classifier, emit func(f drift.Finding, rule, 
 			Git: d.Git, Live: d.Live, InGit: d.InGit, InLive: d.InLive,
 			Evidence: v.Evidence, Owners: d.Owners,
 			Remediation: drift.Remediation{Kind: v.Fix, Reason: v.Reason, Grant: v.Grant},
-			Unplaced:    v.Unplaced,
+			Unplaced:    v.Unplaced, SchemaScalar: d.SchemaScalar,
 		}
 		in.Sensitivity.Guard(&f, res.Target, res.Live)
 		if isSecretData(d.Resource, d.Path) {

@@ -45,7 +45,7 @@ func TestTrackingClash(t *testing.T) {
 			cluster: []string{argocdCM("annotation+label")}}, label,
 			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
 				"application.resourceTrackingMethod is annotation+label", `label app.kubernetes.io/instance="shop"`,
-				`carries app.kubernetes.io/instance="shop-flux" instead`, "kustomize-controller writes that label back"}}},
+				"carries app.kubernetes.io/instance=(not shown: a 9-byte string another writer put there", "kustomize-controller writes that label back"}}},
 		{"no argocd-cm, and the targets carry only the instance label: label tracking (before Argo CD 3.0)", snap{target: flags("app.kubernetes.io/instance: shop", "", `BETA: "false"`, ""),
 			live: flags("app.kubernetes.io/instance: shop-flux", "", `BETA: "false"`, argoOwnsFlags+", "+fluxOwnsLabel)}, label,
 			want{claims: true, fix: drift.FixTrackingMethod, cause: drift.CauseTrackingClash, evidence: []string{
@@ -61,12 +61,12 @@ func TestTrackingClash(t *testing.T) {
 		{"a field of an object another application synced", snap{target: flags("", shopID, `BETA: "false"`, ""),
 			live: flags("", billingID, `BETA: "true"`, argoOwnsFlags)}, beta,
 			want{claims: true, fix: drift.FixNone, cause: drift.CauseTrackingClash, evidence: []string{
-				`belongs to Application "billing", not to "shop"`, "written by argocd-controller", `Git declares "false" here, the other application "true"`}}},
+				`belongs to Application "billing", not to "shop"`, "written by argocd-controller", `Git declares "false" here, the other application (not shown: a 4-byte string another writer put there`}}},
 		{"a field Argo CD wrote on an object another instance's application of the same name deploys too", snap{target: flags("", shopID, `BETA: "false"`, ""),
 			live: flags("", shopID, `BETA: "true"`, argoOwnsFlags), cluster: []string{otherApp("argocd-two", "shop", "argocd-two", inCluster, "flags")}}, beta,
 			want{claims: true, fix: drift.FixNone, cause: drift.CauseTrackingClash, evidence: []string{
 				"Application argocd-two/shop, of another Argo CD instance (in argocd-two), also lists ConfigMap shop/flags in its status.resources, not as an extra to prune",
-				"written by argocd-controller (Update, 2026-09-01T00:00:00Z), Argo CD's own sync", `Git declares "false" here, the other application "true"`}}},
+				"written by argocd-controller (Update, 2026-09-01T00:00:00Z), Argo CD's own sync", `Git declares "false" here, the other application (not shown: a 4-byte string another writer put there`}}},
 		{"the same when the other application would prune it: no evidence it deploys it", snap{target: flags("", shopID, `BETA: "false"`, ""),
 			live: flags("", shopID, `BETA: "true"`, argoOwnsFlags), cluster: []string{replaceOnce(otherApp("argocd-two", "shop", "argocd-two", inCluster, "flags"), "status: Synced", "status: OutOfSync, requiresPruning: true")}}, beta,
 			want{claims: false}},

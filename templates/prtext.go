@@ -60,7 +60,10 @@ func WriterBranchPrefix(prefix string) string {
 }
 
 // Shown is a value as a pull request or a check shows it: code, cut to a
-// brief form, or "absent" when the side has none.
+// brief form, or "absent" when the side has none. It decides nothing about
+// secrets: a live value comes here as drift.Finding.ShownLive gives it,
+// already masked where another writer put it and the schema does not type
+// the path as an integer, number or boolean.
 func Shown(v any, present bool) string {
 	if !present {
 		return "absent"

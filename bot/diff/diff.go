@@ -49,6 +49,7 @@ func Compare(s *drift.Snapshot) (*drift.Comparison, drift.Settings, error) {
 			return nil, settings, err
 		}
 	}
+	markSchemaScalars(cmp, s)
 	for ri := range cmp.Rules {
 		for di := range cmp.Diffs {
 			for _, h := range cmp.Diffs[di].HiddenBy {

@@ -226,6 +226,11 @@ type Difference struct {
 	// path exists in it.
 	DryRun              any
 	HasDryRun, InDryRun bool
+	// SchemaScalar says the kind's schema (the compiled-in type of a built-in
+	// kind, or the CRD's OpenAPI schema in the snapshot) types Path as an
+	// integer, number or boolean: a value there holds no text, so outputs may
+	// show it whoever wrote it (LiveShown).
+	SchemaScalar bool
 }
 
 // Stored returns the value the API server stores for Git's declaration at
@@ -371,6 +376,9 @@ type Finding struct {
 	// controller or a person (an unknown finding's hypotheses name them),
 	// as managedFields lists them: people may say what each one is.
 	Unplaced []string
+	// SchemaScalar is Difference.SchemaScalar: the schema types Path as an
+	// integer, number or boolean.
+	SchemaScalar bool
 }
 
 // Kept is a finding as a cycle keeps it once its application's fixes are

@@ -87,12 +87,34 @@ func checkRebuilt(s *drift.Snapshot, rep *drift.Report, base, head remediations.
 	}
 	if err != nil {
 		c.Error = err.Error()
-		for _, f := range plan.Findings {
+		for _, f := range typedAs(rep, plan.Findings) {
 			c.Rows = append(c.Rows, row(f, CheckRemains))
 		}
 		return c
 	}
 	return judge(c, rep, after, plan)
+}
+
+// typedAs returns the plan's findings with SchemaScalar as the current
+// diagnosis rep types each path: a plan the memo kept does not carry it, and
+// without it a row masks even a number the schema types (drift.LiveShown).
+// A finding rep does not have keeps its own.
+func typedAs(rep *drift.Report, fs []drift.Finding) []drift.Finding {
+	if rep == nil {
+		return fs
+	}
+	scalar := map[string]bool{}
+	for _, f := range rep.Findings {
+		if f.SchemaScalar {
+			scalar[drift.FindingKey(f)] = true
+		}
+	}
+	out := make([]drift.Finding, len(fs))
+	for i, f := range fs {
+		f.SchemaScalar = f.SchemaScalar || scalar[drift.FindingKey(f)]
+		out[i] = f
+	}
+	return out
 }
 
 type checkError string
@@ -114,7 +136,7 @@ func judge(c Check, before, after *drift.Report, plan remediations.Plan) Check {
 		now[drift.FindingKey(f)] = f
 	}
 	targeted, shown := map[string]bool{}, map[string]bool{}
-	for _, f := range plan.Findings {
+	for _, f := range typedAs(before, plan.Findings) {
 		k := drift.FindingKey(f)
 		targeted[k] = true
 		status := CheckFixed

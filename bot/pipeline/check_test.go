@@ -174,3 +174,37 @@ func TestCheckPlannedNeedsAnEdit(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckRowsTypeKeptPlans: a plan the memo kept carries no schema typing,
+// so a check judges its rows as the current diagnosis types each path: the
+// replicas an autoscaler wrote, an integer in the schema, are shown; a string
+// a webhook wrote into a ConfigMap stays masked, whatever it looks like.
+func TestCheckRowsTypeKeptPlans(t *testing.T) {
+	dep := drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "api"}
+	cm := drift.Ref{Kind: "ConfigMap", Namespace: "shop", Name: "env"}
+	replicas := drift.Finding{Resource: dep, Path: drift.Pointer{"spec", "replicas"}, Cause: drift.CauseHPAReplicas,
+		Git: 2, InGit: true, Live: 5, InLive: true}
+	pin := drift.Finding{Resource: cm, Path: drift.Pointer{"data", "PIN"}, Cause: drift.CauseWebhookMutation,
+		Git: "vault:pin", InGit: true, Live: "48213907", InLive: true}
+	fresh := replicas
+	fresh.SchemaScalar = true
+	before := &drift.Report{Findings: []drift.Finding{fresh, pin}}
+	plan := remediations.Plan{Findings: []drift.Finding{replicas, pin}} // as the memo gives it back
+	for name, c := range map[string]Check{
+		"judged":      judge(Check{}, before, &drift.Report{}, plan),
+		"not rebuilt": {Rows: []CheckRow{row(typedAs(before, plan.Findings)[0], CheckRemains), row(typedAs(before, plan.Findings)[1], CheckRemains)}},
+	} {
+		if len(c.Rows) != 2 {
+			t.Fatalf("%s: %d rows, want 2", name, len(c.Rows))
+		}
+		if c.Rows[0].Live != 5 {
+			t.Errorf("%s: replicas shown as %v, want 5", name, c.Rows[0].Live)
+		}
+		if s, _ := c.Rows[1].Live.(string); s != drift.MaskValue("48213907") {
+			t.Errorf("%s: the webhook's string shown as %v, want it masked", name, c.Rows[1].Live)
+		}
+	}
+	if typedAs(before, plan.Findings)[0].SchemaScalar != true || plan.Findings[0].SchemaScalar {
+		t.Error("typedAs must type a copy, leaving the plan's findings as they are")
+	}
+}

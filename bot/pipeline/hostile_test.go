@@ -19,6 +19,7 @@ import (
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/remediations/render"
+	"github.com/driftfix/driftfix/templates"
 )
 
 // protected is one security-relevant path a hostile snapshot attacks.
@@ -41,8 +42,8 @@ var secretLine = regexp.MustCompile(`(?m)^# secret: (\S+)$`)
 // removes or ignores it; no file a plan writes changes its value; no ignore
 // rule a plan writes covers it; and an existing rule that covers it is flagged.
 // A value its "# secret:" lines name appears in no output: the report as
-// `diagnose -o json` writes it (evidence included) and every plan's edits,
-// rationale and reasons.
+// `diagnose -o json` writes it (evidence included), every plan's edits,
+// rationale and reasons, its pull request's body and its check's rows.
 func TestHostile(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/hostile/*.yaml")
 	if err != nil {
@@ -84,6 +85,15 @@ func TestHostile(t *testing.T) {
 				shown += fmt.Sprintf("%+v", p.Rationale) + p.Dropped + p.Instructions + p.Verification
 				for _, e := range p.Edits {
 					shown += string(e.After)
+				}
+				// The pull request's body and its check, as the bot publishes them.
+				body, err := templates.PRBody(remediations.PRView("billing", "argocd", "https://argocd.example.com", p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				shown += body
+				for _, r := range CheckPlanned(p).Rows {
+					shown += fmt.Sprint(r.Git, r.Live, drift.EvidenceTexts(r.Evidence))
 				}
 			}
 			for _, m := range secrets {

@@ -93,7 +93,8 @@ func unwrap(block, prefix string) string {
 
 // TestValuesNeverCut: two image references that differ only after their
 // 28th character (where the table used to cut them), and longer than a
-// line, print whole and different.
+// line, print whole and different. The live one is the API server's own
+// (normalized), so it is shown: another writer's would be masked.
 func TestValuesNeverCut(t *testing.T) {
 	git := "registry.example.com/platform/payments-gateway-service:2026.10.01-build.4711-" + strings.Repeat("a", 60)
 	live := "registry.example.com/platform/payments-gateway-service:2026.10.01-build.4711-" + strings.Repeat("a", 59) + "b"
@@ -101,8 +102,8 @@ func TestValuesNeverCut(t *testing.T) {
 		Resource: drift.Ref{Group: "apps", Kind: "Deployment", Namespace: "pay", Name: "gateway"},
 		Path:     drift.MustPointer("/spec/template/spec/containers/0/image"),
 		Git:      git, InGit: true, Live: live, InLive: true,
-		Cause:    drift.CauseManualChange,
-		Evidence: []drift.Evidence{drift.Say(drift.EvidenceManager, "changed by hand: "+strings.Repeat("word ", 40)+"end-of-evidence")},
+		Cause:    drift.CauseNormalized,
+		Evidence: []drift.Evidence{drift.Say(drift.EvidenceManager, "stored so by the API server: "+strings.Repeat("word ", 40)+"end-of-evidence")},
 	}}}
 	out := string(textReport(rep))
 	if got := unwrap(out, "  git       "); got != `"`+git+`"` {
