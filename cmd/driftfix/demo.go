@@ -23,6 +23,7 @@ import (
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
 	"github.com/driftfix/driftfix/bot/gitrepo"
+	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/slack"
@@ -166,7 +167,11 @@ policy: {labels: [driftfix], dashboard: {enabled: true}}
 	if err != nil {
 		return exitUsage, err
 	}
-	db, err := state.Open(ctx, filepath.Join(tmp, "state.db"))
+	seal, err := memo.ProcessSeal()
+	if err != nil {
+		return exitUsage, err
+	}
+	db, err := state.Open(ctx, filepath.Join(tmp, "state.db"), seal)
 	if err != nil {
 		return exitUsage, err
 	}

@@ -97,7 +97,11 @@ func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *
 	if err := os.MkdirAll(filepath.Dir(cfg.StateFile), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("state directory: %w", err)
 	}
-	st, err := state.OpenWith(ctx, cfg.StateFile, state.Options{Log: log})
+	rows, err := rowSeal(ghKey, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := state.OpenWith(ctx, cfg.StateFile, state.Options{Log: log, Seal: rows})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,6 +130,18 @@ func memoSeal(key []byte, log *slog.Logger) *memo.Seal {
 		return nil
 	}
 	return &seal
+}
+
+// rowSeal seals the state store's rows that lead driftfix to act (queued
+// digests, requests, rejections, cooldowns, snoozes) with the GitHub
+// credential, as the memo's records; without one, with a secret of this
+// process only, so that no row another process wrote is acted on.
+func rowSeal(key []byte, log *slog.Logger) (memo.Seal, error) {
+	if len(key) == 0 {
+		log.Info("no GitHub credential to seal the state's rows with: queued digests, requests and snoozes are kept for this process only")
+		return memo.ProcessSeal()
+	}
+	return memo.NewSeal(key, [32]byte{}) // a row's seal does not depend on the build
 }
 
 // gitHub is the GitHub client the policy configures, and the credential it
