@@ -59,6 +59,7 @@ type bench struct {
 	t    *testing.T
 	cfg  *config.Config
 	st   *state.Store
+	path string // the state database's file
 	host *publishtest.Host
 	note *publishtest.Notifier
 	p    *publish.Publisher
@@ -71,12 +72,13 @@ func newBench(t *testing.T) *bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"), rowSeal)
+	path := filepath.Join(t.TempDir(), "state.db")
+	st, err := state.Open(context.Background(), path, rowSeal)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	b := &bench{t: t, cfg: cfg, st: st, host: &publishtest.Host{}, note: &publishtest.Notifier{},
+	b := &bench{t: t, cfg: cfg, st: st, path: path, host: &publishtest.Host{}, note: &publishtest.Notifier{},
 		now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 	b.p = &publish.Publisher{Config: cfg, Store: st, Hosts: []publish.GitHost{b.host}, Notifier: b.note}
 	return b
