@@ -106,6 +106,7 @@ func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *
 		return nil, nil, err
 	}
 	p.Store = st
+	r.Metrics.WatchStore(st)
 	r.Publisher = p
 	r.MemoSeal = memoSeal(ghKey, log)
 	return r, func() { st.Close() }, nil
