@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -97,7 +98,7 @@ func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *
 	if err := os.MkdirAll(filepath.Dir(cfg.StateFile), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("state directory: %w", err)
 	}
-	rows, err := rowSeal(ghKey, log)
+	rows, err := rowSeal(ghKey, cfg.Slack, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -135,14 +136,32 @@ func memoSeal(key []byte, log *slog.Logger) *memo.Seal {
 
 // rowSeal seals the state store's rows that lead driftfix to act (queued
 // digests, requests, rejections, cooldowns, snoozes) with the GitHub
-// credential, as the memo's records; without one, with a secret of this
-// process only, so that no row another process wrote is acted on.
-func rowSeal(key []byte, log *slog.Logger) (memo.Seal, error) {
-	if len(key) == 0 {
-		log.Info("no GitHub credential to seal the state's rows with: queued digests, requests and snoozes are kept for this process only")
-		return memo.ProcessSeal()
+// credential, as the memo's records, or else the Slack token; without
+// either, with a secret of this process only (kept across policy
+// reloads), so that no row another process wrote is acted on.
+func rowSeal(key []byte, sl config.Slack, log *slog.Logger) (memo.Seal, error) {
+	if len(key) == 0 && (sl.TokenFile != "" || sl.TokenEnv != "") {
+		tok, err := secret(sl.TokenFile, sl.TokenEnv, "the Slack token")
+		if err != nil {
+			return memo.Seal{}, err
+		}
+		key = []byte("slack token\x00" + tok())
 	}
-	return memo.NewSeal(key, [32]byte{}) // a row's seal does not depend on the build
+	if len(key) > 0 {
+		return memo.NewSeal(key, [32]byte{}) // a row's seal does not depend on the build
+	}
+	processSeal.once.Do(func() {
+		log.Info("no GitHub credential or Slack token to seal the state's rows with: queued digests, requests and snoozes are kept for this process only")
+		processSeal.seal, processSeal.err = memo.ProcessSeal()
+	})
+	return processSeal.seal, processSeal.err
+}
+
+// processSeal is rowSeal's seal without a credential, one per process.
+var processSeal struct {
+	once sync.Once
+	seal memo.Seal
+	err  error
 }
 
 // gitHub is the GitHub client the policy configures, and the credential it
