@@ -10,9 +10,10 @@ import (
 )
 
 // Sealer authenticates the rows that lead driftfix to act: the digests
-// queued for Slack and those held by quiet hours, the requests people
-// made, the fixes they rejected or snoozed, the cooldown of each fix and
-// the applications snoozed from the digest. memo.Seal is the bot's, made
+// queued for Slack and those held by quiet hours, the last digest posted
+// to each channel and the thread that announced each fix, the requests
+// people made, the fixes they rejected or snoozed, the cooldown of each
+// fix and the applications snoozed from the digest. memo.Seal is the bot's, made
 // of its GitHub credential. Whoever can write the database but not the
 // credential can delete such rows, not write one driftfix acts on.
 type Sealer interface {
@@ -47,6 +48,8 @@ var (
 	sightingsTable = sealedTable{"sightings", "fingerprint, first, cycles, last", "the fix's cooldown starts again"}
 	snoozedTable   = sealedTable{"snoozed", "fingerprint, until, reason", "the fix's snooze ends"}
 	appSnoozeTable = sealedTable{"app_snoozes", "app, until, by", "the application's digest snooze ends"}
+	cursorTable    = sealedTable{"digest_cursor", "channel, digest, at", "the next digest is posted even if it says what the last one said"}
+	threadsTable   = sealedTable{"slack_threads", "fingerprint, channel, ts", "news of the fix is posted on its own, not in the thread that announced it"}
 )
 
 // body encodes a row's fields for its seal: strings length-prefixed,
@@ -165,6 +168,8 @@ func (s *Store) sweep(ctx context.Context) error {
 		sweepOf[sightingRow](ctx, s, sightingsTable),
 		sweepOf[snoozeRow](ctx, s, snoozedTable),
 		sweepOf[appSnoozeRow](ctx, s, appSnoozeTable),
+		sweepOf[cursorRow](ctx, s, cursorTable),
+		sweepOf[threadRow](ctx, s, threadsTable),
 	} {
 		t, err := f()
 		if err != nil {
@@ -219,6 +224,13 @@ type (
 		app, by string
 		until   int64
 	}
+	cursorRow struct {
+		cursor, digest string
+		at             int64
+	}
+	threadRow struct {
+		fingerprint, channel, ts string
+	}
 )
 
 func (r *outboxRow) dest() []any {
@@ -252,3 +264,11 @@ func (r *snoozeRow) fields() []any { return []any{r.until, r.reason} }
 func (r *appSnoozeRow) dest() []any   { return []any{&r.app, &r.until, &r.by} }
 func (r *appSnoozeRow) key() string   { return r.app }
 func (r *appSnoozeRow) fields() []any { return []any{r.until, r.by} }
+
+func (r *cursorRow) dest() []any   { return []any{&r.cursor, &r.digest, &r.at} }
+func (r *cursorRow) key() string   { return r.cursor }
+func (r *cursorRow) fields() []any { return []any{r.digest, r.at} }
+
+func (r *threadRow) dest() []any   { return []any{&r.fingerprint, &r.channel, &r.ts} }
+func (r *threadRow) key() string   { return r.fingerprint + " " + r.channel }
+func (r *threadRow) fields() []any { return []any{r.fingerprint, r.channel, r.ts} }

@@ -38,6 +38,8 @@ func legit(t *testing.T, s *Store, at time.Time) {
 		s.Reject(ctx, "k2", "main/argocd/web", "closed by alice", at),
 		s.Snooze(ctx, "k3", at.Add(time.Hour), "asked by bob"),
 		s.SnoozeApp(ctx, "main/argocd/web", at.Add(time.Hour), "carol"),
+		s.DigestSent(ctx, "#gitops main", "d0", at),
+		s.SetThread(ctx, "k1", "#gitops", "1700000000.000001"),
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -90,6 +92,15 @@ func acted(t *testing.T, s *Store, at time.Time) string {
 			fmt.Fprintf(&b, "snoozed %s %s\n", k, why)
 		}
 	}
+	last, err := s.LastDigest(ctx, "#gitops main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	thread, err := s.Thread(ctx, "k1", "#gitops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "cursor #gitops main %s\nthread k1 #gitops %s\n", last, thread)
 	sg, err := s.Seen(ctx, "k4", at.Add(time.Minute)) // counted once however often asked
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +142,8 @@ func TestForgedRowsNeverActedOn(t *testing.T) {
 		{"cooldown skipped", `UPDATE sightings SET first = 1, cycles = 99`, "sightings", "k4", "sighting"},
 		{"forged snooze", `INSERT INTO snoozed (fingerprint, until, reason, seal) VALUES ('evil', 9000000000000000000, 'x', NULL)`, "snoozed", "evil", ""},
 		{"snooze made longer", `UPDATE snoozed SET until = 9000000000000000000, reason = 'evil'`, "snoozed", "k3", "snoozed"},
+		{"last digest claimed", `UPDATE digest_cursor SET digest = 'evil'`, "digest_cursor", "#gitops main", "cursor"},
+		{"thread moved", `UPDATE slack_threads SET ts = 'evil'`, "slack_threads", "k1 #gitops", "thread"},
 		{"forged app snooze", `INSERT INTO app_snoozes (app, until, by, seal) VALUES ('evil', 9000000000000000000, 'x', NULL)`, "app_snoozes", "evil", ""},
 	} {
 		for _, running := range []bool{false, true} {
@@ -167,7 +180,7 @@ func TestForgedRowsNeverActedOn(t *testing.T) {
 				if g, w := without(got, tc.gone), without(want, tc.gone); g != w {
 					t.Errorf("acted on\n%s\nwant the rows driftfix wrote, less the %s row tampered with:\n%s", g, tc.table, w)
 				}
-				if tc.gone != "" && strings.Contains(got, want[strings.Index(want, tc.gone):][:strings.Index(want[strings.Index(want, tc.gone):], "\n")]) {
+				if line := lineOf(want, tc.gone); tc.gone != "" && strings.Contains(got, line) {
 					t.Errorf("the tampered %s row is still acted on:\n%s", tc.table, got)
 				}
 				if l := logs.String(); !strings.Contains(l, "table="+tc.table) || !strings.Contains(l, "key="+strconv.Quote(tc.key)) && !strings.Contains(l, "key="+tc.key+" ") {
@@ -179,6 +192,16 @@ func TestForgedRowsNeverActedOn(t *testing.T) {
 			})
 		}
 	}
+}
+
+// lineOf is the line of s that starts with prefix and a space, newline included.
+func lineOf(s, prefix string) string {
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if strings.HasPrefix(l, prefix+" ") {
+			return l
+		}
+	}
+	return "\x00 no such line"
 }
 
 // without is s less its lines that start with prefix ("": s).
@@ -225,10 +248,10 @@ func TestSealedRowsAcrossRestartsAndRotation(t *testing.T) {
 	}
 	defer s.Close()
 	d := s.DroppedRows()
-	if got := acted(t, s, at); got != "sighting k4 first="+fmt.Sprint(at.Add(time.Minute).UnixNano())+" cycles=1\n" {
+	if got := acted(t, s, at); got != "cursor #gitops main \nthread k1 #gitops \nsighting k4 first="+fmt.Sprint(at.Add(time.Minute).UnixNano())+" cycles=1\n" {
 		t.Errorf("after the credential was rotated, acted on\n%s", got)
 	}
-	for _, table := range []string{"digest_outbox", "held_digests", "requests", "rejected", "sightings", "snoozed", "app_snoozes"} {
+	for _, table := range []string{"digest_outbox", "held_digests", "requests", "rejected", "sightings", "snoozed", "app_snoozes", "digest_cursor", "slack_threads"} {
 		if d[table] != 1 || !strings.Contains(logs.String(), "table="+table+" rows=1") {
 			t.Errorf("%s: %d rows dropped, want 1, said in a line:\n%s", table, d[table], logs.String())
 		}

@@ -76,7 +76,9 @@ var migrations = []string{
 	 ALTER TABLE rejected ADD COLUMN seal BLOB;
 	 ALTER TABLE sightings ADD COLUMN seal BLOB;
 	 ALTER TABLE snoozed ADD COLUMN seal BLOB;
-	 ALTER TABLE app_snoozes ADD COLUMN seal BLOB;`,
+	 ALTER TABLE app_snoozes ADD COLUMN seal BLOB;
+	 ALTER TABLE digest_cursor ADD COLUMN seal BLOB;
+	 ALTER TABLE slack_threads ADD COLUMN seal BLOB;`,
 }
 
 // Store is an open state database.
@@ -360,7 +362,8 @@ func (s *Store) Rejected(ctx context.Context, fingerprint string) (string, bool,
 
 // DigestSent records the digest last posted to a channel (its fingerprint).
 func (s *Store) DigestSent(ctx context.Context, channel, digest string, now time.Time) error {
-	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO digest_cursor (channel, digest, at) VALUES (?, ?, ?)`, channel, digest, now.UnixNano()); err != nil {
+	r := cursorRow{channel, digest, now.UnixNano()}
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO digest_cursor (channel, digest, at, seal) VALUES (?, ?, ?, ?)`, channel, digest, r.at, s.seal(cursorTable, &r)); err != nil {
 		return fmt.Errorf("remember digest of %s: %w", channel, err)
 	}
 	return nil
@@ -369,7 +372,8 @@ func (s *Store) DigestSent(ctx context.Context, channel, digest string, now time
 // SetThread remembers the Slack message (its timestamp) in a channel that
 // announced a fix's pull request; later news of it goes in that thread.
 func (s *Store) SetThread(ctx context.Context, fingerprint, channel, ts string) error {
-	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO slack_threads (fingerprint, channel, ts) VALUES (?, ?, ?)`, fingerprint, channel, ts); err != nil {
+	r := threadRow{fingerprint, channel, ts}
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO slack_threads (fingerprint, channel, ts, seal) VALUES (?, ?, ?, ?)`, fingerprint, channel, ts, s.seal(threadsTable, &r)); err != nil {
 		return fmt.Errorf("remember the Slack thread of %s: %w", fingerprint, err)
 	}
 	return nil
@@ -377,28 +381,26 @@ func (s *Store) SetThread(ctx context.Context, fingerprint, channel, ts string) 
 
 // Thread returns the Slack thread where a fix was announced in a channel, or "".
 func (s *Store) Thread(ctx context.Context, fingerprint, channel string) (string, error) {
-	var ts string
-	err := s.db.QueryRowContext(ctx, `SELECT ts FROM slack_threads WHERE fingerprint = ? AND channel = ?`, fingerprint, channel).Scan(&ts)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
+	rs, err := readSealed[threadRow](ctx, s, s.db, threadsTable, `WHERE fingerprint = ? AND channel = ?`, fingerprint, channel)
 	if err != nil {
 		return "", fmt.Errorf("read the Slack thread of %s: %w", fingerprint, err)
 	}
-	return ts, nil
+	if len(rs) == 0 {
+		return "", nil
+	}
+	return rs[0].ts, nil
 }
 
 // LastDigest returns the fingerprint of the digest last posted to a channel.
 func (s *Store) LastDigest(ctx context.Context, channel string) (string, error) {
-	var d string
-	err := s.db.QueryRowContext(ctx, `SELECT digest FROM digest_cursor WHERE channel = ?`, channel).Scan(&d)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
+	rs, err := readSealed[cursorRow](ctx, s, s.db, cursorTable, `WHERE channel = ?`, channel)
 	if err != nil {
 		return "", fmt.Errorf("read digest of %s: %w", channel, err)
 	}
-	return d, nil
+	if len(rs) == 0 {
+		return "", nil
+	}
+	return rs[0].digest, nil
 }
 
 // Unlisted counts one more cycle in a row in which app was missing from its
@@ -569,7 +571,8 @@ func (s *Store) DigestDone(ctx context.Context, o Outbox, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM digest_outbox WHERE id = ?`, o.ID); err != nil {
 		return fmt.Errorf("finish the digest of %s: %w", o.Cursor, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO digest_cursor (channel, digest, at) VALUES (?, ?, ?)`, o.Cursor, o.Digest, now.UnixNano()); err != nil {
+	r := cursorRow{o.Cursor, o.Digest, now.UnixNano()}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO digest_cursor (channel, digest, at, seal) VALUES (?, ?, ?, ?)`, o.Cursor, o.Digest, r.at, s.seal(cursorTable, &r)); err != nil {
 		return fmt.Errorf("finish the digest of %s: %w", o.Cursor, err)
 	}
 	if err := tx.Commit(); err != nil {
