@@ -213,7 +213,7 @@ func (r *run) sendDigests() {
 // reply posts the news for each digest thread, in thread order.
 func (r *run) reply(ch string, replies map[string]*templates.DigestView) {
 	if len(replies) > 0 && !slackChannel(r.Config, ch) {
-		r.fail(fmt.Errorf("post the news of %d threads to %s: the policy names no such Slack channel", len(replies), ch))
+		r.log.Warn("dropped news for a Slack channel the policy does not name", "channel", ch, "threads", len(replies))
 		return
 	}
 	for _, ts := range slices.Sorted(maps.Keys(replies)) {

@@ -29,7 +29,8 @@ func (b *bench) sqlWrite(qs ...string) {
 // TestForgedOutboxNeverPosted: digests inserted into the outbox by SQL,
 // to a channel of the attacker's or to the policy's own, are never
 // posted; nor is a digest driftfix queued for a channel the policy in
-// force no longer names. The cycle's own digest still goes out.
+// force no longer names, queued or held by quiet hours. The cycle's own
+// digest still goes out.
 func TestForgedOutboxNeverPosted(t *testing.T) {
 	b := newBench(t)
 	forged := func(ch, text string) string {
@@ -39,6 +40,9 @@ func TestForgedOutboxNeverPosted(t *testing.T) {
 	b.sqlWrite(forged("#attacker", "forged to another channel"), forged("#gitops", "forged to the policy channel"),
 		strings.Replace(forged("#gitops", "unsealed"), ", X'00112233')", ", NULL)", 1))
 	if err := b.st.QueueDigest(context.Background(), state.Outbox{Cursor: "#old main", Digest: "eeee", Channel: "#old", Messages: []string{"queued for a channel since removed"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.st.Hold(context.Background(), state.Held{Cursor: "#old main", Channel: "#old", View: `{"Instance":"main","NewStuck":[{"App":"held since removed"}]}`, Since: b.now}); err != nil {
 		t.Fatal(err)
 	}
 	b.clean(b.stuck(removeReplicas))
