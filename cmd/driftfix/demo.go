@@ -167,11 +167,7 @@ policy: {labels: [driftfix], dashboard: {enabled: true}}
 	if err != nil {
 		return exitUsage, err
 	}
-	seal, err := memo.ProcessSeal()
-	if err != nil {
-		return exitUsage, err
-	}
-	db, err := state.Open(ctx, filepath.Join(tmp, "state.db"), seal)
+	db, err := openDemoState(ctx, tmp)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -299,4 +295,14 @@ func (d *demoWriter) printf(format string, args ...any) {
 
 func (d *demoWriter) section(title string) {
 	d.printf("\n== %s\n\n", templates.Terminal(title))
+}
+
+// openDemoState opens the demo's state database in dir, its rows sealed
+// with a secret of this process.
+func openDemoState(ctx context.Context, dir string) (*state.Store, error) {
+	seal, err := memo.ProcessSeal()
+	if err != nil {
+		return nil, err
+	}
+	return state.Open(ctx, filepath.Join(dir, "state.db"), seal)
 }
