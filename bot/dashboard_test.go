@@ -57,7 +57,7 @@ func (w *world) dashboard(repo string) githubtest.Issue {
 
 func (w *world) store() *state.Store {
 	w.t.Helper()
-	st, err := state.Open(context.Background(), w.dbPath)
+	st, err := state.Open(context.Background(), w.dbPath, rowSeal)
 	if err != nil {
 		w.t.Fatal(err)
 	}

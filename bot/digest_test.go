@@ -11,6 +11,7 @@ import (
 
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/slack"
@@ -18,6 +19,16 @@ import (
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
 )
+
+// rowSeal seals the test state's rows as the bot's GitHub credential does
+// (memo.Seal); reopening the database with it reads them back.
+var rowSeal = func() memo.Seal {
+	s, err := memo.NewSeal([]byte("the GitHub App's key"), [32]byte{})
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
 
 // TestDigestResumesExactlyOnce: a split digest that Slack stops taking
 // half-way (5xx past the retries) is continued by the next cycle, also after
@@ -32,7 +43,7 @@ func TestDigestResumesExactlyOnce(t *testing.T) {
 	}
 	db := filepath.Join(t.TempDir(), "state.db")
 	publisher := func() (*publish.Publisher, func()) {
-		st, err := state.Open(context.Background(), db)
+		st, err := state.Open(context.Background(), db, rowSeal)
 		if err != nil {
 			t.Fatal(err)
 		}

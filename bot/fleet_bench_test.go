@@ -117,7 +117,7 @@ func benchSteady(b *testing.B, apps, stuck int, inProcess bool) {
 	ins := []plan.Instance{{Name: "main", Client: c}}
 	mem := memo.New(0)
 	// Each cycle saves what changed in the memo, as the bot does.
-	st, err := state.Open(context.Background(), filepath.Join(b.TempDir(), "state.db"))
+	st, err := state.Open(context.Background(), filepath.Join(b.TempDir(), "state.db"), rowSeal)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestPublishThroughPorts(t *testing.T) {
 	w, now := stuckWorld(t, worldConfig, "shop")
 	host := &publishtest.Host{}
 	note := &publishtest.Notifier{}
-	st, err := state.Open(context.Background(), w.dbPath)
+	st, err := state.Open(context.Background(), w.dbPath, rowSeal)
 	if err != nil {
 		t.Fatal(err)
 	}

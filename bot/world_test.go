@@ -159,7 +159,7 @@ func (w *world) runner() (*Runner, func()) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	st, err := state.Open(context.Background(), w.dbPath)
+	st, err := state.Open(context.Background(), w.dbPath, rowSeal)
 	if err != nil {
 		w.t.Fatal(err)
 	}

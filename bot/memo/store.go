@@ -3,6 +3,7 @@ package memo
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -38,8 +39,15 @@ type Store interface {
 // written under, and only when it was sealed with the same secret (the
 // GitHub credential), so that whoever can write the state file cannot
 // make driftfix propose a pull request of their own.
+//
+// The same secret and construction seal the state store's rows that lead
+// driftfix to act (SealRow, bot/state's Sealer), under a key of their
+// own that is bound to neither the build nor the config: a rejection or a
+// snooze outlives an upgrade and a policy edit.
 type Seal struct {
 	key []byte
+	// rows is the key of SealRow.
+	rows []byte
 }
 
 // NewSeal returns the seal of one build (BuildDigest) and secret.
@@ -47,10 +55,42 @@ func NewSeal(secret []byte, build [32]byte) (Seal, error) {
 	if len(secret) == 0 {
 		return Seal{}, errors.New("the memo's seal needs a secret")
 	}
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("driftfix memo record v1\x00"))
-	m.Write(build[:])
-	return Seal{key: m.Sum(nil)}, nil
+	return Seal{
+		key:  sum(secret, []byte("driftfix memo record v1\x00"), build[:]),
+		rows: sum(secret, []byte("driftfix state row v1\x00")),
+	}, nil
+}
+
+// ProcessSeal is a seal of a random secret, for running without a
+// credential: what it seals is read back by this process only.
+func ProcessSeal() (Seal, error) {
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return Seal{}, fmt.Errorf("make a secret for this process's seal: %w", err)
+	}
+	return NewSeal(secret, [32]byte{})
+}
+
+// sum is the HMAC-SHA256 under key of parts, one after the other.
+func sum(key []byte, parts ...[]byte) []byte {
+	m := hmac.New(sha256.New, key)
+	for _, p := range parts {
+		m.Write(p)
+	}
+	return m.Sum(nil)
+}
+
+// SealRow returns the seal of one row of a state table: its table, its
+// key (what names it in a log) and its body (the rest of its fields, in a
+// fixed encoding).
+func (s Seal) SealRow(table, key string, body []byte) []byte {
+	return sum(s.rows, []byte(table), []byte{0}, binary.AppendUvarint(nil, uint64(len(key))), []byte(key), body)
+}
+
+// OpenRow reports whether seal is the seal of a row (SealRow). A zero
+// Seal opens nothing.
+func (s Seal) OpenRow(table, key string, body, seal []byte) bool {
+	return len(s.rows) > 0 && len(seal) == sha256.Size && hmac.Equal(seal, s.SealRow(table, key, body))
 }
 
 // BuildDigest is the SHA-256 of the running executable: a record written by
@@ -74,12 +114,7 @@ func BuildDigest() ([32]byte, error) {
 
 // mac is the seal of one application's record under one config.
 func (s Seal) mac(cfg *config.Config, key string, body []byte) []byte {
-	m := hmac.New(sha256.New, s.key)
-	m.Write(cfg.Digest[:])
-	m.Write([]byte(key))
-	m.Write([]byte{0})
-	m.Write(body)
-	return m.Sum(nil)
+	return sum(s.key, cfg.Digest[:], []byte(key), []byte{0}, body)
 }
 
 // seal writes into rec's first sha256.Size bytes, left for it, the seal of

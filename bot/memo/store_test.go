@@ -163,7 +163,11 @@ func TestMemoRecordsReadBack(t *testing.T) {
 // openStore opens a state database in a test's directory.
 func openStore(t *testing.T, dir string) *state.Store {
 	t.Helper()
-	st, err := state.Open(context.Background(), filepath.Join(dir, "state.db"))
+	seal, err := memo.NewSeal([]byte("the GitHub App's key"), [32]byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := state.Open(context.Background(), filepath.Join(dir, "state.db"), seal)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
 	"github.com/driftfix/driftfix/templates"
@@ -39,6 +40,27 @@ type digestStore interface {
 	DigestPosted(ctx context.Context, id int64, thread string, posted int) error
 	// DigestDone drops a digest sent whole and remembers it as its cursor's last.
 	DigestDone(ctx context.Context, o state.Outbox, now time.Time) error
+	// DropDigest drops a queued digest that is not to be sent.
+	DropDigest(ctx context.Context, id int64) error
+}
+
+// slackChannel reports whether the policy in force names channel ch
+// (slack.channel, or a policy's or an override's slackChannel): the only
+// channels driftfix posts to, checked as each message is sent, whatever a
+// stored row says.
+func slackChannel(cfg *config.Config, ch string) bool {
+	if ch == "" {
+		return false
+	}
+	if ch == cfg.Slack.Channel || ch == cfg.Policy.SlackChannel {
+		return true
+	}
+	for _, o := range cfg.Overrides {
+		if ch == o.Policy.SlackChannel {
+			return true
+		}
+	}
+	return false
 }
 
 // digests gathers a cycle's digest lines, one view per channel and instance,
@@ -190,6 +212,10 @@ func (r *run) sendDigests() {
 
 // reply posts the news for each digest thread, in thread order.
 func (r *run) reply(ch string, replies map[string]*templates.DigestView) {
+	if len(replies) > 0 && !slackChannel(r.Config, ch) {
+		r.log.Warn("dropped news for a Slack channel the policy does not name", "channel", ch, "threads", len(replies))
+		return
+	}
 	for _, ts := range slices.Sorted(maps.Keys(replies)) {
 		msgs, err := r.Notifier.Render(*replies[ts])
 		if err != nil {
@@ -305,8 +331,14 @@ func (r *run) flush(cursor string) map[string]error {
 	return errs
 }
 
-// post sends a queued digest from its first unposted message.
+// post sends a queued digest from its first unposted message. A digest
+// queued for a channel the policy in force does not name is dropped, not
+// sent.
 func (r *run) post(o state.Outbox) error {
+	if !slackChannel(r.Config, o.Channel) {
+		r.log.Warn("dropped a queued digest for a Slack channel the policy does not name", "channel", o.Channel, "cursor", o.Cursor, "id", o.ID)
+		return r.Store.DropDigest(r.ctx, o.ID)
+	}
 	for i := o.Posted; i < len(o.Messages); i++ {
 		m := o.Messages[i]
 		ts, err := r.Notifier.Send(context.WithoutCancel(r.ctx), o.Channel, o.Thread, m)

@@ -13,6 +13,7 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/githost"
+	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/publish/publishtest"
@@ -42,12 +43,23 @@ const (
 	before  = "spec:\n  replicas: 2\n  template: {}\n"
 )
 
+// rowSeal seals the test state's rows as the bot's GitHub credential does
+// (memo.Seal); reopening the database with it reads them back.
+var rowSeal = func() memo.Seal {
+	s, err := memo.NewSeal([]byte("the GitHub App's key"), [32]byte{})
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
 // bench is one publisher with its ports and its state, and the clock of
 // its cycles.
 type bench struct {
 	t    *testing.T
 	cfg  *config.Config
 	st   *state.Store
+	path string // the state database's file
 	host *publishtest.Host
 	note *publishtest.Notifier
 	p    *publish.Publisher
@@ -60,12 +72,13 @@ func newBench(t *testing.T) *bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := state.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
+	path := filepath.Join(t.TempDir(), "state.db")
+	st, err := state.Open(context.Background(), path, rowSeal)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	b := &bench{t: t, cfg: cfg, st: st, host: &publishtest.Host{}, note: &publishtest.Notifier{},
+	b := &bench{t: t, cfg: cfg, st: st, path: path, host: &publishtest.Host{}, note: &publishtest.Notifier{},
 		now: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 	b.p = &publish.Publisher{Config: cfg, Store: st, Hosts: []publish.GitHost{b.host}, Notifier: b.note}
 	return b

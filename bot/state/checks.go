@@ -77,19 +77,30 @@ type Sighting struct {
 // Seen counts a cycle that proposed a fix and returns its sightings so far.
 // A cycle is counted once however often it asks (at the same now).
 func (s *Store) Seen(ctx context.Context, fingerprint string, now time.Time) (Sighting, error) {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO sightings (fingerprint, first, cycles, last) VALUES (?, ?, 1, ?)
-		ON CONFLICT (fingerprint) DO UPDATE SET cycles = cycles + (CASE WHEN last < excluded.last THEN 1 ELSE 0 END), last = MAX(last, excluded.last)`,
-		fingerprint, now.UnixNano(), now.UnixNano())
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Sighting{}, fmt.Errorf("count fix %s: %w", fingerprint, err)
 	}
-	var first int64
-	var sg Sighting
-	if err := s.db.QueryRowContext(ctx, `SELECT first, cycles FROM sightings WHERE fingerprint = ?`, fingerprint).Scan(&first, &sg.Cycles); err != nil {
+	defer tx.Rollback()
+	old, err := readSealed[sightingRow](ctx, s, tx, sightingsTable, `WHERE fingerprint = ?`, fingerprint)
+	if err != nil {
 		return Sighting{}, fmt.Errorf("count fix %s: %w", fingerprint, err)
 	}
-	sg.First = time.Unix(0, first)
-	return sg, nil
+	r := sightingRow{fingerprint, now.UnixNano(), 1, now.UnixNano()}
+	if len(old) > 0 {
+		r = old[0]
+		if r.last < now.UnixNano() {
+			r.cycles, r.last = r.cycles+1, now.UnixNano()
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO sightings (fingerprint, first, cycles, last, seal) VALUES (?, ?, ?, ?, ?)`,
+		fingerprint, r.first, r.cycles, r.last, s.seal(sightingsTable, &r)); err != nil {
+		return Sighting{}, fmt.Errorf("count fix %s: %w", fingerprint, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Sighting{}, fmt.Errorf("count fix %s: %w", fingerprint, err)
+	}
+	return Sighting{First: time.Unix(0, r.first), Cycles: int(r.cycles)}, nil
 }
 
 // Unseen forgets a fix's sightings: a fix that comes back cools down again.
@@ -102,7 +113,9 @@ func (s *Store) Unseen(ctx context.Context, fingerprint string) error {
 
 // Snooze holds a fix back until a time, with who asked and why.
 func (s *Store) Snooze(ctx context.Context, fingerprint string, until time.Time, reason string) error {
-	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO snoozed (fingerprint, until, reason) VALUES (?, ?, ?)`, fingerprint, until.UnixNano(), reason); err != nil {
+	r := snoozeRow{fingerprint, reason, until.UnixNano()}
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO snoozed (fingerprint, until, reason, seal) VALUES (?, ?, ?, ?)`,
+		fingerprint, r.until, reason, s.seal(snoozedTable, &r)); err != nil {
 		return fmt.Errorf("snooze fix %s: %w", fingerprint, err)
 	}
 	return nil
@@ -110,15 +123,13 @@ func (s *Store) Snooze(ctx context.Context, fingerprint string, until time.Time,
 
 // Snoozed reports whether a fix is held back at now, until when and why.
 func (s *Store) Snoozed(ctx context.Context, fingerprint string, now time.Time) (time.Time, string, bool, error) {
-	var until int64
-	var reason string
-	err := s.db.QueryRowContext(ctx, `SELECT until, reason FROM snoozed WHERE fingerprint = ?`, fingerprint).Scan(&until, &reason)
-	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, "", false, nil
-	}
+	rs, err := readSealed[snoozeRow](ctx, s, s.db, snoozedTable, `WHERE fingerprint = ?`, fingerprint)
 	if err != nil {
 		return time.Time{}, "", false, fmt.Errorf("read snooze of fix %s: %w", fingerprint, err)
 	}
-	t := time.Unix(0, until)
-	return t, reason, now.Before(t), nil
+	if len(rs) == 0 {
+		return time.Time{}, "", false, nil
+	}
+	t := time.Unix(0, rs[0].until)
+	return t, rs[0].reason, now.Before(t), nil
 }

@@ -13,7 +13,7 @@ import (
 func TestCooldownCommandsAndSnoozes(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
-	st, err := Open(ctx, path)
+	st, err := Open(ctx, path, testSeal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestCooldownCommandsAndSnoozes(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	if st, err = Open(ctx, path); err != nil {
+	if st, err = Open(ctx, path, testSeal); err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()

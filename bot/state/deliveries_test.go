@@ -12,7 +12,7 @@ import (
 func TestFirstDelivery(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := Open(ctx, path)
+	s, err := Open(ctx, path, testSeal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestFirstDelivery(t *testing.T) {
 	for i, st := range steps {
 		if i == 3 { // a restart keeps what was received
 			s.Close()
-			if s, err = Open(ctx, path); err != nil {
+			if s, err = Open(ctx, path, testSeal); err != nil {
 				t.Fatal(err)
 			}
 		}

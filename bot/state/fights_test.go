@@ -15,7 +15,7 @@ func TestFightsKeptAcrossRestarts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	const app = "main/argocd/web"
-	st, err := Open(ctx, path)
+	st, err := Open(ctx, path, testSeal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestFightsKeptAcrossRestarts(t *testing.T) {
 		}
 	}
 	st.Close()
-	if st, err = Open(ctx, path); err != nil {
+	if st, err = Open(ctx, path, testSeal); err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()

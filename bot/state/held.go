@@ -16,9 +16,24 @@ type Held struct {
 // Hold keeps a channel's held digest (replacing what was held for its
 // cursor); since is kept from the first hold.
 func (s *Store) Hold(ctx context.Context, h Held) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO held_digests (cursor, channel, view, since) VALUES (?, ?, ?, ?)
-		ON CONFLICT (cursor) DO UPDATE SET channel = excluded.channel, view = excluded.view`, h.Cursor, h.Channel, h.View, h.Since.UnixNano())
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
+		return fmt.Errorf("hold the digest of %s for after quiet hours: %w", h.Cursor, err)
+	}
+	defer tx.Rollback()
+	old, err := readSealed[heldRow](ctx, s, tx, heldTable, `WHERE cursor = ?`, h.Cursor)
+	if err != nil {
+		return fmt.Errorf("hold the digest of %s for after quiet hours: %w", h.Cursor, err)
+	}
+	r := heldRow{h, h.Since.UnixNano()}
+	if len(old) > 0 {
+		r.since = old[0].since
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO held_digests (cursor, channel, view, since, seal) VALUES (?, ?, ?, ?, ?)`,
+		h.Cursor, h.Channel, h.View, r.since, s.seal(heldTable, &r)); err != nil {
+		return fmt.Errorf("hold the digest of %s for after quiet hours: %w", h.Cursor, err)
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("hold the digest of %s for after quiet hours: %w", h.Cursor, err)
 	}
 	return nil
@@ -26,22 +41,16 @@ func (s *Store) Hold(ctx context.Context, h Held) error {
 
 // HeldDigests are the digests held back by quiet hours, by cursor.
 func (s *Store) HeldDigests(ctx context.Context) (map[string]Held, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT cursor, channel, view, since FROM held_digests`)
+	rs, err := readSealed[heldRow](ctx, s, s.db, heldTable, ``)
 	if err != nil {
 		return nil, fmt.Errorf("read the digests held by quiet hours: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]Held{}
-	for rows.Next() {
-		var h Held
-		var since int64
-		if err := rows.Scan(&h.Cursor, &h.Channel, &h.View, &since); err != nil {
-			return nil, fmt.Errorf("read the digests held by quiet hours: %w", err)
-		}
-		h.Since = time.Unix(0, since).UTC()
-		out[h.Cursor] = h
+	out := make(map[string]Held, len(rs))
+	for _, r := range rs {
+		r.h.Since = time.Unix(0, r.since).UTC()
+		out[r.h.Cursor] = r.h
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Release forgets a held digest once it is queued to be sent.

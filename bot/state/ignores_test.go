@@ -16,7 +16,7 @@ func TestIgnoreRuleIdleKeptAcrossRestarts(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
 	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	st, err := Open(ctx, path)
+	st, err := Open(ctx, path, testSeal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestIgnoreRuleIdleKeptAcrossRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	if st, err = Open(ctx, path); err != nil {
+	if st, err = Open(ctx, path, testSeal); err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()

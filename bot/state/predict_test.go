@@ -12,7 +12,7 @@ import (
 func TestPredicted(t *testing.T) {
 	ctx := context.Background()
 	file := filepath.Join(t.TempDir(), "state.db")
-	s, err := Open(ctx, file)
+	s, err := Open(ctx, file, testSeal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestPredicted(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if s, err = Open(ctx, file); err != nil {
+	if s, err = Open(ctx, file, testSeal); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()

@@ -27,7 +27,23 @@ const (
 // Request records that a person asked for action on a fix (by its key).
 // Asking again keeps the first time.
 func (s *Store) Request(ctx context.Context, fix, action string, at time.Time) error {
-	if _, err := s.db.ExecContext(ctx, `INSERT OR IGNORE INTO requests (fix, action, at) VALUES (?, ?, ?)`, fix, action, at.UnixNano()); err != nil {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("remember the request to %s fix %s: %w", action, fix, err)
+	}
+	defer tx.Rollback()
+	old, err := readSealed[requestRow](ctx, s, tx, requestsTable, `WHERE fix = ? AND action = ?`, fix, action)
+	if err != nil {
+		return fmt.Errorf("remember the request to %s fix %s: %w", action, fix, err)
+	}
+	if len(old) > 0 {
+		return nil
+	}
+	r := requestRow{fix, action, at.UnixNano()}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO requests (fix, action, at, seal) VALUES (?, ?, ?, ?)`, fix, action, r.at, s.seal(requestsTable, &r)); err != nil {
+		return fmt.Errorf("remember the request to %s fix %s: %w", action, fix, err)
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("remember the request to %s fix %s: %w", action, fix, err)
 	}
 	return nil
@@ -35,15 +51,11 @@ func (s *Store) Request(ctx context.Context, fix, action string, at time.Time) e
 
 // Requested reports whether action was asked for a fix and not cleared since.
 func (s *Store) Requested(ctx context.Context, fix, action string) (bool, error) {
-	var at int64
-	err := s.db.QueryRowContext(ctx, `SELECT at FROM requests WHERE fix = ? AND action = ?`, fix, action).Scan(&at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
+	rs, err := readSealed[requestRow](ctx, s, s.db, requestsTable, `WHERE fix = ? AND action = ?`, fix, action)
 	if err != nil {
 		return false, fmt.Errorf("read the request to %s fix %s: %w", action, fix, err)
 	}
-	return true, nil
+	return len(rs) > 0, nil
 }
 
 // ClearRequest forgets a request once it was acted on.
@@ -57,38 +69,36 @@ func (s *Store) ClearRequest(ctx context.Context, fix, action string) error {
 // Requests returns, for one action, every key it was asked for and not
 // cleared since, with when it was asked.
 func (s *Store) Requests(ctx context.Context, action string) (map[string]time.Time, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT fix, at FROM requests WHERE action = ?`, action)
+	rs, err := readSealed[requestRow](ctx, s, s.db, requestsTable, `WHERE action = ?`, action)
 	if err != nil {
 		return nil, fmt.Errorf("list the requests to %s: %w", action, err)
 	}
-	defer rows.Close()
-	out := map[string]time.Time{}
-	for rows.Next() {
-		var key string
-		var at int64
-		if err := rows.Scan(&key, &at); err != nil {
-			return nil, fmt.Errorf("list the requests to %s: %w", action, err)
-		}
-		out[key] = time.Unix(0, at).UTC()
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list the requests to %s: %w", action, err)
+	out := make(map[string]time.Time, len(rs))
+	for _, r := range rs {
+		out[r.fix] = time.Unix(0, r.at).UTC()
 	}
 	return out, nil
 }
 
 // Unreject forgets that a person turned a fix down, so it is proposed
-// again; it reports whether the fix was rejected.
+// again; it reports whether the fix was rejected (by a row driftfix wrote).
 func (s *Store) Unreject(ctx context.Context, fingerprint string) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM rejected WHERE fingerprint = ?`, fingerprint)
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("forget rejected fix %s: %w", fingerprint, err)
 	}
-	n, err := res.RowsAffected()
+	defer tx.Rollback()
+	rs, err := readSealed[rejectionRow](ctx, s, tx, rejectedTable, `WHERE fingerprint = ?`, fingerprint)
 	if err != nil {
 		return false, fmt.Errorf("forget rejected fix %s: %w", fingerprint, err)
 	}
-	return n > 0, nil
+	if _, err := tx.ExecContext(ctx, `DELETE FROM rejected WHERE fingerprint = ?`, fingerprint); err != nil {
+		return false, fmt.Errorf("forget rejected fix %s: %w", fingerprint, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("forget rejected fix %s: %w", fingerprint, err)
+	}
+	return len(rs) > 0, nil
 }
 
 // Rejection is a fix a person turned down: its key, application, why and when.
@@ -99,23 +109,14 @@ type Rejection struct {
 
 // Rejections lists every fix turned down, oldest first.
 func (s *Store) Rejections(ctx context.Context) ([]Rejection, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT fingerprint, app, reason, at FROM rejected ORDER BY at, fingerprint`)
+	rs, err := readSealed[rejectionRow](ctx, s, s.db, rejectedTable, `ORDER BY at, fingerprint`)
 	if err != nil {
 		return nil, fmt.Errorf("list rejected fixes: %w", err)
 	}
-	defer rows.Close()
-	var out []Rejection
-	for rows.Next() {
-		var r Rejection
-		var at int64
-		if err := rows.Scan(&r.Fix, &r.App, &r.Reason, &at); err != nil {
-			return nil, fmt.Errorf("list rejected fixes: %w", err)
-		}
-		r.At = time.Unix(0, at).UTC()
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list rejected fixes: %w", err)
+	out := make([]Rejection, 0, len(rs))
+	for _, r := range rs {
+		r.r.At = time.Unix(0, r.at).UTC()
+		out = append(out, r.r)
 	}
 	return out, nil
 }

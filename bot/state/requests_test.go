@@ -15,7 +15,7 @@ func TestRequestsSurviveRestarts(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
 	t0 := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
-	s, err := Open(ctx, path)
+	s, err := Open(ctx, path, testSeal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestRequestsSurviveRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if s, err = Open(ctx, path); err != nil {
+	if s, err = Open(ctx, path, testSeal); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
@@ -70,7 +70,7 @@ func TestRequestsSurviveRestarts(t *testing.T) {
 // they were asked, not those of another action.
 func TestUnrejectAndRequestsByAction(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"), testSeal)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package state
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -18,7 +16,9 @@ type AppSnooze struct {
 // SnoozeApp holds an application's digest lines back until a time (a
 // person pressed Snooze in the digest). A later snooze replaces an earlier one.
 func (s *Store) SnoozeApp(ctx context.Context, app string, until time.Time, by string) error {
-	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO app_snoozes (app, until, by) VALUES (?, ?, ?)`, app, until.UnixNano(), by); err != nil {
+	r := appSnoozeRow{app, by, until.UnixNano()}
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO app_snoozes (app, until, by, seal) VALUES (?, ?, ?, ?)`,
+		app, r.until, by, s.seal(appSnoozeTable, &r)); err != nil {
 		return fmt.Errorf("snooze application %s: %w", app, err)
 	}
 	return nil
@@ -30,39 +30,25 @@ func (s *Store) AppSnoozes(ctx context.Context, now time.Time) (map[string]AppSn
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM app_snoozes WHERE until <= ?`, now.UnixNano()); err != nil {
 		return nil, fmt.Errorf("forget ended snoozes: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT app, until, by FROM app_snoozes`)
+	rs, err := readSealed[appSnoozeRow](ctx, s, s.db, appSnoozeTable, ``)
 	if err != nil {
 		return nil, fmt.Errorf("read snoozed applications: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]AppSnooze{}
-	for rows.Next() {
-		var app, by string
-		var until int64
-		if err := rows.Scan(&app, &until, &by); err != nil {
-			return nil, fmt.Errorf("read snoozed applications: %w", err)
-		}
-		out[app] = AppSnooze{Until: time.Unix(0, until), By: by}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read snoozed applications: %w", err)
+	out := make(map[string]AppSnooze, len(rs))
+	for _, r := range rs {
+		out[r.app] = AppSnooze{Until: time.Unix(0, r.until), By: r.by}
 	}
 	return out, nil
 }
 
 // AppSnoozed reports whether an application is snoozed at now, and the snooze.
 func (s *Store) AppSnoozed(ctx context.Context, app string, now time.Time) (AppSnooze, bool, error) {
-	var until int64
-	var by string
-	err := s.db.QueryRowContext(ctx, `SELECT until, by FROM app_snoozes WHERE app = ?`, app).Scan(&until, &by)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return AppSnooze{}, false, nil
-	case err != nil:
+	rs, err := readSealed[appSnoozeRow](ctx, s, s.db, appSnoozeTable, `WHERE app = ?`, app)
+	if err != nil {
 		return AppSnooze{}, false, fmt.Errorf("read the snooze of application %s: %w", app, err)
 	}
-	if until <= now.UnixNano() {
+	if len(rs) == 0 || rs[0].until <= now.UnixNano() {
 		return AppSnooze{}, false, nil
 	}
-	return AppSnooze{Until: time.Unix(0, until), By: by}, true, nil
+	return AppSnooze{Until: time.Unix(0, rs[0].until), By: rs[0].by}, true, nil
 }

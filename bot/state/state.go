@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite" // the pure-Go SQLite driver
@@ -67,11 +68,29 @@ var migrations = []string{
 	`CREATE TABLE deliveries (id TEXT PRIMARY KEY, at INTEGER NOT NULL);`,
 	// 14: applications snoozed from the Slack digest, with who did it (snoozes.go).
 	`CREATE TABLE app_snoozes (app TEXT PRIMARY KEY, until INTEGER NOT NULL, by TEXT NOT NULL);`,
+	// 15: the seal of each row that leads driftfix to act (seal.go); rows
+	// written before have none and are dropped at open (Store.sweep).
+	`ALTER TABLE digest_outbox ADD COLUMN seal BLOB;
+	 ALTER TABLE held_digests ADD COLUMN seal BLOB;
+	 ALTER TABLE requests ADD COLUMN seal BLOB;
+	 ALTER TABLE rejected ADD COLUMN seal BLOB;
+	 ALTER TABLE sightings ADD COLUMN seal BLOB;
+	 ALTER TABLE snoozed ADD COLUMN seal BLOB;
+	 ALTER TABLE app_snoozes ADD COLUMN seal BLOB;
+	 ALTER TABLE digest_cursor ADD COLUMN seal BLOB;
+	 ALTER TABLE slack_threads ADD COLUMN seal BLOB;`,
 }
 
 // Store is an open state database.
 type Store struct {
-	db *sql.DB
+	db     *sql.DB
+	sealer Sealer
+	log    *slog.Logger
+	mu     sync.Mutex
+	// dropped counts, by table, the rows dropped for a missing or wrong
+	// seal; sweeping collects their keys while Open sweeps.
+	dropped  map[string]int
+	sweeping map[string][]string
 	// MovedAside is where a corrupt database found at open was moved, or "".
 	MovedAside string
 }
@@ -79,14 +98,20 @@ type Store struct {
 // Options tune Open.
 type Options struct {
 	Log *slog.Logger // nil: discard
+	// Seal authenticates the rows that lead driftfix to act (required).
+	Seal Sealer
 	// Now names the file a corrupt database is moved to (default time.Now).
 	Now func() time.Time
 }
 
-// Open opens (creating if needed) the database at path and migrates it.
-func Open(ctx context.Context, path string) (*Store, error) {
-	return OpenWith(ctx, path, Options{})
+// Open opens (creating if needed) the database at path, migrates it and
+// drops the rows seal does not authenticate.
+func Open(ctx context.Context, path string, seal Sealer) (*Store, error) {
+	return OpenWith(ctx, path, Options{Seal: seal})
 }
+
+// discard is the logger of no Options.Log.
+var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // OpenWith is Open with options. A database SQLite reports as corrupt or not
 // a database at all is moved aside to <path>.corrupt-<timestamp> (with its
@@ -96,12 +121,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 	log := o.Log
 	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		log = discard
+	}
+	if o.Seal == nil {
+		return nil, fmt.Errorf("open state %s: no seal to authenticate its rows with", path)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s, err := open(ctx, path)
+	s, err := open(ctx, path, o.Seal, log)
 	if err == nil || !corrupt(err) {
 		return s, err
 	}
@@ -112,7 +140,7 @@ func OpenWith(ctx context.Context, path string, o Options) (*Store, error) {
 		}
 	}
 	log.Warn("the state database is corrupt; moved it aside and started a fresh one, rebuilt from GitHub", "file", path, "moved_to", aside, "error", err.Error())
-	s, err2 := open(ctx, path)
+	s, err2 := open(ctx, path, o.Seal, log)
 	if err2 != nil {
 		return nil, err2
 	}
@@ -136,18 +164,22 @@ func corrupt(err error) bool {
 // errCorrupt is an integrity check that did not answer "ok".
 var errCorrupt = errors.New("the integrity check failed")
 
-func open(ctx context.Context, path string) (*Store, error) {
+func open(ctx context.Context, path string, seal Sealer, log *slog.Logger) (*Store, error) {
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)")
 	if err != nil {
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(1) // one writer; SQLite serializes anyway
-	s := &Store{db: db}
+	s := &Store{db: db, sealer: seal, log: log, dropped: map[string]int{}}
 	if err := s.check(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
 	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open state %s: %w", path, err)
+	}
+	if err := s.sweep(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open state %s: %w", path, err)
 	}
@@ -308,7 +340,9 @@ func (s *Store) PRs(ctx context.Context, states ...string) ([]PR, error) {
 // Reject remembers that a person turned a fix down (closed unmerged, a label,
 // or a `/driftfix ignore` comment), so it is never proposed again.
 func (s *Store) Reject(ctx context.Context, fingerprint, app, reason string, now time.Time) error {
-	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO rejected (fingerprint, app, reason, at) VALUES (?, ?, ?, ?)`, fingerprint, app, reason, now.UnixNano()); err != nil {
+	r := rejectionRow{Rejection{Fix: fingerprint, App: app, Reason: reason}, now.UnixNano()}
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO rejected (fingerprint, app, reason, at, seal) VALUES (?, ?, ?, ?, ?)`,
+		fingerprint, app, reason, r.at, s.seal(rejectedTable, &r)); err != nil {
 		return fmt.Errorf("remember rejected fix %s: %w", fingerprint, err)
 	}
 	return nil
@@ -316,20 +350,20 @@ func (s *Store) Reject(ctx context.Context, fingerprint, app, reason string, now
 
 // Rejected reports whether a person turned the fix down, and why.
 func (s *Store) Rejected(ctx context.Context, fingerprint string) (string, bool, error) {
-	var reason string
-	err := s.db.QueryRowContext(ctx, `SELECT reason FROM rejected WHERE fingerprint = ?`, fingerprint).Scan(&reason)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
+	rs, err := readSealed[rejectionRow](ctx, s, s.db, rejectedTable, `WHERE fingerprint = ?`, fingerprint)
 	if err != nil {
 		return "", false, fmt.Errorf("read rejected fix %s: %w", fingerprint, err)
 	}
-	return reason, true, nil
+	if len(rs) == 0 {
+		return "", false, nil
+	}
+	return rs[0].r.Reason, true, nil
 }
 
 // DigestSent records the digest last posted to a channel (its fingerprint).
 func (s *Store) DigestSent(ctx context.Context, channel, digest string, now time.Time) error {
-	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO digest_cursor (channel, digest, at) VALUES (?, ?, ?)`, channel, digest, now.UnixNano()); err != nil {
+	r := cursorRow{channel, digest, now.UnixNano()}
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO digest_cursor (channel, digest, at, seal) VALUES (?, ?, ?, ?)`, channel, digest, r.at, s.seal(cursorTable, &r)); err != nil {
 		return fmt.Errorf("remember digest of %s: %w", channel, err)
 	}
 	return nil
@@ -338,7 +372,8 @@ func (s *Store) DigestSent(ctx context.Context, channel, digest string, now time
 // SetThread remembers the Slack message (its timestamp) in a channel that
 // announced a fix's pull request; later news of it goes in that thread.
 func (s *Store) SetThread(ctx context.Context, fingerprint, channel, ts string) error {
-	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO slack_threads (fingerprint, channel, ts) VALUES (?, ?, ?)`, fingerprint, channel, ts); err != nil {
+	r := threadRow{fingerprint, channel, ts}
+	if _, err := s.db.ExecContext(ctx, `INSERT OR REPLACE INTO slack_threads (fingerprint, channel, ts, seal) VALUES (?, ?, ?, ?)`, fingerprint, channel, ts, s.seal(threadsTable, &r)); err != nil {
 		return fmt.Errorf("remember the Slack thread of %s: %w", fingerprint, err)
 	}
 	return nil
@@ -346,28 +381,26 @@ func (s *Store) SetThread(ctx context.Context, fingerprint, channel, ts string) 
 
 // Thread returns the Slack thread where a fix was announced in a channel, or "".
 func (s *Store) Thread(ctx context.Context, fingerprint, channel string) (string, error) {
-	var ts string
-	err := s.db.QueryRowContext(ctx, `SELECT ts FROM slack_threads WHERE fingerprint = ? AND channel = ?`, fingerprint, channel).Scan(&ts)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
+	rs, err := readSealed[threadRow](ctx, s, s.db, threadsTable, `WHERE fingerprint = ? AND channel = ?`, fingerprint, channel)
 	if err != nil {
 		return "", fmt.Errorf("read the Slack thread of %s: %w", fingerprint, err)
 	}
-	return ts, nil
+	if len(rs) == 0 {
+		return "", nil
+	}
+	return rs[0].ts, nil
 }
 
 // LastDigest returns the fingerprint of the digest last posted to a channel.
 func (s *Store) LastDigest(ctx context.Context, channel string) (string, error) {
-	var d string
-	err := s.db.QueryRowContext(ctx, `SELECT digest FROM digest_cursor WHERE channel = ?`, channel).Scan(&d)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
+	rs, err := readSealed[cursorRow](ctx, s, s.db, cursorTable, `WHERE channel = ?`, channel)
 	if err != nil {
 		return "", fmt.Errorf("read digest of %s: %w", channel, err)
 	}
-	return d, nil
+	if len(rs) == 0 {
+		return "", nil
+	}
+	return rs[0].digest, nil
 }
 
 // Unlisted counts one more cycle in a row in which app was missing from its
@@ -446,46 +479,83 @@ type Outbox struct {
 }
 
 // QueueDigest stores a digest to post; Outboxes returns it until DigestDone.
+// Its row is sealed with its id, channel, thread and messages: only what
+// driftfix rendered and queued is posted.
 func (s *Store) QueueDigest(ctx context.Context, o Outbox) error {
 	opened, _ := json.Marshal(o.Opened)
 	msgs, _ := json.Marshal(o.Messages)
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO digest_outbox (cursor, digest, channel, thread, opened, messages, posted) VALUES (?, ?, ?, ?, ?, ?, 0)`,
-		o.Cursor, o.Digest, o.Channel, o.Thread, string(opened), string(msgs)); err != nil {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("queue the digest of %s: %w", o.Cursor, err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO digest_outbox (cursor, digest, channel, thread, opened, messages, posted) VALUES (?, ?, ?, ?, ?, ?, 0)`,
+		o.Cursor, o.Digest, o.Channel, o.Thread, string(opened), string(msgs))
+	if err != nil {
+		return fmt.Errorf("queue the digest of %s: %w", o.Cursor, err)
+	}
+	r := outboxRow{o: o, opened: string(opened), msgs: string(msgs)}
+	if r.o.ID, err = res.LastInsertId(); err != nil {
+		return fmt.Errorf("queue the digest of %s: %w", o.Cursor, err)
+	}
+	r.o.Posted = 0
+	if _, err := tx.ExecContext(ctx, `UPDATE digest_outbox SET seal = ? WHERE id = ?`, s.seal(outboxTable, &r), r.o.ID); err != nil {
+		return fmt.Errorf("queue the digest of %s: %w", o.Cursor, err)
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("queue the digest of %s: %w", o.Cursor, err)
 	}
 	return nil
 }
 
-// Outboxes returns the digests not fully posted yet, oldest first.
+// Outboxes returns the digests not fully posted yet, oldest first; a row
+// whose seal does not hold is dropped, never returned.
 func (s *Store) Outboxes(ctx context.Context) ([]Outbox, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, cursor, digest, channel, thread, opened, messages, posted FROM digest_outbox ORDER BY id`)
+	rows, err := readSealed[outboxRow](ctx, s, s.db, outboxTable, `ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("read queued digests: %w", err)
 	}
-	defer rows.Close()
-	var out []Outbox
-	for rows.Next() {
-		var o Outbox
-		var opened, msgs string
-		if err := rows.Scan(&o.ID, &o.Cursor, &o.Digest, &o.Channel, &o.Thread, &opened, &msgs, &o.Posted); err != nil {
-			return nil, fmt.Errorf("read queued digests: %w", err)
-		}
-		if err := errors.Join(json.Unmarshal([]byte(opened), &o.Opened), json.Unmarshal([]byte(msgs), &o.Messages)); err != nil {
+	out := make([]Outbox, 0, len(rows))
+	for _, r := range rows {
+		o := r.o
+		if err := errors.Join(json.Unmarshal([]byte(r.opened), &o.Opened), json.Unmarshal([]byte(r.msgs), &o.Messages)); err != nil {
 			return nil, fmt.Errorf("read queued digest of %s: %w", o.Cursor, err)
 		}
 		out = append(out, o)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read queued digests: %w", err)
 	}
 	return out, nil
 }
 
 // DigestPosted records that the first posted messages of a queued digest
-// were accepted, in thread.
+// were accepted, in thread, sealing its row again.
 func (s *Store) DigestPosted(ctx context.Context, id int64, thread string, posted int) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE digest_outbox SET thread = ?, posted = ? WHERE id = ?`, thread, posted, id); err != nil {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
 		return fmt.Errorf("record a posted digest message: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := readSealed[outboxRow](ctx, s, tx, outboxTable, `WHERE id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("record a posted digest message: %w", err)
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("record a posted digest message: queued digest %d is gone", id)
+	}
+	r := rows[0]
+	r.o.Thread, r.o.Posted = thread, posted
+	if _, err := tx.ExecContext(ctx, `UPDATE digest_outbox SET thread = ?, posted = ?, seal = ? WHERE id = ?`, thread, posted, s.seal(outboxTable, &r), id); err != nil {
+		return fmt.Errorf("record a posted digest message: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("record a posted digest message: %w", err)
+	}
+	return nil
+}
+
+// DropDigest removes a queued digest that is not to be posted.
+func (s *Store) DropDigest(ctx context.Context, id int64) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM digest_outbox WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("drop queued digest %d: %w", id, err)
 	}
 	return nil
 }
@@ -501,7 +571,8 @@ func (s *Store) DigestDone(ctx context.Context, o Outbox, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM digest_outbox WHERE id = ?`, o.ID); err != nil {
 		return fmt.Errorf("finish the digest of %s: %w", o.Cursor, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO digest_cursor (channel, digest, at) VALUES (?, ?, ?)`, o.Cursor, o.Digest, now.UnixNano()); err != nil {
+	r := cursorRow{o.Cursor, o.Digest, now.UnixNano()}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO digest_cursor (channel, digest, at, seal) VALUES (?, ?, ?, ?)`, o.Cursor, o.Digest, r.at, s.seal(cursorTable, &r)); err != nil {
 		return fmt.Errorf("finish the digest of %s: %w", o.Cursor, err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -17,7 +17,7 @@ func TestStoreSurvivesRestarts(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
 	t0 := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
-	s, err := Open(ctx, path)
+	s, err := Open(ctx, path, testSeal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestStoreSurvivesRestarts(t *testing.T) {
 	}
 	s.Close()
 
-	s, err = Open(ctx, path) // a restart: migrations run again, data stays
+	s, err = Open(ctx, path, testSeal) // a restart: migrations run again, data stays
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestStoreSurvivesRestarts(t *testing.T) {
 func TestNewerSchemaRefused(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := Open(ctx, path)
+	s, err := Open(ctx, path, testSeal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,13 +94,15 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if _, err := Open(ctx, path); err == nil || !strings.Contains(err.Error(), "newer than this driftfix knows") {
+	if _, err := Open(ctx, path, testSeal); err == nil || !strings.Contains(err.Error(), "newer than this driftfix knows") {
 		t.Fatalf("a newer schema must be refused: %v", err)
 	}
 }
 
 // TestMigrateFromVersion1: a database written by a driftfix with the first
-// schema keeps its data and gains the Slack threads.
+// schema keeps its data and gains the Slack threads; its rejection, written
+// before rows were sealed, is dropped with a line saying so (it is
+// re-derived from the fix's closed pull request), never acted on.
 func TestMigrateFromVersion1(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
@@ -109,19 +111,27 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{`CREATE TABLE schema_version (version INTEGER NOT NULL)`, `INSERT INTO schema_version (version) VALUES (1)`, migrations[0],
-		`INSERT INTO rejected (fingerprint, app, reason, at) VALUES ('k1', 'main/argocd/web', 'closed by alice', 1)`} {
+		`INSERT INTO rejected (fingerprint, app, reason, at) VALUES ('k1', 'main/argocd/web', 'closed by alice', 1)`,
+		`INSERT INTO first_seen (app, at) VALUES ('main/argocd/web', 7)`} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
 	db.Close()
-	s, err := Open(ctx, path)
+	var logs bytes.Buffer
+	s, err := OpenWith(ctx, path, Options{Seal: testSeal, Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if why, ok, _ := s.Rejected(ctx, "k1"); !ok || why != "closed by alice" {
-		t.Errorf("data lost in the migration: %q %v", why, ok)
+	if at, err := s.FirstSeen(ctx, "main/argocd/web", time.Unix(0, 99)); err != nil || at.UnixNano() != 7 {
+		t.Errorf("data lost in the migration: first seen at %v, %v", at, err)
+	}
+	if why, ok, _ := s.Rejected(ctx, "k1"); ok {
+		t.Errorf("a rejection written before seals is still acted on: %q", why)
+	}
+	if !strings.Contains(logs.String(), "table=rejected rows=1 first_key=k1") || !strings.Contains(logs.String(), "re-derived") {
+		t.Errorf("the dropped rejection is not logged by table and key, with what becomes of it:\n%s", logs.String())
 	}
 	if err := s.SetThread(ctx, "k1", "#gitops", "1700000000.000001"); err != nil {
 		t.Fatal(err)
@@ -141,7 +151,7 @@ func TestCorruptDatabaseMovedAside(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	truncated := func(t *testing.T, path string) {
-		s, err := Open(ctx, path)
+		s, err := Open(ctx, path, testSeal)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +183,7 @@ func TestCorruptDatabaseMovedAside(t *testing.T) {
 				t.Fatal(err)
 			}
 			var logs bytes.Buffer
-			s, err := OpenWith(ctx, path, Options{Log: slog.New(slog.NewTextHandler(&logs, nil)), Now: func() time.Time { return at }})
+			s, err := OpenWith(ctx, path, Options{Seal: testSeal, Log: slog.New(slog.NewTextHandler(&logs, nil)), Now: func() time.Time { return at }})
 			if err != nil {
 				t.Fatalf("a corrupt database must not stop the bot: %v", err)
 			}
@@ -202,7 +212,7 @@ func TestCorruptDatabaseMovedAside(t *testing.T) {
 // and start over when it is listed again; list sizes are kept per instance.
 func TestUnlistedCounts(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"), testSeal)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 func TestPathWritesKeptAcrossRestarts(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := Open(ctx, path)
+	s, err := Open(ctx, path, testSeal)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestPathWritesKeptAcrossRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if s, err = Open(ctx, path); err != nil {
+	if s, err = Open(ctx, path, testSeal); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()

@@ -23,6 +23,7 @@ import (
 	"github.com/driftfix/driftfix/bot/github"
 	"github.com/driftfix/driftfix/bot/github/githubtest"
 	"github.com/driftfix/driftfix/bot/gitrepo"
+	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/driftfix/driftfix/bot/slack"
@@ -166,7 +167,7 @@ policy: {labels: [driftfix], dashboard: {enabled: true}}
 	if err != nil {
 		return exitUsage, err
 	}
-	db, err := state.Open(ctx, filepath.Join(tmp, "state.db"))
+	db, err := openDemoState(ctx, tmp)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -294,4 +295,14 @@ func (d *demoWriter) printf(format string, args ...any) {
 
 func (d *demoWriter) section(title string) {
 	d.printf("\n== %s\n\n", templates.Terminal(title))
+}
+
+// openDemoState opens the demo's state database in dir, its rows sealed
+// with a secret of this process.
+func openDemoState(ctx context.Context, dir string) (*state.Store, error) {
+	seal, err := memo.ProcessSeal()
+	if err != nil {
+		return nil, err
+	}
+	return state.Open(ctx, filepath.Join(dir, "state.db"), seal)
 }

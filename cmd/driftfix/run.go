@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -97,11 +98,16 @@ func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *
 	if err := os.MkdirAll(filepath.Dir(cfg.StateFile), 0o700); err != nil {
 		return nil, nil, fmt.Errorf("state directory: %w", err)
 	}
-	st, err := state.OpenWith(ctx, cfg.StateFile, state.Options{Log: log})
+	rows, err := rowSeal(ghKey, cfg.Slack, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := state.OpenWith(ctx, cfg.StateFile, state.Options{Log: log, Seal: rows})
 	if err != nil {
 		return nil, nil, err
 	}
 	p.Store = st
+	r.Metrics.WatchStore(st)
 	r.Publisher = p
 	r.MemoSeal = memoSeal(ghKey, log)
 	return r, func() { st.Close() }, nil
@@ -126,6 +132,36 @@ func memoSeal(key []byte, log *slog.Logger) *memo.Seal {
 		return nil
 	}
 	return &seal
+}
+
+// rowSeal seals the state store's rows that lead driftfix to act (queued
+// digests, requests, rejections, cooldowns, snoozes) with the GitHub
+// credential, as the memo's records, or else the Slack token; without
+// either, with a secret of this process only (kept across policy
+// reloads), so that no row another process wrote is acted on.
+func rowSeal(key []byte, sl config.Slack, log *slog.Logger) (memo.Seal, error) {
+	if len(key) == 0 && (sl.TokenFile != "" || sl.TokenEnv != "") {
+		tok, err := secret(sl.TokenFile, sl.TokenEnv, "the Slack token")
+		if err != nil {
+			return memo.Seal{}, err
+		}
+		key = []byte("slack token\x00" + tok())
+	}
+	if len(key) > 0 {
+		return memo.NewSeal(key, [32]byte{}) // a row's seal does not depend on the build
+	}
+	processSeal.once.Do(func() {
+		log.Info("no GitHub credential or Slack token to seal the state's rows with: queued digests, requests and snoozes are kept for this process only")
+		processSeal.seal, processSeal.err = memo.ProcessSeal()
+	})
+	return processSeal.seal, processSeal.err
+}
+
+// processSeal is rowSeal's seal without a credential, one per process.
+var processSeal struct {
+	once sync.Once
+	seal memo.Seal
+	err  error
 }
 
 // gitHub is the GitHub client the policy configures, and the credential it
