@@ -360,6 +360,7 @@ func (w *recWriter) pr(pr *proposals.ProposedPR) {
 		w.value(f.Live)
 		w.bool(f.InGit)
 		w.bool(f.InLive)
+		w.bool(f.SchemaScalar)
 		w.evidence(f.Evidence)
 		w.uint(uint64(len(f.Owners)))
 		for _, o := range f.Owners {
@@ -501,7 +502,7 @@ func (r *recReader) pr(pol config.Policy) proposals.ProposedPR {
 	p.Kind, p.Resource = drift.FixKind(r.str()), r.ref()
 	for range r.count(20) {
 		f := drift.Finding{Resource: r.ref(), Path: r.strs(), GitPath: r.strs(), Cause: drift.Cause(r.str()), Git: r.value(), Live: r.value(),
-			InGit: r.bool(), InLive: r.bool(), Evidence: r.evidence()}
+			InGit: r.bool(), InLive: r.bool(), SchemaScalar: r.bool(), Evidence: r.evidence()}
 		for range r.count(4) {
 			f.Owners = append(f.Owners, drift.Owner{Manager: r.str(), Operation: r.str(), Subresource: r.str(), Time: r.str()})
 		}
