@@ -23,7 +23,6 @@ var longFuncs = map[string]int{
 	"bot/diff/canon.go conv":                                                 208,
 	"bot/diff/diff.go compareResource":                                       188,
 	"bot/diff/diff_test.go TestCompareSemantics":                             217,
-	"bot/drift/sensitive_test.go TestSensitiveTable":                         194,
 	"bot/events_bench_test.go benchEvents":                                   154,
 	"bot/pipeline/plansafety_fuzz_test.go FuzzPlanSafety":                    180,
 	"bot/predict/run.go Run":                                                 165,
