@@ -25,7 +25,6 @@ var longFuncs = map[string]int{
 	"bot/diff/diff_test.go TestCompareSemantics":                             217,
 	"bot/events_bench_test.go benchEvents":                                   154,
 	"bot/pipeline/plansafety_fuzz_test.go FuzzPlanSafety":                    180,
-	"bot/predict/run_test.go TestPredictKinds":                               206,
 	"bot/soak_test.go TestSoak":                                              184,
 	"cmd/driftfix/demo.go demo":                                              155,
 	"cmd/driftfix/live.go scan":                                              177,
