@@ -30,7 +30,6 @@ var longFuncs = map[string]int{
 	"cmd/driftfix/live.go scan":                                              177,
 	"cmd/driftfix/predict_checkout_test.go TestPredictInPullRequestCheckout": 181,
 	"e2e/causes_test.go TestCauseDifferential":                               316,
-	"e2e/causes_test.go causeCases":                                          274,
 	"e2e/differential_gen_test.go differentialManifests":                     616,
 	"e2e/differential_test.go TestDifferential":                              297,
 	"remediations/render/helm.go helm":                                       188,

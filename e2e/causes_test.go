@@ -245,53 +245,78 @@ func ref(kind, group, ns, name string) drift.Ref {
 
 // causeCases builds every Application's files and the expected findings.
 func causeCases() ([]czApp, []causeExpect) {
-	var apps []czApp
-	var exp []causeExpect
-	add := func(a czApp) *czApp {
-		a.files = map[string]string{}
-		apps = append(apps, a)
-		return &apps[len(apps)-1]
-	}
-	cm := func(ns, name string) drift.Ref { return ref("ConfigMap", "", ns, name) }
+	s := &causeSet{}
+	s.webhookCases()
+	s.controllerCases()
+	s.normalizedCases()
+	s.ownershipCases()
+	s.manualCases()
+	s.unplacedCases()
+	s.renderAndIgnoreCases()
+	return s.apps, s.exp
+}
 
+// causeSet gathers the Applications of the cause differential and the
+// findings expected on them.
+type causeSet struct {
+	apps []czApp
+	exp  []causeExpect
+}
+
+// add starts an Application with no files yet; the pointer stays valid for
+// its files, which is all a case fills in.
+func (s *causeSet) add(a czApp) *czApp {
+	a.files = map[string]string{}
+	s.apps = append(s.apps, a)
+	return &s.apps[len(s.apps)-1]
+}
+
+// cmRef names a ConfigMap of the stack.
+func cmRef(ns, name string) drift.Ref { return ref("ConfigMap", "", ns, name) }
+
+// tierPath is the label the webhooks and people set over what Git declares.
+const tierPath = "/metadata/labels/tier"
+
+// webhookCases are the objects three mutating webhooks of the stack admit,
+// and their look-alikes the webhooks leave alone.
+func (s *causeSet) webhookCases() {
 	// Webhooks: cz-all admits */* in namespaces labelled cz-wh=on and
 	// objects labelled cz-mutate=all; cz-cm admits configmaps/* labelled
 	// cz-mutate-cm=yes anywhere. Each sets the tier label Git declares.
-	wh := add(czApp{name: "cz-webhook", ns: "cz-wh-on"})
-	tierPath := "/metadata/labels/tier"
+	wh := s.add(czApp{name: "cz-webhook", ns: "cz-wh-on"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("all-cm-%02d", i)
 		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate": "all", "tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: cmRef("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
 	}
 	for i := 0; i < 5; i++ {
 		// A person also edits the data of these: one object, two causes.
-		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: cm("cz-wh-on", fmt.Sprintf("all-cm-%02d", i)), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: cmRef("cz-wh-on", fmt.Sprintf("all-cm-%02d", i)), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("all-deploy-%02d", i)
 		wh.files[n+".yaml"] = strings.Replace(czDeployment(n, 1), "  name: "+n+"\n", "  name: "+n+"\n  labels: {cz-mutate: all, tier: git}\n", 1)
-		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: ref("Deployment", "apps", "cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: ref("Deployment", "apps", "cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("all-sa-%02d", i)
 		wh.files[n+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: %s\n  labels: {cz-mutate: all, tier: git}\n", n)
-		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: ref("ServiceAccount", "", "cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: ref("ServiceAccount", "", "cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("cm-rule-%02d", i)
 		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate-cm": "yes", "tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechWebhookResource, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cm"}, noEvidence: "cz-all"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookResource, app: wh.name, ref: cmRef("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cm"}, noEvidence: "cz-all"})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("ns-out-%02d", i)
 		wh.files[n+".yaml"] = czConfigMap(n, "cz-wh-off", map[string]string{"cz-mutate": "all", "cz-mutate-cm": "yes", "tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechWebhookNSOut, app: wh.name, ref: cm("cz-wh-off", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cm"}, noEvidence: "cz-all"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookNSOut, app: wh.name, ref: cmRef("cz-wh-off", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cm"}, noEvidence: "cz-all"})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("obj-out-%02d", i)
 		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate": "none", "tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechWebhookObjOut, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseManualChange, noEvidence: "cz-all"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookObjOut, app: wh.name, ref: cmRef("cz-wh-on", n), path: tierPath, cause: drift.CauseManualChange, noEvidence: "cz-all"})
 	}
 
 	// cz-cel admits */* labelled cz-mutate-cel=yes, but its matchCondition
@@ -300,15 +325,18 @@ func causeCases() ([]czApp, []causeExpect) {
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("cel-yes-%02d", i)
 		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate-cel": "yes", "tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechWebhookCEL, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cel"}, noEvidence: "cz-cm"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookCEL, app: wh.name, ref: cmRef("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cel"}, noEvidence: "cz-cm"})
 		n = fmt.Sprintf("cel-no-%02d", i)
 		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate-cel": "yes", "cz-mutate-cm": "yes", "tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechWebhookCEL, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cm"}, noEvidence: "cz-cel"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookCEL, app: wh.name, ref: cmRef("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cm"}, noEvidence: "cz-cel"})
 	}
+}
 
+// controllerCases are the Gadgets an operator and other programs write.
+func (s *causeSet) controllerCases() {
 	// An operator: its Deployment runs widget-operator, which writes each
 	// Gadget's endpoint and status with client-go's default field manager.
-	ctl := add(czApp{name: "cz-ctrl", ns: "cz-ctrl"})
+	ctl := s.add(czApp{name: "cz-ctrl", ns: "cz-ctrl"})
 	ctl.files["operator.yaml"] = `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -348,29 +376,33 @@ spec:
 			e.mech, e.settled = mechClientStatus, "/status/phase"
 			e.evidence, e.noEvidence = []string{"OpenAPI-Generator", status}, runs
 		}
-		exp = append(exp, e)
+		s.exp = append(s.exp, e)
 	}
+}
 
+// normalizedCases are the fields the API server prunes, defaults or
+// allocates.
+func (s *causeSet) normalizedCases() {
 	// CRD pruning and defaults. Argo CD's three-way diff keeps what the
 	// API server fills beneath what Git declares, list items of a custom
 	// resource included, so it reports the defaulted Widgets Synced, and
 	// driftfix must report nothing on them.
-	crd := add(czApp{name: "cz-crd", ns: "cz-crd"})
+	crd := s.add(czApp{name: "cz-crd", ns: "cz-crd"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("pruned-%02d", i)
 		crd.files[n+".yaml"] = fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: %s\nspec:\n  mode: fast\n  color: blue   # not in the schema\n", czGroup, n)
-		exp = append(exp, causeExpect{mech: mechCRDPrune, app: crd.name, ref: ref("Widget", czGroup, "cz-crd", n), path: "/spec/color", cause: drift.CauseNormalized})
+		s.exp = append(s.exp, causeExpect{mech: mechCRDPrune, app: crd.name, ref: ref("Widget", czGroup, "cz-crd", n), path: "/spec/color", cause: drift.CauseNormalized})
 	}
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("defaulted-%02d", i)
 		crd.files[n+".yaml"] = fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: %s\nspec:\n  mode: slow\n  size: null\n  opts: {}\n  items:\n    - name: a\n", czGroup, n)
-		exp = append(exp, causeExpect{mech: mechCRDDefault, app: crd.name, ref: ref("Widget", czGroup, "cz-crd", n), path: "*", cause: causeInSync})
+		s.exp = append(s.exp, causeExpect{mech: mechCRDDefault, app: crd.name, ref: ref("Widget", czGroup, "cz-crd", n), path: "*", cause: causeInSync})
 	}
 
 	// Services whose chart renders the allocated fields empty (null, "" or
 	// 0), applied client-side: last-applied-configuration keeps the empty
 	// value, so Argo CD's three-way diff counts what the allocators filled.
-	svc := add(czApp{name: "cz-svc", ns: "cz-svc"})
+	svc := s.add(czApp{name: "cz-svc", ns: "cz-svc"})
 	svcCases := []struct{ name, spec, path string }{
 		{"nodeport-null", "  type: NodePort\n", "/spec/ports/0/nodePort"},
 		{"nodeport-zero", "  type: NodePort\n", "/spec/ports/0/nodePort"},
@@ -388,12 +420,16 @@ spec:
 				port = "      nodePort: 0\n"
 			}
 			svc.files[n+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\nspec:\n%s  selector: {app: %s}\n  ports:\n    - name: http\n      port: 80\n      targetPort: 8080\n%s", n, c.spec, n, port)
-			exp = append(exp, causeExpect{mech: mechService, app: svc.name, ref: ref("Service", "", "cz-svc", n), path: c.path, cause: drift.CauseNormalized, evidence: []string{"allocat"}})
+			s.exp = append(s.exp, causeExpect{mech: mechService, app: svc.name, ref: ref("Service", "", "cz-svc", n), path: c.path, cause: drift.CauseNormalized, evidence: []string{"allocat"}})
 		}
 	}
+}
 
+// ownershipCases are the fields another owner holds: an HPA, a second
+// Application, a second Argo CD instance.
+func (s *causeSet) ownershipCases() {
 	// HPAs in the same application as their Deployments.
-	hpa := add(czApp{name: "cz-hpa", ns: "cz-hpa"})
+	hpa := s.add(czApp{name: "cz-hpa", ns: "cz-hpa"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("scaled-%02d", i)
 		hpa.files[n+".yaml"] = czDeployment(n, 1) + fmt.Sprintf(`---
@@ -406,26 +442,26 @@ spec:
   maxReplicas: 3
   metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
 `, n, n)
-		exp = append(exp, causeExpect{mech: mechHPA, app: hpa.name, ref: ref("Deployment", "apps", "cz-hpa", n), path: "/spec/replicas", cause: drift.CauseHPAReplicas, evidence: []string{"HorizontalPodAutoscaler cz-hpa/" + n}})
+		s.exp = append(s.exp, causeExpect{mech: mechHPA, app: hpa.name, ref: ref("Deployment", "apps", "cz-hpa", n), path: "/spec/replicas", cause: drift.CauseHPAReplicas, evidence: []string{"HorizontalPodAutoscaler cz-hpa/" + n}})
 	}
 
 	// Two Applications render the same ConfigMaps; the second sync takes
 	// them over, and the first is diagnosed.
-	ta := add(czApp{name: "cz-track-a", ns: "cz-track"})
-	tb := add(czApp{name: "cz-track-b", ns: "cz-track"})
+	ta := s.add(czApp{name: "cz-track-a", ns: "cz-track"})
+	tb := s.add(czApp{name: "cz-track-b", ns: "cz-track"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("shared-%02d", i)
 		ta.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"owner": "team-a"})
 		tb.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"owner": "team-b"})
-		exp = append(exp, causeExpect{mech: mechTracking, app: ta.name, ref: cm("cz-track", n), path: "*", cause: drift.CauseTrackingClash, evidence: []string{"cz-track-b"}})
+		s.exp = append(s.exp, causeExpect{mech: mechTracking, app: ta.name, ref: cmRef("cz-track", n), path: "*", cause: drift.CauseTrackingClash, evidence: []string{"cz-track-b"}})
 	}
 
 	// A second Argo CD instance (its own controller, watching namespace
 	// cz-argocd2, which manages namespace cz-dual2) has an Application named
 	// like one of this instance: both write the same tracking id, and this
 	// instance counts the other's objects as its own. Neither prunes.
-	d1 := add(czApp{name: "cz-dual", ns: "cz-dual", noPrune: true})
-	d2 := add(czApp{name: "cz-dual", ns: "cz-dual2", noPrune: true, instance: czSecondInstance})
+	d1 := s.add(czApp{name: "cz-dual", ns: "cz-dual", noPrune: true})
+	d2 := s.add(czApp{name: "cz-dual", ns: "cz-dual2", noPrune: true, instance: czSecondInstance})
 	for i := 0; i < 3; i++ {
 		n := fmt.Sprintf("mine-%02d", i)
 		d1.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"instance": "first"})
@@ -433,26 +469,29 @@ spec:
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("theirs-%02d", i)
 		d2.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"instance": "second"})
-		exp = append(exp, causeExpect{mech: mechSecondInstance, app: d1.name, ref: cm("cz-dual2", n), path: "", cause: drift.CauseTrackingClash, evidence: []string{"two instances track the same object", czSecondInstance}})
+		s.exp = append(s.exp, causeExpect{mech: mechSecondInstance, app: d1.name, ref: cmRef("cz-dual2", n), path: "", cause: drift.CauseTrackingClash, evidence: []string{"two instances track the same object", czSecondInstance}})
 	}
+}
 
+// manualCases are the changes people make by hand with kubectl and argocd.
+func (s *causeSet) manualCases() {
 	// Changes made by hand.
-	man := add(czApp{name: "cz-manual", ns: "cz-manual"})
+	man := s.add(czApp{name: "cz-manual", ns: "cz-manual"})
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("edited-%02d", i)
 		man.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "edit-me"})
-		exp = append(exp, causeExpect{mech: mechManual, app: man.name, ref: cm("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
+		s.exp = append(s.exp, causeExpect{mech: mechManual, app: man.name, ref: cmRef("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("labelled-%02d", i)
 		man.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechManual, app: man.name, ref: cm("cz-manual", n), path: tierPath, cause: drift.CauseManualChange, evidence: []string{"kubectl label"}})
+		s.exp = append(s.exp, causeExpect{mech: mechManual, app: man.name, ref: cmRef("cz-manual", n), path: tierPath, cause: drift.CauseManualChange, evidence: []string{"kubectl label"}})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("scaled-%02d", i)
 		man.files[n+".yaml"] = czDeployment(n, 1)
 		r := ref("Deployment", "apps", "cz-manual", n)
-		exp = append(exp, causeExpect{mech: mechManual, app: man.name, ref: r, path: "/spec/replicas", cause: drift.CauseManualChange, evidence: []string{"kubectl scale"}},
+		s.exp = append(s.exp, causeExpect{mech: mechManual, app: man.name, ref: r, path: "/spec/replicas", cause: drift.CauseManualChange, evidence: []string{"kubectl scale"}},
 			causeExpect{mech: mechManual, app: man.name, ref: r, path: "/spec/template/spec/containers/0/image", cause: drift.CauseManualChange, evidence: []string{"kubectl set"}})
 	}
 
@@ -463,63 +502,71 @@ spec:
 		n := fmt.Sprintf("rolled-%02d", i)
 		man.files[n+".yaml"] = strings.Replace(czDeployment(n, 1), "  name: "+n+"\n", "  name: "+n+"\n  annotations: {deployment.kubernetes.io/revision: \"1\"}\n", 1)
 		r := ref("Deployment", "apps", "cz-manual", n)
-		exp = append(exp, causeExpect{mech: mechRevision, app: man.name, ref: r, path: "/metadata/annotations/deployment.kubernetes.io~1revision", cause: drift.CauseControllerWrite, evidence: []string{"kube-controller-manager"}},
+		s.exp = append(s.exp, causeExpect{mech: mechRevision, app: man.name, ref: r, path: "/metadata/annotations/deployment.kubernetes.io~1revision", cause: drift.CauseControllerWrite, evidence: []string{"kube-controller-manager"}},
 			causeExpect{mech: mechRevision, app: man.name, ref: r, path: "/spec/template/spec/containers/0/image", cause: drift.CauseManualChange, evidence: []string{"kubectl set"}})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("ssa-%02d", i)
 		man.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechManual, app: man.name, ref: cm("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl apply --server-side"}})
+		s.exp = append(s.exp, causeExpect{mech: mechManual, app: man.name, ref: cmRef("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl apply --server-side"}})
 		n = fmt.Sprintf("in-argocd-%02d", i)
 		man.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechManualArgo, app: man.name, ref: cm("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"argocd app patch-resource"}})
+		s.exp = append(s.exp, causeExpect{mech: mechManualArgo, app: man.name, ref: cmRef("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"argocd app patch-resource"}})
 	}
+}
 
+// unplacedCases are the changes no workload of the cluster explains: a
+// generic client library, an edit before a commit, deletions.
+func (s *causeSet) unplacedCases() {
 	// Generic client libraries: the manager is the library's default name,
 	// which names no program, so nothing places the writer.
-	cl := add(czApp{name: "cz-client", ns: "cz-client"})
+	cl := s.add(czApp{name: "cz-client", ns: "cz-client"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("scripted-%02d", i)
 		cl.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechClient, app: cl.name, ref: cm("cz-client", n), path: "/data/key", cause: drift.CauseUnknown, evidence: []string{"hypotheses"}})
+		s.exp = append(s.exp, causeExpect{mech: mechClient, app: cl.name, ref: cmRef("cz-client", n), path: "/data/key", cause: drift.CauseUnknown, evidence: []string{"hypotheses"}})
 	}
 
 	// A kubectl edit, then a commit Argo CD has not compared yet.
-	push := add(czApp{name: "cz-push", ns: "cz-push"})
+	push := s.add(czApp{name: "cz-push", ns: "cz-push"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("pushed-%02d", i)
 		push.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v1"})
-		exp = append(exp, causeExpect{mech: mechPush, app: push.name, ref: cm("cz-push", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
+		s.exp = append(s.exp, causeExpect{mech: mechPush, app: push.name, ref: cmRef("cz-push", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
 	}
 
 	// Resources deleted by hand: Kubernetes keeps no record of who, but
 	// nothing else explains it (no TTL, owner or add-on label, no role of
 	// the application may delete them) after the last sync applied them: a
 	// person, by elimination (issue #45).
-	del := add(czApp{name: "cz-deleted", ns: "cz-deleted"})
+	del := s.add(czApp{name: "cz-deleted", ns: "cz-deleted"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("gone-%02d", i)
 		del.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechDeleted, app: del.name, ref: cm("cz-deleted", n), path: "", cause: drift.CauseManualChange, evidence: []string{"no longer in the cluster", "ruled out"}})
+		s.exp = append(s.exp, causeExpect{mech: mechDeleted, app: del.name, ref: cmRef("cz-deleted", n), path: "", cause: drift.CauseManualChange, evidence: []string{"no longer in the cluster", "ruled out"}})
 	}
+}
+
+// renderAndIgnoreCases are a chart rendering random values and a rule
+// that ignores too much.
+func (s *causeSet) renderAndIgnoreCases() {
 	// A chart that renders a random value: a hard refresh renders it anew.
-	rnd := add(czApp{name: "cz-render", ns: "cz-render"})
+	rnd := s.add(czApp{name: "cz-render", ns: "cz-render"})
 	rnd.files["Chart.yaml"] = "apiVersion: v2\nname: salts\nversion: 0.1.0\n"
 	rnd.files["values.yaml"] = "count: 5\n"
 	rnd.files["templates/cm.yaml"] = "{{- range $i := until (int .Values.count) }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: salt-{{ $i }}\ndata:\n  salt: {{ randAlphaNum 16 | quote }}\n{{- end }}\n"
 	for i := 0; i < 5; i++ {
-		exp = append(exp, causeExpect{mech: mechRender, app: rnd.name, ref: cm("cz-render", fmt.Sprintf("salt-%d", i)), path: "/data/salt", cause: drift.CauseNondeterministicRender})
+		s.exp = append(s.exp, causeExpect{mech: mechRender, app: rnd.name, ref: cmRef("cz-render", fmt.Sprintf("salt-%d", i)), path: "/data/salt", cause: drift.CauseNondeterministicRender})
 	}
 
 	// A rule that ignores all data of every ConfigMap: Argo CD stays
 	// Synced over the kubectl edits it hides, and driftfix names the rule.
-	broad := add(czApp{name: "cz-broad", ns: "cz-broad", spec: "  ignoreDifferences: [{kind: ConfigMap, jsonPointers: [/data]}]\n"})
+	broad := s.add(czApp{name: "cz-broad", ns: "cz-broad", spec: "  ignoreDifferences: [{kind: ConfigMap, jsonPointers: [/data]}]\n"})
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("hidden-%02d", i)
 		broad.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
 	}
-	exp = append(exp, causeExpect{mech: mechBroad, app: broad.name, ref: ref("Application", "argoproj.io", "argocd", "cz-broad"), path: "/spec/ignoreDifferences/0", cause: drift.CauseBroadIgnore, evidence: []string{"all data"}})
-	return apps, exp
+	s.exp = append(s.exp, causeExpect{mech: mechBroad, app: broad.name, ref: ref("Application", "argoproj.io", "argocd", "cz-broad"), path: "/spec/ignoreDifferences/0", cause: drift.CauseBroadIgnore, evidence: []string{"all data"}})
 }
 
 // TestCauseDifferential reproduces each mechanism on the real stack and
