@@ -33,7 +33,6 @@ var longFuncs = map[string]int{
 	"e2e/differential_gen_test.go differentialManifests":                     616,
 	"e2e/differential_test.go TestDifferential":                              297,
 	"remediations/render/helm.go helm":                                       188,
-	"remediations/render/helm_deps.go buildDependencies":                     154,
 	"remediations/render/helm_oracle_test.go TestHelmAgainstHelmTemplate":    238,
 }
 
