@@ -30,7 +30,6 @@ var longFuncs = map[string]int{
 	"e2e/causes_test.go TestCauseDifferential":                               316,
 	"e2e/differential_gen_test.go differentialManifests":                     616,
 	"e2e/differential_test.go TestDifferential":                              297,
-	"remediations/render/helm.go helm":                                       188,
 	"remediations/render/helm_oracle_test.go TestHelmAgainstHelmTemplate":    238,
 }
 
