@@ -25,7 +25,6 @@ var longFuncs = map[string]int{
 	"bot/pipeline/plansafety_fuzz_test.go FuzzPlanSafety":                    180,
 	"bot/soak_test.go TestSoak":                                              184,
 	"cmd/driftfix/demo.go demo":                                              155,
-	"cmd/driftfix/live.go scan":                                              177,
 	"cmd/driftfix/predict_checkout_test.go TestPredictInPullRequestCheckout": 181,
 	"e2e/causes_test.go TestCauseDifferential":                               316,
 	"e2e/differential_gen_test.go differentialManifests":                     616,
