@@ -24,7 +24,6 @@ var longFuncs = map[string]int{
 	"bot/events_bench_test.go benchEvents":                                   154,
 	"bot/pipeline/plansafety_fuzz_test.go FuzzPlanSafety":                    180,
 	"bot/soak_test.go TestSoak":                                              184,
-	"cmd/driftfix/demo.go demo":                                              155,
 	"cmd/driftfix/predict_checkout_test.go TestPredictInPullRequestCheckout": 181,
 	"e2e/causes_test.go TestCauseDifferential":                               316,
 	"e2e/differential_gen_test.go differentialManifests":                     616,
