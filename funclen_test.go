@@ -20,7 +20,7 @@ const maxFuncLines = 150
 // none may grow. A function split below the bound is taken off the list.
 var longFuncs = map[string]int{
 	"e2e/causes_test.go TestCauseDifferential":  316,
-	"e2e/differential_test.go TestDifferential": 297,
+	"e2e/differential_test.go TestDifferential": 207,
 }
 
 // TestFunctionLength keeps every function of the module, tests included,

@@ -88,35 +88,7 @@ func TestDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	ssa.ServerSideOnly = true
-	files := map[string]string{}
-	perApp := map[string]int{}
-	dropped := 0
-	for _, m := range manifests {
-		var obj map[string]any
-		if err := yaml.Unmarshal([]byte(m.yaml), &obj); err != nil {
-			t.Fatalf("generated %s/%s is not YAML: %v\n%s", m.app, m.file, err, m.yaml)
-		}
-		// Argo CD's apply (like kubectl's) refuses fields a built-in kind does
-		// not declare unless Validate=false; a custom resource's are pruned.
-		validation := "Strict"
-		if strings.HasSuffix(drift.Str(obj, "apiVersion"), "diff.example.com/v1") {
-			validation = "Warn"
-		}
-		if m.app == appNoValidate {
-			validation = "Ignore"
-		}
-		check := dr
-		if m.app == appSSA {
-			check = ssa
-		}
-		if _, err := check.Apply(ctx, obj, m.app, validation); err != nil {
-			t.Logf("not synced (the API server refuses it): %s/%s: %v", m.app, m.file, err)
-			dropped++
-			continue
-		}
-		files[m.app+"/"+m.file] = m.yaml
-		perApp[m.app]++
-	}
+	files, perApp, dropped := syncable(ctx, t, dr, ssa, manifests)
 	t.Logf("%d manifests generated, %d refused by the API server's dry-run, %d synced", len(manifests), dropped, len(files))
 	repo := gitRepo(t, files)
 	kept := apps[:0]
@@ -160,22 +132,7 @@ spec:
 	// Every Application syncs once (automated, no self-heal); controllers
 	// then do their part (node ports, aggregated rules, HPA status), and a
 	// refresh lets Argo CD compare the settled state.
-	deadline := time.Now().Add(6 * time.Minute)
-	for _, app := range apps {
-		for {
-			a := s.summary(t, app)
-			if a.OperationPhase == "Succeeded" {
-				break
-			}
-			if a.OperationPhase == "Failed" || a.OperationPhase == "Error" || time.Now().After(deadline) {
-				msg := s.kubectl(t, "", "-n", "argocd", "get", "application", app, "-o", "jsonpath={.status.operationState.message}")
-				// The others are still compared; what did not sync counts as missing.
-				t.Errorf("Application %s did not sync: phase %q sync %q: %s", app, a.OperationPhase, a.SyncStatus, msg)
-				break
-			}
-			time.Sleep(2 * time.Second)
-		}
-	}
+	s.waitSynced(t, apps)
 	// Then people change things: manual edits at top-level and nested
 	// fields, in maps, lists with and without merge keys, and templates, so
 	// that paths are compared on OutOfSync resources too.
@@ -277,54 +234,7 @@ spec:
 			fmt.Fprintf(&rep, "  %s\n", w)
 		}
 	}
-	classes := map[string][]disagreement{}
-	var keys []string
-	for _, d := range dis {
-		if classes[d.Class] == nil {
-			keys = append(keys, d.Class)
-		}
-		classes[d.Class] = append(classes[d.Class], d)
-	}
-	sort.Strings(keys)
-	fmt.Fprintf(&rep, "\nDisagreements: %d resources in %d classes\n", len(dis), len(keys))
-	// Saved classes keep their files (and numbers): a class the engine no
-	// longer disagrees on stays as a regression case; a new class gets the
-	// next number.
-	saved, next := savedClasses(t)
-	for _, k := range keys {
-		ds := classes[k]
-		file, ok := saved[k]
-		if !ok {
-			next++
-			file = fmt.Sprintf("%02d-%s.json", next, slug(k))
-		}
-		fmt.Fprintf(&rep, "\n[%s] %s (%d)\n", file, k, len(ds))
-		for _, d := range ds {
-			fmt.Fprintf(&rep, "  %s %s: Argo CD %s %v; driftfix %v\n", d.App, d.Resource, d.ArgoStatus, d.ArgoPaths, d.DriftPaths)
-		}
-		// The values at the paths only one side reports, in the first resource.
-		r := ds[0].Snapshot.Resources[ds[0].Index]
-		for _, p := range symmetricDifference(ds[0].ArgoPaths, ds[0].DriftPaths) {
-			ptr, err := drift.ParsePointer(p)
-			if err != nil {
-				continue
-			}
-			fmt.Fprintf(&rep, "    %s: git %s, live %s, predicted %s, normalized %s\n", p,
-				valueAt(r.Target, ptr), valueAt(r.Live, ptr), valueAt(r.PredictedLive, ptr), valueAt(r.NormalizedLive, ptr))
-		}
-		if *updateDifferential && !ok {
-			if err := os.MkdirAll(filepath.Join("..", "testdata", "differential"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			raw, err := json.MarshalIndent(trimmedSnapshot(ds[0].Snapshot, ds[0].Index), "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join("..", "testdata", "differential", file), append(raw, '\n'), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	writeDisagreements(t, &rep, dis)
 	t.Log("\n" + rep.String())
 	if *differentialReport != "" {
 		if err := os.WriteFile(*differentialReport, []byte(rep.String()), 0o644); err != nil {
@@ -341,6 +251,119 @@ spec:
 	docs.Hold(t, "differential", "agree", float64(agree))
 	docs.Hold(t, "differential", "agree-pct", pct(agree, all.total))
 	docs.Hold(t, "differential", "resources", float64(all.total))
+}
+
+// syncable keeps the manifests the API server's dry run accepts (server-side
+// for the server-side apply Application), as Argo CD's sync would apply
+// them: it returns their files by Application and path, how many each
+// Application keeps, and how many it dropped.
+func syncable(ctx context.Context, t *testing.T, dr, ssa *kube.DryRunner, manifests []genManifest) (files map[string]string, perApp map[string]int, dropped int) {
+	files, perApp = map[string]string{}, map[string]int{}
+	for _, m := range manifests {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(m.yaml), &obj); err != nil {
+			t.Fatalf("generated %s/%s is not YAML: %v\n%s", m.app, m.file, err, m.yaml)
+		}
+		// Argo CD's apply (like kubectl's) refuses fields a built-in kind does
+		// not declare unless Validate=false; a custom resource's are pruned.
+		validation := "Strict"
+		if strings.HasSuffix(drift.Str(obj, "apiVersion"), "diff.example.com/v1") {
+			validation = "Warn"
+		}
+		if m.app == appNoValidate {
+			validation = "Ignore"
+		}
+		check := dr
+		if m.app == appSSA {
+			check = ssa
+		}
+		if _, err := check.Apply(ctx, obj, m.app, validation); err != nil {
+			t.Logf("not synced (the API server refuses it): %s/%s: %v", m.app, m.file, err)
+			dropped++
+			continue
+		}
+		files[m.app+"/"+m.file] = m.yaml
+		perApp[m.app]++
+	}
+	return files, perApp, dropped
+}
+
+// waitSynced waits up to 6 minutes in all for the one automated sync of each
+// of apps; one that fails or is late is an error, and the others are still
+// compared.
+func (s *stack) waitSynced(t *testing.T, apps []string) {
+	deadline := time.Now().Add(6 * time.Minute)
+	for _, app := range apps {
+		for {
+			a := s.summary(t, app)
+			if a.OperationPhase == "Succeeded" {
+				break
+			}
+			if a.OperationPhase == "Failed" || a.OperationPhase == "Error" || time.Now().After(deadline) {
+				msg := s.kubectl(t, "", "-n", "argocd", "get", "application", app, "-o", "jsonpath={.status.operationState.message}")
+				// The others are still compared; what did not sync counts as missing.
+				t.Errorf("Application %s did not sync: phase %q sync %q: %s", app, a.OperationPhase, a.SyncStatus, msg)
+				break
+			}
+			time.Sleep(2 * time.Second)
+		}
+	}
+}
+
+// writeDisagreements writes the disagreements to rep by class, each class
+// under its file of testdata/differential (a saved class keeps its file and
+// number, a new one takes the next) with the values at the paths only one
+// side reports; with -update-differential it saves a new class's first
+// snapshot there.
+func writeDisagreements(t *testing.T, rep *strings.Builder, dis []disagreement) {
+	classes := map[string][]disagreement{}
+	var keys []string
+	for _, d := range dis {
+		if classes[d.Class] == nil {
+			keys = append(keys, d.Class)
+		}
+		classes[d.Class] = append(classes[d.Class], d)
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(rep, "\nDisagreements: %d resources in %d classes\n", len(dis), len(keys))
+	// Saved classes keep their files (and numbers): a class the engine no
+	// longer disagrees on stays as a regression case; a new class gets the
+	// next number.
+	saved, next := savedClasses(t)
+	for _, k := range keys {
+		ds := classes[k]
+		file, ok := saved[k]
+		if !ok {
+			next++
+			file = fmt.Sprintf("%02d-%s.json", next, slug(k))
+		}
+		fmt.Fprintf(rep, "\n[%s] %s (%d)\n", file, k, len(ds))
+		for _, d := range ds {
+			fmt.Fprintf(rep, "  %s %s: Argo CD %s %v; driftfix %v\n", d.App, d.Resource, d.ArgoStatus, d.ArgoPaths, d.DriftPaths)
+		}
+		// The values at the paths only one side reports, in the first resource.
+		r := ds[0].Snapshot.Resources[ds[0].Index]
+		for _, p := range symmetricDifference(ds[0].ArgoPaths, ds[0].DriftPaths) {
+			ptr, err := drift.ParsePointer(p)
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(rep, "    %s: git %s, live %s, predicted %s, normalized %s\n", p,
+				valueAt(r.Target, ptr), valueAt(r.Live, ptr), valueAt(r.PredictedLive, ptr), valueAt(r.NormalizedLive, ptr))
+		}
+		if *updateDifferential && !ok {
+			if err := os.MkdirAll(filepath.Join("..", "testdata", "differential"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := json.MarshalIndent(trimmedSnapshot(ds[0].Snapshot, ds[0].Index), "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join("..", "testdata", "differential", file), append(raw, '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 func (s *stack) summary(t *testing.T, name string) argocd.AppSummary {
