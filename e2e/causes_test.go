@@ -586,35 +586,7 @@ func TestCauseDifferential(t *testing.T) {
 	}
 	namespaces = uniq(namespaces)
 
-	// Clean up what an earlier run left, then set up the cluster side.
-	for _, a := range apps {
-		if a.instance == "" {
-			s.kubectl(t, "", "-n", "argocd", "delete", "application", a.name, "--ignore-not-found", "--timeout=120s")
-		}
-	}
-	s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=120s"}, namespaces...)...)
-	s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "cz-cel", "--ignore-not-found")
-	t.Cleanup(func() {
-		for _, a := range apps {
-			s.kubectl(t, "", "-n", a.argoNS(), "delete", "application", a.name, "--ignore-not-found", "--timeout=180s")
-		}
-		s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "cz-cel", "--ignore-not-found")
-		s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=180s"}, namespaces...)...)
-		s.kubectl(t, "", "delete", "crd", "gadgets."+czGroup, "widgets."+czGroup, "--ignore-not-found")
-	})
-	s.kubectl(t, czCRDs, "apply", "-f", "-")
-	s.waitEstablished(t, "gadgets."+czGroup)
-	s.waitEstablished(t, "widgets."+czGroup)
-	for _, ns := range namespaces {
-		if ns != czSecondInstance {
-			s.kubectl(t, "", "create", "namespace", ns)
-		}
-	}
-	s.kubectl(t, "", "label", "namespace", "cz-wh-on", "cz-wh=on")
-	s.secondInstance(t, czSecondInstance, 6380, 8092)
-	s.kubectl(t, "", "label", "namespace", "cz-dual2", "argocd.argoproj.io/managed-by="+czSecondInstance)
-	startLabelWebhook(t, s, czWebhookAddr)
-	s.kubectl(t, czWebhookConfigs(s.caBundle(t)), "apply", "-f", "-")
+	s.setUpCauseCluster(t, apps, namespaces)
 
 	files := map[string]string{}
 	for _, a := range apps {
@@ -674,49 +646,8 @@ spec:
 	synced(later)
 
 	// The mechanisms that act after the sync.
+	s.actAfterSync(t)
 	kc := func(args ...string) { s.kubectl(t, "", args...) }
-	for i := 0; i < 5; i++ {
-		kc("-n", "cz-wh-on", "patch", "configmap", fmt.Sprintf("obj-out-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"metadata":{"labels":{"tier":"hand"}}}`)
-		s.kubectlEdit(t, "cz-manual", "configmap/"+fmt.Sprintf("edited-%02d", i), "edit-me", "edited-by-hand")
-		kc("-n", "cz-wh-on", "patch", "configmap", fmt.Sprintf("all-cm-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"data":{"key":"hand"}}`)
-		if i < 3 { // a person scales against the HPA, which takes it back
-			kc("-n", "cz-hpa", "scale", "deployment", fmt.Sprintf("scaled-%02d", i), "--replicas=5")
-		}
-		kc("-n", "cz-manual", "label", "configmap", fmt.Sprintf("labelled-%02d", i), "tier=hand", "--overwrite")
-		kc("-n", "cz-manual", "scale", "deployment", fmt.Sprintf("scaled-%02d", i), "--replicas=3")
-		kc("-n", "cz-manual", "set", "image", "deployment/"+fmt.Sprintf("scaled-%02d", i), fmt.Sprintf("main=registry.example.com/scaled-%02d:1.0.1-hotfix", i))
-		kc("-n", "cz-manual", "set", "image", "deployment/"+fmt.Sprintf("rolled-%02d", i), fmt.Sprintf("main=registry.example.com/rolled-%02d:1.0.1-hotfix", i))
-	}
-	for i := 0; i < 10; i++ {
-		kc("-n", "cz-push", "patch", "configmap", fmt.Sprintf("pushed-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"data":{"key":"hand"}}`)
-		kc("-n", "cz-deleted", "delete", "configmap", fmt.Sprintf("gone-%02d", i))
-	}
-	for i := 0; i < 5; i++ {
-		n := fmt.Sprintf("ssa-%02d", i)
-		s.kubectl(t, czConfigMap(n, "cz-manual", nil, map[string]string{"key": "applied-by-hand"}), "apply", "--server-side", "--force-conflicts", "-f", "-")
-		s.argocdCLI(t, "app", "patch-resource", "cz-manual", "--kind", "ConfigMap", "--resource-name", fmt.Sprintf("in-argocd-%02d", i),
-			"--namespace", "cz-manual", "--patch-type", "application/merge-patch+json", "--patch", `{"data":{"key":"edited-in-argocd"}}`)
-	}
-	for i := 0; i < 5; i++ {
-		kc("-n", "cz-broad", "patch", "configmap", fmt.Sprintf("hidden-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"data":{"key":"hidden-edit"}}`)
-	}
-	kc("-n", "argocd", "annotate", "application", "cz-render", "argocd.argoproj.io/refresh=hard", "--overwrite")
-	raw := newRawClient(t, s)
-	for i := 0; i < 10; i++ {
-		ua := ""
-		if i >= 5 {
-			ua = openAPIGeneratorUA
-		}
-		raw.patch(t, fmt.Sprintf("/api/v1/namespaces/cz-client/configmaps/scripted-%02d", i), ua, `{"data":{"key":"scripted"}}`)
-	}
-	runOperator(t, czOperatorBin, "cz-ctrl", 0, 4, false)
-	runOperator(t, czOperatorBin, "cz-ctrl", 5, 9, true)
-	runOperator(t, "/opt/sync/bin/gadget-sync", "cz-ctrl", 10, 14, true)
-	for i := 15; i < 20; i++ {
-		gadget := fmt.Sprintf("/apis/%s/v1/namespaces/cz-ctrl/gadgets/gadget-%02d", czGroup, i)
-		raw.patch(t, gadget, openAPIGeneratorUA, fmt.Sprintf(`{"spec":{"endpoint":"http://gadget-%02d.cz-ctrl.svc:8080"}}`, i))
-		raw.patch(t, gadget+"/status", openAPIGeneratorUA, `{"status":{"phase":"Ready"}}`)
-	}
 
 	// The pushed commit: once Argo CD has compared the kubectl edits, its
 	// controller is told to skip the application, so that the commit pushed
@@ -890,6 +821,89 @@ spec:
 	}
 	if len(resources) < 100 {
 		t.Errorf("only %d resources; the cause differential needs at least 100", len(resources))
+	}
+}
+
+// setUpCauseCluster cleans up what an earlier run left of apps and
+// namespaces (and does again when the test ends), then sets up the cluster
+// side: the CRDs, the namespaces, the second Argo CD instance and the
+// mutating webhooks.
+func (s *stack) setUpCauseCluster(t *testing.T, apps []czApp, namespaces []string) {
+	for _, a := range apps {
+		if a.instance == "" {
+			s.kubectl(t, "", "-n", "argocd", "delete", "application", a.name, "--ignore-not-found", "--timeout=120s")
+		}
+	}
+	s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=120s"}, namespaces...)...)
+	s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "cz-cel", "--ignore-not-found")
+	t.Cleanup(func() {
+		for _, a := range apps {
+			s.kubectl(t, "", "-n", a.argoNS(), "delete", "application", a.name, "--ignore-not-found", "--timeout=180s")
+		}
+		s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "cz-cel", "--ignore-not-found")
+		s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=180s"}, namespaces...)...)
+		s.kubectl(t, "", "delete", "crd", "gadgets."+czGroup, "widgets."+czGroup, "--ignore-not-found")
+	})
+	s.kubectl(t, czCRDs, "apply", "-f", "-")
+	s.waitEstablished(t, "gadgets."+czGroup)
+	s.waitEstablished(t, "widgets."+czGroup)
+	for _, ns := range namespaces {
+		if ns != czSecondInstance {
+			s.kubectl(t, "", "create", "namespace", ns)
+		}
+	}
+	s.kubectl(t, "", "label", "namespace", "cz-wh-on", "cz-wh=on")
+	s.secondInstance(t, czSecondInstance, 6380, 8092)
+	s.kubectl(t, "", "label", "namespace", "cz-dual2", "argocd.argoproj.io/managed-by="+czSecondInstance)
+	startLabelWebhook(t, s, czWebhookAddr)
+	s.kubectl(t, czWebhookConfigs(s.caBundle(t)), "apply", "-f", "-")
+}
+
+// actAfterSync reproduces the mechanisms that act after the sync: kubectl
+// and Argo CD edits, scaling, deletions, client libraries and operators.
+func (s *stack) actAfterSync(t *testing.T) {
+	kc := func(args ...string) { s.kubectl(t, "", args...) }
+	for i := 0; i < 5; i++ {
+		kc("-n", "cz-wh-on", "patch", "configmap", fmt.Sprintf("obj-out-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"metadata":{"labels":{"tier":"hand"}}}`)
+		s.kubectlEdit(t, "cz-manual", "configmap/"+fmt.Sprintf("edited-%02d", i), "edit-me", "edited-by-hand")
+		kc("-n", "cz-wh-on", "patch", "configmap", fmt.Sprintf("all-cm-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"data":{"key":"hand"}}`)
+		if i < 3 { // a person scales against the HPA, which takes it back
+			kc("-n", "cz-hpa", "scale", "deployment", fmt.Sprintf("scaled-%02d", i), "--replicas=5")
+		}
+		kc("-n", "cz-manual", "label", "configmap", fmt.Sprintf("labelled-%02d", i), "tier=hand", "--overwrite")
+		kc("-n", "cz-manual", "scale", "deployment", fmt.Sprintf("scaled-%02d", i), "--replicas=3")
+		kc("-n", "cz-manual", "set", "image", "deployment/"+fmt.Sprintf("scaled-%02d", i), fmt.Sprintf("main=registry.example.com/scaled-%02d:1.0.1-hotfix", i))
+		kc("-n", "cz-manual", "set", "image", "deployment/"+fmt.Sprintf("rolled-%02d", i), fmt.Sprintf("main=registry.example.com/rolled-%02d:1.0.1-hotfix", i))
+	}
+	for i := 0; i < 10; i++ {
+		kc("-n", "cz-push", "patch", "configmap", fmt.Sprintf("pushed-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"data":{"key":"hand"}}`)
+		kc("-n", "cz-deleted", "delete", "configmap", fmt.Sprintf("gone-%02d", i))
+	}
+	for i := 0; i < 5; i++ {
+		n := fmt.Sprintf("ssa-%02d", i)
+		s.kubectl(t, czConfigMap(n, "cz-manual", nil, map[string]string{"key": "applied-by-hand"}), "apply", "--server-side", "--force-conflicts", "-f", "-")
+		s.argocdCLI(t, "app", "patch-resource", "cz-manual", "--kind", "ConfigMap", "--resource-name", fmt.Sprintf("in-argocd-%02d", i),
+			"--namespace", "cz-manual", "--patch-type", "application/merge-patch+json", "--patch", `{"data":{"key":"edited-in-argocd"}}`)
+	}
+	for i := 0; i < 5; i++ {
+		kc("-n", "cz-broad", "patch", "configmap", fmt.Sprintf("hidden-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"data":{"key":"hidden-edit"}}`)
+	}
+	kc("-n", "argocd", "annotate", "application", "cz-render", "argocd.argoproj.io/refresh=hard", "--overwrite")
+	raw := newRawClient(t, s)
+	for i := 0; i < 10; i++ {
+		ua := ""
+		if i >= 5 {
+			ua = openAPIGeneratorUA
+		}
+		raw.patch(t, fmt.Sprintf("/api/v1/namespaces/cz-client/configmaps/scripted-%02d", i), ua, `{"data":{"key":"scripted"}}`)
+	}
+	runOperator(t, czOperatorBin, "cz-ctrl", 0, 4, false)
+	runOperator(t, czOperatorBin, "cz-ctrl", 5, 9, true)
+	runOperator(t, "/opt/sync/bin/gadget-sync", "cz-ctrl", 10, 14, true)
+	for i := 15; i < 20; i++ {
+		gadget := fmt.Sprintf("/apis/%s/v1/namespaces/cz-ctrl/gadgets/gadget-%02d", czGroup, i)
+		raw.patch(t, gadget, openAPIGeneratorUA, fmt.Sprintf(`{"spec":{"endpoint":"http://gadget-%02d.cz-ctrl.svc:8080"}}`, i))
+		raw.patch(t, gadget+"/status", openAPIGeneratorUA, `{"status":{"phase":"Ready"}}`)
 	}
 }
 
