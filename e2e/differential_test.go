@@ -101,26 +101,7 @@ func TestDifferential(t *testing.T) {
 	}
 	apps = kept
 	for _, app := range apps {
-		opts := ""
-		switch app {
-		case appNoValidate:
-			opts = "    syncOptions: [Validate=false]\n"
-		case appSSA:
-			opts = "    syncOptions: [ServerSideApply=true]\n"
-		}
-		s.kubectl(t, fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
-kind: Application
-metadata:
-  name: %s
-  namespace: argocd
-  finalizers: [resources-finalizer.argocd.argoproj.io]
-spec:
-  project: default
-  source: {repoURL: %q, path: %s, targetRevision: main}
-  destination: {server: https://kubernetes.default.svc, namespace: %s}
-  syncPolicy:
-    automated: {prune: true}
-%s`, app, repo, app, app, opts), "apply", "-f", "-")
+		s.applyDifferentialApp(t, app, repo)
 	}
 	t.Cleanup(func() {
 		for _, app := range apps {
@@ -160,9 +141,8 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	type tally struct{ total, status, paths, missing, outOfSync int }
-	all := tally{}
-	byApp := map[string]*tally{}
+	all := diffTally{}
+	byApp := map[string]*diffTally{}
 	var dis []disagreement
 	var walkMismatch []string
 	for _, app := range apps {
@@ -171,47 +151,9 @@ spec:
 			t.Fatal(err)
 		}
 		collect.AddClusterContext(snap, cl.For(snap))
-		argoPaths, err := differingPaths(snap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		driftPaths, err := differingPaths(snap.WithoutArgoStates())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ta := &tally{}
+		ta, d, w := compareApp(t, app, snap)
 		byApp[app] = ta
-		statuses := drift.ArgoStatuses(snap.Application)
-		for i := range snap.Resources {
-			r := &snap.Resources[i]
-			ref := r.Ref()
-			if r.Live == nil || r.Target == nil {
-				ta.missing++
-				continue
-			}
-			status := statuses[ref]
-			ta.total++
-			argoOut := status == "OutOfSync"
-			if argoOut {
-				ta.outOfSync++
-			}
-			if argoOut != (len(argoPaths[i]) > 0) {
-				walkMismatch = append(walkMismatch, fmt.Sprintf("%s %s: Argo CD %s, its normalized/predicted states differ at %v", app, ref, status, argoPaths[i]))
-			}
-			driftOut := len(driftPaths[i]) > 0
-			sameStatus := argoOut == driftOut
-			samePaths := strings.Join(argoPaths[i], " ") == strings.Join(driftPaths[i], " ")
-			if sameStatus {
-				ta.status++
-			}
-			if samePaths {
-				ta.paths++
-			}
-			if !sameStatus || !samePaths {
-				dis = append(dis, disagreement{App: app, Resource: ref.String(), ArgoStatus: status, ArgoPaths: argoPaths[i], DriftPaths: driftPaths[i],
-					Class: disagreementClass(ref, argoPaths[i], driftPaths[i]), Snapshot: snap, Index: i})
-			}
-		}
+		dis, walkMismatch = append(dis, d...), append(walkMismatch, w...)
 		all.total += ta.total
 		all.status += ta.status
 		all.paths += ta.paths
@@ -251,6 +193,84 @@ spec:
 	docs.Hold(t, "differential", "agree", float64(agree))
 	docs.Hold(t, "differential", "agree-pct", pct(agree, all.total))
 	docs.Hold(t, "differential", "resources", float64(all.total))
+}
+
+// applyDifferentialApp creates Application app over repo, synced automatically
+// with pruning (without validation, or with server-side apply, for the
+// Applications of those variations).
+func (s *stack) applyDifferentialApp(t *testing.T, app, repo string) {
+	opts := ""
+	switch app {
+	case appNoValidate:
+		opts = "    syncOptions: [Validate=false]\n"
+	case appSSA:
+		opts = "    syncOptions: [ServerSideApply=true]\n"
+	}
+	s.kubectl(t, fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: %s
+  namespace: argocd
+  finalizers: [resources-finalizer.argocd.argoproj.io]
+spec:
+  project: default
+  source: {repoURL: %q, path: %s, targetRevision: main}
+  destination: {server: https://kubernetes.default.svc, namespace: %s}
+  syncPolicy:
+    automated: {prune: true}
+%s`, app, repo, app, app, opts), "apply", "-f", "-")
+}
+
+// diffTally counts resources compared: in all, agreeing on status, agreeing
+// on the path set, without a live or Git side, and OutOfSync for Argo CD.
+type diffTally struct{ total, status, paths, missing, outOfSync int }
+
+// compareApp compares, on each resource of app's snapshot, the paths Argo
+// CD's own states differ at with the paths driftfix finds: it counts them,
+// and lists the disagreements and where Argo CD's status and its own states
+// disagree.
+func compareApp(t *testing.T, app string, snap *drift.Snapshot) (ta *diffTally, dis []disagreement, mismatch []string) {
+	argoPaths, err := differingPaths(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	driftPaths, err := differingPaths(snap.WithoutArgoStates())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta = &diffTally{}
+	statuses := drift.ArgoStatuses(snap.Application)
+	for i := range snap.Resources {
+		r := &snap.Resources[i]
+		ref := r.Ref()
+		if r.Live == nil || r.Target == nil {
+			ta.missing++
+			continue
+		}
+		status := statuses[ref]
+		ta.total++
+		argoOut := status == "OutOfSync"
+		if argoOut {
+			ta.outOfSync++
+		}
+		if argoOut != (len(argoPaths[i]) > 0) {
+			mismatch = append(mismatch, fmt.Sprintf("%s %s: Argo CD %s, its normalized/predicted states differ at %v", app, ref, status, argoPaths[i]))
+		}
+		driftOut := len(driftPaths[i]) > 0
+		sameStatus := argoOut == driftOut
+		samePaths := strings.Join(argoPaths[i], " ") == strings.Join(driftPaths[i], " ")
+		if sameStatus {
+			ta.status++
+		}
+		if samePaths {
+			ta.paths++
+		}
+		if !sameStatus || !samePaths {
+			dis = append(dis, disagreement{App: app, Resource: ref.String(), ArgoStatus: status, ArgoPaths: argoPaths[i], DriftPaths: driftPaths[i],
+				Class: disagreementClass(ref, argoPaths[i], driftPaths[i]), Snapshot: snap, Index: i})
+		}
+	}
+	return ta, dis, mismatch
 }
 
 // syncable keeps the manifests the API server's dry run accepts (server-side
