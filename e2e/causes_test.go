@@ -622,28 +622,12 @@ spec:
 			create(a)
 		}
 	}
-	synced := func(list []czApp) {
-		deadline := time.Now().Add(3 * time.Minute)
-		for _, a := range list {
-			for {
-				phase := s.kubectl(t, "", "-n", a.argoNS(), "get", "application", a.name, "-o", "jsonpath={.status.operationState.phase}")
-				if phase == "Succeeded" {
-					break
-				}
-				if phase == "Failed" || phase == "Error" || time.Now().After(deadline) {
-					msg := s.kubectl(t, "", "-n", a.argoNS(), "get", "application", a.name, "-o", "jsonpath={.status.operationState.message}")
-					t.Fatalf("Application %s/%s did not sync: phase %q: %s", a.argoNS(), a.name, phase, msg)
-				}
-				time.Sleep(time.Second)
-			}
-		}
-	}
-	synced(first)
+	s.waitCzSynced(t, first)
 	t.Logf("%d Applications synced in %s", len(first), time.Since(started).Round(time.Second))
 	for _, a := range later {
 		create(a)
 	}
-	synced(later)
+	s.waitCzSynced(t, later)
 
 	// The mechanisms that act after the sync.
 	s.actAfterSync(t)
@@ -656,58 +640,15 @@ spec:
 	s.waitManagedPaths(t, "cz-push", 10)
 	kc("-n", "argocd", "annotate", "application", "cz-push", "argocd.argoproj.io/skip-reconcile=true", "--overwrite")
 	time.Sleep(time.Second)
-	pushed := map[string]string{}
-	for i := 0; i < 10; i++ {
-		pushed[fmt.Sprintf("cz-push/pushed-%02d.yaml", i)] = czConfigMap(fmt.Sprintf("pushed-%02d", i), "", nil, map[string]string{"key": "v2"})
-	}
-	head := repo.commit(t, pushed, "cz-push: key v2")
+	head := repo.commit(t, czPushed(), "cz-push: key v2")
 
 	// Diagnose each application until every expected resource shows, for
 	// up to two minutes in all.
-	byApp := map[string][]int{}
-	var order []string
-	for i, e := range exp {
-		if byApp[e.app] == nil {
-			order = append(order, e.app)
-		}
-		byApp[e.app] = append(byApp[e.app], i)
-	}
-	found := make([][]drift.Finding, len(exp))
-	findings := map[string][]drift.Finding{}
-	argoStatus := map[string]map[drift.Ref]string{}
-	deadline := time.Now().Add(2 * time.Minute)
-	for _, app := range order {
-		for {
-			rep := s.diagnoseWith(t, app, true)
-			findings[app] = rep.Findings
-			argoStatus[app] = drift.ArgoStatuses(s.last.Application)
-			missing := 0
-			for _, i := range byApp[app] {
-				found[i] = matchFindings(rep.Findings, exp[i])
-				if len(found[i]) == 0 && exp[i].cause != causeInSync || !liveHolds(s.last, exp[i]) {
-					missing++
-				}
-			}
-			if missing == 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(3 * time.Second)
-		}
-		if (app == "cz-push" || app == "cz-deleted") && len(s.last.Renders) == 0 {
-			t.Errorf("%s: the snapshot has no further renders, so the nondeterministic-render check was not exercised", app)
-		}
-		if app == "cz-push" {
-			compared := drift.Str(s.last.Application, "status", "sync", "revision")
-			if compared == head {
-				t.Errorf("Argo CD compared the pushed commit %s before driftfix diagnosed: the not-yet-compared window was not tested", head)
-			}
-		}
-	}
+	found, findings, argoStatus := s.diagnoseCauses(t, exp, head)
 
 	// Agreement per cause and per mechanism, over resources.
-	type tally struct{ total, agree int }
-	perCause := map[drift.Cause]*tally{}
-	perMech := map[string]*tally{}
+	perCause := map[drift.Cause]*causeTally{}
+	perMech := map[string]*causeTally{}
 	var bad []string
 	resources := map[string]bool{}
 	resAgree := map[string]bool{}
@@ -723,10 +664,10 @@ spec:
 			bad = append(bad, fmt.Sprintf("%s %s %s: want %s; %s", e.app, e.ref, e.path, e.cause, why))
 		}
 		if perMech[e.mech] == nil {
-			perMech[e.mech] = &tally{}
+			perMech[e.mech] = &causeTally{}
 		}
 		if perCause[e.cause] == nil {
-			perCause[e.cause] = &tally{}
+			perCause[e.cause] = &causeTally{}
 		}
 		perCause[e.cause].total++
 		perMech[e.mech].total++
@@ -759,7 +700,7 @@ spec:
 	for _, m := range allMechanisms {
 		ta := perMech[m]
 		if ta == nil {
-			ta = &tally{}
+			ta = &causeTally{}
 		}
 		fmt.Fprintf(&rep, "%-84s %6d %6d\n", m, ta.total, ta.agree)
 	}
@@ -775,8 +716,102 @@ spec:
 			t.Fatal(err)
 		}
 	}
-	// The docs state the agreement per cause, and the fields and resources
-	// it is measured on; those are the floors (docs/figures.yaml, "causes").
+	holdCauseFigures(t, causes, perCause, len(exp), len(resources), len(apps))
+	for _, m := range allMechanisms {
+		if perMech[m] == nil || perMech[m].total == 0 {
+			t.Errorf("mechanism %q is absent", m)
+		}
+	}
+	if len(resources) < 100 {
+		t.Errorf("only %d resources; the cause differential needs at least 100", len(resources))
+	}
+}
+
+// czPushed is the commit pushed to cz-push: key v2 in each ConfigMap.
+func czPushed() map[string]string {
+	pushed := map[string]string{}
+	for i := 0; i < 10; i++ {
+		pushed[fmt.Sprintf("cz-push/pushed-%02d.yaml", i)] = czConfigMap(fmt.Sprintf("pushed-%02d", i), "", nil, map[string]string{"key": "v2"})
+	}
+	return pushed
+}
+
+// causeTally counts fields and those driftfix agrees on.
+type causeTally struct{ total, agree int }
+
+// waitCzSynced waits up to 3 minutes for the first sync of each Application
+// of list; one that fails or is late stops the test.
+func (s *stack) waitCzSynced(t *testing.T, list []czApp) {
+	deadline := time.Now().Add(3 * time.Minute)
+	for _, a := range list {
+		for {
+			phase := s.kubectl(t, "", "-n", a.argoNS(), "get", "application", a.name, "-o", "jsonpath={.status.operationState.phase}")
+			if phase == "Succeeded" {
+				break
+			}
+			if phase == "Failed" || phase == "Error" || time.Now().After(deadline) {
+				msg := s.kubectl(t, "", "-n", a.argoNS(), "get", "application", a.name, "-o", "jsonpath={.status.operationState.message}")
+				t.Fatalf("Application %s/%s did not sync: phase %q: %s", a.argoNS(), a.name, phase, msg)
+			}
+			time.Sleep(time.Second)
+		}
+	}
+}
+
+// diagnoseCauses diagnoses each Application of exp, in order, until every
+// expected resource shows, for up to two minutes in all: it returns the
+// findings matching each expectation, each Application's findings and Argo
+// CD's status of its resources. head is the commit pushed to cz-push, which
+// Argo CD must not have compared yet.
+func (s *stack) diagnoseCauses(t *testing.T, exp []causeExpect, head string) (found [][]drift.Finding, findings map[string][]drift.Finding, argoStatus map[string]map[drift.Ref]string) {
+	byApp := map[string][]int{}
+	var order []string
+	for i, e := range exp {
+		if byApp[e.app] == nil {
+			order = append(order, e.app)
+		}
+		byApp[e.app] = append(byApp[e.app], i)
+	}
+	found = make([][]drift.Finding, len(exp))
+	findings = map[string][]drift.Finding{}
+	argoStatus = map[string]map[drift.Ref]string{}
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, app := range order {
+		for {
+			rep := s.diagnoseWith(t, app, true)
+			findings[app] = rep.Findings
+			argoStatus[app] = drift.ArgoStatuses(s.last.Application)
+			missing := 0
+			for _, i := range byApp[app] {
+				found[i] = matchFindings(rep.Findings, exp[i])
+				if len(found[i]) == 0 && exp[i].cause != causeInSync || !liveHolds(s.last, exp[i]) {
+					missing++
+				}
+			}
+			if missing == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(3 * time.Second)
+		}
+		if (app == "cz-push" || app == "cz-deleted") && len(s.last.Renders) == 0 {
+			t.Errorf("%s: the snapshot has no further renders, so the nondeterministic-render check was not exercised", app)
+		}
+		if app == "cz-push" {
+			compared := drift.Str(s.last.Application, "status", "sync", "revision")
+			if compared == head {
+				t.Errorf("Argo CD compared the pushed commit %s before driftfix diagnosed: the not-yet-compared window was not tested", head)
+			}
+		}
+	}
+	return found, findings, argoStatus
+}
+
+// holdCauseFigures holds the figures the docs state as floors
+// (docs/figures.yaml, "causes"): the agreement per cause, on the fields and
+// resources it is measured on, fields of expFields, resources and
+// applications in all; a cause measured without a stated figure, or stated
+// and not measured, is an error.
+func holdCauseFigures(t *testing.T, causes []string, perCause map[drift.Cause]*causeTally, expFields, resources, apps int) {
 	agreeFields := 0
 	for _, c := range causes {
 		ta := perCause[drift.Cause(c)]
@@ -810,18 +845,10 @@ spec:
 			}
 		}
 	}
-	docs.Hold(t, "causes", "agree-pct", pct(agreeFields, len(exp)))
-	docs.Hold(t, "causes", "fields", float64(len(exp)))
-	docs.Hold(t, "causes", "resources", float64(len(resources)))
-	docs.Hold(t, "causes", "applications", float64(len(apps)))
-	for _, m := range allMechanisms {
-		if perMech[m] == nil || perMech[m].total == 0 {
-			t.Errorf("mechanism %q is absent", m)
-		}
-	}
-	if len(resources) < 100 {
-		t.Errorf("only %d resources; the cause differential needs at least 100", len(resources))
-	}
+	docs.Hold(t, "causes", "agree-pct", pct(agreeFields, expFields))
+	docs.Hold(t, "causes", "fields", float64(expFields))
+	docs.Hold(t, "causes", "resources", float64(resources))
+	docs.Hold(t, "causes", "applications", float64(apps))
 }
 
 // setUpCauseCluster cleans up what an earlier run left of apps and
