@@ -687,7 +687,7 @@ func (c *cli) scan(af *argoFlags, after time.Duration, output *outputs, alwaysRe
 		if _, err := stdout.Write(buf.Bytes()); err != nil {
 			return exitUsage, fmt.Errorf("write the scan: %w", err)
 		}
-	case format != "text":
+	case format == "json" || format == "yaml":
 		if rep.Stuck == nil {
 			rep.Stuck = []scanStuck{}
 		}
