@@ -18,28 +18,7 @@ const maxFuncLines = 150
 // longFuncs are the functions longer than maxFuncLines when the bound was
 // set, by file and name, with their length then: each is to be split, and
 // none may grow. A function split below the bound is taken off the list.
-var longFuncs = map[string]int{
-	"bot/appset/appset_test.go TestResolve":                                  195,
-	"bot/diff/canon.go conv":                                                 208,
-	"bot/diff/diff.go compareResource":                                       188,
-	"bot/diff/diff_test.go TestCompareSemantics":                             217,
-	"bot/drift/sensitive_test.go TestSensitiveTable":                         194,
-	"bot/events_bench_test.go benchEvents":                                   154,
-	"bot/pipeline/plansafety_fuzz_test.go FuzzPlanSafety":                    180,
-	"bot/predict/run.go Run":                                                 165,
-	"bot/predict/run_test.go TestPredictKinds":                               206,
-	"bot/soak_test.go TestSoak":                                              184,
-	"cmd/driftfix/demo.go demo":                                              155,
-	"cmd/driftfix/live.go scan":                                              177,
-	"cmd/driftfix/predict_checkout_test.go TestPredictInPullRequestCheckout": 181,
-	"e2e/causes_test.go TestCauseDifferential":                               316,
-	"e2e/causes_test.go causeCases":                                          274,
-	"e2e/differential_gen_test.go differentialManifests":                     616,
-	"e2e/differential_test.go TestDifferential":                              297,
-	"remediations/render/helm.go helm":                                       188,
-	"remediations/render/helm_deps.go buildDependencies":                     154,
-	"remediations/render/helm_oracle_test.go TestHelmAgainstHelmTemplate":    238,
-}
+var longFuncs = map[string]int{}
 
 // TestFunctionLength keeps every function of the module, tests included,
 // within maxFuncLines, except in the emulators (the packages under bot/

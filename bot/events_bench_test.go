@@ -163,25 +163,7 @@ func benchEvents(b *testing.B) {
 	delete(comment, "pull_request")
 	creates := e.gh.CallCount(checkRuns)
 
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var sampled sync.WaitGroup
-	sampled.Add(1)
-	go func() {
-		defer sampled.Done()
-		var m runtime.MemStats
-		for {
-			runtime.ReadMemStats(&m)
-			if m.HeapAlloc > peak.Load() {
-				peak.Store(m.HeapAlloc)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
+	stopHeap := watchHeap()
 	var mu sync.Mutex
 	var acks []time.Duration
 	refused := 0
@@ -225,8 +207,7 @@ func benchEvents(b *testing.B) {
 		b.Errorf("the scheduled cycle during the storm: %v", err)
 	}
 	e.settle()
-	close(stop)
-	sampled.Wait()
+	peak := stopHeap()
 
 	for i, sha := range heads {
 		if n := len(e.predictRuns("fleet", sha)); n != 1 {
@@ -255,6 +236,35 @@ func benchEvents(b *testing.B) {
 	b.ReportMetric(p95.Seconds(), "predict-p95-s")
 	b.ReportMetric(r95.Seconds(), "reaction-p95-s")
 	b.ReportMetric(float64(a99.Microseconds())/1000, "ack-p99-ms")
-	b.ReportMetric(float64(peak.Load())/(1<<20), "storm-peak-heap-MB")
+	b.ReportMetric(float64(peak)/(1<<20), "storm-peak-heap-MB")
 	b.ReportMetric(cycleTook.Seconds(), "storm-cycle-s")
+}
+
+// watchHeap samples the heap every 50 ms until the function it returns is
+// called, which gives the peak seen.
+func watchHeap() (stop func() uint64) {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var sampled sync.WaitGroup
+	sampled.Add(1)
+	go func() {
+		defer sampled.Done()
+		var m runtime.MemStats
+		for {
+			runtime.ReadMemStats(&m)
+			if m.HeapAlloc > peak.Load() {
+				peak.Store(m.HeapAlloc)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		sampled.Wait()
+		return peak.Load()
+	}
 }

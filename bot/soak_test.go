@@ -145,29 +145,51 @@ func TestSoak(t *testing.T) {
 				}
 			}
 		}
-		for i := 0; i < apps; i++ {
-			name := fmt.Sprintf("app%d", i)
-			open := w.open(name)
-			switch {
-			case len(open) > 1:
-				t.Fatalf("cycle %d: %s has %d open PRs", c, name, len(open))
-			case stuck[name] && !diagnosed[name]:
-				t.Fatalf("cycle %d: %s is stuck but its drift was not diagnosed", c, name)
-			case stuck[name] && !rejected[name] && len(open) != 1:
-				t.Fatalf("cycle %d: stuck %s has no open PR (skipped: %v)", c, name, out.Published.Skipped)
-			case (!stuck[name] || rejected[name]) && len(open) != 0:
-				t.Fatalf("cycle %d: %s (stuck %v, rejected %v) still has PR #%d open", c, name, stuck[name], rejected[name], open[0].Number)
-			}
-		}
+		checkSoakPRs(t, w, c, apps, stuck, rejected, diagnosed, out.Published.Skipped)
 	}
-	total := 0
-	for i := 0; i < apps; i++ {
-		total += len(w.gh.PullRequests("acme", fmt.Sprintf("app%d", i)))
-	}
+	total, dashboards, comments, checks := soakRepos(t, w, apps)
 	if total != opened {
 		t.Errorf("%d PRs exist but %d were reported opened", total, opened)
 	}
-	dashboards := 0
+	if w.gh.RepeatedReactions != 0 {
+		t.Errorf("%d commands were acknowledged (acted on) more than once", w.gh.RepeatedReactions)
+	}
+	t.Logf("soak: %d comments by driftfix, none twice on a PR; %d check runs, one per commit at most; %d /driftfix recheck commands, each acted on once", comments, checks, commands)
+	t.Logf("soak: %d cycles, %d restarts, in %s; %d drift episodes, %d PRs opened, %d closed when the drift went, %d merged, %d turned down; faults: %d GitHub 5xx, %d secondary limits, %d Slack 429, %d Argo CD timeouts, %d lost databases; %d digests posted; %d dashboards (one per repository at most); GitHub answered %d 304s",
+		cycles, restarts, time.Since(start).Round(time.Millisecond), episodes, opened, closed, merged, rejectedN,
+		faults.gh5xx, faults.secondary, faults.slack429, faults.argoTimeouts, faults.lostDB, len(w.slack.Posts()), dashboards, w.gh.NotModified)
+}
+
+// checkSoakPRs checks, after cycle c, that each of the apps has at most one
+// open pull request: one while it is stuck (its drift diagnosed) and its
+// fix not turned down, none otherwise.
+func checkSoakPRs(t *testing.T, w *world, c, apps int, stuck, rejected, diagnosed map[string]bool, skipped []string) {
+	t.Helper()
+	for i := 0; i < apps; i++ {
+		name := fmt.Sprintf("app%d", i)
+		open := w.open(name)
+		switch {
+		case len(open) > 1:
+			t.Fatalf("cycle %d: %s has %d open PRs", c, name, len(open))
+		case stuck[name] && !diagnosed[name]:
+			t.Fatalf("cycle %d: %s is stuck but its drift was not diagnosed", c, name)
+		case stuck[name] && !rejected[name] && len(open) != 1:
+			t.Fatalf("cycle %d: stuck %s has no open PR (skipped: %v)", c, name, skipped)
+		case (!stuck[name] || rejected[name]) && len(open) != 0:
+			t.Fatalf("cycle %d: %s (stuck %v, rejected %v) still has PR #%d open", c, name, stuck[name], rejected[name], open[0].Number)
+		}
+	}
+}
+
+// soakRepos counts, over the apps' repositories at the end of the soak, the
+// pull requests, Drift Dashboards, driftfix's comments and check runs, and
+// checks none is repeated: one dashboard per repository and one check run
+// per commit at most, no comment said twice on a pull request.
+func soakRepos(t *testing.T, w *world, apps int) (total, dashboards, comments, checks int) {
+	t.Helper()
+	for i := 0; i < apps; i++ {
+		total += len(w.gh.PullRequests("acme", fmt.Sprintf("app%d", i)))
+	}
 	for i := 0; i < apps; i++ {
 		ds := len(w.dashboards(fmt.Sprintf("app%d", i), false))
 		if ds > 1 {
@@ -175,7 +197,6 @@ func TestSoak(t *testing.T) {
 		}
 		dashboards += ds
 	}
-	comments, checks := 0, 0
 	for i := 0; i < apps; i++ {
 		repo := fmt.Sprintf("app%d", i)
 		perCommit := map[string]int{}
@@ -199,13 +220,7 @@ func TestSoak(t *testing.T) {
 			}
 		}
 	}
-	if w.gh.RepeatedReactions != 0 {
-		t.Errorf("%d commands were acknowledged (acted on) more than once", w.gh.RepeatedReactions)
-	}
-	t.Logf("soak: %d comments by driftfix, none twice on a PR; %d check runs, one per commit at most; %d /driftfix recheck commands, each acted on once", comments, checks, commands)
-	t.Logf("soak: %d cycles, %d restarts, in %s; %d drift episodes, %d PRs opened, %d closed when the drift went, %d merged, %d turned down; faults: %d GitHub 5xx, %d secondary limits, %d Slack 429, %d Argo CD timeouts, %d lost databases; %d digests posted; %d dashboards (one per repository at most); GitHub answered %d 304s",
-		cycles, restarts, time.Since(start).Round(time.Millisecond), episodes, opened, closed, merged, rejectedN,
-		faults.gh5xx, faults.secondary, faults.slack429, faults.argoTimeouts, faults.lostDB, len(w.slack.Posts()), dashboards, w.gh.NotModified)
+	return total, dashboards, comments, checks
 }
 
 // allPRs summarizes every PR of the world, to compare across a cycle.

@@ -245,53 +245,78 @@ func ref(kind, group, ns, name string) drift.Ref {
 
 // causeCases builds every Application's files and the expected findings.
 func causeCases() ([]czApp, []causeExpect) {
-	var apps []czApp
-	var exp []causeExpect
-	add := func(a czApp) *czApp {
-		a.files = map[string]string{}
-		apps = append(apps, a)
-		return &apps[len(apps)-1]
-	}
-	cm := func(ns, name string) drift.Ref { return ref("ConfigMap", "", ns, name) }
+	s := &causeSet{}
+	s.webhookCases()
+	s.controllerCases()
+	s.normalizedCases()
+	s.ownershipCases()
+	s.manualCases()
+	s.unplacedCases()
+	s.renderAndIgnoreCases()
+	return s.apps, s.exp
+}
 
+// causeSet gathers the Applications of the cause differential and the
+// findings expected on them.
+type causeSet struct {
+	apps []czApp
+	exp  []causeExpect
+}
+
+// add starts an Application with no files yet; the pointer stays valid for
+// its files, which is all a case fills in.
+func (s *causeSet) add(a czApp) *czApp {
+	a.files = map[string]string{}
+	s.apps = append(s.apps, a)
+	return &s.apps[len(s.apps)-1]
+}
+
+// cmRef names a ConfigMap of the stack.
+func cmRef(ns, name string) drift.Ref { return ref("ConfigMap", "", ns, name) }
+
+// tierPath is the label the webhooks and people set over what Git declares.
+const tierPath = "/metadata/labels/tier"
+
+// webhookCases are the objects three mutating webhooks of the stack admit,
+// and their look-alikes the webhooks leave alone.
+func (s *causeSet) webhookCases() {
 	// Webhooks: cz-all admits */* in namespaces labelled cz-wh=on and
 	// objects labelled cz-mutate=all; cz-cm admits configmaps/* labelled
 	// cz-mutate-cm=yes anywhere. Each sets the tier label Git declares.
-	wh := add(czApp{name: "cz-webhook", ns: "cz-wh-on"})
-	tierPath := "/metadata/labels/tier"
+	wh := s.add(czApp{name: "cz-webhook", ns: "cz-wh-on"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("all-cm-%02d", i)
 		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate": "all", "tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: cmRef("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
 	}
 	for i := 0; i < 5; i++ {
 		// A person also edits the data of these: one object, two causes.
-		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: cm("cz-wh-on", fmt.Sprintf("all-cm-%02d", i)), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: cmRef("cz-wh-on", fmt.Sprintf("all-cm-%02d", i)), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("all-deploy-%02d", i)
 		wh.files[n+".yaml"] = strings.Replace(czDeployment(n, 1), "  name: "+n+"\n", "  name: "+n+"\n  labels: {cz-mutate: all, tier: git}\n", 1)
-		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: ref("Deployment", "apps", "cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: ref("Deployment", "apps", "cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("all-sa-%02d", i)
 		wh.files[n+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: %s\n  labels: {cz-mutate: all, tier: git}\n", n)
-		exp = append(exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: ref("ServiceAccount", "", "cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookAll, app: wh.name, ref: ref("ServiceAccount", "", "cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-all"}, noEvidence: "cz-cm"})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("cm-rule-%02d", i)
 		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate-cm": "yes", "tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechWebhookResource, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cm"}, noEvidence: "cz-all"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookResource, app: wh.name, ref: cmRef("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cm"}, noEvidence: "cz-all"})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("ns-out-%02d", i)
 		wh.files[n+".yaml"] = czConfigMap(n, "cz-wh-off", map[string]string{"cz-mutate": "all", "cz-mutate-cm": "yes", "tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechWebhookNSOut, app: wh.name, ref: cm("cz-wh-off", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cm"}, noEvidence: "cz-all"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookNSOut, app: wh.name, ref: cmRef("cz-wh-off", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cm"}, noEvidence: "cz-all"})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("obj-out-%02d", i)
 		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate": "none", "tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechWebhookObjOut, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseManualChange, noEvidence: "cz-all"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookObjOut, app: wh.name, ref: cmRef("cz-wh-on", n), path: tierPath, cause: drift.CauseManualChange, noEvidence: "cz-all"})
 	}
 
 	// cz-cel admits */* labelled cz-mutate-cel=yes, but its matchCondition
@@ -300,15 +325,18 @@ func causeCases() ([]czApp, []causeExpect) {
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("cel-yes-%02d", i)
 		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate-cel": "yes", "tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechWebhookCEL, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cel"}, noEvidence: "cz-cm"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookCEL, app: wh.name, ref: cmRef("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cel"}, noEvidence: "cz-cm"})
 		n = fmt.Sprintf("cel-no-%02d", i)
 		wh.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"cz-mutate-cel": "yes", "cz-mutate-cm": "yes", "tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechWebhookCEL, app: wh.name, ref: cm("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cm"}, noEvidence: "cz-cel"})
+		s.exp = append(s.exp, causeExpect{mech: mechWebhookCEL, app: wh.name, ref: cmRef("cz-wh-on", n), path: tierPath, cause: drift.CauseWebhookMutation, evidence: []string{"cz-cm"}, noEvidence: "cz-cel"})
 	}
+}
 
+// controllerCases are the Gadgets an operator and other programs write.
+func (s *causeSet) controllerCases() {
 	// An operator: its Deployment runs widget-operator, which writes each
 	// Gadget's endpoint and status with client-go's default field manager.
-	ctl := add(czApp{name: "cz-ctrl", ns: "cz-ctrl"})
+	ctl := s.add(czApp{name: "cz-ctrl", ns: "cz-ctrl"})
 	ctl.files["operator.yaml"] = `apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -348,29 +376,33 @@ spec:
 			e.mech, e.settled = mechClientStatus, "/status/phase"
 			e.evidence, e.noEvidence = []string{"OpenAPI-Generator", status}, runs
 		}
-		exp = append(exp, e)
+		s.exp = append(s.exp, e)
 	}
+}
 
+// normalizedCases are the fields the API server prunes, defaults or
+// allocates.
+func (s *causeSet) normalizedCases() {
 	// CRD pruning and defaults. Argo CD's three-way diff keeps what the
 	// API server fills beneath what Git declares, list items of a custom
 	// resource included, so it reports the defaulted Widgets Synced, and
 	// driftfix must report nothing on them.
-	crd := add(czApp{name: "cz-crd", ns: "cz-crd"})
+	crd := s.add(czApp{name: "cz-crd", ns: "cz-crd"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("pruned-%02d", i)
 		crd.files[n+".yaml"] = fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: %s\nspec:\n  mode: fast\n  color: blue   # not in the schema\n", czGroup, n)
-		exp = append(exp, causeExpect{mech: mechCRDPrune, app: crd.name, ref: ref("Widget", czGroup, "cz-crd", n), path: "/spec/color", cause: drift.CauseNormalized})
+		s.exp = append(s.exp, causeExpect{mech: mechCRDPrune, app: crd.name, ref: ref("Widget", czGroup, "cz-crd", n), path: "/spec/color", cause: drift.CauseNormalized})
 	}
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("defaulted-%02d", i)
 		crd.files[n+".yaml"] = fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata:\n  name: %s\nspec:\n  mode: slow\n  size: null\n  opts: {}\n  items:\n    - name: a\n", czGroup, n)
-		exp = append(exp, causeExpect{mech: mechCRDDefault, app: crd.name, ref: ref("Widget", czGroup, "cz-crd", n), path: "*", cause: causeInSync})
+		s.exp = append(s.exp, causeExpect{mech: mechCRDDefault, app: crd.name, ref: ref("Widget", czGroup, "cz-crd", n), path: "*", cause: causeInSync})
 	}
 
 	// Services whose chart renders the allocated fields empty (null, "" or
 	// 0), applied client-side: last-applied-configuration keeps the empty
 	// value, so Argo CD's three-way diff counts what the allocators filled.
-	svc := add(czApp{name: "cz-svc", ns: "cz-svc"})
+	svc := s.add(czApp{name: "cz-svc", ns: "cz-svc"})
 	svcCases := []struct{ name, spec, path string }{
 		{"nodeport-null", "  type: NodePort\n", "/spec/ports/0/nodePort"},
 		{"nodeport-zero", "  type: NodePort\n", "/spec/ports/0/nodePort"},
@@ -388,12 +420,16 @@ spec:
 				port = "      nodePort: 0\n"
 			}
 			svc.files[n+".yaml"] = fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata:\n  name: %s\nspec:\n%s  selector: {app: %s}\n  ports:\n    - name: http\n      port: 80\n      targetPort: 8080\n%s", n, c.spec, n, port)
-			exp = append(exp, causeExpect{mech: mechService, app: svc.name, ref: ref("Service", "", "cz-svc", n), path: c.path, cause: drift.CauseNormalized, evidence: []string{"allocat"}})
+			s.exp = append(s.exp, causeExpect{mech: mechService, app: svc.name, ref: ref("Service", "", "cz-svc", n), path: c.path, cause: drift.CauseNormalized, evidence: []string{"allocat"}})
 		}
 	}
+}
 
+// ownershipCases are the fields another owner holds: an HPA, a second
+// Application, a second Argo CD instance.
+func (s *causeSet) ownershipCases() {
 	// HPAs in the same application as their Deployments.
-	hpa := add(czApp{name: "cz-hpa", ns: "cz-hpa"})
+	hpa := s.add(czApp{name: "cz-hpa", ns: "cz-hpa"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("scaled-%02d", i)
 		hpa.files[n+".yaml"] = czDeployment(n, 1) + fmt.Sprintf(`---
@@ -406,26 +442,26 @@ spec:
   maxReplicas: 3
   metrics: [{type: Resource, resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}}]
 `, n, n)
-		exp = append(exp, causeExpect{mech: mechHPA, app: hpa.name, ref: ref("Deployment", "apps", "cz-hpa", n), path: "/spec/replicas", cause: drift.CauseHPAReplicas, evidence: []string{"HorizontalPodAutoscaler cz-hpa/" + n}})
+		s.exp = append(s.exp, causeExpect{mech: mechHPA, app: hpa.name, ref: ref("Deployment", "apps", "cz-hpa", n), path: "/spec/replicas", cause: drift.CauseHPAReplicas, evidence: []string{"HorizontalPodAutoscaler cz-hpa/" + n}})
 	}
 
 	// Two Applications render the same ConfigMaps; the second sync takes
 	// them over, and the first is diagnosed.
-	ta := add(czApp{name: "cz-track-a", ns: "cz-track"})
-	tb := add(czApp{name: "cz-track-b", ns: "cz-track"})
+	ta := s.add(czApp{name: "cz-track-a", ns: "cz-track"})
+	tb := s.add(czApp{name: "cz-track-b", ns: "cz-track"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("shared-%02d", i)
 		ta.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"owner": "team-a"})
 		tb.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"owner": "team-b"})
-		exp = append(exp, causeExpect{mech: mechTracking, app: ta.name, ref: cm("cz-track", n), path: "*", cause: drift.CauseTrackingClash, evidence: []string{"cz-track-b"}})
+		s.exp = append(s.exp, causeExpect{mech: mechTracking, app: ta.name, ref: cmRef("cz-track", n), path: "*", cause: drift.CauseTrackingClash, evidence: []string{"cz-track-b"}})
 	}
 
 	// A second Argo CD instance (its own controller, watching namespace
 	// cz-argocd2, which manages namespace cz-dual2) has an Application named
 	// like one of this instance: both write the same tracking id, and this
 	// instance counts the other's objects as its own. Neither prunes.
-	d1 := add(czApp{name: "cz-dual", ns: "cz-dual", noPrune: true})
-	d2 := add(czApp{name: "cz-dual", ns: "cz-dual2", noPrune: true, instance: czSecondInstance})
+	d1 := s.add(czApp{name: "cz-dual", ns: "cz-dual", noPrune: true})
+	d2 := s.add(czApp{name: "cz-dual", ns: "cz-dual2", noPrune: true, instance: czSecondInstance})
 	for i := 0; i < 3; i++ {
 		n := fmt.Sprintf("mine-%02d", i)
 		d1.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"instance": "first"})
@@ -433,26 +469,29 @@ spec:
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("theirs-%02d", i)
 		d2.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"instance": "second"})
-		exp = append(exp, causeExpect{mech: mechSecondInstance, app: d1.name, ref: cm("cz-dual2", n), path: "", cause: drift.CauseTrackingClash, evidence: []string{"two instances track the same object", czSecondInstance}})
+		s.exp = append(s.exp, causeExpect{mech: mechSecondInstance, app: d1.name, ref: cmRef("cz-dual2", n), path: "", cause: drift.CauseTrackingClash, evidence: []string{"two instances track the same object", czSecondInstance}})
 	}
+}
 
+// manualCases are the changes people make by hand with kubectl and argocd.
+func (s *causeSet) manualCases() {
 	// Changes made by hand.
-	man := add(czApp{name: "cz-manual", ns: "cz-manual"})
+	man := s.add(czApp{name: "cz-manual", ns: "cz-manual"})
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("edited-%02d", i)
 		man.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "edit-me"})
-		exp = append(exp, causeExpect{mech: mechManual, app: man.name, ref: cm("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
+		s.exp = append(s.exp, causeExpect{mech: mechManual, app: man.name, ref: cmRef("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("labelled-%02d", i)
 		man.files[n+".yaml"] = czConfigMap(n, "", map[string]string{"tier": "git"}, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechManual, app: man.name, ref: cm("cz-manual", n), path: tierPath, cause: drift.CauseManualChange, evidence: []string{"kubectl label"}})
+		s.exp = append(s.exp, causeExpect{mech: mechManual, app: man.name, ref: cmRef("cz-manual", n), path: tierPath, cause: drift.CauseManualChange, evidence: []string{"kubectl label"}})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("scaled-%02d", i)
 		man.files[n+".yaml"] = czDeployment(n, 1)
 		r := ref("Deployment", "apps", "cz-manual", n)
-		exp = append(exp, causeExpect{mech: mechManual, app: man.name, ref: r, path: "/spec/replicas", cause: drift.CauseManualChange, evidence: []string{"kubectl scale"}},
+		s.exp = append(s.exp, causeExpect{mech: mechManual, app: man.name, ref: r, path: "/spec/replicas", cause: drift.CauseManualChange, evidence: []string{"kubectl scale"}},
 			causeExpect{mech: mechManual, app: man.name, ref: r, path: "/spec/template/spec/containers/0/image", cause: drift.CauseManualChange, evidence: []string{"kubectl set"}})
 	}
 
@@ -463,63 +502,71 @@ spec:
 		n := fmt.Sprintf("rolled-%02d", i)
 		man.files[n+".yaml"] = strings.Replace(czDeployment(n, 1), "  name: "+n+"\n", "  name: "+n+"\n  annotations: {deployment.kubernetes.io/revision: \"1\"}\n", 1)
 		r := ref("Deployment", "apps", "cz-manual", n)
-		exp = append(exp, causeExpect{mech: mechRevision, app: man.name, ref: r, path: "/metadata/annotations/deployment.kubernetes.io~1revision", cause: drift.CauseControllerWrite, evidence: []string{"kube-controller-manager"}},
+		s.exp = append(s.exp, causeExpect{mech: mechRevision, app: man.name, ref: r, path: "/metadata/annotations/deployment.kubernetes.io~1revision", cause: drift.CauseControllerWrite, evidence: []string{"kube-controller-manager"}},
 			causeExpect{mech: mechRevision, app: man.name, ref: r, path: "/spec/template/spec/containers/0/image", cause: drift.CauseManualChange, evidence: []string{"kubectl set"}})
 	}
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("ssa-%02d", i)
 		man.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechManual, app: man.name, ref: cm("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl apply --server-side"}})
+		s.exp = append(s.exp, causeExpect{mech: mechManual, app: man.name, ref: cmRef("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl apply --server-side"}})
 		n = fmt.Sprintf("in-argocd-%02d", i)
 		man.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechManualArgo, app: man.name, ref: cm("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"argocd app patch-resource"}})
+		s.exp = append(s.exp, causeExpect{mech: mechManualArgo, app: man.name, ref: cmRef("cz-manual", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"argocd app patch-resource"}})
 	}
+}
 
+// unplacedCases are the changes no workload of the cluster explains: a
+// generic client library, an edit before a commit, deletions.
+func (s *causeSet) unplacedCases() {
 	// Generic client libraries: the manager is the library's default name,
 	// which names no program, so nothing places the writer.
-	cl := add(czApp{name: "cz-client", ns: "cz-client"})
+	cl := s.add(czApp{name: "cz-client", ns: "cz-client"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("scripted-%02d", i)
 		cl.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechClient, app: cl.name, ref: cm("cz-client", n), path: "/data/key", cause: drift.CauseUnknown, evidence: []string{"hypotheses"}})
+		s.exp = append(s.exp, causeExpect{mech: mechClient, app: cl.name, ref: cmRef("cz-client", n), path: "/data/key", cause: drift.CauseUnknown, evidence: []string{"hypotheses"}})
 	}
 
 	// A kubectl edit, then a commit Argo CD has not compared yet.
-	push := add(czApp{name: "cz-push", ns: "cz-push"})
+	push := s.add(czApp{name: "cz-push", ns: "cz-push"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("pushed-%02d", i)
 		push.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v1"})
-		exp = append(exp, causeExpect{mech: mechPush, app: push.name, ref: cm("cz-push", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
+		s.exp = append(s.exp, causeExpect{mech: mechPush, app: push.name, ref: cmRef("cz-push", n), path: "/data/key", cause: drift.CauseManualChange, evidence: []string{"kubectl edit"}})
 	}
 
 	// Resources deleted by hand: Kubernetes keeps no record of who, but
 	// nothing else explains it (no TTL, owner or add-on label, no role of
 	// the application may delete them) after the last sync applied them: a
 	// person, by elimination (issue #45).
-	del := add(czApp{name: "cz-deleted", ns: "cz-deleted"})
+	del := s.add(czApp{name: "cz-deleted", ns: "cz-deleted"})
 	for i := 0; i < 10; i++ {
 		n := fmt.Sprintf("gone-%02d", i)
 		del.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
-		exp = append(exp, causeExpect{mech: mechDeleted, app: del.name, ref: cm("cz-deleted", n), path: "", cause: drift.CauseManualChange, evidence: []string{"no longer in the cluster", "ruled out"}})
+		s.exp = append(s.exp, causeExpect{mech: mechDeleted, app: del.name, ref: cmRef("cz-deleted", n), path: "", cause: drift.CauseManualChange, evidence: []string{"no longer in the cluster", "ruled out"}})
 	}
+}
+
+// renderAndIgnoreCases are a chart rendering random values and a rule
+// that ignores too much.
+func (s *causeSet) renderAndIgnoreCases() {
 	// A chart that renders a random value: a hard refresh renders it anew.
-	rnd := add(czApp{name: "cz-render", ns: "cz-render"})
+	rnd := s.add(czApp{name: "cz-render", ns: "cz-render"})
 	rnd.files["Chart.yaml"] = "apiVersion: v2\nname: salts\nversion: 0.1.0\n"
 	rnd.files["values.yaml"] = "count: 5\n"
 	rnd.files["templates/cm.yaml"] = "{{- range $i := until (int .Values.count) }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: salt-{{ $i }}\ndata:\n  salt: {{ randAlphaNum 16 | quote }}\n{{- end }}\n"
 	for i := 0; i < 5; i++ {
-		exp = append(exp, causeExpect{mech: mechRender, app: rnd.name, ref: cm("cz-render", fmt.Sprintf("salt-%d", i)), path: "/data/salt", cause: drift.CauseNondeterministicRender})
+		s.exp = append(s.exp, causeExpect{mech: mechRender, app: rnd.name, ref: cmRef("cz-render", fmt.Sprintf("salt-%d", i)), path: "/data/salt", cause: drift.CauseNondeterministicRender})
 	}
 
 	// A rule that ignores all data of every ConfigMap: Argo CD stays
 	// Synced over the kubectl edits it hides, and driftfix names the rule.
-	broad := add(czApp{name: "cz-broad", ns: "cz-broad", spec: "  ignoreDifferences: [{kind: ConfigMap, jsonPointers: [/data]}]\n"})
+	broad := s.add(czApp{name: "cz-broad", ns: "cz-broad", spec: "  ignoreDifferences: [{kind: ConfigMap, jsonPointers: [/data]}]\n"})
 	for i := 0; i < 5; i++ {
 		n := fmt.Sprintf("hidden-%02d", i)
 		broad.files[n+".yaml"] = czConfigMap(n, "", nil, map[string]string{"key": "v"})
 	}
-	exp = append(exp, causeExpect{mech: mechBroad, app: broad.name, ref: ref("Application", "argoproj.io", "argocd", "cz-broad"), path: "/spec/ignoreDifferences/0", cause: drift.CauseBroadIgnore, evidence: []string{"all data"}})
-	return apps, exp
+	s.exp = append(s.exp, causeExpect{mech: mechBroad, app: broad.name, ref: ref("Application", "argoproj.io", "argocd", "cz-broad"), path: "/spec/ignoreDifferences/0", cause: drift.CauseBroadIgnore, evidence: []string{"all data"}})
 }
 
 // TestCauseDifferential reproduces each mechanism on the real stack and
@@ -539,35 +586,7 @@ func TestCauseDifferential(t *testing.T) {
 	}
 	namespaces = uniq(namespaces)
 
-	// Clean up what an earlier run left, then set up the cluster side.
-	for _, a := range apps {
-		if a.instance == "" {
-			s.kubectl(t, "", "-n", "argocd", "delete", "application", a.name, "--ignore-not-found", "--timeout=120s")
-		}
-	}
-	s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=120s"}, namespaces...)...)
-	s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "cz-cel", "--ignore-not-found")
-	t.Cleanup(func() {
-		for _, a := range apps {
-			s.kubectl(t, "", "-n", a.argoNS(), "delete", "application", a.name, "--ignore-not-found", "--timeout=180s")
-		}
-		s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "cz-cel", "--ignore-not-found")
-		s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=180s"}, namespaces...)...)
-		s.kubectl(t, "", "delete", "crd", "gadgets."+czGroup, "widgets."+czGroup, "--ignore-not-found")
-	})
-	s.kubectl(t, czCRDs, "apply", "-f", "-")
-	s.waitEstablished(t, "gadgets."+czGroup)
-	s.waitEstablished(t, "widgets."+czGroup)
-	for _, ns := range namespaces {
-		if ns != czSecondInstance {
-			s.kubectl(t, "", "create", "namespace", ns)
-		}
-	}
-	s.kubectl(t, "", "label", "namespace", "cz-wh-on", "cz-wh=on")
-	s.secondInstance(t, czSecondInstance, 6380, 8092)
-	s.kubectl(t, "", "label", "namespace", "cz-dual2", "argocd.argoproj.io/managed-by="+czSecondInstance)
-	startLabelWebhook(t, s, czWebhookAddr)
-	s.kubectl(t, czWebhookConfigs(s.caBundle(t)), "apply", "-f", "-")
+	s.setUpCauseCluster(t, apps, namespaces)
 
 	files := map[string]string{}
 	for _, a := range apps {
@@ -603,30 +622,273 @@ spec:
 			create(a)
 		}
 	}
-	synced := func(list []czApp) {
-		deadline := time.Now().Add(3 * time.Minute)
-		for _, a := range list {
-			for {
-				phase := s.kubectl(t, "", "-n", a.argoNS(), "get", "application", a.name, "-o", "jsonpath={.status.operationState.phase}")
-				if phase == "Succeeded" {
-					break
-				}
-				if phase == "Failed" || phase == "Error" || time.Now().After(deadline) {
-					msg := s.kubectl(t, "", "-n", a.argoNS(), "get", "application", a.name, "-o", "jsonpath={.status.operationState.message}")
-					t.Fatalf("Application %s/%s did not sync: phase %q: %s", a.argoNS(), a.name, phase, msg)
-				}
-				time.Sleep(time.Second)
-			}
-		}
-	}
-	synced(first)
+	s.waitCzSynced(t, first)
 	t.Logf("%d Applications synced in %s", len(first), time.Since(started).Round(time.Second))
 	for _, a := range later {
 		create(a)
 	}
-	synced(later)
+	s.waitCzSynced(t, later)
 
 	// The mechanisms that act after the sync.
+	s.actAfterSync(t)
+	kc := func(args ...string) { s.kubectl(t, "", args...) }
+
+	// The pushed commit: once Argo CD has compared the kubectl edits, its
+	// controller is told to skip the application, so that the commit pushed
+	// next stays not compared while driftfix diagnoses.
+	s.waitFor(t, "cz-push", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after the kubectl edits")
+	s.waitManagedPaths(t, "cz-push", 10)
+	kc("-n", "argocd", "annotate", "application", "cz-push", "argocd.argoproj.io/skip-reconcile=true", "--overwrite")
+	time.Sleep(time.Second)
+	head := repo.commit(t, czPushed(), "cz-push: key v2")
+
+	// Diagnose each application until every expected resource shows, for
+	// up to two minutes in all.
+	found, findings, argoStatus := s.diagnoseCauses(t, exp, head)
+
+	// Agreement per cause and per mechanism, over resources.
+	perCause := map[drift.Cause]*causeTally{}
+	perMech := map[string]*causeTally{}
+	var bad []string
+	resources := map[string]bool{}
+	resAgree := map[string]bool{}
+	for i, e := range exp {
+		key := e.app + " " + e.ref.String()
+		if !resources[key] {
+			resAgree[key] = true
+		}
+		resources[key] = true
+		ok, why := judge(e, found[i], findings[e.app], argoStatus[e.app][e.ref])
+		if !ok {
+			resAgree[key] = false
+			bad = append(bad, fmt.Sprintf("%s %s %s: want %s; %s", e.app, e.ref, e.path, e.cause, why))
+		}
+		if perMech[e.mech] == nil {
+			perMech[e.mech] = &causeTally{}
+		}
+		if perCause[e.cause] == nil {
+			perCause[e.cause] = &causeTally{}
+		}
+		perCause[e.cause].total++
+		perMech[e.mech].total++
+		if ok {
+			perCause[e.cause].agree++
+			perMech[e.mech].agree++
+		}
+	}
+	agreeRes := 0
+	for _, v := range resAgree {
+		if v {
+			agreeRes++
+		}
+	}
+	var rep strings.Builder
+	fmt.Fprintf(&rep, "Cause differential on the real stack (Argo CD 3.6.1, kube-apiserver and kube-controller-manager 1.37.2), %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(&rep, "%d resources in %d Applications, %d expected differing fields; resources agreeing: %d/%d (%.1f%%); run %s\n\n",
+		len(resources), len(apps), len(exp), agreeRes, len(resources), pct(agreeRes, len(resources)), time.Since(started).Round(time.Second))
+	fmt.Fprintf(&rep, "%-24s %8s %8s %7s\n", "CAUSE", "FIELDS", "AGREE", "%")
+	var causes []string
+	for c := range perCause {
+		causes = append(causes, string(c))
+	}
+	sort.Strings(causes)
+	for _, c := range causes {
+		ta := perCause[drift.Cause(c)]
+		fmt.Fprintf(&rep, "%-24s %8d %8d %6.1f%%\n", c, ta.total, ta.agree, pct(ta.agree, ta.total))
+	}
+	fmt.Fprintf(&rep, "\n%-84s %6s %6s\n", "MECHANISM", "FIELDS", "AGREE")
+	for _, m := range allMechanisms {
+		ta := perMech[m]
+		if ta == nil {
+			ta = &causeTally{}
+		}
+		fmt.Fprintf(&rep, "%-84s %6d %6d\n", m, ta.total, ta.agree)
+	}
+	if len(bad) > 0 {
+		fmt.Fprintf(&rep, "\nDisagreements (%d):\n", len(bad))
+		for _, b := range bad {
+			fmt.Fprintf(&rep, "  %s\n", b)
+		}
+	}
+	t.Log("\n" + rep.String())
+	if *causesReport != "" {
+		if err := os.WriteFile(*causesReport, []byte(rep.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holdCauseFigures(t, causes, perCause, len(exp), len(resources), len(apps))
+	for _, m := range allMechanisms {
+		if perMech[m] == nil || perMech[m].total == 0 {
+			t.Errorf("mechanism %q is absent", m)
+		}
+	}
+	if len(resources) < 100 {
+		t.Errorf("only %d resources; the cause differential needs at least 100", len(resources))
+	}
+}
+
+// czPushed is the commit pushed to cz-push: key v2 in each ConfigMap.
+func czPushed() map[string]string {
+	pushed := map[string]string{}
+	for i := 0; i < 10; i++ {
+		pushed[fmt.Sprintf("cz-push/pushed-%02d.yaml", i)] = czConfigMap(fmt.Sprintf("pushed-%02d", i), "", nil, map[string]string{"key": "v2"})
+	}
+	return pushed
+}
+
+// causeTally counts fields and those driftfix agrees on.
+type causeTally struct{ total, agree int }
+
+// waitCzSynced waits up to 3 minutes for the first sync of each Application
+// of list; one that fails or is late stops the test.
+func (s *stack) waitCzSynced(t *testing.T, list []czApp) {
+	deadline := time.Now().Add(3 * time.Minute)
+	for _, a := range list {
+		for {
+			phase := s.kubectl(t, "", "-n", a.argoNS(), "get", "application", a.name, "-o", "jsonpath={.status.operationState.phase}")
+			if phase == "Succeeded" {
+				break
+			}
+			if phase == "Failed" || phase == "Error" || time.Now().After(deadline) {
+				msg := s.kubectl(t, "", "-n", a.argoNS(), "get", "application", a.name, "-o", "jsonpath={.status.operationState.message}")
+				t.Fatalf("Application %s/%s did not sync: phase %q: %s", a.argoNS(), a.name, phase, msg)
+			}
+			time.Sleep(time.Second)
+		}
+	}
+}
+
+// diagnoseCauses diagnoses each Application of exp, in order, until every
+// expected resource shows, for up to two minutes in all: it returns the
+// findings matching each expectation, each Application's findings and Argo
+// CD's status of its resources. head is the commit pushed to cz-push, which
+// Argo CD must not have compared yet.
+func (s *stack) diagnoseCauses(t *testing.T, exp []causeExpect, head string) (found [][]drift.Finding, findings map[string][]drift.Finding, argoStatus map[string]map[drift.Ref]string) {
+	byApp := map[string][]int{}
+	var order []string
+	for i, e := range exp {
+		if byApp[e.app] == nil {
+			order = append(order, e.app)
+		}
+		byApp[e.app] = append(byApp[e.app], i)
+	}
+	found = make([][]drift.Finding, len(exp))
+	findings = map[string][]drift.Finding{}
+	argoStatus = map[string]map[drift.Ref]string{}
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, app := range order {
+		for {
+			rep := s.diagnoseWith(t, app, true)
+			findings[app] = rep.Findings
+			argoStatus[app] = drift.ArgoStatuses(s.last.Application)
+			missing := 0
+			for _, i := range byApp[app] {
+				found[i] = matchFindings(rep.Findings, exp[i])
+				if len(found[i]) == 0 && exp[i].cause != causeInSync || !liveHolds(s.last, exp[i]) {
+					missing++
+				}
+			}
+			if missing == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(3 * time.Second)
+		}
+		if (app == "cz-push" || app == "cz-deleted") && len(s.last.Renders) == 0 {
+			t.Errorf("%s: the snapshot has no further renders, so the nondeterministic-render check was not exercised", app)
+		}
+		if app == "cz-push" {
+			compared := drift.Str(s.last.Application, "status", "sync", "revision")
+			if compared == head {
+				t.Errorf("Argo CD compared the pushed commit %s before driftfix diagnosed: the not-yet-compared window was not tested", head)
+			}
+		}
+	}
+	return found, findings, argoStatus
+}
+
+// holdCauseFigures holds the figures the docs state as floors
+// (docs/figures.yaml, "causes"): the agreement per cause, on the fields and
+// resources it is measured on, fields of expFields, resources and
+// applications in all; a cause measured without a stated figure, or stated
+// and not measured, is an error.
+func holdCauseFigures(t *testing.T, causes []string, perCause map[drift.Cause]*causeTally, expFields, resources, apps int) {
+	agreeFields := 0
+	for _, c := range causes {
+		ta := perCause[drift.Cause(c)]
+		agreeFields += ta.agree
+		key := c
+		if drift.Cause(c) == causeInSync {
+			key = "none"
+		}
+		if _, _, err := docs.Stated("causes", "agree-pct/"+key); err != nil {
+			t.Errorf("cause %s is measured and the docs state no figure for it: %v", c, err)
+			continue
+		}
+		docs.Hold(t, "causes", "agree-pct/"+key, pct(ta.agree, ta.total))
+		docs.Hold(t, "causes", "fields/"+key, float64(ta.total))
+	}
+	fs, err := docs.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs.Figures {
+		for k := range f.Values {
+			c, ok := strings.CutPrefix(k, "agree-pct/")
+			if f.Name != "causes" || !ok {
+				continue
+			}
+			if c == "none" {
+				c = string(causeInSync)
+			}
+			if perCause[drift.Cause(c)] == nil {
+				t.Errorf("the docs state the agreement on cause %s, which this run did not measure", c)
+			}
+		}
+	}
+	docs.Hold(t, "causes", "agree-pct", pct(agreeFields, expFields))
+	docs.Hold(t, "causes", "fields", float64(expFields))
+	docs.Hold(t, "causes", "resources", float64(resources))
+	docs.Hold(t, "causes", "applications", float64(apps))
+}
+
+// setUpCauseCluster cleans up what an earlier run left of apps and
+// namespaces (and does again when the test ends), then sets up the cluster
+// side: the CRDs, the namespaces, the second Argo CD instance and the
+// mutating webhooks.
+func (s *stack) setUpCauseCluster(t *testing.T, apps []czApp, namespaces []string) {
+	for _, a := range apps {
+		if a.instance == "" {
+			s.kubectl(t, "", "-n", "argocd", "delete", "application", a.name, "--ignore-not-found", "--timeout=120s")
+		}
+	}
+	s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=120s"}, namespaces...)...)
+	s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "cz-cel", "--ignore-not-found")
+	t.Cleanup(func() {
+		for _, a := range apps {
+			s.kubectl(t, "", "-n", a.argoNS(), "delete", "application", a.name, "--ignore-not-found", "--timeout=180s")
+		}
+		s.kubectl(t, "", "delete", "mutatingwebhookconfiguration", "cz-all", "cz-cm", "cz-cel", "--ignore-not-found")
+		s.kubectl(t, "", append([]string{"delete", "namespace", "--ignore-not-found", "--timeout=180s"}, namespaces...)...)
+		s.kubectl(t, "", "delete", "crd", "gadgets."+czGroup, "widgets."+czGroup, "--ignore-not-found")
+	})
+	s.kubectl(t, czCRDs, "apply", "-f", "-")
+	s.waitEstablished(t, "gadgets."+czGroup)
+	s.waitEstablished(t, "widgets."+czGroup)
+	for _, ns := range namespaces {
+		if ns != czSecondInstance {
+			s.kubectl(t, "", "create", "namespace", ns)
+		}
+	}
+	s.kubectl(t, "", "label", "namespace", "cz-wh-on", "cz-wh=on")
+	s.secondInstance(t, czSecondInstance, 6380, 8092)
+	s.kubectl(t, "", "label", "namespace", "cz-dual2", "argocd.argoproj.io/managed-by="+czSecondInstance)
+	startLabelWebhook(t, s, czWebhookAddr)
+	s.kubectl(t, czWebhookConfigs(s.caBundle(t)), "apply", "-f", "-")
+}
+
+// actAfterSync reproduces the mechanisms that act after the sync: kubectl
+// and Argo CD edits, scaling, deletions, client libraries and operators.
+func (s *stack) actAfterSync(t *testing.T) {
 	kc := func(args ...string) { s.kubectl(t, "", args...) }
 	for i := 0; i < 5; i++ {
 		kc("-n", "cz-wh-on", "patch", "configmap", fmt.Sprintf("obj-out-%02d", i), "--field-manager=kubectl-edit", "--type=merge", "-p", `{"metadata":{"labels":{"tier":"hand"}}}`)
@@ -669,180 +931,6 @@ spec:
 		gadget := fmt.Sprintf("/apis/%s/v1/namespaces/cz-ctrl/gadgets/gadget-%02d", czGroup, i)
 		raw.patch(t, gadget, openAPIGeneratorUA, fmt.Sprintf(`{"spec":{"endpoint":"http://gadget-%02d.cz-ctrl.svc:8080"}}`, i))
 		raw.patch(t, gadget+"/status", openAPIGeneratorUA, `{"status":{"phase":"Ready"}}`)
-	}
-
-	// The pushed commit: once Argo CD has compared the kubectl edits, its
-	// controller is told to skip the application, so that the commit pushed
-	// next stays not compared while driftfix diagnoses.
-	s.waitFor(t, "cz-push", func(a argocd.AppSummary) bool { return a.SyncStatus == "OutOfSync" }, "OutOfSync after the kubectl edits")
-	s.waitManagedPaths(t, "cz-push", 10)
-	kc("-n", "argocd", "annotate", "application", "cz-push", "argocd.argoproj.io/skip-reconcile=true", "--overwrite")
-	time.Sleep(time.Second)
-	pushed := map[string]string{}
-	for i := 0; i < 10; i++ {
-		pushed[fmt.Sprintf("cz-push/pushed-%02d.yaml", i)] = czConfigMap(fmt.Sprintf("pushed-%02d", i), "", nil, map[string]string{"key": "v2"})
-	}
-	head := repo.commit(t, pushed, "cz-push: key v2")
-
-	// Diagnose each application until every expected resource shows, for
-	// up to two minutes in all.
-	byApp := map[string][]int{}
-	var order []string
-	for i, e := range exp {
-		if byApp[e.app] == nil {
-			order = append(order, e.app)
-		}
-		byApp[e.app] = append(byApp[e.app], i)
-	}
-	found := make([][]drift.Finding, len(exp))
-	findings := map[string][]drift.Finding{}
-	argoStatus := map[string]map[drift.Ref]string{}
-	deadline := time.Now().Add(2 * time.Minute)
-	for _, app := range order {
-		for {
-			rep := s.diagnoseWith(t, app, true)
-			findings[app] = rep.Findings
-			argoStatus[app] = drift.ArgoStatuses(s.last.Application)
-			missing := 0
-			for _, i := range byApp[app] {
-				found[i] = matchFindings(rep.Findings, exp[i])
-				if len(found[i]) == 0 && exp[i].cause != causeInSync || !liveHolds(s.last, exp[i]) {
-					missing++
-				}
-			}
-			if missing == 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(3 * time.Second)
-		}
-		if (app == "cz-push" || app == "cz-deleted") && len(s.last.Renders) == 0 {
-			t.Errorf("%s: the snapshot has no further renders, so the nondeterministic-render check was not exercised", app)
-		}
-		if app == "cz-push" {
-			compared := drift.Str(s.last.Application, "status", "sync", "revision")
-			if compared == head {
-				t.Errorf("Argo CD compared the pushed commit %s before driftfix diagnosed: the not-yet-compared window was not tested", head)
-			}
-		}
-	}
-
-	// Agreement per cause and per mechanism, over resources.
-	type tally struct{ total, agree int }
-	perCause := map[drift.Cause]*tally{}
-	perMech := map[string]*tally{}
-	var bad []string
-	resources := map[string]bool{}
-	resAgree := map[string]bool{}
-	for i, e := range exp {
-		key := e.app + " " + e.ref.String()
-		if !resources[key] {
-			resAgree[key] = true
-		}
-		resources[key] = true
-		ok, why := judge(e, found[i], findings[e.app], argoStatus[e.app][e.ref])
-		if !ok {
-			resAgree[key] = false
-			bad = append(bad, fmt.Sprintf("%s %s %s: want %s; %s", e.app, e.ref, e.path, e.cause, why))
-		}
-		if perMech[e.mech] == nil {
-			perMech[e.mech] = &tally{}
-		}
-		if perCause[e.cause] == nil {
-			perCause[e.cause] = &tally{}
-		}
-		perCause[e.cause].total++
-		perMech[e.mech].total++
-		if ok {
-			perCause[e.cause].agree++
-			perMech[e.mech].agree++
-		}
-	}
-	agreeRes := 0
-	for _, v := range resAgree {
-		if v {
-			agreeRes++
-		}
-	}
-	var rep strings.Builder
-	fmt.Fprintf(&rep, "Cause differential on the real stack (Argo CD 3.6.1, kube-apiserver and kube-controller-manager 1.37.2), %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	fmt.Fprintf(&rep, "%d resources in %d Applications, %d expected differing fields; resources agreeing: %d/%d (%.1f%%); run %s\n\n",
-		len(resources), len(apps), len(exp), agreeRes, len(resources), pct(agreeRes, len(resources)), time.Since(started).Round(time.Second))
-	fmt.Fprintf(&rep, "%-24s %8s %8s %7s\n", "CAUSE", "FIELDS", "AGREE", "%")
-	var causes []string
-	for c := range perCause {
-		causes = append(causes, string(c))
-	}
-	sort.Strings(causes)
-	for _, c := range causes {
-		ta := perCause[drift.Cause(c)]
-		fmt.Fprintf(&rep, "%-24s %8d %8d %6.1f%%\n", c, ta.total, ta.agree, pct(ta.agree, ta.total))
-	}
-	fmt.Fprintf(&rep, "\n%-84s %6s %6s\n", "MECHANISM", "FIELDS", "AGREE")
-	for _, m := range allMechanisms {
-		ta := perMech[m]
-		if ta == nil {
-			ta = &tally{}
-		}
-		fmt.Fprintf(&rep, "%-84s %6d %6d\n", m, ta.total, ta.agree)
-	}
-	if len(bad) > 0 {
-		fmt.Fprintf(&rep, "\nDisagreements (%d):\n", len(bad))
-		for _, b := range bad {
-			fmt.Fprintf(&rep, "  %s\n", b)
-		}
-	}
-	t.Log("\n" + rep.String())
-	if *causesReport != "" {
-		if err := os.WriteFile(*causesReport, []byte(rep.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The docs state the agreement per cause, and the fields and resources
-	// it is measured on; those are the floors (docs/figures.yaml, "causes").
-	agreeFields := 0
-	for _, c := range causes {
-		ta := perCause[drift.Cause(c)]
-		agreeFields += ta.agree
-		key := c
-		if drift.Cause(c) == causeInSync {
-			key = "none"
-		}
-		if _, _, err := docs.Stated("causes", "agree-pct/"+key); err != nil {
-			t.Errorf("cause %s is measured and the docs state no figure for it: %v", c, err)
-			continue
-		}
-		docs.Hold(t, "causes", "agree-pct/"+key, pct(ta.agree, ta.total))
-		docs.Hold(t, "causes", "fields/"+key, float64(ta.total))
-	}
-	fs, err := docs.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fs.Figures {
-		for k := range f.Values {
-			c, ok := strings.CutPrefix(k, "agree-pct/")
-			if f.Name != "causes" || !ok {
-				continue
-			}
-			if c == "none" {
-				c = string(causeInSync)
-			}
-			if perCause[drift.Cause(c)] == nil {
-				t.Errorf("the docs state the agreement on cause %s, which this run did not measure", c)
-			}
-		}
-	}
-	docs.Hold(t, "causes", "agree-pct", pct(agreeFields, len(exp)))
-	docs.Hold(t, "causes", "fields", float64(len(exp)))
-	docs.Hold(t, "causes", "resources", float64(len(resources)))
-	docs.Hold(t, "causes", "applications", float64(len(apps)))
-	for _, m := range allMechanisms {
-		if perMech[m] == nil || perMech[m].total == 0 {
-			t.Errorf("mechanism %q is absent", m)
-		}
-	}
-	if len(resources) < 100 {
-		t.Errorf("only %d resources; the cause differential needs at least 100", len(resources))
 	}
 }
 

@@ -111,13 +111,30 @@ var (
 
 // differentialManifests generates the manifests, at least 300.
 func differentialManifests() []genManifest {
-	var out []genManifest
-	add := func(app, kind, name, body string) {
-		out = append(out, genManifest{app: app, file: strings.ToLower(kind) + "-" + name + ".yaml", yaml: body})
-	}
-	// --- Deployments: quantities, zero and empty values, omitted defaults.
-	dep := func(name, podSpecExtra, containerExtra, specExtra, metaExtra string) string {
-		return fmt.Sprintf(`apiVersion: apps/v1
+	s := &manifestSet{}
+	s.deploymentManifests()
+	s.workloadManifests()
+	s.networkManifests()
+	s.configManifests()
+	s.rbacManifests()
+	s.clusterManifests()
+	s.customResourceManifests()
+	s.undeclaredFieldManifests()
+	return append(s.out, serverSideCopies(s.out)...)
+}
+
+// manifestSet gathers the generated manifests.
+type manifestSet struct{ out []genManifest }
+
+// add adds the manifest body of kind and name to Application app.
+func (s *manifestSet) add(app, kind, name, body string) {
+	s.out = append(s.out, genManifest{app: app, file: strings.ToLower(kind) + "-" + name + ".yaml", yaml: body})
+}
+
+// genDeployment is a Deployment of one container with the given extra
+// lines of pod spec, container, spec and metadata.
+func genDeployment(name, podSpecExtra, containerExtra, specExtra, metaExtra string) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: %s
@@ -132,13 +149,29 @@ metadata:
       - name: main
         image: registry.example.com/app:1.0
 %s`, name, metaExtra, name, specExtra, name, podSpecExtra, containerExtra)
-	}
+}
+
+// genService is a Service with the given spec lines.
+func genService(name, spec string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: %s}\nspec:\n%s", name, spec)
+}
+
+// genGadget is a Gadget custom resource with the given spec and metadata
+// lines.
+func genGadget(name, spec, meta string) string {
+	return fmt.Sprintf("apiVersion: diff.example.com/v1\nkind: Gadget\nmetadata:\n  name: %s\n%sspec:\n%s", name, meta, spec)
+}
+
+// deploymentManifests are Deployments: quantities, zero and empty values,
+// omitted defaults.
+func (s *manifestSet) deploymentManifests() {
+	// --- Deployments: quantities, zero and empty values, omitted defaults.
 	for i := range cpuForms {
-		add(appWorkloads, "Deployment", fmt.Sprintf("q%d", i), dep(fmt.Sprintf("q%d", i), "", fmt.Sprintf(
+		s.add(appWorkloads, "Deployment", fmt.Sprintf("q%d", i), genDeployment(fmt.Sprintf("q%d", i), "", fmt.Sprintf(
 			"        resources:\n          limits: {cpu: %q, memory: %q}\n          requests: {cpu: 10m}\n", cpuForms[i], memForms[i]), "", ""))
 	}
 	for i, m := range memForms {
-		add(appWorkloads, "Deployment", fmt.Sprintf("rq%d", i), dep(fmt.Sprintf("rq%d", i), "", fmt.Sprintf(
+		s.add(appWorkloads, "Deployment", fmt.Sprintf("rq%d", i), genDeployment(fmt.Sprintf("rq%d", i), "", fmt.Sprintf(
 			"        resources:\n          requests: {memory: %q, cpu: %q}\n", m, cpuForms[(i+3)%len(cpuForms)]), "", ""))
 	}
 	depVariants := []struct{ name, pod, ctr, spec, meta string }{
@@ -203,8 +236,13 @@ metadata:
 		{"revision-history-zero", "", "", "  revisionHistoryLimit: 0\n", ""},
 	}
 	for _, v := range depVariants {
-		add(appWorkloads, "Deployment", v.name, dep(v.name, v.pod, v.ctr, v.spec, v.meta))
+		s.add(appWorkloads, "Deployment", v.name, genDeployment(v.name, v.pod, v.ctr, v.spec, v.meta))
 	}
+}
+
+// workloadManifests are the other workloads: StatefulSets, DaemonSets,
+// Jobs, CronJobs and Pods.
+func (s *manifestSet) workloadManifests() {
 	// --- StatefulSets, DaemonSets, Jobs, CronJobs, Pods.
 	sts := func(name, extra, vctExtra string) string {
 		return fmt.Sprintf(`apiVersion: apps/v1
@@ -232,7 +270,7 @@ spec:
 		{"sts-quantity", "", "        resources: {limits: {cpu: 1000m, memory: 1024Mi}}\n"},
 	}
 	for _, v := range stsVariants {
-		add(appWorkloads, "StatefulSet", v.name, sts(v.name, v.extra, v.vct))
+		s.add(appWorkloads, "StatefulSet", v.name, sts(v.name, v.extra, v.vct))
 	}
 	ds := func(name, extra, ctr string) string {
 		return fmt.Sprintf(`apiVersion: apps/v1
@@ -257,7 +295,7 @@ spec:
 		{"ds-hostport", "", "        ports: [{containerPort: 9100, hostPort: 9100}]\n"},
 		{"ds-history", "  revisionHistoryLimit: 10\n  minReadySeconds: 0\n", ""},
 	} {
-		add(appWorkloads, "DaemonSet", v.name, ds(v.name, v.extra, v.ctr))
+		s.add(appWorkloads, "DaemonSet", v.name, ds(v.name, v.extra, v.ctr))
 	}
 	job := func(name, extra string) string {
 		return fmt.Sprintf(`apiVersion: batch/v1
@@ -282,7 +320,7 @@ spec:
 		{"job-pod-failure", "  podFailurePolicy:\n    rules:\n    - action: FailJob\n      onExitCodes: {operator: In, values: [42]}\n"},
 		{"job-pod-replacement", "  podReplacementPolicy: Failed\n"},
 	} {
-		add(appWorkloads, "Job", v.name, job(v.name, v.extra))
+		s.add(appWorkloads, "Job", v.name, job(v.name, v.extra))
 	}
 	cron := func(name, extra string) string {
 		return fmt.Sprintf(`apiVersion: batch/v1
@@ -308,22 +346,22 @@ spec:
 		{"cron-forbid", "  concurrencyPolicy: Forbid\n  startingDeadlineSeconds: 200\n"},
 		{"cron-timezone", "  timeZone: Etc/UTC\n"},
 	} {
-		add(appWorkloads, "CronJob", v.name, cron(v.name, v.extra))
+		s.add(appWorkloads, "CronJob", v.name, cron(v.name, v.extra))
 	}
 	for _, v := range []struct{ name, extra string }{
 		{"pod-plain", ""},
 		{"pod-quantity", "    resources: {limits: {cpu: 1000m, memory: 1024Mi}}\n"},
 		{"pod-requests-only", "    resources: {requests: {cpu: \"0.5\"}}\n"},
 	} {
-		add(appWorkloads, "Pod", v.name, fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  containers:\n  - name: main\n    image: registry.example.com/app:1.0\n%s", v.name, v.extra))
+		s.add(appWorkloads, "Pod", v.name, fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  containers:\n  - name: main\n    image: registry.example.com/app:1.0\n%s", v.name, v.extra))
 	}
-	add(appWorkloads, "ReplicaSet", "rs-plain", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs-plain}\nspec:\n  replicas: 0\n  selector: {matchLabels: {app: rs-plain}}\n  template:\n    metadata: {labels: {app: rs-plain}}\n    spec:\n      containers:\n      - {name: main, image: registry.example.com/app:1.0}\n")
-	add(appWorkloads, "PodTemplate", "pt-plain", "apiVersion: v1\nkind: PodTemplate\nmetadata: {name: pt-plain}\ntemplate:\n  metadata: {labels: {app: pt}}\n  spec:\n    containers:\n    - {name: main, image: registry.example.com/app:1.0, resources: {limits: {cpu: 1000m}}}\n")
+	s.add(appWorkloads, "ReplicaSet", "rs-plain", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs-plain}\nspec:\n  replicas: 0\n  selector: {matchLabels: {app: rs-plain}}\n  template:\n    metadata: {labels: {app: rs-plain}}\n    spec:\n      containers:\n      - {name: main, image: registry.example.com/app:1.0}\n")
+	s.add(appWorkloads, "PodTemplate", "pt-plain", "apiVersion: v1\nkind: PodTemplate\nmetadata: {name: pt-plain}\ntemplate:\n  metadata: {labels: {app: pt}}\n  spec:\n    containers:\n    - {name: main, image: registry.example.com/app:1.0, resources: {limits: {cpu: 1000m}}}\n")
+}
 
+// networkManifests are Services, NetworkPolicies and Ingresses.
+func (s *manifestSet) networkManifests() {
 	// --- Services and networking.
-	svc := func(name, spec string) string {
-		return fmt.Sprintf("apiVersion: v1\nkind: Service\nmetadata: {name: %s}\nspec:\n%s", name, spec)
-	}
 	for _, v := range []struct{ name, spec string }{
 		{"svc-port-only", "  selector: {app: web}\n  ports:\n  - port: 80\n"},
 		{"svc-target-int", "  selector: {app: web}\n  ports:\n  - {port: 80, targetPort: 8080}\n"},
@@ -347,7 +385,7 @@ spec:
 		{"svc-affinity", "  sessionAffinity: ClientIP\n  selector: {app: web}\n  ports: [{port: 80}]\n"},
 		{"svc-publish", "  publishNotReadyAddresses: false\n  selector: {app: web}\n  ports: [{port: 80}]\n"},
 	} {
-		add(appNetwork, "Service", v.name, svc(v.name, v.spec))
+		s.add(appNetwork, "Service", v.name, genService(v.name, v.spec))
 	}
 	netpol := func(name, spec string) string {
 		return fmt.Sprintf("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: %s}\nspec:\n%s", name, spec)
@@ -362,7 +400,7 @@ spec:
 		{"np-endport", "  podSelector: {}\n  egress:\n  - ports:\n    - {port: 32000, endPort: 32768}\n"},
 		{"np-from", "  podSelector: {}\n  ingress:\n  - from:\n    - namespaceSelector: {matchLabels: {team: a}}\n      podSelector: {matchLabels: {role: client}}\n"},
 	} {
-		add(appNetwork, "NetworkPolicy", v.name, netpol(v.name, v.spec))
+		s.add(appNetwork, "NetworkPolicy", v.name, netpol(v.name, v.spec))
 	}
 	ing := func(name, spec string) string {
 		return fmt.Sprintf("apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: %s}\nspec:\n%s", name, spec)
@@ -374,10 +412,13 @@ spec:
 		{"ing-tls-empty", "  tls: []\n  defaultBackend: {service: {name: web, port: {number: 80}}}\n"},
 		{"ing-tls", "  tls:\n  - hosts: [c.example.com]\n    secretName: c-tls\n  defaultBackend: {service: {name: web, port: {number: 80}}}\n"},
 	} {
-		add(appNetwork, "Ingress", v.name, ing(v.name, v.spec))
+		s.add(appNetwork, "Ingress", v.name, ing(v.name, v.spec))
 	}
-	add(appNetwork, "Endpoints", "ep-manual", "apiVersion: v1\nkind: Endpoints\nmetadata: {name: svc-no-selector}\nsubsets:\n- addresses: [{ip: 10.1.1.1}]\n  ports: [{port: 5432}]\n")
+	s.add(appNetwork, "Endpoints", "ep-manual", "apiVersion: v1\nkind: Endpoints\nmetadata: {name: svc-no-selector}\nsubsets:\n- addresses: [{ip: 10.1.1.1}]\n  ports: [{port: 5432}]\n")
+}
 
+// configManifests are configuration, storage and policy objects.
+func (s *manifestSet) configManifests() {
 	// --- Configuration, storage, policy.
 	for _, v := range []struct{ name, body string }{
 		{"cm-plain", "data: {key: value}\n"},
@@ -399,9 +440,9 @@ spec:
 		case "cm-annotations-empty":
 			meta = "  annotations: {}\n"
 		}
-		add(appConfig, "ConfigMap", v.name, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n%s%s", v.name, meta, v.body))
+		s.add(appConfig, "ConfigMap", v.name, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n%s%s", v.name, meta, v.body))
 	}
-	add(appConfig, "ConfigMap", "settings", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n")
+	s.add(appConfig, "ConfigMap", "settings", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n")
 	for _, v := range []struct{ name, body string }{
 		{"sec-data", "data: {password: c2VjcmV0}\n"},
 		{"sec-stringdata", "stringData: {password: secret}\n"},
@@ -414,9 +455,9 @@ spec:
 		{"sec-stringdata-number", "stringData: {port: \"8080\"}\n"},
 		{"sec-immutable", "immutable: true\ndata: {a: YQ==}\n"},
 	} {
-		add(appConfig, "Secret", v.name, fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: %s}\n%s", v.name, v.body))
+		s.add(appConfig, "Secret", v.name, fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: %s}\n%s", v.name, v.body))
 	}
-	add(appConfig, "Secret", "creds", "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {a: b}\n")
+	s.add(appConfig, "Secret", "creds", "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {a: b}\n")
 	for _, v := range []struct{ name, body string }{
 		{"sa-plain", ""},
 		{"sa-automount-false", "automountServiceAccountToken: false\n"},
@@ -424,13 +465,13 @@ spec:
 		{"sa-pull-secrets", "imagePullSecrets: [{name: regcred}]\n"},
 		{"sa-secrets-empty", "secrets: []\n"},
 	} {
-		add(appConfig, "ServiceAccount", v.name, fmt.Sprintf("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: %s}\n%s", v.name, v.body))
+		s.add(appConfig, "ServiceAccount", v.name, fmt.Sprintf("apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: %s}\n%s", v.name, v.body))
 	}
 	for i, st := range []string{"1024Mi", "1Gi", "1e9", "0.5Gi", "500M", "1000Mi"} {
-		add(appConfig, "PersistentVolumeClaim", fmt.Sprintf("pvc-q%d", i), fmt.Sprintf("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: pvc-q%d}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: %q}}\n", i, st))
+		s.add(appConfig, "PersistentVolumeClaim", fmt.Sprintf("pvc-q%d", i), fmt.Sprintf("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: pvc-q%d}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: %q}}\n", i, st))
 	}
-	add(appConfig, "PersistentVolumeClaim", "pvc-mode", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: pvc-mode}\nspec:\n  accessModes: [ReadWriteOnce]\n  volumeMode: Filesystem\n  storageClassName: \"\"\n  resources: {requests: {storage: 1Gi}}\n")
-	add(appConfig, "PersistentVolumeClaim", "pvc-class", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: pvc-class}\nspec:\n  accessModes: [ReadWriteMany, ReadOnlyMany]\n  storageClassName: diff-standard\n  resources: {requests: {storage: 10Gi}, limits: {storage: 20Gi}}\n")
+	s.add(appConfig, "PersistentVolumeClaim", "pvc-mode", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: pvc-mode}\nspec:\n  accessModes: [ReadWriteOnce]\n  volumeMode: Filesystem\n  storageClassName: \"\"\n  resources: {requests: {storage: 1Gi}}\n")
+	s.add(appConfig, "PersistentVolumeClaim", "pvc-class", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: pvc-class}\nspec:\n  accessModes: [ReadWriteMany, ReadOnlyMany]\n  storageClassName: diff-standard\n  resources: {requests: {storage: 10Gi}, limits: {storage: 20Gi}}\n")
 	for _, v := range []struct{ name, spec string }{
 		{"pdb-min-int", "  minAvailable: 1\n  selector: {matchLabels: {app: web}}\n"},
 		{"pdb-min-percent", "  minAvailable: 50%\n  selector: {matchLabels: {app: web}}\n"},
@@ -439,7 +480,7 @@ spec:
 		{"pdb-selector-empty", "  maxUnavailable: 1\n  selector: {}\n"},
 		{"pdb-eviction", "  minAvailable: 1\n  unhealthyPodEvictionPolicy: AlwaysAllow\n  selector: {matchLabels: {app: web}}\n"},
 	} {
-		add(appConfig, "PodDisruptionBudget", v.name, fmt.Sprintf("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: %s}\nspec:\n%s", v.name, v.spec))
+		s.add(appConfig, "PodDisruptionBudget", v.name, fmt.Sprintf("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: %s}\nspec:\n%s", v.name, v.spec))
 	}
 	hpa := func(name, spec string) string {
 		return fmt.Sprintf("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: %s}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: absent-%s}\n  maxReplicas: 5\n%s", name, name, spec)
@@ -456,7 +497,7 @@ spec:
 		{"hpa-pods-metric", "  metrics:\n  - type: Pods\n    pods:\n      metric: {name: requests}\n      target: {type: AverageValue, averageValue: 1000m}\n"},
 		{"hpa-external", "  metrics:\n  - type: External\n    external:\n      metric: {name: queue, selector: {matchLabels: {q: a}}}\n      target: {type: Value, value: \"100\"}\n"},
 	} {
-		add(appConfig, "HorizontalPodAutoscaler", v.name, hpa(v.name, v.spec))
+		s.add(appConfig, "HorizontalPodAutoscaler", v.name, hpa(v.name, v.spec))
 	}
 	for _, v := range []struct{ name, spec string }{
 		{"lr-max", "  limits:\n  - type: Container\n    max: {cpu: \"2\", memory: 1024Mi}\n"},
@@ -466,7 +507,7 @@ spec:
 		{"lr-pod", "  limits:\n  - type: Pod\n    max: {cpu: 4000m}\n"},
 	} {
 		// In a namespace without Pods or claims, which the limits would refuse.
-		add(appCluster, "LimitRange", v.name, fmt.Sprintf("apiVersion: v1\nkind: LimitRange\nmetadata: {name: %s}\nspec:\n%s", v.name, v.spec))
+		s.add(appCluster, "LimitRange", v.name, fmt.Sprintf("apiVersion: v1\nkind: LimitRange\nmetadata: {name: %s}\nspec:\n%s", v.name, v.spec))
 	}
 	for _, v := range []struct{ name, spec string }{
 		{"rq-compute", "  hard: {requests.cpu: 1000m, requests.memory: 1024Mi, limits.cpu: \"4\", limits.memory: 4Gi}\n"},
@@ -474,10 +515,13 @@ spec:
 		{"rq-scopes", "  hard: {pods: \"5\"}\n  scopes: [BestEffort]\n"},
 		{"rq-storage", "  hard: {requests.storage: 100Gi, persistentvolumeclaims: \"3\"}\n"},
 	} {
-		add(appCluster, "ResourceQuota", v.name, fmt.Sprintf("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: %s}\nspec:\n%s", v.name, v.spec))
+		s.add(appCluster, "ResourceQuota", v.name, fmt.Sprintf("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: %s}\nspec:\n%s", v.name, v.spec))
 	}
-	add(appConfig, "Lease", "lease-plain", "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: lease-plain}\nspec:\n  holderIdentity: someone\n  leaseDurationSeconds: 15\n")
+	s.add(appConfig, "Lease", "lease-plain", "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: lease-plain}\nspec:\n  holderIdentity: someone\n  leaseDurationSeconds: 15\n")
+}
 
+// rbacManifests are Roles, ClusterRoles and their bindings.
+func (s *manifestSet) rbacManifests() {
 	// --- RBAC.
 	rules := "rules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  verbs: [get, list]\n"
 	for _, v := range []struct{ name, body string }{
@@ -488,7 +532,7 @@ spec:
 		{"role-multi", "rules:\n- apiGroups: [apps]\n  resources: [deployments, deployments/scale]\n  verbs: [get, patch]\n- apiGroups: [\"\"]\n  resources: [pods]\n  verbs: [\"*\"]\n"},
 		{"role-empty-groups", "rules:\n- apiGroups: []\n  resources: [pods]\n  verbs: [get]\n"},
 	} {
-		add(appRBAC, "Role", v.name, fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: %s}\n%s", v.name, v.body))
+		s.add(appRBAC, "Role", v.name, fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: %s}\n%s", v.name, v.body))
 	}
 	for _, v := range []struct{ name, body string }{
 		{"diff-cr-plain", rules},
@@ -507,7 +551,7 @@ spec:
 			meta = "metadata:\n  name: " + v.name + "\n"
 			body = strings.TrimPrefix(body, "metadata:\n")
 		}
-		add(appRBAC, "ClusterRole", v.name, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\n"+meta+body)
+		s.add(appRBAC, "ClusterRole", v.name, "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\n"+meta+body)
 	}
 	for _, v := range []struct{ name, subjects string }{
 		{"rb-sa", "- kind: ServiceAccount\n  name: sa-plain\n"},
@@ -516,10 +560,10 @@ spec:
 		{"rb-group", "- kind: Group\n  name: devs\n  apiGroup: rbac.authorization.k8s.io\n"},
 		{"rb-many", "- {kind: User, name: a, apiGroup: rbac.authorization.k8s.io}\n- {kind: User, name: b, apiGroup: rbac.authorization.k8s.io}\n"},
 	} {
-		add(appRBAC, "RoleBinding", v.name, fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: %s}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: role-plain}\nsubjects:\n%s", v.name, v.subjects))
+		s.add(appRBAC, "RoleBinding", v.name, fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: %s}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: role-plain}\nsubjects:\n%s", v.name, v.subjects))
 	}
-	add(appRBAC, "RoleBinding", "rb-clusterrole", "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: rb-clusterrole}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\nsubjects:\n- {kind: User, name: jane, apiGroup: rbac.authorization.k8s.io}\n")
-	add(appRBAC, "RoleBinding", "rb-no-subjects", "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: rb-no-subjects}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: role-plain}\n")
+	s.add(appRBAC, "RoleBinding", "rb-clusterrole", "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: rb-clusterrole}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\nsubjects:\n- {kind: User, name: jane, apiGroup: rbac.authorization.k8s.io}\n")
+	s.add(appRBAC, "RoleBinding", "rb-no-subjects", "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: rb-no-subjects}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: role-plain}\n")
 	for _, v := range []struct{ name, subjects string }{
 		{"diff-crb-sa", "- kind: ServiceAccount\n  name: sa-plain\n  namespace: " + appRBAC + "\n"},
 		{"diff-crb-group", "- kind: Group\n  name: system:authenticated\n  apiGroup: rbac.authorization.k8s.io\n"},
@@ -529,9 +573,12 @@ spec:
 		if v.subjects == "" {
 			sub = "subjects: []\n"
 		}
-		add(appRBAC, "ClusterRoleBinding", v.name, fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: %s}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: diff-cr-plain}\n%s", v.name, sub))
+		s.add(appRBAC, "ClusterRoleBinding", v.name, fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: %s}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: diff-cr-plain}\n%s", v.name, sub))
 	}
+}
 
+// clusterManifests are cluster-scoped kinds, admission webhooks among them.
+func (s *manifestSet) clusterManifests() {
 	// --- Cluster-scoped kinds.
 	for _, v := range []struct{ name, body string }{
 		{"diff-pc-plain", "value: 1000\n"},
@@ -539,7 +586,7 @@ spec:
 		{"diff-pc-never", "value: 100\npreemptionPolicy: Never\ndescription: \"\"\n"},
 		{"diff-pc-desc", "value: 1e3\ndescription: batch jobs\n"},
 	} {
-		add(appCluster, "PriorityClass", v.name, fmt.Sprintf("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: %s}\n%s", v.name, v.body))
+		s.add(appCluster, "PriorityClass", v.name, fmt.Sprintf("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: %s}\n%s", v.name, v.body))
 	}
 	webhook := func(kind, name, extra string) string {
 		return fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
@@ -568,25 +615,25 @@ webhooks:
 			if v.name == "cabundle-empty" {
 				body = strings.Replace(body, `clientConfig: {url: "https://127.0.0.1:9999/hook"}`, `clientConfig: {url: "https://127.0.0.1:9999/hook", caBundle: ""}`, 1)
 			}
-			add(appCluster, kind, n, body)
+			s.add(appCluster, kind, n, body)
 		}
 	}
-	add(appCluster, "MutatingWebhookConfiguration", "diff-mwc-reinvoke", webhook("MutatingWebhookConfiguration", "diff-mwc-reinvoke", "  reinvocationPolicy: Never\n  failurePolicy: Ignore\n"))
+	s.add(appCluster, "MutatingWebhookConfiguration", "diff-mwc-reinvoke", webhook("MutatingWebhookConfiguration", "diff-mwc-reinvoke", "  reinvocationPolicy: Never\n  failurePolicy: Ignore\n"))
 	for _, v := range []struct{ name, body string }{
 		{"diff-sc-plain", "provisioner: diff.example.com/none\n"},
 		{"diff-standard", "provisioner: diff.example.com/none\nreclaimPolicy: Delete\nvolumeBindingMode: Immediate\nallowVolumeExpansion: false\n"},
 		{"diff-sc-params", "provisioner: diff.example.com/none\nparameters: {type: ssd, iops: \"3000\"}\nmountOptions: []\n"},
 	} {
-		add(appCluster, "StorageClass", v.name, fmt.Sprintf("apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: %s}\n%s", v.name, v.body))
+		s.add(appCluster, "StorageClass", v.name, fmt.Sprintf("apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: %s}\n%s", v.name, v.body))
 	}
-	add(appCluster, "IngressClass", "diff-nginx", "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: diff-nginx}\nspec:\n  controller: diff.example.com/ingress\n")
-	add(appCluster, "IngressClass", "diff-ic-params", "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: diff-ic-params}\nspec:\n  controller: diff.example.com/ingress\n  parameters: {apiGroup: diff.example.com, kind: Params, name: p, scope: Cluster}\n")
-	add(appCluster, "RuntimeClass", "diff-rc", "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: diff-rc}\nhandler: runc\n")
-	add(appCluster, "RuntimeClass", "diff-rc-overhead", "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: diff-rc-overhead}\nhandler: kata\noverhead: {podFixed: {cpu: 250m, memory: 0.125Gi}}\n")
-	add(appCluster, "Namespace", "diff-ns-plain", "apiVersion: v1\nkind: Namespace\nmetadata: {name: diff-ns-plain}\n")
-	add(appCluster, "Namespace", "diff-ns-labels", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: diff-ns-labels\n  labels: {team: a}\n")
-	add(appCluster, "Namespace", "diff-ns-spec", "apiVersion: v1\nkind: Namespace\nmetadata: {name: diff-ns-spec}\nspec: {finalizers: [kubernetes]}\n")
-	add(appCluster, "CustomResourceDefinition", "diff-crd-min", `apiVersion: apiextensions.k8s.io/v1
+	s.add(appCluster, "IngressClass", "diff-nginx", "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: diff-nginx}\nspec:\n  controller: diff.example.com/ingress\n")
+	s.add(appCluster, "IngressClass", "diff-ic-params", "apiVersion: networking.k8s.io/v1\nkind: IngressClass\nmetadata: {name: diff-ic-params}\nspec:\n  controller: diff.example.com/ingress\n  parameters: {apiGroup: diff.example.com, kind: Params, name: p, scope: Cluster}\n")
+	s.add(appCluster, "RuntimeClass", "diff-rc", "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: diff-rc}\nhandler: runc\n")
+	s.add(appCluster, "RuntimeClass", "diff-rc-overhead", "apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata: {name: diff-rc-overhead}\nhandler: kata\noverhead: {podFixed: {cpu: 250m, memory: 0.125Gi}}\n")
+	s.add(appCluster, "Namespace", "diff-ns-plain", "apiVersion: v1\nkind: Namespace\nmetadata: {name: diff-ns-plain}\n")
+	s.add(appCluster, "Namespace", "diff-ns-labels", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: diff-ns-labels\n  labels: {team: a}\n")
+	s.add(appCluster, "Namespace", "diff-ns-spec", "apiVersion: v1\nkind: Namespace\nmetadata: {name: diff-ns-spec}\nspec: {finalizers: [kubernetes]}\n")
+	s.add(appCluster, "CustomResourceDefinition", "diff-crd-min", `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: things.min.diff.example.com}
 spec:
@@ -599,7 +646,7 @@ spec:
     storage: true
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 `)
-	add(appCluster, "CustomResourceDefinition", "diff-crd-full", `apiVersion: apiextensions.k8s.io/v1
+	s.add(appCluster, "CustomResourceDefinition", "diff-crd-full", `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: widgets.full.diff.example.com}
 spec:
@@ -623,7 +670,7 @@ spec:
             properties:
               size: {type: integer, default: 1, minimum: 0}
 `)
-	add(appCluster, "ValidatingAdmissionPolicy", "diff-vap", `apiVersion: admissionregistration.k8s.io/v1
+	s.add(appCluster, "ValidatingAdmissionPolicy", "diff-vap", `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata: {name: diff-vap}
 spec:
@@ -636,11 +683,12 @@ spec:
   validations:
   - expression: "object.metadata.name != 'x'"
 `)
+}
 
+// customResourceManifests are custom resources: schema defaults, pruning,
+// int-or-string, quantities.
+func (s *manifestSet) customResourceManifests() {
 	// --- Custom resources: schema defaults, pruning, int-or-string, quantities.
-	gadget := func(name, spec, meta string) string {
-		return fmt.Sprintf("apiVersion: diff.example.com/v1\nkind: Gadget\nmetadata:\n  name: %s\n%sspec:\n%s", name, meta, spec)
-	}
 	for _, v := range []struct{ name, spec, meta string }{
 		{"g-empty", "  {}\n", ""},
 		{"g-defaults-omitted", "  label: a\n", ""},
@@ -673,11 +721,11 @@ spec:
 		{"g-annotations-empty", "  label: a\n", "  annotations: {}\n"},
 		{"g-top-unknown", "  label: a\n", ""},
 	} {
-		body := gadget(v.name, v.spec, v.meta)
+		body := genGadget(v.name, v.spec, v.meta)
 		if v.name == "g-top-unknown" {
 			body += "extra: {not: declared}\n"
 		}
-		add(appCRs, "Gadget", v.name, body)
+		s.add(appCRs, "Gadget", v.name, body)
 	}
 	for _, v := range []struct{ name, body string }{
 		{"b-plain", "spec: {a: 1}\n"},
@@ -687,26 +735,33 @@ spec:
 		{"b-null", "spec: {a: null}\n"},
 		{"b-bool-string", "spec: {a: \"true\", b: true}\n"},
 	} {
-		add(appCRs, "Blob", v.name, fmt.Sprintf("apiVersion: diff.example.com/v1\nkind: Blob\nmetadata: {name: %s}\n%s", v.name, v.body))
+		s.add(appCRs, "Blob", v.name, fmt.Sprintf("apiVersion: diff.example.com/v1\nkind: Blob\nmetadata: {name: %s}\n%s", v.name, v.body))
 	}
+}
 
+// undeclaredFieldManifests hold fields their kind does not declare, synced
+// with Validate=false.
+func (s *manifestSet) undeclaredFieldManifests() {
 	// --- Fields a kind does not declare (synced with Validate=false).
 	for _, v := range []struct{ kind, name, body string }{
-		{"Deployment", "nv-dep-spec", strings.Replace(dep("nv-dep-spec", "", "", "", ""), "spec:\n  selector:", "spec:\n  bogus: 1\n  selector:", 1)},
-		{"Deployment", "nv-dep-container", dep("nv-dep-container", "", "        unknownField: x\n", "", "")},
-		{"Deployment", "nv-dep-pod", dep("nv-dep-pod", "      notAField: {a: b}\n", "", "", "")},
-		{"Service", "nv-svc", svc("nv-svc", "  selector: {app: web}\n  ports: [{port: 80, bogus: true}]\n")},
+		{"Deployment", "nv-dep-spec", strings.Replace(genDeployment("nv-dep-spec", "", "", "", ""), "spec:\n  selector:", "spec:\n  bogus: 1\n  selector:", 1)},
+		{"Deployment", "nv-dep-container", genDeployment("nv-dep-container", "", "        unknownField: x\n", "", "")},
+		{"Deployment", "nv-dep-pod", genDeployment("nv-dep-pod", "      notAField: {a: b}\n", "", "", "")},
+		{"Service", "nv-svc", genService("nv-svc", "  selector: {app: web}\n  ports: [{port: 80, bogus: true}]\n")},
 		{"ConfigMap", "nv-cm", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nv-cm}\ndata: {a: b}\nextra: value\n"},
 		{"ConfigMap", "nv-cm-meta", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nv-cm-meta, color: blue}\ndata: {a: b}\n"},
 		{"Secret", "nv-secret", "apiVersion: v1\nkind: Secret\nmetadata: {name: nv-secret}\nstringData: {a: b}\nextra: value\n"},
 		{"Role", "nv-role", "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: nv-role}\nrules:\n- apiGroups: [\"\"]\n  resources: [pods]\n  verbs: [get]\n  bogus: yes\n"},
-		{"Gadget", "nv-gadget", gadget("nv-gadget", "  label: a\n  color: red\n", "")},
+		{"Gadget", "nv-gadget", genGadget("nv-gadget", "  label: a\n  color: red\n", "")},
 		{"ServiceAccount", "nv-sa", "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: nv-sa}\nbogus: 1\n"},
 	} {
-		add(appNoValidate, v.kind, v.name, v.body)
+		s.add(appNoValidate, v.kind, v.name, v.body)
 	}
+}
 
-	// --- The same namespaced variations under server-side apply.
+// serverSideCopies are the namespaced variations of out the differential
+// also syncs under server-side apply.
+func serverSideCopies(out []genManifest) []genManifest {
 	var ssa []genManifest
 	for _, m := range out {
 		if m.app != appWorkloads && m.app != appNetwork && m.app != appConfig && m.app != appCRs {
@@ -724,7 +779,7 @@ spec:
 			ssa = append(ssa, genManifest{app: appSSA, file: m.file, yaml: m.yaml})
 		}
 	}
-	return append(out, ssa...)
+	return ssa
 }
 
 // TestDifferentialManifests checks the generator without the stack: enough

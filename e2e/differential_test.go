@@ -88,35 +88,7 @@ func TestDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	ssa.ServerSideOnly = true
-	files := map[string]string{}
-	perApp := map[string]int{}
-	dropped := 0
-	for _, m := range manifests {
-		var obj map[string]any
-		if err := yaml.Unmarshal([]byte(m.yaml), &obj); err != nil {
-			t.Fatalf("generated %s/%s is not YAML: %v\n%s", m.app, m.file, err, m.yaml)
-		}
-		// Argo CD's apply (like kubectl's) refuses fields a built-in kind does
-		// not declare unless Validate=false; a custom resource's are pruned.
-		validation := "Strict"
-		if strings.HasSuffix(drift.Str(obj, "apiVersion"), "diff.example.com/v1") {
-			validation = "Warn"
-		}
-		if m.app == appNoValidate {
-			validation = "Ignore"
-		}
-		check := dr
-		if m.app == appSSA {
-			check = ssa
-		}
-		if _, err := check.Apply(ctx, obj, m.app, validation); err != nil {
-			t.Logf("not synced (the API server refuses it): %s/%s: %v", m.app, m.file, err)
-			dropped++
-			continue
-		}
-		files[m.app+"/"+m.file] = m.yaml
-		perApp[m.app]++
-	}
+	files, perApp, dropped := syncable(ctx, t, dr, ssa, manifests)
 	t.Logf("%d manifests generated, %d refused by the API server's dry-run, %d synced", len(manifests), dropped, len(files))
 	repo := gitRepo(t, files)
 	kept := apps[:0]
@@ -129,26 +101,7 @@ func TestDifferential(t *testing.T) {
 	}
 	apps = kept
 	for _, app := range apps {
-		opts := ""
-		switch app {
-		case appNoValidate:
-			opts = "    syncOptions: [Validate=false]\n"
-		case appSSA:
-			opts = "    syncOptions: [ServerSideApply=true]\n"
-		}
-		s.kubectl(t, fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
-kind: Application
-metadata:
-  name: %s
-  namespace: argocd
-  finalizers: [resources-finalizer.argocd.argoproj.io]
-spec:
-  project: default
-  source: {repoURL: %q, path: %s, targetRevision: main}
-  destination: {server: https://kubernetes.default.svc, namespace: %s}
-  syncPolicy:
-    automated: {prune: true}
-%s`, app, repo, app, app, opts), "apply", "-f", "-")
+		s.applyDifferentialApp(t, app, repo)
 	}
 	t.Cleanup(func() {
 		for _, app := range apps {
@@ -160,22 +113,7 @@ spec:
 	// Every Application syncs once (automated, no self-heal); controllers
 	// then do their part (node ports, aggregated rules, HPA status), and a
 	// refresh lets Argo CD compare the settled state.
-	deadline := time.Now().Add(6 * time.Minute)
-	for _, app := range apps {
-		for {
-			a := s.summary(t, app)
-			if a.OperationPhase == "Succeeded" {
-				break
-			}
-			if a.OperationPhase == "Failed" || a.OperationPhase == "Error" || time.Now().After(deadline) {
-				msg := s.kubectl(t, "", "-n", "argocd", "get", "application", app, "-o", "jsonpath={.status.operationState.message}")
-				// The others are still compared; what did not sync counts as missing.
-				t.Errorf("Application %s did not sync: phase %q sync %q: %s", app, a.OperationPhase, a.SyncStatus, msg)
-				break
-			}
-			time.Sleep(2 * time.Second)
-		}
-	}
+	s.waitSynced(t, apps)
 	// Then people change things: manual edits at top-level and nested
 	// fields, in maps, lists with and without merge keys, and templates, so
 	// that paths are compared on OutOfSync resources too.
@@ -203,9 +141,8 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	type tally struct{ total, status, paths, missing, outOfSync int }
-	all := tally{}
-	byApp := map[string]*tally{}
+	all := diffTally{}
+	byApp := map[string]*diffTally{}
 	var dis []disagreement
 	var walkMismatch []string
 	for _, app := range apps {
@@ -214,47 +151,9 @@ spec:
 			t.Fatal(err)
 		}
 		collect.AddClusterContext(snap, cl.For(snap))
-		argoPaths, err := differingPaths(snap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		driftPaths, err := differingPaths(snap.WithoutArgoStates())
-		if err != nil {
-			t.Fatal(err)
-		}
-		ta := &tally{}
+		ta, d, w := compareApp(t, app, snap)
 		byApp[app] = ta
-		statuses := drift.ArgoStatuses(snap.Application)
-		for i := range snap.Resources {
-			r := &snap.Resources[i]
-			ref := r.Ref()
-			if r.Live == nil || r.Target == nil {
-				ta.missing++
-				continue
-			}
-			status := statuses[ref]
-			ta.total++
-			argoOut := status == "OutOfSync"
-			if argoOut {
-				ta.outOfSync++
-			}
-			if argoOut != (len(argoPaths[i]) > 0) {
-				walkMismatch = append(walkMismatch, fmt.Sprintf("%s %s: Argo CD %s, its normalized/predicted states differ at %v", app, ref, status, argoPaths[i]))
-			}
-			driftOut := len(driftPaths[i]) > 0
-			sameStatus := argoOut == driftOut
-			samePaths := strings.Join(argoPaths[i], " ") == strings.Join(driftPaths[i], " ")
-			if sameStatus {
-				ta.status++
-			}
-			if samePaths {
-				ta.paths++
-			}
-			if !sameStatus || !samePaths {
-				dis = append(dis, disagreement{App: app, Resource: ref.String(), ArgoStatus: status, ArgoPaths: argoPaths[i], DriftPaths: driftPaths[i],
-					Class: disagreementClass(ref, argoPaths[i], driftPaths[i]), Snapshot: snap, Index: i})
-			}
-		}
+		dis, walkMismatch = append(dis, d...), append(walkMismatch, w...)
 		all.total += ta.total
 		all.status += ta.status
 		all.paths += ta.paths
@@ -277,54 +176,7 @@ spec:
 			fmt.Fprintf(&rep, "  %s\n", w)
 		}
 	}
-	classes := map[string][]disagreement{}
-	var keys []string
-	for _, d := range dis {
-		if classes[d.Class] == nil {
-			keys = append(keys, d.Class)
-		}
-		classes[d.Class] = append(classes[d.Class], d)
-	}
-	sort.Strings(keys)
-	fmt.Fprintf(&rep, "\nDisagreements: %d resources in %d classes\n", len(dis), len(keys))
-	// Saved classes keep their files (and numbers): a class the engine no
-	// longer disagrees on stays as a regression case; a new class gets the
-	// next number.
-	saved, next := savedClasses(t)
-	for _, k := range keys {
-		ds := classes[k]
-		file, ok := saved[k]
-		if !ok {
-			next++
-			file = fmt.Sprintf("%02d-%s.json", next, slug(k))
-		}
-		fmt.Fprintf(&rep, "\n[%s] %s (%d)\n", file, k, len(ds))
-		for _, d := range ds {
-			fmt.Fprintf(&rep, "  %s %s: Argo CD %s %v; driftfix %v\n", d.App, d.Resource, d.ArgoStatus, d.ArgoPaths, d.DriftPaths)
-		}
-		// The values at the paths only one side reports, in the first resource.
-		r := ds[0].Snapshot.Resources[ds[0].Index]
-		for _, p := range symmetricDifference(ds[0].ArgoPaths, ds[0].DriftPaths) {
-			ptr, err := drift.ParsePointer(p)
-			if err != nil {
-				continue
-			}
-			fmt.Fprintf(&rep, "    %s: git %s, live %s, predicted %s, normalized %s\n", p,
-				valueAt(r.Target, ptr), valueAt(r.Live, ptr), valueAt(r.PredictedLive, ptr), valueAt(r.NormalizedLive, ptr))
-		}
-		if *updateDifferential && !ok {
-			if err := os.MkdirAll(filepath.Join("..", "testdata", "differential"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			raw, err := json.MarshalIndent(trimmedSnapshot(ds[0].Snapshot, ds[0].Index), "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join("..", "testdata", "differential", file), append(raw, '\n'), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	writeDisagreements(t, &rep, dis)
 	t.Log("\n" + rep.String())
 	if *differentialReport != "" {
 		if err := os.WriteFile(*differentialReport, []byte(rep.String()), 0o644); err != nil {
@@ -341,6 +193,197 @@ spec:
 	docs.Hold(t, "differential", "agree", float64(agree))
 	docs.Hold(t, "differential", "agree-pct", pct(agree, all.total))
 	docs.Hold(t, "differential", "resources", float64(all.total))
+}
+
+// applyDifferentialApp creates Application app over repo, synced automatically
+// with pruning (without validation, or with server-side apply, for the
+// Applications of those variations).
+func (s *stack) applyDifferentialApp(t *testing.T, app, repo string) {
+	opts := ""
+	switch app {
+	case appNoValidate:
+		opts = "    syncOptions: [Validate=false]\n"
+	case appSSA:
+		opts = "    syncOptions: [ServerSideApply=true]\n"
+	}
+	s.kubectl(t, fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: %s
+  namespace: argocd
+  finalizers: [resources-finalizer.argocd.argoproj.io]
+spec:
+  project: default
+  source: {repoURL: %q, path: %s, targetRevision: main}
+  destination: {server: https://kubernetes.default.svc, namespace: %s}
+  syncPolicy:
+    automated: {prune: true}
+%s`, app, repo, app, app, opts), "apply", "-f", "-")
+}
+
+// diffTally counts resources compared: in all, agreeing on status, agreeing
+// on the path set, without a live or Git side, and OutOfSync for Argo CD.
+type diffTally struct{ total, status, paths, missing, outOfSync int }
+
+// compareApp compares, on each resource of app's snapshot, the paths Argo
+// CD's own states differ at with the paths driftfix finds: it counts them,
+// and lists the disagreements and where Argo CD's status and its own states
+// disagree.
+func compareApp(t *testing.T, app string, snap *drift.Snapshot) (ta *diffTally, dis []disagreement, mismatch []string) {
+	argoPaths, err := differingPaths(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	driftPaths, err := differingPaths(snap.WithoutArgoStates())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ta = &diffTally{}
+	statuses := drift.ArgoStatuses(snap.Application)
+	for i := range snap.Resources {
+		r := &snap.Resources[i]
+		ref := r.Ref()
+		if r.Live == nil || r.Target == nil {
+			ta.missing++
+			continue
+		}
+		status := statuses[ref]
+		ta.total++
+		argoOut := status == "OutOfSync"
+		if argoOut {
+			ta.outOfSync++
+		}
+		if argoOut != (len(argoPaths[i]) > 0) {
+			mismatch = append(mismatch, fmt.Sprintf("%s %s: Argo CD %s, its normalized/predicted states differ at %v", app, ref, status, argoPaths[i]))
+		}
+		driftOut := len(driftPaths[i]) > 0
+		sameStatus := argoOut == driftOut
+		samePaths := strings.Join(argoPaths[i], " ") == strings.Join(driftPaths[i], " ")
+		if sameStatus {
+			ta.status++
+		}
+		if samePaths {
+			ta.paths++
+		}
+		if !sameStatus || !samePaths {
+			dis = append(dis, disagreement{App: app, Resource: ref.String(), ArgoStatus: status, ArgoPaths: argoPaths[i], DriftPaths: driftPaths[i],
+				Class: disagreementClass(ref, argoPaths[i], driftPaths[i]), Snapshot: snap, Index: i})
+		}
+	}
+	return ta, dis, mismatch
+}
+
+// syncable keeps the manifests the API server's dry run accepts (server-side
+// for the server-side apply Application), as Argo CD's sync would apply
+// them: it returns their files by Application and path, how many each
+// Application keeps, and how many it dropped.
+func syncable(ctx context.Context, t *testing.T, dr, ssa *kube.DryRunner, manifests []genManifest) (files map[string]string, perApp map[string]int, dropped int) {
+	files, perApp = map[string]string{}, map[string]int{}
+	for _, m := range manifests {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(m.yaml), &obj); err != nil {
+			t.Fatalf("generated %s/%s is not YAML: %v\n%s", m.app, m.file, err, m.yaml)
+		}
+		// Argo CD's apply (like kubectl's) refuses fields a built-in kind does
+		// not declare unless Validate=false; a custom resource's are pruned.
+		validation := "Strict"
+		if strings.HasSuffix(drift.Str(obj, "apiVersion"), "diff.example.com/v1") {
+			validation = "Warn"
+		}
+		if m.app == appNoValidate {
+			validation = "Ignore"
+		}
+		check := dr
+		if m.app == appSSA {
+			check = ssa
+		}
+		if _, err := check.Apply(ctx, obj, m.app, validation); err != nil {
+			t.Logf("not synced (the API server refuses it): %s/%s: %v", m.app, m.file, err)
+			dropped++
+			continue
+		}
+		files[m.app+"/"+m.file] = m.yaml
+		perApp[m.app]++
+	}
+	return files, perApp, dropped
+}
+
+// waitSynced waits up to 6 minutes in all for the one automated sync of each
+// of apps; one that fails or is late is an error, and the others are still
+// compared.
+func (s *stack) waitSynced(t *testing.T, apps []string) {
+	deadline := time.Now().Add(6 * time.Minute)
+	for _, app := range apps {
+		for {
+			a := s.summary(t, app)
+			if a.OperationPhase == "Succeeded" {
+				break
+			}
+			if a.OperationPhase == "Failed" || a.OperationPhase == "Error" || time.Now().After(deadline) {
+				msg := s.kubectl(t, "", "-n", "argocd", "get", "application", app, "-o", "jsonpath={.status.operationState.message}")
+				// The others are still compared; what did not sync counts as missing.
+				t.Errorf("Application %s did not sync: phase %q sync %q: %s", app, a.OperationPhase, a.SyncStatus, msg)
+				break
+			}
+			time.Sleep(2 * time.Second)
+		}
+	}
+}
+
+// writeDisagreements writes the disagreements to rep by class, each class
+// under its file of testdata/differential (a saved class keeps its file and
+// number, a new one takes the next) with the values at the paths only one
+// side reports; with -update-differential it saves a new class's first
+// snapshot there.
+func writeDisagreements(t *testing.T, rep *strings.Builder, dis []disagreement) {
+	classes := map[string][]disagreement{}
+	var keys []string
+	for _, d := range dis {
+		if classes[d.Class] == nil {
+			keys = append(keys, d.Class)
+		}
+		classes[d.Class] = append(classes[d.Class], d)
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(rep, "\nDisagreements: %d resources in %d classes\n", len(dis), len(keys))
+	// Saved classes keep their files (and numbers): a class the engine no
+	// longer disagrees on stays as a regression case; a new class gets the
+	// next number.
+	saved, next := savedClasses(t)
+	for _, k := range keys {
+		ds := classes[k]
+		file, ok := saved[k]
+		if !ok {
+			next++
+			file = fmt.Sprintf("%02d-%s.json", next, slug(k))
+		}
+		fmt.Fprintf(rep, "\n[%s] %s (%d)\n", file, k, len(ds))
+		for _, d := range ds {
+			fmt.Fprintf(rep, "  %s %s: Argo CD %s %v; driftfix %v\n", d.App, d.Resource, d.ArgoStatus, d.ArgoPaths, d.DriftPaths)
+		}
+		// The values at the paths only one side reports, in the first resource.
+		r := ds[0].Snapshot.Resources[ds[0].Index]
+		for _, p := range symmetricDifference(ds[0].ArgoPaths, ds[0].DriftPaths) {
+			ptr, err := drift.ParsePointer(p)
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(rep, "    %s: git %s, live %s, predicted %s, normalized %s\n", p,
+				valueAt(r.Target, ptr), valueAt(r.Live, ptr), valueAt(r.PredictedLive, ptr), valueAt(r.NormalizedLive, ptr))
+		}
+		if *updateDifferential && !ok {
+			if err := os.MkdirAll(filepath.Join("..", "testdata", "differential"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			raw, err := json.MarshalIndent(trimmedSnapshot(ds[0].Snapshot, ds[0].Index), "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join("..", "testdata", "differential", file), append(raw, '\n'), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 func (s *stack) summary(t *testing.T, name string) argocd.AppSummary {

@@ -81,19 +81,7 @@ func (c *Context) ignoreInAppSet(o appOrigin, rule ignoreRule, respect bool, com
 			jr := jsonRule(rule)
 			steps = append(steps, func(b []byte) ([]byte, error) { return jsonAppend(b, param, jr) })
 		case ".yaml", ".yml":
-			steps = append(steps, func(b []byte) ([]byte, error) {
-				docs, err := yamledit.Documents(b)
-				if err != nil {
-					return nil, err
-				}
-				if len(docs) != 1 {
-					return nil, fmt.Errorf("it holds %d documents, not one", len(docs))
-				}
-				if _, ok := docs[0].(map[string]any); !ok {
-					return nil, fmt.Errorf("it is not one map of values (a list makes several Applications)")
-				}
-				return yamledit.AppendItem(b, 0, drift.Pointer{param}, rule, comment)
-			})
+			steps = append(steps, appendToYAMLConfig(param, rule, comment))
 		default:
 			return nil, fmt.Sprintf("ApplicationSet %s in %s reads each config file's %s, but driftfix edits only JSON and YAML files, not %s.", o.AppSet, loc.file, param, file)
 		}
@@ -143,6 +131,31 @@ func (c *Context) ignoreInAppSet(o appOrigin, rule ignoreRule, respect bool, com
 	if err != nil {
 		return nil, fmt.Sprintf("driftfix could not edit %s of ApplicationSet %s in %s: %v.", how, o.AppSet, loc.file, err)
 	}
+	return c.checkAppSetEdit(o, loc, before, file, e, how, rule, respect)
+}
+
+// appendToYAMLConfig is the step that appends the rule to param of a git
+// files generator's YAML config file, which must hold one map of values.
+func appendToYAMLConfig(param string, rule ignoreRule, comment string) func([]byte) ([]byte, error) {
+	return func(b []byte) ([]byte, error) {
+		docs, err := yamledit.Documents(b)
+		if err != nil {
+			return nil, err
+		}
+		if len(docs) != 1 {
+			return nil, fmt.Errorf("it holds %d documents, not one", len(docs))
+		}
+		if _, ok := docs[0].(map[string]any); !ok {
+			return nil, fmt.Errorf("it is not one map of values (a list makes several Applications)")
+		}
+		return yamledit.AppendItem(b, 0, drift.Pointer{param}, rule, comment)
+	}
+}
+
+// checkAppSetEdit resolves the ApplicationSet again with edit e of file (how
+// says which part was edited) and keeps the edit only if the Application of
+// o gains the rule and every other Application stays as it was.
+func (c *Context) checkAppSetEdit(o appOrigin, loc located, before appset.Result, file string, e Edit, how string, rule ignoreRule, respect bool) (*ignoreEdit, string) {
 	edited := Repo{}
 	for k, v := range c.Repo {
 		edited[k] = v
@@ -1028,159 +1041,208 @@ func jsonAppend(src []byte, key string, item any) ([]byte, error) {
 			return nil, fmt.Errorf("%q is a %T, not a list", key, l)
 		}
 	}
+	sp, err := scanJSONObject(src, key)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	if sp.keyAt < 0 {
+		out, err = jsonAddKey(src, sp, key, item, len(orig) > 0)
+	} else {
+		out, err = jsonAddElement(src, sp, key, item)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := checkJSONAppend(orig, out, key, item); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// jsonSpan is where jsonAppend edits a JSON object: the offsets of the
+// quote opening the key (-1 when absent), of the end of its value, of the
+// quote opening the first key, and of the object's closing brace, and
+// whether the object spans lines.
+type jsonSpan struct {
+	keyAt, valEnd, firstKey, closeAt int
+	pretty                           bool
+}
+
+// scanJSONObject reads the members of the JSON object src and finds key's.
+func scanJSONObject(src []byte, key string) (jsonSpan, error) {
+	sp := jsonSpan{keyAt: -1, valEnd: -1, firstKey: -1}
 	dec := json.NewDecoder(bytes.NewReader(src))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, fmt.Errorf("the file is not a JSON object")
+		return sp, fmt.Errorf("the file is not a JSON object")
 	}
-	keyAt, valEnd, firstKey := -1, -1, -1
 	for dec.More() {
 		start := int(dec.InputOffset())
-		if firstKey < 0 {
-			firstKey = start + bytes.IndexByte(src[start:], '"')
+		if sp.firstKey < 0 {
+			sp.firstKey = start + bytes.IndexByte(src[start:], '"')
 		}
 		t, err := dec.Token()
 		if err != nil {
-			return nil, fmt.Errorf("read the JSON object: %w", err)
+			return sp, fmt.Errorf("read the JSON object: %w", err)
 		}
 		k, _ := t.(string)
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("read %q: %w", k, err)
+			return sp, fmt.Errorf("read %q: %w", k, err)
 		}
 		if k == key {
 			// Go's decoder keeps the last of duplicate keys: so does this.
-			keyAt = start + bytes.IndexByte(src[start:], '"')
-			valEnd = int(dec.InputOffset())
+			sp.keyAt = start + bytes.IndexByte(src[start:], '"')
+			sp.valEnd = int(dec.InputOffset())
 		}
 	}
 	closeAt := int(dec.InputOffset()) // before the object's closing brace
 	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, fmt.Errorf("the JSON object does not close")
+		return sp, fmt.Errorf("the JSON object does not close")
 	}
-	closeAt += bytes.IndexByte(src[closeAt:], '}')
-	pretty := bytes.Contains(src, []byte("\n"))
-	indentOf := func(at int) string {
-		ls := bytes.LastIndexByte(src[:at], '\n') + 1
-		n := ls
-		for n < at && (src[n] == ' ' || src[n] == '\t') {
-			n++
-		}
-		return string(src[ls:n])
+	sp.closeAt = closeAt + bytes.IndexByte(src[closeAt:], '}')
+	sp.pretty = bytes.Contains(src, []byte("\n"))
+	return sp, nil
+}
+
+// jsonIndentOf is the indentation of the line of src that holds offset at.
+func jsonIndentOf(src []byte, at int) string {
+	ls := bytes.LastIndexByte(src[:at], '\n') + 1
+	n := ls
+	for n < at && (src[n] == ' ' || src[n] == '\t') {
+		n++
 	}
-	render := func(prefix, unit string) ([]byte, error) {
-		if !pretty {
-			return json.Marshal(item)
-		}
-		return json.MarshalIndent(item, prefix, unit)
+	return string(src[ls:n])
+}
+
+// marshalJSONItem writes item on one line, or indented by prefix and unit
+// in a file that spans lines.
+func marshalJSONItem(item any, pretty bool, prefix, unit string) ([]byte, error) {
+	if !pretty {
+		return json.Marshal(item)
 	}
-	var out []byte
-	if keyAt < 0 {
-		// a new key before the closing brace, after the last member
-		last := bytes.LastIndexFunc(src[:closeAt], func(r rune) bool { return !unicode.IsSpace(r) })
-		unit, ind := "  ", "  "
-		if pretty {
-			if len(orig) > 0 {
-				ind = indentOf(last)
-				if ind != "" {
-					unit = ind
-				}
+	return json.MarshalIndent(item, prefix, unit)
+}
+
+// jsonAddKey adds key, a list of item alone, before the closing brace, after
+// the last member (hasMembers says the object has one).
+func jsonAddKey(src []byte, sp jsonSpan, key string, item any, hasMembers bool) ([]byte, error) {
+	last := bytes.LastIndexFunc(src[:sp.closeAt], func(r rune) bool { return !unicode.IsSpace(r) })
+	unit, ind := "  ", "  "
+	if sp.pretty {
+		if hasMembers {
+			ind = jsonIndentOf(src, last)
+			if ind != "" {
+				unit = ind
 			}
 		}
-		val, err := render(ind+unit, unit)
-		if err != nil {
-			return nil, err
-		}
-		k, _ := json.Marshal(key)
-		var ins []byte
-		sep := []byte{}
-		if len(orig) > 0 {
-			sep = []byte(",")
-		}
-		if pretty {
-			ins = fmt.Appendf(nil, "%s\n%s%s: [\n%s%s%s\n%s]", sep, ind, k, ind, unit, val, ind)
-		} else {
-			ins = fmt.Appendf(nil, "%s%s:[%s]", sep, k, val)
-		}
-		out = append(append(append([]byte{}, src[:last+1]...), ins...), src[last+1:]...)
-	} else {
-		valStart := valEnd - len(bytes.TrimLeftFunc(src[keyAt:valEnd], func(r rune) bool { return r != '[' }))
-		if valStart < keyAt || src[valStart] != '[' {
-			return nil, fmt.Errorf("%q is not a list", key)
-		}
-		closing := valEnd - 1
-		for closing > valStart && src[closing] != ']' {
-			closing--
-		}
-		last := bytes.LastIndexFunc(src[:closing], func(r rune) bool { return !unicode.IsSpace(r) })
-		empty := last == valStart
-		keyInd := indentOf(keyAt)
-		fileUnit := indentOf(firstKey)
-		if fileUnit == "" {
-			fileUnit = "  "
-		}
-		ind := keyInd + fileUnit
-		if !empty && bytes.IndexByte(src[valStart:closing], '\n') >= 0 {
-			// the indentation of the last element's first line
-			elemStart := last
-			depth := 0
-			for i := last; i > valStart; i-- {
-				switch src[i] {
-				case '}', ']':
-					depth++
-				case '{', '[':
-					depth--
-				}
-				if depth == 0 && (src[i] == '{' || src[i] == '"' || src[i] == '[') {
-					elemStart = i
-				}
-				if depth == 0 && src[i] == ',' {
-					break
-				}
-			}
-			ind = indentOf(elemStart)
-		}
-		unit := strings.TrimPrefix(ind, keyInd)
-		if unit == "" {
-			unit = "  "
-		}
-		val, err := render(ind, unit)
-		if err != nil {
-			return nil, err
-		}
-		var ins []byte
-		switch {
-		case !pretty && empty:
-			ins = val
-		case !pretty:
-			ins = append([]byte(","), val...)
-		case empty:
-			ins = fmt.Appendf(nil, "\n%s%s\n%s", ind, val, keyInd)
-			last = valStart
-			out = append(append(append([]byte{}, src[:last+1]...), ins...), src[closing:]...)
-		default:
-			ins = fmt.Appendf(nil, ",\n%s%s", ind, val)
-		}
-		if out == nil {
-			out = append(append(append([]byte{}, src[:last+1]...), ins...), src[last+1:]...)
-		}
 	}
-	var got map[string]any
-	if err := json.Unmarshal(out, &got); err != nil {
-		return nil, fmt.Errorf("the edited file is not JSON: %w", err)
-	}
-	raw, err := json.Marshal(item)
+	val, err := marshalJSONItem(item, sp.pretty, ind+unit, unit)
 	if err != nil {
 		return nil, err
 	}
+	k, _ := json.Marshal(key)
+	var ins []byte
+	sep := []byte{}
+	if hasMembers {
+		sep = []byte(",")
+	}
+	if sp.pretty {
+		ins = fmt.Appendf(nil, "%s\n%s%s: [\n%s%s%s\n%s]", sep, ind, k, ind, unit, val, ind)
+	} else {
+		ins = fmt.Appendf(nil, "%s%s:[%s]", sep, k, val)
+	}
+	return append(append(append([]byte{}, src[:last+1]...), ins...), src[last+1:]...), nil
+}
+
+// jsonAddElement appends item to the list under key, indented like the
+// element before it, or one level more than the key.
+func jsonAddElement(src []byte, sp jsonSpan, key string, item any) ([]byte, error) {
+	keyAt, valEnd := sp.keyAt, sp.valEnd
+	valStart := valEnd - len(bytes.TrimLeftFunc(src[keyAt:valEnd], func(r rune) bool { return r != '[' }))
+	if valStart < keyAt || src[valStart] != '[' {
+		return nil, fmt.Errorf("%q is not a list", key)
+	}
+	closing := valEnd - 1
+	for closing > valStart && src[closing] != ']' {
+		closing--
+	}
+	last := bytes.LastIndexFunc(src[:closing], func(r rune) bool { return !unicode.IsSpace(r) })
+	empty := last == valStart
+	keyInd := jsonIndentOf(src, keyAt)
+	fileUnit := jsonIndentOf(src, sp.firstKey)
+	if fileUnit == "" {
+		fileUnit = "  "
+	}
+	ind := keyInd + fileUnit
+	if !empty && bytes.IndexByte(src[valStart:closing], '\n') >= 0 {
+		ind = jsonIndentOf(src, lastElementStart(src, valStart, last))
+	}
+	unit := strings.TrimPrefix(ind, keyInd)
+	if unit == "" {
+		unit = "  "
+	}
+	val, err := marshalJSONItem(item, sp.pretty, ind, unit)
+	if err != nil {
+		return nil, err
+	}
+	var ins []byte
+	switch {
+	case !sp.pretty && empty:
+		ins = val
+	case !sp.pretty:
+		ins = append([]byte(","), val...)
+	case empty:
+		ins = fmt.Appendf(nil, "\n%s%s\n%s", ind, val, keyInd)
+		return append(append(append([]byte{}, src[:valStart+1]...), ins...), src[closing:]...), nil
+	default:
+		ins = fmt.Appendf(nil, ",\n%s%s", ind, val)
+	}
+	return append(append(append([]byte{}, src[:last+1]...), ins...), src[last+1:]...), nil
+}
+
+// lastElementStart is where the last element of the list opening at
+// valStart begins, last being its final byte.
+func lastElementStart(src []byte, valStart, last int) int {
+	elemStart := last
+	depth := 0
+	for i := last; i > valStart; i-- {
+		switch src[i] {
+		case '}', ']':
+			depth++
+		case '{', '[':
+			depth--
+		}
+		if depth == 0 && (src[i] == '{' || src[i] == '"' || src[i] == '[') {
+			elemStart = i
+		}
+		if depth == 0 && src[i] == ',' {
+			break
+		}
+	}
+	return elemStart
+}
+
+// checkJSONAppend checks that out decodes to orig with item appended to the
+// list under key, and to nothing else.
+func checkJSONAppend(orig map[string]any, out []byte, key string, item any) error {
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		return fmt.Errorf("the edited file is not JSON: %w", err)
+	}
+	raw, err := json.Marshal(item)
+	if err != nil {
+		return err
+	}
 	var plain any
 	if err := json.Unmarshal(raw, &plain); err != nil {
-		return nil, err
+		return err
 	}
 	want := drift.DeepCopy(orig).(map[string]any)
 	l, _ := want[key].([]any)
 	want[key] = append(append([]any{}, l...), plain)
 	if !drift.Equal(got, want) {
-		return nil, fmt.Errorf("the edit of the JSON file changed more than %q", key)
+		return fmt.Errorf("the edit of the JSON file changed more than %q", key)
 	}
-	return out, nil
+	return nil
 }

@@ -53,13 +53,53 @@ func names(r Result) []string {
 	return out
 }
 
+// TestResolve resolves ApplicationSets over the files of repo and checks
+// the Applications made, in order, and fields of some.
 func TestResolve(t *testing.T) {
-	tests := []struct {
-		name  string
-		set   string
-		want  []string          // Application names in order
-		check map[string]string // name -> "path=value" checks, "/"-separated keys
-	}{
+	var tests []resolveCase
+	for _, group := range [][]resolveCase{generatorCases(), combinedCases(), filesAndPatchCases()} {
+		tests = append(tests, group...)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := Resolve(parse(t, tt.set), Options{Files: files(repo)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Unresolved) > 0 {
+				t.Fatalf("unresolved: %+v", res.Unresolved)
+			}
+			if got := names(res); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("applications %q, want %q", got, tt.want)
+			}
+			for _, g := range res.Applications {
+				n := drift.Str(g.Application, "metadata", "name")
+				if c, ok := tt.check[n]; ok {
+					k, v, _ := strings.Cut(c, "=")
+					if got := drift.Lookup(g.Application, strings.Split(k, "/")...); got != v && !(v == "true" && got == true) {
+						t.Errorf("%s: %s is %v, want %s", n, k, got, v)
+					}
+				}
+				if drift.Str(g.Application, "kind") != "Application" || drift.Str(g.Application, "apiVersion") != "argoproj.io/v1alpha1" {
+					t.Errorf("%s: not an Application: %v", n, g.Application)
+				}
+			}
+		})
+	}
+}
+
+// resolveCase is one ApplicationSet of TestResolve, the names of the
+// Applications it makes, in order, and "path=value" checks by name.
+type resolveCase struct {
+	name  string
+	set   string
+	want  []string          // Application names in order
+	check map[string]string // name -> "path=value" checks, "/"-separated keys
+}
+
+// generatorCases are single generators: git directories and a list.
+func generatorCases() []resolveCase {
+	return []resolveCase{
 		{
 			name: "cluster addons from git directories with exclude",
 			set: `
@@ -105,6 +145,12 @@ spec:
 			want:  []string{"engineering-dev-guestbook", "engineering-prod-guestbook"},
 			check: map[string]string{"engineering-dev-guestbook": "metadata/labels/tier={{values.tier}}", "engineering-prod-guestbook": "metadata/labels/tier=gold"},
 		},
+	}
+}
+
+// combinedCases combine generators: a matrix and a merge.
+func combinedCases() []resolveCase {
+	return []resolveCase{
 		{
 			name: "matrix of git directories and a list",
 			set: `
@@ -162,6 +208,13 @@ spec:
 			want:  []string{"a", "b"},
 			check: map[string]string{"a": "spec/source/path=kafka-true/redis-false", "b": "spec/source/path=kafka-true/redis-true"},
 		},
+	}
+}
+
+// filesAndPatchCases are git files generators and a goTemplate set with a
+// templatePatch and a per-generator template.
+func filesAndPatchCases() []resolveCase {
+	return []resolveCase{
 		{
 			name: "git files flattened, a YAML list one element per item",
 			set: `
@@ -220,32 +273,6 @@ spec:
 			want:  []string{"app-a", "app-b"},
 			check: map[string]string{"app-a": "spec/syncPolicy/automated/prune=true", "app-b": "metadata/labels/from=generator"},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			res, err := Resolve(parse(t, tt.set), Options{Files: files(repo)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(res.Unresolved) > 0 {
-				t.Fatalf("unresolved: %+v", res.Unresolved)
-			}
-			if got := names(res); !reflect.DeepEqual(got, tt.want) {
-				t.Fatalf("applications %q, want %q", got, tt.want)
-			}
-			for _, g := range res.Applications {
-				n := drift.Str(g.Application, "metadata", "name")
-				if c, ok := tt.check[n]; ok {
-					k, v, _ := strings.Cut(c, "=")
-					if got := drift.Lookup(g.Application, strings.Split(k, "/")...); got != v && !(v == "true" && got == true) {
-						t.Errorf("%s: %s is %v, want %s", n, k, got, v)
-					}
-				}
-				if drift.Str(g.Application, "kind") != "Application" || drift.Str(g.Application, "apiVersion") != "argoproj.io/v1alpha1" {
-					t.Errorf("%s: not an Application: %v", n, g.Application)
-				}
-			}
-		})
 	}
 }
 

@@ -257,201 +257,239 @@ func (c *canonType) conv(v any, addr, share bool) (canonResult, bool) {
 		b, isBool := v.(bool)
 		return canonResult{out: b, empty: !b, same: true}, isBool
 	case ckInt:
-		var x int64
-		same := false
-		switch n := v.(type) {
-		case int64:
-			x, same = n, true
-		case float64:
-			// An integral float converts (through int64, as reflect does);
-			// beyond int64's range the conversion is not defined.
-			if n != math.Trunc(n) || n < -(1<<63) || n >= 1<<63 {
-				return canonResult{}, false
-			}
-			x = int64(n)
-		default:
-			return canonResult{}, false
-		}
-		if c.bits < 64 {
-			shift := 64 - c.bits
-			t := x << shift >> shift
-			same = same && t == x
-			x = t
-		}
-		return canonResult{out: x, empty: x == 0, same: same}, true
+		return c.convInt(v)
 	case ckUint:
-		var u uint64
-		same := false
-		switch n := v.(type) {
-		case int64:
-			u, same = uint64(n), n >= 0
-		case float64:
-			if n != math.Trunc(n) || n < 0 || n >= 1<<63 {
-				return canonResult{}, false
-			}
-			u = uint64(n)
-		default:
-			return canonResult{}, false
-		}
-		if c.bits < 64 {
-			t := u & (1<<c.bits - 1)
-			same = same && t == u
-			u = t
-		}
-		if u > math.MaxInt64 {
-			return canonResult{}, false // the converter's encoder refuses it
-		}
-		return canonResult{out: int64(u), empty: u == 0, same: same}, true
+		return c.convUint(v)
 	case ckFloat:
-		var f float64
-		same := false
-		switch n := v.(type) {
-		case int64:
-			f = float64(n)
-		case float64:
-			f, same = n, true
-		default:
-			return canonResult{}, false
-		}
-		if c.bits == 32 {
-			r := float64(float32(f))
-			same = same && r == f
-			f = r
-		}
-		return canonResult{out: f, empty: f == 0, same: same}, true
+		return c.convFloat(v)
 	case ckBytes:
-		s, isStr := v.(string)
-		if !isStr {
-			return canonResult{}, false
-		}
-		if s == "" {
-			return canonResult{out: "", empty: true, same: true}, true
-		}
-		// encoding/json decodes a []byte with base64.StdEncoding.Decode
-		// and encodes it with StdEncoding.
-		b := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
-		n, err := base64.StdEncoding.Decode(b, []byte(s))
-		if err != nil {
-			return canonResult{}, false
-		}
-		out := base64.StdEncoding.EncodeToString(b[:n])
-		return canonResult{out: out, empty: n == 0, same: out == s}, true
+		return c.convBytes(v)
 	case ckSlice:
-		l, isList := v.([]any)
-		if !isList || l == nil {
-			return canonResult{}, false
-		}
-		var o []any
-		if !share {
-			o = make([]any, len(l))
-		}
-		for i, e := range l {
-			r, ok := c.elem.conv(e, true, share)
-			if !ok {
-				return canonResult{}, false
-			}
-			if share {
-				if r.same {
-					continue
-				}
-				if o == nil {
-					o = append([]any(nil), l...)
-				}
-			}
-			o[i] = r.out
-		}
-		if share && o == nil {
-			return canonResult{out: l, empty: len(l) == 0, same: true}, true
-		}
-		return canonResult{out: o, empty: len(l) == 0}, true
+		return c.convSlice(v, share)
 	case ckMap:
-		m, isMap := v.(map[string]any)
-		if !isMap || m == nil {
-			return canonResult{}, false
-		}
-		var o map[string]any
-		if !share {
-			o = make(map[string]any, len(m))
-		}
-		for k, e := range m {
-			r, ok := c.elem.conv(e, false, share)
-			if !ok {
-				return canonResult{}, false
-			}
-			if share {
-				if r.same {
-					continue
-				}
-				if o == nil {
-					o = copyMap(m)
-				}
-			}
-			o[k] = r.out
-		}
-		if share && o == nil {
-			return canonResult{out: m, empty: len(m) == 0, same: true}, true
-		}
-		return canonResult{out: o, empty: len(m) == 0}, true
+		return c.convMap(v, share)
 	case ckPointer:
 		r, ok := c.elem.conv(v, true, share)
 		r.empty, r.zero = false, false
 		return r, ok
 	case ckStruct:
-		m, isMap := v.(map[string]any)
-		if !isMap || m == nil {
-			return canonResult{}, false
-		}
-		if c.dash {
-			if _, has := m["-"]; has {
-				return canonResult{}, false
-			}
-		}
-		var o map[string]any
-		if !share {
-			o = make(map[string]any, len(m))
-		}
-		for k, e := range m {
-			f := c.fields[k]
-			keep := f != nil // an unknown field: the converter skips it
-			var r canonResult
-			if keep {
-				var ok bool
-				if r, ok = f.ct.conv(e, addr, share); !ok {
-					return canonResult{}, false
-				}
-				if f.omitZero {
-					if f.ct.kind != ckOwn || f.ct.omitZero == nil {
-						return canonResult{}, false
-					}
-					keep = !r.zero
-				}
-				keep = keep && !(f.omitEmpty && r.empty)
-			}
-			switch {
-			case !share:
-				if keep {
-					o[k] = r.out
-				}
-			case keep && r.same:
-			default:
-				if o == nil {
-					o = copyMap(m)
-				}
-				if keep {
-					o[k] = r.out
-				} else {
-					delete(o, k)
-				}
-			}
-		}
-		if share && o == nil {
-			return canonResult{out: m, same: true}, true
-		}
-		return canonResult{out: o}, true
+		return c.convStruct(v, addr, share)
 	case ckOwn:
 		return c.convOwn(v, addr)
 	}
 	return canonResult{}, false
+}
+
+// convInt is conv for a signed integer of c.bits bits: an int64, or an
+// integral float64 within int64, wrapped to the width.
+func (c *canonType) convInt(v any) (canonResult, bool) {
+	var x int64
+	same := false
+	switch n := v.(type) {
+	case int64:
+		x, same = n, true
+	case float64:
+		// An integral float converts (through int64, as reflect does);
+		// beyond int64's range the conversion is not defined.
+		if n != math.Trunc(n) || n < -(1<<63) || n >= 1<<63 {
+			return canonResult{}, false
+		}
+		x = int64(n)
+	default:
+		return canonResult{}, false
+	}
+	if c.bits < 64 {
+		shift := 64 - c.bits
+		t := x << shift >> shift
+		same = same && t == x
+		x = t
+	}
+	return canonResult{out: x, empty: x == 0, same: same}, true
+}
+
+// convUint is conv for an unsigned integer of c.bits bits, wrapped to the
+// width; one beyond int64 the converter refuses.
+func (c *canonType) convUint(v any) (canonResult, bool) {
+	var u uint64
+	same := false
+	switch n := v.(type) {
+	case int64:
+		u, same = uint64(n), n >= 0
+	case float64:
+		if n != math.Trunc(n) || n < 0 || n >= 1<<63 {
+			return canonResult{}, false
+		}
+		u = uint64(n)
+	default:
+		return canonResult{}, false
+	}
+	if c.bits < 64 {
+		t := u & (1<<c.bits - 1)
+		same = same && t == u
+		u = t
+	}
+	if u > math.MaxInt64 {
+		return canonResult{}, false // the converter's encoder refuses it
+	}
+	return canonResult{out: int64(u), empty: u == 0, same: same}, true
+}
+
+// convFloat is conv for a float, rounded to float32 where c.bits is 32.
+func (c *canonType) convFloat(v any) (canonResult, bool) {
+	var f float64
+	same := false
+	switch n := v.(type) {
+	case int64:
+		f = float64(n)
+	case float64:
+		f, same = n, true
+	default:
+		return canonResult{}, false
+	}
+	if c.bits == 32 {
+		r := float64(float32(f))
+		same = same && r == f
+		f = r
+	}
+	return canonResult{out: f, empty: f == 0, same: same}, true
+}
+
+// convBytes is conv for a []byte: base64 text decoded and encoded again.
+func (c *canonType) convBytes(v any) (canonResult, bool) {
+	s, isStr := v.(string)
+	if !isStr {
+		return canonResult{}, false
+	}
+	if s == "" {
+		return canonResult{out: "", empty: true, same: true}, true
+	}
+	// encoding/json decodes a []byte with base64.StdEncoding.Decode
+	// and encodes it with StdEncoding.
+	b := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+	n, err := base64.StdEncoding.Decode(b, []byte(s))
+	if err != nil {
+		return canonResult{}, false
+	}
+	out := base64.StdEncoding.EncodeToString(b[:n])
+	return canonResult{out: out, empty: n == 0, same: out == s}, true
+}
+
+// convSlice is conv for a list, element by element.
+func (c *canonType) convSlice(v any, share bool) (canonResult, bool) {
+	l, isList := v.([]any)
+	if !isList || l == nil {
+		return canonResult{}, false
+	}
+	var o []any
+	if !share {
+		o = make([]any, len(l))
+	}
+	for i, e := range l {
+		r, ok := c.elem.conv(e, true, share)
+		if !ok {
+			return canonResult{}, false
+		}
+		if share {
+			if r.same {
+				continue
+			}
+			if o == nil {
+				o = append([]any(nil), l...)
+			}
+		}
+		o[i] = r.out
+	}
+	if share && o == nil {
+		return canonResult{out: l, empty: len(l) == 0, same: true}, true
+	}
+	return canonResult{out: o, empty: len(l) == 0}, true
+}
+
+// convMap is conv for a map with string keys, value by value.
+func (c *canonType) convMap(v any, share bool) (canonResult, bool) {
+	m, isMap := v.(map[string]any)
+	if !isMap || m == nil {
+		return canonResult{}, false
+	}
+	var o map[string]any
+	if !share {
+		o = make(map[string]any, len(m))
+	}
+	for k, e := range m {
+		r, ok := c.elem.conv(e, false, share)
+		if !ok {
+			return canonResult{}, false
+		}
+		if share {
+			if r.same {
+				continue
+			}
+			if o == nil {
+				o = copyMap(m)
+			}
+		}
+		o[k] = r.out
+	}
+	if share && o == nil {
+		return canonResult{out: m, empty: len(m) == 0, same: true}, true
+	}
+	return canonResult{out: o, empty: len(m) == 0}, true
+}
+
+// convStruct is conv for a struct: the fields it knows re-encoded (and
+// dropped where omitempty or omitzero drops them), the others skipped.
+func (c *canonType) convStruct(v any, addr, share bool) (canonResult, bool) {
+	m, isMap := v.(map[string]any)
+	if !isMap || m == nil {
+		return canonResult{}, false
+	}
+	if c.dash {
+		if _, has := m["-"]; has {
+			return canonResult{}, false
+		}
+	}
+	var o map[string]any
+	if !share {
+		o = make(map[string]any, len(m))
+	}
+	for k, e := range m {
+		f := c.fields[k]
+		keep := f != nil // an unknown field: the converter skips it
+		var r canonResult
+		if keep {
+			var ok bool
+			if r, ok = f.ct.conv(e, addr, share); !ok {
+				return canonResult{}, false
+			}
+			if f.omitZero {
+				if f.ct.kind != ckOwn || f.ct.omitZero == nil {
+					return canonResult{}, false
+				}
+				keep = !r.zero
+			}
+			keep = keep && !(f.omitEmpty && r.empty)
+		}
+		switch {
+		case !share:
+			if keep {
+				o[k] = r.out
+			}
+		case keep && r.same:
+		default:
+			if o == nil {
+				o = copyMap(m)
+			}
+			if keep {
+				o[k] = r.out
+			} else {
+				delete(o, k)
+			}
+		}
+	}
+	if share && o == nil {
+		return canonResult{out: m, same: true}, true
+	}
+	return canonResult{out: o}, true
 }
 
 func copyMap(m map[string]any) map[string]any { return maps.Clone(m) }

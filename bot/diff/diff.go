@@ -79,20 +79,8 @@ func hasSyncOption(opts []any, want string) bool {
 func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA bool, settings drift.Settings, argoOutOfSync bool) error {
 	r := &s.Resources[idx]
 	ref := r.Ref()
-	switch {
-	case r.Target == nil:
-		entries, _ := parseManagedFields(r.Live)
-		var tracking []drift.Owner
-		for _, p := range []drift.Pointer{{"metadata", "labels", settings.InstanceLabelKey}, {"metadata", "annotations", annTrackingID}} {
-			if _, ok := p.Get(r.Live); ok {
-				tracking = append(tracking, ownersOf(entries, r.Live, p)...)
-			}
-		}
-		cmp.Diffs = append(cmp.Diffs, drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, Live: r.Live, InLive: true,
-			Owners: ownersOf(entries, r.Live, drift.Pointer{}), TrackingOwners: tracking})
-		return nil
-	case r.Live == nil:
-		cmp.Diffs = append(cmp.Diffs, drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, Git: r.Target, InGit: true})
+	if r.Target == nil || r.Live == nil {
+		cmp.Diffs = append(cmp.Diffs, wholeObjectDiff(r, ref, idx, settings))
 		return nil
 	}
 	b := builtins()
@@ -106,6 +94,62 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		rawLive:   r.Live,
 		dryRun:    r.DryRun,
 	}
+	desired, live, orig := w.states(cmp, s, r, settings)
+	w.hideByRules(cmp, r)
+
+	root := fieldInfo{typ: w.rootType, known: w.rootType != nil}
+	// The walks below run one after another: they share the paths' room.
+	pb, gpb := rootPath(), rootPath()
+	w.walk(pb, gpb, desired, live, orig, orig != nil, root, 0)
+	if w.rootType != nil && !w.symmetric && (w.encodingMatters() || hasEmptyContainer(orig)) && w.decodesStrictly() {
+		// An empty map or list in last-applied matters too: the type's
+		// encoding drops Git's (omitempty) while last-applied, read as
+		// written, keeps it, so the three-way patch deletes the whole live
+		// value and what other writers put there is drift (argo-cd#3150).
+		// Argo CD compares a built-in object in its type's encoding when both
+		// sides decode strictly: compare again the way it does.
+		if d2, ok := w.b.remarshal(w.rootType, desired, true); ok {
+			if l2, ok := w.b.remarshal(w.rootType, live, true); ok {
+				w.diffs, w.remarshaled = nil, true
+				desired, live = d2, l2
+				w.walk(pb, gpb, desired, live, orig, orig != nil, root, 0)
+			}
+		}
+	}
+	if argoOutOfSync && !anyVisible(w.diffs) {
+		w.explainOutOfSync(s, pb, gpb, desired, live, orig, root)
+	}
+	w.storedForm()
+	w.addOwners(cmp, r)
+	cmp.Diffs = append(cmp.Diffs, w.diffs...)
+	return nil
+}
+
+// wholeObjectDiff is the one difference of a resource only one side has:
+// live alone (with its owners and those of its tracking label or
+// annotation), or Git alone.
+func wholeObjectDiff(r *drift.Resource, ref drift.Ref, idx int, settings drift.Settings) drift.Difference {
+	if r.Target != nil {
+		return drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, Git: r.Target, InGit: true}
+	}
+	entries, _ := parseManagedFields(r.Live)
+	var tracking []drift.Owner
+	for _, p := range []drift.Pointer{{"metadata", "labels", settings.InstanceLabelKey}, {"metadata", "annotations", annTrackingID}} {
+		if _, ok := p.Get(r.Live); ok {
+			tracking = append(tracking, ownersOf(entries, r.Live, p)...)
+		}
+	}
+	return drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, Live: r.Live, InLive: true,
+		Owners: ownersOf(entries, r.Live, drift.Pointer{}), TrackingOwners: tracking}
+}
+
+// states gives the desired and live states the walk compares, and the
+// last-applied state for a three-way diff (nil for two-way), as Argo CD
+// builds them: its own predicted and normalized states or the dry run's
+// answer where they apply, else Git's manifest and the live object,
+// re-encoded and normalized.
+func (w *walker) states(cmp *drift.Comparison, s *drift.Snapshot, r *drift.Resource, settings drift.Settings) (desired, live map[string]any, orig any) {
+	ref := w.ref
 	// Argo CD's own predicted and normalized states win, except where an
 	// ignore rule applies: Argo CD has already removed what the rule hides
 	// from them, and what a rule hides must still be computed.
@@ -113,7 +157,7 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 	for ri := range cmp.Rules {
 		ruled = ruled || ruleMatches(&cmp.Rules[ri], ref)
 	}
-	desired, live := shallowCopy(r.Target), shallowCopy(r.Live)
+	desired, live = shallowCopy(r.Target), shallowCopy(r.Live)
 	if r.PredictedLive != nil && r.NormalizedLive != nil && !ruled {
 		desired, live = shallowCopy(r.PredictedLive), shallowCopy(r.NormalizedLive)
 		w.symmetric = true
@@ -130,7 +174,6 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 			desired, w.symmetric = shallowCopy(p), true
 		}
 	}
-	var orig any
 	if !w.ssa && !w.symmetric {
 		// Argo CD's client-side diff drops a null or empty
 		// metadata.annotations from Git's manifest too, with or without
@@ -177,14 +220,21 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 	normalize(desired, w.rootType != nil, settings, true)
 	normalize(live, w.rootType != nil, settings, false)
 	trackingNormalize(desired, live, settings)
+	return desired, live, orig
+}
 
+// hideByRules records, for each ignore rule that matches the resource, the
+// paths it hides (on the rule too, as covered) and whether it hides by
+// manager. A rule that removes a list's merge key fails the comparison, as
+// Argo CD's three-way patch does.
+func (w *walker) hideByRules(cmp *drift.Comparison, r *drift.Resource) {
 	for ri := range cmp.Rules {
 		rule := &cmp.Rules[ri]
-		if !ruleMatches(rule, ref) {
+		if !ruleMatches(rule, w.ref) {
 			continue
 		}
 		paths := rulePointers(rule, r.Target, r.Live)
-		rule.Covered = append(rule.Covered, drift.Covered{Index: idx, Paths: paths})
+		rule.Covered = append(rule.Covered, drift.Covered{Index: w.idx, Paths: paths})
 		for _, p := range paths {
 			w.hiders = append(w.hiders, hider{rule: ri, path: p})
 		}
@@ -197,56 +247,47 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 		for _, h := range w.hiders {
 			_, inGit := h.path.Get(r.Target)
 			_, inLive := h.path.Get(r.Live)
-			if key := b.removesMergeKey(w.rootType, h.path); key != "" && (inGit || inLive) {
+			if key := w.b.removesMergeKey(w.rootType, h.path); key != "" && (inGit || inLive) {
 				rule := &cmp.Rules[h.rule]
 				cmp.Failed = fmt.Errorf("%s %s, ignore rule at %s removes %s of %s, the key that list's items are merged by: Argo CD's three-way patch then fails, and so does the comparison of the application (ComparisonError)",
-					rule.Holder.Kind, rule.Holder.Name, rule.Path, h.path, ref)
+					rule.Holder.Kind, rule.Holder.Name, rule.Path, h.path, w.ref)
 				break
 			}
 		}
 	}
+}
 
-	root := fieldInfo{typ: w.rootType, known: w.rootType != nil}
-	// The walks below run one after another: they share the paths' room.
-	pb, gpb := rootPath(), rootPath()
-	w.walk(pb, gpb, desired, live, orig, orig != nil, root, 0)
-	if w.rootType != nil && !w.symmetric && (w.encodingMatters() || hasEmptyContainer(orig)) && w.decodesStrictly() {
-		// An empty map or list in last-applied matters too: the type's
-		// encoding drops Git's (omitempty) while last-applied, read as
-		// written, keeps it, so the three-way patch deletes the whole live
-		// value and what other writers put there is drift (argo-cd#3150).
-		// Argo CD compares a built-in object in its type's encoding when both
-		// sides decode strictly: compare again the way it does.
-		if d2, ok := w.b.remarshal(w.rootType, desired, true); ok {
-			if l2, ok := w.b.remarshal(w.rootType, live, true); ok {
-				w.diffs, w.remarshaled = nil, true
-				desired, live = d2, l2
-				w.walk(pb, gpb, desired, live, orig, orig != nil, root, 0)
-			}
-		}
+// explainOutOfSync runs when Argo CD reports the resource OutOfSync but the
+// walk found nothing it would show: it compares again without semantic
+// equality, then two-way, and where that finds more than the API server
+// fills (or Argo CD keeps syncing), adds one Unexplained difference saying
+// what was compared. The walks reuse the paths' room pb and gpb.
+func (w *walker) explainOutOfSync(s *drift.Snapshot, pb, gpb drift.Pointer, desired, live map[string]any, orig any, root fieldInfo) {
+	raw := w.again(modeRaw)
+	raw.walk(pb, gpb, desired, live, orig, orig != nil, root, 0)
+	for i := range raw.diffs {
+		raw.diffs[i].Raw = true
 	}
-	if argoOutOfSync && !anyVisible(w.diffs) {
-		raw := w.again(modeRaw)
-		raw.walk(pb, gpb, desired, live, orig, orig != nil, root, 0)
-		for i := range raw.diffs {
-			raw.diffs[i].Raw = true
-		}
-		w.diffs = append(w.diffs, raw.diffs...)
-		if !anyVisible(raw.diffs) {
-			two := w.again(modeTwoWay)
-			two.walk(pb, gpb, desired, live, orig, orig != nil, root, 0)
-			rev, n, loop := drift.SyncLoop(s.Application)
-			if loop || !w.serverFilledOnly(two.diffs) {
-				how := compared(w, two.diffs)
-				if loop {
-					how += fmt.Sprintf("; Argo CD synced revision %s %d times within an hour, so its verdict is current", short(rev), n)
-				}
-				w.diffs = append(w.diffs, drift.Difference{Resource: ref, Index: idx, Path: drift.Pointer{}, InGit: true, InLive: true,
-					Builtin: w.rootType != nil, Unexplained: true, Compared: how})
-			}
-		}
+	w.diffs = append(w.diffs, raw.diffs...)
+	if anyVisible(raw.diffs) {
+		return
 	}
-	w.storedForm()
+	two := w.again(modeTwoWay)
+	two.walk(pb, gpb, desired, live, orig, orig != nil, root, 0)
+	rev, n, loop := drift.SyncLoop(s.Application)
+	if loop || !w.serverFilledOnly(two.diffs) {
+		how := compared(w, two.diffs)
+		if loop {
+			how += fmt.Sprintf("; Argo CD synced revision %s %d times within an hour, so its verdict is current", short(rev), n)
+		}
+		w.diffs = append(w.diffs, drift.Difference{Resource: w.ref, Index: w.idx, Path: drift.Pointer{}, InGit: true, InLive: true,
+			Builtin: w.rootType != nil, Unexplained: true, Compared: how})
+	}
+}
+
+// addOwners names the field managers of each difference found, and the
+// ignore rules by manager that hide it.
+func (w *walker) addOwners(cmp *drift.Comparison, r *drift.Resource) {
 	for i := range w.diffs {
 		d := &w.diffs[i]
 		if d.Unexplained {
@@ -261,8 +302,6 @@ func compareResource(cmp *drift.Comparison, s *drift.Snapshot, idx int, appSSA b
 			}
 		}
 	}
-	cmp.Diffs = append(cmp.Diffs, w.diffs...)
-	return nil
 }
 
 type hider struct {

@@ -34,11 +34,41 @@ func paths(cmp *drift.Comparison, hidden bool) []string {
 
 const lastApplied = `kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"},"data":{"a":"1","gone":"x"}}'`
 
+// TestCompareSemantics compares one resource per case and checks the paths
+// that differ, visible and hidden by ignore rules.
 func TestCompareSemantics(t *testing.T) {
-	tests := []struct {
-		name, appSpec, resources, cluster string
-		want, wantHidden                  []string
-	}{
+	var tests []semanticsCase
+	for _, group := range [][]semanticsCase{modeCases(), listCases(), ignoreCases(), normalizeCases()} {
+		tests = append(tests, group...)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmp, _, err := Compare(snapshot(t, tt.appSpec, tt.resources, tt.cluster))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(paths(cmp, false), " "); got != strings.Join(tt.want, " ") {
+				t.Errorf("visible differences %q, want %q", got, strings.Join(tt.want, " "))
+			}
+			if got := strings.Join(paths(cmp, true), " "); got != strings.Join(tt.wantHidden, " ") {
+				t.Errorf("hidden differences %q, want %q", got, strings.Join(tt.wantHidden, " "))
+			}
+		})
+	}
+}
+
+// semanticsCase is one resource of TestCompareSemantics: the Application's
+// spec, the resource, the cluster's Argo CD settings and the paths that
+// differ, visible and hidden.
+type semanticsCase struct {
+	name, appSpec, resources, cluster string
+	want, wantHidden                  []string
+}
+
+// modeCases compare three-way, two-way and server-side, as the application
+// and the resource choose.
+func modeCases() []semanticsCase {
+	return []semanticsCase{
 		{
 			name:    "three-way: live-only key counts only when last-applied has it",
 			appSpec: "{}",
@@ -105,6 +135,12 @@ func TestCompareSemantics(t *testing.T) {
     data: {a: "1", old: "x"}`,
 			want: []string{"/data/old"},
 		},
+	}
+}
+
+// listCases match list items by merge key, by name and by position.
+func listCases() []semanticsCase {
+	return []semanticsCase{
 		{
 			name:    "containers merge by name whatever their order; env by name",
 			appSpec: "{}",
@@ -140,6 +176,13 @@ func TestCompareSemantics(t *testing.T) {
   live: {apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: i}, spec: {rules: [{host: a.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 8080}}}}]}}]}}`,
 			want: []string{"/spec/rules/0/http/paths/0/backend/service/port/number"},
 		},
+	}
+}
+
+// ignoreCases leave out status and server metadata, and hide what ignore
+// rules name.
+func ignoreCases() []semanticsCase {
+	return []semanticsCase{
 		{
 			name:    "status and server metadata are never compared",
 			appSpec: "{}",
@@ -200,6 +243,13 @@ func TestCompareSemantics(t *testing.T) {
 			cluster:    "- {apiVersion: v1, kind: ConfigMap, metadata: {name: argocd-cm}, data: {resource.customizations.ignoreDifferences.apps_Deployment: \"jqPathExpressions: ['.spec.replicas']\"}}",
 			wantHidden: []string{"/spec/replicas"},
 		},
+	}
+}
+
+// normalizeCases compare Secrets' stringData, tracking annotations and
+// quantities as Argo CD normalizes them.
+func normalizeCases() []semanticsCase {
+	return []semanticsCase{
 		{
 			name:    "Secret stringData is compared as data",
 			appSpec: "{}",
@@ -235,20 +285,6 @@ func TestCompareSemantics(t *testing.T) {
   live: {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: a, resources: {limits: {memory: 1Gi}}}]}}`,
 			want: []string{"/spec/bogus", "/spec/containers/0/resources/limits/memory"},
 		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cmp, _, err := Compare(snapshot(t, tt.appSpec, tt.resources, tt.cluster))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := strings.Join(paths(cmp, false), " "); got != strings.Join(tt.want, " ") {
-				t.Errorf("visible differences %q, want %q", got, strings.Join(tt.want, " "))
-			}
-			if got := strings.Join(paths(cmp, true), " "); got != strings.Join(tt.wantHidden, " ") {
-				t.Errorf("hidden differences %q, want %q", got, strings.Join(tt.wantHidden, " "))
-			}
-		})
 	}
 }
 

@@ -20,12 +20,50 @@ var (
 // an entry no row reaches fails), each with the reason users see, plus
 // negatives that must stay fixable.
 func TestSensitiveTable(t *testing.T) {
+	var rows []sensitiveRow
+	for _, group := range [][]sensitiveRow{builtinKindRows(), anyGroupRows(), grantRows(), fixableRows()} {
+		rows = append(rows, group...)
+	}
+	var s Sensitivity
+	reached := map[*SensitivePath]bool{}
+	for _, r := range rows {
+		m, ok := s.Within(r.ref, MustPointer(r.path))
+		switch {
+		case r.reason == "" && ok:
+			t.Errorf("%s %s: sensitive (%s), want fixable", r.ref, r.path, m)
+		case r.reason != "" && !ok:
+			t.Errorf("%s %s: not sensitive, want %s", r.ref, r.path, r.reason)
+		case ok && m.Reason != r.reason:
+			t.Errorf("%s %s: reason %q, want %q", r.ref, r.path, m.Reason, r.reason)
+		case ok && m.What == "":
+			t.Errorf("%s %s: no text for users", r.ref, r.path)
+		}
+		if ok && m.entry != nil {
+			reached[m.entry] = true
+		}
+	}
+	for i := range builtin.paths {
+		// Field names of custom resources are held by the golden of
+		// TestSensitiveDecisions; every path entry needs a row here.
+		if e := &builtin.paths[i]; e.Field == "" && !reached[e] {
+			t.Errorf("table entry %s (%s) has no row in this test", e.Pattern, e.What)
+		}
+	}
+}
+
+// sensitiveRow is one path of TestSensitiveTable with the reason users see
+// for it, or "" for a path that is not sensitive.
+type sensitiveRow struct {
+	ref    Ref
+	path   string
+	reason string
+}
+
+// builtinKindRows are the paths of the built-in kinds: workloads, secrets,
+// namespaces, network, admission, API extension and RBAC.
+func builtinKindRows() []sensitiveRow {
 	const ps = "/spec/template/spec"
-	rows := []struct {
-		ref    Ref
-		path   string
-		reason string // "" for a path that is not sensitive
-	}{
+	return []sensitiveRow{
 		{deploy, ps + "/containers/1", ReasonImage},
 		{deploy, ps + "/initContainers/0", ReasonImage},
 		{core("Pod"), "/spec/ephemeralContainers/0", ReasonImage},
@@ -114,8 +152,14 @@ func TestSensitiveTable(t *testing.T) {
 		{rbac("ClusterRole"), "/aggregationRule", ReasonRBAC},
 		{rbac("RoleBinding"), "/subjects/0/name", ReasonRBAC},
 		{rbac("ClusterRoleBinding"), "/roleRef", ReasonRBAC},
+	}
+}
 
-		// By kind and by effect, for any API group (issue 27).
+// anyGroupRows are sensitive by kind and by effect, for any API group
+// (issue 27).
+func anyGroupRows() []sensitiveRow {
+	const ps = "/spec/template/spec"
+	return []sensitiveRow{
 		{deploy, ps + "/volumes/0/persistentVolumeClaim/claimName", ReasonSecret},
 		{deploy, ps + "/volumes/1/csi/driver", ReasonSecret},
 		{deploy, ps + "/containers/0/volumeMounts/2/mountPath", ReasonSecret},
@@ -162,8 +206,14 @@ func TestSensitiveTable(t *testing.T) {
 		// A custom resource named like a built-in kind is judged as one.
 		{Ref{Group: "apps.kruise.io", Kind: "StatefulSet", Name: "s"}, ps + "/shareProcessNamespace", ReasonPrivilege},
 		{Ref{Group: "serving.knative.dev", Kind: "Service", Name: "s"}, "/spec/template/spec/runtimeClassName", ReasonPrivilege},
+	}
+}
 
-		// Identity, probes, network exposure and volumes a webhook grant must never take (#43).
+// grantRows are the identity, probes, network exposure and volumes a
+// webhook grant must never take (#43).
+func grantRows() []sensitiveRow {
+	const ps = "/spec/template/spec"
+	return []sensitiveRow{
 		{deploy, ps + "/containers/0/livenessProbe/exec/command/0", ReasonWhatRuns},
 		{deploy, ps + "/containers/0/readinessProbe/httpGet/path", ReasonWhatRuns},
 		{deploy, ps + "/initContainers/0/lifecycle/preStop/exec", ReasonWhatRuns},
@@ -187,8 +237,14 @@ func TestSensitiveTable(t *testing.T) {
 		{Ref{Group: "cert-manager.io", Kind: "Certificate", Name: "c"}, "/spec/dnsNames/0", ReasonNetwork},
 		{core("ServiceAccount"), "/metadata/annotations/iam.gke.io~1gcp-service-account", ReasonIdentity},
 		{Ref{Group: "kafka.strimzi.io", Kind: "KafkaUser", Name: "u"}, "/spec/authorization/acls/0", ReasonPolicy},
+	}
+}
 
-		// Negatives: fields other owners legitimately write, and look-alikes.
+// fixableRows are the negatives: fields other owners legitimately write,
+// and look-alikes.
+func fixableRows() []sensitiveRow {
+	const ps = "/spec/template/spec"
+	return []sensitiveRow{
 		{deploy, "/spec/replicas", ""},
 		{deploy, "/spec/template/metadata/annotations/checksum~1config", ""},
 		{deploy, "/spec/template/metadata/annotations/sidecar.istio.io~1status", ""},
@@ -217,31 +273,6 @@ func TestSensitiveTable(t *testing.T) {
 		{Ref{Group: "example.com", Kind: "Memcached", Name: "m"}, "/spec/resources/requests/cpu", ""},
 		{Ref{Group: "example.com", Kind: "Memcached", Name: "m"}, "/metadata/labels/image", ""},
 		{Ref{Group: "security.openshift.io", Kind: "SecurityContextConstraints", Name: "restricted"}, "/metadata/labels/team", ""},
-	}
-	var s Sensitivity
-	reached := map[*SensitivePath]bool{}
-	for _, r := range rows {
-		m, ok := s.Within(r.ref, MustPointer(r.path))
-		switch {
-		case r.reason == "" && ok:
-			t.Errorf("%s %s: sensitive (%s), want fixable", r.ref, r.path, m)
-		case r.reason != "" && !ok:
-			t.Errorf("%s %s: not sensitive, want %s", r.ref, r.path, r.reason)
-		case ok && m.Reason != r.reason:
-			t.Errorf("%s %s: reason %q, want %q", r.ref, r.path, m.Reason, r.reason)
-		case ok && m.What == "":
-			t.Errorf("%s %s: no text for users", r.ref, r.path)
-		}
-		if ok && m.entry != nil {
-			reached[m.entry] = true
-		}
-	}
-	for i := range builtin.paths {
-		// Field names of custom resources are held by the golden of
-		// TestSensitiveDecisions; every path entry needs a row here.
-		if e := &builtin.paths[i]; e.Field == "" && !reached[e] {
-			t.Errorf("table entry %s (%s) has no row in this test", e.Pattern, e.What)
-		}
 	}
 }
 

@@ -273,42 +273,9 @@ func FuzzPlanSafety(f *testing.F) {
 			fieldsFor(own, live, path)
 			drift.Map(dry, "metadata")["managedFields"] = []any{map[string]any{"manager": "argocd-controller", "operation": "Apply", "apiVersion": "v1", "time": "2026-11-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": own}}
 		}
-		appSpec := map[string]any{"project": "default", "destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": "app"},
-			"source": map[string]any{"repoURL": "https://git.example.com/app.git", "path": "apps/app", "targetRevision": "main"}}
-		if ssa {
-			appSpec["syncPolicy"] = map[string]any{"syncOptions": []any{"ServerSideApply=true"}}
-		}
 		ref := drift.RefOf(target)
-		rule := map[string]any{"group": ref.Group, "kind": ref.Kind, "name": ref.Name}
-		switch ruleKind {
-		case 1:
-			rule["jsonPointers"] = []any{fp.path}
-		case 2:
-			if len(path) > 4 && path[3] == "containers" {
-				rule["jqPathExpressions"] = []any{`.spec.template.spec.containers[] | select(.name == "sidecar" or .name == "app")`}
-			} else {
-				rule["jsonPointers"] = []any{path[:len(path)-1].String()}
-			}
-		case 3:
-			rule["managedFieldsManagers"] = []any{manager}
-		}
-		if ruleKind != 0 {
-			appSpec["ignoreDifferences"] = []any{rule}
-		}
-		app := map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": map[string]any{"name": "app", "namespace": "argocd"}, "spec": appSpec}
-		var cluster []any
-		if webhook {
-			cluster = append(cluster,
-				map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "app", "labels": map[string]any{"kubernetes.io/metadata.name": "app"}}},
-				map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration", "metadata": map[string]any{"name": "any"},
-					"webhooks": []any{map[string]any{"name": "any.example.com", "clientConfig": map[string]any{"service": map[string]any{"name": "w", "namespace": "w"}},
-						"rules": []any{map[string]any{"apiGroups": []any{"*"}, "apiVersions": []any{"*"}, "operations": []any{"CREATE", "UPDATE"}, "resources": []any{"*"}}}}}})
-		}
-		if hpaOutside && fp.kind == "Deployment" {
-			cluster = append(cluster, map[string]any{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-				"metadata": map[string]any{"name": ref.Name, "namespace": ref.Namespace},
-				"spec":     map[string]any{"scaleTargetRef": map[string]any{"apiVersion": target["apiVersion"], "kind": ref.Kind, "name": ref.Name}, "minReplicas": 1, "maxReplicas": 1000}})
-		}
+		app := fuzzApplication(ref, fp.path, manager, ssa, ruleKind)
+		cluster := fuzzCluster(webhook, hpaOutside && fp.kind == "Deployment", target, ref)
 		manifest, _ := yaml.Marshal(target)
 		appFile, _ := yaml.Marshal(app)
 		res := map[string]any{"target": target, "live": live}
@@ -339,6 +306,56 @@ func FuzzPlanSafety(f *testing.F) {
 		}
 		checkPlanSafety(t, s, rep, plans, prot, false)
 	})
+}
+
+// fuzzApplication is the Application of FuzzPlanSafety: with Server-Side
+// Apply or not, and the ignore rule of ruleKind on the resource ref (0: none,
+// 1: the JSON pointer at, 2: its parent, or the containers by a jq
+// expression, 3: the manager).
+func fuzzApplication(ref drift.Ref, at, manager string, ssa bool, ruleKind uint8) map[string]any {
+	path := drift.MustPointer(at)
+	appSpec := map[string]any{"project": "default", "destination": map[string]any{"server": "https://kubernetes.default.svc", "namespace": "app"},
+		"source": map[string]any{"repoURL": "https://git.example.com/app.git", "path": "apps/app", "targetRevision": "main"}}
+	if ssa {
+		appSpec["syncPolicy"] = map[string]any{"syncOptions": []any{"ServerSideApply=true"}}
+	}
+	rule := map[string]any{"group": ref.Group, "kind": ref.Kind, "name": ref.Name}
+	switch ruleKind {
+	case 1:
+		rule["jsonPointers"] = []any{at}
+	case 2:
+		if len(path) > 4 && path[3] == "containers" {
+			rule["jqPathExpressions"] = []any{`.spec.template.spec.containers[] | select(.name == "sidecar" or .name == "app")`}
+		} else {
+			rule["jsonPointers"] = []any{path[:len(path)-1].String()}
+		}
+	case 3:
+		rule["managedFieldsManagers"] = []any{manager}
+	}
+	if ruleKind != 0 {
+		appSpec["ignoreDifferences"] = []any{rule}
+	}
+	app := map[string]any{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": map[string]any{"name": "app", "namespace": "argocd"}, "spec": appSpec}
+	return app
+}
+
+// fuzzCluster is the cluster context of FuzzPlanSafety: a mutating webhook
+// for every resource, and an HPA outside Git scaling target.
+func fuzzCluster(webhook, hpa bool, target map[string]any, ref drift.Ref) []any {
+	var cluster []any
+	if webhook {
+		cluster = append(cluster,
+			map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "app", "labels": map[string]any{"kubernetes.io/metadata.name": "app"}}},
+			map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration", "metadata": map[string]any{"name": "any"},
+				"webhooks": []any{map[string]any{"name": "any.example.com", "clientConfig": map[string]any{"service": map[string]any{"name": "w", "namespace": "w"}},
+					"rules": []any{map[string]any{"apiGroups": []any{"*"}, "apiVersions": []any{"*"}, "operations": []any{"CREATE", "UPDATE"}, "resources": []any{"*"}}}}}})
+	}
+	if hpa {
+		cluster = append(cluster, map[string]any{"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+			"metadata": map[string]any{"name": ref.Name, "namespace": ref.Namespace},
+			"spec":     map[string]any{"scaleTargetRef": map[string]any{"apiVersion": target["apiVersion"], "kind": ref.Kind, "name": ref.Name}, "minReplicas": 1, "maxReplicas": 1000}})
+	}
+	return cluster
 }
 
 // fuzzKinds are the kinds FuzzPlanSafety gives a custom resource: built-in

@@ -181,7 +181,67 @@ func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error)
 	if len(apps) == 0 && len(hd.not) == 0 {
 		return nil, ErrNoApplication
 	}
-	changed := changedFiles(base.Files, head.Files)
+	r := &predictRun{base: base, head: head, opt: opt, rr: rr, changed: changedFiles(base.Files, head.Files)}
+	res := r.newResult(hd)
+	// Which applications to predict is decided in order; the renders and
+	// predictions then run side by side (renders are processes of their
+	// own), and their results are put back in that order.
+	jobs, err := r.selectJobs(res, apps, baseApps)
+	if err != nil {
+		return nil, err
+	}
+	r.predictJobs(ctx, jobs)
+	r.gather(ctx, res, jobs)
+	sortResult(res)
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("predict stopped before every application was predicted: %w", context.Cause(ctx))
+	}
+	return res, nil
+}
+
+// predictRun is what one Run shares between its applications: the two
+// revisions, the options, the renderer and the files the change touches.
+type predictRun struct {
+	base, head Revision
+	opt        Options
+	rr         *renderer
+	changed    []string
+}
+
+// predictJob is one application to predict, with what its prediction gave.
+type predictJob struct {
+	a, was       *application
+	srcs, bsrcs  []drift.Source
+	remote       bool // rendered by Options.Remote
+	headPs       []Prediction
+	basePs       []Prediction
+	err, baseErr error
+}
+
+// newResult starts the result with what discovery found at head: its notes,
+// the manifests of the applications and the ones it cannot predict (those
+// the change touches, or every one with All).
+func (r *predictRun) newResult(hd *discovery) *Result {
+	res := &Result{Notes: hd.notes, Manifests: map[string]string{}}
+	for _, a := range hd.apps {
+		if a.manifest != "" {
+			res.Manifests[drift.Str(a.obj, "metadata", "name")] = a.manifest
+		}
+	}
+	if r.opt.All {
+		res.NotPredicted = append(res.NotPredicted, hd.not...)
+	} else {
+		res.NotPredicted = append(res.NotPredicted, hd.touchedNot(r.changed)...)
+	}
+	return res
+}
+
+// selectJobs decides, in order, which applications to predict: those the
+// change touches (every one with All) that render from the repository or
+// through Argo CD. The ones missing a source are listed as not predicted,
+// and more than Options.MaxApplications is an error.
+func (r *predictRun) selectJobs(res *Result, apps, baseApps []application) ([]*predictJob, error) {
+	opt, base, head, changed, rr := r.opt, r.base, r.head, r.changed, r.rr
 	known := map[string]drift.Object{}
 	for _, k := range opt.Applications {
 		known[appKey(k)] = k
@@ -190,29 +250,7 @@ func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error)
 	if limit <= 0 {
 		limit = DefaultMaxApplications
 	}
-	res := &Result{Notes: hd.notes, Manifests: map[string]string{}}
-	for _, a := range hd.apps {
-		if a.manifest != "" {
-			res.Manifests[drift.Str(a.obj, "metadata", "name")] = a.manifest
-		}
-	}
-	if opt.All {
-		res.NotPredicted = append(res.NotPredicted, hd.not...)
-	} else {
-		res.NotPredicted = append(res.NotPredicted, hd.touchedNot(changed)...)
-	}
-	// Which applications to predict is decided in order; the renders and
-	// predictions then run side by side (renders are processes of their
-	// own), and their results are put back in that order.
-	type job struct {
-		a, was       *application
-		srcs, bsrcs  []drift.Source
-		remote       bool // rendered by Options.Remote
-		headPs       []Prediction
-		basePs       []Prediction
-		err, baseErr error
-	}
-	var jobs []*job
+	var jobs []*predictJob
 	for i := range apps {
 		a := &apps[i]
 		name := drift.Str(a.obj, "metadata", "name")
@@ -245,13 +283,21 @@ func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error)
 		if len(jobs) >= limit {
 			return nil, fmt.Errorf("%w: more than %d; predict fewer at a time with --app", ErrTooManyApplications, limit)
 		}
-		j := &job{a: a, srcs: srcs, remote: remote}
+		j := &predictJob{a: a, srcs: srcs, remote: remote}
 		if was != nil && !opt.All {
 			j.was = was
 			j.bsrcs, _ = planSourcesWith(was.obj, base.Files, opt)
 		}
 		jobs = append(jobs, j)
 	}
+	return jobs, nil
+}
+
+// predictJobs renders and predicts the jobs side by side, one worker per
+// processor, each at head and, where the application was at base, at base.
+// Once ctx is done no render starts: the jobs left get render.ErrStopped.
+func (r *predictRun) predictJobs(ctx context.Context, jobs []*predictJob) {
+	opt, base, head, rr := r.opt, r.base, r.head, r.rr
 	if opt.Remote != nil {
 		remote := opt.Remote
 		opt.Remote = func(app drift.Object, rev Revision) ([]drift.Object, error) {
@@ -262,7 +308,7 @@ func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error)
 		}
 	}
 	var wg sync.WaitGroup
-	work := make(chan *job)
+	work := make(chan *predictJob)
 	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
 		wg.Add(1)
 		go func() {
@@ -291,6 +337,13 @@ func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error)
 	}
 	close(work)
 	wg.Wait()
+}
+
+// gather puts the jobs' outcomes into res in the order they were chosen:
+// the changes from base to head (every prediction at head with All), or
+// why an application was not predicted.
+func (r *predictRun) gather(ctx context.Context, res *Result, jobs []*predictJob) {
+	base, head := r.base, r.head
 	for _, j := range jobs {
 		name := drift.Str(j.a.obj, "metadata", "name")
 		if j.err != nil && errors.Is(j.err, render.ErrStopped) && ctx.Err() != nil {
@@ -304,7 +357,7 @@ func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error)
 			continue
 		}
 		res.Applications = append(res.Applications, name)
-		if opt.All {
+		if r.opt.All {
 			res.Predictions = append(res.Predictions, j.headPs...)
 			continue
 		}
@@ -313,6 +366,11 @@ func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error)
 		}
 		res.Predictions = append(res.Predictions, Changes(j.basePs, j.headPs)...)
 	}
+}
+
+// sortResult orders the predictions and the applications not predicted, and
+// drops a prediction two definitions of one application render alike.
+func sortResult(res *Result) {
 	sort.SliceStable(res.Predictions, func(i, j int) bool { return less(res.Predictions[i], res.Predictions[j]) })
 	// two definitions of one application may render one resource alike
 	res.Predictions = slices.CompactFunc(res.Predictions, func(a, b Prediction) bool {
@@ -325,10 +383,6 @@ func Run(ctx context.Context, base, head Revision, opt Options) (*Result, error)
 		}
 		return a.Kind < b.Kind
 	})
-	if ctx.Err() != nil {
-		return res, fmt.Errorf("predict stopped before every application was predicted: %w", context.Cause(ctx))
-	}
-	return res, nil
 }
 
 // BudgetError is the cause a context given to Run is done with when a time

@@ -183,20 +183,62 @@ spec:
 // kind of prediction, and checks each predicted resource, path, cause, fix
 // and the file and line that declare it; clean changes predict nothing.
 func TestPredictKinds(t *testing.T) {
-	type want struct {
-		resource, path string
-		cause          drift.Cause
-		fix            drift.FixKind
-		file           string
-		line           int
+	tests := append(changeKindCases(), baseAndCleanCases()...)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			base, head := gitRepo(t, tc.base, tc.head)
+			opt := Options{All: tc.all}
+			if tc.cluster != "" {
+				objs, err := ParseCluster([]byte(tc.cluster))
+				if err != nil {
+					t.Fatalf("cluster: %v", err)
+				}
+				opt.Cluster = objs
+			}
+			res, err := Run(context.Background(), base, head, opt)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			var got []kindWant
+			for _, p := range res.Predictions {
+				got = append(got, kindWant{p.Resource.String(), p.Path.String(), p.Cause, p.Fix, p.File, p.Line})
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("predictions:\n got %v\nwant %v", got, tc.want)
+				for _, p := range res.Predictions {
+					t.Logf("%s: %v", p, p.Evidence)
+				}
+			}
+		})
 	}
-	tests := []struct {
-		name       string
-		base, head map[string]string
-		cluster    string
-		all        bool
-		want       []want
-	}{
+}
+
+// kindWant is one prediction TestPredictKinds expects: the resource, path,
+// cause, fix and the file and line that declare it.
+type kindWant struct {
+	resource, path string
+	cause          drift.Cause
+	fix            drift.FixKind
+	file           string
+	line           int
+}
+
+// kindCase is one change of TestPredictKinds: the files at base, those
+// head adds or replaces, the cluster context, and what it predicts.
+type kindCase struct {
+	name       string
+	base, head map[string]string
+	cluster    string
+	all        bool
+	want       []kindWant
+}
+
+// changeKindCases are the changes that bring one kind of prediction each
+// (or that Argo CD hides), by source: plain manifests, schemas, charts,
+// ignore rules, kustomizations and overlays.
+func changeKindCases() []kindCase {
+	type want = kindWant
+	return []kindCase{
 		{
 			name: "an HPA added beside a Deployment that declares replicas",
 			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("  replicas: 2\n", "500m")},
@@ -293,6 +335,15 @@ func TestPredictKinds(t *testing.T) {
 			head: map[string]string{"base/kustomization.yaml": "resources: [deploy.yaml, hpa.yaml]\n", "base/hpa.yaml": webHPA},
 			want: []want{{"Deployment shop/web", "/spec/replicas", drift.CauseHPAReplicas, drift.FixRemoveField, "base/deploy.yaml", 6}},
 		},
+	}
+}
+
+// baseAndCleanCases are the changes that bring nothing new: drift base
+// already has (reported with All), clean changes and changes outside every
+// application's sources.
+func baseAndCleanCases() []kindCase {
+	type want = kindWant
+	return []kindCase{
 		{
 			name: "drift base already has is not the change's",
 			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("  replicas: 2\n", "500m"), "apps/web/hpa.yaml": webHPA},
@@ -368,33 +419,6 @@ rules: []
 			base: map[string]string{"apps/web.yaml": webApp, "apps/web/deploy.yaml": deployment("", "500m"), "other/x.yaml": "a: 1\n"},
 			head: map[string]string{"other/x.yaml": "a: 2\n"},
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			base, head := gitRepo(t, tc.base, tc.head)
-			opt := Options{All: tc.all}
-			if tc.cluster != "" {
-				objs, err := ParseCluster([]byte(tc.cluster))
-				if err != nil {
-					t.Fatalf("cluster: %v", err)
-				}
-				opt.Cluster = objs
-			}
-			res, err := Run(context.Background(), base, head, opt)
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			var got []want
-			for _, p := range res.Predictions {
-				got = append(got, want{p.Resource.String(), p.Path.String(), p.Cause, p.Fix, p.File, p.Line})
-			}
-			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
-				t.Errorf("predictions:\n got %v\nwant %v", got, tc.want)
-				for _, p := range res.Predictions {
-					t.Logf("%s: %v", p, p.Evidence)
-				}
-			}
-		})
 	}
 }
 

@@ -113,37 +113,9 @@ func demo(ctx context.Context, fleetDir string, stdout, stderr io.Writer, now ti
 	sl := slacktest.NewServer(slackToken)
 	defer sl.Close()
 
-	cluster := map[string][]drift.Object{}
-	var repos []string
-	for _, f := range demoFleet {
-		s, err := drift.LoadSnapshot(filepath.Join(fleetDir, f))
-		if err != nil {
-			return exitUsage, fmt.Errorf("load the demo fleet: %w", err)
-		}
-		name := strings.TrimSuffix(f, ".yaml")
-		srcs := drift.Sources(s.Application)
-		if len(srcs) == 0 || len(s.Repo.Files) == 0 {
-			return exitUsage, fmt.Errorf("load the demo fleet: %s has no source or repository files", f)
-		}
-		url, err := githubtest.NewRepo(filepath.Join(tmp, "git"), "acme", name, s.Repo.Files)
-		if err != nil {
-			return exitUsage, fmt.Errorf("create the demo repository %s: %w", name, err)
-		}
-		if err := gh.AddRepo(filepath.Join(tmp, "git"), "acme", name); err != nil {
-			return exitUsage, fmt.Errorf("serve the demo repository %s: %w", name, err)
-		}
-		src := drift.Map(s.Application, "spec", "source")
-		if src == nil {
-			return exitUsage, fmt.Errorf("load the demo fleet: %s has no spec.source", f)
-		}
-		src["repoURL"], src["targetRevision"] = url, "main"
-		drift.Map(s.Application, "metadata")["name"] = name
-		st := drift.Map(s.Application, "status")
-		st["sync"] = map[string]any{"status": "OutOfSync", "revision": "main"}
-		st["operationState"] = map[string]any{"phase": "Succeeded", "startedAt": now.Add(-time.Hour - time.Minute).Format(time.RFC3339), "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
-		argo.Add(s)
-		cluster[name] = s.Cluster
-		repos = append(repos, name)
+	cluster, repos, err := loadDemoFleet(fleetDir, filepath.Join(tmp, "git"), gh, argo, now)
+	if err != nil {
+		return exitUsage, err
 	}
 
 	cfg, err := config.Parse([]byte(`argocd: [{name: demo, server: https://argocd.example.com, tokenEnv: DRIFTFIX_DEMO_UNUSED}]
@@ -193,11 +165,70 @@ policy: {labels: [driftfix], dashboard: {enabled: true}}
 	w := &demoWriter{w: stdout}
 	w.printf("driftfix demo: one cycle against emulated Argo CD, GitHub and Slack on 127.0.0.1 (%d applications, %s)\n", len(repos), time.Since(start).Round(time.Millisecond))
 	w.printf("%d applications scanned, %d stuck; %d fix pull requests opened.\n", len(out.Result.Apps), len(out.Result.Stuck), len(out.Published.Opened))
+	if err := w.digests(sl); err != nil {
+		return exitUsage, err
+	}
+	w.pullRequests(gh, repos)
+	if problems := logs.String(); problems != "" {
+		w.section("Warnings the bot logged")
+		w.printf("%s\n", termLines(strings.TrimSpace(problems)))
+	}
+	if w.err != nil {
+		return exitUsage, fmt.Errorf("write the demo: %w", w.err)
+	}
+	if errs := append(out.Result.Errors, out.Published.Errors...); len(errs) > 0 {
+		return exitDrift, fmt.Errorf("the demo's cycle had %d errors: %v", len(errs), errors.Join(errs...))
+	}
+	return exitClean, nil
+}
+
+// loadDemoFleet serves each application of the demo fleet under fleetDir:
+// its repository from gitDir on the GitHub emulator, its Application,
+// OutOfSync an hour after a successful sync, on the Argo CD emulator. It
+// returns each application's cluster objects and the repositories, by name.
+func loadDemoFleet(fleetDir, gitDir string, gh *githubtest.Server, argo *argocdtest.Server, now time.Time) (map[string][]drift.Object, []string, error) {
+	cluster := map[string][]drift.Object{}
+	var repos []string
+	for _, f := range demoFleet {
+		s, err := drift.LoadSnapshot(filepath.Join(fleetDir, f))
+		if err != nil {
+			return nil, nil, fmt.Errorf("load the demo fleet: %w", err)
+		}
+		name := strings.TrimSuffix(f, ".yaml")
+		srcs := drift.Sources(s.Application)
+		if len(srcs) == 0 || len(s.Repo.Files) == 0 {
+			return nil, nil, fmt.Errorf("load the demo fleet: %s has no source or repository files", f)
+		}
+		url, err := githubtest.NewRepo(gitDir, "acme", name, s.Repo.Files)
+		if err != nil {
+			return nil, nil, fmt.Errorf("create the demo repository %s: %w", name, err)
+		}
+		if err := gh.AddRepo(gitDir, "acme", name); err != nil {
+			return nil, nil, fmt.Errorf("serve the demo repository %s: %w", name, err)
+		}
+		src := drift.Map(s.Application, "spec", "source")
+		if src == nil {
+			return nil, nil, fmt.Errorf("load the demo fleet: %s has no spec.source", f)
+		}
+		src["repoURL"], src["targetRevision"] = url, "main"
+		drift.Map(s.Application, "metadata")["name"] = name
+		st := drift.Map(s.Application, "status")
+		st["sync"] = map[string]any{"status": "OutOfSync", "revision": "main"}
+		st["operationState"] = map[string]any{"phase": "Succeeded", "startedAt": now.Add(-time.Hour - time.Minute).Format(time.RFC3339), "finishedAt": now.Add(-time.Hour).Format(time.RFC3339)}
+		argo.Add(s)
+		cluster[name] = s.Cluster
+		repos = append(repos, name)
+	}
+	return cluster, repos, nil
+}
+
+// digests prints each Slack digest the cycle posted, block by block.
+func (w *demoWriter) digests(sl *slacktest.Server) error {
 	for _, p := range sl.Posts() {
 		w.section("Slack digest to " + p["channel"])
 		var atts []any
 		if err := json.Unmarshal([]byte(p["attachments"]), &atts); err != nil && p["attachments"] != "" {
-			return exitUsage, fmt.Errorf("read the digest's blocks: %w", err)
+			return fmt.Errorf("read the digest's blocks: %w", err)
 		}
 		texts := blockTexts(atts)
 		if len(texts) == 0 { // the fallback text is all there is
@@ -210,6 +241,13 @@ policy: {labels: [driftfix], dashboard: {enabled: true}}
 			w.printf("%s\n", termLines(text))
 		}
 	}
+	return nil
+}
+
+// pullRequests prints the pull requests the cycle opened in each
+// repository, one check run and one Drift Dashboard issue, then how many
+// there are of each.
+func (w *demoWriter) pullRequests(gh *githubtest.Server, repos []string) {
 	sort.Strings(repos)
 	checks, dashboards := 0, 0
 	for _, repo := range repos {
@@ -236,17 +274,6 @@ policy: {labels: [driftfix], dashboard: {enabled: true}}
 		}
 	}
 	w.printf("\n(%d driftfix/verify checks and %d Drift Dashboards in all, one of each shown.)\n", checks, dashboards)
-	if problems := logs.String(); problems != "" {
-		w.section("Warnings the bot logged")
-		w.printf("%s\n", termLines(strings.TrimSpace(problems)))
-	}
-	if w.err != nil {
-		return exitUsage, fmt.Errorf("write the demo: %w", w.err)
-	}
-	if errs := append(out.Result.Errors, out.Published.Errors...); len(errs) > 0 {
-		return exitDrift, fmt.Errorf("the demo's cycle had %d errors: %v", len(errs), errors.Join(errs...))
-	}
-	return exitClean, nil
 }
 
 // termLines renders text of many lines for a terminal, each line made inert

@@ -675,48 +675,102 @@ func (c *cli) scan(af *argoFlags, after time.Duration, output *outputs, alwaysRe
 	if err != nil {
 		return exitUsage, af.explain(err)
 	}
-	type result struct {
-		Application string         `json:"application"`
-		Namespace   string         `json:"namespace"`
-		Why         string         `json:"why"`
-		Causes      map[string]int `json:"causes"`
-		Findings    int            `json:"findings"`
-		Error       string         `json:"error,omitempty"`
+	rep := newScanReport(results, scanned, now, after)
+	switch {
+	case format == "name":
+		// One NAMESPACE/APP per stuck application, as argocd app list -o
+		// name prints them and driftfix diagnose takes them.
+		var buf bytes.Buffer
+		for _, r := range rep.Stuck {
+			fmt.Fprintf(&buf, "%s/%s\n", templates.Terminal(r.Namespace), templates.Terminal(r.Application))
+		}
+		if _, err := stdout.Write(buf.Bytes()); err != nil {
+			return exitUsage, fmt.Errorf("write the scan: %w", err)
+		}
+	case format == "json" || format == "yaml":
+		if rep.Stuck == nil {
+			rep.Stuck = []scanStuck{}
+		}
+		var raw []byte
+		if format == "yaml" {
+			raw, err = jsonAsYAML(rep)
+		} else {
+			raw, err = indentJSON(rep)
+		}
+		if err == nil {
+			_, err = stdout.Write(raw)
+		}
+		if err != nil {
+			return exitUsage, fmt.Errorf("write the scan: %w", err)
+		}
+	default:
+		rep.writeText(stdout, format == "wide", after)
 	}
-	type uncompared struct {
-		Application string `json:"application"`
-		Namespace   string `json:"namespace"`
-		SyncStatus  string `json:"syncStatus"`
-		Message     string `json:"message"` // Argo CD's, "" when none was read
+	if len(rep.Stuck) > 0 {
+		return exitDrift, nil
 	}
-	cannot := []uncompared{}
+	return exitClean, nil
+}
+
+// scanReport is what driftfix scan prints: how many applications it
+// scanned, the stuck ones diagnosed, the ones OutOfSync but not stuck, and
+// the ones Argo CD cannot compare.
+type scanReport struct {
+	Scanned       int              `json:"scanned"`
+	Stuck         []scanStuck      `json:"stuck"`
+	NotYetStuck   []scanWaiting    `json:"outOfSyncNotStuck"`
+	CannotCompare []scanUncompared `json:"cannotCompare"`
+}
+
+// scanStuck is one stuck application: why it is stuck and its findings by
+// cause, or the error that stopped its diagnosis.
+type scanStuck struct {
+	Application string         `json:"application"`
+	Namespace   string         `json:"namespace"`
+	Why         string         `json:"why"`
+	Causes      map[string]int `json:"causes"`
+	Findings    int            `json:"findings"`
+	Error       string         `json:"error,omitempty"`
+}
+
+// scanUncompared is an application Argo CD cannot compare.
+type scanUncompared struct {
+	Application string `json:"application"`
+	Namespace   string `json:"namespace"`
+	SyncStatus  string `json:"syncStatus"`
+	Message     string `json:"message"` // Argo CD's, "" when none was read
+}
+
+// scanWaiting is an application OutOfSync but not stuck: what the user sees
+// in Argo CD and the scan does not diagnose, with why (most often: younger
+// than --stuck-after).
+type scanWaiting struct {
+	Application string `json:"application"`
+	Namespace   string `json:"namespace"`
+	Why         string `json:"why"`
+}
+
+// newScanReport sorts the scanned applications into the report's groups.
+func newScanReport(results []collect.ScanResult, scanned []argocd.AppSummary, now time.Time, after time.Duration) scanReport {
+	rep := scanReport{Scanned: len(scanned), NotYetStuck: []scanWaiting{}, CannotCompare: []scanUncompared{}}
 	for _, a := range scanned {
 		if a.CannotCompare {
-			cannot = append(cannot, uncompared{Application: a.Name, Namespace: a.Namespace, SyncStatus: a.SyncStatus, Message: a.ComparisonError})
+			rep.CannotCompare = append(rep.CannotCompare, scanUncompared{Application: a.Name, Namespace: a.Namespace, SyncStatus: a.SyncStatus, Message: a.ComparisonError})
 		}
-	}
-	// OutOfSync but not stuck: what the user sees in Argo CD and this scan
-	// does not diagnose, with why (most often: younger than --stuck-after).
-	type waiting struct {
-		Application string `json:"application"`
-		Namespace   string `json:"namespace"`
-		Why         string `json:"why"`
 	}
 	isResult := map[string]bool{}
 	for _, sr := range results {
 		isResult[sr.App.Namespace+"/"+sr.App.Name] = true
 	}
-	notStuck := []waiting{}
 	for _, a := range scanned {
 		if a.SyncStatus != "OutOfSync" || a.CannotCompare || isResult[a.Namespace+"/"+a.Name] {
 			continue
 		}
 		_, why := collect.Stuck(a, now, after)
-		notStuck = append(notStuck, waiting{Application: a.Name, Namespace: a.Namespace, Why: why})
+		rep.NotYetStuck = append(rep.NotYetStuck, scanWaiting{Application: a.Name, Namespace: a.Namespace, Why: why})
 	}
-	var stuck []result
 	for _, sr := range results {
-		r := result{Application: sr.App.Name, Namespace: sr.App.Namespace, Why: sr.Why, Causes: map[string]int{}}
+		r := scanStuck{Application: sr.App.Name, Namespace: sr.App.Namespace, Why: sr.Why, Causes: map[string]int{}}
 		if sr.Err != nil {
 			r.Error = sr.Err.Error()
 		} else {
@@ -725,102 +779,75 @@ func (c *cli) scan(af *argoFlags, after time.Duration, output *outputs, alwaysRe
 				r.Causes[string(f.Cause)]++
 			}
 		}
-		stuck = append(stuck, r)
+		rep.Stuck = append(rep.Stuck, r)
 	}
-	if format == "name" {
-		// One NAMESPACE/APP per stuck application, as argocd app list -o
-		// name prints them and driftfix diagnose takes them.
+	return rep
+}
+
+// causesText is the stuck application's causes with their counts, or its
+// error.
+func (r scanStuck) causesText() string {
+	var cs []string
+	for c, n := range r.Causes {
+		cs = append(cs, fmt.Sprintf("%s×%d", c, n))
+	}
+	sort.Strings(cs)
+	if r.Error != "" {
+		return "error: " + r.Error
+	}
+	return strings.Join(cs, ", ")
+}
+
+// writeText writes the report for a terminal: the counts, the stuck
+// applications (a table when wide), the ones not stuck yet and the ones
+// Argo CD cannot compare.
+func (rep scanReport) writeText(stdout io.Writer, wide bool, after time.Duration) {
+	stuck, notStuck, cannot := rep.Stuck, rep.NotYetStuck, rep.CannotCompare
+	fmt.Fprintf(stdout, "%d applications scanned, %d stuck OutOfSync", rep.Scanned, len(stuck))
+	if len(notStuck) > 0 {
+		fmt.Fprintf(stdout, "; %d more OutOfSync but not stuck (yet)", len(notStuck))
+	}
+	fmt.Fprintln(stdout, ".")
+	if len(stuck) > 0 && wide {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "\nAPPLICATION\tFINDINGS\tCAUSES\tSINCE")
+		for _, r := range stuck {
+			fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%s\n", templates.Terminal(r.Namespace), templates.Terminal(r.Application), r.Findings, templates.Terminal(r.causesText()), templates.Terminal(r.Why))
+		}
+		tw.Flush()
+	} else if len(stuck) > 0 {
 		var buf bytes.Buffer
 		for _, r := range stuck {
-			fmt.Fprintf(&buf, "%s/%s\n", templates.Terminal(r.Namespace), templates.Terminal(r.Application))
+			fmt.Fprintf(&buf, "\n%s/%s: %d %s\n", templates.Terminal(r.Namespace), templates.Terminal(r.Application), r.Findings, plural(r.Findings, "finding", "findings"))
+			writeWrapped(&buf, "  causes  ", templates.Terminal(r.causesText()))
+			writeWrapped(&buf, "  since   ", templates.Terminal(r.Why))
 		}
-		if _, err := stdout.Write(buf.Bytes()); err != nil {
-			return exitUsage, fmt.Errorf("write the scan: %w", err)
-		}
-	} else if format != "text" {
-		if stuck == nil {
-			stuck = []result{}
-		}
-		v := struct {
-			Scanned       int          `json:"scanned"`
-			Stuck         []result     `json:"stuck"`
-			NotYetStuck   []waiting    `json:"outOfSyncNotStuck"`
-			CannotCompare []uncompared `json:"cannotCompare"`
-		}{len(scanned), stuck, notStuck, cannot}
-		var raw []byte
-		if format == "yaml" {
-			raw, err = jsonAsYAML(v)
-		} else {
-			raw, err = indentJSON(v)
-		}
-		if err == nil {
-			_, err = stdout.Write(raw)
-		}
-		if err != nil {
-			return exitUsage, fmt.Errorf("write the scan: %w", err)
-		}
-	} else {
-		fmt.Fprintf(stdout, "%d applications scanned, %d stuck OutOfSync", len(scanned), len(stuck))
-		if len(notStuck) > 0 {
-			fmt.Fprintf(stdout, "; %d more OutOfSync but not stuck (yet)", len(notStuck))
-		}
-		fmt.Fprintln(stdout, ".")
-		causesOf := func(r result) string {
-			var cs []string
-			for c, n := range r.Causes {
-				cs = append(cs, fmt.Sprintf("%s×%d", c, n))
-			}
-			sort.Strings(cs)
-			if r.Error != "" {
-				return "error: " + r.Error
-			}
-			return strings.Join(cs, ", ")
-		}
-		if len(stuck) > 0 && format == "wide" {
-			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "\nAPPLICATION\tFINDINGS\tCAUSES\tSINCE")
-			for _, r := range stuck {
-				fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%s\n", templates.Terminal(r.Namespace), templates.Terminal(r.Application), r.Findings, templates.Terminal(causesOf(r)), templates.Terminal(r.Why))
-			}
-			tw.Flush()
-		} else if len(stuck) > 0 {
-			var buf bytes.Buffer
-			for _, r := range stuck {
-				fmt.Fprintf(&buf, "\n%s/%s: %d %s\n", templates.Terminal(r.Namespace), templates.Terminal(r.Application), r.Findings, plural(r.Findings, "finding", "findings"))
-				writeWrapped(&buf, "  causes  ", templates.Terminal(causesOf(r)))
-				writeWrapped(&buf, "  since   ", templates.Terminal(r.Why))
-			}
-			stdout.Write(buf.Bytes())
-		}
-		if len(notStuck) > 0 {
-			var buf bytes.Buffer
-			buf.WriteByte('\n')
-			writeWrapped(&buf, "", fmt.Sprintf("OutOfSync, not stuck (yet), not diagnosed: --stuck-after %s is the wait after a successful sync; 0s skips it:", after))
-			for _, w := range notStuck {
-				writeWrapped(&buf, "  "+templates.Terminal(w.Namespace+"/"+w.Application)+": ", templates.Terminal(w.Why))
-			}
-			stdout.Write(buf.Bytes())
-		}
-		if len(cannot) > 0 {
-			noun := "applications"
-			if len(cannot) == 1 {
-				noun = "application"
-			}
-			fmt.Fprintf(stdout, "\nArgo CD cannot compare %d %s (not drift; nothing is proposed for them):\n", len(cannot), noun)
-			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "APPLICATION\tSYNC STATUS\tARGO CD SAYS")
-			for _, u := range cannot {
-				says := "(no message was read)"
-				if u.Message != "" {
-					says = templates.Terminal(u.Message)
-				}
-				fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", templates.Terminal(u.Namespace), templates.Terminal(u.Application), templates.Terminal(u.SyncStatus), says)
-			}
-			tw.Flush()
-		}
+		stdout.Write(buf.Bytes())
 	}
-	if len(stuck) > 0 {
-		return exitDrift, nil
+	if len(notStuck) > 0 {
+		var buf bytes.Buffer
+		buf.WriteByte('\n')
+		writeWrapped(&buf, "", fmt.Sprintf("OutOfSync, not stuck (yet), not diagnosed: --stuck-after %s is the wait after a successful sync; 0s skips it:", after))
+		for _, w := range notStuck {
+			writeWrapped(&buf, "  "+templates.Terminal(w.Namespace+"/"+w.Application)+": ", templates.Terminal(w.Why))
+		}
+		stdout.Write(buf.Bytes())
 	}
-	return exitClean, nil
+	if len(cannot) > 0 {
+		noun := "applications"
+		if len(cannot) == 1 {
+			noun = "application"
+		}
+		fmt.Fprintf(stdout, "\nArgo CD cannot compare %d %s (not drift; nothing is proposed for them):\n", len(cannot), noun)
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "APPLICATION\tSYNC STATUS\tARGO CD SAYS")
+		for _, u := range cannot {
+			says := "(no message was read)"
+			if u.Message != "" {
+				says = templates.Terminal(u.Message)
+			}
+			fmt.Fprintf(tw, "%s/%s\t%s\t%s\n", templates.Terminal(u.Namespace), templates.Terminal(u.Application), templates.Terminal(u.SyncStatus), says)
+		}
+		tw.Flush()
+	}
 }

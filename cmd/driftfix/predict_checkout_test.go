@@ -300,113 +300,8 @@ func flagsOf(words []string) []string {
 func TestPredictInPullRequestCheckout(t *testing.T) {
 	origin, c := prRepos(t)
 
-	t.Run("the documented step", func(t *testing.T) {
-		dir := actionsCheckout(t, origin, c.merge)
-		if has(dir, c.base1) {
-			t.Fatal("the checkout already holds the base: not the layout actions/checkout makes")
-		}
-		line := docsPredictStep(t)
-		line = strings.ReplaceAll(line, "${{ github.event.pull_request.base.sha }}", c.base1)
-		line = strings.ReplaceAll(line, "${{ github.base_ref }}", "main")
-		args := shellWords(line)
-		if len(args) < 2 || args[0] != "driftfix" || strings.Contains(line, "${{") {
-			t.Fatalf("the documented step %q is not a driftfix command this test can run", line)
-		}
-		t.Chdir(dir)
-		code, out, stderr := runCLI(args[1:]...)
-		if code != exitDrift {
-			t.Fatalf("%s: exit %d, want %d (drift predicted)\n%s", line, code, exitDrift, stderr)
-		}
-		results, inv := checkSARIF(t, []byte(out))
-		if !inv.ExecutionSuccessful || len(results) != 1 || results[0].RuleID != "hpa-replicas" ||
-			results[0].Locations[0].PhysicalLocation.ArtifactLocation.URI != "apps/web/deploy.yaml" ||
-			results[0].Locations[0].PhysicalLocation.Region == nil || results[0].Locations[0].PhysicalLocation.Region.StartLine != 6 {
-			t.Errorf("SARIF:\n%s", out)
-		}
-		// Only the base commit came: not its parent, not the pull request's
-		// own history, and no ref was written.
-		if !has(dir, c.base1) || has(dir, c.base0) || has(dir, c.pr) {
-			t.Errorf("fetched more or less than the base: base1 %v, base0 %v, pr %v", has(dir, c.base1), has(dir, c.base0), has(dir, c.pr))
-		}
-		if refs := refsOf(t, dir); !slices.Equal(refs, []string{"refs/remotes/pull/1/merge"}) {
-			t.Errorf("refs after the run: %q", refs)
-		}
-		if !strings.Contains(stderr, "fetched "+c.base1+" from origin, 1 commit deep") {
-			t.Errorf("stderr does not say what was fetched: %q", stderr)
-		}
-		// A second run fetches nothing.
-		if code, _, stderr := runCLI(args[1:]...); code != exitDrift || strings.Contains(stderr, "fetched") {
-			t.Errorf("second run: exit %d, %q", code, stderr)
-		}
-	})
-
-	t.Run("the action's step", func(t *testing.T) {
-		if _, err := exec.LookPath("bash"); err != nil {
-			t.Skip("bash is not installed")
-		}
-		dir := actionsCheckout(t, origin, c.merge)
-		run, env := actionStep(t, "predict")
-		docs := flagsOf(shellWords(docsPredictStep(t)))
-		var cmdLine string
-		for _, l := range strings.Split(run, "\n") {
-			if strings.Contains(l, " predict --repo ") {
-				cmdLine = l
-			}
-		}
-		if got := flagsOf(shellWords(cmdLine)); !slices.Equal(got, docs) {
-			t.Errorf("the action runs predict with %q, the docs show %q", got, docs)
-		}
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		outputs := filepath.Join(t.TempDir(), "outputs")
-		sh := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", run)
-		sh.Dir = dir
-		sh.Env = append(os.Environ(), "DRIFTFIX_TEST_MAIN=1", "DRIFTFIX_BIN="+exe, "GITHUB_OUTPUT="+outputs,
-			"EVENT_BASE="+c.base1, "EVENT_BEFORE=")
-		for k, v := range env {
-			if k != "EVENT_BASE" && k != "EVENT_BEFORE" {
-				sh.Env = append(sh.Env, k+"="+v)
-			}
-		}
-		if out, err := sh.CombinedOutput(); err != nil {
-			t.Fatalf("the action's predict step failed: %v\n%s", err, out)
-		}
-		got, _ := os.ReadFile(outputs)
-		if strings.TrimSpace(string(got)) != "exit-code=1" {
-			t.Errorf("outputs %q, want exit-code=1", got)
-		}
-		sarif, err := os.ReadFile(filepath.Join(dir, env["SARIF_FILE"]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if results, _ := checkSARIF(t, sarif); len(results) != 1 {
-			t.Errorf("the action's SARIF has %d results, want 1", len(results))
-		}
-		if !has(dir, c.base1) || has(dir, c.base0) {
-			t.Error("the action's step fetched more or less than the base commit")
-		}
-
-		// The result step fails on 2 always, on 1 only when asked.
-		result, _ := actionStep(t, "Result")
-		for _, tc := range []struct {
-			code, fail string
-			want       int
-		}{{"0", "false", 0}, {"1", "false", 0}, {"1", "true", 1}, {"2", "false", 2}, {"", "false", 2}} {
-			sh := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", result)
-			sh.Env = append(os.Environ(), "CODE="+tc.code, "FAIL_ON_DRIFT="+tc.fail)
-			err := sh.Run()
-			code := 0
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				code = exit.ExitCode()
-			}
-			if code != tc.want {
-				t.Errorf("result step with exit code %q, fail-on-drift %s: %d, want %d", tc.code, tc.fail, code, tc.want)
-			}
-		}
-	})
+	t.Run("the documented step", func(t *testing.T) { checkDocumentedPredictStep(t, origin, c) })
+	t.Run("the action's step", func(t *testing.T) { checkActionPredictStep(t, origin, c) })
 
 	for _, tc := range []struct {
 		name     string
@@ -476,5 +371,119 @@ func TestPredictInPullRequestCheckout(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkDocumentedPredictStep runs the predict step the docs show, in a
+// checkout as actions/checkout makes it of the pull request's merge commit
+// in origin: it fetches the base commit alone, once, and predicts the drift.
+func checkDocumentedPredictStep(t *testing.T, origin string, c prCommits) {
+	dir := actionsCheckout(t, origin, c.merge)
+	if has(dir, c.base1) {
+		t.Fatal("the checkout already holds the base: not the layout actions/checkout makes")
+	}
+	line := docsPredictStep(t)
+	line = strings.ReplaceAll(line, "${{ github.event.pull_request.base.sha }}", c.base1)
+	line = strings.ReplaceAll(line, "${{ github.base_ref }}", "main")
+	args := shellWords(line)
+	if len(args) < 2 || args[0] != "driftfix" || strings.Contains(line, "${{") {
+		t.Fatalf("the documented step %q is not a driftfix command this test can run", line)
+	}
+	t.Chdir(dir)
+	code, out, stderr := runCLI(args[1:]...)
+	if code != exitDrift {
+		t.Fatalf("%s: exit %d, want %d (drift predicted)\n%s", line, code, exitDrift, stderr)
+	}
+	results, inv := checkSARIF(t, []byte(out))
+	if !inv.ExecutionSuccessful || len(results) != 1 || results[0].RuleID != "hpa-replicas" ||
+		results[0].Locations[0].PhysicalLocation.ArtifactLocation.URI != "apps/web/deploy.yaml" ||
+		results[0].Locations[0].PhysicalLocation.Region == nil || results[0].Locations[0].PhysicalLocation.Region.StartLine != 6 {
+		t.Errorf("SARIF:\n%s", out)
+	}
+	// Only the base commit came: not its parent, not the pull request's
+	// own history, and no ref was written.
+	if !has(dir, c.base1) || has(dir, c.base0) || has(dir, c.pr) {
+		t.Errorf("fetched more or less than the base: base1 %v, base0 %v, pr %v", has(dir, c.base1), has(dir, c.base0), has(dir, c.pr))
+	}
+	if refs := refsOf(t, dir); !slices.Equal(refs, []string{"refs/remotes/pull/1/merge"}) {
+		t.Errorf("refs after the run: %q", refs)
+	}
+	if !strings.Contains(stderr, "fetched "+c.base1+" from origin, 1 commit deep") {
+		t.Errorf("stderr does not say what was fetched: %q", stderr)
+	}
+	// A second run fetches nothing.
+	if code, _, stderr := runCLI(args[1:]...); code != exitDrift || strings.Contains(stderr, "fetched") {
+		t.Errorf("second run: exit %d, %q", code, stderr)
+	}
+}
+
+// checkActionPredictStep runs the driftfix action's predict step with bash in
+// such a checkout: it runs predict as the docs show, writes its exit code
+// and SARIF; the result step then fails on 2 always, on 1 only when asked.
+func checkActionPredictStep(t *testing.T, origin string, c prCommits) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	dir := actionsCheckout(t, origin, c.merge)
+	run, env := actionStep(t, "predict")
+	docs := flagsOf(shellWords(docsPredictStep(t)))
+	var cmdLine string
+	for _, l := range strings.Split(run, "\n") {
+		if strings.Contains(l, " predict --repo ") {
+			cmdLine = l
+		}
+	}
+	if got := flagsOf(shellWords(cmdLine)); !slices.Equal(got, docs) {
+		t.Errorf("the action runs predict with %q, the docs show %q", got, docs)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs := filepath.Join(t.TempDir(), "outputs")
+	sh := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", run)
+	sh.Dir = dir
+	sh.Env = append(os.Environ(), "DRIFTFIX_TEST_MAIN=1", "DRIFTFIX_BIN="+exe, "GITHUB_OUTPUT="+outputs,
+		"EVENT_BASE="+c.base1, "EVENT_BEFORE=")
+	for k, v := range env {
+		if k != "EVENT_BASE" && k != "EVENT_BEFORE" {
+			sh.Env = append(sh.Env, k+"="+v)
+		}
+	}
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("the action's predict step failed: %v\n%s", err, out)
+	}
+	got, _ := os.ReadFile(outputs)
+	if strings.TrimSpace(string(got)) != "exit-code=1" {
+		t.Errorf("outputs %q, want exit-code=1", got)
+	}
+	sarif, err := os.ReadFile(filepath.Join(dir, env["SARIF_FILE"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if results, _ := checkSARIF(t, sarif); len(results) != 1 {
+		t.Errorf("the action's SARIF has %d results, want 1", len(results))
+	}
+	if !has(dir, c.base1) || has(dir, c.base0) {
+		t.Error("the action's step fetched more or less than the base commit")
+	}
+
+	// The result step fails on 2 always, on 1 only when asked.
+	result, _ := actionStep(t, "Result")
+	for _, tc := range []struct {
+		code, fail string
+		want       int
+	}{{"0", "false", 0}, {"1", "false", 0}, {"1", "true", 1}, {"2", "false", 2}, {"", "false", 2}} {
+		sh := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", result)
+		sh.Env = append(os.Environ(), "CODE="+tc.code, "FAIL_ON_DRIFT="+tc.fail)
+		err := sh.Run()
+		code := 0
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			code = exit.ExitCode()
+		}
+		if code != tc.want {
+			t.Errorf("result step with exit code %q, fail-on-drift %s: %d, want %d", tc.code, tc.fail, code, tc.want)
+		}
 	}
 }

@@ -156,6 +156,12 @@ func TestScanCountsOutOfSyncNotStuck(t *testing.T) {
 	if code != exitDrift || !strings.Contains(out, `"outOfSyncNotStuck": [`) || !strings.Contains(out, `"why": "OutOfSync for 1m0s since the last sync, less than 10m0s"`) {
 		t.Errorf("json: exit %d\n%s", code, out)
 	}
+	// -o wide is the table of the stuck applications, as kubectl's is: a
+	// header and one line each, not the JSON document.
+	code, out, _ = scanAt(append(base, "-o", "wide"))
+	if code != exitDrift || !strings.Contains(out, "APPLICATION") || !strings.Contains(out, "FINDINGS") || strings.Contains(out, `"outOfSyncNotStuck"`) {
+		t.Errorf("wide: exit %d\n%s", code, out)
+	}
 	code, out, _ = scanAt(append(base, "--stuck-after", "0s"))
 	if code != exitDrift || !strings.Contains(out, "2 stuck OutOfSync.") {
 		t.Errorf("--stuck-after 0s: exit %d\n%s", code, out)

@@ -245,30 +245,8 @@ func helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	lim := opts.Limits.withDefaults()
 	dir := strings.Trim(opts.ChartDir, "/")
 	what := "chart " + dir
-	var n int
-	var total int64
-	for name, data := range files {
-		rel := name
-		if dir != "" {
-			if !strings.HasPrefix(name, dir+"/") {
-				continue
-			}
-			rel = strings.TrimPrefix(name, dir+"/")
-		}
-		if strings.Contains("/"+rel, "/templates/") && over(int64(len(data)), lim.MaxTemplateBytes) {
-			return nil, &LimitError{Limit: "MaxTemplateBytes", What: what + ": " + rel, Got: humanBytes(float64(len(data))), Max: humanBytes(float64(lim.MaxTemplateBytes))}
-		}
-		total += int64(len(data))
-		n++
-	}
-	if over(n, lim.MaxFiles) {
-		return nil, &LimitError{Limit: "MaxFiles", What: what, Got: fmt.Sprintf("%d files", n), Max: fmt.Sprint(lim.MaxFiles)}
-	}
-	if over(total, lim.MaxChartBytes) {
-		return nil, &LimitError{Limit: "MaxChartBytes", What: what, Got: humanBytes(float64(total)), Max: humanBytes(float64(lim.MaxChartBytes))}
-	}
-	if _, ok := files[path.Join(dir, "Chart.yaml")]; !ok {
-		return nil, fmt.Errorf("load chart %s: %s is not in the repository", dir, path.Join(dir, "Chart.yaml"))
+	if err := checkChartFiles(files, dir, what, lim); err != nil {
+		return nil, err
 	}
 	// Archives are unpacked within the chart's bounds (a render has a
 	// process of its own, so Helm's package-wide bounds are its own).
@@ -290,92 +268,16 @@ func helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	default:
 		return nil, fmt.Errorf("chart %s: %s charts are not installable", dir, chart.Metadata.Type)
 	}
-	valueFiles, err := resolveValueFiles(files, opts)
-	if err != nil {
-		return nil, err
-	}
-	fileParams, err := resolveFileParameters(files, opts)
-	if err != nil {
-		return nil, err
-	}
-	var valuesBytes int64
+	hv := &helmValues{vals: map[string]any{}, lim: lim}
 	for _, f := range chart.Raw {
 		if f.Name == "values.yaml" {
-			valuesBytes += int64(len(f.Data))
+			hv.bytes += int64(len(f.Data))
 		}
 	}
-	// `helm template --values` for each value file, then for the
-	// Application's values or valuesObject: each merged over the last.
-	vals := map[string]any{}
-	readValues := func(what string, data []byte) error {
-		if over(int64(len(data)), lim.MaxValuesBytes) {
-			return &LimitError{Limit: "MaxValuesBytes", What: what, Got: humanBytes(float64(len(data))), Max: humanBytes(float64(lim.MaxValuesBytes))}
-		}
-		valuesBytes += int64(len(data))
-		m, err := chartutil.ReadValues(data)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", what, err)
-		}
-		vals = mergeValues(vals, m)
-		return nil
+	if err := hv.gather(files, opts); err != nil {
+		return nil, err
 	}
-	for _, vf := range valueFiles {
-		if err := readValues("values file "+vf, files[vf]); err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case opts.ValuesObject != nil:
-		b, err := json.Marshal(opts.ValuesObject)
-		if err != nil {
-			return nil, fmt.Errorf("read helm.valuesObject of the Application: %w", err)
-		}
-		if err := readValues("helm.valuesObject of the Application", b); err != nil {
-			return nil, err
-		}
-	case opts.Values != "":
-		if err := readValues("helm.values of the Application", []byte(opts.Values)); err != nil {
-			return nil, err
-		}
-	}
-	// --set, then --set-string, then --set-file, each by name as Argo CD
-	// keeps them (the last entry of a name wins), in name order.
-	set, setString := map[string]string{}, map[string]string{}
-	for _, p := range opts.Parameters {
-		v, err := envsubst(p.Value, "helm parameter "+p.Name, opts.Env)
-		if err != nil {
-			return nil, err
-		}
-		if p.ForceString {
-			setString[p.Name] = v
-		} else {
-			set[p.Name] = v
-		}
-	}
-	for _, group := range []struct {
-		params map[string]string
-		parse  func(string, map[string]any) error
-	}{{set, strvals.ParseInto}, {setString, strvals.ParseIntoString}} {
-		for _, name := range sortedKeys(group.params) {
-			v := group.params[name]
-			valuesBytes += int64(len(name) + len(v))
-			if err := group.parse(name+"="+cleanSetValue(v), vals); err != nil {
-				return nil, fmt.Errorf("helm parameter %s: %w", name, err)
-			}
-		}
-	}
-	for _, name := range sortedKeys(fileParams) {
-		p := fileParams[name]
-		data := files[p]
-		if over(int64(len(data)), lim.MaxValuesBytes) {
-			return nil, &LimitError{Limit: "MaxValuesBytes", What: "file parameter " + name + ": " + p, Got: humanBytes(float64(len(data))), Max: humanBytes(float64(lim.MaxValuesBytes))}
-		}
-		valuesBytes += int64(len(data))
-		read := func([]rune) (any, error) { return string(data), nil }
-		if err := strvals.ParseIntoFile(name+"="+cleanSetValue(p), vals, read); err != nil {
-			return nil, fmt.Errorf("helm file parameter %s: %w", name, err)
-		}
-	}
+	vals := hv.vals
 	// Conditions, tags, aliases and import-values of the dependencies.
 	if err := chartutil.ProcessDependenciesWithMerge(chart, vals); err != nil {
 		return nil, fmt.Errorf("dependencies of chart %s: %w", dir, err)
@@ -401,6 +303,156 @@ func helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	if err != nil {
 		return nil, fmt.Errorf("values for chart %s: %w", dir, err)
 	}
+	out, err := renderBounded(chart, rv, hv.bytes, dir, what, lim)
+	if err != nil {
+		return nil, err
+	}
+	return manifests(chart, out, opts)
+}
+
+// checkChartFiles bounds the chart's files under dir as the repository
+// holds them (each template, their number, their size) and checks that
+// its Chart.yaml is there.
+func checkChartFiles(files map[string][]byte, dir, what string, lim Limits) error {
+	var n int
+	var total int64
+	for name, data := range files {
+		rel := name
+		if dir != "" {
+			if !strings.HasPrefix(name, dir+"/") {
+				continue
+			}
+			rel = strings.TrimPrefix(name, dir+"/")
+		}
+		if strings.Contains("/"+rel, "/templates/") && over(int64(len(data)), lim.MaxTemplateBytes) {
+			return &LimitError{Limit: "MaxTemplateBytes", What: what + ": " + rel, Got: humanBytes(float64(len(data))), Max: humanBytes(float64(lim.MaxTemplateBytes))}
+		}
+		total += int64(len(data))
+		n++
+	}
+	if over(n, lim.MaxFiles) {
+		return &LimitError{Limit: "MaxFiles", What: what, Got: fmt.Sprintf("%d files", n), Max: fmt.Sprint(lim.MaxFiles)}
+	}
+	if over(total, lim.MaxChartBytes) {
+		return &LimitError{Limit: "MaxChartBytes", What: what, Got: humanBytes(float64(total)), Max: humanBytes(float64(lim.MaxChartBytes))}
+	}
+	if _, ok := files[path.Join(dir, "Chart.yaml")]; !ok {
+		return fmt.Errorf("load chart %s: %s is not in the repository", dir, path.Join(dir, "Chart.yaml"))
+	}
+	return nil
+}
+
+// helmValues are the values given to a chart, merged in Helm's order, and
+// how many bytes of values went into them (the chart's own included).
+type helmValues struct {
+	vals  map[string]any
+	bytes int64
+	lim   Limits
+}
+
+// gather merges the Application's values over the chart's: `helm template
+// --values` for each value file, then its values or valuesObject, each
+// merged over the last; then --set, --set-string and --set-file.
+func (hv *helmValues) gather(files map[string][]byte, opts HelmOptions) error {
+	valueFiles, err := resolveValueFiles(files, opts)
+	if err != nil {
+		return err
+	}
+	fileParams, err := resolveFileParameters(files, opts)
+	if err != nil {
+		return err
+	}
+	for _, vf := range valueFiles {
+		if err := hv.read("values file "+vf, files[vf]); err != nil {
+			return err
+		}
+	}
+	switch {
+	case opts.ValuesObject != nil:
+		b, err := json.Marshal(opts.ValuesObject)
+		if err != nil {
+			return fmt.Errorf("read helm.valuesObject of the Application: %w", err)
+		}
+		if err := hv.read("helm.valuesObject of the Application", b); err != nil {
+			return err
+		}
+	case opts.Values != "":
+		if err := hv.read("helm.values of the Application", []byte(opts.Values)); err != nil {
+			return err
+		}
+	}
+	if err := hv.setParameters(opts); err != nil {
+		return err
+	}
+	return hv.setFiles(files, fileParams)
+}
+
+// read merges the values document data (what names it) over the values.
+func (hv *helmValues) read(what string, data []byte) error {
+	if over(int64(len(data)), hv.lim.MaxValuesBytes) {
+		return &LimitError{Limit: "MaxValuesBytes", What: what, Got: humanBytes(float64(len(data))), Max: humanBytes(float64(hv.lim.MaxValuesBytes))}
+	}
+	hv.bytes += int64(len(data))
+	m, err := chartutil.ReadValues(data)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", what, err)
+	}
+	hv.vals = mergeValues(hv.vals, m)
+	return nil
+}
+
+// setParameters applies --set, then --set-string, each by name as Argo CD
+// keeps them (the last entry of a name wins), in name order.
+func (hv *helmValues) setParameters(opts HelmOptions) error {
+	set, setString := map[string]string{}, map[string]string{}
+	for _, p := range opts.Parameters {
+		v, err := envsubst(p.Value, "helm parameter "+p.Name, opts.Env)
+		if err != nil {
+			return err
+		}
+		if p.ForceString {
+			setString[p.Name] = v
+		} else {
+			set[p.Name] = v
+		}
+	}
+	for _, group := range []struct {
+		params map[string]string
+		parse  func(string, map[string]any) error
+	}{{set, strvals.ParseInto}, {setString, strvals.ParseIntoString}} {
+		for _, name := range sortedKeys(group.params) {
+			v := group.params[name]
+			hv.bytes += int64(len(name) + len(v))
+			if err := group.parse(name+"="+cleanSetValue(v), hv.vals); err != nil {
+				return fmt.Errorf("helm parameter %s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// setFiles applies --set-file for each file parameter, in name order.
+func (hv *helmValues) setFiles(files map[string][]byte, fileParams map[string]string) error {
+	for _, name := range sortedKeys(fileParams) {
+		p := fileParams[name]
+		data := files[p]
+		if over(int64(len(data)), hv.lim.MaxValuesBytes) {
+			return &LimitError{Limit: "MaxValuesBytes", What: "file parameter " + name + ": " + p, Got: humanBytes(float64(len(data))), Max: humanBytes(float64(hv.lim.MaxValuesBytes))}
+		}
+		hv.bytes += int64(len(data))
+		read := func([]rune) (any, error) { return string(data), nil }
+		if err := strvals.ParseIntoFile(name+"="+cleanSetValue(p), hv.vals, read); err != nil {
+			return fmt.Errorf("helm file parameter %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// renderBounded renders the chart with the render values rv within the
+// limits: refused before rendering where the estimate (from valuesBytes of
+// values) is over MaxRenderedBytes, stopped at the Timeout, and refused
+// after where the output is over MaxRenderedBytes.
+func renderBounded(chart *chart.Chart, rv chartutil.Values, valuesBytes int64, dir, what string, lim Limits) (map[string]string, error) {
 	root, _ := asMap(rv["Values"])
 	est, biggest, err := estimate(chart, root, valuesBytes)
 	if err != nil {
@@ -427,7 +479,7 @@ func helm(files map[string][]byte, opts HelmOptions) ([]drift.Object, error) {
 	if over(size, lim.MaxRenderedBytes) {
 		return nil, &LimitError{Limit: "MaxRenderedBytes", What: what, Got: humanBytes(float64(size)), Max: humanBytes(float64(lim.MaxRenderedBytes))}
 	}
-	return manifests(chart, out, opts)
+	return out, nil
 }
 
 // manifests are the objects `helm template` prints of a render: the

@@ -149,151 +149,239 @@ func missingDependencies(c *chart.Chart) []*chart.Dependency {
 // repository or an OCI registry, which the build would download, is a
 // *RemoteError.
 func buildDependencies(files map[string][]byte, dir string, buf []*loader.BufferedFile, c *chart.Chart, missing []*chart.Dependency, fetched map[string][]byte) (*chart.Chart, error) {
-	chartYAML := path.Join(dir, "Chart.yaml")
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%s: helm dependency build (for the missing %s): %s", chartYAML, names(missing), fmt.Sprintf(format, args...))
+	b := &depBuild{files: files, dir: dir, c: c, missing: missing, fetched: fetched, chartYAML: path.Join(dir, "Chart.yaml")}
+	localDir, err := b.localDirs()
+	if err != nil {
+		return nil, err
 	}
-	exists := func(p string) bool {
-		if _, ok := files[p]; ok {
+	deps, err := b.resolve(localDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.allFetched(deps); err != nil {
+		return nil, err
+	}
+	built, local, err := b.build(deps, localDir)
+	if err != nil {
+		return nil, err
+	}
+	return b.reload(buf, built, local)
+}
+
+// depBuild is one `helm dependency build`: the repository's files, the
+// chart's directory and chart, the dependencies charts/ lacks, and the
+// archives fetched for it.
+type depBuild struct {
+	files     map[string][]byte
+	dir       string
+	c         *chart.Chart
+	missing   []*chart.Dependency
+	fetched   map[string][]byte
+	chartYAML string
+}
+
+// fail is the build's error, naming the chart and what it was for.
+func (b *depBuild) fail(format string, args ...any) error {
+	return fmt.Errorf("%s: helm dependency build (for the missing %s): %s", b.chartYAML, names(b.missing), fmt.Sprintf(format, args...))
+}
+
+// exists says whether p is a file or directory of the repository.
+func (b *depBuild) exists(p string) bool {
+	if _, ok := b.files[p]; ok {
+		return true
+	}
+	for f := range b.files {
+		if strings.HasPrefix(f, p+"/") {
 			return true
 		}
-		for f := range files {
-			if strings.HasPrefix(f, p+"/") {
-				return true
-			}
-		}
-		return false
 	}
-	// Each file:// dependency's directory must exist.
+	return false
+}
+
+// localDirs finds each file:// dependency's directory, which must exist
+// inside the repository, by dependency name.
+func (b *depBuild) localDirs() (map[string]string, error) {
 	localDir := map[string]string{}
-	for _, d := range c.Metadata.Dependencies {
+	for _, d := range b.c.Metadata.Dependencies {
 		if d == nil || !strings.HasPrefix(d.Repository, "file://") {
 			continue
 		}
 		target := strings.TrimPrefix(d.Repository, "file://")
-		depDir, ok := resolveInRepo(dir, target)
+		depDir, ok := resolveInRepo(b.dir, target)
 		if strings.HasPrefix(target, "/") || !ok {
-			return nil, fail("dependency %s: %s is outside the repository", d.Name, d.Repository)
+			return nil, b.fail("dependency %s: %s is outside the repository", d.Name, d.Repository)
 		}
-		if !exists(depDir) {
-			return nil, fail("directory %s (%s) not found", depDir, d.Repository)
+		if !b.exists(depDir) {
+			return nil, b.fail("directory %s (%s) not found", depDir, d.Repository)
 		}
 		localDir[d.Name] = depDir
 	}
+	return localDir, nil
+}
+
+// resolve gives the dependencies the build takes: the lock's, once its
+// digest shows it is Chart.yaml's, or else Chart.yaml's, each with a valid
+// constraint its local chart meets.
+func (b *depBuild) resolve(localDir map[string]string) ([]*chart.Dependency, error) {
+	c := b.c
 	deps := c.Metadata.Dependencies
 	if c.Lock != nil {
 		if c.Metadata.APIVersion != chart.APIVersionV1 {
 			data, err := json.Marshal([2][]*chart.Dependency{c.Metadata.Dependencies, c.Lock.Dependencies})
 			sum := sha256.Sum256(data)
 			if err != nil || "sha256:"+hex.EncodeToString(sum[:]) != c.Lock.Digest {
-				return nil, fail("the lock file (Chart.lock) is out of sync with the dependencies file (Chart.yaml); update it with `helm dependency update`")
+				return nil, b.fail("the lock file (Chart.lock) is out of sync with the dependencies file (Chart.yaml); update it with `helm dependency update`")
 			}
 		}
-		deps = c.Lock.Dependencies
-	} else {
-		var unmet []string
-		for _, d := range deps {
-			if d == nil {
-				continue
-			}
-			if d.Version == "" {
-				return nil, fail("dependency %q has an invalid version/constraint format: improper constraint: \"\"", d.Name)
-			}
-			switch {
-			case d.Repository == "":
-				if !exists(path.Join(dir, "charts", d.Name)) {
-					return nil, fail("dependency %s has no repository and directory %s is not in the repository", d.Name, path.Join(dir, "charts", d.Name))
-				}
-			case strings.HasPrefix(d.Repository, "file://"):
-				v, err := chartVersion(files, localDir[d.Name])
-				if err != nil {
-					return nil, err
-				}
-				if !chartutil.IsCompatibleRange(d.Version, v) {
-					unmet = append(unmet, fmt.Sprintf("%q (repository %q, version %q; %s has %s)", d.Name, d.Repository, d.Version, localDir[d.Name], v))
-				}
-			}
+		return c.Lock.Dependencies, nil
+	}
+	var unmet []string
+	for _, d := range deps {
+		if d == nil {
+			continue
 		}
-		if len(unmet) > 0 {
-			return nil, fail("can't get a valid version for %d subchart(s): %s", len(unmet), strings.Join(unmet, ", "))
+		if d.Version == "" {
+			return nil, b.fail("dependency %q has an invalid version/constraint format: improper constraint: \"\"", d.Name)
+		}
+		switch {
+		case d.Repository == "":
+			if !b.exists(path.Join(b.dir, "charts", d.Name)) {
+				return nil, b.fail("dependency %s has no repository and directory %s is not in the repository", d.Name, path.Join(b.dir, "charts", d.Name))
+			}
+		case strings.HasPrefix(d.Repository, "file://"):
+			v, err := chartVersion(b.files, localDir[d.Name])
+			if err != nil {
+				return nil, err
+			}
+			if !chartutil.IsCompatibleRange(d.Version, v) {
+				unmet = append(unmet, fmt.Sprintf("%q (repository %q, version %q; %s has %s)", d.Name, d.Repository, d.Version, localDir[d.Name], v))
+			}
 		}
 	}
-	for _, d := range append(append([]*chart.Dependency{}, missing...), deps...) {
+	if len(unmet) > 0 {
+		return nil, b.fail("can't get a valid version for %d subchart(s): %s", len(unmet), strings.Join(unmet, ", "))
+	}
+	return deps, nil
+}
+
+// allFetched checks that every dependency the build would download, of
+// the missing ones and of deps, was fetched: one that was not is a
+// *RemoteError.
+func (b *depBuild) allFetched(deps []*chart.Dependency) error {
+	for _, d := range append(append([]*chart.Dependency{}, b.missing...), deps...) {
 		if d == nil || !remoteDependency(d) {
 			continue
 		}
-		if _, ok := fetchedFor(fetched, deps, d); ok {
+		if _, ok := fetchedFor(b.fetched, deps, d); ok {
 			continue
 		}
 		why := "dependency " + d.Name + " is not vendored under charts/"
-		if !isIn(missing, d.Name) {
-			why = "`helm dependency build` (for the missing " + names(missing) + ") fetches dependency " + d.Name
+		if !isIn(b.missing, d.Name) {
+			why = "`helm dependency build` (for the missing " + names(b.missing) + ") fetches dependency " + d.Name
 		}
-		return nil, &RemoteError{File: chartYAML, URL: d.Repository,
+		return &RemoteError{File: b.chartYAML, URL: d.Repository,
 			Why: why + "; it was not fetched (the CLI fetches it unless --offline; Argo CD renders the chart where it is at hand)"}
 	}
-	var built []*chart.Chart
-	local := map[string]bool{}
+	return nil
+}
+
+// build loads each dependency as the build would: a remote one from its
+// fetched archive, a file:// one from its directory, each meeting its
+// constraint. One without a repository stays in charts/, checked only; it
+// is named in local.
+func (b *depBuild) build(deps []*chart.Dependency, localDir map[string]string) (built []*chart.Chart, local map[string]bool, err error) {
+	local = map[string]bool{}
 	for _, d := range deps {
 		if d == nil {
 			continue
 		}
 		if remoteDependency(d) {
-			// What the build downloads: the fetched archive, of a version
-			// that meets the constraint.
-			a, _ := fetchedFor(fetched, deps, d)
-			dc, err := loader.LoadArchive(bytes.NewReader(a))
+			dc, err := b.fromArchive(d, deps)
 			if err != nil {
-				return nil, fail("read the fetched archive of dependency %s (%s): %v", d.Name, d.Repository, err)
-			}
-			if dc.Metadata == nil || dc.Metadata.Name != d.Name {
-				return nil, fail("the fetched archive of dependency %s (%s) is chart %q", d.Name, d.Repository, dc.Name())
-			}
-			if !chartutil.IsCompatibleRange(d.Version, dc.Metadata.Version) {
-				return nil, fail("the fetched dependency %s at version %s does not satisfy the constraint %s", d.Name, dc.Metadata.Version, d.Version)
+				return nil, nil, err
 			}
 			built = append(built, dc)
 			continue
 		}
 		if d.Repository == "" {
-			// The build checks the directory charts/<name> meets the version.
 			local[d.Name] = true
-			sub := path.Join(dir, "charts", d.Name)
-			v, err := chartVersion(files, sub)
-			if err != nil {
-				return nil, fail("unable to load chart %s: %v", sub, err)
-			}
-			if d.Version == "" {
-				return nil, fail("dependency %s has an invalid version/constraint format: improper constraint: \"\"", d.Name)
-			}
-			if !chartutil.IsCompatibleRange(d.Version, v) {
-				return nil, fail("dependency %s at version %s does not satisfy the constraint %s", d.Name, v, d.Version)
+			if err := b.checkVendored(d); err != nil {
+				return nil, nil, err
 			}
 			continue
 		}
-		depDir, ok := localDir[d.Name]
-		if !ok { // a lock's file:// dependency Chart.yaml does not list
-			target := strings.TrimPrefix(d.Repository, "file://")
-			if depDir, ok = resolveInRepo(dir, target); !ok || strings.HasPrefix(target, "/") || !exists(depDir) {
-				return nil, fail("directory %s not found", target)
-			}
-		}
-		sub, err := loadDirFiles(files, depDir)
+		dc, err := b.fromDirectory(d, localDir)
 		if err != nil {
-			return nil, err
-		}
-		dc, err := loadFiles(sub, depDir)
-		if err != nil {
-			return nil, err
-		}
-		if dc.Metadata == nil || !chartutil.IsCompatibleRange(d.Version, dc.Metadata.Version) {
-			return nil, fail("can't get a valid version for dependency %s (%s)", d.Name, depDir)
+			return nil, nil, err
 		}
 		built = append(built, dc)
 	}
-	// The build replaces the archives of charts/ with what it built; an
-	// archive of a dependency without a repository stays, and so do
-	// directories.
+	return built, local, nil
+}
+
+// fromArchive is what the build downloads for remote dependency d: the
+// fetched archive, of a version that meets the constraint.
+func (b *depBuild) fromArchive(d *chart.Dependency, deps []*chart.Dependency) (*chart.Chart, error) {
+	a, _ := fetchedFor(b.fetched, deps, d)
+	dc, err := loader.LoadArchive(bytes.NewReader(a))
+	if err != nil {
+		return nil, b.fail("read the fetched archive of dependency %s (%s): %v", d.Name, d.Repository, err)
+	}
+	if dc.Metadata == nil || dc.Metadata.Name != d.Name {
+		return nil, b.fail("the fetched archive of dependency %s (%s) is chart %q", d.Name, d.Repository, dc.Name())
+	}
+	if !chartutil.IsCompatibleRange(d.Version, dc.Metadata.Version) {
+		return nil, b.fail("the fetched dependency %s at version %s does not satisfy the constraint %s", d.Name, dc.Metadata.Version, d.Version)
+	}
+	return dc, nil
+}
+
+// checkVendored checks, as the build does, that the directory
+// charts/<name> of dependency d without a repository meets its version.
+func (b *depBuild) checkVendored(d *chart.Dependency) error {
+	sub := path.Join(b.dir, "charts", d.Name)
+	v, err := chartVersion(b.files, sub)
+	if err != nil {
+		return b.fail("unable to load chart %s: %v", sub, err)
+	}
+	if d.Version == "" {
+		return b.fail("dependency %s has an invalid version/constraint format: improper constraint: \"\"", d.Name)
+	}
+	if !chartutil.IsCompatibleRange(d.Version, v) {
+		return b.fail("dependency %s at version %s does not satisfy the constraint %s", d.Name, v, d.Version)
+	}
+	return nil
+}
+
+// fromDirectory loads file:// dependency d from its directory, which must
+// hold a chart meeting the constraint.
+func (b *depBuild) fromDirectory(d *chart.Dependency, localDir map[string]string) (*chart.Chart, error) {
+	depDir, ok := localDir[d.Name]
+	if !ok { // a lock's file:// dependency Chart.yaml does not list
+		target := strings.TrimPrefix(d.Repository, "file://")
+		if depDir, ok = resolveInRepo(b.dir, target); !ok || strings.HasPrefix(target, "/") || !b.exists(depDir) {
+			return nil, b.fail("directory %s not found", target)
+		}
+	}
+	sub, err := loadDirFiles(b.files, depDir)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := loadFiles(sub, depDir)
+	if err != nil {
+		return nil, err
+	}
+	if dc.Metadata == nil || !chartutil.IsCompatibleRange(d.Version, dc.Metadata.Version) {
+		return nil, b.fail("can't get a valid version for dependency %s (%s)", d.Name, depDir)
+	}
+	return dc, nil
+}
+
+// reload loads the chart again from buf as the build leaves it: the
+// archives of charts/ replaced by what it built, except an archive of a
+// dependency without a repository (named in local), which stays, as do
+// directories. Every dependency must then be there.
+func (b *depBuild) reload(buf []*loader.BufferedFile, built []*chart.Chart, local map[string]bool) (*chart.Chart, error) {
 	var kept []*loader.BufferedFile
 	var archives []*loader.BufferedFile
 	for _, f := range buf {
@@ -303,7 +391,7 @@ func buildDependencies(files map[string][]byte, dir string, buf []*loader.Buffer
 		}
 		kept = append(kept, f)
 	}
-	nc, err := loadFiles(kept, dir)
+	nc, err := loadFiles(kept, b.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -314,11 +402,11 @@ func buildDependencies(files map[string][]byte, dir string, buf []*loader.Buffer
 		}
 		nc.AddDependency(ac)
 	}
-	for _, b := range built {
-		nc.AddDependency(b)
+	for _, dc := range built {
+		nc.AddDependency(dc)
 	}
 	if still := missingDependencies(nc); len(still) > 0 {
-		return nil, fmt.Errorf("%s: found in Chart.yaml, but missing in charts/ directory: %s", chartYAML, names(still))
+		return nil, fmt.Errorf("%s: found in Chart.yaml, but missing in charts/ directory: %s", b.chartYAML, names(still))
 	}
 	return nc, nil
 }

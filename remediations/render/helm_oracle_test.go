@@ -104,177 +104,9 @@ func TestHelmAgainstHelmTemplate(t *testing.T) {
 	if bin == "" {
 		t.Skip("DRIFTFIX_HELM names no helm binary to compare with")
 	}
-	deps := func(d string) string {
-		return "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n" + d
-	}
-	sub := tgz(t, map[string]string{
-		"redis/Chart.yaml":        "apiVersion: v2\nname: redis\nversion: 1.2.3\n",
-		"redis/values.yaml":       "greeting: default\nport: 6379\n",
-		"redis/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Chart.Name }}-{{ .Release.Name }}\ndata:\n  greeting: {{ .Values.greeting | quote }}\n  port: {{ .Values.port | quote }}\n  global: {{ .Values.global.env | default \"none\" | quote }}\n",
-	})
-	cases := []struct {
-		name  string
-		files map[string]string
-		bin   map[string][]byte
-		opts  HelmOptions
-		fails bool // both refuse it
-	}{
-		{name: "values and value files and parameters and set-file and commas and lists",
-			files: cmChart("charts/app", map[string]string{"charts/app/v1.yaml": "a: one\nc: {x: 1, y: [1, 2]}\n", "envs/v2.yaml": "c: {x: 1000000}\n", "charts/app/motd": "hi, there"}),
-			opts: HelmOptions{ValueFiles: []string{"v1.yaml", "/envs/v2.yaml"}, Values: "b: from-values\n",
-				Parameters:     []Parameter{{Name: "a", Value: "x,y"}, {Name: "c.z", Value: "{p,q}"}, {Name: "b", Value: "007", ForceString: true}},
-				FileParameters: []FileParameter{{Name: "c.motd", Path: "motd"}}}},
-		{name: "valuesObject with numbers",
-			files: cmChart("charts/app", nil),
-			opts:  HelmOptions{ValuesObject: map[string]any{"a": int64(1000000), "b": 1.5, "c": map[string]any{"n": nil, "t": true}}}},
-		{name: "globs and a $ref and a namespace",
-			files: cmChart("charts/app", map[string]string{"charts/app/env/1.yaml": "a: one\nb: one\n", "charts/app/env/2.yaml": "a: two\n", "vals/prod.yaml": "b: ref\n"}),
-			opts:  HelmOptions{ValueFiles: []string{"env/2.yaml", "env/*.yaml", "$v/vals/prod.yaml"}, Refs: map[string]HelmRef{"v": {Local: true}}, Namespace: "shop"}},
-		{name: "capabilities, crds, hooks, tests, notes and .helmignore",
-			files: map[string]string{
-				"charts/app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
-				"charts/app/templates/gated.yaml": "{{- if semverCompare \">=1.30-0\" .Capabilities.KubeVersion.Version }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: new}\ndata: {v: {{ .Capabilities.KubeVersion.Version | quote }}}\n{{- end }}\n" +
-					"{{- if .Capabilities.APIVersions.Has \"x.example.com/v1\" }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: api}\n{{- end }}\n",
-				"charts/app/templates/test.yaml":     "apiVersion: v1\nkind: Pod\nmetadata:\n  name: t\n  annotations: {helm.sh/hook: test}\nspec: {containers: [{name: t, image: x}]}\n",
-				"charts/app/templates/hook.yaml":     "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations: {helm.sh/hook: pre-install}\n",
-				"charts/app/templates/NOTES.txt":     "notes",
-				"charts/app/crds/c.yaml":             "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: cs.example.com}\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: ds.example.com}\n",
-				"charts/app/.helmignore":             "templates/skip-*\n",
-				"charts/app/templates/skip-me.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: skipped}\n",
-				"charts/app/templates/.hidden.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hidden}\n",
-				"charts/app/templates/empty.yaml":    "{{- /* nothing */ -}}\n",
-				"charts/app/templates/_partial.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: partial}\n",
-				"charts/app/templates/multidoc.yaml": "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: m1}\n---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: m2}\n",
-				"charts/app/templates/sub/deep.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\n",
-				"charts/app/templates/notyaml.txt":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: txt}\n",
-			},
-			opts: HelmOptions{KubeVersion: "v1.31.2-eks-1", APIVersions: []string{"x.example.com/v1"}}},
-		{name: "skipCrds and skipTests",
-			files: map[string]string{
-				"charts/app/Chart.yaml":          "apiVersion: v2\nname: app\nversion: 0.1.0\n",
-				"charts/app/templates/test.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: t\n  annotations: {helm.sh/hook: \"test-success, test\"}\n",
-				"charts/app/templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
-				"charts/app/crds/c.yaml":         "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: cs.example.com}\n",
-			},
-			opts: HelmOptions{SkipCrds: true, SkipTests: true}},
-		{name: "a vendored archive with an alias, a condition, globals and import-values",
-			files: map[string]string{
-				"charts/app/Chart.yaml":  deps("  - {name: redis, version: 1.x, repository: https://charts.example, alias: cache}\n  - {name: redis, version: 1.2.3, repository: https://charts.example, condition: second.enabled}\n"),
-				"charts/app/values.yaml": "global: {env: prod}\ncache: {greeting: aliased}\nsecond: {enabled: false}\n",
-			},
-			bin: map[string][]byte{"charts/app/charts/redis-1.2.3.tgz": sub}},
-		{name: "a file:// dependency, built as Argo CD runs helm dependency build",
-			files: map[string]string{
-				"charts/app/Chart.yaml":        deps("  - {name: lib, version: ^0.1.0, repository: file://../../lib}\n"),
-				"charts/app/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: main}\ndata: {v: {{ .Values.lib.v | quote }}}\n",
-				"charts/app/values.yaml":       "lib: {v: parent}\n",
-				"lib/Chart.yaml":               "apiVersion: v2\nname: lib\nversion: 0.1.2\n",
-				"lib/values.yaml":              "v: child\n",
-				"lib/templates/cm.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lib}\ndata: {v: {{ .Values.v | quote }}}\n",
-				"lib/.helmignore":              "templates/ignored.yaml\n",
-				"lib/templates/ignored.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ignored}\n",
-			}},
-		{name: "null removes a chart default and indexes in parameters",
-			files: cmChart("charts/app", map[string]string{"charts/app/values.yaml": "a: chart\nb: chart\nc: {list: [x, y], keep: 1, drop: 2}\n", "charts/app/v.yaml": "b: null\nc: {drop: null}\n"}),
-			opts:  HelmOptions{ValueFiles: []string{"v.yaml"}, Parameters: []Parameter{{Name: "c.list[1]", Value: "z"}, {Name: "a", Value: "first"}, {Name: "a", Value: "last"}}}},
-		{name: "a subchart's own missing dependency and a library subchart",
-			files: map[string]string{
-				"charts/app/Chart.yaml":                      deps("  - {name: redis, version: 1.2.3, repository: https://charts.example}\n  - {name: common, version: 0.1.0}\n"),
-				"charts/app/templates/cm.yaml":               "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ include \"common.name\" . }}}\n",
-				"charts/app/charts/common/Chart.yaml":        "apiVersion: v2\nname: common\nversion: 0.1.0\ntype: library\n",
-				"charts/app/charts/common/templates/_n.tpl":  "{{- define \"common.name\" -}}lib-{{ .Release.Name }}{{- end -}}\n",
-				"charts/app/charts/common/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: library-renders-nothing}\n",
-			},
-			bin: map[string][]byte{"charts/app/charts/redis-1.2.3.tgz": tgz(t, map[string]string{
-				"redis/Chart.yaml":        "apiVersion: v2\nname: redis\nversion: 1.2.3\ndependencies:\n  - {name: metrics, version: 1.0.0, repository: https://charts.example}\n",
-				"redis/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: redis}\n"})}},
-		{name: "a build replaces a stale archive of a file:// dependency and keeps a directory without repository",
-			files: withSub(map[string]string{
-				"charts/app/Chart.yaml":   deps("  - {name: lib, version: '>=0.1.0', repository: file://../../lib}\n  - {name: redis, version: 1.2.3}\n  - {name: extra, version: 1.0.0, repository: file://../../extra}\n"),
-				"lib/Chart.yaml":          "apiVersion: v2\nname: lib\nversion: 0.2.0\n",
-				"lib/templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lib-new}\n",
-				"extra/Chart.yaml":        "apiVersion: v2\nname: extra\nversion: 1.0.0\n",
-				"extra/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\n",
-			}, "charts/app/charts/redis"),
-			bin: map[string][]byte{
-				"charts/app/charts/lib-0.1.0.tgz": tgz(t, map[string]string{"lib/Chart.yaml": "apiVersion: v2\nname: lib\nversion: 0.1.0\n",
-					"lib/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lib-stale}\n"}),
-			}},
-		{name: "with a Chart.lock, file:// dependencies at their locked version and a directory without repository",
-			files: withSub(map[string]string{
-				"charts/app/Chart.yaml": deps(lockedDeps),
-				"charts/app/Chart.lock": chartLock(t, lockedDeps, "- {name: lib, repository: file://../../lib, version: 0.1.2}\n- {name: redis, repository: '', version: 1.2.3}\n"),
-				"lib/Chart.yaml":        "apiVersion: v2\nname: lib\nversion: 0.1.2\n",
-				"lib/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lib}\n",
-			}, "charts/app/charts/redis")},
-		{name: "a Chart.lock out of sync", fails: true,
-			files: map[string]string{
-				"charts/app/Chart.yaml": deps("  - {name: lib, version: ^0.1.0, repository: file://../../lib}\n"),
-				"charts/app/Chart.lock": chartLock(t, "  - {name: lib, version: ^0.1.1, repository: file://../../lib}\n", "- {name: lib, repository: file://../../lib, version: 0.1.2}\n"),
-				"lib/Chart.yaml":        "apiVersion: v2\nname: lib\nversion: 0.1.2\n",
-			}},
-		{name: "a locked version the directory does not have", fails: true,
-			files: map[string]string{
-				"charts/app/Chart.yaml": deps("  - {name: lib, version: ^0.1.0, repository: file://../../lib}\n"),
-				"charts/app/Chart.lock": chartLock(t, "  - {name: lib, version: ^0.1.0, repository: file://../../lib}\n", "- {name: lib, repository: file://../../lib, version: 0.1.1}\n"),
-				"lib/Chart.yaml":        "apiVersion: v2\nname: lib\nversion: 0.1.2\n",
-			}},
-		{name: "a file:// dependency without a version", fails: true,
-			files: map[string]string{
-				"charts/app/Chart.yaml": deps("  - {name: lib, repository: file://../../lib}\n"),
-				"lib/Chart.yaml":        "apiVersion: v2\nname: lib\nversion: 0.1.2\n",
-			}},
-		{name: "a dependency without repository as an archive when the build runs", fails: true,
-			files: map[string]string{
-				"charts/app/Chart.yaml": deps("  - {name: lib, version: ^0.1.0, repository: file://../../lib}\n  - {name: redis, version: 1.2.3}\n"),
-				"lib/Chart.yaml":        "apiVersion: v2\nname: lib\nversion: 0.1.2\n",
-			},
-			bin: map[string][]byte{"charts/app/charts/redis-1.2.3.tgz": sub}},
-		{name: "template functions and built-in objects charts use",
-			files: cmChart("charts/app", map[string]string{
-				"charts/app/values.yaml":            "a: chart\nb: chart\nres: {limits: {cpu: 1, memory: 1Gi}, list: [1, two, {x: y}]}\nbig: 1000000\nf: 1.50\nt: '{{ .Release.Name }}-tpl'\n",
-				"charts/app/files/conf.ini":         "[main]\nkey = value\n",
-				"charts/app/files/other.ini":        "x\n",
-				"charts/app/templates/_helpers.tpl": "{{- define \"app.labels\" -}}\napp: {{ .Chart.Name }}\nversion: {{ .Chart.Version | quote }}\n{{- end -}}\n",
-				"charts/app/templates/funcs.yaml": `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: funcs
-  labels:
-    {{- include "app.labels" . | nindent 4 }}
-data:
-  yaml: |
-    {{- toYaml .Values.res | nindent 4 }}
-  json: {{ toJson .Values.res | quote }}
-  big: {{ .Values.big | quote }}
-  f: {{ .Values.f | quote }}
-  tpl: {{ tpl .Values.t . | quote }}
-  file: {{ .Files.Get "files/conf.ini" | quote }}
-  globs: {{ range $p, $_ := .Files.Glob "files/*.ini" }}{{ $p }} {{ end }}
-  b64: {{ "hello" | b64enc }}
-  lookup: {{ lookup "v1" "Secret" "ns" "x" | toJson | quote }}
-  template: {{ .Template.Name | quote }}
-  root: {{ .Chart.IsRoot | quote }}
-  ternary: {{ ternary "yes" "no" (eq .Values.a "chart") }}
-  dict: {{ dict "k" "v" "n" 1 | toJson | quote }}
-  semver: {{ semverCompare "^1.2" "1.2.3" | quote }}
-  kube: {{ .Capabilities.KubeVersion.Major }}.{{ .Capabilities.KubeVersion.Minor }}
-  hasApps: {{ .Capabilities.APIVersions.Has "apps/v1/Deployment" | quote }}
-  revision: {{ .Release.Revision | quote }}
-  install: {{ .Release.IsInstall | quote }}
-  service: {{ .Release.Service | quote }}
-`})},
-		{name: "block scalars ending documents",
-			files: map[string]string{
-				"charts/app/Chart.yaml":       "apiVersion: v2\nname: app\nversion: 0.1.0\n",
-				"charts/app/templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  clip: |\n    x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata:\n  keep: |+\n    y\n\n",
-				"charts/app/crds/c.yaml":      "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: cs.example.com\n  annotations:\n    note: |\n      z",
-			}},
-		{name: "a values.schema.json the values break", fails: true,
-			files: cmChart("charts/app", map[string]string{"charts/app/values.schema.json": `{"type": "object", "properties": {"a": {"type": "integer"}}}`})},
-		{name: "a values.schema.json skipped",
-			files: cmChart("charts/app", map[string]string{"charts/app/values.schema.json": `{"type": "object", "properties": {"a": {"type": "integer"}}}`}),
-			opts:  HelmOptions{SkipSchemaValidation: true}},
+	var cases []helmOracleCase
+	for _, group := range [][]helmOracleCase{helmOptionCases(), helmDependencyCases(t), helmTemplateCases()} {
+		cases = append(cases, group...)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -335,6 +167,202 @@ data:
 				t.Errorf("objects differ from helm template's\nours:\n%s\nhelm:\n%s", a, b)
 			}
 		})
+	}
+}
+
+// helmOracleCase is one chart of TestHelmAgainstHelmTemplate: its files as
+// text and as bytes, the Application's Helm options, and whether both
+// refuse it.
+type helmOracleCase struct {
+	name  string
+	files map[string]string
+	bin   map[string][]byte
+	opts  HelmOptions
+	fails bool // both refuse it
+}
+
+// helmOptionCases vary the Application's options: values, value files,
+// parameters, capabilities, skips and the values schema.
+func helmOptionCases() []helmOracleCase {
+	return []helmOracleCase{
+		{name: "values and value files and parameters and set-file and commas and lists",
+			files: cmChart("charts/app", map[string]string{"charts/app/v1.yaml": "a: one\nc: {x: 1, y: [1, 2]}\n", "envs/v2.yaml": "c: {x: 1000000}\n", "charts/app/motd": "hi, there"}),
+			opts: HelmOptions{ValueFiles: []string{"v1.yaml", "/envs/v2.yaml"}, Values: "b: from-values\n",
+				Parameters:     []Parameter{{Name: "a", Value: "x,y"}, {Name: "c.z", Value: "{p,q}"}, {Name: "b", Value: "007", ForceString: true}},
+				FileParameters: []FileParameter{{Name: "c.motd", Path: "motd"}}}},
+		{name: "valuesObject with numbers",
+			files: cmChart("charts/app", nil),
+			opts:  HelmOptions{ValuesObject: map[string]any{"a": int64(1000000), "b": 1.5, "c": map[string]any{"n": nil, "t": true}}}},
+		{name: "globs and a $ref and a namespace",
+			files: cmChart("charts/app", map[string]string{"charts/app/env/1.yaml": "a: one\nb: one\n", "charts/app/env/2.yaml": "a: two\n", "vals/prod.yaml": "b: ref\n"}),
+			opts:  HelmOptions{ValueFiles: []string{"env/2.yaml", "env/*.yaml", "$v/vals/prod.yaml"}, Refs: map[string]HelmRef{"v": {Local: true}}, Namespace: "shop"}},
+		{name: "capabilities, crds, hooks, tests, notes and .helmignore",
+			files: map[string]string{
+				"charts/app/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+				"charts/app/templates/gated.yaml": "{{- if semverCompare \">=1.30-0\" .Capabilities.KubeVersion.Version }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: new}\ndata: {v: {{ .Capabilities.KubeVersion.Version | quote }}}\n{{- end }}\n" +
+					"{{- if .Capabilities.APIVersions.Has \"x.example.com/v1\" }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: api}\n{{- end }}\n",
+				"charts/app/templates/test.yaml":     "apiVersion: v1\nkind: Pod\nmetadata:\n  name: t\n  annotations: {helm.sh/hook: test}\nspec: {containers: [{name: t, image: x}]}\n",
+				"charts/app/templates/hook.yaml":     "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations: {helm.sh/hook: pre-install}\n",
+				"charts/app/templates/NOTES.txt":     "notes",
+				"charts/app/crds/c.yaml":             "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: cs.example.com}\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: ds.example.com}\n",
+				"charts/app/.helmignore":             "templates/skip-*\n",
+				"charts/app/templates/skip-me.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: skipped}\n",
+				"charts/app/templates/.hidden.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hidden}\n",
+				"charts/app/templates/empty.yaml":    "{{- /* nothing */ -}}\n",
+				"charts/app/templates/_partial.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: partial}\n",
+				"charts/app/templates/multidoc.yaml": "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: m1}\n---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: m2}\n",
+				"charts/app/templates/sub/deep.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\n",
+				"charts/app/templates/notyaml.txt":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: txt}\n",
+			},
+			opts: HelmOptions{KubeVersion: "v1.31.2-eks-1", APIVersions: []string{"x.example.com/v1"}}},
+		{name: "skipCrds and skipTests",
+			files: map[string]string{
+				"charts/app/Chart.yaml":          "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+				"charts/app/templates/test.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: t\n  annotations: {helm.sh/hook: \"test-success, test\"}\n",
+				"charts/app/templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n",
+				"charts/app/crds/c.yaml":         "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: cs.example.com}\n",
+			},
+			opts: HelmOptions{SkipCrds: true, SkipTests: true}},
+		{name: "null removes a chart default and indexes in parameters",
+			files: cmChart("charts/app", map[string]string{"charts/app/values.yaml": "a: chart\nb: chart\nc: {list: [x, y], keep: 1, drop: 2}\n", "charts/app/v.yaml": "b: null\nc: {drop: null}\n"}),
+			opts:  HelmOptions{ValueFiles: []string{"v.yaml"}, Parameters: []Parameter{{Name: "c.list[1]", Value: "z"}, {Name: "a", Value: "first"}, {Name: "a", Value: "last"}}}},
+		{name: "a values.schema.json the values break", fails: true,
+			files: cmChart("charts/app", map[string]string{"charts/app/values.schema.json": `{"type": "object", "properties": {"a": {"type": "integer"}}}`})},
+		{name: "a values.schema.json skipped",
+			files: cmChart("charts/app", map[string]string{"charts/app/values.schema.json": `{"type": "object", "properties": {"a": {"type": "integer"}}}`}),
+			opts:  HelmOptions{SkipSchemaValidation: true}},
+	}
+}
+
+// helmDependencyCases are charts with dependencies: vendored archives,
+// file:// dependencies built as Argo CD runs helm dependency build, locks.
+func helmDependencyCases(t *testing.T) []helmOracleCase {
+	deps := func(d string) string {
+		return "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n" + d
+	}
+	sub := tgz(t, map[string]string{
+		"redis/Chart.yaml":        "apiVersion: v2\nname: redis\nversion: 1.2.3\n",
+		"redis/values.yaml":       "greeting: default\nport: 6379\n",
+		"redis/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Chart.Name }}-{{ .Release.Name }}\ndata:\n  greeting: {{ .Values.greeting | quote }}\n  port: {{ .Values.port | quote }}\n  global: {{ .Values.global.env | default \"none\" | quote }}\n",
+	})
+	return []helmOracleCase{
+		{name: "a vendored archive with an alias, a condition, globals and import-values",
+			files: map[string]string{
+				"charts/app/Chart.yaml":  deps("  - {name: redis, version: 1.x, repository: https://charts.example, alias: cache}\n  - {name: redis, version: 1.2.3, repository: https://charts.example, condition: second.enabled}\n"),
+				"charts/app/values.yaml": "global: {env: prod}\ncache: {greeting: aliased}\nsecond: {enabled: false}\n",
+			},
+			bin: map[string][]byte{"charts/app/charts/redis-1.2.3.tgz": sub}},
+		{name: "a file:// dependency, built as Argo CD runs helm dependency build",
+			files: map[string]string{
+				"charts/app/Chart.yaml":        deps("  - {name: lib, version: ^0.1.0, repository: file://../../lib}\n"),
+				"charts/app/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: main}\ndata: {v: {{ .Values.lib.v | quote }}}\n",
+				"charts/app/values.yaml":       "lib: {v: parent}\n",
+				"lib/Chart.yaml":               "apiVersion: v2\nname: lib\nversion: 0.1.2\n",
+				"lib/values.yaml":              "v: child\n",
+				"lib/templates/cm.yaml":        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lib}\ndata: {v: {{ .Values.v | quote }}}\n",
+				"lib/.helmignore":              "templates/ignored.yaml\n",
+				"lib/templates/ignored.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ignored}\n",
+			}},
+		{name: "a subchart's own missing dependency and a library subchart",
+			files: map[string]string{
+				"charts/app/Chart.yaml":                      deps("  - {name: redis, version: 1.2.3, repository: https://charts.example}\n  - {name: common, version: 0.1.0}\n"),
+				"charts/app/templates/cm.yaml":               "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: {{ include \"common.name\" . }}}\n",
+				"charts/app/charts/common/Chart.yaml":        "apiVersion: v2\nname: common\nversion: 0.1.0\ntype: library\n",
+				"charts/app/charts/common/templates/_n.tpl":  "{{- define \"common.name\" -}}lib-{{ .Release.Name }}{{- end -}}\n",
+				"charts/app/charts/common/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: library-renders-nothing}\n",
+			},
+			bin: map[string][]byte{"charts/app/charts/redis-1.2.3.tgz": tgz(t, map[string]string{
+				"redis/Chart.yaml":        "apiVersion: v2\nname: redis\nversion: 1.2.3\ndependencies:\n  - {name: metrics, version: 1.0.0, repository: https://charts.example}\n",
+				"redis/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: redis}\n"})}},
+		{name: "a build replaces a stale archive of a file:// dependency and keeps a directory without repository",
+			files: withSub(map[string]string{
+				"charts/app/Chart.yaml":   deps("  - {name: lib, version: '>=0.1.0', repository: file://../../lib}\n  - {name: redis, version: 1.2.3}\n  - {name: extra, version: 1.0.0, repository: file://../../extra}\n"),
+				"lib/Chart.yaml":          "apiVersion: v2\nname: lib\nversion: 0.2.0\n",
+				"lib/templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lib-new}\n",
+				"extra/Chart.yaml":        "apiVersion: v2\nname: extra\nversion: 1.0.0\n",
+				"extra/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\n",
+			}, "charts/app/charts/redis"),
+			bin: map[string][]byte{
+				"charts/app/charts/lib-0.1.0.tgz": tgz(t, map[string]string{"lib/Chart.yaml": "apiVersion: v2\nname: lib\nversion: 0.1.0\n",
+					"lib/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lib-stale}\n"}),
+			}},
+		{name: "with a Chart.lock, file:// dependencies at their locked version and a directory without repository",
+			files: withSub(map[string]string{
+				"charts/app/Chart.yaml": deps(lockedDeps),
+				"charts/app/Chart.lock": chartLock(t, lockedDeps, "- {name: lib, repository: file://../../lib, version: 0.1.2}\n- {name: redis, repository: '', version: 1.2.3}\n"),
+				"lib/Chart.yaml":        "apiVersion: v2\nname: lib\nversion: 0.1.2\n",
+				"lib/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: lib}\n",
+			}, "charts/app/charts/redis")},
+		{name: "a Chart.lock out of sync", fails: true,
+			files: map[string]string{
+				"charts/app/Chart.yaml": deps("  - {name: lib, version: ^0.1.0, repository: file://../../lib}\n"),
+				"charts/app/Chart.lock": chartLock(t, "  - {name: lib, version: ^0.1.1, repository: file://../../lib}\n", "- {name: lib, repository: file://../../lib, version: 0.1.2}\n"),
+				"lib/Chart.yaml":        "apiVersion: v2\nname: lib\nversion: 0.1.2\n",
+			}},
+		{name: "a locked version the directory does not have", fails: true,
+			files: map[string]string{
+				"charts/app/Chart.yaml": deps("  - {name: lib, version: ^0.1.0, repository: file://../../lib}\n"),
+				"charts/app/Chart.lock": chartLock(t, "  - {name: lib, version: ^0.1.0, repository: file://../../lib}\n", "- {name: lib, repository: file://../../lib, version: 0.1.1}\n"),
+				"lib/Chart.yaml":        "apiVersion: v2\nname: lib\nversion: 0.1.2\n",
+			}},
+		{name: "a file:// dependency without a version", fails: true,
+			files: map[string]string{
+				"charts/app/Chart.yaml": deps("  - {name: lib, repository: file://../../lib}\n"),
+				"lib/Chart.yaml":        "apiVersion: v2\nname: lib\nversion: 0.1.2\n",
+			}},
+		{name: "a dependency without repository as an archive when the build runs", fails: true,
+			files: map[string]string{
+				"charts/app/Chart.yaml": deps("  - {name: lib, version: ^0.1.0, repository: file://../../lib}\n  - {name: redis, version: 1.2.3}\n"),
+				"lib/Chart.yaml":        "apiVersion: v2\nname: lib\nversion: 0.1.2\n",
+			},
+			bin: map[string][]byte{"charts/app/charts/redis-1.2.3.tgz": sub}},
+	}
+}
+
+// helmTemplateCases are templates using the functions and built-in objects
+// charts use, and block scalars ending documents.
+func helmTemplateCases() []helmOracleCase {
+	return []helmOracleCase{
+		{name: "template functions and built-in objects charts use",
+			files: cmChart("charts/app", map[string]string{
+				"charts/app/values.yaml":            "a: chart\nb: chart\nres: {limits: {cpu: 1, memory: 1Gi}, list: [1, two, {x: y}]}\nbig: 1000000\nf: 1.50\nt: '{{ .Release.Name }}-tpl'\n",
+				"charts/app/files/conf.ini":         "[main]\nkey = value\n",
+				"charts/app/files/other.ini":        "x\n",
+				"charts/app/templates/_helpers.tpl": "{{- define \"app.labels\" -}}\napp: {{ .Chart.Name }}\nversion: {{ .Chart.Version | quote }}\n{{- end -}}\n",
+				"charts/app/templates/funcs.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: funcs
+  labels:
+    {{- include "app.labels" . | nindent 4 }}
+data:
+  yaml: |
+    {{- toYaml .Values.res | nindent 4 }}
+  json: {{ toJson .Values.res | quote }}
+  big: {{ .Values.big | quote }}
+  f: {{ .Values.f | quote }}
+  tpl: {{ tpl .Values.t . | quote }}
+  file: {{ .Files.Get "files/conf.ini" | quote }}
+  globs: {{ range $p, $_ := .Files.Glob "files/*.ini" }}{{ $p }} {{ end }}
+  b64: {{ "hello" | b64enc }}
+  lookup: {{ lookup "v1" "Secret" "ns" "x" | toJson | quote }}
+  template: {{ .Template.Name | quote }}
+  root: {{ .Chart.IsRoot | quote }}
+  ternary: {{ ternary "yes" "no" (eq .Values.a "chart") }}
+  dict: {{ dict "k" "v" "n" 1 | toJson | quote }}
+  semver: {{ semverCompare "^1.2" "1.2.3" | quote }}
+  kube: {{ .Capabilities.KubeVersion.Major }}.{{ .Capabilities.KubeVersion.Minor }}
+  hasApps: {{ .Capabilities.APIVersions.Has "apps/v1/Deployment" | quote }}
+  revision: {{ .Release.Revision | quote }}
+  install: {{ .Release.IsInstall | quote }}
+  service: {{ .Release.Service | quote }}
+`})},
+		{name: "block scalars ending documents",
+			files: map[string]string{
+				"charts/app/Chart.yaml":       "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+				"charts/app/templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  clip: |\n    x\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata:\n  keep: |+\n    y\n\n",
+				"charts/app/crds/c.yaml":      "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: cs.example.com\n  annotations:\n    note: |\n      z",
+			}},
 	}
 }
 
