@@ -23,6 +23,9 @@ import (
 // cycle) and each instance's cluster context. Safe for concurrent use: the
 // cycle predicts its pull requests while forks' are predicted apart.
 type Predictor struct {
+	// Charts fetches the charts a base branch names (nil: none).
+	Charts predict.FetchCharts
+
 	cfg       *config.Config
 	instances []plan.Instance
 	res       *plan.CycleResult
@@ -116,7 +119,7 @@ func (p *Predictor) Predict(ctx context.Context, h proposals.PRHead) (proposals.
 	opt := predict.Options{Applications: known, Repositories: []string{h.RepoURL}, Suggest: true, Render: proposals.RenderLimits(p.cfg.Limits), MaxApplications: p.maxApps}
 	// Charts are fetched only from the repositories the base branch names:
 	// a pull request (a fork's above all) never chooses a URL the bot reads.
-	opt.Charts, opt.ChartsFromBase, opt.NotFetched = reader.Charts, true, "the bot fetches no chart here"
+	opt.Charts, opt.ChartsFromBase, opt.NotFetched = p.Charts, true, "the bot fetches no chart here"
 	if !h.Fork {
 		// Argo CD renders what predict cannot (remote and OCI charts,
 		// plugins, other repositories) at the base branch and the head

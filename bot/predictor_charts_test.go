@@ -63,9 +63,9 @@ func TestPredictorFetchesOnlyWhatBaseNames(t *testing.T) {
 	in := plan.Instance{Name: "main",
 		BranchFiles: func(ctx context.Context, repoURL, branch string) (map[string]string, string, error) {
 			return gitrepo.Head(ctx, repoURL, branch, gitrepo.Limits{})
-		},
-		Charts: func(ref render.ChartRef) (string, []byte, error) { return f.Fetch(context.Background(), ref) }}
+		}}
 	p := NewPredictor(&config.Config{}, []plan.Instance{in}, &plan.CycleResult{})
+	p.Charts = func(ref render.ChartRef) (string, []byte, error) { return f.Fetch(context.Background(), ref) }
 	out, err := p.Predict(context.Background(), proposals.PRHead{RepoURL: "file://" + filepath.ToSlash(dir), Number: 7, Base: "main", DefaultBranch: "main", HeadSHA: head, Fork: true})
 	if err != nil {
 		t.Fatal(err)

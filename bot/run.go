@@ -15,6 +15,7 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/plan"
+	"github.com/driftfix/driftfix/bot/predict"
 	"github.com/driftfix/driftfix/bot/publish"
 	"github.com/robfig/cron/v3"
 )
@@ -32,6 +33,11 @@ type Runner struct {
 	// in one cycle (0: publish.DefaultPredictPerCycle; below 0: none, and
 	// no repository's pull requests are listed for it).
 	PredictPerCycle int
+	// Charts fetches charts of Helm chart repositories and OCI registries
+	// for predicting pull requests, only from those a base branch names
+	// (predict.Options.ChartsFromBase). Nil: none is fetched (Argo CD
+	// renders the Applications it knows).
+	Charts predict.FetchCharts
 
 	busy   sync.Mutex
 	mu     sync.Mutex
@@ -158,7 +164,9 @@ func (r *Runner) Once(ctx context.Context, now time.Time) (Outcome, error) {
 		out.Published = r.Publisher.Publish(ctx, &out.Result, now)
 	}
 	if r.Publisher != nil && ctx.Err() == nil && r.PredictPerCycle >= 0 {
-		out.Predicted = r.Publisher.PredictPRs(ctx, NewPredictor(r.Config, r.Instances, &out.Result), r.PredictPerCycle, now)
+		p := NewPredictor(r.Config, r.Instances, &out.Result)
+		p.Charts = r.Charts
+		out.Predicted = r.Publisher.PredictPRs(ctx, p, r.PredictPerCycle, now)
 		for _, err := range out.Predicted.Errors {
 			log.Warn("predict pull requests", "error", err.Error())
 		}

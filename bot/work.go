@@ -250,6 +250,7 @@ func (r *Runner) do(ctx context.Context, w events.Work) error {
 	case events.Predict:
 		if r.ev.predictor == nil {
 			r.ev.predictor = NewPredictor(r.Config, r.Instances, res)
+			r.ev.predictor.Charts = r.Charts
 		}
 		out, err := p.PredictPR(ctx, r.ev.predictor, w.RepoURL, w.Number, w.Rerun, now)
 		if len(out.Checked) > 0 {

@@ -24,7 +24,6 @@ import (
 	"github.com/driftfix/driftfix/bot/fights"
 	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/pipeline"
-	"github.com/driftfix/driftfix/bot/predict"
 	"github.com/driftfix/driftfix/bot/proposals"
 	"github.com/driftfix/driftfix/remediations"
 	"github.com/driftfix/driftfix/templates"
@@ -49,11 +48,6 @@ type Instance struct {
 	// compared is read without a refresh (collect.ScanOptions.GitCommit).
 	// Nil: every candidate is refreshed.
 	GitCommit func(ctx context.Context, repoURL, revision string) (string, error)
-	// Charts fetches charts of Helm chart repositories and OCI registries
-	// for predicting a pull request, only from those its base branch names
-	// (predict.Options.ChartsFromBase). Nil: none is fetched (Argo CD
-	// renders the Applications it knows).
-	Charts predict.FetchCharts
 }
 
 // AppState is one listed application and whether the cycle found it stuck.

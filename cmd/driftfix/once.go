@@ -120,7 +120,7 @@ func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Reader, stderr i
 	if err != nil {
 		return plan.Instance{}, fmt.Errorf("argocd %s: %w", a.Name, err)
 	}
-	in := plan.Instance{Name: a.Name, URL: a.Server, Client: c, Shard: a.Shard, Charts: botCharts(ctx, stderr),
+	in := plan.Instance{Name: a.Name, URL: a.Server, Client: c, Shard: a.Shard,
 		RepoFiles: func(ctx context.Context, s *drift.Snapshot) (map[string]string, error) {
 			srcs := drift.Sources(s.Application)
 			if len(srcs) == 0 {

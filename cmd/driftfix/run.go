@@ -53,7 +53,7 @@ func secret(file, env, what string) (func() string, error) {
 // buildRunner makes the bot a policy file describes. Without publishing it
 // plans only: no GitHub, Slack or state is touched.
 func buildRunner(ctx context.Context, cfg *config.Config, publishing bool, log *slog.Logger) (*bot.Runner, func(), error) {
-	r := &bot.Runner{Config: cfg, Log: log, Metrics: bot.NewMetrics()}
+	r := &bot.Runner{Config: cfg, Log: log, Metrics: bot.NewMetrics(), Charts: botCharts(ctx, newLineLogger(log, slog.LevelWarn))}
 	// The GitHub client also reads repositories on its host (a dry run
 	// included), so it is made before the instances.
 	var gh *github.Client
