@@ -139,7 +139,7 @@ func instance(ctx context.Context, a config.ArgoCD, git gitrepo.Reader, stderr i
 }
 
 // botCharts is the bot's chart fetcher for predicting pull requests (only
-// from the repositories a base branch names; see plan.Instance.Charts),
+// from the repositories a base branch names; see bot.Runner.Charts),
 // with predict's default bounds and cache; nil, said on stderr, when it
 // cannot be made.
 func botCharts(ctx context.Context, stderr io.Writer) predict.FetchCharts {
