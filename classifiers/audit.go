@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -174,7 +172,7 @@ func (c *Case) auditedWrite() (auditWrite, bool) {
 	}
 	var cands []cand
 	for _, ev := range events {
-		w := auditWrite{owner: last, ev: ev, program: managerOfUserAgent(ev.UserAgent)}
+		w := auditWrite{owner: last, ev: ev, program: drift.ManagerOfUserAgent(ev.UserAgent)}
 		w.manager = requestManager(ev.RequestURI)
 		if w.manager == "" {
 			w.manager = w.program
@@ -258,25 +256,6 @@ func requestManager(uri string) string {
 		}
 	}
 	return ""
-}
-
-// managerOfUserAgent is the manager the API server records for a request
-// that names none: the user agent up to its first slash, printable
-// characters only, at most 128 bytes (bot/audit.ManagerOfUserAgent; the
-// classifiers import nothing of collecting).
-func managerOfUserAgent(ua string) string {
-	first, _, _ := strings.Cut(ua, "/")
-	var b strings.Builder
-	for _, r := range first {
-		if !unicode.IsPrint(r) {
-			continue
-		}
-		if b.Len()+utf8.RuneLen(r) > 128 {
-			break
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // auditLine is the evidence that names the request.

@@ -19,10 +19,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 	"unique"
 
+	"github.com/driftfix/driftfix/bot/drift"
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 )
 
@@ -243,25 +242,7 @@ func (r *Record) Manager() string {
 	if r.FieldManager != "" {
 		return r.FieldManager
 	}
-	return ManagerOfUserAgent(r.UserAgent)
-}
-
-// ManagerOfUserAgent is the field manager the API server records for a
-// request that names none: the user agent up to its first slash, without
-// unprintable characters, at most 128 bytes.
-func ManagerOfUserAgent(ua string) string {
-	first, _, _ := strings.Cut(ua, "/")
-	var b strings.Builder
-	for _, r := range first {
-		if !unicode.IsPrint(r) {
-			continue
-		}
-		if b.Len()+utf8.RuneLen(r) > 128 {
-			break
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return drift.ManagerOfUserAgent(r.UserAgent)
 }
 
 // size is what a record costs the store, roughly: its strings and a fixed

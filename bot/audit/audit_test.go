@@ -187,8 +187,8 @@ func TestManagerOfUserAgent(t *testing.T) {
 		"tab\there/1":                   "tabhere",
 		strings.Repeat("a", 200) + "/1": strings.Repeat("a", 128),
 	} {
-		if got := ManagerOfUserAgent(ua); got != want {
-			t.Errorf("ManagerOfUserAgent(%q) = %q, want %q", ua, got, want)
+		if got := drift.ManagerOfUserAgent(ua); got != want {
+			t.Errorf("drift.ManagerOfUserAgent(%q) = %q, want %q", ua, got, want)
 		}
 	}
 }

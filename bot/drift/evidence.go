@@ -1,6 +1,10 @@
 package drift
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // EvidenceKind says what a piece of evidence rests on. Code that groups or
 // judges findings reads the kind and the fields beside it, never the text.
@@ -161,4 +165,22 @@ func FirstOf(ev []Evidence, kind EvidenceKind) (Evidence, bool) {
 		}
 	}
 	return Evidence{}, false
+}
+
+// ManagerOfUserAgent is the field manager the API server records for a
+// request that names none: the user agent up to its first slash, without
+// unprintable characters, at most 128 bytes.
+func ManagerOfUserAgent(ua string) string {
+	first, _, _ := strings.Cut(ua, "/")
+	var b strings.Builder
+	for _, r := range first {
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > 128 {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

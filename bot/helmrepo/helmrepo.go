@@ -172,7 +172,7 @@ func (f *Fetcher) Fetch(ctx context.Context, ref render.ChartRef) (string, []byt
 	if err != nil {
 		return "", nil, err
 	}
-	key := kind + "\x00" + identity(ref.Repository) + "\x00" + ref.Chart + "\x00" + ref.Version
+	key := kind + "\x00" + render.RepositoryIdentity(ref.Repository) + "\x00" + ref.Chart + "\x00" + ref.Version
 	f.mu.Lock()
 	e := f.charts[key]
 	if e == nil {
@@ -272,7 +272,7 @@ func (f *Fetcher) fetchHTTP(ctx context.Context, ref render.ChartRef) (fetched, 
 
 // index reads a chart repository's index.yaml, once per Fetcher.
 func (f *Fetcher) index(ctx context.Context, repoURL string) (*Index, error) {
-	k := identity(repoURL)
+	k := render.RepositoryIdentity(repoURL)
 	f.mu.Lock()
 	e := f.indexes[k]
 	if e == nil {
@@ -486,7 +486,7 @@ func (f *Fetcher) entry(repoURL string) *repositoryEntry {
 		return nil
 	}
 	for _, e := range f.repos.Repositories {
-		if e != nil && identity(e.URL) == identity(repoURL) {
+		if e != nil && render.RepositoryIdentity(e.URL) == render.RepositoryIdentity(repoURL) {
 			return e
 		}
 	}
@@ -579,7 +579,7 @@ func (f *Fetcher) warnCache(err error) {
 
 // cachePath is the cache file of (repository, chart, version).
 func (f *Fetcher) cachePath(ref render.ChartRef, version string) string {
-	sum := sha256.Sum256([]byte(identity(ref.Repository) + "\x00" + ref.Chart + "\x00" + version))
+	sum := sha256.Sum256([]byte(render.RepositoryIdentity(ref.Repository) + "\x00" + ref.Chart + "\x00" + version))
 	name := ref.Chart
 	if name == "" {
 		name = filepath.Base(strings.TrimPrefix(ref.Repository, "oci://"))
@@ -591,25 +591,6 @@ func (f *Fetcher) cachePath(ref render.ChartRef, version string) string {
 		return r
 	}, name)
 	return filepath.Join(f.opt.CacheDir, hex.EncodeToString(sum[:12])+"-"+name+".tgz")
-}
-
-// identity is a repository URL as compared: without a trailing slash, its
-// scheme and host in lower case.
-func identity(u string) string {
-	u = strings.TrimSuffix(strings.TrimSpace(u), "/")
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		scheme, rest = "", u
-	}
-	host, p, _ := strings.Cut(rest, "/")
-	out := strings.ToLower(host)
-	if p != "" {
-		out += "/" + p
-	}
-	if scheme != "" {
-		out = strings.ToLower(scheme) + "://" + out
-	}
-	return out
 }
 
 func digestOf(b []byte) string {

@@ -194,7 +194,7 @@ func chartRepositoriesOf(apps []application, files map[string]string) map[string
 	for _, a := range apps {
 		for _, src := range drift.Sources(a.obj) {
 			if remoteChart(src) {
-				out[repositoryIdentity(src.RepoURL)] = true
+				out[render.RepositoryIdentity(src.RepoURL)] = true
 			}
 		}
 	}
@@ -210,28 +210,9 @@ func chartRepositoriesOf(apps []application, files map[string]string) map[string
 		}
 		for _, d := range drift.List(docs[0], "dependencies") {
 			if r := drift.Str(d, "repository"); r != "" && !strings.HasPrefix(r, "file://") {
-				out[repositoryIdentity(r)] = true
+				out[render.RepositoryIdentity(r)] = true
 			}
 		}
-	}
-	return out
-}
-
-// repositoryIdentity is a chart repository's URL as compared: without a
-// trailing slash, scheme and host in lower case.
-func repositoryIdentity(u string) string {
-	u = strings.TrimSuffix(strings.TrimSpace(u), "/")
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		scheme, rest = "", u
-	}
-	host, p, _ := strings.Cut(rest, "/")
-	out := strings.ToLower(host)
-	if p != "" {
-		out += "/" + p
-	}
-	if scheme != "" {
-		out = strings.ToLower(scheme) + "://" + out
 	}
 	return out
 }
@@ -239,7 +220,7 @@ func repositoryIdentity(u string) string {
 // fromBase restricts opt.Charts to the repositories named (allowed).
 func fromBase(charts FetchCharts, base string, named map[string]bool) FetchCharts {
 	return func(ref render.ChartRef) (string, []byte, error) {
-		if !named[repositoryIdentity(ref.Repository)] {
+		if !named[render.RepositoryIdentity(ref.Repository)] {
 			return "", nil, fmt.Errorf("%w (%s is not named at %s)", ErrNotNamedByBase, ref.Repository, base)
 		}
 		return charts(ref)

@@ -152,3 +152,23 @@ func ChartArchiveFiles(archive []byte, dir string, lim Limits) (map[string][]byt
 	}
 	return out, nil
 }
+
+// RepositoryIdentity is a chart repository's URL as compared when a fetch
+// and a base branch name it: without a trailing slash, its scheme and host
+// in lower case.
+func RepositoryIdentity(u string) string {
+	u = strings.TrimSuffix(strings.TrimSpace(u), "/")
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		scheme, rest = "", u
+	}
+	host, p, _ := strings.Cut(rest, "/")
+	out := strings.ToLower(host)
+	if p != "" {
+		out += "/" + p
+	}
+	if scheme != "" {
+		out = strings.ToLower(scheme) + "://" + out
+	}
+	return out
+}
