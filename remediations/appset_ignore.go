@@ -24,17 +24,9 @@ func (c *Context) ignoreInAppSet(o appOrigin, rule ignoreRule, respect bool, com
 	if templated(rule) {
 		return nil, fmt.Sprintf("The rule holds {{ or }}, which ApplicationSet %s would render as a template; driftfix writes it nowhere a template is read.", o.AppSet)
 	}
-	loc, err := c.locateAppSet(o.AppSet)
-	if err != nil {
-		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s: %v.", o.AppSet, err)
-	}
-	set, err := yamlDoc(c.Repo[loc.file], loc.doc)
-	if err != nil {
-		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s: read %s: %v.", o.AppSet, loc.file, err)
-	}
-	before, err := appset.Resolve(set, appset.Options{Files: c.repoFiles(c.Repo), Cluster: c.Snapshot.Cluster})
-	if err != nil {
-		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s in %s: %v.", o.AppSet, loc.file, err)
+	loc, set, before, why := c.openAppSet(o.AppSet)
+	if why != "" {
+		return nil, why
 	}
 	me := -1
 	for i, g := range before.Applications {
@@ -485,6 +477,24 @@ func indentText(s string, n int) string {
 // snapshot's Application. When the repository holds several of that name
 // (variants of one set), the one used is the only one that makes an
 // Application of this name with the sources and destination the cluster's
+// openAppSet finds the named ApplicationSet in the repository, reads it and
+// resolves it as it stands; otherwise it says why no edit can be made.
+func (c *Context) openAppSet(name string) (located, map[string]any, appset.Result, string) {
+	loc, err := c.locateAppSet(name)
+	if err != nil {
+		return located{}, nil, appset.Result{}, fmt.Sprintf("driftfix cannot edit ApplicationSet %s: %v.", name, err)
+	}
+	set, err := yamlDoc(c.Repo[loc.file], loc.doc)
+	if err != nil {
+		return located{}, nil, appset.Result{}, fmt.Sprintf("driftfix cannot edit ApplicationSet %s: read %s: %v.", name, loc.file, err)
+	}
+	before, err := appset.Resolve(set, appset.Options{Files: c.repoFiles(c.Repo), Cluster: c.Snapshot.Cluster})
+	if err != nil {
+		return located{}, nil, appset.Result{}, fmt.Sprintf("driftfix cannot edit ApplicationSet %s in %s: %v.", name, loc.file, err)
+	}
+	return loc, set, before, ""
+}
+
 // Application has.
 func (c *Context) locateAppSet(name string) (located, error) {
 	ns := drift.Str(c.Snapshot.Application, "metadata", "namespace")
@@ -697,17 +707,9 @@ func (c *Context) narrowInAppSet(o appOrigin, broad any, keep []ignoreRule, comm
 			return nil, fmt.Sprintf("A narrowed rule holds {{ or }}, which ApplicationSet %s would render as a template; driftfix writes it nowhere a template is read.", o.AppSet)
 		}
 	}
-	loc, err := c.locateAppSet(o.AppSet)
-	if err != nil {
-		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s: %v.", o.AppSet, err)
-	}
-	set, err := yamlDoc(c.Repo[loc.file], loc.doc)
-	if err != nil {
-		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s: read %s: %v.", o.AppSet, loc.file, err)
-	}
-	before, err := appset.Resolve(set, appset.Options{Files: c.repoFiles(c.Repo), Cluster: c.Snapshot.Cluster})
-	if err != nil {
-		return nil, fmt.Sprintf("driftfix cannot edit ApplicationSet %s in %s: %v.", o.AppSet, loc.file, err)
+	loc, set, before, why := c.openAppSet(o.AppSet)
+	if why != "" {
+		return nil, why
 	}
 	if len(before.Unresolved) > 0 || len(before.Partial) > 0 {
 		return nil, fmt.Sprintf("ApplicationSet %s in %s may make Applications Git alone does not show%s; driftfix cannot tell whether they rely on the rule.", o.AppSet, loc.file, unresolvedText(append(append([]appset.Unresolved{}, before.Unresolved...), before.Partial...)))
