@@ -23,6 +23,7 @@ import (
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
 	"github.com/driftfix/driftfix/bot/internal/corpus"
+	"github.com/driftfix/driftfix/bot/internal/proccpu"
 	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/plan"
 	"github.com/driftfix/driftfix/bot/state"
@@ -143,16 +144,16 @@ func benchSteady(b *testing.B, apps, stuck int, inProcess bool) {
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
 	peak, stop := heapPeak()
-	cpu0, srv0 := processCPU(), srv.cpu()
+	cpu0, srv0 := proccpu.Used(), srv.cpu()
 	run()
-	first, srvFirst := processCPU()-cpu0, srv.cpu()-srv0
+	first, srvFirst := proccpu.Used()-cpu0, srv.cpu()-srv0
 	// The second cycle is the first to reuse: it also reads every stuck
 	// application's resource tree whole once, which later cycles find
 	// unchanged by its digest. It is reported apart from the steady ones.
 	srv.change(-1)
-	cpu0 = processCPU()
+	cpu0 = proccpu.Used()
 	run()
-	second := processCPU() - cpu0
+	second := proccpu.Used() - cpu0
 	var steady, srvSteady time.Duration
 	var reused, rediagnosed int
 	b.ResetTimer()
@@ -160,9 +161,9 @@ func benchSteady(b *testing.B, apps, stuck int, inProcess bool) {
 		b.StopTimer()
 		srv.change(i)
 		b.StartTimer()
-		cpu, sc := processCPU(), srv.cpu()
+		cpu, sc := proccpu.Used(), srv.cpu()
 		res := run()
-		steady += processCPU() - cpu
+		steady += proccpu.Used() - cpu
 		srvSteady += srv.cpu() - sc
 		reused += res.Reused
 		rediagnosed += len(res.Stuck) - res.Reused
@@ -175,7 +176,7 @@ func benchSteady(b *testing.B, apps, stuck int, inProcess bool) {
 	mem = nil
 	runtime.GC()
 	restartPeak, stopRestart := heapPeak()
-	cpu0 = processCPU()
+	cpu0 = proccpu.Used()
 	mem = memo.New(0)
 	if n, err := mem.Load(context.Background(), st, seal, cfg); err != nil || n == 0 {
 		b.Fatalf("%d read back: %v", n, err)
@@ -183,7 +184,7 @@ func benchSteady(b *testing.B, apps, stuck int, inProcess bool) {
 	if res := run(); res.Reused == 0 {
 		b.Fatal("the restarted cycle reused nothing")
 	}
-	restart := processCPU() - cpu0
+	restart := proccpu.Used() - cpu0
 	stopRestart()
 	b.ReportMetric(float64(restartPeak())/(1<<20), "restart-peak-heap-MB")
 	b.ReportMetric(first.Seconds(), "first-cpu-s")
@@ -339,7 +340,7 @@ func TestSteadyFleetServer(t *testing.T) {
 	for in.Scan() {
 		switch cmd := in.Text(); {
 		case cmd == "cpu":
-			fmt.Println("fleet:", int64(processCPU()))
+			fmt.Println("fleet:", int64(proccpu.Used()))
 		case strings.HasPrefix(cmd, "change "):
 			i, err := strconv.Atoi(strings.TrimPrefix(cmd, "change "))
 			if err != nil {
@@ -401,7 +402,7 @@ func benchFleet(b *testing.B, instances, apps, stuck int) {
 	runtime.ReadMemStats(&base)
 	peak, stop := heapPeak()
 	var calls int
-	cpu0 := processCPU()
+	cpu0 := proccpu.Used()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var ins []plan.Instance
@@ -429,7 +430,7 @@ func benchFleet(b *testing.B, instances, apps, stuck int) {
 		}
 	}
 	b.StopTimer()
-	cpu := processCPU() - cpu0
+	cpu := proccpu.Used() - cpu0
 	stop()
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/cycle")
 	b.ReportMetric(float64(calls)/float64(instances), "calls/instance")

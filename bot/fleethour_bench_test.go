@@ -20,6 +20,7 @@ import (
 	"github.com/driftfix/driftfix/bot/argocd/argocdtest"
 	"github.com/driftfix/driftfix/bot/config"
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/internal/proccpu"
 	"github.com/driftfix/driftfix/bot/memo"
 	"github.com/driftfix/driftfix/bot/plan"
 )
@@ -136,7 +137,7 @@ func fleetHour(b *testing.B, watch bool) (time.Duration, []time.Duration, hourEx
 			b.Fatalf("first cycle: %d stuck, errors %v", len(res.Stuck), res.Errors)
 		}
 	}
-	cpu0 := processCPU()
+	cpu0 := proccpu.Used()
 	for p := range hourPeriods {
 		type turn struct {
 			key    string
@@ -190,14 +191,14 @@ func fleetHour(b *testing.B, watch bool) (time.Duration, []time.Duration, hourEx
 		}
 		extra.fixes += len(res.PRs)
 	}
-	cpu := processCPU() - cpu0
+	cpu := proccpu.Used() - cpu0
 	if watch {
 		// The safety-net cycle, with the list answered from the stream.
-		cpu0 := processCPU()
+		cpu0 := proccpu.Used()
 		if res := plan.Cycle(ctx, cfg, ins, time.Now(), plan.CycleOptions{Memo: mem}); len(res.Errors) > 0 {
 			b.Fatal(res.Errors[0])
 		}
-		extra.net = processCPU() - cpu0
+		extra.net = proccpu.Used() - cpu0
 	}
 	if len(lat) != hourPeriods*hourMinutes*hourTurnEach {
 		b.Fatalf("%d applications diagnosed, want %d", len(lat), hourPeriods*hourMinutes*hourTurnEach)

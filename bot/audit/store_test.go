@@ -10,6 +10,7 @@ import (
 	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
 
 	"github.com/driftfix/driftfix/bot/drift"
+	"github.com/driftfix/driftfix/bot/internal/proccpu"
 )
 
 func decodeOne(t testing.TB, doc string) []auditv1.Event {
@@ -180,7 +181,7 @@ func BenchmarkAuditIngest(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	b.ResetTimer()
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), proccpu.Used()
 	events := 0
 	for i := 0; i < b.N; i++ {
 		evs, err := Decode(batches[i%len(batches)])
@@ -190,7 +191,7 @@ func BenchmarkAuditIngest(b *testing.B) {
 		s.Add(evs)
 		events += len(evs)
 	}
-	elapsed, cpu := time.Since(start), processCPU()-cpu0
+	elapsed, cpu := time.Since(start), proccpu.Used()-cpu0
 	b.StopTimer()
 	if cpu <= 0 {
 		cpu = elapsed // no CPU clock here: wall time

@@ -1,14 +1,14 @@
 //go:build unix
 
-package bot
+package proccpu
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the user and system CPU time the process has used.
-func processCPU() time.Duration {
+// Used is the user and system CPU time the process has used so far.
+func Used() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
