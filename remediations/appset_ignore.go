@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"sort"
@@ -148,16 +149,10 @@ func appendToYAMLConfig(param string, rule ignoreRule, comment string) func([]by
 // says which part was edited) and keeps the edit only if the Application of
 // o gains the rule and every other Application stays as it was.
 func (c *Context) checkAppSetEdit(o appOrigin, loc located, before appset.Result, file string, e Edit, how string, rule ignoreRule, respect bool) (*ignoreEdit, string) {
-	edited := Repo{}
-	for k, v := range c.Repo {
-		edited[k] = v
+	after, broke, err := c.resolveEdited(loc, file, e.After)
+	if broke != nil {
+		return nil, fmt.Sprintf("the edit of %s breaks ApplicationSet %s: %v.", loc.file, o.AppSet, broke)
 	}
-	edited[file] = e.After
-	set2, err := yamlDoc(edited[loc.file], loc.doc)
-	if err != nil {
-		return nil, fmt.Sprintf("the edit of %s breaks ApplicationSet %s: %v.", loc.file, o.AppSet, err)
-	}
-	after, err := appset.Resolve(set2, appset.Options{Files: c.repoFiles(edited), Cluster: c.Snapshot.Cluster})
 	if err != nil {
 		return nil, fmt.Sprintf("the edit of %s of ApplicationSet %s in %s makes a set Argo CD refuses: %v.", how, o.AppSet, loc.file, err)
 	}
@@ -477,6 +472,23 @@ func indentText(s string, n int) string {
 // snapshot's Application. When the repository holds several of that name
 // (variants of one set), the one used is the only one that makes an
 // Application of this name with the sources and destination the cluster's
+// resolveEdited resolves the ApplicationSet at loc again, with file's
+// content replaced by after: broke says the edit left no ApplicationSet
+// there to read, err that Argo CD would refuse the set it left.
+func (c *Context) resolveEdited(loc located, file string, after []byte) (res appset.Result, broke, err error) {
+	edited := maps.Clone(c.Repo)
+	if edited == nil {
+		edited = Repo{}
+	}
+	edited[file] = after
+	set, broke := yamlDoc(edited[loc.file], loc.doc)
+	if broke != nil {
+		return appset.Result{}, broke, nil
+	}
+	res, err = appset.Resolve(set, appset.Options{Files: c.repoFiles(edited), Cluster: c.Snapshot.Cluster})
+	return res, nil, err
+}
+
 // openAppSet finds the named ApplicationSet in the repository, reads it and
 // resolves it as it stands; otherwise it says why no edit can be made.
 func (c *Context) openAppSet(name string) (located, map[string]any, appset.Result, string) {
@@ -624,16 +636,10 @@ func (c *Context) ignoreByIdentity(o appOrigin, loc located, before appset.Resul
 	if err != nil {
 		return nil, fmt.Sprintf("%s; driftfix could not edit %s of ApplicationSet %s in %s: %v.", unscoped, how, o.AppSet, loc.file, err)
 	}
-	edited := Repo{}
-	for k, v := range c.Repo {
-		edited[k] = v
+	after, broke, err := c.resolveEdited(loc, loc.file, e.After)
+	if broke != nil {
+		return nil, fmt.Sprintf("the edit of %s breaks ApplicationSet %s: %v.", loc.file, o.AppSet, broke)
 	}
-	edited[loc.file] = e.After
-	set2, err := yamlDoc(e.After, loc.doc)
-	if err != nil {
-		return nil, fmt.Sprintf("the edit of %s breaks ApplicationSet %s: %v.", loc.file, o.AppSet, err)
-	}
-	after, err := appset.Resolve(set2, appset.Options{Files: c.repoFiles(edited), Cluster: c.Snapshot.Cluster})
 	if err != nil {
 		return nil, fmt.Sprintf("the edit of %s of ApplicationSet %s in %s makes a set Argo CD refuses: %v.", how, o.AppSet, loc.file, err)
 	}
@@ -785,16 +791,10 @@ func (c *Context) narrowInAppSet(o appOrigin, broad any, keep []ignoreRule, comm
 	if err != nil {
 		return nil, fmt.Sprintf("driftfix could not edit spec.template of ApplicationSet %s in %s: %v.", o.AppSet, loc.file, err)
 	}
-	edited := Repo{}
-	for k, v := range c.Repo {
-		edited[k] = v
+	after, broke, err := c.resolveEdited(loc, loc.file, e.After)
+	if broke != nil {
+		return nil, fmt.Sprintf("the edit of %s breaks ApplicationSet %s: %v.", loc.file, o.AppSet, broke)
 	}
-	edited[loc.file] = e.After
-	set2, err := yamlDoc(e.After, loc.doc)
-	if err != nil {
-		return nil, fmt.Sprintf("the edit of %s breaks ApplicationSet %s: %v.", loc.file, o.AppSet, err)
-	}
-	after, err := appset.Resolve(set2, appset.Options{Files: c.repoFiles(edited), Cluster: c.Snapshot.Cluster})
 	if err != nil {
 		return nil, fmt.Sprintf("the edit of spec.template of ApplicationSet %s in %s makes a set Argo CD refuses: %v.", o.AppSet, loc.file, err)
 	}
@@ -856,16 +856,10 @@ func (c *Context) narrowInElement(o appOrigin, loc located, set map[string]any, 
 	if err != nil {
 		return nil, fmt.Sprintf("driftfix could not edit the %s of the element that makes %s in %s: %v.", param, o.App, loc.file, err)
 	}
-	edited := Repo{}
-	for k, v := range c.Repo {
-		edited[k] = v
+	after, broke, err := c.resolveEdited(loc, loc.file, e.After)
+	if broke != nil {
+		return nil, fmt.Sprintf("the edit of %s breaks ApplicationSet %s: %v.", loc.file, o.AppSet, broke)
 	}
-	edited[loc.file] = e.After
-	set2, err := yamlDoc(e.After, loc.doc)
-	if err != nil {
-		return nil, fmt.Sprintf("the edit of %s breaks ApplicationSet %s: %v.", loc.file, o.AppSet, err)
-	}
-	after, err := appset.Resolve(set2, appset.Options{Files: c.repoFiles(edited), Cluster: c.Snapshot.Cluster})
 	if err != nil {
 		return nil, fmt.Sprintf("the edit of the element that makes %s makes ApplicationSet %s one Argo CD refuses: %v.", o.App, o.AppSet, err)
 	}
